@@ -1,0 +1,87 @@
+"""Entry point of ``python -m live_trial`` and the ``live-trial`` console script.
+
+Each command group lives in its own module under ``live_trial.cli`` and exposes
+``register(subparsers) -> None``; each subcommand sets ``func(args) -> int`` as its handler.
+Only :func:`main` turns :class:`~live_trial.errors.LiveTrialError` into a printed line and an exit code.
+Set ``LIVE_TRIAL_RAISE=1`` to re-raise instead (debugging).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from typing import Sequence
+
+from live_trial.errors import ExitCode, LiveTrialError
+
+# Command modules, in the order their subcommands appear in --help.
+COMMAND_MODULES = (
+    "live_trial.cli.trial_cmd",      # run
+    "live_trial.cli.plan_cmd",       # plan
+    "live_trial.cli.boot_cmd",       # boot, send, backend
+    "live_trial.cli.poll_cmd",       # status, poll
+    "live_trial.cli.collect_cmd",    # collect, reap
+    "live_trial.cli.evaluate_cmd",   # evaluate, watch
+    "live_trial.cli.verdict_cmd",    # verdict
+    "live_trial.cli.rehearsal_cmd",  # rehearsal (serve a scenario by hand)
+)
+
+EPILOG = """exit codes:
+  run      0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED, 2 refused input (nothing created)
+  boot     0 READY, 1 TIMEOUT, 2 BOOT_FAIL or refused input, 3 BLOCKED
+  poll     0 DONE, 1 HARD_CAP, 2 STALL, 4 GATE, 5 TICK_BUDGET, 3 BLOCKED
+  verdict  0 written, 2 refused (nothing written)
+  any      64 usage error
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with exit code 64 for usage errors (CONVENTIONS.md)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser with every available command module registered."""
+    parser = _Parser(prog="live-trial", description="Run a Claude Code skill in a real claude session and judge it.",
+                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # command group not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv``, run the subcommand, return its exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return int(ExitCode.USAGE)
+    try:
+        return int(args.func(args))
+    except LiveTrialError as exc:
+        if os.environ.get("LIVE_TRIAL_RAISE") == "1":
+            raise
+        if getattr(args, "json", False):
+            print(json.dumps({"status": exc.status, "code": exc.code, "message": exc.message, **exc.details}))
+        else:
+            print(f"{exc.status}: {exc.message}", file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        print("INTERRUPTED: stopped by Ctrl-C", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Typed errors of the core. Only ``live_trial.cli`` turns them into a printed line and an exit code.
+
+Each error takes the facts (what, where, value, fix) as keyword arguments and composes a one-line
+message, so messages stay consistent and tests can assert the facts (pattern of libtmux ``exc.py``).
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Exit codes, documented in README and ``--help`` (CONVENTIONS.md, exit code table)."""
+
+    OK = 0            # PASS, READY, DONE, written
+    FAIL = 1          # FAIL (run), TIMEOUT (boot), HARD_CAP (poll)
+    REFUSED = 2       # refused input, BOOT_FAIL (boot), STALL (poll), refused (verdict)
+    BLOCKED = 3       # tmux or claude missing
+    GATE = 4          # poll: a question is waiting
+    TICK_BUDGET = 5   # poll: --max-ticks used up; re-run the same command
+    DEGRADED = 6      # run: finished, but the goal failed or a person had to step in
+    USAGE = 64        # argparse usage error
+
+
+class LiveTrialError(Exception):
+    """Base of every error the core raises on purpose.
+
+    ``status`` is the word printed first (e.g. ``BOOT_FAIL``), ``exit_code`` the process exit code,
+    ``code`` a stable machine-readable reason (e.g. ``evidence_required``).
+    """
+
+    status: str = "ERROR"
+    exit_code: int = ExitCode.REFUSED
+    code: str = "error"
+
+    def __init__(self, problem: str, *, where: str | None = None, fix: str | None = None,
+                 code: str | None = None, details: dict | None = None) -> None:
+        self.problem = problem
+        self.where = where
+        self.fix = fix
+        if code:
+            self.code = code
+        self.details = dict(details or {})
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        """The one line a person reads: problem, where, and what to do."""
+        parts = [self.problem]
+        if self.where:
+            parts[0] += f" ({self.where})"
+        if self.fix:
+            parts.append(self.fix)
+        return "; ".join(parts)
+
+
+class RefusedInput(LiveTrialError):
+    """Bad input: nothing was created or changed on disk. Exit 2."""
+
+    status = "REFUSED"
+    exit_code = ExitCode.REFUSED
+    code = "refused_input"
+
+
+class Blocked(LiveTrialError):
+    """A required tool (tmux, claude) is missing. Exit 3 (seed 001: tmux missing is BLOCKED)."""
+
+    status = "BLOCKED"
+    exit_code = ExitCode.BLOCKED
+    code = "blocked"
+
+
+class BootFail(LiveTrialError):
+    """The CLI could not be brought to a ready prompt: a blocking screen, an exit at start, bad plugins. Exit 2."""
+
+    status = "BOOT_FAIL"
+    exit_code = ExitCode.REFUSED
+    code = "boot_fail"
+
+
+class BootTimeout(LiveTrialError):
+    """The CLI never showed a ready prompt within the boot wait. Exit 1."""
+
+    status = "TIMEOUT"
+    exit_code = ExitCode.FAIL
+    code = "boot_timeout"
+
+
+class DeliveryFailed(LiveTrialError):
+    """The task text did not arrive as the first user record: parked, mangled or cross-talk (issue 8 item 2)."""
+
+    status = "DELIVERY_FAIL"
+    exit_code = ExitCode.FAIL
+    code = "delivery_failed"
+
+
+class SchemaInvalid(LiveTrialError):
+    """A JSON document failed its schema; nothing was written. Exit 2."""
+
+    status = "REFUSED"
+    exit_code = ExitCode.REFUSED
+    code = "schema_invalid"
