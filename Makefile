@@ -1,0 +1,26 @@
+# The two set-up commands of the README:
+#   make demo   install what is needed, then run the example trial (rehearsal: scripted model, real claude, real tmux)
+#   make test   install what is needed, then run the whole test suite with the end-to-end tests required
+.PHONY: setup demo test unit bench clean-sessions
+
+setup:
+	@bash scripts/setup.sh
+
+demo: setup
+	.venv/bin/python -m live_trial run hello:greet --plugins-root examples/plugins \
+	    --rehearsal examples/scenarios/greet-happy.yaml --args "Ada"
+
+test: setup
+	LIVE_TRIAL_REQUIRE_E2E=1 .venv/bin/python -m pytest -q
+
+unit: setup
+	.venv/bin/python -m pytest -q tests/unit
+
+bench: setup
+	.venv/bin/python benchmarks/boot.py
+	.venv/bin/python benchmarks/status.py --size-mb 256
+	.venv/bin/python benchmarks/plan.py
+	.venv/bin/python benchmarks/latency.py
+
+clean-sessions:
+	.venv/bin/python -m live_trial reap

@@ -1,0 +1,64 @@
+"""``collect`` (gather a trial's evidence into its workdir) and ``reap`` (remove orphaned lt-* sessions)."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("collect", help="copy pane.txt, transcript.jsonl and side effects into a workdir",
+                       description="Seed 001 collection: out/, pane.txt (capture with scrollback) and transcript.jsonl "
+                                   "in the workdir, side effects as git status/diff. Exit 0 complete, 1 partial.")
+    p.add_argument("--workdir", type=Path, required=True)
+    p.add_argument("--session", required=True, help="the trial's tmux session (lt-...)")
+    p.add_argument("--session-id", required=True, help="the claude session id (transcript file name)")
+    p.add_argument("--cwd", type=Path, default=Path("."), help="the trial cwd (default: here)")
+    p.add_argument("--config-dir", type=Path, help="claude config folder (default CLAUDE_CONFIG_DIR or ~/.claude)")
+    p.add_argument("--socket", help="tmux socket name")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_collect)
+
+    r = sub.add_parser("reap", help="remove lt-* sessions whose harness is gone (never a live trial's)")
+    r.add_argument("--socket", help="tmux socket name")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_reap)
+
+
+def cmd_collect(args) -> int:
+    from live_trial import transcript
+    from live_trial.backend import Backend, validate_session_name
+    from live_trial.collect import collect
+    from live_trial.workdir import open_workdir
+
+    wd = open_workdir(args.workdir)
+    validate_session_name(args.session)
+    backend = Backend(args.socket)
+    backend.require_tmux()
+    pane = backend.capture(args.session, scrollback=True) if backend.has_session(args.session) else None
+    config = args.config_dir or transcript.config_dir()
+    tpath = transcript.locate(args.session_id, args.cwd.resolve(), config)
+    got = collect(wd.root, pane_text=pane, transcript_src=tpath, subagents_src=tpath.with_suffix("") / "subagents",
+                  cwd=args.cwd.resolve(), before=None, exclude=[wd.root])
+    doc = {"status": "COLLECTED" if got.complete else "PARTIAL", "missing": got.missing,
+           "out_files": got.out_files, "side_effects": got.side_effects}
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        print(f"{doc['status']}: {wd.root}" + (f" missing: {', '.join(got.missing)}" if got.missing else ""))
+    return 0 if got.complete else 1
+
+
+def cmd_reap(args) -> int:
+    from live_trial.backend import Backend
+
+    backend = Backend(args.socket)
+    backend.require_tmux()
+    removed = backend.reap()
+    if args.json:
+        print(json.dumps({"status": "REAPED", "removed": removed}))
+    else:
+        print(f"REAPED: {len(removed)} session(s)")
+        for name in removed:
+            print(f"removed {name}")
+    return 0

@@ -1,0 +1,107 @@
+"""``run --plan``: the plan's live_batches, at most --max-concurrency trials at once, one table at the end.
+
+Each trial has its own session, workdir (and, in rehearsal, its own scripted server), so trials never
+share a tmux buffer or a session. Ctrl-C / SIGTERM stops every running trial; each collects and kills
+its own session.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from live_trial.errors import RefusedInput
+from live_trial.jsonfile import read_json
+
+
+def plan_items(plan: dict) -> list[list[dict]]:
+    """The batches of trials to run: a list of batches, each a list of plan entries with a ``target``."""
+    batches = plan.get("live_batches") or []
+    out = []
+    for batch in batches:
+        items = []
+        for entry in batch:
+            if isinstance(entry, str):
+                entry = {"target": entry}
+            if not isinstance(entry, dict) or not entry.get("target"):
+                raise RefusedInput("plan entry has no target", where=str(entry)[:80], fix="make the plan with `live-trial plan --json`")
+            items.append(entry)
+        out.append(items)
+    return out
+
+
+def run_plan(args, policy) -> int:
+    """Run every batch of the plan in ``args.plan``; return the worst exit code (FAIL > BLOCKED > DEGRADED > PASS)."""
+    from live_trial.cli.progress import Progress
+    from live_trial.trial import Trial, TrialRequest
+
+    plan = read_json(args.plan, "plan.schema.json")
+    batches = plan_items(plan)
+    width = args.max_concurrency or int(plan.get("max_concurrency") or 2)
+    if width < 1:
+        raise RefusedInput("--max-concurrency must be at least 1", fix="e.g. --max-concurrency 2")
+    stop = threading.Event()
+
+    def handler(signum, frame):
+        stop.set()
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    results: list[tuple[str, object]] = []
+    try:
+        for batch in batches:
+            def one(entry):
+                plugins_root = Path(entry.get("plugins_root") or args.plugins_root or "plugins")
+                req = TrialRequest(target=entry["target"], plugins_root=plugins_root, cwd=args.cwd,
+                                   eval_root=args.eval_root, args=entry.get("args", args.args), model=args.model,
+                                   proof=args.proof, rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal")
+                                   else args.rehearsal, claude_bin=args.claude_bin, socket=args.socket,
+                                   lang=args.lang, policy=policy)
+                progress = Progress(json_mode=args.json, prefix=f"[{entry['target']}] ")
+                progress.tty = False
+                try:
+                    return Trial(req, on_event=progress.event, stop_event=stop).run()
+                except RefusedInput as exc:
+                    return exc
+            with ThreadPoolExecutor(max_workers=width) as pool:
+                for entry, outcome in zip(batch, pool.map(one, batch)):
+                    results.append((entry["target"], outcome))
+            if stop.is_set():
+                break
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    return _report(results, json_mode=args.json)
+
+
+def _report(results, *, json_mode: bool) -> int:
+    import json
+
+    from live_trial.cli.progress import outcome_json
+
+    rank = {0: 0, 6: 1, 3: 2, 2: 3, 1: 4}
+    worst = 0
+    rows = []
+    for target, outcome in results:
+        if isinstance(outcome, RefusedInput):
+            rows.append({"target": target, "status": "REFUSED", "exit_code": 2, "summary": outcome.message})
+            code = 2
+        else:
+            rows.append({"target": target, **outcome_json(outcome)})
+            code = outcome.exit_code
+        if rank.get(code, 4) > rank.get(worst, 0):
+            worst = code
+    if json_mode:
+        print(json.dumps({"trials": rows, "exit_code": worst}, ensure_ascii=False))
+        return worst
+    table = Table(title="live trials")
+    for col in ("skill", "verdict", "workdir", "what happened"):
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(row["target"], row["status"], row.get("workdir") or "-", row.get("summary") or "")
+    Console(file=sys.stdout).print(table)
+    return worst

@@ -1,0 +1,118 @@
+"""What a person sees while ``run`` works: a live status line on a terminal, plain lines otherwise.
+
+The trial core sends events (``workdir``, ``ready``, ``tick``, ``decision``); this module renders them.
+On a TTY a rich live line shows state, elapsed time, time since the transcript last grew, the STALL
+and HARD_CAP countdowns, the tool in progress, nudges and gate responses. Without a TTY only the
+decisions and a tick line every 15 s are printed. With ``--json`` nothing is printed until the end.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from rich.console import Console
+from rich.live import Live
+from rich.panel import Panel
+from rich.text import Text
+
+PLAIN_TICK_EVERY_S = 15.0
+_COLOURS = {"PASS": "green", "DEGRADED": "yellow", "FAIL": "red", "BLOCKED": "magenta"}
+
+
+def _fmt_s(value) -> str:
+    if value is None:
+        return "-"
+    value = max(0, int(value))
+    return f"{value // 60}m{value % 60:02d}s" if value >= 60 else f"{value}s"
+
+
+def tick_line(data: dict) -> str:
+    """One line describing a poll tick: state, elapsed, since growth, countdowns, tool, counts."""
+    parts = [f"state {data.get('state') or 'starting'}",
+             f"elapsed {_fmt_s(data.get('elapsed_s'))}",
+             f"last growth {_fmt_s(data.get('since_progress_s'))} ago",
+             f"STALL in {_fmt_s(data.get('stall_in_s'))}",
+             f"HARD_CAP in {_fmt_s(data.get('hard_cap_in_s'))}"]
+    if data.get("pending_tool"):
+        parts.append(f"tool {data['pending_tool']}")
+    parts.append(f"nudges {data.get('nudges', 0)}")
+    parts.append(f"gate answers {data.get('gate_responses', 0)}")
+    return " · ".join(parts)
+
+
+class Progress:
+    """Renders trial events. Call :meth:`event` for each, :meth:`close` when polling ends, :meth:`final` last."""
+
+    def __init__(self, *, json_mode: bool = False, stream=None, prefix: str = "") -> None:
+        self.json_mode = json_mode
+        self.stream = stream or sys.stdout
+        self.console = Console(file=self.stream, highlight=False)
+        self.tty = self.stream.isatty() and not json_mode
+        self.prefix = prefix
+        self.live: Live | None = None
+        self._last_plain = 0.0
+
+    def _print(self, text: str) -> None:
+        if self.json_mode:
+            return
+        if self.live is not None:
+            self.live.console.print(self.prefix + text, markup=False)
+        else:
+            print(self.prefix + text, file=self.stream, flush=True)
+
+    def event(self, kind: str, data: dict) -> None:
+        """Render one event from the trial core."""
+        if kind == "workdir":
+            self._print(f"workdir: {data['path']}  session: {data['session']}")
+        elif kind == "ready":
+            self._print(f"READY: {data['session']} ({data['elapsed_s']:.1f}s)")
+        elif kind == "decision":
+            if data.get("step") in ("poll", "stall", "send", "nudge", "boot", "tools", "harness", "evaluate",
+                                    "rehearsal", "cleanup") or data.get("decision") in ("WARN",):
+                extra = {k: v for k, v in data.items() if k not in ("at", "step", "decision", "tail")}
+                self._print(f"{data['step']}: {data['decision']} {json.dumps(extra, ensure_ascii=False)}"
+                            if extra else f"{data['step']}: {data['decision']}")
+        elif kind == "tick":
+            if data.get("warning"):
+                self._print(data["warning"])
+            line = tick_line(data)
+            if self.tty:
+                if self.live is None:
+                    self.live = Live(Text(line), console=self.console, refresh_per_second=4, transient=True)
+                    self.live.start()
+                self.live.update(Text(line))
+            elif not self.json_mode and time.monotonic() - self._last_plain >= PLAIN_TICK_EVERY_S:
+                self._last_plain = time.monotonic()
+                self._print(line)
+
+    def close(self) -> None:
+        """Stop the live line (safe to call twice)."""
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    def final(self, outcome) -> None:
+        """Print the outcome: one JSON object with --json, else a short panel in plain words."""
+        if self.json_mode:
+            print(json.dumps(outcome_json(outcome), ensure_ascii=False), file=self.stream)
+            return
+        colour = _COLOURS.get(outcome.overall, "white")
+        body = Text()
+        body.append(f"{outcome.overall}\n", style=f"bold {colour}")
+        body.append(outcome.summary + "\n")
+        if outcome.verdict_path:
+            body.append(f"verdict: {outcome.verdict_path}\n")
+        if outcome.notification:
+            body.append(f"message sent: {outcome.notification}")
+        self.console.print(Panel(body, title="live trial", expand=False))
+        print(f"{outcome.overall}: {outcome.verdict_path or outcome.workdir}", file=self.stream, flush=True)
+
+
+def outcome_json(outcome) -> dict:
+    """The final ``--json`` object of ``run``."""
+    return {"status": outcome.overall, "exit_code": outcome.exit_code,
+            "workdir": str(outcome.workdir) if outcome.workdir else None,
+            "verdict_path": str(outcome.verdict_path) if outcome.verdict_path else None,
+            "scenario_origin": outcome.scenario_origin, "stop_reason": outcome.stop_reason,
+            "summary": outcome.summary, "notification": outcome.notification}

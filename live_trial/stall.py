@@ -1,0 +1,78 @@
+"""The STALL branch table of seed 001 ("STALL 分岐表"), as one pure function.
+
+Rows are judged in order, each once; the first that applies decides. The trial runner acts on the
+decision; this module does no I/O.
+
+| row | check | finding | action |
+|---|---|---|---|
+| 1 | session alive? | gone or pane dead | ``crash``: record it, collect |
+| 2 | transcript state | BUSY_* | ``extend``: double STALL_LIMIT once and poll again; a second BUSY stall is ``hang`` |
+| 3 | transcript state | IDLE_TURN_COMPLETE, no marker | go to row 4 |
+| 4 | end of the screen / last assistant text | a question or a request to confirm | ``nudge`` (up to nudge_max) |
+| 5 | same | reported done but no marker | ``contract_violation`` |
+| 6 | anything else (model, API or usage-limit error screens) | | ``abort``: record tail and state, kill |
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+NUDGE_TEXT = ("Continue on your own exactly as the task instructions say: do not ask any question, "
+              "finish the skill, write the completion marker, and report the DONE line.\n")
+
+BUSY_STATES = ("BUSY_GENERATING", "BUSY_TOOL")
+IDLE = "IDLE_TURN_COMPLETE"
+
+_QUESTION_RE = re.compile(
+    r"(\?|？)\s*$|\b(shall i|should i|do you want|would you like|may i|can i|let me know|please confirm|"
+    r"confirm (?:that|whether|if)|which (?:one|option)|proceed\b)", re.IGNORECASE)
+_DONE_RE = re.compile(r"^\s*(?:●\s*)?DONE:\s*\S", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class StallDecision:
+    """What to do about a STALL: ``row`` of the seed's table (1-6), ``action``, and a plain ``reason``."""
+
+    row: int
+    action: str  # crash | extend | hang | nudge | contract_violation | abort
+    reason: str
+
+
+def ends_with_question(text: str | None) -> bool:
+    """True when the last non-empty lines of ``text`` ask a question or a confirmation (seed 001, STALL row 4)."""
+    if not text:
+        return False
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    if not lines:
+        return False
+    return any(_QUESTION_RE.search(ln) for ln in lines[-3:])
+
+
+def reports_done(text: str | None) -> bool:
+    """True when ``text`` holds the task's one-line ``DONE: <status>`` report (seed 001, STALL row 5)."""
+    return bool(text and _DONE_RE.search(text))
+
+
+def decide_stall(*, session_alive: bool, state: str | None, marker_exists: bool, stall_extended: bool,
+                 nudge_count: int, nudge_max: int, asks_question: bool, said_done: bool) -> StallDecision:
+    """Apply the STALL table rows 1-6 in order and return the first that applies.
+
+    ``asks_question`` / ``said_done`` come from the screen tail and the turn's last assistant text
+    (:func:`ends_with_question`, :func:`reports_done`). Source: seed 001, "STALL 分岐表".
+    """
+    if not session_alive:
+        return StallDecision(1, "crash", "the claude session ended before the trial finished")
+    if state in BUSY_STATES:
+        if not stall_extended:
+            return StallDecision(2, "extend", f"no progress while {state}: a long silent tool? waiting twice as long once")
+        return StallDecision(2, "hang", f"still no progress while {state} after the longer wait: the session hangs")
+    if state == IDLE and not marker_exists:
+        # Row 3 only routes to row 4; row 5 follows.
+        if asks_question and nudge_count < nudge_max:
+            return StallDecision(4, "nudge", "the turn ended with a question instead of finishing")
+        if said_done:
+            return StallDecision(5, "contract_violation",
+                                 "the session reported done but did not write the completion marker")
+        if asks_question:
+            return StallDecision(4, "abort", f"the turn ended with a question again after {nudge_count} nudges")
+    return StallDecision(6, "abort", f"stopped with state {state or 'unknown'} and no completion marker")

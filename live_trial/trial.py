@@ -1,0 +1,539 @@
+"""One whole live trial: workdir, task.md, boot, send, poll, collect, evaluate, verdict, notify, cleanup.
+
+Seed 001 describes what a careful operator does by hand; this module does it the same way every time
+(issue 7). Every exit path (DONE, STALL, GATE, HARD_CAP, boot failure, crash of the CLI, delivery
+failure, Ctrl-C / SIGTERM of the harness) collects what exists and kills the session (ARCHITECTURE
+invariant 6). The core never prints: progress and decisions go to ``on_event`` and to the workdir's
+``trial-log.jsonl``.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from live_trial import stall as stall_table
+from live_trial.errors import (Blocked, BootFail, BootTimeout, DeliveryFailed, LiveTrialError,
+                               RefusedInput)
+from live_trial.jsonfile import append_jsonl, read_json, utc_now, write_json, write_text_atomic
+from live_trial.policy import Policy, load_policy
+from live_trial.workdir import Workdir, create_workdir, open_workdir, session_name
+
+EventSink = Callable[[str, dict], None]
+STATE_FILE = "trial-state.json"
+LOG_FILE = "trial-log.jsonl"
+POLL_STATE_FILE = "poll-state.json"
+NO_RESPONSE_LEFT = "stopped at a question it had to ask"
+
+
+class TrialInterrupted(LiveTrialError):
+    """The harness itself was stopped (Ctrl-C or SIGTERM) while a trial ran."""
+
+    status = "INTERRUPTED"
+    exit_code = 3
+    code = "harness_interrupted"
+
+
+@dataclass
+class TrialRequest:
+    """What ``run`` was asked to do. Paths may be relative; they are resolved at start."""
+
+    target: str
+    plugins_root: Path = Path("plugins")
+    cwd: Path = Path(".")
+    eval_root: Path = Path("eval-log")
+    args: str = ""
+    model: str | None = None
+    proof: bool = False
+    rehearsal: Path | None = None
+    gate_responses: list[str] = field(default_factory=list)
+    gate_kind: str = "rescue"
+    expect_gate: bool = False
+    claude_bin: str | None = None
+    socket: str | None = None
+    lang: str | None = None
+    run_id: str | None = None
+    policy: Policy | None = None
+
+
+@dataclass
+class TrialOutcome:
+    """The result of one trial: where it is, the verdict document, the overall word and the exit code."""
+
+    workdir: Path | None
+    overall: str
+    exit_code: int
+    verdict: dict | None
+    verdict_path: Path | None
+    summary: str
+    scenario_origin: str
+    notification: str | None = None
+    stop_reason: str | None = None
+
+
+@dataclass
+class _Facts:
+    """What the trial established, step by step; the verdict is derived from these."""
+
+    launch: str = "FAIL"          # PASS once READY and the task was delivered
+    completion: str = "FAIL"      # PASS once poll said DONE
+    goal: str | None = None       # PASS | FAIL from the evaluator, None when not judged
+    goal_blockers: list[str] = field(default_factory=list)
+    evidence: list[dict] = field(default_factory=list)
+    poll_exit: str | None = None
+    stop_reason: str | None = None
+    stall_row: int | None = None
+    blocked: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+class Trial:
+    """Runs one trial. Construct with a :class:`TrialRequest`, then call :meth:`run` (or :meth:`resume`).
+
+    ``stop_event`` lets a caller (signal handler, plan runner) stop the trial: the next poll tick
+    raises :class:`TrialInterrupted`, and cleanup runs as on every other exit path.
+    """
+
+    def __init__(self, req: TrialRequest, *, on_event: EventSink | None = None,
+                 stop_event: threading.Event | None = None, env: dict[str, str] | None = None) -> None:
+        self.req = req
+        self.on_event = on_event or (lambda kind, data: None)
+        self.stop_event = stop_event or threading.Event()
+        self.env = dict(os.environ if env is None else env)
+        self.policy = req.policy or load_policy(self.env)
+        self.facts = _Facts()
+        self.state: dict = {}
+        self.wd: Workdir | None = None
+        self.server = None
+        self.backend = None
+        self.target = None
+        self.claude = None
+        self.child_overrides: dict[str, str] = {}
+
+    # ----------------------------------------------------------------- events and state
+    def _event(self, kind: str, **data) -> None:
+        self.on_event(kind, data)
+
+    def _log(self, step: str, decision: str, **evidence) -> None:
+        record = {"at": utc_now(), "step": step, "decision": decision, **evidence}
+        if self.wd is not None:
+            append_jsonl(self.wd.path(LOG_FILE), record)
+        self._event("decision", **record)
+
+    def _save_state(self, **changes) -> None:
+        self.state.update(changes)
+        if self.wd is not None:
+            write_json(self.wd.path(STATE_FILE), self.state, "trial-state.schema.json")
+
+    def _sleep(self, seconds: float) -> None:
+        if self.stop_event.wait(seconds):
+            raise TrialInterrupted("the harness was asked to stop", fix="the session was killed and the evidence collected")
+
+    # ----------------------------------------------------------------- validation (nothing created)
+    def _validate_inputs(self) -> None:
+        from live_trial import backend as backend_mod
+        from live_trial import closure
+
+        req = self.req
+        backend_mod.check_target_allowed(req.target)
+        if req.gate_kind not in ("rescue", "contractual"):
+            raise RefusedInput(f"unknown gate kind {req.gate_kind!r}", fix="use rescue or contractual")
+        req.cwd = Path(req.cwd).resolve()
+        if not req.cwd.is_dir():
+            raise RefusedInput("trial cwd is not a folder", where=str(req.cwd), fix="pass an existing --cwd")
+        req.plugins_root = Path(req.plugins_root).resolve()
+        req.eval_root = Path(req.eval_root).resolve()
+        self.target = closure.resolve_target(req.target, req.plugins_root)
+        # Fail closed on the plugin set before anything is created (issue 3: BOOT_FAIL before start).
+        self.plugin_set = closure.dependency_union(self.target, req.plugins_root)
+        if req.rehearsal is not None:
+            from live_trial import rehearsal
+
+            req.rehearsal = Path(req.rehearsal).resolve()
+            self.scenario = rehearsal.load_scenario(req.rehearsal)
+        if req.gate_kind == "contractual":
+            from live_trial import verdict as verdict_mod
+
+            verdict_mod.contract_evidence(self.target.frontmatter)  # raises RefusedInput without grounding
+
+    # ----------------------------------------------------------------- the whole line
+    def run(self) -> TrialOutcome:
+        """Run the trial from nothing to a verdict. Raises :class:`RefusedInput` before creating anything
+        when the input is bad; every later failure ends in a recorded verdict instead."""
+        self._validate_inputs()
+        req = self.req
+        self.wd = create_workdir(req.eval_root, self.target.plugin_name, self.target.skill, req.run_id)
+        session = session_name(self.wd.run_id, self.target.skill)
+        self.state = {
+            "schema_version": 1, "run_id": self.wd.run_id, "target": req.target,
+            "plugin": self.target.plugin_name, "skill": self.target.skill, "args": req.args,
+            "cwd": str(req.cwd), "plugins_root": str(req.plugins_root), "eval_root": str(req.eval_root),
+            "session": session, "session_id": str(uuid.uuid4()), "socket": req.socket,
+            "config_dir": None, "claude_bin": None, "claude_version": None, "model": req.model,
+            "proof": req.proof, "gate_kind": req.gate_kind, "phase": "created", "owner_pid": os.getpid(),
+            "pane_pid": None, "started_at": utc_now(), "nudge_count": 0, "gate_response_count": 0,
+            "gate_responses": list(req.gate_responses), "stall_extended": False,
+            "rehearsal": None, "cwd_snapshot": None,
+        }
+        self._save_state()
+        self._write_task()
+        self._event("workdir", path=str(self.wd.root), session=session)
+        try:
+            self._prepare_tools()
+            self._start_rehearsal()
+            self._snapshot_cwd()
+            self._boot()
+            self._send_task()
+            self._poll_loop()
+        except Blocked as exc:
+            self.facts.blocked = True
+            self.facts.stop_reason = exc.code
+            self._log("tools", "blocked", problem=exc.message)
+        except (BootFail, BootTimeout) as exc:
+            self.facts.stop_reason = exc.code
+            self._log("boot", exc.status, problem=exc.message, **_tail(exc))
+        except DeliveryFailed as exc:
+            self.facts.stop_reason = f"delivery_{exc.code}"
+            self._log("send", "delivery_failed", problem=exc.message, **exc.details)
+        except TrialInterrupted as exc:
+            self.facts.blocked = True
+            self.facts.stop_reason = exc.code
+            self._log("harness", "interrupted", problem=exc.message)
+        finally:
+            self._finish_session()
+        return self._judge()
+
+    def resume(self, workdir: Path) -> TrialOutcome:
+        """Continue a trial whose harness was killed: same state file, same clocks, while the session lives.
+
+        Raises :class:`RefusedInput` when the workdir is not a trial, is already judged, or its owner
+        harness is still alive (two harnesses must never drive one session).
+        """
+        from live_trial import closure
+
+        self.wd = open_workdir(workdir)
+        self.state = read_json(self.wd.path(STATE_FILE), "trial-state.schema.json")
+        if self.state["phase"] in ("judged", "finished"):
+            raise RefusedInput("this trial is already judged", where=str(self.wd.root),
+                               fix="start a new trial with run")
+        owner = self.state["owner_pid"]
+        if owner != os.getpid() and _pid_alive(owner):
+            raise RefusedInput(f"the trial is still driven by harness pid {owner}", where=str(self.wd.root),
+                               fix="wait for it or stop it first")
+        req = self.req
+        req.target, req.args = self.state["target"], self.state.get("args", "")
+        req.cwd = Path(self.state["cwd"])
+        req.plugins_root = Path(self.state.get("plugins_root") or req.plugins_root)
+        req.eval_root = Path(self.state.get("eval_root") or req.eval_root)
+        req.model, req.proof, req.gate_kind = self.state["model"], self.state["proof"], self.state["gate_kind"]
+        req.socket = self.state.get("socket")
+        req.gate_responses = list(self.state["gate_responses"])
+        self.target = closure.resolve_target(req.target, req.plugins_root)
+        self._save_state(owner_pid=os.getpid())
+        self._log("harness", "resumed", phase=self.state["phase"])
+        self.facts.launch = "PASS" if self.state["phase"] in ("polling", "collecting", "evaluating") else "FAIL"
+        try:
+            self._prepare_tools()
+            if self.state.get("rehearsal"):
+                from live_trial import rehearsal
+
+                req.rehearsal = Path(self.state["rehearsal"]["scenario"])
+                self.scenario = rehearsal.load_scenario(req.rehearsal)
+                self._start_rehearsal(port=self.state["rehearsal"]["port"])
+            if self.state["phase"] == "polling":
+                self._poll_loop()
+        except Blocked as exc:
+            self.facts.blocked, self.facts.stop_reason = True, exc.code
+            self._log("tools", "blocked", problem=exc.message)
+        except TrialInterrupted as exc:
+            self.facts.blocked, self.facts.stop_reason = True, exc.code
+            self._log("harness", "interrupted", problem=exc.message)
+        finally:
+            self._finish_session()
+        return self._judge()
+
+    # ----------------------------------------------------------------- steps
+    def _write_task(self) -> None:
+        from live_trial.resources import read_reference
+
+        text = (read_reference("task-template.md")
+                .replace("{{TARGET_SKILL}}", self.req.target)
+                .replace("{{ARGS}}", self.req.args.replace('"', "'"))
+                .replace("{{MARKER_PATH}}", str(self.wd.marker)))
+        write_text_atomic(self.wd.path("task.md"), text)
+
+    def _prepare_tools(self) -> None:
+        from live_trial.backend import Backend
+        from live_trial.claude_bin import find_claude
+
+        self.backend = Backend(self.req.socket)
+        self.backend.require_tmux()
+        self.claude = find_claude(self.req.claude_bin, self.env)
+        warning = self.claude.warning()
+        if warning:
+            self._log("tools", "version_warning", warning=warning)
+        self._save_state(claude_bin=self.claude.path, claude_version=self.claude.version)
+
+    def _start_rehearsal(self, port: int = 0) -> None:
+        if self.req.rehearsal is None:
+            return
+        from live_trial import rehearsal
+        from live_trial.claude_config import seed_config
+
+        self.server = rehearsal.RehearsalServer(self.scenario, port=port)
+        self.server.start()
+        config_dir = self.wd.path("claude-config")
+        if not (config_dir / ".claude.json").exists():
+            seed_config(config_dir, [self.req.cwd])
+        self.child_overrides = rehearsal.rehearsal_env(self.server.url, config_dir)
+        self._save_state(config_dir=str(config_dir),
+                         rehearsal={"scenario": str(self.req.rehearsal), "port": self.server.port})
+        self._log("rehearsal", "server_started", url=self.server.url,
+                  note="the model is scripted: a PASS proves the harness path, not the skill")
+
+    def _config_dir(self) -> Path:
+        from live_trial import transcript
+
+        if self.state.get("config_dir"):
+            return Path(self.state["config_dir"])
+        return transcript.config_dir(self.env)
+
+    def _snapshot_cwd(self) -> None:
+        from live_trial.collect import snapshot_cwd
+
+        snap = snapshot_cwd(self.req.cwd, exclude=[self.req.eval_root, self.wd.root])
+        path = self.wd.path("cwd-snapshot.json")
+        write_json(path, {k: list(v) for k, v in snap.items()}, None)
+        self._save_state(cwd_snapshot=str(path))
+
+    def _boot(self) -> None:
+        from live_trial import boot
+
+        self._save_state(phase="booting")
+        req = boot.BootRequest(
+            session=self.state["session"], cwd=self.req.cwd, model=self.req.model,
+            session_id=self.state["session_id"], target=self.req.target, plugins_root=self.req.plugins_root,
+            claude=self.claude, env_overrides=self.child_overrides, proof=self.req.proof,
+            rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid())
+        result = boot.boot(req, self.backend, base_env=self.env)
+        self._save_state(pane_pid=result.pane_pid)
+        self._log("boot", "READY", elapsed_s=round(result.elapsed_s, 2), bypass_dialog_seen=result.bypass_dialog_seen,
+                  plugin_dirs=[str(p) for p in result.plugin_dirs])
+        self._event("ready", session=self.state["session"], elapsed_s=result.elapsed_s)
+
+    def _transcript_path(self) -> Path:
+        from live_trial import transcript
+
+        return transcript.locate(self.state["session_id"], self.req.cwd, self._config_dir())
+
+    def _send_file(self, path: Path, step: str) -> None:
+        from live_trial import send
+
+        delivery = send.send_file(self.backend, self.state["session"], path,
+                                  transcript_path=self._transcript_path(), sleep=self._sleep)
+        self._log(step, "delivered", file=path.name, extra_enters=delivery.extra_enters)
+
+    def _send_task(self) -> None:
+        self._save_state(phase="sending")
+        self._send_file(self.wd.path("task.md"), "send")
+        self.facts.launch = "PASS"
+        self._save_state(phase="polling")
+
+    def _poll_once(self, stall_limit_s: float):
+        from live_trial import poll
+
+        cfg = poll.PollConfig(
+            marker=self.wd.marker, session=self.state["session"], session_id=self.state["session_id"],
+            cwd=self.req.cwd, config_dir=self._config_dir(), state_file=self.wd.path(POLL_STATE_FILE),
+            policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None)
+        return poll.poll(cfg, self.backend, sleep=self._sleep,
+                         on_tick=lambda progress: self._event("tick", **progress, **self._counts()))
+
+    def _counts(self) -> dict:
+        return {"nudges": self.state["nudge_count"], "gate_responses": self.state["gate_response_count"]}
+
+    def _poll_loop(self) -> None:
+        """Poll until a terminal outcome; apply GATE answers and the STALL table (seed 001)."""
+        from live_trial import screen, send
+
+        while True:
+            limit = self.policy.stall_limit_s * (2 if self.state["stall_extended"] else 1)
+            result = self._poll_once(limit)
+            self.facts.poll_exit = result.exit
+            if result.exit == "DONE":
+                self.facts.completion = "PASS"
+                self._log("poll", "DONE", elapsed_s=result.elapsed_s)
+                return
+            if result.exit == "HARD_CAP":
+                self.facts.blocked = True
+                self.facts.stop_reason = "hard_cap"
+                self._log("poll", "HARD_CAP", state=_state(result), tail=result.capture_tail)
+                return
+            if result.exit == "BLOCKED":
+                raise Blocked("tmux disappeared during the trial", code="tmux_missing")
+            if result.exit == "TICK_BUDGET":
+                continue
+            if result.exit == "GATE":
+                used = self.state["gate_response_count"]
+                if used >= len(self.state["gate_responses"]):
+                    self.facts.stop_reason = "gate_unanswered"
+                    self._log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT)
+                    self.facts.notes.append(f"{NO_RESPONSE_LEFT}: {result.question}")
+                    return
+                response = self.state["gate_responses"][used]
+                send.answer_gate(self.backend, self.state["session"], response, sleep=self._sleep)
+                self._save_state(gate_response_count=used + 1)
+                self._log("poll", "GATE", question=result.question, answered=response, gate_kind=self.req.gate_kind)
+                continue
+            # STALL
+            capture = self.backend.capture(self.state["session"]) if self.backend.has_session(self.state["session"]) else ""
+            last_text = getattr(result.status, "last_assistant_text", None) or ""
+            decision = stall_table.decide_stall(
+                session_alive=result.reason != "session_gone" and self.backend.pane_alive(self.state["session"]),
+                state=_state(result), marker_exists=self.wd.marker.exists(),
+                stall_extended=self.state["stall_extended"], nudge_count=self.state["nudge_count"],
+                nudge_max=self.policy.nudge_max,
+                asks_question=stall_table.ends_with_question(last_text) or screen.ends_with_question(capture),
+                said_done=stall_table.reports_done(last_text) or screen.reports_done(capture))
+            self.facts.stall_row = decision.row
+            self._log("stall", decision.action, row=decision.row, reason=decision.reason, state=_state(result),
+                      tail=screen.tail(capture) if capture else result.capture_tail)
+            if decision.action == "extend":
+                self._save_state(stall_extended=True)
+                continue
+            if decision.action == "nudge":
+                n = self.state["nudge_count"] + 1
+                nudge_file = self.wd.path(f"nudge-{n}.md")
+                write_text_atomic(nudge_file, stall_table.NUDGE_TEXT)
+                self._save_state(nudge_count=n)
+                self._send_file(nudge_file, "nudge")
+                continue
+            self.facts.stop_reason = decision.action
+            self.facts.notes.append(decision.reason)
+            return
+
+    def _finish_session(self) -> None:
+        """Collect what exists, kill the session, stop the rehearsal server, reap orphans. Never raises."""
+        from live_trial.collect import collect
+
+        if self.wd is None:
+            return
+        session = self.state.get("session")
+        try:
+            self._save_state(phase="collecting")
+            pane_text = None
+            if self.backend is not None and session and self.backend.has_session(session):
+                pane_text = self.backend.capture(session, scrollback=True)
+            tpath = self._transcript_path() if self.backend is not None else None
+            subagents = tpath.with_suffix("") / "subagents" if tpath is not None else None
+            before = None
+            if self.state.get("cwd_snapshot"):
+                raw = read_json(Path(self.state["cwd_snapshot"]), None)
+                before = {k: (v[0], v[1]) for k, v in raw.items()}
+            got = collect(self.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
+                          cwd=self.req.cwd, before=before, exclude=[self.req.eval_root, self.wd.root])
+            self._log("collect", "complete" if got.complete else "partial", missing=got.missing,
+                      out_files=got.out_files, side_effects=got.side_effects)
+        except Exception as exc:  # noqa: BLE001 - cleanup must go on
+            self._log("collect", "error", problem=f"{type(exc).__name__}: {exc}")
+        finally:
+            if self.backend is not None and session:
+                try:
+                    killed = self.backend.kill_session(session)
+                    self._log("cleanup", "kill_session", session=session, killed=bool(killed))
+                    removed = self.backend.reap()
+                    if removed:
+                        self._log("cleanup", "reap", removed=removed)
+                except Exception as exc:  # noqa: BLE001
+                    self._log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
+            if self.server is not None:
+                self.server.stop()
+
+    def _judge(self) -> TrialOutcome:
+        """Evaluate the goal (when the run completed), write the verdict, notify. Returns the outcome."""
+        from live_trial import notify
+        from live_trial import verdict as verdict_mod
+
+        if self.facts.completion == "PASS" and not self.facts.blocked:
+            self._evaluate()
+        self._save_state(phase="judged")
+        origin = "rehearsal" if self.state.get("rehearsal") else "live"
+        doc, path = verdict_mod.write_trial_verdict(
+            workdir=self.wd.root, target=self.target, plugins_root=Path(self.state["plugins_root"]),
+            session_id=self.state["session_id"], requested_model=self.req.model, launch=self.facts.launch,
+            completion=self.facts.completion, goal_result=self.facts.goal, goal_blockers=self.facts.goal_blockers,
+            evidence=self.facts.evidence, nudge_count=self.state["nudge_count"],
+            gate_response_count=self.state["gate_response_count"], gate_kind=self.req.gate_kind,
+            poll_exit=self.facts.poll_exit, proof=self.req.proof, blocked=self.facts.blocked,
+            scenario_origin=origin, scenario_path=self.req.rehearsal, args=self.req.args,
+            claude_version=self.state.get("claude_version"), stop_reason=self.facts.stop_reason,
+            notes=self.facts.notes, started_at=self.state["started_at"])
+        overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
+        text = None
+        try:
+            text = notify.notify_trial(self.req.eval_root, doc, lang=self.req.lang)
+        except Exception as exc:  # noqa: BLE001 - a failed notification is recorded, never fatal
+            self._log("notify", "error", problem=f"{type(exc).__name__}: {exc}")
+        self._save_state(phase="finished")
+        return TrialOutcome(workdir=self.wd.root, overall=overall, exit_code=exit_code_for(overall),
+                            verdict=doc, verdict_path=path, summary=_summary(overall, origin, self.facts),
+                            scenario_origin=origin, notification=text, stop_reason=self.facts.stop_reason)
+
+    def _evaluate(self) -> None:
+        from live_trial import evaluator
+
+        self._save_state(phase="evaluating")
+        env = {**self.env, **self.child_overrides}
+        try:
+            result = evaluator.evaluate(self.wd.root, self.target, self.claude, env, model=self.req.model)
+        except LiveTrialError as exc:
+            self.facts.goal, self.facts.goal_blockers = "FAIL", [f"the evaluator could not run: {exc.message}"]
+            self._log("evaluate", "error", problem=exc.message)
+            return
+        self.facts.goal = result["goal_result"]
+        self.facts.goal_blockers = list(result.get("blockers", []))
+        self.facts.evidence = list(result.get("evidence", []))
+        self._log("evaluate", self.facts.goal, blockers=self.facts.goal_blockers,
+                  evidence_items=len(self.facts.evidence))
+
+
+def exit_code_for(overall: str) -> int:
+    """``run`` exit code for an overall verdict: 0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED (CONVENTIONS.md)."""
+    return {"PASS": 0, "FAIL": 1, "DEGRADED": 6, "BLOCKED": 3}.get(overall, 1)
+
+
+def _state(result) -> str | None:
+    status = getattr(result, "status", None)
+    return getattr(status, "state", None) if status is not None else None
+
+
+def _tail(exc: LiveTrialError) -> dict:
+    return {k: v for k, v in exc.details.items() if k in ("tail", "screen")}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _summary(overall: str, origin: str, facts: _Facts) -> str:
+    words = {"PASS": "The skill ran to the end on its own and reached its goal.",
+             "DEGRADED": "The skill finished, but not cleanly: the goal was missed or someone had to step in.",
+             "FAIL": "The skill did not finish as required.",
+             "BLOCKED": "The trial could not be completed: a required tool was missing or the time limit was reached."}
+    text = words.get(overall, overall)
+    if facts.notes:
+        text += " " + "; ".join(facts.notes[:2]) + "."
+    if origin == "rehearsal":
+        text += (" The model was scripted (rehearsal): this proves the harness path and the plugin's loading, "
+                 "not the skill's real behaviour.")
+    return text

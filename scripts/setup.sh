@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Install what live_trial needs, project-locally where possible:
+#   - a Python venv in .venv with live_trial and its test extra (pip, from PyPI)
+#   - the pinned Claude Code CLI in ./claude-pin (npm; nothing global)
+#   - tmux (Debian package; only installed when missing and we are root, else we say how)
+# Idempotent: a second run installs nothing new.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
+  echo "setup: Python 3.11 or newer is needed (found $("$PY" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2
+  exit 2
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.live-trial-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e '.[test]'
+  touch "$stamp"
+fi
+
+if ! command -v tmux >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+  else
+    echo "setup: tmux is missing; install it (e.g. sudo apt-get install tmux) and run this again" >&2
+    exit 3
+  fi
+fi
+
+pinned=$(.venv/bin/python -c 'import live_trial; print(live_trial.PINNED_CLAUDE_VERSION)')
+bin=claude-pin/node_modules/.bin/claude
+have=""
+if [ -x "$bin" ]; then have=$("$bin" --version 2>/dev/null | awk '{print $1}') || true; fi
+if [ "$have" != "$pinned" ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "setup: npm is missing; install Node.js 18+ (e.g. sudo apt-get install nodejs npm) and run this again" >&2
+    exit 3
+  fi
+  npm install --prefix claude-pin --no-audit --no-fund --loglevel=error >/dev/null
+  # npm may skip the package's postinstall (which puts the native binary in place): run it if the stub is left.
+  if ! "$bin" --version >/dev/null 2>&1; then
+    (cd claude-pin/node_modules/@anthropic-ai/claude-code && node install.cjs)
+  fi
+  have=$("$bin" --version 2>/dev/null | awk '{print $1}')
+fi
+echo "setup: python $(.venv/bin/python -c 'import platform; print(platform.python_version())'), $(tmux -V), claude $have (pinned $pinned) at $bin"

@@ -1,0 +1,70 @@
+"""The STALL branch table of seed 001, row by row, in order."""
+from __future__ import annotations
+
+import pytest
+
+from live_trial.stall import decide_stall, ends_with_question, reports_done
+
+BASE = dict(session_alive=True, state="IDLE_TURN_COMPLETE", marker_exists=False, stall_extended=False,
+            nudge_count=0, nudge_max=2, asks_question=False, said_done=False)
+
+
+def decide(**kw):
+    return decide_stall(**{**BASE, **kw})
+
+
+def test_row1_session_gone_is_a_crash_whatever_the_state():
+    for state in ("BUSY_GENERATING", "BUSY_TOOL", "IDLE_TURN_COMPLETE", None):
+        d = decide(session_alive=False, state=state, asks_question=True)
+        assert (d.row, d.action) == (1, "crash")
+
+
+@pytest.mark.parametrize("state", ["BUSY_GENERATING", "BUSY_TOOL"])
+def test_row2_busy_extends_once_then_is_a_hang(state):
+    assert (decide(state=state).row, decide(state=state).action) == (2, "extend")
+    d = decide(state=state, stall_extended=True)
+    assert (d.row, d.action) == (2, "hang")
+
+
+def test_row4_question_gets_a_nudge_until_nudge_max():
+    assert decide(asks_question=True).action == "nudge"
+    assert decide(asks_question=True, nudge_count=1).action == "nudge"
+    d = decide(asks_question=True, nudge_count=2)
+    assert (d.row, d.action) == (4, "abort")
+
+
+def test_row4_comes_before_row5():
+    d = decide(asks_question=True, said_done=True)
+    assert (d.row, d.action) == (4, "nudge")
+
+
+def test_row5_done_report_without_marker_is_a_contract_violation():
+    d = decide(said_done=True)
+    assert (d.row, d.action) == (5, "contract_violation")
+
+
+def test_row6_anything_else_aborts():
+    d = decide()
+    assert (d.row, d.action) == (6, "abort")
+    d = decide(state="GATE")
+    assert d.row == 6
+    d = decide(marker_exists=True)
+    assert d.row == 6
+
+
+@pytest.mark.parametrize("text", ["Which file should I use?", "Shall I proceed with the deletion", "続けますか？",
+                                  "I wrote the draft.\nDo you want me to send it now?"])
+def test_questions_are_recognised(text):
+    assert ends_with_question(text)
+
+
+@pytest.mark.parametrize("text", ["", None, "DONE: ok", "Wrote 3 files.", "Is it? No.\nI wrote 3 files.\nAll done.\nFinished."])
+def test_statements_are_not_questions(text):
+    assert not ends_with_question(text)
+
+
+def test_done_report():
+    assert reports_done("some text\nDONE: ok\n")
+    assert reports_done("● DONE: failed")
+    assert not reports_done("I am not DONE yet")
+    assert not reports_done("DONE:")
