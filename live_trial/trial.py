@@ -205,7 +205,10 @@ class Trial:
             self._log("harness", "interrupted", problem=exc.message)
         finally:
             self._finish_session()
-        return self._judge()
+        try:
+            return self._judge()
+        finally:
+            self._stop_server()
 
     def resume(self, workdir: Path) -> TrialOutcome:
         """Continue a trial whose harness was killed: same state file, same clocks, while the session lives.
@@ -254,7 +257,10 @@ class Trial:
             self._log("harness", "interrupted", problem=exc.message)
         finally:
             self._finish_session()
-        return self._judge()
+        try:
+            return self._judge()
+        finally:
+            self._stop_server()
 
     # ----------------------------------------------------------------- steps
     def _write_task(self) -> None:
@@ -450,8 +456,12 @@ class Trial:
                         self._log("cleanup", "reap", removed=removed)
                 except Exception as exc:  # noqa: BLE001
                     self._log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
-            if self.server is not None:
-                self.server.stop()
+
+    def _stop_server(self) -> None:
+        """Stop the rehearsal server (after the evaluator, which the same scenario plays)."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
 
     def _judge(self) -> TrialOutcome:
         """Evaluate the goal (when the run completed), write the verdict, notify. Returns the outcome."""

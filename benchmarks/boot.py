@@ -1,0 +1,124 @@
+"""Benchmark of boot (issue 3 "Done when"): the harness's median time-to-READY over the bare CLI's
+time-to-prompt, same dialog condition, same run (goal: ratio at most 1.2).
+
+Each round starts, in alternating order, (a) the bare CLI: one raw ``tmux new-session`` with the same claude and
+the rehearsal environment as ``-e`` flags, a 0.05 s capture loop that answers the bypass dialog with Down + Enter when it shows and stops at
+the first ``❯``+NBSP line; and (b) the harness: :func:`live_trial.boot.boot` (validation, pinned argv, the
+four-marker dialog handling, READY rules), timed from the call to its return. Both get the same resolved
+claude path and a freshly seeded config (``--condition dialog``: the bypass dialog shows; ``nodialog``: it is
+pre-accepted). No model traffic happens at boot. Needs tmux and the pinned CLI.
+
+Usage: ``python benchmarks/boot.py [--runs 5] [--condition dialog|nodialog|both]``
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from live_trial.backend import Backend  # noqa: E402
+from live_trial.boot import BootRequest, boot  # noqa: E402
+from live_trial.claude_bin import find_claude  # noqa: E402
+from live_trial.claude_config import seed_config  # noqa: E402
+from live_trial.rehearsal import rehearsal_env  # noqa: E402
+from live_trial.workdir import new_run_id  # noqa: E402
+
+NBSP = "\u00a0"
+DEAD_URL = "http://127.0.0.1:9"   # never contacted at boot
+
+
+def bare_once(socket: str, claude: str, cwd: Path, config: Path, name: str, timeout_s: float = 60) -> float:
+    """Seconds from ``new-session`` to the first ``❯``+NBSP line, answering the bypass dialog like a person would."""
+    env_flags = [a for k, v in rehearsal_env(DEAD_URL, config).items() for a in ("-e", f"{k}={v}")]
+    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
+    started = time.monotonic()
+    subprocess.run(tmux + ["new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", str(cwd), *env_flags,
+                           claude, "--setting-sources", "local", "--dangerously-skip-permissions"], check=True)
+    target = f"={name}:"
+    accepted = False
+    try:
+        while time.monotonic() - started < timeout_s:
+            screen = subprocess.run(tmux + ["capture-pane", "-p", "-t", target], capture_output=True, text=True).stdout
+            if any(line.startswith("❯" + NBSP) for line in screen.splitlines()):
+                return time.monotonic() - started
+            if not accepted and "Yes, I accept" in screen and "Enter to confirm" in screen:
+                subprocess.run(tmux + ["send-keys", "-t", target, "Down"], check=True)
+                while "❯ 2. Yes, I accept" not in subprocess.run(tmux + ["capture-pane", "-p", "-t", target],
+                                                                   capture_output=True, text=True).stdout:
+                    time.sleep(0.02)
+                subprocess.run(tmux + ["send-keys", "-t", target, "Enter"], check=True)
+                accepted = True
+            time.sleep(0.05)
+        raise RuntimeError(f"bare CLI showed no prompt within {timeout_s}s")
+    finally:
+        subprocess.run(tmux + ["kill-session", "-t", f"={name}"], capture_output=True)
+
+
+def harness_once(backend: Backend, claude: str, cwd: Path, config: Path, slug: str) -> float:
+    """Seconds from the ``boot()`` call to READY."""
+    req = BootRequest(session=f"lt-{new_run_id()}-{slug}", cwd=cwd, claude=claude, rehearsal=True,
+                      env_overrides=rehearsal_env(DEAD_URL, config), owner_pid=os.getpid(), timeout_s=60)
+    started = time.monotonic()
+    result = boot(req, backend)
+    elapsed = time.monotonic() - started
+    backend.kill_session(result.session)
+    return elapsed
+
+
+def run_condition(condition: str, runs: int, claude: str, tmp: Path, socket: str) -> tuple[float, float]:
+    backend = Backend(socket)
+    bare, harness = [], []
+    for i in range(runs):
+        for kind in (("bare", "harness") if i % 2 == 0 else ("harness", "bare")):
+            cwd = tmp / f"{condition}-{kind}-{i}"
+            cwd.mkdir()
+            config = seed_config(tmp / f"{condition}-{kind}-{i}-cfg", [cwd], skip_bypass_dialog=condition == "nodialog")
+            if kind == "bare":
+                bare.append(bare_once(socket, claude, cwd, config, f"bare-{condition}-{i}"))
+            else:
+                harness.append(harness_once(backend, claude, cwd, config, f"bench-{i}"))
+    hb, bb = statistics.median(harness), statistics.median(bare)
+    print(f"  {condition:9s} bare   : " + " ".join(f"{x:.2f}" for x in bare) + f"  median {bb:.2f}s")
+    print(f"  {condition:9s} harness: " + " ".join(f"{x:.2f}" for x in harness) + f"  median {hb:.2f}s")
+    print(f"BOOT_BENCH {condition}: harness median {hb:.2f}s / bare median {bb:.2f}s = ratio {hb / bb:.2f} "
+          f"(goal <= 1.2, {runs} runs each)")
+    return hb, bb
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--condition", choices=("dialog", "nodialog", "both"), default="both")
+    args = ap.parse_args(argv)
+    if not shutil.which("tmux"):
+        print("BLOCKED: tmux not found")
+        return 3
+    claude = find_claude().path
+    socket = f"lt-bench-{os.getpid()}"
+    tmp = Path(tempfile.mkdtemp(prefix="lt-boot-bench-"))
+    worst = 0.0
+    # a keeper session so the server never exits between rounds (a client connecting while the server
+    # shuts down gets "server exited unexpectedly")
+    subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "keeper", "sleep", "3600"],
+                   check=True)
+    try:
+        for condition in (("dialog", "nodialog") if args.condition == "both" else (args.condition,)):
+            hb, bb = run_condition(condition, args.runs, claude, tmp, socket)
+            worst = max(worst, hb / bb)
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if worst <= 1.2 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

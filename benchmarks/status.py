@@ -1,0 +1,195 @@
+"""Benchmark of ``status`` and ``poll`` on big transcripts (issue 4 "Done when").
+
+Builds a transcript of ``--size-mb`` (default 1024 = 1 GB) by repeating real turn shapes from
+``live_trial.transcript_builder`` (prompt, assistant text, tool_use, tool_result, final text, turn_duration; uuids
+and dates unique per repetition), ending in a turn whose Bash tool is still running. Then, in the same run:
+
+- ``status``: ``read_tail`` + ``classify`` on the big file (median of ``--repeat`` runs) against a full parse of the
+  same file (every line ``json.loads``-ed, streaming, records not kept: a lower bound of any full read) + classify
+  of the tail. Goal: status under 50 ms and at least 100x faster.
+- ``poll``: the steady per-tick cost of :func:`live_trial.poll.poll` (fake tmux backend, real screen masking, real
+  transcript reads, one record appended between ticks, state file written each tick) on a 1 MB and on the big
+  transcript. Goal: within 20 % of each other.
+
+Prints ratios, asserts nothing. Usage: ``python benchmarks/status.py [--size-mb 1024] [--repeat 20] [--keep DIR]``
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from live_trial import transcript  # noqa: E402
+from live_trial.poll import PollConfig, poll  # noqa: E402
+from live_trial.policy import load_policy  # noqa: E402
+from live_trial.status import classify  # noqa: E402
+from live_trial.transcript_builder import TranscriptBuilder  # noqa: E402
+
+SID = "5e55a0b1-0000-4000-8000-000000000001"
+SESSION = "lt-20261130T120000-be4c-bench"
+REP = "RRRRRRRR"
+ROUNDS = 5
+DAY = "2026-11-30"
+SCREEN = " ▐▛███▜▌   Claude Code v2.1.197\n\n● Bash(sleep 20)\n  ⎿  Running… (7s)\n\n✽ Zigzagging… (7s · ↓ 21 tokens)\n" \
+         + "─" * 80 + "\n❯\u00a0\n" + "─" * 80 + "\n  ⏵⏵ bypass permissions on (shift+tab to cycle) · esc to interrupt\n"
+
+
+def block_template(target_bytes: int = 1 << 20) -> str:
+    """About ``target_bytes`` of JSONL with ``RRRRRRRR`` in every uuid and ``2026-11-30`` in every timestamp."""
+    b = TranscriptBuilder(session_id=SID, cwd="/tmp/bench/project", step_s=0.5, seed=0)
+    b._id = lambda prefix="", _n=[0]: (_n.__setitem__(0, _n[0] + 1) or f"{prefix}{REP}-{_n[0]:04x}-4000-8000-{_n[0]:012x}")
+    out = ""
+    i = 0
+    while len(out) < target_bytes:
+        b.records.clear()
+        b.prompt(f"Task {i}: update the report and run the checks.")
+        b.attachment("skill_listing", names=["hello:greet"], skillCount=1)
+        tid = b.tool_use("Read", {"file_path": "/tmp/bench/project/report.md"}, text="Reading the report first.")
+        b.tool_result(tid, "line of the report\n" * 40)
+        tid = b.tool_use("Bash", {"command": "make check", "description": "run the checks"})
+        b.tool_result(tid, "ok " * 300)
+        b.text("All checks pass. DONE: ok " + "details " * 40)
+        b.turn_duration(4321)
+        out += b.text_jsonl()
+        i += 1
+    return out
+
+
+def build(path: Path, size_mb: int) -> float:
+    """Write ``size_mb`` MB of repeated turns (each repetition a new day and new uuids), then a running Bash turn."""
+    t0 = time.perf_counter()
+    template = block_template()
+    base = date(2026, 1, 1)
+    written = 0
+    rep = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write('{"type":"mode","mode":"normal"}\n{"type":"permission-mode","permissionMode":"bypassPermissions"}\n')
+        while written < size_mb * (1 << 20):
+            chunk = template.replace(REP, f"{rep:08x}").replace(DAY, (base + timedelta(days=rep)).isoformat())
+            fh.write(chunk)
+            written += len(chunk)
+            rep += 1
+        last = TranscriptBuilder(session_id=SID, start=None, seed=99)
+        last.now = last.now.replace(year=2030)
+        last.prompt("The last task.")
+        last.tool_use("Bash", {"command": "sleep 20"})
+        fh.write(last.text_jsonl())
+    return time.perf_counter() - t0
+
+
+def full_parse(path: Path) -> int:
+    """Baseline: parse every line of the file (streaming; records not kept)."""
+    n = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            try:
+                json.loads(line)
+                n += 1
+            except ValueError:
+                pass
+    return n
+
+
+def time_status(path: Path, repeat: int) -> tuple[float, str]:
+    runs = []
+    state = ""
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        st = classify(transcript.read_tail(path).records)
+        runs.append(time.perf_counter() - t0)
+        state = st.state
+    return statistics.median(runs), state
+
+
+class _Backend:
+    def has_session(self, name):
+        return True
+
+    def pane_alive(self, name):
+        return True
+
+    def pane_pid(self, name):
+        return None
+
+    def capture(self, name, scrollback=False):
+        return SCREEN
+
+
+def time_poll_tick(path: Path, work: Path, ticks: int) -> list[float]:
+    """Steady-state costs of poll ticks (warm-up call first; one record appended per tick)."""
+    state_file = work / f"poll-{path.stem}.json"
+    state_file.unlink(missing_ok=True)
+    extra = TranscriptBuilder(session_id=SID, seed=5)
+    extra.now = extra.now.replace(year=2031)
+    pol = load_policy({}).with_overrides(poll_interval_s=0.0, stall_limit_s=1e9, hard_cap_s=1e9)
+    cfg = PollConfig(marker=work / "never" / "status.json", session=SESSION, session_id=SID, cwd=None,
+                     config_dir=work, state_file=state_file, policy=pol, max_ticks=1, transcript_path=path)
+    poll(cfg, _Backend())                                    # warm-up: the first tick of a fresh state file
+    stamps: list[float] = []
+
+    def on_tick(_d):
+        stamps.append(time.perf_counter())
+
+    def sleep(_s):
+        extra.records.clear()
+        extra.tool_result("toolu_x", "progress")
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(extra.text_jsonl())
+        stamps.append(time.perf_counter())
+
+    cfg.max_ticks = ticks
+    start = time.perf_counter()
+    poll(cfg, _Backend(), sleep=sleep, on_tick=on_tick)
+    # per tick = from the end of the previous sleep (or start) to the tick's on_tick
+    marks = [start] + stamps
+    return [marks[i + 1] - marks[i] for i in range(0, len(marks) - 1, 2)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--ticks", type=int, default=40)
+    ap.add_argument("--keep", type=Path, default=None, help="build in this folder and keep the files")
+    args = ap.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="lt-bench-status-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        big, small = work / "big.jsonl", work / "small.jsonl"
+        build_s = build(big, args.size_mb)
+        build(small, 1)
+        size = big.stat().st_size
+        print(f"transcript: {size / (1 << 20):.0f} MB built in {build_s:.1f}s ({big})")
+        status_s, state = time_status(big, args.repeat)
+        t0 = time.perf_counter()
+        lines = full_parse(big)
+        full_s = time.perf_counter() - t0
+        print(f"status (read_tail + classify), median of {args.repeat}: {status_s * 1000:.2f} ms -> {state}")
+        print(f"full parse of the same file ({lines} lines):      {full_s * 1000:.0f} ms")
+        print(f"ratio full/status: {full_s / status_s:.0f}x   (goal: status < 50 ms and >= 100x)")
+        small_runs: list[float] = []
+        big_runs: list[float] = []
+        for _ in range(ROUNDS):          # alternate, so load from other processes hits both alike
+            small_runs += time_poll_tick(small, work, args.ticks)
+            big_runs += time_poll_tick(big, work, args.ticks)
+        tick_small, tick_big = statistics.median(small_runs), statistics.median(big_runs)
+        print(f"poll per tick, median of {ROUNDS}x{args.ticks}: 1 MB {tick_small * 1000:.2f} ms, "
+              f"{size / (1 << 20):.0f} MB {tick_big * 1000:.2f} ms")
+        print(f"ratio big/small per tick: {tick_big / tick_small:.2f}   (goal: within 20 %, i.e. <= 1.20)")
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,274 @@
+"""Subcommands ``boot``, ``send`` and ``backend <verb>`` (seed 001: live-trial-boot.py, -send.py, -backend.py).
+
+Exit codes (CONVENTIONS.md): boot 0 READY, 1 TIMEOUT, 2 BOOT_FAIL or refused input, 3 BLOCKED;
+send 0 DELIVERED, 1 DELIVERY_FAIL, 2 refused; backend verbs 0 done, 1 "no" (has-session of a gone or
+dead session), 2 refused, 3 BLOCKED; 64 usage.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
+
+
+def register(subparsers) -> None:
+    """Add ``boot``, ``send`` and ``backend`` to the top-level parser."""
+    p = subparsers.add_parser("boot", help="start claude in a tmux session and wait for its prompt",
+                              description="Start claude in a new tmux session and wait until its prompt is READY. "
+                                          "Prints READY: <session> (<N>s) MODEL:<model|default> SESSION_ID:<uuid>. "
+                                          "Exit 0 READY, 1 TIMEOUT, 2 BOOT_FAIL/refused, 3 BLOCKED.")
+    p.add_argument("session", help="lt-<run-id>-<slug>")
+    p.add_argument("cwd", help="the trial folder (must be trusted by claude)")
+    p.add_argument("--model", default=None, help="model id (proof trials need a full id)")
+    p.add_argument("--target-skill", default=None, help="plugin:skill to pin (loads it and its dependency union)")
+    p.add_argument("--plugins-root", default=None, help="folder that holds the plugins (default: cwd)")
+    p.add_argument("--proof", action="store_true", help="proof trial: refuse without a full model id")
+    p.add_argument("--socket", default=None, help="tmux socket name (default: $LIVE_TRIAL_SOCKET or live-trial)")
+    p.add_argument("--claude-bin", default=None, help="the claude executable")
+    p.add_argument("--rehearsal-server", default=None, metavar="URL", help="point claude at a rehearsal server")
+    p.add_argument("--config-dir", default=None, help="CLAUDE_CONFIG_DIR for rehearsal (seeded when empty)")
+    p.add_argument("--session-id", default=None, help="uuid for the CLI session (default: a fresh uuid4)")
+    p.add_argument("--owner-pid", type=int, default=None, help="pid that owns the session (reap keeps it while alive)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds to wait for READY (default: policy)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_boot)
+
+    s = subparsers.add_parser("send", help="paste a task file into a session and confirm delivery",
+                              description="Paste FILE through a named tmux buffer, press Enter and confirm the "
+                                          "transcript got exactly its text. Exit 0 DELIVERED, 1 DELIVERY_FAIL, "
+                                          "2 refused.")
+    s.add_argument("session")
+    s.add_argument("file")
+    s.add_argument("--session-id", default=None, help="CLI session id (default: env SESSION_ID, else boot's record)")
+    s.add_argument("--cwd", default=None, help="trial folder (default: boot's record)")
+    s.add_argument("--config-dir", default=None, help="claude config folder (default: boot's record, else env)")
+    s.add_argument("--socket", default=None)
+    s.add_argument("--timeout", type=float, default=None, help="seconds to wait for the transcript record")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_send)
+
+    b = subparsers.add_parser("backend", help="tmux verbs on the harness socket; --self-test checks offline",
+                              description="tmux verbs on the harness socket (exact targets only).")
+    b.add_argument("--self-test", action="store_true", help="check session-name validation and the denylist offline")
+    b.add_argument("--socket", default=None)
+    verbs = b.add_subparsers(dest="verb", metavar="VERB")
+    v = verbs.add_parser("paste-file", help="paste a file through a named buffer (no Enter)")
+    v.add_argument("session"); v.add_argument("file")
+    v = verbs.add_parser("send-keys", help="send short fixed keys (Enter, Down, Escape, …)")
+    v.add_argument("session"); v.add_argument("keys", nargs="+")
+    v = verbs.add_parser("send-line", help="type one short line and press Enter (gate answers)")
+    v.add_argument("session"); v.add_argument("text")
+    v = verbs.add_parser("answer-gate", help="answer the open dialog: an option label, or text:<words>")
+    v.add_argument("session"); v.add_argument("response")
+    v = verbs.add_parser("has-session", help="exit 0 when the session exists and its CLI runs")
+    v.add_argument("session")
+    v = verbs.add_parser("capture-pane", help="print the pane's text")
+    v.add_argument("session"); v.add_argument("--scrollback", action="store_true", help="include the history")
+    v = verbs.add_parser("kill-session", help="kill exactly this session (quiet when gone)")
+    v.add_argument("session")
+    verbs.add_parser("reap", help="kill lt-* sessions whose owner process is gone")
+    verbs.add_parser("list", help="list lt-* sessions")
+    for sub in verbs.choices.values():
+        sub.add_argument("--socket", default=argparse.SUPPRESS)
+    b.set_defaults(func=cmd_backend)
+
+
+def _print_failure(exc: LiveTrialError, args) -> int:
+    """Status line plus the capture tail (text mode); JSON mode lets cli.main print the object."""
+    if getattr(args, "json", False) or os.environ.get("LIVE_TRIAL_RAISE") == "1":
+        raise exc
+    print(f"{exc.status}: {exc.message}", file=sys.stderr)
+    for line in exc.details.get("tail") or []:
+        print(f"  | {line}", file=sys.stderr)
+    return int(exc.exit_code)
+
+
+# ---------------------------------------------------------------- boot
+
+def cmd_boot(args) -> int:
+    """``boot``: see the parser description."""
+    from live_trial import boot
+    from live_trial.backend import Backend, default_owner_pid
+
+    overrides: dict[str, str] = {}
+    rehearsal = False
+    if args.rehearsal_server:
+        if not args.config_dir:
+            raise RefusedInput("--rehearsal-server needs --config-dir", where="boot",
+                               fix="pass an isolated config folder, e.g. <workdir>/claude-config")
+        overrides = _rehearsal_overrides(args.rehearsal_server, Path(args.config_dir), Path(args.cwd))
+        rehearsal = True
+    elif args.config_dir:
+        overrides["CLAUDE_CONFIG_DIR"] = str(Path(args.config_dir).resolve())
+    req = boot.BootRequest(session=args.session, cwd=Path(args.cwd), model=args.model, session_id=args.session_id,
+                           target=args.target_skill, plugins_root=Path(args.plugins_root) if args.plugins_root else None,
+                           claude=args.claude_bin, env_overrides=overrides, proof=args.proof, rehearsal=rehearsal,
+                           owner_pid=args.owner_pid if args.owner_pid is not None else default_owner_pid(),
+                           timeout_s=args.timeout)
+    try:
+        result = boot.boot(req, Backend(args.socket))
+    except LiveTrialError as exc:
+        return _print_failure(exc, args)
+    if args.json:
+        print(json.dumps({"status": "READY", "session": result.session, "session_id": result.session_id,
+                          "model": result.model, "elapsed_s": round(result.elapsed_s, 2),
+                          "bypass_dialog_seen": result.bypass_dialog_seen, "pane_pid": result.pane_pid,
+                          "plugin_dirs": [str(p) for p in result.plugin_dirs]}))
+    else:
+        print(result.ready_line())
+    return int(ExitCode.OK)
+
+
+def _rehearsal_overrides(url: str, config_dir: Path, cwd: Path) -> dict[str, str]:
+    if not url.startswith(("http://127.0.0.1:", "http://localhost:")):
+        raise RefusedInput(f"rehearsal server must be on 127.0.0.1, got {url!r}", where="--rehearsal-server",
+                           fix="pass the URL printed by `live-trial rehearsal`")
+    from live_trial.claude_config import seed_config
+
+    if not (config_dir / ".claude.json").exists():
+        seed_config(config_dir, [cwd])
+    try:
+        from live_trial.rehearsal import rehearsal_env
+    except ModuleNotFoundError:  # pragma: no cover - helper A's module
+        from live_trial.claude_config import REHEARSAL_API_KEY
+
+        return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": REHEARSAL_API_KEY,
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CONFIG_DIR": str(config_dir.resolve()),
+                "IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1"}
+    return rehearsal_env(url, config_dir)
+
+
+# ---------------------------------------------------------------- send
+
+def cmd_send(args) -> int:
+    """``send``: see the parser description."""
+    from live_trial import send, transcript
+    from live_trial.backend import Backend
+
+    backend = Backend(args.socket)
+    if not backend.has_session(args.session):
+        raise RefusedInput(f"no tmux session named {args.session}", where=f"socket {backend.socket}",
+                           fix="boot it first; check with `live-trial backend list`", code="session_gone")
+    session_id = args.session_id or os.environ.get("SESSION_ID") or backend.get_meta(args.session, "session_id")
+    if not session_id:
+        raise RefusedInput("no session id", where="send", fix="pass --session-id or set SESSION_ID (printed by boot)")
+    cwd = args.cwd or backend.get_meta(args.session, "cwd")
+    config = args.config_dir or backend.get_meta(args.session, "config_dir") or str(transcript.config_dir())
+    path = transcript.locate(session_id, cwd, config)
+    kwargs = {"timeout_s": args.timeout} if args.timeout else {}
+    try:
+        delivery = send.send_file(backend, args.session, Path(args.file), transcript_path=path, **kwargs)
+    except LiveTrialError as exc:
+        return _print_failure(exc, args)
+    if args.json:
+        print(json.dumps({"status": "DELIVERED", "session": args.session, "file": str(Path(args.file).resolve()),
+                          "extra_enters": delivery.extra_enters, "record_uuid": delivery.record_uuid,
+                          "elapsed_s": round(delivery.elapsed_s, 2)}))
+    else:
+        print(f"DELIVERED: {args.session} {Path(args.file).name} ({delivery.elapsed_s:.1f}s, "
+              f"extra_enters={delivery.extra_enters})")
+    return int(ExitCode.OK)
+
+
+# ---------------------------------------------------------------- backend
+
+def cmd_backend(args) -> int:
+    """``backend <verb>`` and ``backend --self-test``."""
+    if args.self_test:
+        return self_test()
+    if not args.verb:
+        print("backend: give a VERB or --self-test (see --help)", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    from live_trial.backend import Backend
+
+    backend = Backend(args.socket)
+    verb = args.verb
+    if verb == "paste-file":
+        buf = backend.paste_file(args.session, args.file)
+        print(f"PASTED: {args.session} {Path(args.file).name} (buffer {buf}, deleted)")
+    elif verb == "send-keys":
+        backend.send_keys(args.session, *args.keys)
+        print(f"SENT: {args.session} {' '.join(args.keys)}")
+    elif verb == "send-line":
+        backend.send_line(args.session, args.text)
+        print(f"SENT: {args.session} line + Enter")
+    elif verb == "answer-gate":
+        from live_trial.send import answer_gate
+
+        done = answer_gate(backend, args.session, args.response)
+        print(f"ANSWERED: {args.session} {done.kind} -> {done.label!r} ({' '.join(done.keys)})")
+    elif verb == "has-session":
+        if not backend.has_session(args.session):
+            print(f"GONE: {args.session}")
+            return 1
+        if not backend.pane_alive(args.session):
+            print(f"DEAD: {args.session} (the CLI exited, status {backend.pane_dead_status(args.session)})")
+            return 1
+        print(f"ALIVE: {args.session}")
+    elif verb == "capture-pane":
+        sys.stdout.write(backend.capture(args.session, scrollback=args.scrollback) + "\n")
+    elif verb == "kill-session":
+        killed = backend.kill_session(args.session)
+        print(f"KILLED: {args.session}" if killed else f"GONE: {args.session} (nothing to kill)")
+    elif verb == "reap":
+        removed = backend.reap()
+        print("REAPED: " + (", ".join(removed) if removed else "none"))
+    elif verb == "list":
+        from live_trial.backend import owner_alive
+
+        rows = {r.session: r for r in backend.panes() if r.session.startswith("lt-")}
+        for name in sorted(rows):
+            r = rows[name]
+            print(f"{name}\t{'dead' if r.dead else 'alive'}\towner {r.owner or '-'} "
+                  f"({'alive' if r.owner and owner_alive(r.owner) else 'gone'})")
+        if not rows:
+            print("(no lt-* sessions)")
+    return int(ExitCode.OK)
+
+
+def self_test() -> int:
+    """Offline checks of session-name validation, the denylist, buffer names and key checks (no tmux)."""
+    from live_trial import backend as b
+
+    checks: list[tuple[str, bool]] = []
+
+    def refused(fn, *a) -> bool:
+        try:
+            fn(*a)
+        except RefusedInput:
+            return True
+        return False
+
+    good = "lt-20261130T101500-a1b2-greet"
+    checks.append(("valid session name accepted", b.validate_session_name(good) == good))
+    for bad in ("", "lt-", "greet", "lt-20261130T101500-a1b2-", "lt-20261130T101500-a1b2-Greet",
+                "lt-20261130T101500-a1b2-a;b", "lt-20261130T101500-a1b2-a b", "=lt-20261130T101500-a1b2-a",
+                "lt-20261130T101500-a1b2-a:0", "lt-2026113T101500-a1b2-a", "lt-20261130T101500-a1b2-" + "a" * 41,
+                "lt-20261130T101500-a1b2-a\n"):
+        checks.append((f"bad session name {bad!r} refused", refused(b.validate_session_name, bad)))
+    for target in ("run-skill-live-trial", "harness-creator:run-skill-live-trial", "x:run-skill-iter-improve",
+                   "run-skill-iter-improve", "p:Run-Skill-Live-Trial"):
+        checks.append((f"denylisted target {target!r} refused", refused(b.check_target_allowed, target)))
+    for target in ("hello:greet", "greet", "p:run-skill-live-trial-helper"):
+        checks.append((f"target {target!r} allowed", not refused(b.check_target_allowed, target)))
+    name = b.buffer_name(good, "/tmp/x/task.md")
+    checks.append(("buffer name deterministic", name == b.buffer_name(good, "/tmp/x/task.md")))
+    checks.append(("buffer name fixed length and safe",
+                   len(name) == len(b.BUFFER_PREFIX) + b.BUFFER_HEX and name.replace("-", "").isalnum()))
+    checks.append(("buffer name differs per session", name != b.buffer_name(good + "x", "/tmp/x/task.md")))
+    checks.append(("buffer name differs per file", name != b.buffer_name(good, "/tmp/x/task2.md")))
+    checks.append(("injection in path stays out of the buffer name",
+                   b.buffer_name(good, "/tmp/a;kill-server").startswith(b.BUFFER_PREFIX)))
+    checks.append(("send-keys refuses text", refused(b.check_keys, ["rm -rf /tmp/x"])))
+    checks.append(("send-keys takes Down Enter", b.check_keys(["Down", "Enter"]) == ["Down", "Enter"]))
+    checks.append(("bad socket refused", refused(b.validate_socket_name, "a/b")))
+    failed = [label for label, ok in checks if not ok]
+    if failed:
+        print(f"SELF_TEST: FAIL ({len(failed)} of {len(checks)}): " + "; ".join(failed))
+        return 1
+    print(f"SELF_TEST: ok ({len(checks)} checks: session names, denylist, buffer names, keys)")
+    return 0

@@ -1,0 +1,163 @@
+"""``evaluate`` and ``watch`` subcommands (issue 6).
+
+  live-trial evaluate --workdir W [--target plugin:skill] [--plugins-root DIR] [--model M] [--timeout S]
+  live-trial watch --id ID --result ok|ng --note TEXT     record one check result
+  live-trial watch due      list watches due for a check (stamps them listed; once a day)
+  live-trial watch check    start one check-only evaluator per due watch
+  live-trial watch sweep    close watches 7 days old that were never confirmed
+  live-trial watch daily    sweep + due checks, at most once a UTC day (for cron; plan and run do it too)
+  live-trial watch list     every watch and its state (read only)
+
+Exit codes: 0 done, 2 refused input (nothing changed), 3 BLOCKED (claude missing).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from live_trial.errors import RefusedInput
+
+WATCH_ACTIONS = ("due", "check", "sweep", "daily", "list")
+
+
+def register(subparsers) -> None:
+    """Add ``evaluate`` and ``watch`` to the top-level parser."""
+    p = subparsers.add_parser("evaluate", help="judge a trial's goal with a fresh evaluator (PASS or FAIL + blockers)",
+                              description="Start a separate claude -p process with read-only tools in the trial "
+                                          "folder; it answers PASS or FAIL with blockers and evidence, which is "
+                                          "checked and kept in evaluation.json. Exit 0 when judged (PASS or FAIL; "
+                                          "see the first line), 2 refused input, 3 claude missing.")
+    p.add_argument("--workdir", type=Path, required=True, help="the trial folder (holds out/ and transcript.jsonl)")
+    p.add_argument("--target", help="plugin:skill (default: the target in the folder's trial-state.json)")
+    p.add_argument("--plugins-root", type=Path, help="folder holding the plugins (default: from trial-state.json, "
+                                                     "else ./plugins)")
+    p.add_argument("--model", help="model for the evaluator")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds per evaluator attempt")
+    p.add_argument("--claude-bin", help="the claude executable")
+    p.add_argument("--json", action="store_true", help="print evaluation.json instead of text")
+    p.set_defaults(func=_evaluate)
+
+    w = subparsers.add_parser("watch", help="watches: record a check, list due ones, run checks, sweep expired",
+                              description="Without an action: record one check result (--id, --result, --note). "
+                                          "Actions: due, check, sweep, daily, list. Exit 0 done, 2 refused.",
+                              formatter_class=argparse.RawDescriptionHelpFormatter,
+                              epilog="cron (daily checks for people who run no trials):\n"
+                                     "  17 8 * * * cd /path/to/repo && .venv/bin/python -m live_trial watch daily "
+                                     "--eval-root eval-log >> eval-log/watch-cron.log 2>&1")
+    w.add_argument("action", nargs="?", choices=WATCH_ACTIONS, help="what to do (none: record --result)")
+    w.add_argument("--id", dest="watch_id", help="watch id (w-xxxxxxxx)")
+    w.add_argument("--result", choices=["ok", "ng"], help="ok: confirmed; ng: not (the third ng closes it)")
+    w.add_argument("--note", help="what was seen, counted")
+    w.add_argument("--eval-root", type=Path, default=Path("eval-log"), help="where watches.json is (default eval-log)")
+    w.add_argument("--lang", choices=["ja", "en"], help="notification language (default LIVE_TRIAL_LANG, else ja)")
+    w.add_argument("--claude-bin", help="the claude executable for check / daily")
+    w.add_argument("--model", help="model for the check-only evaluator")
+    w.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds per check")
+    w.add_argument("--json", action="store_true", help="print one JSON object")
+    w.set_defaults(func=_watch)
+
+
+def _target_for(args) -> object:
+    from live_trial.closure import resolve_target
+
+    state_path = args.workdir / "trial-state.json"
+    state = {}
+    if state_path.is_file():
+        try:
+            state = json.loads(state_path.read_text(encoding="utf-8"))
+        except ValueError:
+            state = {}
+    name = args.target or state.get("target")
+    if not name:
+        raise RefusedInput("no target given and none in the folder's trial-state.json", where="--target",
+                           fix="pass --target plugin:skill", code="refused_input")
+    root = args.plugins_root or (Path(state["plugins_root"]) if state.get("plugins_root") else Path("plugins"))
+    return resolve_target(name, root)
+
+
+def _evaluate(args) -> int:
+    from live_trial.claude_bin import find_claude
+    from live_trial.evaluator import evaluate
+
+    if not args.workdir.is_dir():
+        raise RefusedInput("the workdir does not exist", where=str(args.workdir), code="not_found")
+    target = _target_for(args)
+    claude = find_claude(args.claude_bin)
+    doc = evaluate(args.workdir, target, claude, dict(os.environ), model=args.model, timeout_s=args.timeout)
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False))
+    else:
+        print(f"{doc['goal_result']}: {len(doc['evidence'])} evidence items, {len(doc['blockers'])} blockers, "
+              f"{len(doc['attempts'])} attempt(s); written {args.workdir / 'evaluation.json'}")
+        for b in doc["blockers"]:
+            print(f"  blocker: {b}")
+        for e in doc["evidence"]:
+            print(f"  evidence: {e['observed']} ({e['source']})")
+    return 0
+
+
+def _starter(args):
+    """A starter that finds claude only when a check is really started (no due watch: claude is not needed)."""
+    built: list = []
+
+    def start(watch: dict, eval_root: Path):
+        if not built:
+            from live_trial.claude_bin import find_claude
+            from live_trial.evaluator import check_starter
+            built.append(check_starter(env=dict(os.environ), claude=find_claude(args.claude_bin), model=args.model,
+                                       timeout_s=args.timeout))
+        return built[0](watch, eval_root)
+
+    return start
+
+
+def _emit(args, status: str, line: str, payload: dict, rows: list[str] = ()) -> None:
+    if args.json:
+        print(json.dumps({"status": status, **payload}, ensure_ascii=False))
+        return
+    print(f"{status}: {line}")
+    for row in rows:
+        print(f"  {row}")
+
+
+def _watch(args) -> int:
+    from live_trial import watch as wt
+
+    root = args.eval_root
+    if args.action is None:
+        missing = [f for f, v in (("--id", args.watch_id), ("--result", args.result), ("--note", args.note)) if not v]
+        if missing:
+            raise RefusedInput("recording a check needs " + ", ".join(missing), where="watch",
+                               fix='e.g. watch --id w-1a2b3c4d --result ng --note "0 replies in the log"')
+        w = wt.record_result(root, args.watch_id, args.result, args.note, lang=args.lang)
+        _emit(args, "RECORDED", f"{w['id']} {args.result} -> {w['status']} (checks {w['checks']}, ng {w['ng']})",
+              {"watch": w})
+        return 0
+    if args.action == "list":
+        ws = wt.load_ledger(root)["watches"]
+        _emit(args, "WATCHES", f"{sum(w['status'] == 'open' for w in ws)} open, {len(ws)} in all",
+              {"watches": ws}, [f"{w['id']} {w['status']} since {w['since']}: {w['unverified']}" for w in ws])
+        return 0
+    if args.action == "due":
+        due = wt.due_watches(root)
+        _emit(args, "DUE", f"{len(due)} watch(es) due for a check", {"due": due},
+              [f"{w['id']}: {w['objective']} / not confirmed yet: {w['unverified']}" for w in due])
+        return 0
+    if args.action == "sweep":
+        closed = wt.sweep(root, lang=args.lang)
+        _emit(args, "SWEPT", f"{len(closed)} watch(es) closed after 7 days", {"closed": closed},
+              [f"{w['id']}: {w['unverified']}" for w in closed])
+        return 0
+    if args.action == "check":
+        results = wt.check_due(root, _starter(args), lang=args.lang)
+        _emit(args, "CHECKED", f"{len(results)} check(s) started", {"checked": results},
+              [f"{r['id']}: {r['result'] or 'no result'} - {r['note']}" for r in results])
+        return 0
+    result = wt.daily_maintenance(root, _starter(args), lang=args.lang)
+    line = (f"{len(result['swept'])} swept, {len(result['checked'])} checked" if result["ran"]
+            else f"nothing to do ({result['reason']})")
+    _emit(args, "DAILY", line, result)
+    return 0
+

@@ -1,0 +1,84 @@
+"""``plan``: decide, before any session starts, which skills reuse evidence, which run, which wait (seed 001 事前計画).
+
+Exit codes: 0 planned, 2 refused input. The planner runs no model and no tmux. With ``--json`` it prints the plan
+document (schemas/plan.schema.json), which ``run --plan`` takes; otherwise a table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``plan`` subcommand."""
+    p = sub.add_parser(
+        "plan", help="plan live trials: reuse, run (in batches), defer, watching",
+        description="For every skill of the plugin(s): its acceptance tier; reuse when a schema-valid live PASS "
+                    "verdict matches the behaviour closure, scenario and transcript; otherwise run, up to "
+                    "--max-live-trials, in batches of --max-concurrency; the rest is deferred. "
+                    "No model, no tmux. Exit 0 planned, 2 refused.")
+    p.add_argument("--plugin-dir", type=Path, action="append", required=True,
+                   help="a plugin folder, or a folder of plugins (repeatable)")
+    p.add_argument("--plugins-root", type=Path, help="where dependency plugins are (default: each plugin's parent)")
+    p.add_argument("--eval-root", type=Path, default=Path("eval-log"), help="where verdicts are (default eval-log)")
+    p.add_argument("--profile", choices=("incremental", "exhaustive"), default="incremental",
+                   help="exhaustive re-runs every live skill (only when you ask for it)")
+    p.add_argument("--max-live-trials", type=int, default=2, help="new live trials at most (default 2)")
+    p.add_argument("--max-concurrency", type=int, default=2, help="trials at once per batch (default 2)")
+    p.add_argument("--proof", action="store_true", help="proof trials: always run, never reused")
+    p.add_argument("--reuse-rehearsal", action="store_true", help=argparse.SUPPRESS)  # harness e2e tests only
+    p.add_argument("--scenario", type=Path, help=argparse.SUPPRESS)                   # with --reuse-rehearsal
+    p.add_argument("--out", type=Path, help="also write the plan JSON to this file")
+    p.add_argument("--json", action="store_true", help="print the plan JSON")
+    p.set_defaults(func=cmd_plan)
+
+
+def cmd_plan(args) -> int:
+    """Handler of ``plan``."""
+    from live_trial.jsonfile import validate, write_json
+    from live_trial.plan import SCHEMA, plan
+
+    eval_root = Path(args.eval_root).resolve()
+    swept = _sweep(eval_root)
+    doc = plan(args.plugin_dir, eval_root, args.profile, args.max_live_trials, args.max_concurrency,
+               plugins_root=args.plugins_root, proof=args.proof, reuse_rehearsal=args.reuse_rehearsal,
+               scenario_path=args.scenario)
+    validate(doc, SCHEMA, what="plan")
+    if args.out:
+        write_json(args.out, doc, SCHEMA)
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False))
+        return 0
+    _table(doc, swept)
+    return 0
+
+
+def _sweep(eval_root: Path) -> list[str]:
+    """Close watches past their 7 days first (seed 000 rule 4; no model). Due checks start a model: `run`/cron do them."""
+    try:
+        from live_trial import watch
+    except ModuleNotFoundError:  # pragma: no cover
+        return []
+    return [w["id"] for w in watch.sweep(eval_root)]
+
+
+def _table(doc: dict, swept: list[str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    c = doc["counts"]
+    print(f"PLANNED: {c['run']} to run, {c['reuse']} reused, {c['defer']} deferred, {c['watching']} watching, "
+          f"{c['not_live']} not live, {c['refused']} refused (profile {doc['profile']})", flush=True)
+    console = Console(file=sys.stdout)
+    table = Table(show_lines=False)
+    for col in ("skill", "tier", "action", "reason"):
+        table.add_column(col, overflow="fold")
+    for s in doc["skills"]:
+        table.add_row(s["target"], s["tier"] or "-", s["action"], s["reason"])
+    console.print(table)
+    for n, batch in enumerate(doc["live_batches"], 1):
+        console.print(f"batch {n}: " + ", ".join(e["target"] for e in batch))
+    if swept:
+        console.print(f"closed {len(swept)} watch(es) past 7 days")

@@ -1,0 +1,218 @@
+"""``status`` (classify a transcript) and ``poll`` (wait for DONE / GATE / STALL / HARD_CAP).
+
+The first line printed is the status word (CONVENTIONS.md): ``IDLE_TURN_COMPLETE: …``, ``GATE: <question>``,
+``DONE: …``, ``STALL: … state: <STATE>``. ``--json`` prints one object instead.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+POLL_EPILOG = """exit codes: 0 DONE, 1 HARD_CAP, 2 STALL (also at once with reason session_gone), 4 GATE,
+5 TICK_BUDGET (re-run the same command with the same --state-file), 3 BLOCKED (tmux missing), 64 usage.
+Limits: references/convergence-policy.json loop_bounds.trial_acceptance; env STALL_LIMIT / HARD_CAP (seconds)."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``status`` and ``poll`` subcommands."""
+    s = sub.add_parser("status", help="classify a transcript: BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE",
+                       description="Four-state classifier over the session transcript (references/transcript-jsonl.md). "
+                                   "Exit 0 classified, 2 transcript not found, 1 self-test failed.")
+    s.add_argument("--session-id", default=None, help="the claude session id (default env SESSION_ID)")
+    s.add_argument("--cwd", type=Path, default=None, help="the trial cwd (default: here)")
+    s.add_argument("--config-dir", type=Path, default=None, help="claude config folder (default CLAUDE_CONFIG_DIR or ~/.claude)")
+    s.add_argument("--transcript", type=Path, default=None, help="read this transcript file instead")
+    s.add_argument("--pid", type=int, default=None, help="the CLI's pid: use its sessions/<pid>.json when it is alive")
+    s.add_argument("--self-test", action="store_true", help="classify the built-in synthetic transcripts")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("poll", help="wait until DONE, GATE, STALL or HARD_CAP (resumable with --state-file)",
+                       description="Poll a trial session. DONE needs the marker file AND IDLE_TURN_COMPLETE AND no busy "
+                                   "screen, stable over done_stable_ticks observations.",
+                       epilog=POLL_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("marker", type=Path, help="the exact completion marker file (e.g. <workdir>/out/status.json)")
+    p.add_argument("session", help="the tmux session (lt-...)")
+    p.add_argument("--state-file", type=Path, required=True, help="poll state JSON; re-use it to continue the clocks")
+    p.add_argument("--session-id", default=None,
+                   help="the claude session id (default env SESSION_ID, else the one boot stored on the session)")
+    p.add_argument("--cwd", type=Path, default=None, help="the trial cwd (default: boot's, else here)")
+    p.add_argument("--config-dir", type=Path, default=None,
+                   help="claude config folder (default: boot's, else CLAUDE_CONFIG_DIR or ~/.claude)")
+    p.add_argument("--socket", default=None, help="tmux socket name (default env LIVE_TRIAL_SOCKET or live-trial)")
+    p.add_argument("--max-ticks", type=int, default=None, help="stop with TICK_BUDGET (exit 5) after N ticks")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_poll)
+
+
+def _status_line(st) -> str:
+    if st.state == "GATE":
+        return f"GATE: {st.question}"
+    flags = []
+    if st.interrupted:
+        flags.append("interrupted")
+    if st.api_error is not None:
+        flags.append(f"api_error {st.api_error}")
+    if st.pending_tool:
+        flags.append(f"pending_tool {st.pending_tool}")
+    return f"{st.state}: {st.reason}" + (f" ({', '.join(flags)})" if flags else "")
+
+
+def cmd_status(args) -> int:
+    """``status``: classify one transcript (or run the self-test)."""
+    from live_trial import transcript
+    from live_trial.errors import RefusedInput
+    from live_trial.status import classify
+
+    if args.self_test:
+        return _self_test(args.json)
+    config = args.config_dir or transcript.config_dir()
+    if args.transcript:
+        path = args.transcript
+    else:
+        sid = args.session_id or os.environ.get("SESSION_ID")
+        if not sid:
+            raise RefusedInput("no session id", where="status", fix="pass --session-id ID, set SESSION_ID, or --transcript PATH")
+        path = transcript.locate(sid, (args.cwd or Path.cwd()).absolute(), config)
+    if not Path(path).is_file():
+        raise RefusedInput("transcript not found", where=str(path), code="not_found",
+                           fix="the CLI creates it at the first prompt; check --session-id, --cwd and CLAUDE_CONFIG_DIR")
+    tail = transcript.read_tail(path)
+    session_status = None
+    if args.pid:
+        from live_trial.backend import pid_alive
+        if pid_alive(args.pid):
+            session_status = transcript.read_cli_session_status(config, args.pid)
+    st = classify(tail.records, session_status)
+    if args.json:
+        doc = st.to_dict()
+        doc.update(transcript=str(path), skipped_malformed=tail.skipped_malformed, skipped_unknown=tail.skipped_unknown,
+                   first_error=tail.first_error, torn_tail=tail.torn_tail)
+        print(json.dumps(doc, ensure_ascii=False))
+        return 0
+    print(_status_line(st))
+    print(f"state: {st.state}  interrupted: {str(st.interrupted).lower()}  api_error: {st.api_error}  "
+          f"pending_tool: {st.pending_tool}")
+    print(f"transcript: {path}  records read: {len(tail.records)}  skipped: {tail.skipped_malformed} malformed, "
+          f"{tail.skipped_unknown} unknown" + ("  (torn last line held back)" if tail.torn_tail else ""))
+    for w in st.warnings:
+        print(f"WARN: {w}")
+    return 0
+
+
+def _self_test(as_json: bool) -> int:
+    from live_trial.status_cases import self_test
+
+    results = self_test()
+    failed = [(n, p) for n, p in results if p]
+    if as_json:
+        print(json.dumps({"status": "FAIL" if failed else "OK", "cases": len(results),
+                          "failed": [{"case": n, "problems": p} for n, p in failed]}))
+    else:
+        print(f"SELF_TEST: {'FAIL' if failed else 'OK'} ({len(results) - len(failed)}/{len(results)} cases)")
+        for name, problems in failed:
+            print(f"  {name}: {'; '.join(problems)}")
+    return 1 if failed else 0
+
+
+def cmd_poll(args) -> int:
+    """``poll``: run the poll loop and print the status line first."""
+    from live_trial import transcript
+    from live_trial.backend import Backend, validate_session_name
+    from live_trial.errors import RefusedInput
+    from live_trial.poll import PollConfig, poll
+    from live_trial.policy import load_policy
+
+    validate_session_name(args.session)
+    if args.max_ticks is not None and args.max_ticks < 1:
+        raise RefusedInput("--max-ticks must be at least 1", where=f"--max-ticks {args.max_ticks}")
+    backend = Backend(args.socket)
+    policy = load_policy()
+    sid = args.session_id or os.environ.get("SESSION_ID") or _meta(backend, args.session, "session_id")
+    if sid:
+        transcript.check_session_id(sid)
+    cwd = args.cwd or _meta(backend, args.session, "cwd") or Path.cwd()
+    config_dir = args.config_dir or _meta(backend, args.session, "config_dir") or None
+    cfg = PollConfig(marker=args.marker, session=args.session, session_id=sid, cwd=Path(cwd).absolute(),
+                     config_dir=config_dir, state_file=args.state_file, policy=policy, max_ticks=args.max_ticks)
+    show = _TickDisplay(enabled=sys.stderr.isatty() and not args.json)
+    try:
+        result = poll(cfg, backend, on_tick=show)
+    finally:
+        show.close()
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        return result.code
+    print(_poll_line(result))
+    if result.status is not None and result.status.warnings:
+        for w in result.status.warnings:
+            print(f"WARN: {w}")
+    if result.exit in ("STALL", "HARD_CAP", "GATE") and result.capture_tail:
+        print("--- screen tail ---")
+        for line in result.capture_tail:
+            print(line)
+    return result.code
+
+
+def _meta(backend, session: str, key: str) -> str | None:
+    """A fact boot stored on the session (``@lt_<key>``), or None (older backends, gone session, no tmux)."""
+    getter = getattr(backend, "get_meta", None)
+    if getter is None:
+        return None
+    try:
+        return getter(session, key) or None
+    except Exception:  # noqa: BLE001 - only a default; the flags and env still work
+        return None
+
+
+def _poll_line(r) -> str:
+    state = r.state or "-"
+    timing = f"{r.elapsed_s:.1f}s, {r.ticks} ticks"
+    if r.exit == "DONE":
+        return f"DONE: {r.marker} ({r.reason}; {timing}) state: {state}"
+    if r.exit == "GATE":
+        return f"GATE: {r.question} (gate {r.reason}; {timing}) state: {state}"
+    if r.exit == "STALL":
+        return f"STALL: {r.reason} ({timing}) state: {state}"
+    if r.exit == "HARD_CAP":
+        return f"HARD_CAP: {r.reason} ({timing}) state: {state}"
+    if r.exit == "TICK_BUDGET":
+        return f"TICK_BUDGET: {r.reason}; re-run the same command to continue ({timing}) state: {state}"
+    return f"{r.exit}: {r.reason} state: {state}"
+
+
+class _TickDisplay:
+    """A rich live progress line on stderr when it is a terminal; WARN lines always go to stderr."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.live = None
+        if enabled:
+            from rich.console import Console
+            from rich.live import Live
+            self.live = Live("", console=Console(stderr=True, highlight=False), transient=True,
+                             auto_refresh=False)
+            self.live.start()
+
+    def __call__(self, data: dict) -> None:
+        if "warn" in data:
+            if self.live is not None:
+                self.live.console.print(data["warn"], markup=False)
+            else:
+                print(data["warn"], file=sys.stderr, flush=True)
+            return
+        if self.live is not None:
+            from rich.text import Text
+            try:
+                from live_trial.cli.progress import tick_line
+                line = tick_line(data)
+            except Exception:  # noqa: BLE001 - the display must never stop a poll
+                line = " · ".join(f"{k} {v}" for k, v in data.items())
+            self.live.update(Text(f"poll tick {data.get('tick')} · " + line), refresh=True)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None

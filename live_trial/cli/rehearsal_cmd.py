@@ -1,0 +1,97 @@
+"""``live-trial rehearsal serve|check``: play a scenario to a claude you run by hand, or validate a scenario.
+
+``serve`` prints ``SERVING: <url>``, the environment to export and a sample ``claude`` command, one line
+per request received, and serves until Ctrl-C (exit 0). ``check`` prints ``OK: ...`` (exit 0) or the
+one-line error of a malformed scenario (exit 2, via ``cli.main``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from live_trial.claude_config import seed_config
+from live_trial.rehearsal import RehearsalServer, rehearsal_env
+from live_trial.rehearsal_scenario import load_scenario
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``rehearsal`` command group (``serve``, ``check``) to the top-level parser."""
+    p = subparsers.add_parser("rehearsal", help="serve a scripted model (rehearsal scenario) by hand, or check one",
+                              description="Rehearsal model server: a scripted Anthropic Messages API on 127.0.0.1.")
+    sub = p.add_subparsers(dest="rehearsal_command", metavar="SUBCOMMAND", parser_class=type(p))
+    serve = sub.add_parser("serve", help="serve <scenario.yaml> until Ctrl-C and print the env to export")
+    serve.add_argument("scenario", type=Path, help="scenario YAML (see examples/scenarios/)")
+    serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: an ephemeral one)")
+    serve.add_argument("--cwd", type=Path, default=None, help="folder the CLI will run in (trusted in the config; default: .)")
+    serve.add_argument("--config-dir", type=Path, default=None,
+                       help="CLAUDE_CONFIG_DIR to seed (default: a new temporary folder)")
+    serve.add_argument("--log", type=Path, default=None, help="write the request log (JSON lines) here at exit")
+    serve.add_argument("--json", action="store_true", help="print one JSON object {url, env} instead of text")
+    serve.set_defaults(func=cmd_serve)
+    check = sub.add_parser("check", help="validate a scenario file (exit 2 with a one-line error when malformed)")
+    check.add_argument("scenario", type=Path)
+    check.add_argument("--json", action="store_true")
+    check.set_defaults(func=cmd_check)
+    p.set_defaults(func=lambda args: (p.print_help(), 64)[1])
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Load the scenario; print ``OK: <name>: N rules``. Malformed -> RefusedInput (exit 2)."""
+    scenario = load_scenario(args.scenario)
+    if args.json:
+        print(json.dumps({"status": "OK", "name": scenario.name, "rules": [r.id for r in scenario.rules]}))
+    else:
+        print(f"OK: {scenario.name}: {len(scenario.rules)} rules ({', '.join(r.id for r in scenario.rules)})")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C. Exit 0; a malformed scenario raises RefusedInput before anything is created."""
+    scenario = load_scenario(args.scenario)
+    cwd = (args.cwd or Path.cwd()).resolve()
+    config_dir = args.config_dir or Path(tempfile.mkdtemp(prefix="live-trial-rehearsal-config-"))
+    seed_config(config_dir, [cwd])
+    server = RehearsalServer(scenario, port=args.port).start()
+
+    def _on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _on_term)
+    env = rehearsal_env(server.url, config_dir)
+    try:
+        if args.json:
+            print(json.dumps({"status": "SERVING", "url": server.url, "env": env, "cwd": str(cwd)}), flush=True)
+        else:
+            print(f"SERVING: {server.url} scenario {scenario.name} ({len(scenario.rules)} rules); Ctrl-C stops")
+            print("# paste into the shell that will run claude:")
+            for key, value in env.items():
+                print(f"export {key}={shlex.quote(value)}")
+            print(f"# then, in {cwd}:")
+            print("claude --setting-sources local --dangerously-skip-permissions --session-id $(python3 -c "
+                  "'import uuid; print(uuid.uuid4())')  [--plugin-dir <plugin>]", flush=True)
+        seen = 0
+        while True:
+            time.sleep(0.3)
+            records = server.requests
+            for r in records[seen:]:
+                if not args.json:
+                    kind = "side" if r["side_query"] else f"conv {r['conversation']} step {r['step']}"
+                    rule = r["rule"] or ("-" if r["side_query"] else "NO RULE MATCHED")
+                    print(f"{r['time']} {kind} tools={len(r['tools'])} msgs={r['message_count']} -> {rule}", flush=True)
+            seen = len(records)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        if args.log:
+            server.write_log(args.log)
+    missed = sum(1 for r in server.requests if r["rule_missed"])
+    print(f"STOPPED: {len(server.requests)} requests, {missed} with no rule matched", file=sys.stderr)
+    return 0

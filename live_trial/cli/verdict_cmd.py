@@ -1,0 +1,136 @@
+"""``verdict``: judge one trial from its recorded facts and write ``verdict.json`` (seed 001 "verdict + 掃除", issue 5).
+
+Exit codes: 0 written, 2 refused (nothing written: denylisted target, bad value, ungrounded contractual gate
+kind, PASS without evidence or with proxy evidence, a behaviour closure that cannot be built).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from live_trial.errors import RefusedInput
+
+POLL_EXITS = ("DONE", "STALL", "GATE", "HARD_CAP", "TICK_BUDGET", "BLOCKED")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``verdict`` subcommand."""
+    p = sub.add_parser(
+        "verdict", help="derive the overall verdict of a trial and write verdict.json",
+        description="Derive PASS / FAIL / DEGRADED / BLOCKED from the trial's facts (seed 001 judgement table), "
+                    "check the gate kind against the skill's frontmatter, hash the behaviour closure and the "
+                    "transcript, validate against schemas/live-trial-verdict.schema.json and write "
+                    "<workdir>/verdict.json. Exit 0 written, 2 refused (nothing written).")
+    p.add_argument("--workdir", type=Path, required=True, help="eval-log/<plugin>/<skill>/live-trial/<run-id>")
+    p.add_argument("--target-skill", required=True, help="plugin:skill (or a plain skill name)")
+    p.add_argument("--skill-dir", type=Path, required=True, help="the target skill's folder (holds SKILL.md)")
+    p.add_argument("--plugins-root", type=Path, help="where dependency plugins are (default: the plugin's parent)")
+    p.add_argument("--session-id", help="the claude session id of the trial")
+    p.add_argument("--requested-model", default="", help="the model asked for ('' = user default)")
+    p.add_argument("--launch", choices=("PASS", "FAIL"), required=True)
+    p.add_argument("--completion", choices=("PASS", "FAIL"), required=True)
+    p.add_argument("--goal-result", choices=("PASS", "FAIL"), help="the fresh evaluator's answer (omit if not judged)")
+    p.add_argument("--goal-blocker", action="append", default=[], metavar="TEXT", help="a blocker (repeatable)")
+    p.add_argument("--evidence", help="what actually happened, counted (required for --goal-result PASS; seed 000)")
+    p.add_argument("--unverified", help="what could not be checked yet: PASS as 'mostly done' and a watch")
+    p.add_argument("--nudge-count", type=int, default=0)
+    p.add_argument("--gate-response-count", type=int, default=0)
+    p.add_argument("--gate-kind", choices=("rescue", "contractual"), default="rescue",
+                   help="rescue (default) or contractual (must be grounded in the skill's frontmatter)")
+    p.add_argument("--poll-exit", choices=POLL_EXITS, help="the last poll exit")
+    p.add_argument("--proof", action="store_true", help="proof trial: no intervention and the requested model")
+    p.add_argument("--blocked", action="store_true", help="tmux or claude was missing")
+    p.add_argument("--args", default="", help="the args given to the skill (part of scenario_id)")
+    p.add_argument("--rehearsal-scenario", type=Path, help="the trial ran against this rehearsal scenario")
+    p.add_argument("--stop-reason", help="why the trial stopped (STALL table finding, crash, ...)")
+    p.add_argument("--claude-version", help="version of the claude CLI used (default: look it up)")
+    p.add_argument("--eval-root", type=Path, help="eval-log root for the watch ledger (default: from --workdir)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_verdict)
+
+
+def _target(args) -> tuple[object, object]:
+    from live_trial import closure
+
+    skill_dir = Path(args.skill_dir).resolve()
+    target, index = closure.target_from_skill_dir(skill_dir, args.plugins_root)
+    wanted = args.target_skill
+    if ":" not in wanted:
+        if wanted != target.skill:
+            raise RefusedInput(f"--target-skill {wanted} does not match --skill-dir (skill {target.skill})",
+                               code="target_mismatch", fix="pass the skill folder of the target")
+        return closure.Target(None, None, target.skill, target.skill_dir, target.skill_md, target.frontmatter), None
+    if wanted != target.qualified:
+        raise RefusedInput(f"--target-skill {wanted} does not match --skill-dir ({target.qualified})",
+                           code="target_mismatch", fix="pass the skill folder of the target")
+    return target, index
+
+
+def _eval_root(args, workdir: Path) -> Path:
+    if args.eval_root:
+        return Path(args.eval_root).resolve()
+    if workdir.parent.name == "live-trial" and len(workdir.parents) >= 4:
+        return workdir.parents[3]
+    raise RefusedInput("cannot tell the eval-log root from --workdir", where=str(workdir), code="bad_workdir",
+                       fix="pass --eval-root")
+
+
+def _evidence_kind(args) -> str | None:
+    """Seed 000 rule 1 through helper E's live_trial.evidence (None when that module is not installed)."""
+    try:
+        from live_trial.evidence import check_evidence
+    except ModuleNotFoundError:  # pragma: no cover - evidence ships with the package
+        return None
+    return check_evidence(args.goal_result or "", args.evidence, args.unverified)
+
+
+def cmd_verdict(args) -> int:
+    """Handler of ``verdict``: refuse before writing anything; write; print the status line."""
+    from live_trial.backend import check_target_allowed
+    from live_trial.jsonfile import validate
+    from live_trial.verdict import SCHEMA, build_verdict, write_verdict
+
+    check_target_allowed(args.target_skill)
+    workdir = Path(args.workdir).resolve()
+    if not workdir.is_dir():
+        raise RefusedInput("workdir is not a folder", where=str(workdir), code="bad_workdir",
+                           fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
+    kind = _evidence_kind(args)
+    eval_root = _eval_root(args, workdir) if kind == "mostly_done" else None
+    target, plugins_root = _target(args)
+    claude_version = args.claude_version
+    if claude_version is None:
+        try:
+            from live_trial.claude_bin import find_claude
+
+            claude_version = find_claude().version
+        except Exception:  # noqa: BLE001 - the version is recorded when known
+            claude_version = None
+    evidence = [{"claim": "goal reached", "source": "--evidence", "observed": args.evidence}] if args.evidence else []
+    doc = build_verdict(
+        workdir=workdir, target=target, plugins_root=plugins_root, session_id=args.session_id,
+        requested_model=args.requested_model, launch=args.launch, completion=args.completion,
+        goal_result=args.goal_result, goal_blockers=args.goal_blocker, evidence=evidence,
+        evidence_text=args.evidence, unverified=args.unverified, goal_ledger=kind,
+        nudge_count=args.nudge_count, gate_response_count=args.gate_response_count, gate_kind=args.gate_kind,
+        poll_exit=args.poll_exit, proof=args.proof, blocked=args.blocked,
+        scenario_origin="rehearsal" if args.rehearsal_scenario else "live", scenario_path=args.rehearsal_scenario,
+        args=args.args, claude_version=claude_version, stop_reason=args.stop_reason)
+    validate(doc, SCHEMA, what="verdict.json")  # before the watch is registered: a bad doc changes nothing
+    if kind == "mostly_done":
+        from live_trial.watch import register_watch
+
+        watch = register_watch(eval_root, objective=str(target.frontmatter.get("description") or doc["target"]),
+                               unverified=args.unverified, evidence=args.evidence or "", target=doc["target"],
+                               workdir=str(workdir))
+        doc["watch_id"] = watch["id"]
+    path = write_verdict(workdir, doc)
+    overall = doc["overall"]
+    if args.json:
+        print(json.dumps({"status": "WRITTEN", "path": str(path), "overall": overall["verdict"],
+                          "reasons": overall["reasons"], "verdict": doc}, ensure_ascii=False))
+    else:
+        print(f"WRITTEN: {path}")
+        print(f"OVERALL: {overall['verdict']}" + (f" — {'; '.join(overall['reasons'])}" if overall["reasons"] else ""))
+    return 0

@@ -1,0 +1,305 @@
+"""The fresh evaluator's question and the rules its answer must meet (seed 001 "goal verification"; issue 6).
+
+Pure: builds the prompt and the answer schema from data, and validates an answer against the workdir's
+files and the transcript's record uuids. :mod:`live_trial.evaluator` runs the process.
+
+Answer shape (``ANSWER_SCHEMA``, sent to ``claude -p --json-schema``)::
+
+    {"verdict": "PASS"|"FAIL", "blockers": [str],
+     "evidence": [{"claim": str, "source": "<file under the workdir> | <transcript record uuid>",
+                   "observed": "what was seen, counted"}],
+     "checks": [{"id": "<criterion id>", "result": "pass"|"fail", "evidence": str}]}
+
+Refused (one retry with the reason, then goal FAIL): a score, rating, grade or points field anywhere;
+PASS without an evidence item; a source that is no file under the workdir and no uuid of transcript.jsonl;
+PASS whose observations are only proxies (seed 000: launched, finished, tests passed, ...); FAIL without a
+blocker. Not refused but counted as a failed criterion: a check with empty evidence, a missing check.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from live_trial.errors import RefusedInput
+from live_trial.evidence import check_evidence
+
+NO_VALID_JUDGEMENT = "the evaluator gave no valid judgement"
+SCORE_WORDS = {"score", "scores", "scoring", "rating", "ratings", "rate", "grade", "grades", "grading", "point", "points",
+               "star", "stars", "mark", "marks", "percent", "percentage", "pct"}
+UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+EVALUATOR_VERIFY_BY = {"evaluator", "live-trial", None, ""}
+MAX_FILE_PREVIEW_BYTES = 4000
+MAX_PREVIEW_TOTAL_BYTES = 16000
+MAX_INDEX_RECORDS = 400
+
+ANSWER_SCHEMA: dict = {
+    "type": "object",
+    "required": ["verdict", "blockers", "evidence", "checks"],
+    "properties": {
+        "verdict": {"type": "string", "enum": ["PASS", "FAIL"],
+                    "description": "PASS only when the promised result is really there"},
+        "blockers": {"type": "array", "items": {"type": "string"},
+                     "description": "what stands between the artifacts and the promise; at least one for FAIL"},
+        "evidence": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["claim", "source", "observed"],
+                "properties": {
+                    "claim": {"type": "string", "description": "what this item shows"},
+                    "source": {"type": "string",
+                               "description": "a file path under the working directory, or a transcript record uuid"},
+                    "observed": {"type": "string", "description": "what you saw there, counted"},
+                },
+            },
+        },
+        "checks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "result", "evidence"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "result": {"type": "string", "enum": ["pass", "fail"]},
+                    "evidence": {"type": "string"},
+                },
+            },
+        },
+    },
+}
+
+
+@dataclass
+class Context:
+    """What the evaluator is shown: the promise, the artifacts and the transcript index."""
+
+    workdir: Path
+    target: str
+    description: str
+    criteria: list[dict] = field(default_factory=list)
+    criteria_skipped: list[dict] = field(default_factory=list)
+    artifacts: list[dict] = field(default_factory=list)   # {path, bytes, preview|None}
+    transcript_path: str | None = None
+    transcript_index: list[dict] = field(default_factory=list)  # {uuid, type, tools, head}
+    transcript_uuids: set[str] = field(default_factory=set)
+
+
+def split_criteria(frontmatter: dict) -> tuple[list[dict], list[dict]]:
+    """Return (criteria for the evaluator, criteria left to tests/scripts) from ``feedback_contract.criteria``.
+
+    Criteria whose ``verify_by`` is ``evaluator``, ``live-trial`` or absent are judged here; ``test`` and
+    ``script`` criteria are verified elsewhere and only listed as skipped.
+    """
+    contract = frontmatter.get("feedback_contract") if isinstance(frontmatter, dict) else None
+    items = contract.get("criteria") if isinstance(contract, dict) else None
+    judged, skipped = [], []
+    for item in items or []:
+        if not isinstance(item, dict) or not item.get("id"):
+            continue
+        entry = {"id": str(item["id"]), "text": str(item.get("text", "")), "verify_by": item.get("verify_by")}
+        (judged if entry["verify_by"] in EVALUATOR_VERIFY_BY else skipped).append(entry)
+    return judged, skipped
+
+
+def _input_head(inp: Any, base: Path | None) -> str:
+    """A tool input in short: a file path (relative to ``base`` when under it) or the JSON text."""
+    if isinstance(inp, dict) and isinstance(inp.get("file_path"), str):
+        path = inp["file_path"]
+        if base is not None:
+            try:
+                path = str(Path(path).resolve().relative_to(base))
+            except (ValueError, OSError):
+                pass
+        return path
+    return json.dumps(inp, ensure_ascii=False)
+
+
+def index_records(records: Iterable[dict], base: Path | None = None) -> list[dict]:
+    """One short line per transcript record with a uuid: ``{uuid, type, tools, head}``.
+
+    ``head`` is the start of the text, of the tool input (a file path relative to ``base`` when it is one)
+    or of the tool result, whitespace collapsed, at most 100 characters.
+    """
+    out = []
+    for rec in records:
+        uuid = rec.get("uuid")
+        if not isinstance(uuid, str):
+            continue
+        content = (rec.get("message") or {}).get("content") if isinstance(rec.get("message"), dict) else None
+        tools, head = [], ""
+        if isinstance(content, str):
+            head = content
+        elif isinstance(content, list):
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use":
+                    tools.append(str(block.get("name")))
+                    head = head or _input_head(block.get("input"), base)
+                elif block.get("type") == "tool_result":
+                    tools.append("tool_result")
+                    body = block.get("content")
+                    head = head or (body if isinstance(body, str) else json.dumps(body, ensure_ascii=False))
+                elif block.get("type") == "text":
+                    head = head or str(block.get("text", ""))
+        kind = rec.get("type", "?") + (f"/{rec['subtype']}" if rec.get("subtype") else "")
+        out.append({"uuid": uuid, "type": kind, "tools": tools, "head": " ".join(head.split())[:100]})
+    return out
+
+
+def build_prompt(ctx: Context, retry_reason: str | None = None) -> str:
+    """The evaluator's request: the promise, the artifacts, the transcript index and the answer rules."""
+    lines = [
+        "You are a fresh, independent evaluator of one run of a Claude Code skill. Judge only whether the result the "
+        "skill promises is really there. Do not judge that it started, ran, finished or wrote a marker: those are not "
+        "the goal. Do not change anything; use only Read, Glob and Grep.",
+        "",
+        f"Skill: {ctx.target}",
+        f"What the skill promises (its description): {ctx.description or '(none given)'}",
+    ]
+    if ctx.criteria:
+        lines += ["", "Criteria (give one check per id; a check without evidence counts as fail):"]
+        lines += [f"- {c['id']}: {c['text']}" for c in ctx.criteria]
+    lines += ["", f"Working directory (all file sources are relative to it): {ctx.workdir}",
+              "Artifacts in out/:"]
+    if not ctx.artifacts:
+        lines.append("- (out/ is empty or missing)")
+    for art in ctx.artifacts:
+        lines.append(f"- {art['path']} ({art['bytes']} bytes)")
+        if art.get("preview") is not None:
+            lines += ["  content:", *("    " + ln for ln in art["preview"].splitlines()[:60])]
+    if ctx.transcript_path:
+        lines += ["", f"Transcript of the run: {ctx.transcript_path} (JSON lines; each record has a uuid).",
+                  "Index of its records (uuid | type | tools | beginning):"]
+        lines += [f"- {r['uuid']} | {r['type']} | {','.join(r['tools']) or '-'} | {r['head']}"
+                  for r in ctx.transcript_index[:MAX_INDEX_RECORDS]]
+        if len(ctx.transcript_index) > MAX_INDEX_RECORDS:
+            lines.append(f"- ... {len(ctx.transcript_index) - MAX_INDEX_RECORDS} more records: read the file")
+    else:
+        lines += ["", "Transcript of the run: none was collected."]
+    lines += [
+        "",
+        "Answer with the StructuredOutput tool: verdict PASS or FAIL; blockers (at least one for FAIL); evidence items "
+        "{claim, source, observed} where source is a file path under the working directory or a transcript record "
+        "uuid from the index, and observed says what you saw there, counted (for example '1 file written with 3 "
+        "keys', '2 messages sent'); checks {id, result pass|fail, evidence} for each criterion.",
+        "A PASS needs at least one evidence item that counts what the skill's promised action produced.",
+        "Give no score, rating, grade or points of any kind: only PASS or FAIL and the blockers.",
+    ]
+    if retry_reason:
+        lines += ["", f"Your previous answer was refused: {retry_reason}. Answer again, following the rules above."]
+    return "\n".join(lines)
+
+
+def _is_score_key(key: str) -> bool:
+    """True for keys like score, overall_score, qualityRating, grade, points (split on _ - space and camelCase)."""
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key).replace("_", " ").replace("-", " ").lower().split()
+    return any(w in SCORE_WORDS for w in words)
+
+
+def _score_fields(node: Any, path: str = "") -> list[str]:
+    found = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            where = f"{path}/{key}"
+            if _is_score_key(str(key)):
+                found.append(where)
+            found += _score_fields(value, where)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _score_fields(value, f"{path}/{i}")
+    return found
+
+
+def source_exists(source: str, ctx: Context) -> bool:
+    """True when ``source`` names a file under the workdir or a record uuid of the transcript."""
+    src = (source or "").strip()
+    if not src:
+        return False
+    match = UUID_RE.search(src)
+    if match and (src == match.group(0) or "transcript" in src.lower()):
+        return match.group(0).lower() in ctx.transcript_uuids
+    path_text = re.sub(r"(?::\d+(?:-\d+)?|#L?\d+(?:-L?\d+)?)$", "", src)
+    root = ctx.workdir.resolve()
+    candidate = Path(path_text)
+    candidate = candidate if candidate.is_absolute() else root / candidate
+    try:
+        resolved = candidate.resolve()
+    except OSError:
+        return False
+    return resolved.is_file() and (resolved == root or root in resolved.parents)
+
+
+def answer_problems(answer: Any, ctx: Context) -> list[str]:
+    """Every reason the answer is refused (empty list = valid). See the module docstring for the rules."""
+    if not isinstance(answer, dict):
+        return ["the answer is not a JSON object"]
+    problems = [f"a score-like field is not allowed ({p})" for p in _score_fields(answer)]
+    verdict = answer.get("verdict")
+    if verdict not in ("PASS", "FAIL"):
+        problems.append(f"verdict must be PASS or FAIL, not {verdict!r}")
+    blockers = answer.get("blockers")
+    evidence = answer.get("evidence")
+    if not isinstance(blockers, list) or not all(isinstance(b, str) for b in blockers):
+        problems.append("blockers must be a list of strings")
+        blockers = []
+    if not isinstance(evidence, list) or not all(isinstance(e, dict) for e in evidence):
+        problems.append("evidence must be a list of {claim, source, observed} objects")
+        evidence = []
+    for i, item in enumerate(evidence):
+        for key in ("claim", "source", "observed"):
+            if not str(item.get(key) or "").strip():
+                problems.append(f"evidence item {i} has an empty {key}")
+        if str(item.get("source") or "").strip() and not source_exists(str(item["source"]), ctx):
+            problems.append(f"evidence item {i} cites a source that does not exist: {item['source']!r} "
+                            "(no such file under the working directory, no such uuid in the transcript)")
+    if verdict == "PASS":
+        if not evidence:
+            problems.append("a PASS needs at least one evidence item")
+        else:
+            observed = [str(e.get("observed") or "") for e in evidence]
+            if not any(_counted(o) for o in observed):
+                problems.append("the evidence only names proxies (ran, finished, passed, written...): "
+                                "name what happened, counted, e.g. '1 file written with 3 keys'")
+    if verdict == "FAIL" and not [b for b in blockers if b.strip()]:
+        problems.append("a FAIL needs at least one blocker")
+    checks = answer.get("checks", [])
+    if not isinstance(checks, list) or not all(isinstance(c, dict) for c in checks):
+        problems.append("checks must be a list of {id, result, evidence} objects")
+    return problems
+
+
+def _counted(observed: str) -> bool:
+    try:
+        return check_evidence("PASS", observed, None) == "done"
+    except RefusedInput:
+        return False
+
+
+def settle(answer: dict, ctx: Context) -> dict:
+    """Turn a valid answer into the goal result: criterion checks with empty evidence (or missing) count as fail.
+
+    Returns ``{"goal_result", "blockers", "evidence", "checks"}``; a failed criterion makes a PASS a FAIL
+    with one blocker per failed criterion.
+    """
+    given = {str(c.get("id")): c for c in answer.get("checks") or [] if isinstance(c, dict)}
+    checks = []
+    for crit in ctx.criteria:
+        c = given.get(crit["id"])
+        ev = str((c or {}).get("evidence") or "").strip()
+        result = (c or {}).get("result") if ev else "fail"
+        checks.append({"id": crit["id"], "result": "pass" if result == "pass" else "fail",
+                       "evidence": ev or ("not checked" if c is None else "no evidence given")})
+    blockers = [b.strip() for b in answer.get("blockers") or [] if b.strip()]
+    for c in checks:
+        if c["result"] == "fail":
+            blockers.append(f"criterion {c['id']} failed: {c['evidence']}")
+    goal = "PASS" if answer["verdict"] == "PASS" and all(c["result"] == "pass" for c in checks) else "FAIL"
+    if goal == "FAIL" and not blockers:
+        blockers = [NO_VALID_JUDGEMENT]
+    evidence = [{k: str(e[k]) for k in ("claim", "source", "observed")} for e in answer.get("evidence") or []]
+    return {"goal_result": goal, "blockers": blockers if goal == "FAIL" else [], "evidence": evidence,
+            "checks": checks}

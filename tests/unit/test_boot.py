@@ -1,0 +1,315 @@
+"""boot without tmux: argv, environment, refusals (message, exit code, nothing created) and the screen flow."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from live_trial import boot as bt
+from live_trial.errors import BootFail, BootTimeout, ExitCode, RefusedInput
+
+SCREENS = Path(__file__).parent / "screens"
+S = "lt-20261130T101500-abcd-boot"
+UUID = "12345678-1234-4234-8234-123456789abc"
+
+
+def cap(name):
+    return (SCREENS / f"{name}.txt").read_text(encoding="utf-8")
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, s):
+        self.t += s
+
+
+class FakeBackend:
+    """Screens as a state machine: ``flow`` maps state -> (screen, {key: next state})."""
+
+    def __init__(self, flow, start, dead_after=None, dead_tail=""):
+        self.flow, self.state = flow, start
+        self.keys: list[str] = []
+        self.created: list[tuple] = []
+        self.killed: list[str] = []
+        self.meta = {}
+        self.dead = False
+        self.dead_tail = dead_tail
+        self.polls = 0
+        self.dead_after = dead_after
+
+    def require_tmux(self):
+        return "tmux"
+
+    def new_session(self, name, argv, *, cwd, env, owner_pid=None, width=200, height=50):
+        self.created.append((name, list(argv), cwd, dict(env)))
+        from live_trial.backend import SessionInfo
+        return SessionInfo(name, "$1", "%1", 4242)
+
+    def set_meta(self, name, **kv):
+        self.meta.update(kv)
+
+    def pane_alive(self, name):
+        self.polls += 1
+        if self.dead_after is not None and self.polls > self.dead_after:
+            self.dead = True
+        return not self.dead
+
+    def pane_dead_status(self, name):
+        return 1 if self.dead else None
+
+    def capture(self, name, scrollback=False):
+        if self.dead:
+            return self.dead_tail
+        return self.flow[self.state][0]
+
+    def send_keys(self, name, *keys):
+        for k in keys:
+            self.keys.append(k)
+            self.state = self.flow[self.state][1].get(k, self.state)
+
+    def kill_session(self, name):
+        self.killed.append(name)
+        return True
+
+
+CLAUDE = "/bin/true"   # any executable stands in for claude here
+
+
+def req(tmp_path, **kw):
+    base = dict(session=S, cwd=tmp_path, claude=CLAUDE, rehearsal=True, timeout_s=30, plugin_dirs=[])
+    base.update(kw)
+    return bt.BootRequest(**base)
+
+
+def run(fb, r, env=None):
+    clock = Clock()
+    return bt.boot(r, fb, base_env=env or {"PATH": "/bin"}, clock=clock, sleep=clock.sleep), clock
+
+
+BYPASS_FLOW = {"no": (cap("bypass_dialog"), {"Down": "yes"}), "yes": (cap("bypass_dialog_yes"), {"Enter": "ready", "Up": "no"}),
+               "ready": (cap("ready_after_bypass"), {})}
+
+
+# ---------------------------------------------------------------- argv and environment
+
+def test_build_argv_is_a_list_with_pinned_flags(tmp_path):
+    r = req(tmp_path, model="claude-opus-4-8", session_id=UUID)
+    argv = bt.build_argv(r, "/opt/claude", [Path("/p/tgt"), Path("/p/dep")])
+    assert argv == ["/opt/claude", "--model", "claude-opus-4-8", "--session-id", UUID, "--setting-sources", "local",
+                    "--plugin-dir", "/p/tgt", "--plugin-dir", "/p/dep", "--dangerously-skip-permissions"]
+    assert "--model" not in bt.build_argv(req(tmp_path, session_id=UUID), "/opt/claude")
+
+
+def test_child_env_strips_nested_markers_and_sets_sandbox_in_rehearsal():
+    base = {"PATH": "/bin", "ANTHROPIC_API_KEY": "user-key", "CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "cli",
+            "CLAUDE_CODE_SSE_PORT": "1234", "CLAUDE_CODE_SESSION_ID": "x", "CLAUDE_CODE_CHILD_SESSION": "1",
+            "TMUX": "/tmp/tmux-0/default,1,0", "AI_AGENT": "agent"}
+    env = bt.child_env(base, {"CLAUDE_CONFIG_DIR": "/c", "CLAUDECODE": "1"}, rehearsal=True)
+    assert env == {"PATH": "/bin", "ANTHROPIC_API_KEY": "user-key", "CLAUDE_CONFIG_DIR": "/c", "IS_SANDBOX": "1"}
+    assert "IS_SANDBOX" not in bt.child_env({"PATH": "/bin"}, {}, rehearsal=False)
+
+
+def test_root_without_sandbox_refused_one_line():
+    with pytest.raises(RefusedInput) as exc:
+        bt.check_root_sandbox({}, euid=0)
+    assert exc.value.code == "root_needs_sandbox" and "IS_SANDBOX=1" in exc.value.message
+    assert "\n" not in exc.value.message
+    bt.check_root_sandbox({"IS_SANDBOX": "1"}, euid=0)
+    bt.check_root_sandbox({}, euid=1000)
+
+
+# ---------------------------------------------------------------- refusals: nothing created
+
+@pytest.mark.parametrize("kw,code,words", [
+    (dict(session="lt-bad"), "bad_session_name", "bad session name"),
+    (dict(model="claude;rm -rf"), "bad_model", "model"),
+    (dict(model="--help"), "bad_model", "model"),
+    (dict(session_id="not-a-uuid"), "bad_session_id", "not a uuid"),
+    (dict(proof=True), "proof_needs_model", "proof trial needs --model"),
+    (dict(proof=True, model="sonnet"), "proof_alias", "full model id"),
+    (dict(proof=True, model="opus"), "proof_alias", "full model id"),
+    (dict(target="x:run-skill-live-trial"), "denied_target", "cannot be a trial target"),
+    (dict(target="run-skill-iter-improve"), "denied_target", "cannot be a trial target"),
+])
+def test_refusals_create_nothing(tmp_path, kw, code, words):
+    fb = FakeBackend(BYPASS_FLOW, "no")
+    with pytest.raises(RefusedInput) as exc:
+        run(fb, req(tmp_path, **kw))
+    assert exc.value.code == code and words in exc.value.message and exc.value.exit_code == ExitCode.REFUSED
+    assert fb.created == [] and fb.keys == []
+
+
+def test_missing_cwd_refused(tmp_path):
+    fb = FakeBackend(BYPASS_FLOW, "no")
+    with pytest.raises(RefusedInput) as exc:
+        run(fb, req(tmp_path / "nope"))
+    assert exc.value.code == "bad_cwd" and fb.created == []
+
+
+def test_real_trial_as_root_without_sandbox_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    fb = FakeBackend(BYPASS_FLOW, "no")
+    with pytest.raises(RefusedInput) as exc:
+        run(fb, req(tmp_path, rehearsal=False), env={"PATH": "/bin"})
+    assert exc.value.code == "root_needs_sandbox" and fb.created == []
+    fb2 = FakeBackend(BYPASS_FLOW, "no")
+    run(fb2, req(tmp_path, rehearsal=False), env={"PATH": "/bin", "IS_SANDBOX": "1"})
+    assert fb2.created
+
+
+def test_tmux_or_claude_missing_is_blocked_and_creates_nothing(tmp_path):
+    from live_trial.errors import Blocked
+
+    fb = FakeBackend(BYPASS_FLOW, "no")
+
+    def no_tmux():
+        raise Blocked("tmux not found", code="tmux_missing")
+
+    fb.require_tmux = no_tmux
+    with pytest.raises(Blocked) as exc:
+        run(fb, req(tmp_path))
+    assert exc.value.exit_code == ExitCode.BLOCKED and fb.created == []
+    fb = FakeBackend(BYPASS_FLOW, "no")
+    with pytest.raises(Blocked) as exc:
+        run(fb, req(tmp_path, claude=str(tmp_path / "no-claude")))
+    assert exc.value.code == "claude_missing" and "not an executable" in exc.value.message and fb.created == []
+
+
+def test_proof_accepts_full_ids(tmp_path):
+    for model in ("claude-opus-4-8", "claude-sonnet-4-5-20250929"):
+        assert bt.validate_model(model, proof=True) == model
+
+
+# ---------------------------------------------------------------- dialog and READY flow
+
+def test_bypass_dialog_accepted_down_then_enter(tmp_path):
+    fb = FakeBackend(BYPASS_FLOW, "no")
+    result, _ = run(fb, req(tmp_path, session_id=UUID))
+    assert fb.keys == ["Down", "Enter"]
+    assert result.bypass_dialog_seen is True
+    assert result.ready_line().startswith(f"READY: {S} (") and result.ready_line().endswith(
+        f"MODEL:default SESSION_ID:{UUID}")
+    assert fb.killed == []
+    name, argv, cwd, env = fb.created[0]
+    assert argv[0] == CLAUDE and env["IS_SANDBOX"] == "1"
+    assert fb.meta["session_id"] == UUID
+
+
+def test_no_dialog_is_fine(tmp_path):
+    fb = FakeBackend({"ready": (cap("ready_no_dialog"), {})}, "ready")
+    result, _ = run(fb, req(tmp_path))
+    assert result.bypass_dialog_seen is False and fb.keys == []
+
+
+def test_bypass_cursor_not_on_no_exit_presses_nothing(tmp_path):
+    odd = cap("bypass_dialog").replace("  ❯ 1. No, exit", "    1. No, exit").replace("    2. Yes, I accept",
+                                                                                      "  ❯ 2. Yes, I accept")
+    odd = odd.replace("Yes, I accept", "Maybe later")
+    fb = FakeBackend({"odd": (odd, {})}, "odd")
+    with pytest.raises(BootFail) as exc:
+        run(fb, req(tmp_path))
+    assert fb.keys == [] and "bypass-permissions dialog" in exc.value.message
+    assert exc.value.details["screen"] == "bypass-permissions dialog" and fb.killed == [S]
+
+
+def test_bypass_cursor_that_does_not_move_fails(tmp_path):
+    fb = FakeBackend({"no": (cap("bypass_dialog"), {})}, "no")
+    with pytest.raises(BootFail) as exc:
+        run(fb, req(tmp_path))
+    assert fb.keys == ["Down"] and "did not move" in exc.value.message  # never Enter on "No, exit"
+
+
+@pytest.mark.parametrize("screen_name,named", [("trust_question", "folder-trust question"),
+                                               ("api_key_approval", "API-key approval"),
+                                               ("onboarding", "onboarding"), ("not_logged_in", "login")])
+def test_blocking_screens_fail_fast_naming_the_screen(tmp_path, screen_name, named):
+    fb = FakeBackend({"s": (cap(screen_name), {})}, "s")
+    with pytest.raises(BootFail) as exc:
+        run(fb, req(tmp_path))
+    assert named in exc.value.message and exc.value.details["screen"] == named
+    assert exc.value.details["tail"] and exc.value.fix
+    assert fb.keys == [] and fb.killed == [S]
+    assert fb.polls <= 3
+
+
+def test_exit_at_start_is_boot_fail_with_last_lines(tmp_path):
+    fb = FakeBackend({"s": ("", {})}, "s", dead_after=1, dead_tail=cap("dead_root_refused"))
+    with pytest.raises(BootFail) as exc:
+        run(fb, req(tmp_path))
+    assert "exited at start (exit status 1)" in exc.value.message
+    assert "root/sudo" in exc.value.message and "IS_SANDBOX=1" in exc.value.fix
+    assert fb.killed == [S]
+
+
+def test_timeout_carries_tail(tmp_path):
+    fb = FakeBackend({"blank": ("loading…", {})}, "blank")
+    with pytest.raises(BootTimeout) as exc:
+        run(fb, req(tmp_path, timeout_s=5))
+    assert exc.value.exit_code == ExitCode.FAIL and exc.value.details["tail"] == ["loading…"]
+    assert fb.killed == [S]
+
+
+# ---------------------------------------------------------------- plugin pinning (closure from helper D)
+
+def _plugin(root: Path, name: str, deps=(), contract=None, skills=("s",)):
+    (root / name / ".claude-plugin").mkdir(parents=True)
+    (root / name / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": name, "dependencies": list(deps)}))
+    for s in skills:
+        (root / name / "skills" / s).mkdir(parents=True)
+        (root / name / "skills" / s / "SKILL.md").write_text(f"---\nname: {s}\ndescription: {s} of {name}\n---\nbody\n")
+    if contract:
+        (root / name / "references").mkdir()
+        (root / name / "references" / "package-contract.json").write_text(json.dumps(contract))
+
+
+def test_plugin_dirs_are_the_dependency_union(tmp_path):
+    from live_trial import closure
+
+    root = tmp_path / "plugins"
+    _plugin(root, "tgt", deps=["depa"], skills=("run", "other"),
+            contract={"entry_points": {"skills": ["run", "other"]}, "depends_on": ["depb", "depc"],
+                      "skill_dependencies": {"run": ["depb"], "other": ["depc"]}})
+    for n in ("depa", "depb", "depc", "unrelated"):
+        _plugin(root, n)
+    dirs = bt.resolve_plugin_dirs("tgt:run", root)
+    assert [d.name for d in dirs] == ["tgt", "depa", "depb"]
+    union = closure.dependency_union(closure.resolve_target("tgt:run", root), root)
+    assert dirs == [ref.root for ref in union]
+    assert bt.resolve_plugin_dirs("plainskill", root) == [] and bt.resolve_plugin_dirs(None, root) == []
+
+
+def test_missing_dependency_fails_closed_before_start(tmp_path):
+    root = tmp_path / "plugins"
+    _plugin(root, "tgt", deps=["ghost"])
+    fb = FakeBackend(BYPASS_FLOW, "no")
+    with pytest.raises(BootFail) as exc:
+        run(fb, req(tmp_path, target="tgt:s", plugins_root=root, plugin_dirs=None))
+    assert "ghost" in exc.value.message and exc.value.exit_code == 2
+    assert fb.created == []
+
+
+# ---------------------------------------------------------------- CLI
+
+def test_cli_boot_refusals_exit_2_one_line(tmp_path, capsys, monkeypatch):
+    from live_trial.cli.main import main
+
+    created = []
+    monkeypatch.setattr("live_trial.backend.Backend.new_session", lambda *a, **k: created.append(a))
+    cases = [(["boot", "bad", str(tmp_path)], "REFUSED: bad session name"),
+             (["boot", S, str(tmp_path), "--proof"], "REFUSED: a proof trial needs --model"),
+             (["boot", S, str(tmp_path), "--proof", "--model", "sonnet"], "REFUSED: proof trials need a full model id"),
+             (["boot", S, str(tmp_path), "--target-skill", "p:run-skill-live-trial"], "REFUSED: run-skill-live-trial"),
+             (["boot", S, str(tmp_path), "--model", "a b"], "REFUSED: model 'a b'"),
+             (["boot", S, str(tmp_path), "--rehearsal-server", "http://127.0.0.1:1"], "REFUSED: --rehearsal-server needs")]
+    for argv, start in cases:
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(start) and "\n" not in err, err
+    assert created == [] and list(tmp_path.iterdir()) == []

@@ -1,0 +1,274 @@
+"""Fresh evaluator: answer rules, retry, evaluation.json (seed 001 OUT1; issue 6). Fake process runner; no CLI."""
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from live_trial import evaluator as ev
+from live_trial import evaluator_answer as ea
+from live_trial.jsonfile import schema_errors
+
+U1 = "11111111-1111-4111-8111-111111111111"
+U2 = "22222222-2222-4222-8222-222222222222"
+FAKE_UUID = "99999999-9999-4999-8999-999999999999"
+DESCRIPTION = 'Writes a greeting file out/greeting.txt containing exactly one line "Hello, <name>!"'
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    wd = tmp_path / "run"
+    (wd / "out").mkdir(parents=True)
+    (wd / "out" / "greeting.txt").write_text("Hello, World!\n")
+    (wd / "out" / "status.json").write_text('{"status": "ok"}\n')
+    records = [
+        {"type": "user", "uuid": U1, "message": {"role": "user", "content": "Skill hello:greet please"}},
+        {"type": "assistant", "uuid": U2, "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Write",
+             "input": {"file_path": str(wd / "out" / "greeting.txt"), "content": "Hello, World!\n"}}]}},
+        {"type": "system", "subtype": "turn_duration", "uuid": "33333333-3333-4333-8333-333333333333"},
+    ]
+    (wd / "transcript.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return wd
+
+
+def target(criteria=None):
+    fm = {"description": DESCRIPTION}
+    if criteria:
+        fm["feedback_contract"] = {"criteria": criteria}
+    return SimpleNamespace(qualified="hello:greet", frontmatter=fm, skill_md=None)
+
+
+GOOD_PASS = {"verdict": "PASS", "blockers": [], "checks": [], "evidence": [
+    {"claim": "the greeting file holds the promised line", "source": "out/greeting.txt",
+     "observed": "1 file with 1 line: Hello, World!"},
+    {"claim": "the Write tool wrote it", "source": U2, "observed": "1 Write call to out/greeting.txt"}]}
+
+
+class FakeCLI:
+    def __init__(self, *outputs):
+        self.outputs = list(outputs)
+        self.calls = []
+
+    def __call__(self, argv, stdin_text, cwd, env, timeout_s):
+        self.calls.append({"argv": argv, "prompt": stdin_text, "cwd": cwd, "env": dict(env), "timeout_s": timeout_s})
+        out = self.outputs.pop(0)
+        if isinstance(out, ev.ProcessResult):
+            return out
+        if isinstance(out, str):
+            return ev.ProcessResult(0, out, "", False, 0.1)
+        doc = {"type": "result", "subtype": "success", "is_error": False, "result": json.dumps(out),
+               "session_id": "x", "structured_output": out}
+        return ev.ProcessResult(0, json.dumps(doc), "", False, 0.1)
+
+
+def run_eval(workdir, cli, tgt=None, **kw):
+    return ev.evaluate(workdir, tgt or target(), "/bin/claude-fake", {"A": "1"}, runner=cli, **kw)
+
+
+def test_valid_pass_is_kept_with_evidence_and_written(workdir):
+    cli = FakeCLI(GOOD_PASS)
+    doc = run_eval(workdir, cli)
+    assert doc["goal_result"] == "PASS" and doc["blockers"] == [] and len(doc["evidence"]) == 2
+    assert doc["judged_by"] == "evaluator" and len(doc["attempts"]) == 1
+    on_disk = json.loads((workdir / "evaluation.json").read_text())
+    assert on_disk == doc and schema_errors(on_disk, "evaluation.schema.json") == []
+    assert doc["session_id"] == doc["attempts"][0]["session_id"]
+
+
+def test_process_is_fresh_read_only_and_runs_in_the_workdir(workdir):
+    cli = FakeCLI(GOOD_PASS)
+    run_eval(workdir, cli, model="claude-x")
+    call = cli.calls[0]
+    argv = call["argv"]
+    assert argv[0] == "/bin/claude-fake" and "-p" in argv
+    assert argv[argv.index("--output-format") + 1] == "json"
+    assert json.loads(argv[argv.index("--json-schema") + 1]) == ea.ANSWER_SCHEMA
+    assert argv[argv.index("--tools") + 1] == "Read,Glob,Grep"
+    assert argv[argv.index("--model") + 1] == "claude-x"
+    assert "--continue" not in argv and "--resume" not in argv and "-c" not in argv and "-r" not in argv
+    assert call["cwd"] == workdir.resolve() and call["env"] == {"A": "1"}
+    prompt = call["prompt"]
+    assert DESCRIPTION in prompt and "out/greeting.txt" in prompt and "Hello, World!" in prompt
+    assert U1 in prompt and f"- {U2} | assistant | Write | out/greeting.txt" in prompt and "transcript.jsonl" in prompt
+    assert "no score" in prompt
+
+
+@pytest.mark.parametrize("bad,needle", [
+    ({**GOOD_PASS, "score": 8}, "score-like"),
+    ({**GOOD_PASS, "evidence": [{**GOOD_PASS["evidence"][0], "rating": "A"}]}, "score-like"),
+    ({**GOOD_PASS, "details": {"qualityScore": 0.9}}, "score-like"),
+    ({**GOOD_PASS, "evidence": []}, "needs at least one evidence"),
+    ({**GOOD_PASS, "evidence": [{**GOOD_PASS["evidence"][1], "source": FAKE_UUID}]}, "does not exist"),
+    ({**GOOD_PASS, "evidence": [{**GOOD_PASS["evidence"][0], "source": "out/nothing.txt"}]}, "does not exist"),
+    ({**GOOD_PASS, "evidence": [{**GOOD_PASS["evidence"][0], "source": "../../etc/passwd"}]}, "does not exist"),
+    ({**GOOD_PASS, "evidence": [{**GOOD_PASS["evidence"][0], "observed": "the skill finished, tests passed"}]},
+     "proxies"),
+    ({"verdict": "FAIL", "blockers": [], "evidence": [], "checks": []}, "needs at least one blocker"),
+    ({"verdict": "MAYBE", "blockers": ["x"], "evidence": [], "checks": []}, "PASS or FAIL"),
+])
+def test_refused_answers_are_retried_once_with_the_reason_then_fail(workdir, bad, needle):
+    cli = FakeCLI(bad, bad)
+    doc = run_eval(workdir, cli)
+    assert len(cli.calls) == 2
+    assert needle in cli.calls[1]["prompt"] and "previous answer was refused" in cli.calls[1]["prompt"]
+    assert doc["goal_result"] == "FAIL" and doc["blockers"] == ["the evaluator gave no valid judgement"]
+    assert doc["judged_by"] == "fallback" and doc["evidence"] == []
+    assert [a["valid"] for a in doc["attempts"]] == [False, False]
+    assert any(needle in p for p in doc["attempts"][0]["problems"])
+    assert doc["attempts"][0]["session_id"] != doc["attempts"][1]["session_id"]
+    assert schema_errors(json.loads((workdir / "evaluation.json").read_text()), "evaluation.schema.json") == []
+
+
+def test_numbers_inside_evidence_text_are_fine(workdir):
+    ans = {**GOOD_PASS, "evidence": [{"claim": "scored 3 of 3 lines", "source": "out/greeting.txt",
+                                      "observed": "1 file, 1 line, 13 characters; rating of the lines not given"}]}
+    assert run_eval(workdir, FakeCLI(ans))["goal_result"] == "PASS"
+
+
+def test_a_good_second_answer_is_used(workdir):
+    cli = FakeCLI({**GOOD_PASS, "score": 10}, GOOD_PASS)
+    doc = run_eval(workdir, cli)
+    assert doc["goal_result"] == "PASS" and len(doc["attempts"]) == 2 and doc["judged_by"] == "evaluator"
+    assert doc["session_id"] == doc["attempts"][1]["session_id"]
+
+
+def test_valid_fail_is_kept(workdir):
+    ans = {"verdict": "FAIL", "blockers": ["out/greeting.txt says 'Hi' instead of 'Hello, World!'"],
+           "evidence": [{"claim": "wrong text", "source": "out/greeting.txt", "observed": "1 line: Hi"}], "checks": []}
+    doc = run_eval(workdir, FakeCLI(ans))
+    assert doc["goal_result"] == "FAIL" and doc["blockers"] == ans["blockers"] and len(doc["attempts"]) == 1
+
+
+@pytest.mark.parametrize("output", [
+    ev.ProcessResult(None, "", "", True, 600.0),
+    "not json at all",
+    json.dumps({"type": "result", "is_error": False, "result": "I think it passed"}),
+    json.dumps({"type": "result", "is_error": True, "subtype": "error_max_structured_output_retries",
+                "errors": ["Failed to provide valid structured output after 5 attempts"]}),
+    ev.ProcessResult(1, "", "Error: something", False, 0.2),
+])
+def test_no_structured_answer_is_a_failure_even_with_exit_0(workdir, output):
+    doc = run_eval(workdir, FakeCLI(output, output))
+    assert doc["goal_result"] == "FAIL" and doc["blockers"] == ["the evaluator gave no valid judgement"]
+    assert all(a["problems"] for a in doc["attempts"])
+
+
+CRITERIA = [{"id": "OUT1", "text": "the greeting is written", "verify_by": "evaluator"},
+            {"id": "OUT2", "text": "the file has one line"},
+            {"id": "IN1", "text": "pytest covers it", "verify_by": "test"}]
+
+
+def test_criteria_checks(workdir):
+    ans = {**GOOD_PASS, "checks": [{"id": "OUT1", "result": "pass", "evidence": "out/greeting.txt has 1 line"},
+                                   {"id": "OUT2", "result": "pass", "evidence": "1 line"}]}
+    cli = FakeCLI(ans)
+    doc = run_eval(workdir, cli, tgt=target(CRITERIA))
+    assert doc["goal_result"] == "PASS"
+    assert [c["id"] for c in doc["criteria"]] == ["OUT1", "OUT2"]
+    assert doc["criteria_skipped"] == [{"id": "IN1", "verify_by": "test"}]
+    assert "OUT1: the greeting is written" in cli.calls[0]["prompt"] and "IN1" not in cli.calls[0]["prompt"]
+
+
+@pytest.mark.parametrize("checks", [
+    [{"id": "OUT1", "result": "pass", "evidence": ""}, {"id": "OUT2", "result": "pass", "evidence": "1 line"}],
+    [{"id": "OUT2", "result": "pass", "evidence": "1 line"}],
+    [{"id": "OUT1", "result": "fail", "evidence": "0 files"}, {"id": "OUT2", "result": "pass", "evidence": "1 line"}],
+])
+def test_a_criterion_without_evidence_or_missing_counts_as_fail(workdir, checks):
+    doc = run_eval(workdir, FakeCLI({**GOOD_PASS, "checks": checks}), tgt=target(CRITERIA))
+    assert doc["goal_result"] == "FAIL"
+    assert [c["result"] for c in doc["checks"] if c["id"] == "OUT1"] == ["fail"]
+    assert any(b.startswith("criterion OUT1 failed") for b in doc["blockers"])
+
+
+def test_source_forms(workdir):
+    ctx = ev.build_context(workdir, target())
+    for ok in ["out/greeting.txt", str(workdir / "out" / "greeting.txt"), "out/greeting.txt:1", U1,
+               f"transcript.jsonl#{U2}", "transcript.jsonl", U1.upper()]:
+        assert ea.source_exists(ok, ctx), ok
+    for bad in ["", FAKE_UUID, f"transcript.jsonl#{FAKE_UUID}", "out", "/etc/passwd", "out/../../x"]:
+        assert not ea.source_exists(bad, ctx), bad
+
+
+def test_workdir_without_transcript_or_out(tmp_path):
+    wd = tmp_path / "empty"
+    wd.mkdir()
+    cli = FakeCLI({"verdict": "FAIL", "blockers": ["out/ is missing: 0 files"], "evidence": [], "checks": []})
+    doc = run_eval(wd, cli)
+    assert doc["goal_result"] == "FAIL"
+    assert "none was collected" in cli.calls[0]["prompt"] and "(out/ is empty or missing)" in cli.calls[0]["prompt"]
+
+
+def test_score_key_detection():
+    for key in ["score", "overall_score", "qualityScore", "Rating", "grade", "points", "stars", "percentage"]:
+        assert ea._is_score_key(key), key
+    for key in ["claim", "source", "observed", "checkpoints", "remarks", "evidence", "blockers"]:
+        assert not ea._is_score_key(key), key
+
+
+# ----------------------------------------------------------------------------- check-only starter
+
+def test_check_starter_is_read_only_and_returns_one_result(tmp_path):
+    cli = FakeCLI({"result": "ok", "note": "2 replies found in the log"})
+    watch = {"id": "w-12345678", "objective": "reply", "unverified": "replies not seen", "evidence": "deployed",
+             "workdir": str(tmp_path)}
+    starter = ev.check_starter(env={"B": "2"}, claude="/bin/claude-fake", runner=cli)
+    assert starter(watch, tmp_path / "eval-log") == {"result": "ok", "note": "2 replies found in the log"}
+    argv = cli.calls[0]["argv"]
+    assert argv[argv.index("--tools") + 1] == "Read,Glob,Grep" and "--resume" not in argv
+    assert json.loads(argv[argv.index("--json-schema") + 1]) == ev.CHECK_SCHEMA
+    assert "do not implement, fix, change or send anything" in cli.calls[0]["prompt"]
+    assert cli.calls[0]["cwd"] == tmp_path.resolve()
+
+
+@pytest.mark.parametrize("answer", [{"result": "ok", "note": "the bot is running"}, {"result": "maybe", "note": "x"},
+                                    {"result": "ng", "note": ""}])
+def test_check_starter_refuses_non_results(tmp_path, answer):
+    starter = ev.check_starter(env={}, claude="/bin/claude-fake", runner=FakeCLI(answer))
+    out = starter({"objective": "o", "unverified": "u", "workdir": None}, tmp_path)
+    assert "error" in out and "result" not in out
+
+
+def test_context_from_a_real_closure_target(workdir):
+    from live_trial.closure import resolve_target
+    from live_trial.resources import repo_root
+
+    tgt = resolve_target("hello:greet", repo_root() / "examples" / "plugins")
+    ctx = ev.build_context(workdir, tgt)
+    assert ctx.target == "hello:greet" and "out/greeting.txt" in ctx.description
+    assert {a["path"] for a in ctx.artifacts} == {"out/greeting.txt", "out/status.json"}
+
+
+def test_criteria_from_seed_001_frontmatter_shape():
+    fm = {"feedback_contract": {"criteria": [
+        {"id": "IN1", "loop_scope": "inner", "text": "t", "verify_by": "test"},
+        {"id": "IN2", "loop_scope": "inner", "text": "t", "verify_by": "script"},
+        {"id": "OUT1", "loop_scope": "outer", "text": "PASS or FAIL only", "verify_by": "evaluator"},
+        {"id": "OUT2", "loop_scope": "outer", "text": "actual model", "verify_by": "live-trial"}]}}
+    judged, skipped = ea.split_criteria(fm)
+    assert [c["id"] for c in judged] == ["OUT1", "OUT2"] and [c["id"] for c in skipped] == ["IN1", "IN2"]
+
+
+def test_run_process_feeds_stdin_in_cwd(tmp_path):
+    res = ev.run_process(["sh", "-c", "pwd; cat"], "the prompt", tmp_path, {"PATH": "/usr/bin:/bin"}, 30)
+    assert res.exit_code == 0 and not res.timed_out
+    assert res.stdout == f"{tmp_path.resolve()}\nthe prompt"
+
+
+def test_run_process_kills_the_whole_group_at_the_timeout(tmp_path):
+    import os
+    pidfile = tmp_path / "child.pid"
+    res = ev.run_process(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"], "", tmp_path,
+                         {"PATH": "/usr/bin:/bin"}, 0.5)
+    assert res.timed_out and res.exit_code is None
+    child = int(pidfile.read_text())
+    try:
+        os.kill(child, 0)
+        state = open(f"/proc/{child}/stat").read().split()[2]
+        assert state == "Z", "the grandchild survived the timeout"
+    except ProcessLookupError:
+        pass
+    res2 = ev.parse_output(res)
+    assert res2 == (None, None, "the evaluator did not answer in time")

@@ -1,0 +1,73 @@
+"""Evidence rules (seed 000 rule 1; issue 6 "evidence rules"). Pure functions: no disk."""
+from __future__ import annotations
+
+import pytest
+
+from live_trial.errors import RefusedInput
+from live_trial.evidence import check_evidence, counted_observations, proxy_phrases
+
+
+@pytest.mark.parametrize("evidence", [None, "", "   "])
+def test_pass_without_evidence_is_refused_with_evidence_required(evidence):
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence("PASS", evidence, None)
+    assert exc.value.code == "evidence_required"
+    assert "counted" in exc.value.message  # says what would count
+
+
+@pytest.mark.parametrize("evidence", [
+    "launched", "the bot started", "finished", "exited 0", "process exited with code 0", "tests passed",
+    "42 tests passed", "all tests passed (17/17)", "CI green", "CI is green, PR #12 merged", "merged",
+    "deployed v2.1.0 at 12:00 on 2026-11-30", "the daemon is running", "up and running", "marker written",
+    "status.json written", "progress 100%", "ok", "looks good", "works", "no errors",
+    "起動しました", "テスト緑", "テストが全て通過", "CIが緑", "マージ済み", "デプロイしました", "稼働中", "正常終了",
+    "完了しました", "マーカーを書いた", "問題なし",
+])
+def test_proxy_only_evidence_is_refused(evidence):
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence("PASS", evidence, None)
+    assert exc.value.code == "proxy_evidence"
+    assert "name what happened, counted" in exc.value.message
+    assert "1 file written with 3 keys" in exc.value.message
+
+
+@pytest.mark.parametrize("evidence", [
+    "1 file written with 3 keys", "2 messages sent", "3 replies found in the log", "two messages sent",
+    "deployed, and 5 replies were sent to real users", "out/status.json has 2 keys", "返信を3件送った",
+    "起動後、返信を２件送った", "メールを三通送った", "sent 1 greeting to the user; the file holds 4 lines",
+])
+def test_counted_evidence_is_accepted(evidence):
+    assert check_evidence("PASS", evidence, None) == "done"
+
+
+@pytest.mark.parametrize("evidence", ["0 replies sent", "返信0件", "zero messages sent", "起動しました。返信0件"])
+def test_only_zero_counts_is_refused(evidence):
+    """The seed's real case: 0 replies and a "done" notification. The verb must have happened at least once."""
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence("PASS", evidence, None)
+    assert exc.value.code == "proxy_evidence"
+
+
+def test_unverified_makes_pass_mostly_done_even_with_a_proxy():
+    assert check_evidence("PASS", "deployed", "no human inquiry has arrived yet") == "mostly_done"
+    assert check_evidence("PASS", None, "replies can only be seen tomorrow") == "mostly_done"
+
+
+@pytest.mark.parametrize("goal", ["FAIL", "DEGRADED", "BLOCKED"])
+def test_non_pass_needs_nothing(goal):
+    assert check_evidence(goal, None, None) == "not_done"
+
+
+def test_lowercase_pass_is_still_checked():
+    with pytest.raises(RefusedInput):
+        check_evidence("pass", "", None)
+
+
+def test_identifiers_are_not_counts():
+    text = "run 20261130T101010-abcd wrote commit abc1234def5678 at 10:11, version 1.2.3, pid 4242, #17"
+    assert counted_observations(text) == []
+
+
+def test_proxy_phrases_are_reported():
+    assert proxy_phrases("CI green, merged") == ["CI green", "merged"]
+    assert proxy_phrases("2 messages sent") == []

@@ -1,0 +1,295 @@
+"""Notifications: catalogues, forbidden tokens, sinks (seed 000 "通知文の書き方"; issue 6)."""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+from live_trial import notify as nt
+from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
+from live_trial.jsonfile import schema_errors
+
+COMMANDS_EXIT = {"run": [0, 1, 2, 3, 6], "boot": [0, 1, 2, 3], "poll": [0, 1, 2, 3, 4, 5], "verdict": [0, 2],
+                 "evaluate": [0, 2, 3], "watch": [0, 2], "any": [64, 130]}
+SAMPLES = ["毎朝のニュースを3件まとめて送る", "send a greeting to the user", "返信を2件送った", ""]
+
+
+def _import_all():
+    import importlib
+    import pkgutil
+
+    import live_trial
+    for mod in pkgutil.walk_packages(live_trial.__path__, "live_trial."):
+        if mod.name.endswith("__main__"):
+            continue
+        try:
+            importlib.import_module(mod.name)
+        except Exception:  # noqa: BLE001 - a module another helper is still writing
+            pass
+
+
+_CODE_LITERAL = re.compile(r"""\b(?:code|stop_reason)\s*=\s*["']([a-z][a-z_]+)["']|\bstatus\s*=\s*["']([A-Z][A-Z_]+)["']""")
+_WIRE_VALUES = {"tool_use", "end_turn", "stop_sequence", "max_tokens"}  # Anthropic API stop reasons, not ours
+
+
+def _codes_in_source() -> set[str]:
+    root = Path(nt.__file__).resolve().parent
+    found = set()
+    for path in root.rglob("*.py"):
+        for m in _CODE_LITERAL.finditer(path.read_text(encoding="utf-8")):
+            found.add(m.group(1) or m.group(2))
+    return found - _WIRE_VALUES
+
+
+def _all_error_classes():
+    _import_all()
+    out, stack = [], [LiveTrialError]
+    while stack:
+        cls = stack.pop()
+        out.append(cls)
+        stack.extend(cls.__subclasses__())
+    return out
+
+
+@pytest.mark.parametrize("lang", nt.LANGS)
+def test_every_template_passes_the_forbidden_token_check(lang):
+    cat = nt.catalogue(lang)
+    assert set(cat["templates"]) == set(nt.KINDS)
+    for kind, tmpl in cat["templates"].items():
+        for text in (tmpl["text"].format(objective="", detail=""), tmpl["generic"]):
+            assert nt.forbidden_tokens(text, lang) == [], (lang, kind, text)
+        for obj in SAMPLES:
+            for det in SAMPLES:
+                r = nt.render(kind, obj, det, lang)
+                assert not r["sanitised"] and nt.forbidden_tokens(r["text"], lang) == []
+
+
+@pytest.mark.parametrize("lang", nt.LANGS)
+def test_every_reason_and_exit_code_sentence_passes_the_check(lang):
+    cat = nt.catalogue(lang)
+    for code, sentence in list(cat["reasons"].items()) + list(cat["families"].items()):
+        assert sentence.strip() and nt.forbidden_tokens(sentence, lang) == [], (code, sentence)
+    for command, codes in COMMANDS_EXIT.items():
+        for code in codes:
+            sentence = nt.exit_code_sentence(command, code, lang)
+            assert sentence != cat["reasons"]["unknown"], (command, code)
+            assert nt.forbidden_tokens(sentence, lang) == [], (command, code, sentence)
+
+
+@pytest.mark.parametrize("lang", nt.LANGS)
+def test_every_exit_code_and_error_of_the_harness_has_a_sentence(lang):
+    cat = nt.catalogue(lang)
+    for member in ExitCode:
+        assert any(str(int(member)) in table for table in cat["exit_codes"].values()), member
+    unknown = cat["reasons"]["unknown"]
+    for cls in _all_error_classes():
+        assert nt.reason_sentence(cls.status, lang) != unknown, (cls, cls.status)
+        assert nt.reason_sentence(cls.code, lang) != unknown, (cls, cls.code)
+    for code in sorted(_codes_in_source()):
+        assert nt.reason_sentence(code, lang) != unknown, f"add a sentence for {code!r} to notifications.{lang}.json"
+    for word in ("DONE", "STALL", "GATE", "HARD_CAP", "TICK_BUDGET", "BOOT_FAIL", "READY", "PASS", "FAIL",
+                 "DEGRADED", "BLOCKED", "TIMEOUT", "evidence_required", "proxy_evidence", "session_gone"):
+        assert word in cat["reasons"]
+
+
+def test_both_catalogues_have_the_same_keys():
+    ja, en = nt.catalogue("ja"), nt.catalogue("en")
+    assert set(ja["reasons"]) == set(en["reasons"]) and set(ja["families"]) == set(en["families"])
+    assert {k: set(v) for k, v in ja["exit_codes"].items()} == {k: set(v) for k, v in en["exit_codes"].items()}
+
+
+@pytest.mark.parametrize("lang", nt.LANGS)
+@pytest.mark.parametrize("token", [
+    "evidence_required", "proxy_evidence", "HARD_CAP", "TICK_BUDGET", "BOOT_FAIL", "STALL", "GATE", "DONE", "READY",
+    "BLOCKED", "DEGRADED", "daily_iter_cap", "runner_error", "noop", "failed_check", "lastCheckAt",
+    "0b0c7a4e-1111-2222-3333-444455556666", "20261130T101010-abcd", "lt-20261130T101010-abcd-greet",
+    "eval-log/hello/greet", "C:\\logs\\x", "status.json", "transcript.jsonl", "[P1]", "【P2】", "--evidence", "-h",
+    "`anything`", "live-trial", "python -m", "hello:greet", "w-1a2b3c4d", "sha256:abcdef", "watch --id",
+    "some_new_code", "NEW_STATUS",
+])
+def test_forbidden_tokens_are_found(token, lang):
+    text = ("終わりました " if lang == "ja" else "It ended ") + token + (" です" if lang == "ja" else " here")
+    assert nt.forbidden_tokens(text, lang), token
+
+
+def test_subcommand_names_are_forbidden_in_japanese_prose_and_as_commands_in_english():
+    assert nt.forbidden_tokens("結果は verdict に書きました", "ja") == ["verdict"]
+    assert nt.forbidden_tokens("send a greeting to the user", "ja") == []
+    assert nt.forbidden_tokens("run --proof", "en")
+    assert nt.forbidden_tokens("It will be checked every day and we watch it", "en") == []
+
+
+def test_a_text_with_forbidden_tokens_is_sanitised_and_recorded(tmp_path):
+    rec = nt.notify(tmp_path, "done", "greet the user (hello:greet)",
+                    "out/status.json has 2 keys; session lt-20261130T101010-abcd-greet; PASS [P1]", "en", env={})
+    assert rec["check"]["sanitised"] is True and rec["check"]["fallback"] is False
+    assert set(rec["check"]["removed"]) >= {"hello:greet", "out/status.json", "PASS", "[P1]"}
+    assert nt.forbidden_tokens(rec["text"], "en") == []
+    assert "(internal reference)" in rec["text"] and "2 keys" in rec["text"]
+
+
+def test_a_bad_template_falls_back_to_the_generic_sentence(monkeypatch, tmp_path):
+    cat = json.loads(json.dumps(nt.catalogue("en")))
+    cat["templates"]["done"]["text"] = "DONE: {objective} ({detail})"
+    monkeypatch.setattr(nt, "catalogue", lambda lang: cat)
+    rec = nt.notify(tmp_path, "done", "greet", "2 keys", "en", env={})
+    assert rec["check"]["fallback"] is True and rec["text"] == cat["templates"]["done"]["generic"]
+    assert "DONE" in rec["check"]["removed"]
+
+
+def test_language_choice(monkeypatch):
+    assert nt.resolve_lang(None, {}) == "ja"
+    assert nt.resolve_lang(None, {"LIVE_TRIAL_LANG": "en"}) == "en"
+    assert nt.resolve_lang("ja", {"LIVE_TRIAL_LANG": "en"}) == "ja"
+    with pytest.raises(RefusedInput):
+        nt.resolve_lang("fr", {})
+
+
+def test_unknown_kind_is_refused_and_nothing_written(tmp_path):
+    with pytest.raises(RefusedInput):
+        nt.notify(tmp_path, "celebrate", "x", "y", "ja", env={})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_file_sink_always_written_and_schema_valid(tmp_path):
+    rec = nt.notify(tmp_path, "mostly_done", "毎朝のまとめ", "相手に届いたかはまだ", "ja", env={},
+                    refs={"watch_id": "w-1a2b3c4d"})
+    lines = (tmp_path / "notifications.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 and json.loads(lines[0]) == rec
+    assert schema_errors(rec, "notification.schema.json") == []
+    assert rec["webhook"]["status"] == "not_configured"
+    assert rec["text"].startswith("🟡 だいたい終わりました: 毎朝のまとめ")
+    assert "w-1a2b3c4d" not in rec["text"]
+
+
+def test_outcome_notice_kinds():
+    assert nt.outcome_notice("PASS", evidence="2 messages sent") == ("done", "2 messages sent")
+    assert nt.outcome_notice("PASS", evidence="x", unverified="not yet seen") == ("mostly_done", "not yet seen")
+    kind, detail = nt.outcome_notice("DEGRADED", reasons=["goal_failed"], blockers=["no greeting"], lang="en")
+    assert kind == "not_working" and "no greeting" in detail and "meant to produce" in detail
+    kind, detail = nt.outcome_notice("FAIL", reasons=["STALL"], lang="ja")
+    assert detail == nt.reason_sentence("FAIL", "ja") + nt.reason_sentence("STALL", "ja")
+
+
+def test_code_families():
+    assert nt.reason_sentence("bad_whatever", "ja") == nt.catalogue("ja")["families"]["bad_"]
+
+
+def test_unknown_reason_gets_the_unknown_sentence():
+    assert nt.reason_sentence("zzz_code", "en") == nt.catalogue("en")["reasons"]["unknown"]
+
+
+# --- webhook against a local http.server --------------------------------------------------------------
+
+class _Hook:
+    def __init__(self, fail_first: int):
+        self.fail_first = fail_first
+        self.bodies: list[dict] = []
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                hook.bodies.append(body)
+                code = 500 if len(hook.bodies) <= hook.fail_first else 204
+                self.send_response(code)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *a):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_webhook_posts_discord_style_content(tmp_path):
+    with _Hook(fail_first=0) as hook:
+        rec = nt.notify(tmp_path, "done", "あいさつする", "あいさつを1件書いた", "ja",
+                        env={"LIVE_TRIAL_WEBHOOK_URL": hook.url}, sleep=lambda s: None)
+    assert hook.bodies == [{"content": rec["text"]}]
+    assert rec["webhook"] == {"status": "sent", "attempts": 1, "http_status": 204, "error": None}
+
+
+def test_webhook_that_fails_once_is_retried_once(tmp_path):
+    waits = []
+    with _Hook(fail_first=1) as hook:
+        rec = nt.notify(tmp_path, "not_working", "あいさつする", "何も書かれていない", "ja",
+                        env={"LIVE_TRIAL_WEBHOOK_URL": hook.url}, sleep=waits.append)
+    assert len(hook.bodies) == 2 and waits == [nt.WEBHOOK_RETRY_WAIT_S]
+    assert rec["webhook"]["status"] == "sent" and rec["webhook"]["attempts"] == 2
+
+
+def test_webhook_that_keeps_failing_is_recorded_not_lost(tmp_path):
+    with _Hook(fail_first=5) as hook:
+        rec = nt.notify(tmp_path, "done", "x", "1 file", "en", env={"LIVE_TRIAL_WEBHOOK_URL": hook.url},
+                        sleep=lambda s: None)
+    assert len(hook.bodies) == 2
+    assert rec["webhook"]["status"] == "failed" and rec["webhook"]["http_status"] == 500
+    assert nt.read_notifications(tmp_path)[-1]["text"] == rec["text"]
+
+
+def test_webhook_unreachable_is_recorded(tmp_path):
+    with _Hook(fail_first=0) as hook:
+        url = hook.url
+    rec = nt.notify(tmp_path, "done", "x", "1 file", "en", env={"LIVE_TRIAL_WEBHOOK_URL": url},
+                    sleep=lambda s: None, timeout_s=2)
+    assert rec["webhook"]["status"] == "failed" and rec["webhook"]["attempts"] == 2
+    assert rec["webhook"]["error"]
+    assert len(nt.read_notifications(tmp_path)) == 1
+
+
+def test_notify_trial_from_a_verdict_dict(tmp_path):
+    wd = tmp_path / "eval-log" / "hello" / "greet" / "live-trial" / "20261130T101010-abcd"
+    wd.mkdir(parents=True)
+    (wd / "evaluation.json").write_text(json.dumps({"description": "あいさつのファイルを書く"}), encoding="utf-8")
+    doc = {"run_id": "20261130T101010-abcd", "target_skill": "hello:greet", "workdir": str(wd),
+           "overall": {"verdict": "DEGRADED"}, "goal": {"result": "FAIL", "blockers": ["out/greeting.txt is empty"]},
+           "poll_exit": "DONE", "stop_reason": None}
+    text = nt.notify_trial(tmp_path / "eval-log", doc, "ja", env={})
+    assert text.startswith("⚠️ うまくいっていません: あいさつのファイルを書く")
+    assert nt.reason_sentence("DEGRADED", "ja") in text and "（内部の記号） is empty" in text
+    assert nt.forbidden_tokens(text, "ja") == []
+    rec = nt.read_notifications(tmp_path / "eval-log")[-1]
+    assert rec["refs"]["run_id"] == "20261130T101010-abcd" and rec["refs"]["overall"] == "DEGRADED"
+
+
+def test_notify_trial_pass_uses_the_observed_evidence(tmp_path):
+    doc = {"overall": "PASS", "target": "hello:greet",
+           "evidence": [{"claim": "c", "source": "out/greeting.txt", "observed": "1 file with 1 line"}]}
+    text = nt.notify_trial(tmp_path, doc, "en", env={})
+    assert text == "✅ Finished: greet\nWhat was checked: 1 file with 1 line"
+
+
+def test_notify_trial_with_a_verdict_shaped_like_verdict_py(tmp_path):
+    root = tmp_path / "eval-log"
+    wd = root / "hello" / "greet" / "live-trial" / "20261130T101010-abcd"
+    wd.mkdir(parents=True)
+    (wd / "evaluation.json").write_text(json.dumps({"description": "Writes a greeting file"}), encoding="utf-8")
+    doc = {"target": "hello:greet", "plugin": "hello", "skill": "greet", "run_id": "20261130T101010-abcd",
+           "goal_result": "PASS", "goal_blockers": [], "evidence": [], "nudge_count": 1, "gate_response_count": 0,
+           "gate_kind": "rescue", "poll_exit": "DONE", "stop_reason": None, "failure_reason": None,
+           "overall": {"verdict": "DEGRADED", "reasons": ["nudge_count 1 > 0"]}}
+    text = nt.notify_trial(root, doc, "en", env={})
+    assert text.startswith("⚠️ Not working: Writes a greeting file\nWhat we found: ")
+    assert nt.reason_sentence("nudged", "en") in text and nt.reason_sentence("DONE", "en") not in text
+    assert nt.forbidden_tokens(text, "en") == []
+
+
+def test_notify_trial_mostly_done(tmp_path):
+    doc = {"target": "bot:reply", "overall": {"verdict": "PASS"}, "goal_result": "PASS",
+           "unverified": "replies to real people are not seen yet", "evidence_text": "deployed"}
+    text = nt.notify_trial(tmp_path, doc, "ja", env={})
+    assert text.startswith("🟡 だいたい終わりました: reply\nまだ確かめられていないこと: replies to real people are not seen yet")

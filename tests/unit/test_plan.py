@@ -1,0 +1,284 @@
+"""plan: tiers, reuse rules (and tampering), budget and batches, profiles, proof, watching (issue 5, seed 001 事前計画)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from live_trial import closure
+from live_trial import plan as pl
+from live_trial import verdict as v
+from live_trial.cli.main import main
+from live_trial.jsonfile import schema_errors
+from live_trial.transcript_builder import TranscriptBuilder
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "union"
+
+
+@pytest.fixture()
+def env(tmp_path: Path) -> dict:
+    plugins = tmp_path / "plugins"
+    shutil.copytree(FIXTURE, plugins)
+    many = plugins / "many"
+    (many / ".claude-plugin").mkdir(parents=True)
+    (many / ".claude-plugin" / "plugin.json").write_text('{"name": "many"}')
+    for i in range(1, 6):
+        (many / "skills" / f"s{i}").mkdir(parents=True)
+        (many / "skills" / f"s{i}" / "SKILL.md").write_text(f"---\nname: s{i}\nallowed-tools: [Skill]\n---\n")
+    (many / "skills" / "reader").mkdir(parents=True)
+    (many / "skills" / "reader" / "SKILL.md").write_text("---\nname: reader\nallowed-tools: Read, Grep\n---\n")
+    return {"plugins": plugins, "eval": tmp_path / "eval-log", "tmp": tmp_path}
+
+
+def record(env: dict, target: str, run_id: str, *, origin: str = "live", scenario: Path | None = None, **kw) -> Path:
+    """Write a verdict for ``target`` the way a trial does (with a transcript); return its workdir."""
+    plugin, skill = target.split(":")
+    wd = env["eval"] / plugin / skill / "live-trial" / run_id
+    wd.mkdir(parents=True)
+    b = TranscriptBuilder(model="claude-opus-4-8")
+    b.turn("run", "DONE: ok")
+    b.write(wd / "transcript.jsonl")
+    args = dict(workdir=wd, target=closure.resolve_target(target, env["plugins"]), plugins_root=env["plugins"],
+                session_id="s", requested_model=None, launch="PASS", completion="PASS", goal_result="PASS",
+                poll_exit="DONE", scenario_origin=origin, scenario_path=scenario, claude_version="2.1.197",
+                tmux_version="3.3a")
+    args.update(kw)
+    v.write_trial_verdict(**args)
+    return wd
+
+
+def make_plan(env: dict, *dirs: str, **kw) -> dict:
+    kw.setdefault("watches", [])
+    doc = pl.plan([env["plugins"] / d for d in (dirs or ("union-target",))], env["eval"], **kw)
+    assert schema_errors(doc, pl.SCHEMA) == []
+    return doc
+
+
+def entry(doc: dict, target: str) -> dict:
+    return next(s for s in doc["skills"] if s["target"] == target)
+
+
+# ------------------------------------------------------------------ tiers
+@pytest.mark.parametrize("frontmatter, tier", [
+    ({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}, "live"),
+    ({"allowed-tools": ["Read", "Skill"]}, "live"),
+    ({"allowed-tools": "Agent"}, "live"),
+    ({"allowed-tools": "Read, AskUserQuestion"}, "live"),
+    ({"allowed-tools": ["ExitPlanMode"]}, "live"),
+    ({"allowed-tools": ["Bash(python3 *)", "Read"]}, "fork"),
+    ({"allowed-tools": "Write"}, "fork"),
+    ({"allowed-tools": "Edit"}, "fork"),
+    ({"allowed-tools": "Read", "goal_seek": {"engine": "inline"}}, "fork"),
+    ({"allowed-tools": "Read, Grep, Glob"}, "static"),
+    ({}, "static"),
+])
+def test_derive_tier(frontmatter, tier) -> None:
+    assert pl.derive_tier(frontmatter) == tier
+
+
+# ------------------------------------------------------------------ reuse
+def test_first_plan_runs_live_skills_only(env) -> None:
+    doc = make_plan(env)
+    assert entry(doc, "union-target:work")["action"] == "run"
+    assert entry(doc, "union-target:work")["reason"] == "no verdict yet"
+    assert entry(doc, "union-target:solo")["action"] == "not_live"   # Read, Write → fork
+    assert doc["live_batches"] == [[{"target": "union-target:work", "plugins_root": str(env["plugins"].resolve()),
+                                     "proof": False, "args": ""}]]
+    assert not env["eval"].exists()  # planning creates nothing
+
+
+def test_live_pass_is_reused_and_stays_reused(env) -> None:
+    record(env, "union-target:work", "20261130T101500-aaaa")
+    for _ in range(2):
+        doc = make_plan(env)
+        e = entry(doc, "union-target:work")
+        assert e["action"] == "reuse", e["reason"]
+        assert e["verdict"] == "union-target/work/live-trial/20261130T101500-aaaa/verdict.json"
+        assert doc["live_batches"] == []
+
+
+@pytest.mark.parametrize("path", ["union-target/skills/work/SKILL.md", "union-contract-dep/hooks/session_start.py",
+                                  "union-manifest-dep/.claude-plugin/plugin.json"])
+def test_one_byte_in_the_closure_makes_it_run(env, path) -> None:
+    record(env, "union-target:work", "20261130T101500-aaaa")
+    f = env["plugins"] / path
+    f.write_bytes(f.read_bytes() + b"\n")
+    e = entry(make_plan(env), "union-target:work")
+    assert (e["action"], e["reason"]) == ("run", "behaviour closure changed since the last PASS")
+
+
+def test_change_outside_the_closure_keeps_reuse(env) -> None:
+    record(env, "union-target:work", "20261130T101500-aaaa")
+    (env["plugins"] / "union-unused-dep" / "hooks" / "session_start.py").write_text("changed")
+    (env["plugins"] / "union-target" / "references" / "unrelated.md").write_text("changed")
+    assert entry(make_plan(env), "union-target:work")["action"] == "reuse"
+
+
+def test_tampered_overall_is_not_reused(env) -> None:
+    wd = record(env, "union-target:work", "20261130T101500-aaaa", nudge_count=1)   # honest DEGRADED
+    doc = json.loads((wd / "verdict.json").read_text())
+    assert doc["overall"]["verdict"] == "DEGRADED"
+    doc["overall"] = {"verdict": "PASS", "reasons": []}
+    (wd / "verdict.json").write_text(json.dumps(doc))
+    e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and "does not follow from its inputs" in e["reason"]
+
+
+def test_tampered_transcript_is_not_reused(env) -> None:
+    wd = record(env, "union-target:work", "20261130T101500-aaaa")
+    with open(wd / "transcript.jsonl", "ab") as fh:
+        fh.write(b"\n")
+    e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and "transcript does not match" in e["reason"]
+
+
+def test_missing_transcript_is_not_reused(env) -> None:
+    wd = record(env, "union-target:work", "20261130T101500-aaaa")
+    (wd / "transcript.jsonl").unlink()
+    assert entry(make_plan(env), "union-target:work")["action"] == "run"
+
+
+def test_schema_invalid_verdict_is_not_reused(env) -> None:
+    wd = record(env, "union-target:work", "20261130T101500-aaaa")
+    doc = json.loads((wd / "verdict.json").read_text())
+    doc["extra"] = 1
+    (wd / "verdict.json").write_text(json.dumps(doc))
+    e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and "does not fit the verdict schema" in e["reason"]
+
+
+def test_unreadable_verdict_is_not_reused(env) -> None:
+    wd = record(env, "union-target:work", "20261130T101500-aaaa")
+    (wd / "verdict.json").write_text("{")
+    assert "not readable JSON" in entry(make_plan(env), "union-target:work")["reason"]
+
+
+def test_rehearsal_verdict_is_never_reused(env) -> None:
+    scen = env["tmp"] / "scen.yaml"
+    scen.write_text("rules: []\n")
+    record(env, "union-target:work", "20261130T101500-aaaa", origin="rehearsal", scenario=scen)
+    e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and "rehearsal verdicts are never reused" in e["reason"]
+    # test-only switch used by the harness's own e2e test
+    e = entry(make_plan(env, reuse_rehearsal=True, scenario_path=scen), "union-target:work")
+    assert e["action"] == "reuse", e["reason"]
+
+
+def test_newest_verdict_decides(env) -> None:
+    record(env, "union-target:work", "20261130T101500-aaaa")
+    record(env, "union-target:work", "20261130T111500-bbbb", goal_result="FAIL")
+    e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and e["reason"].startswith("last verdict is DEGRADED")
+
+
+def test_scenario_change_makes_it_run(env, monkeypatch) -> None:
+    record(env, "union-target:work", "20261130T101500-aaaa", args="--fast")
+    e = entry(make_plan(env), "union-target:work")
+    assert (e["action"], e["reason"]) == ("run", "task contract (scenario_id) changed since the last PASS")
+
+
+# ------------------------------------------------------------------ budget, profiles, proof, watching
+def test_budget_batches_and_defer(env) -> None:
+    doc = make_plan(env, "many", max_live_trials=3, max_concurrency=2)
+    assert [[e["target"] for e in b] for b in doc["live_batches"]] == [["many:s1", "many:s2"], ["many:s3"]]
+    assert doc["deferred"] == ["many:s4", "many:s5"]
+    assert "over budget (--max-live-trials 3)" in entry(doc, "many:s4")["reason"]
+    assert entry(doc, "many:reader")["action"] == "not_live"
+    assert doc["counts"] == {"reuse": 0, "run": 3, "defer": 2, "watching": 0, "not_live": 1, "refused": 0}
+
+
+def test_zero_budget_defers_everything(env) -> None:
+    doc = make_plan(env, "many", max_live_trials=0)
+    assert doc["live_batches"] == [] and len(doc["deferred"]) == 5
+
+
+def test_reuse_does_not_use_budget(env) -> None:
+    record(env, "many:s1", "20261130T101500-aaaa")
+    doc = make_plan(env, "many", max_live_trials=2)
+    assert entry(doc, "many:s1")["action"] == "reuse"
+    assert [e["target"] for b in doc["live_batches"] for e in b] == ["many:s2", "many:s3"]
+
+
+def test_exhaustive_reruns_every_live_skill(env) -> None:
+    record(env, "many:s1", "20261130T101500-aaaa")
+    doc = make_plan(env, "many", profile="exhaustive", max_live_trials=2, max_concurrency=2)
+    assert [e["target"] for b in doc["live_batches"] for e in b] == [f"many:s{i}" for i in range(1, 6)]
+    assert len(doc["live_batches"]) == 3 and doc["deferred"] == []
+
+
+def test_proof_is_never_reused(env) -> None:
+    record(env, "union-target:work", "20261130T101500-aaaa", proof=True, requested_model="claude-opus-4-8")
+    doc = make_plan(env, proof=True)
+    e = entry(doc, "union-target:work")
+    assert e["action"] == "run" and "proof" in e["reason"]
+    assert doc["live_batches"][0][0]["proof"] is True
+
+
+def test_open_watch_means_watching(env) -> None:
+    record(env, "union-target:work", "20261130T101500-aaaa")
+    doc = make_plan(env, watches=[{"id": "w-1", "target": "union-target:work", "status": "open"}])
+    e = entry(doc, "union-target:work")
+    assert (e["action"], e["watch_ids"]) == ("watching", ["w-1"]) and doc["live_batches"] == []
+    assert entry(make_plan(env, watches=[{"id": "w-1", "target": "union-target:work"}], proof=True),
+                 "union-target:work")["action"] == "run"
+
+
+def test_watch_ledger_is_read_through_the_watch_module(env) -> None:
+    from live_trial import watch
+    watch.register_watch(env["eval"], objective="o", unverified="u", target="union-target:work")
+    doc = pl.plan([env["plugins"] / "union-target"], env["eval"])
+    assert entry(doc, "union-target:work")["action"] == "watching"
+
+
+def test_denylisted_and_broken_skills_are_refused(env) -> None:
+    many = env["plugins"] / "many" / "skills"
+    (many / "run-skill-live-trial").mkdir()
+    (many / "run-skill-live-trial" / "SKILL.md").write_text("---\nallowed-tools: [Skill]\n---\n")
+    (many / "broken").mkdir()
+    (many / "broken" / "SKILL.md").write_text("---\nallowed-tools: [Skill]\nscript_refs: [scripts/missing.py]\n---\n")
+    doc = make_plan(env, "many")
+    assert entry(doc, "many:run-skill-live-trial")["action"] == "refused"
+    e = entry(doc, "many:broken")
+    assert e["action"] == "refused" and "missing file" in e["reason"]
+
+
+def test_plugin_dir_may_be_a_folder_of_plugins(env) -> None:
+    doc = pl.plan([env["plugins"]], env["eval"], watches=[])
+    assert {s["plugin"] for s in doc["skills"]} >= {"many", "union-target", "union-manifest-dep"}
+
+
+# ------------------------------------------------------------------ CLI
+def test_plan_cli_json_and_table(env, capsys) -> None:
+    base = ["plan", "--plugin-dir", str(env["plugins"] / "many"), "--eval-root", str(env["eval"])]
+    assert main(base + ["--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert schema_errors(doc, pl.SCHEMA) == [] and doc["counts"]["run"] == 2
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PLANNED: 2 to run") and "many:s3" in out
+
+
+def test_plan_cli_writes_out_file_for_run(env, capsys) -> None:
+    out_file = env["tmp"] / "plan.json"
+    assert main(["plan", "--plugin-dir", str(env["plugins"] / "many"), "--eval-root", str(env["eval"]),
+                 "--out", str(out_file)]) == 0
+    from live_trial.cli.plan_run import plan_items
+    from live_trial.jsonfile import read_json
+    assert [[e["target"] for e in b] for b in plan_items(read_json(out_file, pl.SCHEMA))] == [["many:s1", "many:s2"]]
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--max-concurrency", "0"], "--max-concurrency must be"),
+    (["--max-live-trials", "-1"], "--max-live-trials must be"),
+])
+def test_plan_cli_refusals(env, capsys, extra, needle) -> None:
+    code = main(["plan", "--plugin-dir", str(env["plugins"] / "many"), "--eval-root", str(env["eval"])] + extra)
+    assert code == 2 and needle in capsys.readouterr().err
+    assert not env["eval"].exists()
+
+
+def test_plan_cli_missing_plugin_dir(env, capsys) -> None:
+    assert main(["plan", "--plugin-dir", str(env["tmp"] / "nope"), "--eval-root", str(env["eval"])]) == 2
+    assert "plugin dir is not a folder" in capsys.readouterr().err

@@ -1,0 +1,425 @@
+"""live_trial.poll with a fake backend and an injected clock: every exit, the state file, resuming."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from live_trial import poll as P
+from live_trial.errors import Blocked, RefusedInput
+from live_trial.jsonfile import read_json
+from live_trial.policy import load_policy
+from live_trial.status_cases import ASK_INPUT
+
+SESSION = "lt-20261130T120000-ab12-poll"
+SID = "11111111-2222-4333-8444-555555555555"
+NB = "\u00a0"
+IDLE = f" ▐▛███▜▌   Claude Code v2.1.197\n\n● DONE: ok\n\n✻ Crunched for 3s\n\n{'─' * 40}\n❯{NB}\n{'─' * 40}\n" \
+       "  ⏵⏵ bypass permissions on (shift+tab to cycle)\n"
+
+
+def busy(seconds: int = 5, verb: str = "Zigzagging", glyph: str = "✽") -> str:
+    return f" ▐▛███▜▌   Claude Code v2.1.197\n\n● Bash(sleep 20)\n  ⎿  Running… ({seconds}s)\n\n" \
+           f"{glyph} {verb}… ({seconds}s · ↓ {seconds * 3} tokens)\n{'─' * 40}\n❯{NB}\n{'─' * 40}\n" \
+           "  ⏵⏵ bypass permissions on (shift+tab to cycle) · esc to interrupt\n"
+
+
+class Clock:
+    """A fake wall clock; ``sleep`` advances it and runs scheduled actions."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.t = start
+        self.actions: dict[int, list] = {}
+        self.sleeps = 0
+
+    def __call__(self) -> float:
+        return self.t
+
+    def sleep(self, s: float) -> None:
+        self.t += s
+        self.sleeps += 1
+        for fn in self.actions.pop(self.sleeps, []):
+            fn()
+
+
+class FakeBackend:
+    def __init__(self, screens=None, *, alive=True, exists=True, pid=None, blocked=False) -> None:
+        self.screens = screens if screens is not None else [IDLE]
+        self.alive, self.exists, self.pid, self.blocked = alive, exists, pid, blocked
+        self.captures = 0
+
+    def has_session(self, name):
+        if self.blocked:
+            raise Blocked("tmux is not installed", code="tmux_missing")
+        return self.exists
+
+    def pane_alive(self, name):
+        if self.blocked:
+            raise Blocked("tmux is not installed", code="tmux_missing")
+        return self.alive and self.exists
+
+    def pane_pid(self, name):
+        return self.pid
+
+    def capture(self, name, scrollback=False):
+        screen = self.screens[min(self.captures, len(self.screens) - 1)]
+        self.captures += 1
+        return screen(self.captures) if callable(screen) else screen
+
+
+@pytest.fixture
+def env(tmp_path, transcript_builder):
+    """A trial-like layout: cwd, config dir, transcript path, marker, state file, and a cfg factory."""
+    class Env:
+        cwd = tmp_path / "cwd"
+        config = tmp_path / "cfg"
+        marker = tmp_path / "work" / "out" / "status.json"
+        state_file = tmp_path / "work" / "poll-state.json"
+        builder = transcript_builder(session_id=SID)
+
+        def tpath(self):
+            from live_trial.transcript import project_slug
+            return self.config / "projects" / project_slug(self.cwd) / f"{SID}.jsonl"
+
+        def write(self, builder=None):
+            return (builder or self.builder).write(self.tpath())
+
+        def cfg(self, **policy):
+            pol = load_policy({}).with_overrides(**{"stall_limit_s": 30, "hard_cap_s": 600, "poll_interval_s": 0.5,
+                                                     "done_stable_ticks": 2, **policy})
+            return P.PollConfig(marker=self.marker, session=SESSION, session_id=SID, cwd=self.cwd,
+                                config_dir=self.config, state_file=self.state_file, policy=pol)
+
+    e = Env()
+    e.cwd.mkdir()
+    e.marker.parent.mkdir(parents=True)
+    return e
+
+
+def run(env, backend, clock=None, max_ticks=None, **policy):
+    clock = clock or Clock()
+    cfg = env.cfg(**policy)
+    cfg.max_ticks = max_ticks
+    return P.poll(cfg, backend, clock=clock, sleep=clock.sleep)
+
+
+# ------------------------------------------------------------------ DONE
+
+def test_done_needs_marker_idle_and_quiet_screen_on_two_ticks(env):
+    env.builder.turn()
+    env.write()
+    env.marker.write_text("{}")
+    ticks = []
+    clock = Clock()
+    cfg = env.cfg()
+    r = P.poll(cfg, FakeBackend(), clock=clock, sleep=clock.sleep, on_tick=ticks.append)
+    assert (r.exit, r.code, r.state, r.ticks) == ("DONE", 0, "IDLE_TURN_COMPLETE", 2)
+    assert [t["done_streak"] for t in ticks] == [1, 2]
+    doc = read_json(env.state_file, P.SCHEMA)
+    assert doc["exits"][-1]["exit"] == "DONE" and doc["transcript_offset"] > 0
+
+
+def test_no_done_without_marker(env):
+    env.builder.turn()
+    env.write()
+    r = run(env, FakeBackend(), max_ticks=6)
+    assert r.exit == "TICK_BUDGET" and r.code == 5 and r.state == "IDLE_TURN_COMPLETE"
+
+
+def test_no_done_while_the_screen_shows_the_spinner(env):
+    env.builder.turn()
+    env.write()
+    env.marker.write_text("{}")
+    r = run(env, FakeBackend([lambda n: busy(n)]), max_ticks=6)
+    assert r.exit == "TICK_BUDGET"
+
+
+def test_no_done_while_the_transcript_is_busy(env):
+    env.builder.prompt()
+    env.builder.tool_use("Bash", {"command": "sleep 20"})
+    env.write()
+    env.marker.write_text("{}")
+    r = run(env, FakeBackend(), max_ticks=6)
+    assert r.exit == "TICK_BUDGET" and r.state == "BUSY_TOOL"
+
+
+def test_done_is_not_called_on_a_single_idle_observation(env):
+    env.builder.turn()
+    env.write()
+    env.marker.write_text("{}")
+    clock = Clock()
+
+    def new_prompt():           # between tick 1 and 2 the CLI starts another turn
+        env.builder.prompt("more")
+        env.write()
+    clock.actions[1] = [new_prompt]
+    r = run(env, FakeBackend(), clock=clock, max_ticks=4)
+    assert r.exit == "TICK_BUDGET" and r.state == "BUSY_GENERATING"
+
+
+def test_marker_must_be_exact_not_a_glob(env):
+    cfg = env.cfg()
+    cfg.marker = env.marker.parent / "*.json"
+    with pytest.raises(RefusedInput):
+        P.poll(cfg, FakeBackend(), clock=Clock(), sleep=lambda s: None)
+    assert not env.state_file.exists()
+
+
+# ------------------------------------------------------------------ GATE
+
+def test_gate_with_question(env):
+    env.builder.prompt()
+    env.builder.tool_use("AskUserQuestion", ASK_INPUT)
+    env.write()
+    r = run(env, FakeBackend())
+    assert (r.exit, r.code, r.question, r.reason) == ("GATE", 4, "Which colour?", "ask_user_question")
+
+
+def test_answered_gate_is_not_reported_again_at_once(env):
+    env.builder.prompt()
+    env.builder.tool_use("ExitPlanMode", {})
+    env.write()
+    assert run(env, FakeBackend()).exit == "GATE"
+    # the answer has not reached the transcript yet on the next call's first ticks
+    r = run(env, FakeBackend(), max_ticks=3)
+    assert r.exit == "TICK_BUDGET"
+    r = run(env, FakeBackend(), max_ticks=30)
+    assert r.exit == "GATE"            # still pending after GATE_REPEAT_S: reported again
+
+
+def test_permission_gate_needs_a_live_cli_pid(env, tmp_path):
+    env.builder.prompt()
+    env.builder.tool_use("Bash", {"command": "rm -rf x"})
+    env.write()
+    (env.config / "sessions").mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    for pid in (os.getpid(), dead.pid):
+        (env.config / "sessions" / f"{pid}.json").write_text(json.dumps(
+            {"pid": pid, "sessionId": "other" if pid == dead.pid else SID, "status": "waiting",
+             "waitingFor": "permission prompt"}))
+    r = run(env, FakeBackend(pid=dead.pid), max_ticks=3)
+    assert r.exit == "TICK_BUDGET" and r.state == "BUSY_TOOL"      # stale file of a dead pid is ignored
+    env.state_file.unlink()
+    r = run(env, FakeBackend(pid=os.getpid()))
+    assert r.exit == "GATE" and r.question == "Permission for Bash: rm -rf x"
+
+
+# ------------------------------------------------------------------ STALL
+
+def test_stall_when_nothing_moves(env):
+    env.builder.prompt()
+    env.builder.tool_use("Bash", {"command": "sleep 999"})
+    env.write()
+    clock = Clock()
+    r = run(env, FakeBackend([lambda n: busy(n, glyph="✽✢✳"[n % 3])]), clock=clock, stall_limit_s=30)
+    assert (r.exit, r.code, r.state) == ("STALL", 2, "BUSY_TOOL")
+    assert r.reason.startswith("no progress for 30s")
+    assert 30 <= r.since_change_s <= 31 and clock.sleeps == 60       # no real sleeping
+
+
+def test_transcript_growth_is_progress(env):
+    env.builder.prompt()
+    tid = env.builder.tool_use("Bash", {"command": "x"})
+    env.write()
+    clock = Clock()
+    for n in range(10, 200, 10):
+        clock.actions[n] = [lambda: (env.builder.tool_result(env.builder.tool_use("Bash"), "o"), env.write())]
+    r = run(env, FakeBackend([busy(5)]), clock=clock, stall_limit_s=10, max_ticks=150)
+    assert r.exit == "TICK_BUDGET"
+    assert tid
+
+
+def test_screen_change_is_progress_but_masked_parts_are_not(env):
+    clock = Clock()
+    frames = [f"{IDLE}\nline {n // 5}" for n in range(400)]       # real output changes every 5 ticks
+    r = run(env, FakeBackend([lambda n: frames[n]]), clock=clock, stall_limit_s=10, max_ticks=100)
+    assert r.exit == "TICK_BUDGET"
+    env.state_file.unlink()
+    r = run(env, FakeBackend([lambda n: busy(n, verb=["Zigzagging", "Baking"][n % 2])]), stall_limit_s=10)
+    assert r.exit == "STALL"
+
+
+@pytest.mark.parametrize("kwargs", [{"exists": False}, {"alive": False}])
+def test_gone_session_or_dead_pane_is_stall_session_gone_at_once(env, kwargs):
+    env.builder.prompt()
+    env.write()
+    r = run(env, FakeBackend(**kwargs))
+    assert (r.exit, r.code, r.reason, r.ticks) == ("STALL", 2, "session_gone", 1)
+
+
+def test_killed_cli_freezes_busy_and_stalls_by_session_gone(env):
+    env.builder.prompt()          # SIGKILL mid-stream: the file ends at the prompt
+    env.write()
+    r = run(env, FakeBackend(alive=False))
+    assert r.reason == "session_gone" and r.state in (None, "BUSY_GENERATING")
+
+
+# ------------------------------------------------------------------ HARD_CAP, TICK_BUDGET, BLOCKED
+
+def test_hard_cap_and_its_warning_once_across_calls(env):
+    clock = Clock()
+    cfg = env.cfg(hard_cap_s=100, stall_limit_s=1000)
+    cfg.max_ticks = 170
+    warns = []
+    frames = [lambda n: f"{IDLE}\n{n}"]
+    r1 = P.poll(cfg, FakeBackend(frames), clock=clock, sleep=clock.sleep, on_tick=lambda d: warns.append(d))
+    assert r1.exit == "TICK_BUDGET" and any("WARN: HARD_CAP 80%" in w for w in r1.warnings)
+    cfg.max_ticks = None
+    r2 = P.poll(cfg, FakeBackend(frames), clock=clock, sleep=clock.sleep, on_tick=lambda d: warns.append(d))
+    assert (r2.exit, r2.code) == ("HARD_CAP", 1) and r2.warnings == []
+    assert sum(1 for d in warns if "warn" in d) == 1
+    assert 100 <= r2.elapsed_s <= 101
+
+
+def test_tick_budget_then_same_state_file_continues_the_clocks(env):
+    env.builder.prompt()
+    env.builder.tool_use("Bash")
+    env.write()
+    clock = Clock()
+    r1 = run(env, FakeBackend([busy(3)]), clock=clock, max_ticks=20, stall_limit_s=30)
+    assert r1.exit == "TICK_BUDGET" and r1.ticks == 20
+    first = read_json(env.state_file, P.SCHEMA)
+    r2 = run(env, FakeBackend([busy(3)]), clock=clock, stall_limit_s=30)
+    doc = read_json(env.state_file, P.SCHEMA)
+    assert r2.exit == "STALL" and doc["started_at"] == first["started_at"] and doc["calls"] == 2
+    assert r2.ticks == 62 and [e["exit"] for e in doc["exits"]] == ["TICK_BUDGET", "STALL"]
+
+
+def test_blocked_when_tmux_is_missing(env):
+    r = run(env, FakeBackend(blocked=True))
+    assert (r.exit, r.code) == ("BLOCKED", 3)
+
+
+# ------------------------------------------------------------------ state file
+
+def test_state_file_of_another_session_is_refused_and_untouched(env):
+    run(env, FakeBackend(), max_ticks=1)
+    before = env.state_file.read_bytes()
+    cfg = env.cfg()
+    cfg.session = "lt-20261130T120000-ab12-other"
+    with pytest.raises(RefusedInput):
+        P.poll(cfg, FakeBackend(), clock=Clock(), sleep=lambda s: None)
+    assert env.state_file.read_bytes() == before
+
+
+def test_corrupt_state_file_is_refused(env):
+    from live_trial.errors import LiveTrialError
+    for text in ('{"version": 1}', "{not json"):
+        env.state_file.write_text(text)
+        with pytest.raises(LiveTrialError) as info:
+            run(env, FakeBackend(), max_ticks=1)
+        assert info.value.exit_code == 2 and env.state_file.read_text() == text
+
+
+def test_state_survives_sigkill_of_the_poller(env):
+    env.builder.prompt()
+    env.builder.tool_use("Bash", {"command": "sleep 999"})
+    env.write()
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(os.getcwd())!r})
+        from live_trial import poll as P
+        from live_trial.policy import load_policy
+        class B:
+            def has_session(self, n): return True
+            def pane_alive(self, n): return True
+            def pane_pid(self, n): return None
+            def capture(self, n, scrollback=False): return {busy(4)!r}
+        pol = load_policy({{}}).with_overrides(stall_limit_s=3600, hard_cap_s=7200, poll_interval_s=0.02)
+        cfg = P.PollConfig(marker={str(env.marker)!r}, session={SESSION!r}, session_id={SID!r}, cwd={str(env.cwd)!r},
+                           config_dir={str(env.config)!r}, state_file={str(env.state_file)!r}, policy=pol)
+        P.poll(cfg, B())
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if env.state_file.exists() and read_json(env.state_file, P.SCHEMA)["ticks"] >= 5:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    doc = read_json(env.state_file, P.SCHEMA)          # valid after SIGKILL: every write is atomic
+    assert doc["ticks"] >= 5 and doc["exits"] == []
+    started = P._epoch(doc["started_at"])
+    clock = Clock(start=P._epoch(doc["last_change_at"]) + 31)
+    r = P.poll(env.cfg(stall_limit_s=30), FakeBackend([busy(4)]), clock=clock, sleep=clock.sleep)
+    after = read_json(env.state_file, P.SCHEMA)
+    assert r.exit == "STALL" and r.ticks == doc["ticks"] + 1              # the STALL clock kept running
+    assert P._epoch(after["started_at"]) == started and after["calls"] == 2
+
+
+def test_state_file_is_schema_valid_every_tick(env):
+    from live_trial.jsonfile import schema_errors
+    env.builder.turn()
+    env.write()
+    seen = []
+    clock = Clock()
+    cfg = env.cfg()
+    cfg.max_ticks = 3
+    P.poll(cfg, FakeBackend(), clock=clock, sleep=clock.sleep,
+           on_tick=lambda d: seen.append(schema_errors(json.loads(env.state_file.read_text()), P.SCHEMA)))
+    assert seen and all(errs == [] for errs in seen)
+
+
+# ------------------------------------------------------------------ before the transcript exists
+
+def test_screen_fallback_before_the_transcript_exists(env):
+    env.marker.write_text("{}")
+    clock = Clock()
+    r = run(env, FakeBackend([lambda n: busy(n)]), clock=clock, max_ticks=3)
+    assert r.state == "BUSY_GENERATING"
+    r = run(env, FakeBackend(), clock=clock, max_ticks=5)
+    assert r.exit == "TICK_BUDGET" and r.state == P.NO_TRANSCRIPT        # never DONE without the transcript
+
+    def appear():
+        env.builder.turn()
+        env.write()
+    clock.actions[clock.sleeps + 1] = [appear]
+    r = run(env, FakeBackend(), clock=clock)
+    assert r.exit == "DONE"
+
+
+def test_screen_only_mode_without_session_id(env):
+    env.marker.write_text("{}")
+    cfg = env.cfg()
+    cfg.session_id = None
+    clock = Clock()
+    r = P.poll(cfg, FakeBackend([IDLE]), clock=clock, sleep=clock.sleep)
+    assert r.exit == "DONE" and r.status is None
+
+
+# ------------------------------------------------------------------ CLI
+
+def test_poll_cli_lines_and_exit_codes(env, monkeypatch, capsys):
+    from live_trial import backend as backend_module
+    from live_trial.cli.main import main
+
+    env.builder.prompt()
+    env.builder.tool_use("AskUserQuestion", ASK_INPUT)
+    env.write()
+    monkeypatch.setattr(backend_module, "Backend", lambda socket=None: FakeBackend())
+    monkeypatch.setenv("SESSION_ID", SID)
+    monkeypatch.setenv("STALL_LIMIT", "30")
+    args = ["poll", "--state-file", str(env.state_file), "--cwd", str(env.cwd), "--config-dir", str(env.config),
+            str(env.marker), SESSION]
+    assert main(args) == 4
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("GATE: Which colour?") and out[0].endswith("state: GATE")
+    env.state_file.unlink()
+    env.builder.tool_result(env.builder.records[-1]["message"]["content"][0]["id"], "Red",
+                            result={"answers": {"Which colour?": "Red"}})
+    env.builder.text("DONE: ok")
+    env.builder.turn_duration()
+    env.write()
+    env.marker.write_text("{}")
+    assert main(args + ["--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exit"] == "DONE" and doc["status"]["state"] == "IDLE_TURN_COMPLETE"
+    assert main(["poll", "--state-file", str(env.state_file), str(env.marker), "bad name"]) == 2

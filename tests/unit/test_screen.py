@@ -1,0 +1,129 @@
+"""screen: the marker table against real 2.1.197 captures (tests/unit/screens/*.txt) and synthetic edge cases."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from live_trial import screen
+
+SCREENS = Path(__file__).parent / "screens"
+NB = "\u00a0"
+RULE = "─" * 120
+
+
+def cap(name: str) -> str:
+    return (SCREENS / f"{name}.txt").read_text(encoding="utf-8")
+
+
+def box(line: str, footer: str = "  ⏵⏵ bypass permissions on (shift+tab to cycle) · ← for agents") -> str:
+    return "\n".join([" ▐▛███▜▌   Claude Code v2.1.197", "", RULE, line, RULE, footer])
+
+
+@pytest.mark.parametrize("name,ready", [
+    ("ready_after_bypass", True), ("ready_no_dialog", True), ("bypass_dialog", False), ("bypass_dialog_yes", False),
+    ("trust_question", False), ("api_key_approval", False), ("onboarding", False), ("not_logged_in", False),
+    ("busy_unable_to_connect", False), ("parked_3_lines", False), ("parked_pasted_chip", False),
+    ("dead_bad_flag", False), ("ask_user_question", False), ("after_answer_done", True),
+])
+def test_is_ready_on_real_captures(name, ready):
+    assert screen.is_ready(cap(name)) is ready
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("trust_question", "folder-trust question"), ("api_key_approval", "API-key approval"),
+    ("onboarding", "onboarding"), ("not_logged_in", "login"), ("busy_unable_to_connect", "error screen"),
+    ("bypass_dialog", None), ("ready_no_dialog", None), ("ask_user_question", None),
+])
+def test_blocking_screen_names(name, expected):
+    got = screen.blocking_screen(cap(name))
+    assert (got[0] if got else None) == expected
+    if got:
+        assert got[1]  # advice is never empty
+
+
+def test_bypass_dialog_cursor_before_and_after_down():
+    before, after = screen.dialog(cap("bypass_dialog")), screen.dialog(cap("bypass_dialog_yes"))
+    assert before.kind == after.kind == "bypass"
+    assert [o.label for o in before.options] == ["No, exit", "Yes, I accept"]
+    assert before.selected.label == "No, exit" and after.selected.label == "Yes, I accept"
+    assert screen.bypass_dialog(cap("bypass_dialog"))
+
+
+def test_bypass_needs_all_four_markers():
+    text = cap("bypass_dialog").replace("Enter to confirm", "")
+    assert not screen.bypass_dialog(text)
+
+
+def test_ask_user_question_dialog():
+    d = screen.dialog(cap("ask_user_question"))
+    assert d.kind == "ask_user_question"
+    assert d.question == "Which colour?"
+    assert [o.label for o in d.options] == ["Red", "Green", "Blue", "Type something.", "Chat about this"]
+    assert d.selected.label == "Red"
+    assert d.option("blue").number == 3 and d.option("Type something.").number == 4
+
+
+def test_trust_and_api_key_dialogs_parse():
+    assert screen.dialog(cap("trust_question")).selected.label == "Yes, I trust this folder"
+    assert screen.dialog(cap("api_key_approval")).selected.label == "No (recommended)"
+
+
+def test_busy_spinner_and_retry_line():
+    assert screen.is_busy(cap("busy_unable_to_connect"))
+    assert screen.is_busy(box(f"❯{NB}", "  esc to interrupt").replace(RULE, "✢ Razzle-dazzling…\n" + RULE, 1))
+    assert screen.is_busy("✽ Zigzagging… (5s · ↓ 25 tokens)")
+    assert not screen.is_busy("✻ Crunched for 18s")
+    assert not screen.is_busy(cap("ready_no_dialog"))
+
+
+def test_ready_rules_nbsp_space_placeholder_and_menu():
+    assert screen.is_ready(box(f"❯{NB}"))
+    assert screen.is_ready(box("❯ "))
+    assert screen.is_ready(box(f"❯{NB}Try \"refactor this function\""))
+    assert screen.is_ready(box(f"❯{NB}Press up to edit queued messages"))
+    assert not screen.is_ready(box(f"❯{NB}do the task"))          # typed text: parked, not ready
+    assert not screen.is_ready(box("❯ 1. Red"))                    # a menu line is never READY
+    assert not screen.is_ready(box(f"❯{NB}").replace(RULE, "✳ Thinking…\n" + RULE, 1))  # glyph alone while busy
+    assert not screen.is_ready("")
+
+
+def test_parked_input():
+    assert screen.parked_input(cap("parked_3_lines")) == "[Pasted text #1 +3 lines]"
+    assert screen.parked_input(cap("parked_pasted_chip")) == "[Pasted text #2 +20 lines]"
+    assert screen.parked_input(box(f"❯{NB}AAA line one")) == "AAA line one"
+    assert screen.parked_input(box(f"❯{NB}")) is None
+    assert screen.parked_input(box(f"❯{NB}Press up to edit queued messages")) is None
+    assert screen.parked_input(cap("ready_after_bypass")) is None
+
+
+def test_dead_pane_status_and_errors():
+    assert screen.dead_pane_status(cap("dead_bad_flag")) == 1
+    assert "unknown option" in cap("dead_bad_flag")
+    assert screen.error_screen(cap("busy_unable_to_connect")).startswith("Unable to connect to API")
+    assert screen.error_screen("● API Error: 400 bad request") == "API Error: 400 bad request"
+    assert screen.error_screen(cap("ready_no_dialog")) is None
+
+
+def test_mask_volatile_hides_timers_and_spinner():
+    a = "✽ Zigzagging… (5s · ↓ 25 tokens)\n● Bash(sleep 20)\n  ⎿  Running… (3s)"
+    b = "✢ Razzling… (9s · ↓ 31 tokens)\n  Bash(sleep 20)\n  ⎿  Running… (7s)"
+    assert screen.mask_volatile(a) == screen.mask_volatile(b)
+    assert screen.mask_volatile("● hello") != screen.mask_volatile("● world")
+
+
+def test_ends_with_question_and_reports_done():
+    q = "\n".join(["❯ do the task", "● Which file should I edit?", RULE, f"❯{NB}", RULE])
+    assert screen.ends_with_question(q)
+    assert screen.ends_with_question(q.replace("Which file should I edit?", "どちらを使いますか"))
+    assert not screen.ends_with_question(q.replace("?", "."))
+    assert screen.reports_done(cap("after_answer_done"))
+    # the task text echoed in the prompt asks for "DONE:"; that is not a report
+    echoed = "\n".join(["❯ report DONE: <status> when finished", RULE, f"❯{NB}", RULE])
+    assert not screen.reports_done(echoed)
+
+
+def test_tail_shortens_rules_and_limits():
+    t = screen.tail(cap("ready_no_dialog"), 3)
+    assert len(t) == 3 and t[1] == "───" and t[0] == "❯"
+    assert screen.tail("", 5) == [] and screen.tail("a\nb", 0) == []

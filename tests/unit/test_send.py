@@ -1,0 +1,243 @@
+"""send without tmux: delivery confirmed by the transcript (issue 8 items 2, 3) and gate answers."""
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from live_trial import send
+from live_trial.errors import DeliveryFailed, RefusedInput
+
+SCREENS = Path(__file__).parent / "screens"
+S = "lt-20261130T101500-abcd-send"
+NB = "\u00a0"
+RULE = "─" * 100
+
+
+def screen_with_input(text: str) -> str:
+    return "\n".join([RULE, f"❯{NB}{text}", RULE, "  ⏵⏵ bypass permissions on"])
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, s):
+        self.t += s
+
+
+class FakeCLI:
+    """Pastes park text in the input box; Enter writes a user record unless told to swallow it."""
+
+    def __init__(self, transcript: Path, swallow: int = 0, transform=lambda t: t):
+        self.transcript = transcript
+        self.swallow = swallow
+        self.transform = transform
+        self.input = ""
+        self.keys: list[str] = []
+        self.pasted: list[str] = []
+
+    def paste_file(self, session, path):
+        text = Path(path).read_text()
+        self.pasted.append(text)
+        self.input = text
+        return "lt-buf-x"
+
+    def capture(self, session, scrollback=False):
+        shown = f"[Pasted text #1 +{self.input.count(chr(10))} lines]" if self.input.count("\n") > 2 else self.input
+        return screen_with_input(shown.split("\n")[0])
+
+    def send_keys(self, session, *keys):
+        for k in keys:
+            self.keys.append(k)
+            if k == "Enter":
+                if self.swallow:
+                    self.swallow -= 1
+                    continue
+                if self.input.strip():
+                    self.write(self.transform(self.input.rstrip("\n")))
+                self.input = ""
+
+    def write(self, text):
+        rec = {"type": "user", "uuid": str(uuid.uuid4()), "parentUuid": None, "isSidechain": False,
+               "timestamp": "2026-11-30T10:00:00.000Z", "sessionId": "s", "origin": {"kind": "human"},
+               "promptSource": "typed", "message": {"role": "user", "content": text}}
+        with self.transcript.open("a") as fh:
+            fh.write(json.dumps(rec) + "\n")
+
+
+def go(cli, path, **kw):
+    clock = Clock()
+    return send.send_file(cli, S, path, transcript_path=cli.transcript, clock=clock, sleep=clock.sleep, **kw)
+
+
+@pytest.fixture
+def files(tmp_path):
+    t = tmp_path / "projects" / "x" / "s.jsonl"
+    t.parent.mkdir(parents=True)
+    task = tmp_path / "task.md"
+    task.write_text("AAA\nBBB\nCCC\n")
+    return t, task
+
+
+def test_delivered_first_time(files):
+    t, task = files
+    cli = FakeCLI(t)
+    d = go(cli, task)
+    assert d.delivered and d.extra_enters == 0 and cli.keys == ["Enter"]
+
+
+def test_trailing_blank_lines_submit_once(files, tmp_path):
+    t, _ = files
+    task = tmp_path / "blank.md"
+    task.write_text("do it\nnow\n\n\n")
+    cli = FakeCLI(t)
+    d = go(cli, task)
+    assert d.delivered and cli.keys == ["Enter"] and len(cli.pasted) == 1
+    assert len(t.read_text().splitlines()) == 1
+
+
+def test_parked_gets_one_more_enter_counted(files):
+    t, task = files
+    cli = FakeCLI(t, swallow=1)
+    d = go(cli, task)
+    assert d.extra_enters == 1 and cli.keys == ["Enter", "Enter"]
+
+
+def test_still_parked_fails_named_with_evidence(files):
+    t, task = files
+    cli = FakeCLI(t, swallow=5)
+    with pytest.raises(DeliveryFailed) as exc:
+        go(cli, task)
+    assert exc.value.code == "parked" and exc.value.details["extra_enters"] == 1
+    assert "AAA" in exc.value.details["expected_head"] and exc.value.details["tail"]
+    assert cli.keys == ["Enter", "Enter"]
+
+
+def test_mangled_newlines(files):
+    t, task = files
+    cli = FakeCLI(t, transform=lambda s: s.replace("\n", ""))
+    with pytest.raises(DeliveryFailed) as exc:
+        go(cli, task)
+    assert exc.value.code == "mangled" and exc.value.details["arrived_head"] == "AAABBBCCC"
+
+
+def test_cross_talk(files):
+    t, task = files
+    cli = FakeCLI(t, transform=lambda s: "another trial's task")
+    with pytest.raises(DeliveryFailed) as exc:
+        go(cli, task)
+    assert exc.value.code == "cross_talk" and "another trial" in exc.value.details["arrived_head"]
+
+
+def test_lost_when_nothing_parked(files):
+    t, task = files
+    cli = FakeCLI(t, swallow=5)
+    cli.capture = lambda session, scrollback=False: screen_with_input("")
+    with pytest.raises(DeliveryFailed) as exc:
+        go(cli, task)
+    assert exc.value.code == "lost"
+
+
+def test_earlier_prompts_do_not_count(files):
+    t, task = files
+    cli = FakeCLI(t, swallow=5)
+    cli.write("AAA\nBBB\nCCC")           # the same text from an earlier turn
+    with pytest.raises(DeliveryFailed):
+        go(cli, task)
+
+
+def test_refusals(tmp_path, files):
+    t, _ = files
+    cli = FakeCLI(t)
+    with pytest.raises(RefusedInput):
+        go(cli, tmp_path / "missing.md")
+    empty = tmp_path / "empty.md"
+    empty.write_text("  \n\n")
+    with pytest.raises(RefusedInput) as exc:
+        go(cli, empty)
+    assert exc.value.code == "empty_file" and cli.pasted == []
+
+
+def test_classify_arrival_normalises():
+    assert send.classify_arrival("a\r\nb  \n\n", "a\nb") == "ok"
+    assert send.classify_arrival("a\nb", "ab") == "mangled"
+    assert send.classify_arrival("a\nb", "c") == "cross_talk"
+
+
+# ---------------------------------------------------------------- gates
+
+class GateCLI:
+    """An AskUserQuestion dialog whose cursor moves with Down/Up; digits do nothing (as in the real TUI)."""
+
+    def __init__(self, stuck=False):
+        self.base = (SCREENS / "ask_user_question.txt").read_text()
+        self.cursor = 1
+        self.keys: list[str] = []
+        self.lines: list[str] = []
+        self.stuck = stuck
+
+    def capture(self, session, scrollback=False):
+        out = []
+        for line in self.base.split("\n"):
+            stripped = line.lstrip("❯ ")
+            if stripped[:2] in {f"{n}." for n in range(1, 6)}:
+                n = int(stripped[0])
+                line = ("❯ " if n == self.cursor else "  ") + stripped
+            out.append(line)
+        return "\n".join(out)
+
+    def send_keys(self, session, *keys):
+        for k in keys:
+            self.keys.append(k)
+            if not self.stuck:
+                self.cursor += {"Down": 1, "Up": -1}.get(k, 0)
+
+    def send_line(self, session, text):
+        self.lines.append(text)
+
+
+def gate(cli, response):
+    clock = Clock()
+    return send.answer_gate(cli, S, response, clock=clock, sleep=clock.sleep)
+
+
+def test_gate_label_moves_with_arrows_then_enter():
+    cli = GateCLI()
+    done = gate(cli, "Blue")
+    assert cli.keys == ["Down", "Down", "Enter"] and done.label == "Blue" and done.kind == "ask_user_question"
+
+
+def test_gate_number_is_mapped_to_its_label():
+    cli = GateCLI()
+    assert gate(cli, "2").label == "Green" and cli.keys == ["Down", "Enter"]
+
+
+def test_gate_free_text():
+    cli = GateCLI()
+    done = gate(cli, "text:medium please")
+    assert done.label == "Type something." and cli.keys == ["Down", "Down", "Down"]
+    assert cli.lines == ["medium please"]
+
+
+def test_gate_refusals_press_nothing():
+    cli = GateCLI()
+    with pytest.raises(RefusedInput) as exc:
+        gate(cli, "Purple")
+    assert exc.value.code == "no_option" and "'Red'" in exc.value.message and cli.keys == []
+    ready = FakeCLI(Path("/nonexistent"))
+    with pytest.raises(RefusedInput) as exc:
+        send.answer_gate(ready, S, "Blue")
+    assert exc.value.code == "no_dialog"
+
+
+def test_gate_cursor_stuck_fails():
+    cli = GateCLI(stuck=True)
+    with pytest.raises(DeliveryFailed) as exc:
+        gate(cli, "Blue")
+    assert exc.value.code == "gate_cursor" and "Enter" not in cli.keys

@@ -1,0 +1,248 @@
+"""`live-trial verdict` and write_trial_verdict: written only when valid; every refusal exits 2 and writes nothing."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from live_trial import closure
+from live_trial import verdict as v
+from live_trial.cli.main import main
+from live_trial.errors import SchemaInvalid
+from live_trial.jsonfile import schema_errors
+from live_trial.transcript_builder import TranscriptBuilder
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "union"
+MODEL = "claude-opus-4-8"
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> dict:
+    """Plugins (the union fixture plus a plugin with gate skills) and an empty trial workdir with a transcript."""
+    plugins = tmp_path / "plugins"
+    shutil.copytree(FIXTURE, plugins)
+    gp = plugins / "gates"
+    (gp / ".claude-plugin").mkdir(parents=True)
+    (gp / ".claude-plugin" / "plugin.json").write_text('{"name": "gates"}')
+    skills = {
+        "asks": "---\nname: asks\ndescription: asks before pushing\nallowed-tools: Read, AskUserQuestion\n---\nbody\n",
+        "guarded": "---\nname: guarded\ndescription: pushes\nallowed-tools: [Bash]\nexternal_mutation_guard: push\n---\n",
+        "prose": "---\nname: prose\ndescription: pushes\nallowed-tools: [Bash, Skill]\n---\n"
+                 "This skill asks with AskUserQuestion and has an external_mutation_guard.\n",
+        "run-skill-live-trial": "---\nname: run-skill-live-trial\n---\n",
+    }
+    for name, text in skills.items():
+        (gp / "skills" / name).mkdir(parents=True)
+        (gp / "skills" / name / "SKILL.md").write_text(text)
+    eval_root = tmp_path / "eval-log"
+    wd = eval_root / "union-target" / "work" / "live-trial" / "20261130T101500-abcd"
+    wd.mkdir(parents=True)
+    b = TranscriptBuilder(model=MODEL)
+    b.turn("run", "DONE: ok", tools=1)
+    b.write(wd / "transcript.jsonl")
+    return {"plugins": plugins, "eval_root": eval_root, "wd": wd}
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else b"") for p in sorted(folder.rglob("*"))}
+
+
+def argv(tree: dict, *extra: str, target: str = "union-target:work", skill_dir: Path | None = None,
+         goal: str = "PASS") -> list[str]:
+    plugin, skill = target.split(":") if ":" in target else ("union-target", target)
+    sd = skill_dir or tree["plugins"] / plugin / "skills" / skill
+    out = ["verdict", "--workdir", str(tree["wd"]), "--target-skill", target, "--skill-dir", str(sd),
+           "--session-id", "s-1", "--requested-model", MODEL, "--launch", "PASS", "--completion", "PASS",
+           "--goal-result", goal, "--nudge-count", "0", "--gate-response-count", "0", "--poll-exit", "DONE"]
+    if goal == "PASS" and "--unverified" not in extra and "--evidence" not in extra:
+        out += ["--evidence", "1 file written with 2 keys"]
+    return out + list(extra)
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def written(tree: dict) -> dict:
+    return json.loads((tree["wd"] / "verdict.json").read_text())
+
+
+def test_pass_is_written_and_schema_valid(tree, capsys) -> None:
+    code, out, err = run(argv(tree), capsys)
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("WRITTEN: ") and "OVERALL: PASS" in out
+    doc = written(tree)
+    assert schema_errors(doc, v.SCHEMA) == []
+    assert doc["overall"] == {"verdict": "PASS", "reasons": []}
+    assert doc["actual_model"] == [MODEL] and doc["requested_model"] == MODEL
+    assert doc["transcript_sha256"] == "sha256:" + hashlib.sha256((tree["wd"] / "transcript.jsonl").read_bytes()).hexdigest()
+    t = closure.resolve_target("union-target:work", tree["plugins"])
+    assert doc["skill_dir_tree_sha"] == closure.closure_digest(t, tree["plugins"])
+    assert doc["closure_plugins"] == ["union-target", "union-manifest-dep", "union-contract-dep"]
+    assert doc["tier"] == "live" and doc["downgrade_reason"] is None and doc["scenario_origin"] == "live"
+    assert doc["session_id"] == "s-1" and doc["goal_ledger"] == "done"
+
+
+def test_verdict_json_output(tree, capsys) -> None:
+    code, out, _ = run(argv(tree, "--json"), capsys)
+    assert code == 0 and json.loads(out)["overall"] == "PASS"
+
+
+def test_degraded_with_nudges_and_rescue_gates(tree, capsys) -> None:
+    args = argv(tree)
+    args[args.index("--nudge-count") + 1] = "1"
+    args[args.index("--gate-response-count") + 1] = "2"
+    assert run(args, capsys)[0] == 0
+    doc = written(tree)
+    assert doc["overall"]["verdict"] == "DEGRADED" and doc["gate_kind"] == "rescue" and len(doc["overall"]["reasons"]) == 2
+
+
+@pytest.mark.parametrize("skill, evidence", [("asks", "frontmatter allowed-tools: AskUserQuestion"),
+                                             ("guarded", "frontmatter external_mutation_guard: \"push\"")])
+def test_contractual_grounded_is_accepted(tree, capsys, skill, evidence) -> None:
+    args = argv(tree, "--gate-kind", "contractual", target=f"gates:{skill}")
+    args[args.index("--gate-response-count") + 1] = "1"
+    code, _, err = run(args, capsys)
+    assert code == 0, err
+    doc = written(tree)
+    assert doc["gate_kind"] == "contractual" and doc["gate_contract_evidence"] == [evidence]
+    assert doc["overall"]["verdict"] == "PASS"
+
+
+def test_contractual_with_zero_responses_is_normalised(tree, capsys) -> None:
+    assert run(argv(tree, "--gate-kind", "contractual"), capsys)[0] == 0
+    doc = written(tree)
+    assert doc["gate_kind"] == "rescue" and doc["gate_contract_evidence"] == []
+    assert any("normalised to rescue" in n for n in doc["notes"])
+
+
+def test_proof_model_gate_uses_the_transcript(tree, capsys) -> None:
+    args = argv(tree, "--proof")
+    args[args.index("--requested-model") + 1] = "claude-sonnet-4-6"
+    assert run(args, capsys)[0] == 0
+    doc = written(tree)
+    assert doc["overall"]["verdict"] == "FAIL" and "not the requested claude-sonnet-4-6" in doc["overall"]["reasons"][0]
+
+
+def test_proof_without_transcript_fails(tree, capsys) -> None:
+    (tree["wd"] / "transcript.jsonl").unlink()
+    assert run(argv(tree, "--proof"), capsys)[0] == 0
+    doc = written(tree)
+    assert doc["overall"]["verdict"] == "FAIL" and doc["actual_model"] == [] and doc["transcript_sha256"] is None
+
+
+def test_blocked(tree, capsys) -> None:
+    args = argv(tree, "--blocked", goal="FAIL")
+    args[args.index("--launch") + 1] = "FAIL"
+    assert run(args, capsys)[0] == 0
+    assert written(tree)["overall"]["verdict"] == "BLOCKED"
+
+
+def test_rehearsal_origin_and_downgrade(tree, capsys, tmp_path) -> None:
+    scen = tmp_path / "s.yaml"
+    scen.write_text("rules: []\n")
+    assert run(argv(tree, "--rehearsal-scenario", str(scen)), capsys)[0] == 0
+    doc = written(tree)
+    assert doc["scenario_origin"] == "rehearsal" and doc["downgrade_reason"].startswith("rehearsal")
+    assert doc["scenario_id"] == v.scenario_id("union-target:work", "", scen)
+
+
+# ------------------------------------------------------------------ refusals: exit 2, nothing written
+def refused(tree, capsys, args, needle: str) -> None:
+    before = snapshot(tree["wd"].parent.parent.parent.parent)
+    code, out, err = run(args, capsys)
+    assert code == 2, (out, err)
+    assert needle in err and len(err.strip().splitlines()) == 1
+    assert snapshot(tree["wd"].parent.parent.parent.parent) == before
+
+
+def test_refused_contractual_without_grounding(tree, capsys) -> None:
+    args = argv(tree, "--gate-kind", "contractual", target="gates:prose")
+    args[args.index("--gate-response-count") + 1] = "1"
+    refused(tree, capsys, args, "contractual is not grounded")
+
+
+@pytest.mark.parametrize("target", ["gates:run-skill-live-trial", "x:run-skill-iter-improve", "run-skill-live-trial"])
+def test_refused_denylisted_target(tree, capsys, target) -> None:
+    refused(tree, capsys, argv(tree, target=target if ":" in target else "gates:run-skill-live-trial",
+                               skill_dir=tree["plugins"] / "gates" / "skills" / "run-skill-live-trial")
+            if target == "gates:run-skill-live-trial" else
+            ["verdict", "--workdir", str(tree["wd"]), "--target-skill", target, "--skill-dir", str(tree["wd"]),
+             "--launch", "PASS", "--completion", "PASS"], "cannot be a trial target")
+
+
+def test_refused_pass_without_evidence(tree, capsys) -> None:
+    args = [a for a in argv(tree)]
+    i = args.index("--evidence")
+    del args[i:i + 2]
+    refused(tree, capsys, args, "needs evidence")
+
+
+def test_refused_proxy_evidence(tree, capsys) -> None:
+    args = argv(tree)
+    args[args.index("--evidence") + 1] = "tests passed and CI green"
+    refused(tree, capsys, args, "proxy")
+
+
+def test_refused_negative_count(tree, capsys) -> None:
+    args = argv(tree)
+    args[args.index("--nudge-count") + 1] = "-1"
+    refused(tree, capsys, args, "--nudge-count must be a whole number")
+
+
+def test_refused_target_not_matching_skill_dir(tree, capsys) -> None:
+    refused(tree, capsys, argv(tree, target="union-target:work",
+                               skill_dir=tree["plugins"] / "union-target" / "skills" / "solo"), "does not match")
+
+
+def test_refused_closure_error(tree, capsys) -> None:
+    shutil.rmtree(tree["plugins"] / "union-contract-dep")
+    refused(tree, capsys, argv(tree), "dependency plugin 'union-contract-dep' not found")
+
+
+def test_refused_missing_workdir(tree, capsys) -> None:
+    args = argv(tree)
+    args[args.index("--workdir") + 1] = str(tree["wd"] / "nope")
+    refused(tree, capsys, args, "workdir is not a folder")
+    assert not (tree["wd"] / "nope").exists()
+
+
+def test_unverified_registers_a_watch(tree, capsys) -> None:
+    args = argv(tree, "--unverified", "replies reach the customer")
+    assert run(args, capsys)[0] == 0
+    doc = written(tree)
+    assert doc["goal_ledger"] == "mostly_done" and doc["watch_id"] and doc["unverified"] == "replies reach the customer"
+    from live_trial import watch
+    watches = watch.open_watches(tree["eval_root"], "union-target:work")
+    assert [w["id"] for w in watches] == [doc["watch_id"]]
+
+
+# ------------------------------------------------------------------ the Python API the trial runner calls
+def test_write_trial_verdict_api(tree) -> None:
+    t = closure.resolve_target("union-target:work", tree["plugins"])
+    doc, path = v.write_trial_verdict(
+        workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id="s", requested_model=None,
+        launch="PASS", completion="PASS", goal_result="FAIL", goal_blockers=["status.json says nothing"],
+        evidence=[{"claim": "c", "source": "out/status.json", "observed": "1 file", "extra": "dropped"}],
+        nudge_count=0, gate_response_count=0, gate_kind="rescue", poll_exit="DONE", proof=False, blocked=False,
+        scenario_origin="live", scenario_path=None, args="", claude_version="2.1.197", stop_reason=None,
+        notes=["n"], started_at="2026-11-30T10:15:00.000Z")
+    assert path == tree["wd"] / "verdict.json" and json.loads(path.read_text()) == doc
+    assert doc["overall"]["verdict"] == "DEGRADED" and doc["goal_blockers"] == ["status.json says nothing"]
+    assert doc["evidence"] == [{"claim": "c", "source": "out/status.json", "observed": "1 file"}]
+
+
+def test_invalid_document_is_never_written(tree) -> None:
+    t = closure.resolve_target("union-target:work", tree["plugins"])
+    doc = v.build_verdict(workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id=None,
+                          requested_model=None, launch="PASS", completion="PASS", goal_result="PASS")
+    doc["overall"]["verdict"] = "GREAT"
+    with pytest.raises(SchemaInvalid):
+        v.write_verdict(tree["wd"], doc)
+    assert not (tree["wd"] / "verdict.json").exists()
+    assert [p.name for p in tree["wd"].iterdir()] == ["transcript.jsonl"]
