@@ -19,6 +19,7 @@ import argparse
 import json
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,14 +40,20 @@ SESSION = "lt-20261130T120000-be4c-bench"
 REP = "RRRRRRRR"
 ROUNDS = 5
 DAY = "2026-11-30"
-SCREEN = " ▐▛███▜▌   Claude Code v2.1.197\n\n● Bash(sleep 20)\n  ⎿  Running… (7s)\n\n✽ Zigzagging… (7s · ↓ 21 tokens)\n" \
-         + "─" * 80 + "\n❯\u00a0\n" + "─" * 80 + "\n  ⏵⏵ bypass permissions on (shift+tab to cycle) · esc to interrupt\n"
+SCREEN = (" ▐▛███▜▌   Claude Code v2.1.197\n\n● Bash(sleep 20)\n  ⎿  Running… (7s)\n\n"
+          "✽ Zigzagging… (7s · ↓ 21 tokens)\n" + "─" * 80 + "\n❯\u00a0\n" + "─" * 80
+          + "\n  ⏵⏵ bypass permissions on (shift+tab to cycle) · esc to interrupt\n")
 
 
 def block_template(target_bytes: int = 1 << 20) -> str:
     """About ``target_bytes`` of JSONL with ``RRRRRRRR`` in every uuid and ``2026-11-30`` in every timestamp."""
     b = TranscriptBuilder(session_id=SID, cwd="/tmp/bench/project", step_s=0.5, seed=0)
-    b._id = lambda prefix="", _n=[0]: (_n.__setitem__(0, _n[0] + 1) or f"{prefix}{REP}-{_n[0]:04x}-4000-8000-{_n[0]:012x}")
+    counter = [0]
+
+    def next_id(prefix: str = "") -> str:
+        counter[0] += 1
+        return f"{prefix}{REP}-{counter[0]:04x}-4000-8000-{counter[0]:012x}"
+    b._id = next_id
     out = ""
     i = 0
     while len(out) < target_bytes:
@@ -176,6 +183,11 @@ def main() -> int:
         print(f"status (read_tail + classify), median of {args.repeat}: {status_s * 1000:.2f} ms -> {state}")
         print(f"full parse of the same file ({lines} lines):      {full_s * 1000:.0f} ms")
         print(f"ratio full/status: {full_s / status_s:.0f}x   (goal: status < 50 ms and >= 100x)")
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "live_trial", "status", "--transcript", str(big)], cwd=ROOT,
+                       capture_output=True, check=False)
+        print(f"for information: `python -m live_trial status --transcript` wall time incl. interpreter start: "
+              f"{(time.perf_counter() - t0) * 1000:.0f} ms")
         small_runs: list[float] = []
         big_runs: list[float] = []
         for _ in range(ROUNDS):          # alternate, so load from other processes hits both alike

@@ -128,7 +128,8 @@ class Backend:
         Without ``env`` the command goes through libtmux (``Server.cmd`` → ``common.tmux_cmd``). With
         ``env`` (only ``new-session``: libtmux's ``tmux_cmd`` cannot pass an environment) the same argv
         runs through :mod:`subprocess` with exactly that client environment. Raises Blocked when tmux
-        is missing, TmuxError when tmux does not answer within 30 s.
+        is missing, TmuxError when tmux does not answer within 30 s (subprocess path). Retries (up to 3) a
+        command that met a tmux server in the middle of exiting.
         """
         for attempt in range(SERVER_RACE_RETRIES + 1):
             result = self._run_once(*args, env=env)

@@ -41,7 +41,7 @@ MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,99}$")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 MODEL_ALIASES = frozenset({"default", "sonnet", "opus", "haiku", "best", "opusplan", "sonnet[1m]", "opus[1m]"})
 POLL_S = 0.05                # screen poll while booting (2 tmux calls per poll)
-DIALOG_STEP_WAIT_S = 5.0     # wait for the cursor to move / the dialog to go after a key
+DIALOG_STEP_WAIT_S = 10.0    # wait for the cursor to move / the dialog to go after a key (generous: shared CPUs)
 BLOCKING_CONFIRM_POLLS = 2   # a blocking screen must be seen this many polls in a row
 TAIL_LINES = 15
 EXIT_STATUS_WAIT_S = 2.0     # after pane_dead, wait this long for the exit status
@@ -140,8 +140,9 @@ def check_root_sandbox(env: Mapping[str, str], *, euid: int | None = None) -> No
     """As root the CLI refuses --dangerously-skip-permissions unless IS_SANDBOX=1: refuse first, in one line."""
     euid = os.geteuid() if euid is None else euid
     if euid == 0 and env.get("IS_SANDBOX") != "1":
+        seen = "" if env.get("IS_SANDBOX") is None else f" (IS_SANDBOX is {env['IS_SANDBOX']!r}; only \"1\" counts)"
         raise RefusedInput("running as root without IS_SANDBOX=1: claude refuses --dangerously-skip-permissions "
-                           "as root", where="environment",
+                           f"as root{seen}", where="environment",
                            fix="if this machine is a disposable sandbox or container, set IS_SANDBOX=1; "
                                "otherwise run the harness as a normal user", code="root_needs_sandbox")
 
@@ -200,10 +201,10 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     argv = build_argv(req, claude_path, plugin_dirs)
     timeout_s = req.timeout_s if req.timeout_s is not None else _policy_boot_timeout(base_env)
     info = backend.new_session(req.session, argv, cwd=cwd, env=env, owner_pid=req.owner_pid)
-    backend.set_meta(req.session, cwd=str(cwd), session_id=req.session_id,
-                     config_dir=env.get("CLAUDE_CONFIG_DIR", ""), model=req.model or "")
     ok = False
     try:
+        backend.set_meta(req.session, cwd=str(cwd), session_id=req.session_id,
+                         config_dir=env.get("CLAUDE_CONFIG_DIR", ""), model=req.model or "")
         seen = _wait_ready(backend, req.session, started=started, timeout_s=timeout_s, clock=clock, sleep=sleep)
         ok = True
     finally:

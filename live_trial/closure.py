@@ -38,35 +38,28 @@ leaving its plugin (``..`` or a symlink), a reference into a plugin outside the 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import yaml
+from live_trial.closure_manifest import (ClosureError, NAME_RE, name_list, read_frontmatter, read_json_object,
+                                         validate_contract)
+from live_trial.errors import RefusedInput
 
-from live_trial.errors import BootFail, RefusedInput
-
-try:  # libyaml is much faster; the pure-python loader gives the same result
-    _YAML_LOADER: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
-    _YAML_LOADER = yaml.SafeLoader
+__all__ = ["ClosureError", "PluginRef", "Target", "Pinning", "PluginIndex", "read_frontmatter", "discover_plugins",
+           "resolve_target", "target_from_skill_dir", "dependency_union", "closure_files", "closure_digest",
+           "digest_files", "pin", "file_sha256_hex"]
 
 MANIFEST = Path(".claude-plugin") / "plugin.json"
 CONTRACT = Path("references") / "package-contract.json"
 REF_FIELDS = ("script_refs", "reference_refs", "responsibility_refs", "schema_refs")
 PLAIN_LABEL = "_"
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_NAME_RE = NAME_RE
+_READ_BYTES = 64 * 1024
 _PLUGIN_ROOT_REF = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}/([^\s\"'`;|&)<>]+)")
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "eval-log"}
-
-
-class ClosureError(BootFail):
-    """The plugin set or the behaviour closure cannot be built safely. Status BOOT_FAIL, exit 2."""
-
-    code = "closure"
 
 
 @dataclass(frozen=True)
@@ -103,80 +96,6 @@ class Pinning:
     digest: str
 
 
-# --------------------------------------------------------------------------------------------- reading
-
-def read_frontmatter(path: Path) -> dict:
-    """Return the YAML frontmatter of a SKILL.md as a dict ({} when the file has none).
-
-    Raises :class:`ClosureError` when the file is unreadable, the block is not closed, the YAML is
-    malformed or is not a mapping.
-    """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ClosureError(f"cannot read SKILL.md: {exc.__class__.__name__}", where=str(path),
-                           fix="make the file readable UTF-8") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if not (text.startswith("---\n") or text.startswith("---\r\n")):
-        return {}
-    match = re.search(r"^---[ \t]*\r?$", text[4:], re.MULTILINE)
-    if not match:
-        raise ClosureError("frontmatter is not closed by a '---' line", where=str(path),
-                           fix="end the YAML block with a line '---'")
-    block = text[4:4 + match.start()]
-    try:
-        data = yaml.load(block, Loader=_YAML_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" line {mark.line + 2}" if mark is not None else ""
-        raise ClosureError(f"frontmatter is not valid YAML{at}", where=str(path),
-                           fix="fix the YAML between the '---' lines") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ClosureError("frontmatter is not a mapping", where=str(path), fix="write 'key: value' lines")
-    return data
-
-
-def _read_json_object(path: Path, what: str) -> dict:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ClosureError(f"{what} is missing", where=str(path), fix=f"create {what}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ClosureError(f"{what} is malformed: {exc}", where=str(path), fix=f"fix the JSON of {what}") from None
-    if not isinstance(doc, dict):
-        raise ClosureError(f"{what} is malformed: not a JSON object", where=str(path), fix="write a JSON object")
-    return doc
-
-
-def _dep_name(entry: Any, where: str, field_name: str) -> str:
-    """Plugin name of one dependency entry: "name", "name@marketplace", "name@^1.2" or {"name": ...}."""
-    if isinstance(entry, dict):
-        entry = entry.get("name")
-    if isinstance(entry, str):
-        name = entry.split("@", 1)[0].strip()
-        if _NAME_RE.match(name):
-            return name
-    raise ClosureError(f"malformed entry in {field_name}: {entry!r}", where=where,
-                       fix="use a plugin name (\"name\" or \"name@marketplace\" or {\"name\": ...})")
-
-
-def _name_list(value: Any, where: str, field_name: str) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ClosureError(f"{field_name} must be a list", where=where, fix="write a JSON list of plugin names")
-    out: list[str] = []
-    for entry in value:
-        name = _dep_name(entry, where, field_name)
-        if name not in out:
-            out.append(name)
-    return out
-
-
 # --------------------------------------------------------------------------------------------- index
 
 class PluginIndex:
@@ -208,14 +127,14 @@ class PluginIndex:
     def manifest(self, name: str) -> dict:
         """plugin.json of ``name`` (validated in discovery)."""
         if name not in self._manifests:
-            self._manifests[name] = _read_json_object(self.plugins[name] / MANIFEST, "plugin.json")
+            self._manifests[name] = read_json_object(self.plugins[name] / MANIFEST, "plugin.json")
         return self._manifests[name]
 
     def contract(self, name: str) -> dict | None:
         """references/package-contract.json of ``name``, validated, or None when the plugin has none."""
         if name not in self._contracts:
             path = self.plugins[name] / CONTRACT
-            self._contracts[name] = _validate_contract(_read_json_object(path, "package-contract.json"), path) \
+            self._contracts[name] = validate_contract(read_json_object(path, "package-contract.json"), path) \
                 if path.is_file() or path.is_symlink() else None
         return self._contracts[name]
 
@@ -229,17 +148,19 @@ class PluginIndex:
 
 
 def file_sha256_hex(path: str | Path) -> str:
-    """sha256 hex of a file's bytes, read with raw file descriptors (cheaper than ``open()`` for many small files)."""
+    """sha256 hex of a file's bytes, read with raw file descriptors (cheaper than ``open()`` for many small files).
+
+    A read shorter than asked means end of file for the regular files a closure holds.
+    """
     fd = os.open(path, os.O_RDONLY)
     try:
-        h = hashlib.sha256()
-        want = os.fstat(fd).st_size + 1
-        while True:
-            chunk = os.read(fd, want)
-            if not chunk:
-                break
+        chunk = os.read(fd, _READ_BYTES)
+        if len(chunk) < _READ_BYTES:
+            return hashlib.sha256(chunk).hexdigest()
+        h = hashlib.sha256(chunk)
+        while chunk:
+            chunk = os.read(fd, 1 << 20)
             h.update(chunk)
-            want = 1 << 20
         return h.hexdigest()
     finally:
         os.close(fd)
@@ -261,7 +182,7 @@ def discover_plugins(plugins_root: Path) -> dict[str, Path]:
     def visit(folder: Path, depth: int) -> None:
         manifest = folder / MANIFEST
         if manifest.is_file():
-            doc = _read_json_object(manifest, "plugin.json")
+            doc = read_json_object(manifest, "plugin.json")
             name = doc.get("name")
             if not isinstance(name, str) or not _NAME_RE.match(name):
                 raise ClosureError(f"plugin.json has no valid \"name\" (got {name!r})", where=str(manifest),
@@ -286,45 +207,6 @@ def discover_plugins(plugins_root: Path) -> dict[str, Path]:
 
     visit(root, 0)
     return found
-
-
-def _validate_contract(doc: dict, path: Path) -> dict:
-    where = str(path)
-    depends_on = _name_list(doc.get("depends_on"), where, "depends_on")
-    entry = doc.get("entry_points", {})
-    if not isinstance(entry, dict):
-        raise ClosureError("entry_points must be an object", where=where, fix='write {"skills": [...]}')
-    raw_skills = entry.get("skills")
-    skills: list[str] | None
-    if raw_skills is None:
-        skills = None
-    elif isinstance(raw_skills, dict):
-        skills = [str(k) for k in raw_skills]
-    elif isinstance(raw_skills, list):
-        skills = []
-        for item in raw_skills:
-            name = item.get("name") if isinstance(item, dict) else item
-            if not isinstance(name, str) or not name:
-                raise ClosureError(f"malformed entry in entry_points.skills: {item!r}", where=where,
-                                   fix="list skill names")
-            skills.append(name)
-    else:
-        raise ClosureError("entry_points.skills must be a list", where=where, fix="list skill names")
-    narrowing = doc.get("skill_dependencies")
-    if narrowing is not None:
-        if not isinstance(narrowing, dict):
-            raise ClosureError("skill_dependencies must be an object", where=where, fix='write {"<skill>": [...]}')
-        for skill, deps in narrowing.items():
-            if skills is None or skill not in skills:
-                raise ClosureError(f"skill_dependencies key '{skill}' is not in entry_points.skills", where=where,
-                                   fix="add the skill to entry_points.skills or remove the key")
-            for dep in _name_list(deps, where, f"skill_dependencies.{skill}"):
-                if dep not in depends_on:
-                    raise ClosureError(f"skill_dependencies.{skill} names '{dep}', which is not in depends_on",
-                                       where=where, fix="add it to depends_on or remove it")
-    return {"depends_on": depends_on, "skills": skills,
-            "narrowing": None if narrowing is None else
-            {k: _name_list(v, where, f"skill_dependencies.{k}") for k, v in narrowing.items()}}
 
 
 # --------------------------------------------------------------------------------------------- target
@@ -402,7 +284,7 @@ def target_from_skill_dir(skill_dir: Path, plugins_root: Path | None = None) -> 
     plugin_root = skill_dir.parent.parent
     if skill_dir.parent.name == "skills" and (plugin_root / MANIFEST).is_file():
         index = PluginIndex(plugins_root or plugin_root.parent)
-        name = _read_json_object(plugin_root / MANIFEST, "plugin.json").get("name")
+        name = read_json_object(plugin_root / MANIFEST, "plugin.json").get("name")
         if index.plugins.get(name) != plugin_root:
             raise RefusedInput(f"plugin at {plugin_root} is not found under plugins root {index.root}",
                                code="plugins_root", fix="pass --plugins-root <folder that holds it>")
@@ -436,7 +318,7 @@ def dependency_union(target: Target, plugins_root: Path | PluginIndex) -> list[P
         raise ClosureError(f"target plugin '{name}' not found under {index.root}", fix="pass --plugins-root")
     manifest_path = index.plugins[name] / MANIFEST
     origin: dict[str, str] = {}
-    for dep in _name_list(index.manifest(name).get("dependencies"), str(manifest_path), "dependencies"):
+    for dep in name_list(index.manifest(name).get("dependencies"), str(manifest_path), "dependencies"):
         origin.setdefault(dep, f"{manifest_path} dependencies")
     contract = index.contract(name)
     if contract is not None:

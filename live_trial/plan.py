@@ -122,33 +122,34 @@ class _VerdictReader:
         """(reusable, reason) for one verdict file."""
         from live_trial.verdict import TRANSCRIPT_FILE, VerdictInputs, derive_overall
 
+        run = path.parent.name
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            return False, f"last verdict is not readable JSON ({path})"
+            return False, f"last verdict is not readable JSON (run {run})"
         if next(self.validator.iter_errors(doc), None) is not None:
-            return False, f"last verdict does not fit the verdict schema ({path})"
+            return False, f"last verdict does not fit the verdict schema (run {run})"
         if doc["scenario_origin"] != "live" and not reuse_rehearsal:
-            return False, f"rehearsal verdicts are never reused ({path})"
+            return False, f"rehearsal verdicts are never reused (run {run})"
         overall = doc["overall"]["verdict"]
         try:
             derived = derive_overall(VerdictInputs.from_doc(doc))
         except (KeyError, TypeError):  # pragma: no cover - the schema requires these fields
             derived = None
         if derived != overall:
-            return False, f"last verdict's overall {overall} does not follow from its inputs ({derived}): edited ({path})"
+            return False, f"last verdict's overall {overall} does not follow from its inputs ({derived}): edited (run {run})"
         if overall != "PASS":
-            return False, f"last verdict is {overall} ({path})"
+            return False, f"last verdict is {overall} (run {run})"
         if doc["skill_dir_tree_sha"] != digest:
             return False, "behaviour closure changed since the last PASS"
         if doc["scenario_id"] != scen:
             return False, "task contract (scenario_id) changed since the last PASS"
         transcript = path.parent / TRANSCRIPT_FILE
         if not doc.get("transcript_sha256") or not transcript.is_file():
-            return False, f"the last PASS has no transcript ({path.parent})"
+            return False, f"the last PASS has no transcript (run {run})"
         if "sha256:" + closure.file_sha256_hex(transcript) != doc["transcript_sha256"]:
-            return False, f"transcript does not match transcript_sha256: edited ({transcript})"
-        return True, f"PASS with the same behaviour closure, scenario and transcript ({path.parent.name})"
+            return False, f"transcript does not match transcript_sha256: edited (run {run})"
+        return True, f"PASS with the same behaviour closure, scenario and transcript (run {run})"
 
 
 def _inline_refs(node: Any, defs: Mapping[str, Any]) -> Any:

@@ -13,6 +13,7 @@ Never used in a real trial against the real API (ARCHITECTURE.md, rehearsal room
 """
 from __future__ import annotations
 
+import copy
 import json
 import select
 import socket
@@ -27,6 +28,8 @@ from live_trial.claude_config import REHEARSAL_API_KEY
 from live_trial.jsonfile import utc_now
 from live_trial.rehearsal_scenario import (NO_RULE_TEXT, RequestView, Rule, Scenario, analyse_request,
                                            load_scenario, render, select_rule)
+
+__all__ = ["RehearsalServer", "rehearsal_env", "load_scenario", "Scenario", "NO_RULE_TEXT"]
 
 DEFAULT_CHUNK_CHARS = 64
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -57,7 +60,8 @@ def rehearsal_env(server_url: str, config_dir: Path) -> dict[str, str]:
 class RehearsalServer:
     """A scenario-playing Messages API server on ``host`` and an ephemeral (or given) port.
 
-    Use as a context manager or call :meth:`start` / :meth:`stop`. ``url`` is ``http://127.0.0.1:PORT``.
+    Use as a context manager or call :meth:`start` / :meth:`stop` (one start per instance).
+    ``url`` is ``http://127.0.0.1:PORT``. The scenario is copied: ``times`` budgets are per server.
     ``requests`` lists one dict per request received, in arrival order (copy under the lock):
     ``{time, path, model, served_model, tools, message_count, conversation_id, conversation,
     side_query, step, human_turn, stream, rule, status, template_misses, prompt_head}``; ``rule`` is
@@ -71,7 +75,10 @@ class RehearsalServer:
     def __init__(self, scenario: Scenario | str | Path | dict, *, host: str = "127.0.0.1", port: int = 0,
                  dump_dir: Path | None = None) -> None:
         self.dump_dir = Path(dump_dir) if dump_dir else None
-        self.scenario = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+        loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+        self.scenario = copy.deepcopy(loaded)  # own ``times`` budgets: a Scenario can seed many servers
+        for rule in self.scenario.rules:
+            rule.fired = 0
         self.host = host
         self.port = port
         self._lock = threading.Condition()

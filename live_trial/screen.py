@@ -23,7 +23,17 @@ Version-dependent: every marker below was seen on the real CLI 2.1.197 in tmux 3
   scrollback holds the CLI's line): ``error: unknown option '--no-such-flag'`` / ``--dangerously-skip-permissions
   cannot be used with root/sudo privileges for security reasons`` then ``Pane is dead (status 1, <date>)``.
 - With CLAUDECODE=1 and CLAUDE_CODE_ENTRYPOINT=cli in its environment 2.1.197 still started (no nested guard seen).
-- AskUserQuestion, ExitPlanMode, permission prompt, spinner, API errors: claude-cli-observed.md "TUI markers".
+- AskUserQuestion (rehearsal scenario, bypass mode): `` ☐ Colour`` / ``Which colour?`` / ``❯ 1. Red`` (column 0) /
+  ``     warm`` / ``  2. Green`` … ``  4. Type something.`` / rule / ``  5. Chat about this`` /
+  ``Enter to select · ↑/↓ to navigate · Esc to cancel``. Down moves the cursor, digits do not; on
+  "Type something." typed text goes into the answer and Enter submits it (toolUseResult.answers holds it).
+- Permission prompt (``--permission-mode default``, Bash): ``● Bash(echo hi > out.txt)`` / ``  ⎿  Waiting…`` / rule /
+  `` Bash command`` / command / description / `` Do you want to proceed?`` / `` ❯ 1. Yes`` /
+  ``   2. Yes, and always allow access to cwd/ from this project`` / ``   3. No`` /
+  `` Esc to cancel · Tab to amend · ctrl+e to explain``.
+- Pasted tabs arrive in the transcript as four spaces each; a pasted text ending in blank lines is
+  submitted once, trailing newlines kept in the record.
+- ExitPlanMode, spinner, API errors: claude-cli-observed.md "TUI markers".
 """
 from __future__ import annotations
 
@@ -75,9 +85,9 @@ BLOCKING_ADVICE = {
                              "choose \"Yes, I trust this folder\", then boot again",
     "API-key approval": "the CLI asks whether to use ANTHROPIC_API_KEY from the environment; run `claude` once and "
                         "answer Yes, or unset ANTHROPIC_API_KEY to use your login, then boot again",
-    "onboarding": "this configuration has never finished the CLI's first-run setup; run `claude` once, finish "
+    "onboarding screen": "this configuration has never finished the CLI's first-run setup; run `claude` once, finish "
                   "it (theme, login), then boot again",
-    "login": "the CLI is not logged in; run `claude` and /login, or set ANTHROPIC_API_KEY, then boot again",
+    "login screen": "the CLI is not logged in; run `claude` and /login, or set ANTHROPIC_API_KEY, then boot again",
     "bypass-permissions dialog": "the bypass dialog does not show \"No, exit\" and \"Yes, I accept\" as expected, "
                                  "so nothing was pressed; run claude by hand once and check the dialog (CLI version?)",
     "error screen": "the CLI shows an error at start; read the capture tail, fix the cause (network, "
@@ -211,7 +221,7 @@ def bypass_dialog(capture: str) -> bool:
 def blocking_screen(capture: str) -> tuple[str, str] | None:
     """A screen boot must not answer: ``(name, what the user must do)`` or None.
 
-    Names: "folder-trust question", "API-key approval", "onboarding", "login", "error screen", and
+    Names: "folder-trust question", "API-key approval", "onboarding screen", "login screen", "error screen", and
     "bypass-permissions dialog" when its warning shows without all four expected markers. The normal bypass
     dialog is not blocking (boot answers it).
     """
@@ -225,9 +235,9 @@ def blocking_screen(capture: str) -> tuple[str, str] | None:
     if MARKERS["api_key"].search(text):
         return "API-key approval", BLOCKING_ADVICE["API-key approval"]
     if MARKERS["onboarding"].search(text) and _input_index(_lines(text)) is None:
-        return "onboarding", BLOCKING_ADVICE["onboarding"]
+        return "onboarding screen", BLOCKING_ADVICE["onboarding screen"]
     if MARKERS["login"].search(text):
-        return "login", BLOCKING_ADVICE["login"]
+        return "login screen", BLOCKING_ADVICE["login screen"]
     err = error_screen(text)
     if err:
         return "error screen", BLOCKING_ADVICE["error screen"] + f" (seen: {err})"
@@ -236,11 +246,12 @@ def blocking_screen(capture: str) -> tuple[str, str] | None:
 
 def is_ready(capture: str) -> bool:
     """READY (issue 3): the input line is ``❯`` + NBSP/space followed by nothing or a placeholder hint,
-    no spinner line, no dialog, no blocking screen. A menu line like ``❯ 1.`` is never READY and the
-    glyph alone is not enough while busy (issue 8 item 7)."""
+    no spinner line, no dialog. A menu line like ``❯ 1.`` is never READY and the glyph alone is not
+    enough while busy (issue 8 item 7). Boot checks :func:`blocking_screen` first (e.g. a ready prompt
+    whose footer says "Not logged in" is a prompt, but boot must not call it READY)."""
     lines = _lines(capture)
     idx = _input_index(lines)
-    if idx is None or is_busy(capture) or dialog(capture) is not None or blocking_screen(capture) is not None:
+    if idx is None or is_busy(capture) or dialog(capture) is not None:
         return False
     rest = _input_text(lines, idx)
     return rest == "" or bool(MARKERS["placeholder"].match(rest))
@@ -313,6 +324,9 @@ def _assistant_region(lines: list[str]) -> list[str]:
         if MARKERS["prompt_echo"].match(lines[i]) and not MARKERS["menu_cursor"].match(lines[i]):
             start = i + 1
             break
+    # the echoed prompt continues on indented lines; the assistant's part starts at its first "●" line
+    while start < end and not lines[start].startswith("●"):
+        start += 1
     return lines[start:end]
 
 

@@ -29,7 +29,7 @@ from live_trial.errors import DeliveryFailed, RefusedInput
 SHOW_WAIT_S = 5.0        # wait for the paste to show in the input box before Enter
 RECORD_WAIT_S = 20.0     # wait for the user record after Enter (it normally arrives within 0.35 s)
 POLL_S = 0.15
-GATE_WAIT_S = 5.0
+GATE_WAIT_S = 10.0
 EVIDENCE_CHARS = 300
 FREE_TEXT_PREFIX = "text:"
 CLI_TAB = "    "         # the CLI stores a pasted tab as four spaces

@@ -10,7 +10,8 @@ States:
 - ``GATE``: an AskUserQuestion / ExitPlanMode tool_use without its tool_result, or any pending tool while the
   CLI's session status is ``waiting``.
 - ``IDLE_TURN_COMPLETE``: turn_duration after the newest prompt, or a real-model assistant record with a final
-  stop_reason and every tool answered; an interrupt (``interrupted``) or an API error (``api_error``) also ends it.
+  stop_reason and every tool answered (unless the live CLI status still says busy: Stop hooks run then);
+  an interrupt (``interrupted``) or an API error (``api_error``) also ends it.
 """
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ class Status:
     None; ``pending_tool`` the name of the unanswered tool (None when none); ``question`` the gate's question
     text; ``gate_kind`` ``ask_user_question`` | ``exit_plan_mode`` | ``permission``; ``options`` the offered
     answer labels; ``last_assistant_text`` the newest real-model text of the turn (for the STALL table's
-    question / done-report rows); ``warnings`` oddities worth recording (e.g. a gate answered at once with empty answers).
+    question / done-report rows); ``warnings`` oddities worth recording (e.g. a gate answered at once with
+    empty answers).
     """
 
     state: str
@@ -267,6 +269,10 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
         status.state, status.reason = IDLE_TURN_COMPLETE, "interrupted by the user"
     elif last == "api_error":
         status.state, status.reason = IDLE_TURN_COMPLETE, f"API error {api_error}"
+    elif last == "assistant" and stop_reason in FINAL_STOP_REASONS and cli_status == "busy":
+        # 2.1.197 runs Stop hooks (and their continuation) after the final assistant record and writes
+        # turn_duration only at the real end; its live session status says busy until then.
+        status.reason = f"assistant {stop_reason}, but the CLI still reports busy (Stop hooks, no turn_duration yet)"
     elif last == "assistant" and stop_reason in FINAL_STOP_REASONS:
         status.state, status.reason = IDLE_TURN_COMPLETE, f"assistant {stop_reason}, every tool answered"
     elif last == "tool_result":

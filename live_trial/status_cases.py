@@ -209,6 +209,27 @@ def _stale_busy_status_with_idle_transcript():
     return b.records, {"status": "busy"}
 
 
+def _stop_hook_running():
+    b = _b()
+    b.prompt()
+    b.text("first part done")
+    return b.records, {"status": "busy"}
+
+
+def _stop_hook_continued():
+    b = _b()
+    b.prompt()
+    b.text("first part done")
+    b.meta("Stop hook feedback:\nkeep going")
+    b.add(b._base("system", subtype="stop_hook_summary", hookCount=1, hookErrors=["keep going"],
+                  preventedContinuation=False, level="suggestion"))
+    b.text("DONE: ok")
+    b.add(b._base("system", subtype="stop_hook_summary", hookCount=1, hookErrors=[],
+                  preventedContinuation=False, level="suggestion"))
+    b.turn_duration()
+    return b.records, {"status": "idle"}
+
+
 def _nothing():
     return [], None
 
@@ -242,6 +263,10 @@ CASES: tuple[Case, ...] = (
     Case("bookkeeping records after a complete turn", _noise_after_complete, {"state": IDLE_TURN_COMPLETE}),
     Case("stale busy session status does not override", _stale_busy_status_with_idle_transcript,
          {"state": IDLE_TURN_COMPLETE}),
+    Case("end_turn while Stop hooks run (CLI busy, no turn_duration)", _stop_hook_running,
+         {"state": BUSY_GENERATING}),
+    Case("Stop hook continuation then turn_duration", _stop_hook_continued,
+         {"state": IDLE_TURN_COMPLETE, "last_assistant_text": "DONE: ok"}),
     Case("no records", _nothing, {"state": BUSY_GENERATING}),
 )
 

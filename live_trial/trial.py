@@ -356,8 +356,14 @@ class Trial:
             marker=self.wd.marker, session=self.state["session"], session_id=self.state["session_id"],
             cwd=self.req.cwd, config_dir=self._config_dir(), state_file=self.wd.path(POLL_STATE_FILE),
             policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None)
-        return poll.poll(cfg, self.backend, sleep=self._sleep,
-                         on_tick=lambda progress: self._event("tick", **progress, **self._counts()))
+        return poll.poll(cfg, self.backend, sleep=self._sleep, on_tick=self._on_tick)
+
+    def _on_tick(self, progress: dict) -> None:
+        """Poll's per-tick report: the 80% HARD_CAP warning is printed and logged; ticks feed the live line."""
+        if "warn" in progress:
+            self._log("poll", "WARN", message=progress["warn"])
+            return
+        self._event("tick", **progress, **self._counts())
 
     def _counts(self) -> dict:
         return {"nudges": self.state["nudge_count"], "gate_responses": self.state["gate_response_count"]}
@@ -481,6 +487,7 @@ class Trial:
             poll_exit=self.facts.poll_exit, proof=self.req.proof, blocked=self.facts.blocked,
             scenario_origin=origin, scenario_path=self.req.rehearsal, args=self.req.args,
             claude_version=self.state.get("claude_version"), stop_reason=self.facts.stop_reason,
+            stall_row=self.facts.stall_row,
             notes=self.facts.notes, started_at=self.state["started_at"])
         overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
         text = None

@@ -19,11 +19,12 @@ Limits: references/convergence-policy.json loop_bounds.trial_acceptance; env STA
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``status`` and ``poll`` subcommands."""
     s = sub.add_parser("status", help="classify a transcript: BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE",
-                       description="Four-state classifier over the session transcript (references/transcript-jsonl.md). "
-                                   "Exit 0 classified, 2 transcript not found, 1 self-test failed.")
+                       description="Four-state classifier over the session transcript "
+                                   "(references/transcript-jsonl.md). Exit 0 classified, 2 transcript not found, 1 self-test failed.")
     s.add_argument("--session-id", default=None, help="the claude session id (default env SESSION_ID)")
     s.add_argument("--cwd", type=Path, default=None, help="the trial cwd (default: here)")
-    s.add_argument("--config-dir", type=Path, default=None, help="claude config folder (default CLAUDE_CONFIG_DIR or ~/.claude)")
+    s.add_argument("--config-dir", type=Path, default=None,
+                   help="claude config folder (default CLAUDE_CONFIG_DIR or ~/.claude)")
     s.add_argument("--transcript", type=Path, default=None, help="read this transcript file instead")
     s.add_argument("--pid", type=int, default=None, help="the CLI's pid: use its sessions/<pid>.json when it is alive")
     s.add_argument("--self-test", action="store_true", help="classify the built-in synthetic transcripts")
@@ -31,8 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_status)
 
     p = sub.add_parser("poll", help="wait until DONE, GATE, STALL or HARD_CAP (resumable with --state-file)",
-                       description="Poll a trial session. DONE needs the marker file AND IDLE_TURN_COMPLETE AND no busy "
-                                   "screen, stable over done_stable_ticks observations.",
+                       description="Poll a trial session. DONE needs the marker file AND IDLE_TURN_COMPLETE AND "
+                                   "no busy screen, stable over done_stable_ticks observations.",
                        epilog=POLL_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("marker", type=Path, help="the exact completion marker file (e.g. <workdir>/out/status.json)")
     p.add_argument("session", help="the tmux session (lt-...)")
@@ -75,11 +76,13 @@ def cmd_status(args) -> int:
     else:
         sid = args.session_id or os.environ.get("SESSION_ID")
         if not sid:
-            raise RefusedInput("no session id", where="status", fix="pass --session-id ID, set SESSION_ID, or --transcript PATH")
+            raise RefusedInput("no session id", where="status",
+                               fix="pass --session-id ID, set SESSION_ID, or --transcript PATH")
         path = transcript.locate(sid, (args.cwd or Path.cwd()).absolute(), config)
     if not Path(path).is_file():
         raise RefusedInput("transcript not found", where=str(path), code="not_found",
-                           fix="the CLI creates it at the first prompt; check --session-id, --cwd and CLAUDE_CONFIG_DIR")
+                           fix="the CLI creates it at the first prompt; "
+                               "check --session-id, --cwd and CLAUDE_CONFIG_DIR")
     tail = transcript.read_tail(path)
     session_status = None
     if args.pid:

@@ -68,14 +68,14 @@ class Progress:
         elif kind == "ready":
             self._print(f"READY: {data['session']} ({data['elapsed_s']:.1f}s)")
         elif kind == "decision":
-            if data.get("step") in ("poll", "stall", "send", "nudge", "boot", "tools", "harness", "evaluate",
+            if data.get("decision") == "WARN":
+                self._print(data.get("message", "WARN"))
+            elif data.get("step") in ("poll", "stall", "send", "nudge", "boot", "tools", "harness", "evaluate",
                                     "rehearsal", "cleanup") or data.get("decision") in ("WARN",):
                 extra = {k: v for k, v in data.items() if k not in ("at", "step", "decision", "tail")}
                 self._print(f"{data['step']}: {data['decision']} {json.dumps(extra, ensure_ascii=False)}"
                             if extra else f"{data['step']}: {data['decision']}")
         elif kind == "tick":
-            if data.get("warning"):
-                self._print(data["warning"])
             line = tick_line(data)
             if self.tty:
                 if self.live is None:

@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gate-response-count", type=int, default=0)
     p.add_argument("--gate-kind", choices=("rescue", "contractual"), default="rescue",
                    help="rescue (default) or contractual (must be grounded in the skill's frontmatter)")
-    p.add_argument("--poll-exit", choices=POLL_EXITS, help="the last poll exit")
+    p.add_argument("--poll-exit", choices=POLL_EXITS, required=True,
+                   help="the last poll exit (BLOCKED when tmux was missing and poll never ran)")
     p.add_argument("--proof", action="store_true", help="proof trial: no intervention and the requested model")
     p.add_argument("--blocked", action="store_true", help="tmux or claude was missing")
     p.add_argument("--args", default="", help="the args given to the skill (part of scenario_id)")

@@ -54,6 +54,33 @@ def test_untrusted_folder_is_boot_fail_naming_trust_question_within_15s(backend,
     assert backend.list_sessions() == []          # the failed session was killed
 
 
+@pytest.mark.parametrize("variant,named", [("api_key", "API-key approval"), ("onboarding", "onboarding screen")])
+def test_other_blocking_screens_are_named_within_15s(backend, tmp_path, variant, named):
+    import json
+
+    from live_trial.boot import BootRequest, boot
+    from live_trial.claude_config import seed_config
+    from live_trial.rehearsal import rehearsal_env
+
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    config = seed_config(tmp_path / "cfg", [cwd])
+    env = rehearsal_env("http://127.0.0.1:9", config)
+    if variant == "api_key":
+        env["ANTHROPIC_API_KEY"] = "sk-ant-api03-not-approved-000000000000000000000000000000000000000ZZ"
+    else:
+        doc = json.loads((config / ".claude.json").read_text())
+        doc.pop("hasCompletedOnboarding")
+        (config / ".claude.json").write_text(json.dumps(doc))
+    started = time.monotonic()
+    with pytest.raises(BootFail) as exc:
+        boot(BootRequest(session=session_name(variant.replace("_", "-")), cwd=cwd, env_overrides=env, rehearsal=True,
+                         owner_pid=os.getpid(), timeout_s=90), backend)
+    assert time.monotonic() - started < 15
+    assert exc.value.details["screen"] == named and named in exc.value.message
+    assert backend.list_sessions() == []
+
+
 def test_cli_refusing_to_start_is_boot_fail_within_15s(backend, tmp_path):
     wrapper = tmp_path / "claude-bad-flag"
     wrapper.write_text(f"#!/bin/sh\nexec {find_claude().path} --no-such-flag \"$@\"\n")

@@ -148,16 +148,27 @@ def test_greet_happy_drives_the_real_cli(tmp_path, rehearsal_server, rehearsal_c
 
 
 def test_evaluator_json_schema_gets_structured_output(tmp_path, rehearsal_server, rehearsal_config):
+    """The evaluator path: claude -p --json-schema, read-only tools, answer through StructuredOutput.
+
+    The answer shape is the evaluator's (live_trial.evaluator_answer: verdict, blockers, evidence
+    {claim, source, observed}, checks); the Skill record uuid is templated from the prompt's index line.
+    """
     server = rehearsal_server(SCENARIOS / "greet-happy.yaml")
     workdir = tmp_path / "trial"
     (workdir / "out").mkdir(parents=True)
     (workdir / "out" / "status.json").write_text('{"status": "ok"}\n')
     config = rehearsal_config(workdir)
-    schema = {"type": "object", "additionalProperties": False, "required": ["goal_result", "blockers", "evidence"],
-              "properties": {"goal_result": {"enum": ["PASS", "FAIL"]},
+    evidence = {"type": "object", "required": ["claim", "source", "observed"],
+                "properties": {k: {"type": "string"} for k in ("claim", "source", "observed")}}
+    schema = {"type": "object", "required": ["verdict", "blockers", "evidence", "checks"],
+              "properties": {"verdict": {"enum": ["PASS", "FAIL"]},
                              "blockers": {"type": "array", "items": {"type": "string"}},
-                             "evidence": {"type": "string"}}}
-    prompt = f"Judge the trial. The completion marker is {workdir / 'out' / 'status.json'}.\n"
+                             "evidence": {"type": "array", "items": evidence},
+                             "checks": {"type": "array"}}}
+    skill_uuid = str(uuid.uuid4())
+    prompt = (f"Judge the trial. Working directory: {workdir}\nIndex of its records (uuid | type | tools | beginning):\n"
+              f"- {uuid.uuid4()} | user | - | # Live trial task\n"
+              f"- {skill_uuid} | assistant | Skill | {{\"skill\": \"hello:greet\"}}\n")
     argv = [str(find_claude().path), "-p", "--output-format", "json", "--json-schema", json.dumps(schema),
             "--session-id", str(uuid.uuid4()), "--tools", "Read,Glob,Grep"]
     proc = subprocess.run(argv, cwd=workdir, env={**os.environ, **rehearsal_env(server.url, config)},
@@ -165,10 +176,11 @@ def test_evaluator_json_schema_gets_structured_output(tmp_path, rehearsal_server
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["is_error"] is False
-    assert out["structured_output"]["goal_result"] == "PASS"
-    assert str(workdir / "out" / "status.json") in out["structured_output"]["evidence"]
+    answer = out["structured_output"]
+    assert answer["verdict"] == "PASS" and answer["blockers"] == []
+    assert [e["source"] for e in answer["evidence"]] == ["out/greeting.txt", "out/status.json", skill_uuid]
     reqs = server.requests
-    assert [r["rule"] for r in reqs] == ["evaluator-verdict"]
+    assert [r["rule"] for r in reqs] == ["evaluator-verdict"] and reqs[0]["template_misses"] == []
     assert sorted(reqs[0]["tools"]) == ["Glob", "Grep", "Read", "StructuredOutput"]
 
 

@@ -146,8 +146,8 @@ def test_slow_stream_is_busy_generating_then_poll_done(live):
     out = subprocess.run([sys.executable, "-m", "live_trial", "poll", "--state-file", str(live.tmp / "cli-state.json"),
                           str(live.marker), live.session], capture_output=True, text=True, env=env, timeout=WAIT_S)
     assert out.returncode == 0 and out.stdout.startswith("DONE: ") and "state: IDLE_TURN_COMPLETE" in out.stdout, out
-    out = subprocess.run([sys.executable, "-m", "live_trial", "status", "--session-id", live.sid, "--cwd", str(live.cwd),
-                          "--config-dir", str(live.config)], capture_output=True, text=True, timeout=WAIT_S)
+    out = subprocess.run([sys.executable, "-m", "live_trial", "status", "--session-id", live.sid,
+                          "--cwd", str(live.cwd), "--config-dir", str(live.config)], capture_output=True, text=True, timeout=WAIT_S)
     assert out.returncode == 0 and out.stdout.startswith("IDLE_TURN_COMPLETE: "), out
 
 
@@ -282,4 +282,36 @@ def test_queued_prompt_records_and_state(live):
            or r.get("type") == "queue-operation"]
     before = classify(cut)
     assert before.state == BUSY_GENERATING and before.queued_prompts >= 1, before
+    live.assert_clean_read()
+
+
+def test_stop_hook_continuation_is_not_done_early(live):
+    """Self-driving via a Stop hook: the marker is written in the first part, the hook blocks once (4 s) and the
+    model continues. While the hook runs the turn is not over (no turn_duration, CLI busy): no DONE before it."""
+    flag, hook = live.tmp / "hook-fired", live.tmp / "stop-hook.sh"
+    hook.write_text(f"#!/bin/sh\ncat > /dev/null\nsleep 4\nif [ ! -e {flag} ]; then touch {flag}; "
+                    "echo '{\"decision\":\"block\",\"reason\":\"HOOKSAYS continue and finish\"}'; fi\nexit 0\n")
+    hook.chmod(0o755)
+    (live.cwd / ".claude").mkdir()
+    (live.cwd / ".claude" / "settings.local.json").write_text(
+        '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "%s"}]}]}}' % hook)
+    live.start({"side_query_text": "Hook", "rules": [
+        {"id": "continue", "when": {"step": 0, "last_prompt": "HOOKSAYS"},
+         "reply": {"content": [{"text": "DONE: ok"}]}},
+        {"id": "write", "when": {"step": 0}, "reply": {"content": [
+            {"tool_use": {"name": "Write", "input": {"file_path": MARKER_RE, "content": "{}\n"}}}]}},
+        {"id": "first", "when": {"step": 1}, "reply": {"content": [{"text": "first part done"}]}}]})
+    live.task()
+
+    def during_hook():
+        recs = transcript.read_tail(live.tpath).records
+        texts = [transcript.prompt_text(r) for r in recs if r.get("type") == "assistant"]
+        return "first part done" in texts and "DONE: ok" not in texts and live.status()
+    st = wait_for(during_hook, what="the first part's end_turn while the Stop hook runs")
+    assert live.marker.exists() and st.state == BUSY_GENERATING and st.session_status == "busy", st
+    r = live.poll()
+    assert (r.exit, r.code) == ("DONE", 0), r
+    records = transcript.read_records(live.tpath).records
+    assert any(r.get("subtype") == "stop_hook_summary" for r in records)
+    assert r.status.last_assistant_text == "DONE: ok" and "turn_duration" in r.status.reason, r.status
     live.assert_clean_read()

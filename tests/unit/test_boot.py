@@ -228,7 +228,7 @@ def test_bypass_cursor_that_does_not_move_fails(tmp_path):
 
 @pytest.mark.parametrize("screen_name,named", [("trust_question", "folder-trust question"),
                                                ("api_key_approval", "API-key approval"),
-                                               ("onboarding", "onboarding"), ("not_logged_in", "login")])
+                                               ("onboarding", "onboarding screen"), ("not_logged_in", "login screen")])
 def test_blocking_screens_fail_fast_naming_the_screen(tmp_path, screen_name, named):
     fb = FakeBackend({"s": (cap(screen_name), {})}, "s")
     with pytest.raises(BootFail) as exc:

@@ -444,3 +444,26 @@ def test_digest_does_not_depend_on_where_the_tree_lives(root: Path, tmp_path: Pa
     a = c.closure_digest(c.resolve_target("union-target:work", root), root)
     b = c.closure_digest(c.resolve_target("union-target:work", other), other)
     assert a == b
+
+
+@pytest.mark.parametrize("size", [0, 1, 65535, 65536, 65537, 3 * 1024 * 1024 + 7])
+def test_file_hash_matches_hashlib_for_any_size(tmp_path: Path, size: int) -> None:
+    p = tmp_path / "f.bin"
+    data = os.urandom(size)
+    p.write_bytes(data)
+    assert c.file_sha256_hex(p) == hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize("target", ["union-target:work", "union-target:solo", "work"])
+def test_digest_paths_agree(root: Path, target: str) -> None:
+    """closure_digest (cached part lines) equals digesting closure_files directly, and pin's digest."""
+    t = c.resolve_target(target, root)
+    files = c.closure_files(t, root)
+    assert c.closure_digest(t, root) == c.digest_files(files) == c.pin(t, root).digest
+
+
+def test_folder_ref_includes_every_file_below(root: Path) -> None:
+    md = root / "union-target" / "skills" / "work" / "SKILL.md"
+    md.write_text(md.read_text().replace("reference_refs:\n", "reference_refs:\n  - ../../tools\n"))
+    files = rels(c.closure_files(c.resolve_target("union-target:work", root), root))
+    assert {"union-target/tools/stop_check.py", "union-target/tools/unused.py"} <= files

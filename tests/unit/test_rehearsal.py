@@ -325,3 +325,45 @@ def test_dump_dir_and_write_log(tmp_path: Path, rehearsal_server):
     srv.write_log(tmp_path / "log.jsonl")
     lines = (tmp_path / "log.jsonl").read_text().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["rule_missed"] is True
+
+
+def test_cli_serve_prints_url_and_env_and_stops_on_sigterm(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("rules:\n  - id: hi\n    reply: {content: [{text: hello}]}\n")
+    log = tmp_path / "log.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "live_trial", "rehearsal", "serve", str(scenario), "--json",
+                             "--cwd", str(tmp_path), "--config-dir", str(tmp_path / "cfg"), "--log", str(log)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = json.loads(proc.stdout.readline())
+        assert first["status"] == "SERVING" and first["env"]["ANTHROPIC_BASE_URL"] == first["url"]
+        assert (tmp_path / "cfg" / ".claude.json").is_file()
+        host, port = first["url"].removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.request("POST", "/v1/messages", json.dumps(body([prompt("x")], stream=False)))
+        assert json.loads(conn.getresponse().read())["content"][0]["text"] == "hello"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0
+    assert "STOPPED: 1 requests, 0 with no rule matched" in err
+    assert json.loads(log.read_text())["rule"] == "hi"
+
+
+def test_times_budgets_are_per_server():
+    from live_trial.rehearsal_scenario import load_scenario
+
+    scenario = load_scenario({"rules": [{"id": "once", "times": 1, "reply": {"content": [{"text": "1"}]}}]})
+    for _ in range(2):
+        with RehearsalServer(scenario) as srv:
+            post(srv, body([prompt("x")], stream=False))
+            post(srv, body([prompt("x")], stream=False))
+        assert [r["rule"] for r in srv.requests] == ["once", None]
+    assert scenario.rules[0].fired == 0

@@ -22,7 +22,7 @@ def box(line: str, footer: str = "  ⏵⏵ bypass permissions on (shift+tab to c
 
 @pytest.mark.parametrize("name,ready", [
     ("ready_after_bypass", True), ("ready_no_dialog", True), ("bypass_dialog", False), ("bypass_dialog_yes", False),
-    ("trust_question", False), ("api_key_approval", False), ("onboarding", False), ("not_logged_in", False),
+    ("trust_question", False), ("api_key_approval", False), ("onboarding", False), ("not_logged_in", True),
     ("busy_unable_to_connect", False), ("parked_3_lines", False), ("parked_pasted_chip", False),
     ("dead_bad_flag", False), ("ask_user_question", False), ("after_answer_done", True),
 ])
@@ -32,7 +32,7 @@ def test_is_ready_on_real_captures(name, ready):
 
 @pytest.mark.parametrize("name,expected", [
     ("trust_question", "folder-trust question"), ("api_key_approval", "API-key approval"),
-    ("onboarding", "onboarding"), ("not_logged_in", "login"), ("busy_unable_to_connect", "error screen"),
+    ("onboarding", "onboarding screen"), ("not_logged_in", "login screen"), ("busy_unable_to_connect", "error screen"),
     ("bypass_dialog", None), ("ready_no_dialog", None), ("ask_user_question", None),
 ])
 def test_blocking_screen_names(name, expected):
@@ -62,6 +62,13 @@ def test_ask_user_question_dialog():
     assert [o.label for o in d.options] == ["Red", "Green", "Blue", "Type something.", "Chat about this"]
     assert d.selected.label == "Red"
     assert d.option("blue").number == 3 and d.option("Type something.").number == 4
+
+
+def test_permission_prompt_dialog():
+    d = screen.dialog(cap("permission_prompt"))
+    assert d.kind == "permission" and d.question == "Do you want to proceed?"
+    assert [o.number for o in d.options] == [1, 2, 3] and d.selected.label == "Yes" and d.options[2].label == "No"
+    assert not screen.is_ready(cap("permission_prompt")) and not screen.is_busy(cap("permission_prompt"))
 
 
 def test_trust_and_api_key_dialogs_parse():
@@ -121,6 +128,11 @@ def test_ends_with_question_and_reports_done():
     # the task text echoed in the prompt asks for "DONE:"; that is not a report
     echoed = "\n".join(["❯ report DONE: <status> when finished", RULE, f"❯{NB}", RULE])
     assert not screen.reports_done(echoed)
+    echoed_block = "\n".join(["❯ Run the skill.", "  DONE: <status>", "  ask nothing?", "● Working on it.",
+                               "  DONE: ok", RULE, f"❯{NB}", RULE])
+    assert screen.reports_done(echoed_block)
+    assert not screen.reports_done(echoed_block.replace("  DONE: ok", "  still going"))
+    assert not screen.ends_with_question(echoed_block.replace("  DONE: ok", ""))
 
 
 def test_tail_shortens_rules_and_limits():

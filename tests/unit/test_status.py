@@ -1,4 +1,4 @@
-"""live_trial.status.classify over synthetic transcripts: every state and every exception of issue 4 and issue 8 item 8."""
+"""live_trial.status.classify over synthetic transcripts: every state and exception of issue 4 and issue 8 item 8."""
 from __future__ import annotations
 
 import json

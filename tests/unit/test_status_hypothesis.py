@@ -62,7 +62,8 @@ def build(ops: list[str]) -> TranscriptBuilder:
 
 ops_strategy = st.lists(st.sampled_from(OPS), max_size=40)
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                           lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
+                           lambda kids: st.lists(kids, max_size=3)
+                           | st.dictionaries(st.text(max_size=6), kids, max_size=3),
                            max_leaves=8)
 
 
@@ -109,7 +110,8 @@ garbage_line = st.one_of(
     st.just(b"\x00" * 300),
     st.builds(lambda t: json.dumps({"type": t, "x": 1}).encode(),
               st.text(min_size=1, max_size=10).filter(lambda t: t not in T.KNOWN_TYPES)),
-    st.builds(lambda v: json.dumps(v).encode(), st.lists(st.integers(), max_size=3) | st.integers() | st.text(max_size=5)),
+    st.builds(lambda v: json.dumps(v).encode(),
+              st.lists(st.integers(), max_size=3) | st.integers() | st.text(max_size=5)),
     st.just(b'{"type":"assistant","message":{"content":[{"type":"tool_use"'),
 )
 
@@ -125,5 +127,6 @@ def test_appending_garbage_never_changes_the_state(tmp_path, ops, garbage, torn)
         fh.write(tail)
     after = classify(T.read_tail(path).records)
     full = classify(T.read_records(path).records)
-    assert (after.state, after.interrupted, after.pending_tool) == (before.state, before.interrupted, before.pending_tool)
+    assert (after.state, after.interrupted, after.pending_tool) == \
+        (before.state, before.interrupted, before.pending_tool)
     assert full.state == before.state

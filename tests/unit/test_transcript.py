@@ -112,7 +112,8 @@ def test_nul_run_and_malformed_lines_are_skipped_and_counted(tmp_path, transcrip
 
 def test_unknown_types_and_missing_fields(tmp_path):
     path = tmp_path / "t.jsonl"
-    path.write_text('{"type":"brand-new-kind","x":1}\n{"no_type":true}\n{"type":"user"}\n{"type":"assistant","message":null}\n')
+    path.write_text('{"type":"brand-new-kind","x":1}\n{"no_type":true}\n{"type":"user"}\n'
+                    '{"type":"assistant","message":null}\n')
     res = T.read_records(path)
     assert res.skipped_unknown == 2 and len(res.records) == 2 and res.skipped_malformed == 0
 

@@ -173,7 +173,7 @@ def test_refused_denylisted_target(tree, capsys, target) -> None:
                                skill_dir=tree["plugins"] / "gates" / "skills" / "run-skill-live-trial")
             if target == "gates:run-skill-live-trial" else
             ["verdict", "--workdir", str(tree["wd"]), "--target-skill", target, "--skill-dir", str(tree["wd"]),
-             "--launch", "PASS", "--completion", "PASS"], "cannot be a trial target")
+             "--launch", "PASS", "--completion", "PASS", "--poll-exit", "DONE"], "cannot be a trial target")
 
 
 def test_refused_pass_without_evidence(tree, capsys) -> None:
@@ -246,3 +246,12 @@ def test_invalid_document_is_never_written(tree) -> None:
         v.write_verdict(tree["wd"], doc)
     assert not (tree["wd"] / "verdict.json").exists()
     assert [p.name for p in tree["wd"].iterdir()] == ["transcript.jsonl"]
+
+
+def test_poll_exit_is_required(tree, capsys) -> None:
+    args = argv(tree)
+    i = args.index("--poll-exit")
+    del args[i:i + 2]
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert exc.value.code == 64 and not (tree["wd"] / "verdict.json").exists()

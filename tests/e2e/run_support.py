@@ -1,0 +1,88 @@
+"""Helpers for the e2e tests of ``run``: start the real command as a user would and read what it left."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGINS = ROOT / "tests" / "e2e" / "plugins"
+SCENARIOS = ROOT / "tests" / "e2e" / "scenarios"
+EXAMPLES = ROOT / "examples"
+
+
+def run_cmd(tmp_path: Path, *args: str, env: dict | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
+    """``python -m live_trial run ... --json`` with eval-root and cwd under ``tmp_path``; returns the process."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir(exist_ok=True)
+    argv = [sys.executable, "-m", "live_trial", "run", *args, "--eval-root", str(tmp_path / "eval"),
+            "--cwd", str(cwd), "--json"]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          env={**os.environ, **(env or {})})
+
+
+def popen_cmd(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """The same as :func:`run_cmd`, started in the background."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir(exist_ok=True)
+    argv = [sys.executable, "-m", "live_trial", "run", *args, "--eval-root", str(tmp_path / "eval"),
+            "--cwd", str(cwd), "--json"]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, **(env or {})})
+
+
+def final_json(proc) -> dict:
+    """The last stdout line of ``run --json``, parsed."""
+    lines = [ln for ln in proc.stdout.strip().splitlines() if ln.strip()]
+    assert lines, f"no output; stderr: {proc.stderr[-2000:]}"
+    return json.loads(lines[-1])
+
+
+def workdirs(tmp_path: Path) -> list[Path]:
+    """Every trial workdir under the test's eval-root."""
+    return sorted(p.parent for p in (tmp_path / "eval").glob("*/*/live-trial/*/task.md"))
+
+
+def wait_for_state(tmp_path: Path, predicate, timeout: float = 90) -> dict:
+    """Wait until a workdir's trial-state.json satisfies ``predicate``; return it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for wd in workdirs(tmp_path):
+            try:
+                state = json.loads((wd / "trial-state.json").read_text())
+            except (OSError, ValueError):
+                continue
+            if predicate(state):
+                return {**state, "_workdir": str(wd)}
+        time.sleep(0.2)
+    raise AssertionError("trial state never reached the expected phase")
+
+
+def records(path: Path) -> list[dict]:
+    """The JSON records of a transcript copy (test-side reading of a collected file)."""
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass
+    return out
+
+
+def tmux_sessions() -> list[str]:
+    """Session names on the test socket."""
+    proc = subprocess.run(["tmux", "-L", os.environ["LIVE_TRIAL_SOCKET"], "list-sessions", "-F", "#{session_name}"],
+                          capture_output=True, text=True)
+    return proc.stdout.split()
+
+
+def pid_alive(pid: int) -> bool:
+    """True when a process with this pid exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

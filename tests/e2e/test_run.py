@@ -1,0 +1,232 @@
+"""``run`` end to end on the real claude CLI in real tmux, the model played by rehearsal scenarios (issues 2 and 7).
+
+Each test starts ``python -m live_trial run`` as a user would and checks what it left: the exit code, the
+schema-valid verdict, the collected evidence, and that no session or claude process remains.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from live_trial.jsonfile import schema_errors
+from tests.e2e.run_support import (EXAMPLES, PLUGINS, SCENARIOS, final_json, pid_alive, popen_cmd, records,
+                                   run_cmd, tmux_sessions, wait_for_state, workdirs)
+
+pytestmark = pytest.mark.e2e
+
+FAST = ["--stall-limit", "8", "--hard-cap", "120"]
+
+
+def _verdict(result: dict) -> dict:
+    doc = json.loads(open(result["verdict_path"]).read())
+    assert schema_errors(doc, "live-trial-verdict.schema.json") == []
+    return doc
+
+
+def _no_leftovers(workdir, state=None):
+    state = state or json.loads((workdir / "trial-state.json").read_text())
+    assert state["session"] not in tmux_sessions()
+    if state.get("pane_pid"):
+        assert not pid_alive(state["pane_pid"]), "the trial's claude process is still running"
+
+
+def test_happy_path_pass_with_real_skill_and_write(tmp_path):
+    proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "mark-happy.yaml"), *FAST)
+    result = final_json(proc)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert result["status"] == "PASS" and result["scenario_origin"] == "rehearsal"
+    assert "scripted" in result["summary"]
+    doc = _verdict(result)
+    assert (doc["launch"], doc["completion"], doc["goal_result"], doc["poll_exit"]) == ("PASS", "PASS", "PASS", "DONE")
+    wd = workdirs(tmp_path)[0]
+    for name in ("pane.txt", "transcript.jsonl", "task.md", "evaluation.json", "out/status.json"):
+        assert (wd / name).is_file(), name
+    recs = records(wd / "transcript.jsonl")
+    listing = [r for r in recs if r.get("type") == "attachment" and r["attachment"].get("type") == "skill_listing"]
+    assert listing and "trialkit:mark" in json.dumps(listing[0]["attachment"])
+    uses = [b for r in recs if r.get("type") == "assistant" for b in r["message"]["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_use"]
+    assert [u["name"] for u in uses] == ["Skill", "Write"]
+    assert uses[0]["input"]["skill"] == "trialkit:mark"
+    assert uses[1]["input"]["file_path"] == str(wd / "out" / "status.json")
+    body = [r for r in recs if r.get("type") == "user" and r.get("isMeta") and "marked mark" in json.dumps(r)]
+    assert body, "the SKILL.md body record is missing"
+    first_prompt = next(r for r in recs if r.get("type") == "user" and isinstance(r["message"]["content"], str)
+                        and not r.get("isMeta"))
+    assert first_prompt["message"]["content"].rstrip() == (wd / "task.md").read_text().rstrip()
+    _no_leftovers(wd)
+
+
+def test_plain_question_is_answered_by_one_nudge_and_degrades(tmp_path):
+    proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "mark-nudge.yaml"), *FAST)
+    result = final_json(proc)
+    assert proc.returncode == 6, proc.stderr[-3000:]
+    doc = _verdict(result)
+    assert doc["nudge_count"] == 1 and doc["overall"]["verdict"] == "DEGRADED"
+    wd = workdirs(tmp_path)[0]
+    assert (wd / "nudge-1.md").is_file()
+    log = [json.loads(x) for x in (wd / "trial-log.jsonl").read_text().splitlines()]
+    nudges = [x for x in log if x["step"] == "stall" and x["decision"] == "nudge"]
+    assert len(nudges) == 1 and nudges[0]["row"] == 4 and nudges[0]["state"] == "IDLE_TURN_COMPLETE"
+    _no_leftovers(wd)
+
+
+@pytest.mark.parametrize("kind,code,overall", [("contractual", 0, "PASS"), ("rescue", 6, "DEGRADED")])
+def test_ask_user_question_gate_answered_by_label(tmp_path, kind, code, overall):
+    proc = run_cmd(tmp_path, "trialkit:choose", "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "choose-gate.yaml"), "--gate-response", "Casual",
+                   "--gate-kind", kind, *FAST)
+    result = final_json(proc)
+    assert proc.returncode == code, proc.stderr[-3000:]
+    doc = _verdict(result)
+    assert (doc["gate_response_count"], doc["gate_kind"], doc["overall"]["verdict"]) == (1, kind, overall)
+    if kind == "contractual":
+        assert doc["gate_contract_evidence"]
+    wd = workdirs(tmp_path)[0]
+    answers = [r for r in records(wd / "transcript.jsonl") if r.get("type") == "user"
+               and isinstance(r.get("toolUseResult"), dict) and "answers" in r["toolUseResult"]]
+    assert answers and "Casual" in json.dumps(answers[0]["toolUseResult"]["answers"])
+    _no_leftovers(wd)
+
+
+def test_gate_with_no_response_left_fails(tmp_path):
+    proc = run_cmd(tmp_path, "trialkit:choose", "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "choose-gate.yaml"), *FAST)
+    result = final_json(proc)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    doc = _verdict(result)
+    assert doc["poll_exit"] == "GATE" and doc["overall"]["verdict"] == "FAIL"
+    assert any("stopped at a question it had to ask" in n for n in doc["notes"])
+    _no_leftovers(workdirs(tmp_path)[0])
+
+
+def test_contractual_gate_kind_without_grounding_is_refused_before_anything(tmp_path):
+    proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "mark-happy.yaml"), "--gate-kind", "contractual")
+    assert proc.returncode == 2
+    assert not (tmp_path / "eval").exists()
+
+
+def test_done_reported_without_marker_is_a_contract_violation(tmp_path):
+    proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "mark-no-marker.yaml"), *FAST)
+    result = final_json(proc)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    doc = _verdict(result)
+    assert (doc["stop_reason"], doc["stall_row"], doc["completion"]) == ("contract_violation", 5, "FAIL")
+    _no_leftovers(workdirs(tmp_path)[0])
+
+
+def test_cli_killed_mid_turn_is_a_recorded_crash(tmp_path):
+    proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                     "--rehearsal", str(SCENARIOS / "mark-hang.yaml"), "--stall-limit", "60", "--hard-cap", "120")
+    try:
+        state = wait_for_state(tmp_path, lambda s: s["phase"] == "polling" and s.get("pane_pid"))
+        time.sleep(2)
+        os.kill(state["pane_pid"], signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err[-3000:]
+    result = json.loads(out.strip().splitlines()[-1])
+    doc = _verdict(result)
+    assert (doc["stop_reason"], doc["stall_row"]) == ("crash", 1)
+    wd = workdirs(tmp_path)[0]
+    assert (wd / "transcript.jsonl").is_file()
+    _no_leftovers(wd)
+
+
+def test_turn_that_never_ends_hits_hard_cap_and_is_blocked(tmp_path):
+    proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "mark-hang.yaml"), "--stall-limit", "300", "--hard-cap", "15")
+    result = final_json(proc)
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    doc = _verdict(result)
+    assert (doc["poll_exit"], doc["overall"]["verdict"]) == ("HARD_CAP", "BLOCKED")
+    wd = workdirs(tmp_path)[0]
+    assert any(json.loads(x).get("decision") == "WARN" or "80%" in x
+               for x in (wd / "trial-log.jsonl").read_text().splitlines())
+    _no_leftovers(wd)
+
+
+def test_sigterm_to_the_harness_kills_the_session_and_keeps_the_evidence(tmp_path):
+    proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                     "--rehearsal", str(SCENARIOS / "mark-hang.yaml"), "--stall-limit", "300", "--hard-cap", "300")
+    try:
+        state = wait_for_state(tmp_path, lambda s: s["phase"] == "polling" and s.get("pane_pid"))
+        time.sleep(2)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, err[-3000:]
+    doc = _verdict(json.loads(out.strip().splitlines()[-1]))
+    assert (doc["stop_reason"], doc["overall"]["verdict"]) == ("harness_interrupted", "BLOCKED")
+    wd = workdirs(tmp_path)[0]
+    assert (wd / "pane.txt").is_file() and (wd / "transcript.jsonl").is_file()
+    _no_leftovers(wd, state)
+
+
+def test_four_trials_from_one_plan_run_in_parallel_without_cross_talk(tmp_path):
+    import subprocess
+    import sys
+
+    plan = subprocess.run([sys.executable, "-m", "live_trial", "plan", "--plugin-dir", str(PLUGINS / "trialkit"),
+                           "--eval-root", str(tmp_path / "eval"), "--max-live-trials", "4", "--max-concurrency", "4",
+                           "--json"], capture_output=True, text=True, timeout=60)
+    assert plan.returncode == 0, plan.stderr
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(plan.stdout)
+    started = time.monotonic()
+    proc = run_cmd(tmp_path, "--plan", str(plan_file), "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "mark-happy.yaml"), *FAST, timeout=400)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = final_json(proc)
+    assert len(result["trials"]) == 4 and {t["status"] for t in result["trials"]} == {"PASS"}
+    wds = workdirs(tmp_path)
+    assert len(wds) == 4
+    for wd in wds:
+        recs = records(wd / "transcript.jsonl")
+        first = next(r for r in recs if r.get("type") == "user" and isinstance(r["message"]["content"], str)
+                     and not r.get("isMeta"))
+        assert first["message"]["content"].rstrip() == (wd / "task.md").read_text().rstrip()
+        _no_leftovers(wd)
+    starts = sorted(json.loads((wd / "trial-state.json").read_text())["started_at"] for wd in wds)
+    assert starts[-1] < max(json.loads((wd / "verdict.json").read_text())["written_at"] for wd in wds)
+
+
+@pytest.mark.parametrize("target,extra,needle", [
+    ("nosuch:mark", [], "nosuch"),
+    ("trialkit:nosuch", [], "nosuch"),
+    ("trialkit:mark", ["--rehearsal", str(EXAMPLES / "plugins" / "hello" / ".claude-plugin" / "plugin.json")], "scenario"),
+])
+def test_bad_input_is_one_line_exit_2_and_creates_nothing(tmp_path, target, extra, needle):
+    args = [target, "--plugins-root", str(PLUGINS)] + (extra or ["--rehearsal", str(SCENARIOS / "mark-happy.yaml")])
+    proc = run_cmd(tmp_path, *args)
+    assert proc.returncode == 2
+    line = json.loads(proc.stdout.strip())
+    assert needle in line["message"].lower() and "\n" not in line["message"]
+    assert not (tmp_path / "eval").exists()
+
+
+def test_missing_tmux_or_claude_is_blocked_with_a_recorded_verdict(tmp_path):
+    proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--claude-bin", "/nonexistent/claude",
+                   "--rehearsal", str(SCENARIOS / "mark-happy.yaml"))
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    doc = _verdict(final_json(proc))
+    assert doc["overall"]["verdict"] == "BLOCKED"
+    no_tmux = tmp_path / "no-tmux"
+    no_tmux.mkdir()
+    proc = run_cmd(no_tmux, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "mark-happy.yaml"), env={"PATH": "/nonexistent"})
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    doc = _verdict(final_json(proc))
+    assert doc["overall"]["verdict"] == "BLOCKED" and doc["blocked"] is True
