@@ -8,7 +8,7 @@ setup:
 
 demo: setup
 	.venv/bin/python -m live_trial run hello:greet --plugins-root examples/plugins \
-	    --rehearsal examples/scenarios/greet-happy.yaml --args "Ada"
+	    --rehearsal examples/scenarios/greet-happy.yaml --args World --cwd examples/demo-project
 
 test: setup
 	LIVE_TRIAL_REQUIRE_E2E=1 .venv/bin/python -m pytest -q

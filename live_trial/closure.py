@@ -31,6 +31,11 @@ Digest: sha256 over the sorted lines ``<plugin>/<posix relpath>\\0<sha256 hex of
 A plain skill name (no plugin) has no plugin pinning; its closure label is ``_`` and paths are relative to the
 folder that holds ``skills/`` (or to the skill folder).
 
+Folders walked skip only ``.git`` and ``__pycache__`` (bytecode caches are not behaviour). Not covered (so a
+change there does not invalidate a verdict): the rest of a plugin (other skills, docs, ``references/`` files no
+ref names), files a script reads at run time without declaring them in a ``*_refs`` field, the user's installed
+plugins and settings, the CLI and the model.
+
 Fail closed (:class:`ClosureError`, status BOOT_FAIL, exit 2), never hashed around: a dependency not found
 under plugins_root, a missing or malformed manifest/contract/frontmatter, a missing referenced file, a path
 leaving its plugin (``..`` or a symlink), a reference into a plugin outside the union.
@@ -59,7 +64,10 @@ PLAIN_LABEL = "_"
 _NAME_RE = NAME_RE
 _READ_BYTES = 64 * 1024
 _PLUGIN_ROOT_REF = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}/([^\s\"'`;|&)<>]+)")
-_SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "eval-log"}
+#: Folders never entered while walking a closure folder: VCS data and bytecode caches (not behaviour).
+_SKIP_DIRS = {".git", "__pycache__"}
+#: Folders never searched for plugins.
+_DISCOVERY_SKIP = {".git", "node_modules", "__pycache__", ".venv", "eval-log"}
 
 
 @dataclass(frozen=True)
@@ -200,7 +208,7 @@ def discover_plugins(plugins_root: Path) -> dict[str, Path]:
         except OSError:
             return
         for entry in entries:
-            if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
+            if entry.name.startswith(".") or entry.name in _DISCOVERY_SKIP:
                 continue
             if entry.is_dir():
                 visit(Path(entry.path), depth + 1)

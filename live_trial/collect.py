@@ -82,7 +82,8 @@ def is_git_work_tree(cwd: Path) -> bool:
 def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclude: list[Path]) -> dict:
     """Write ``side-effects/`` in the workdir and return a summary dict.
 
-    In a git work tree: ``git-status.txt`` (``git status --porcelain``) and ``git-diff.patch`` (``git diff``).
+    In a git work tree: ``git-status.txt`` (``git status --porcelain -- .``) and ``git-diff.patch`` (``git diff -- .``),
+    both limited to the cwd's subtree.
     Always, when a before-snapshot exists: ``files.json`` listing added/changed/removed files of the cwd, and a
     copy of each added or changed file up to 1 MB under ``side-effects/files/``.
     """
@@ -91,8 +92,8 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
     summary: dict = {"git": False}
     if is_git_work_tree(cwd):
         summary["git"] = True
-        for name, argv in (("git-status.txt", ["git", "-C", str(cwd), "status", "--porcelain"]),
-                           ("git-diff.patch", ["git", "-C", str(cwd), "diff"])):
+        for name, argv in (("git-status.txt", ["git", "-C", str(cwd), "status", "--porcelain", "--", "."]),
+                           ("git-diff.patch", ["git", "-C", str(cwd), "diff", "--", "."])):
             try:
                 proc = subprocess.run(argv, capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
                 write_text_atomic(dest / name, proc.stdout)

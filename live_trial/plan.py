@@ -12,15 +12,19 @@ Per skill (``skills[].action``):
 - ``reuse`` — profile incremental, not ``--proof``, and the newest verdict of the skill is reusable:
   schema-valid; ``scenario_origin`` live (rehearsal verdicts are never reused); ``overall.verdict`` PASS; the
   same behaviour-closure digest (``skill_dir_tree_sha``) and ``scenario_id`` as now; ``transcript.jsonl`` in its
-  workdir hashes to ``transcript_sha256``; and :func:`~live_trial.verdict.derive_overall` over the verdict's own
-  recorded inputs gives back its overall.
+  workdir hashes to ``transcript_sha256``; :func:`~live_trial.verdict.derive_overall` over the verdict's own
+  recorded inputs gives back its overall; a ``contractual`` gate kind is still grounded in the (unchanged)
+  frontmatter with the recorded evidence; and the transcript holds exactly one human prompt (the task: a nudge
+  would be a second one).
 - ``run`` — everything else, up to ``max_live_trials`` (exhaustive: every live skill), in ``live_batches`` of at
   most ``max_concurrency``, in plugin/skill order.
 - ``defer`` — over the budget; the reason names it.
 
 What reuse cannot detect (by design it trusts files it can only check for consistency): a consistent hand-edit of
-the verdict's inputs *and* overall *and* its transcript *and* ``transcript_sha256`` together; an edited
-``actual_model`` of a non-proof verdict (the model is not re-read from the transcript); a change outside the
+the verdict's inputs *and* overall *and* its transcript *and* ``transcript_sha256`` together; a rescue gate
+response edited away (``gate_response_count`` 1 → 0 and overall DEGRADED → PASS: answered dialogs are not
+recounted from the transcript); an edited ``goal_result`` with a matching overall (the evaluator's answer in
+``evaluation.json`` is not re-read); an edited ``actual_model`` of a non-proof verdict; a change outside the
 behaviour closure that still changes behaviour (the user's installed plugins, MCP servers or settings, the CLI
 version, the model's behaviour on the day); args other than the default ``""`` (``scenario_id`` is computed with
 empty args here, so such verdicts simply do not match and the skill is run).
@@ -118,9 +122,11 @@ class _VerdictReader:
             return []
         return sorted((p for p in folder.glob("*/verdict.json")), key=lambda p: p.parent.name, reverse=True)
 
-    def check(self, path: Path, digest: str, scen: str, *, reuse_rehearsal: bool) -> tuple[bool, str]:
+    def check(self, path: Path, digest: str, scen: str, frontmatter: Mapping[str, Any], *,
+              reuse_rehearsal: bool) -> tuple[bool, str]:
         """(reusable, reason) for one verdict file."""
-        from live_trial.verdict import TRANSCRIPT_FILE, VerdictInputs, derive_overall
+        from live_trial.transcript import human_prompts, read_records
+        from live_trial.verdict import TRANSCRIPT_FILE, VerdictInputs, contract_evidence, derive_overall
 
         run = path.parent.name
         try:
@@ -149,6 +155,17 @@ class _VerdictReader:
             return False, f"the last PASS has no transcript (run {run})"
         if "sha256:" + closure.file_sha256_hex(transcript) != doc["transcript_sha256"]:
             return False, f"transcript does not match transcript_sha256: edited (run {run})"
+        if doc["gate_kind"] == "contractual":
+            try:
+                grounded = contract_evidence(frontmatter)
+            except LiveTrialError:
+                grounded = []
+            if grounded != doc["gate_contract_evidence"]:
+                return False, f"gate kind contractual is not grounded in the skill's frontmatter: edited (run {run})"
+        prompts = len(human_prompts(read_records(transcript).records))
+        if prompts != 1:
+            return False, (f"the transcript holds {prompts} human prompts, a PASS has exactly one (the task): "
+                           f"nudges were not counted, edited (run {run})")
         return True, f"PASS with the same behaviour closure, scenario and transcript (run {run})"
 
 
@@ -252,7 +269,7 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             if not found:
                 entry.update(action="run", reason="no verdict yet")
                 continue
-            ok, why = reader.check(found[0], entry["skill_dir_tree_sha"], entry["scenario_id"],
+            ok, why = reader.check(found[0], entry["skill_dir_tree_sha"], entry["scenario_id"], t.frontmatter,
                                    reuse_rehearsal=reuse_rehearsal)
             entry.update(action="reuse" if ok else "run", reason=why,
                          verdict=str(found[0].relative_to(eval_root)))

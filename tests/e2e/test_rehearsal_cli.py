@@ -126,14 +126,14 @@ def test_greet_happy_drives_the_real_cli(tmp_path, rehearsal_server, rehearsal_c
     assert (rec.get("toolUseResult") or {}).get("success") is True
     bodies = [r for r in records if r.get("type") == "user" and r.get("isMeta")
               and "Base directory for this skill" in json.dumps(r["message"]["content"])]
-    assert bodies and "out/greeting.txt" in json.dumps(bodies[0]["message"]["content"])
+    assert bodies and "greeting.txt" in json.dumps(bodies[0]["message"]["content"])
     # the files written by the real Write tool
     writes = [t for t in tool_uses.values() if t["name"] == "Write"]
     assert [Path(t["input"]["file_path"]).name for t in writes] == ["greeting.txt", "status.json"]
     for write in writes:
         rec, res = results[write["id"]]
         assert not res.get("is_error") and rec["toolUseResult"]["type"] == "create"
-    assert (claude.cwd / "out" / "greeting.txt").read_text() == "Hello, World!\n"
+    assert (claude.cwd / "greeting.txt").read_text() == "Hello, World!\n"
     assert json.loads(marker.read_text())["status"] == "ok"
     # the served model is what the transcript records; the final report is on screen
     models = {r["message"]["model"] for r in records if r.get("type") == "assistant"}
@@ -178,7 +178,7 @@ def test_evaluator_json_schema_gets_structured_output(tmp_path, rehearsal_server
     assert out["is_error"] is False
     answer = out["structured_output"]
     assert answer["verdict"] == "PASS" and answer["blockers"] == []
-    assert [e["source"] for e in answer["evidence"]] == ["out/greeting.txt", "out/status.json", skill_uuid]
+    assert [e["source"] for e in answer["evidence"]] == ["side-effects/files/greeting.txt", "out/status.json", skill_uuid]
     reqs = server.requests
     assert [r["rule"] for r in reqs] == ["evaluator-verdict"] and reqs[0]["template_misses"] == []
     assert sorted(reqs[0]["tools"]) == ["Glob", "Grep", "Read", "StructuredOutput"]

@@ -230,3 +230,33 @@ def test_missing_tmux_or_claude_is_blocked_with_a_recorded_verdict(tmp_path):
     assert proc.returncode == 3, proc.stderr[-2000:]
     doc = _verdict(final_json(proc))
     assert doc["overall"]["verdict"] == "BLOCKED" and doc["blocked"] is True
+
+
+def test_readme_demo_trial_passes_with_evidence_from_real_files_and_uuids(tmp_path):
+    """The README's first command (make demo), with its eval-root and cwd moved under tmp_path."""
+    proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
+                   "--rehearsal", str(EXAMPLES / "scenarios" / "greet-happy.yaml"), "--args", "World", *FAST)
+    result = final_json(proc)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = _verdict(result)
+    wd = workdirs(tmp_path)[0]
+    assert (tmp_path / "cwd" / "greeting.txt").read_text() == "Hello, World!\n"
+    assert (wd / "side-effects" / "files" / "greeting.txt").read_text() == "Hello, World!\n"
+    uuids = {r.get("uuid") for r in records(wd / "transcript.jsonl")}
+    sources = [e["source"] for e in doc["evidence"]]
+    assert "side-effects/files/greeting.txt" in sources and "out/status.json" in sources
+    assert any(s in uuids for s in sources), "no evidence item cites a real transcript record"
+    for s in sources:
+        assert s in uuids or (wd / s).is_file()
+    _no_leftovers(wd)
+
+
+def test_finished_but_goal_missed_is_degraded_with_a_blocker(tmp_path):
+    proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
+                   "--rehearsal", str(EXAMPLES / "scenarios" / "greet-eval-fail.yaml"), *FAST)
+    result = final_json(proc)
+    assert proc.returncode == 6, proc.stderr[-3000:]
+    doc = _verdict(result)
+    assert (doc["completion"], doc["goal_result"], doc["overall"]["verdict"]) == ("PASS", "FAIL", "DEGRADED")
+    assert doc["goal_blockers"] and "greeting.txt" in doc["goal_blockers"][0]
+    _no_leftovers(workdirs(tmp_path)[0])

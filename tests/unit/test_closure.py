@@ -467,3 +467,23 @@ def test_folder_ref_includes_every_file_below(root: Path) -> None:
     md.write_text(md.read_text().replace("reference_refs:\n", "reference_refs:\n  - ../../tools\n"))
     files = rels(c.closure_files(c.resolve_target("union-target:work", root), root))
     assert {"union-target/tools/stop_check.py", "union-target/tools/unused.py"} <= files
+
+
+@pytest.mark.parametrize("skill", ["work", "solo"])
+def test_boot_plugin_dirs_equal_the_digested_plugins(root: Path, skill: str) -> None:
+    """Invariant 1 across modules: boot's --plugin-dir folders are exactly the plugins the verdict digest covers."""
+    from live_trial.boot import resolve_plugin_dirs
+
+    t = c.resolve_target(f"union-target:{skill}", root)
+    dirs = resolve_plugin_dirs(f"union-target:{skill}", root)
+    index = c.PluginIndex(root)
+    by_root = {r: n for n, r in index.plugins.items()}
+    digested = {label for label, _, _ in c.closure_files(t, root)}
+    assert [by_root[d] for d in dirs] == names(c.dependency_union(t, root))
+    assert set(by_root[d] for d in dirs) == digested
+    # a change in a loaded dependency's hook invalidates; an unloaded one does not
+    base = c.closure_digest(t, root)
+    (root / "union-unused-dep" / "hooks" / "session_start.py").write_text("changed")
+    assert c.closure_digest(t, root) == base
+    (root / "union-manifest-dep" / "hooks" / "session_start.py").write_text("changed")
+    assert c.closure_digest(t, root) != base

@@ -282,3 +282,37 @@ def test_plan_cli_refusals(env, capsys, extra, needle) -> None:
 def test_plan_cli_missing_plugin_dir(env, capsys) -> None:
     assert main(["plan", "--plugin-dir", str(env["tmp"] / "nope"), "--eval-root", str(env["eval"])]) == 2
     assert "plugin dir is not a folder" in capsys.readouterr().err
+
+
+def test_nudge_edited_away_is_not_reused(env) -> None:
+    """A nudge is a second human prompt in the transcript: editing nudge_count and overall is caught."""
+    wd = record(env, "union-target:work", "20261130T101500-aaaa", nudge_count=1)
+    b = TranscriptBuilder(model="claude-opus-4-8")
+    b.turn("run", "Should I continue?")
+    b.turn("nudge: continue without asking", "DONE: ok")
+    b.write(wd / "transcript.jsonl")
+    doc = json.loads((wd / "verdict.json").read_text())
+    doc.update(nudge_count=0, overall={"verdict": "PASS", "reasons": []},
+               transcript_sha256=v.sha256_file(wd / "transcript.jsonl"))
+    (wd / "verdict.json").write_text(json.dumps(doc))
+    e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and "2 human prompts" in e["reason"]
+
+
+def test_contractual_without_grounding_is_not_reused(env) -> None:
+    """rescue → contractual edited in (overall consistent with it) on a skill that cannot ground it."""
+    wd = record(env, "union-target:work", "20261130T101500-aaaa", gate_response_count=1)
+    doc = json.loads((wd / "verdict.json").read_text())
+    assert doc["overall"]["verdict"] == "DEGRADED"
+    doc.update(gate_kind="contractual", gate_contract_evidence=["frontmatter allowed-tools: AskUserQuestion"],
+               overall={"verdict": "PASS", "reasons": []})
+    (wd / "verdict.json").write_text(json.dumps(doc))
+    e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and "not grounded" in e["reason"]
+
+
+def test_grounded_contractual_pass_is_reused(env) -> None:
+    md = env["plugins"] / "union-target" / "skills" / "work" / "SKILL.md"
+    md.write_text(md.read_text().replace("  - Skill\n", "  - Skill\n  - AskUserQuestion\n"))
+    record(env, "union-target:work", "20261130T101500-aaaa", gate_response_count=1, gate_kind="contractual")
+    assert entry(make_plan(env), "union-target:work")["action"] == "reuse"

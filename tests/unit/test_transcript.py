@@ -235,3 +235,23 @@ def test_main_chain_assistant_models(transcript_builder):
     b.text("y", model="mock-served-model")
     b.message([{"type": "text", "text": "side"}], model="claude-haiku-4-5", sidechain=True)
     assert T.main_chain_assistant_models(b.records) == ["claude-sonnet-4-5", "mock-served-model"]
+
+
+def test_read_tail_reaches_records_written_before_the_prompt_line(tmp_path, transcript_builder):
+    """A turn written out of line order (the reply before the prompt line) at the end of a long file: the tail
+    must still hold the reply, so the state is IDLE (end_turn), not BUSY_GENERATING."""
+    from live_trial.status import classify
+
+    b = transcript_builder()
+    for i in range(400):
+        b.turn(f"p{i}", "r" * 300, tools=1)
+    b.prompt("last")
+    b.attachment("skill_listing")
+    b.text("reply " * 40000)                            # longer than a tail block; turn_duration not written yet
+    recs = b.records
+    reordered = recs[:-4] + recs[-1:] + recs[-4:-1]     # the reply line before the snapshot/prompt/attachment lines
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(T.json.dumps(r) + "\n" for r in reordered))
+    tail = T.read_tail(path)
+    assert not tail.reached_start
+    assert classify(tail.records).state == "IDLE_TURN_COMPLETE"
