@@ -8,12 +8,15 @@ plan in-process (a new PluginIndex each run, so no cached hashes) and git as one
 --stdin-paths`` process. The CLI's wall time (``python -m live_trial plan --json``, including interpreter
 start-up) is printed for information.
 
-Usage: ``python benchmarks/plan.py [--repeat 5] [--keep DIR]``
+CPU-time ratios are printed too: on a shared machine they move less with other people's load than wall time.
+
+Usage: ``python benchmarks/plan.py [--repeat 9] [--keep DIR]``
 """
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -66,21 +69,28 @@ def generate(base: Path) -> list[Path]:
     return files
 
 
-def git_hash(paths: list[Path]) -> float:
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def git_hash(paths: list[Path]) -> tuple[float, float]:
+    """(wall s, CPU s) of one ``git hash-object --stdin-paths`` over ``paths``."""
     data = ("\n".join(str(p) for p in paths) + "\n").encode()
-    t0 = time.perf_counter()
+    c0, t0 = _children_cpu(), time.perf_counter()
     proc = subprocess.run(["git", "hash-object", "--stdin-paths"], input=data, capture_output=True, check=True)
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, _children_cpu() - c0
     assert proc.stdout.count(b"\n") == len(paths)
-    return elapsed
+    return elapsed, cpu
 
 
-def plan_once(plugins: Path, eval_root: Path) -> tuple[float, dict]:
+def plan_once(plugins: Path, eval_root: Path) -> tuple[float, float, dict]:
+    """(wall s, CPU s, plan) of one in-process plan with a fresh PluginIndex (no cached hashes)."""
     from live_trial.plan import plan
 
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     doc = plan([plugins / "bench"], eval_root, max_live_trials=2, max_concurrency=2, watches=[])
-    return time.perf_counter() - t0, doc
+    return time.perf_counter() - t0, time.process_time() - c0, doc
 
 
 def add_verdicts(plugins: Path, eval_root: Path) -> list[Path]:
@@ -107,16 +117,21 @@ def add_verdicts(plugins: Path, eval_root: Path) -> list[Path]:
 def measure(label: str, plugins: Path, eval_root: Path, paths: list[Path], repeat: int) -> dict:
     git_hash(paths)  # warm the page cache for both
     plan_once(plugins, eval_root)
-    plan_t, git_t = [], []
+    plan_t, git_t, plan_c, git_c = [], [], [], []
     for _ in range(repeat):
-        git_t.append(git_hash(paths))
-        t, doc = plan_once(plugins, eval_root)
-        plan_t.append(t)
+        wall, cpu = git_hash(paths)
+        git_t.append(wall)
+        git_c.append(cpu)
+        wall, cpu, doc = plan_once(plugins, eval_root)
+        plan_t.append(wall)
+        plan_c.append(cpu)
     p, g = statistics.median(plan_t), statistics.median(git_t)
     ratio, best = p / g, min(plan_t) / min(git_t)
+    cpu_ratio = statistics.median(plan_c) / max(statistics.median(git_c), 1e-9)
     ok = ratio <= 1.5 and p < 2.0
     print(f"{label:6s} files={len(paths):5d} plan={p * 1000:6.1f} ms  git hash-object={g * 1000:6.1f} ms  "
-          f"ratio(median)={ratio:4.2f}  ratio(min)={best:4.2f}  {'OK' if ok else 'OVER GOAL'}  {doc['counts']}")
+          f"ratio(median wall)={ratio:4.2f}  ratio(min wall)={best:4.2f}  ratio(median CPU)={cpu_ratio:4.2f}  "
+          f"{'OK' if ok else 'OVER GOAL'}  {doc['counts']}")
     return {"case": label, "plan_s": p, "git_s": g, "ratio": ratio, "ok": ok}
 
 

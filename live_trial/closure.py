@@ -121,6 +121,7 @@ class PluginIndex:
         # closure_walk caches: plugin parts, their digest lines, directories known to be real (no symlink)
         self._parts: dict[tuple[str, bool], dict[tuple[str, str], str]] = {}
         self._part_lines: dict[tuple[str, bool], frozenset[str]] = {}
+        self._part_blocks: dict[tuple[str, bool], bytes] = {}
         self._real_dirs: dict[str, bool] = {}
 
     def plugin_root(self, name: str, *, declared_in: str | None = None) -> Path:

@@ -228,18 +228,36 @@ def _line(label: str, rel: str, path: str, index: PluginIndex | None) -> str:
     return f"{label}/{rel}\0{file_sha256_hex(path)}\n"
 
 
+def _part_block(index: PluginIndex, ref: PluginRef, *, dependency: bool) -> bytes:
+    key = (ref.name, dependency)
+    block = index._part_blocks.get(key)
+    if block is None:
+        block = index._part_blocks[key] = "".join(sorted(_part_lines(index, ref, dependency=dependency))).encode()
+    return block
+
+
 def digest(target: Target, index: PluginIndex | None, union: list[PluginRef]) -> str:
-    """``sha256:<hex>`` of the closure (same value as digesting :func:`entries`), reusing cached part lines."""
+    """``sha256:<hex>`` of the closure — the same value as :func:`~live_trial.closure.digest_files` over
+    :func:`entries` (a test holds them equal) — reusing each plugin's cached, pre-sorted lines.
+
+    Every line starts with ``<label>/`` and labels hold no ``/``, so in the sorted order each plugin's lines form one
+    block, blocks ordered by ``label + "/"``: a plugin no skill file adds to is hashed from its cached block.
+    """
     if target.plugin_name is None:
-        lines = {_line(label, rel, path, index) for label, rel, path in entries(target, index, [])}
-    else:
-        assert index is not None
-        col = _skill_collector(target, index, union)
-        lines = set(_part_lines(index, union[0], dependency=False))
-        for dep in union[1:]:
-            lines |= _part_lines(index, dep, dependency=True)
-        lines.update(_line(label, rel, path, index) for (label, rel), path in col.files.items())
-    return "sha256:" + hashlib.sha256("".join(sorted(lines)).encode("utf-8")).hexdigest()
+        lines = sorted({_line(label, rel, path, index) for label, rel, path in entries(target, index, [])})
+        return "sha256:" + hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+    assert index is not None
+    extra: dict[str, set[str]] = {}
+    for (label, rel), path in _skill_collector(target, index, union).files.items():
+        extra.setdefault(label, set()).add(_line(label, rel, path, index))
+    h = hashlib.sha256()
+    for ref, dependency in sorted(((r, i > 0) for i, r in enumerate(union)), key=lambda x: x[0].name + "/"):
+        if ref.name in extra:
+            lines = _part_lines(index, ref, dependency=dependency) | extra[ref.name]
+            h.update("".join(sorted(lines)).encode("utf-8"))
+        else:
+            h.update(_part_block(index, ref, dependency=dependency))
+    return "sha256:" + h.hexdigest()
 
 
 def _skill_collector(target: Target, index: PluginIndex, union: list[PluginRef]) -> Collector:

@@ -182,6 +182,7 @@ class Trial:
         self._save_state()
         self._write_task()
         self._event("workdir", path=str(self.wd.root), session=session)
+        self._daily_maintenance()
         try:
             self._prepare_tools()
             self._start_rehearsal()
@@ -263,6 +264,23 @@ class Trial:
             self._stop_server()
 
     # ----------------------------------------------------------------- steps
+    def _daily_maintenance(self) -> None:
+        """Seed 000 rule 3-4: close expired watches and check due ones first, at most once a day.
+
+        Skipped in rehearsal: a scripted run must not start real checks nor use up today's turn.
+        """
+        if self.req.rehearsal is not None:
+            return
+        from live_trial import watch
+
+        try:
+            done = watch.daily_maintenance(self.req.eval_root, lang=self.req.lang, env=self.env)
+        except Exception as exc:  # noqa: BLE001 - watches must never stop a trial
+            self._log("watches", "error", problem=f"{type(exc).__name__}: {exc}")
+            return
+        if done.get("ran"):
+            self._log("watches", "maintenance", swept=done["swept"], checked=len(done["checked"]))
+
     def _write_task(self) -> None:
         from live_trial.resources import read_reference
 

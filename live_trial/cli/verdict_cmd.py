@@ -45,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--args", default="", help="the args given to the skill (part of scenario_id)")
     p.add_argument("--rehearsal-scenario", type=Path, help="the trial ran against this rehearsal scenario")
     p.add_argument("--stop-reason", help="why the trial stopped (STALL table finding, crash, ...)")
+    p.add_argument("--stall-row", type=int, choices=range(1, 7), metavar="1-6",
+                   help="the seed's STALL table row that decided (1 crash ... 6 error screen)")
+    p.add_argument("--failure-reason", help="boot, delivery or crash reason")
     p.add_argument("--claude-version", help="version of the claude CLI used (default: look it up)")
     p.add_argument("--eval-root", type=Path, help="eval-log root for the watch ledger (default: from --workdir)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -117,7 +120,8 @@ def cmd_verdict(args) -> int:
         nudge_count=args.nudge_count, gate_response_count=args.gate_response_count, gate_kind=args.gate_kind,
         poll_exit=args.poll_exit, proof=args.proof, blocked=args.blocked,
         scenario_origin="rehearsal" if args.rehearsal_scenario else "live", scenario_path=args.rehearsal_scenario,
-        args=args.args, claude_version=claude_version, stop_reason=args.stop_reason)
+        args=args.args, claude_version=claude_version, stop_reason=args.stop_reason, stall_row=args.stall_row,
+        failure_reason=args.failure_reason)
     validate(doc, SCHEMA, what="verdict.json")  # before the watch is registered: a bad doc changes nothing
     if kind == "mostly_done":
         from live_trial.watch import register_watch

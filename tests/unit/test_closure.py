@@ -487,3 +487,20 @@ def test_boot_plugin_dirs_equal_the_digested_plugins(root: Path, skill: str) -> 
     assert c.closure_digest(t, root) == base
     (root / "union-manifest-dep" / "hooks" / "session_start.py").write_text("changed")
     assert c.closure_digest(t, root) != base
+
+
+def test_digest_paths_agree_with_prefix_names_and_refs_into_dependencies(tmp_path: Path) -> None:
+    """Plugin names that prefix each other ('p', 'p-x', 'p.y') and skill refs into a dependency."""
+    make_plugin(tmp_path, "p", {"s": "---\nname: s\nreference_refs: [../../../p-x/docs/a.md]\n---\n"},
+                dependencies=["p-x", "p.y"])
+    for dep in ("p-x", "p.y"):
+        make_plugin(tmp_path, dep, {"e": "---\nname: e\n---\n"})
+        (tmp_path / dep / "scripts").mkdir()
+        (tmp_path / dep / "scripts" / "z.py").write_text(dep)
+    (tmp_path / "p-x" / "docs").mkdir()
+    (tmp_path / "p-x" / "docs" / "a.md").write_text("doc")
+    t = c.resolve_target("p:s", tmp_path)
+    files = c.closure_files(t, tmp_path)
+    assert "p-x/docs/a.md" in rels(files)
+    index = c.PluginIndex(tmp_path)
+    assert c.closure_digest(t, index) == c.digest_files(files) == c.closure_digest(t, index)

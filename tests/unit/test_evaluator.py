@@ -237,7 +237,7 @@ def test_context_from_a_real_closure_target(workdir):
 
     tgt = resolve_target("hello:greet", repo_root() / "examples" / "plugins")
     ctx = ev.build_context(workdir, tgt)
-    assert ctx.target == "hello:greet" and "out/greeting.txt" in ctx.description
+    assert ctx.target == "hello:greet" and "greeting.txt in the current working folder" in ctx.description
     assert {a["path"] for a in ctx.artifacts} == {"out/greeting.txt", "out/status.json"}
 
 

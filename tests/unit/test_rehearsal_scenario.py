@@ -80,14 +80,15 @@ def _greet_task(marker: str) -> str:
 def test_greet_happy_templates_pick_the_marker_and_args():
     scenario = load_scenario(EXAMPLES / "greet-happy.yaml")
     marker = "/tmp/eval log/x/out/status.json"  # spaces in the eval root are allowed
-    view = analyse_request({"model": "m", "tools": [{"name": "Skill"}], "messages": [
-        {"role": "user", "content": [{"type": "text", "text": _greet_task(marker)}]}]})
+    view = analyse_request({"model": "m", "tools": [{"name": "Skill"}],
+                            "system": [{"type": "text", "text": " - Primary working directory: /tmp/my project"}],
+                            "messages": [{"role": "user", "content": [{"type": "text", "text": _greet_task(marker)}]}]})
     rules = {r.id: r for r in scenario.rules}
     misses: list[str] = []
     skill = render(rules["skill-call"].reply, view, misses)
     assert skill["content"][1]["tool_use"]["input"] == {"skill": "hello:greet", "args": "World"}
     greet = render(rules["write-greeting"].reply, view, misses)
-    assert greet["content"][0]["tool_use"]["input"]["file_path"] == "/tmp/eval log/x/out/greeting.txt"
+    assert greet["content"][0]["tool_use"]["input"]["file_path"] == "/tmp/my project/greeting.txt"
     mark = render(rules["write-marker"].reply, view, misses)
     assert mark["content"][0]["tool_use"]["input"]["file_path"] == marker
     assert json.loads(mark["content"][0]["tool_use"]["input"]["content"])["status"] == "ok"

@@ -255,3 +255,29 @@ def test_poll_exit_is_required(tree, capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main(args)
     assert exc.value.code == 64 and not (tree["wd"] / "verdict.json").exists()
+
+
+def test_stall_row_and_reasons_are_recorded(tree, capsys) -> None:
+    args = argv(tree, "--stall-row", "5", "--stop-reason", "reported done without the marker",
+                "--failure-reason", "contract violation", goal="FAIL")
+    args[args.index("--completion") + 1] = "FAIL"
+    args[args.index("--poll-exit") + 1] = "STALL"
+    assert run(args, capsys)[0] == 0
+    doc = written(tree)
+    assert (doc["stall_row"], doc["stop_reason"], doc["failure_reason"]) == (
+        5, "reported done without the marker", "contract violation")
+    assert doc["overall"]["verdict"] == "FAIL"
+
+
+@pytest.mark.parametrize("change", [
+    {"gate_kind": "contractual", "gate_response_count": 0, "gate_contract_evidence": ["x"]},
+    {"gate_kind": "contractual", "gate_response_count": 1, "gate_contract_evidence": []},
+    {"gate_kind": "rescue", "gate_response_count": 1, "gate_contract_evidence": ["x"]},
+])
+def test_schema_holds_gate_kind_rules(tree, change) -> None:
+    t = closure.resolve_target("union-target:work", tree["plugins"])
+    doc = v.build_verdict(workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id=None,
+                          requested_model=None, launch="PASS", completion="PASS", goal_result="PASS", poll_exit="DONE")
+    assert schema_errors(doc, v.SCHEMA) == []
+    doc.update(change)
+    assert schema_errors(doc, v.SCHEMA) != []
