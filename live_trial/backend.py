@@ -187,10 +187,20 @@ class Backend:
         """Store facts about a session as tmux user options ``@lt_<key>`` (cwd, session_id, config_dir, model)
         so later steps (``send``, ``poll``) can find them from the session name. Paths and ids only."""
         validate_session_name(name)
+        args: list[str] = []
         for key, value in values.items():
             if not re.fullmatch(r"[a-z_]{1,30}", key):
                 raise RefusedInput(f"bad meta key {key!r}", where=name)
-            self._check(self._run("set-option", "-t", f"={name}:", f"{META_PREFIX}{key}", str(value)), "set-option")
+            args += [";"] if args else []
+            args += ["set-option", "-t", f"={name}:", f"{META_PREFIX}{key}", str(value)]
+        if args:
+            self._check(self._run(*args), "set-option")
+
+    def set_owner(self, name: str, owner_pid: int) -> None:
+        """Record ``owner_pid`` as the harness that drives session ``name`` (``run --resume`` takes over a
+        session whose harness died, so reap must not remove it). Raises TmuxError when the session is gone."""
+        validate_session_name(name)
+        self._check(self._run("set-option", "-t", f"={name}:", OWNER_OPTION, owner_token(owner_pid)), "set-option")
 
     def get_meta(self, name: str, key: str) -> str | None:
         """A value stored with :meth:`set_meta`, or None when unset or the session is gone."""
@@ -379,6 +389,24 @@ class Backend:
         if scrollback:
             args[2:2] = ["-S", "-", "-E", "-"]
         return "\n".join(self._check(self._run(*args), "capture-pane").stdout)
+
+    def probe(self, name: str, pane_id: str | None = None) -> tuple[bool, str]:
+        """``(alive, visible screen)`` of the session in ONE tmux call (boot's fast poll).
+
+        ``pane_id``: the id recorded at creation (looked up exactly when None). The reply carries the
+        pane's session name, which must equal ``name`` (so a reused pane id never reads another session).
+        Returns ``(False, "")`` when the session is gone; ``alive`` is False once ``#{pane_dead}`` is 1.
+        """
+        validate_session_name(name)
+        pane = pane_id or self._pane_id(name)
+        result = self._run("display-message", "-p", "-t", pane, "#{session_name}|#{pane_dead}", ";",
+                           "capture-pane", "-p", "-t", pane)
+        if not result.ok or not result.stdout:
+            return False, ""
+        head, _, dead = result.stdout[0].rpartition("|")
+        if head != name:
+            return False, ""
+        return dead != "1", "\n".join(result.stdout[1:])
 
     # -- removal
     def kill_session(self, name: str) -> bool:

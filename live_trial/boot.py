@@ -41,6 +41,7 @@ MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,99}$")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 MODEL_ALIASES = frozenset({"default", "sonnet", "opus", "haiku", "best", "opusplan", "sonnet[1m]", "opus[1m]"})
 POLL_S = 0.05                # screen poll while booting (2 tmux calls per poll)
+DIALOG_POLL_S = 0.02         # re-capture after a key in the bypass dialog
 DIALOG_STEP_WAIT_S = 10.0    # wait for the cursor to move / the dialog to go after a key (generous: shared CPUs)
 BLOCKING_CONFIRM_POLLS = 2   # a blocking screen must be seen this many polls in a row
 TAIL_LINES = 15
@@ -205,7 +206,8 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     try:
         backend.set_meta(req.session, cwd=str(cwd), session_id=req.session_id,
                          config_dir=env.get("CLAUDE_CONFIG_DIR", ""), model=req.model or "")
-        seen = _wait_ready(backend, req.session, started=started, timeout_s=timeout_s, clock=clock, sleep=sleep)
+        seen = _wait_ready(backend, req.session, started=started, timeout_s=timeout_s, clock=clock, sleep=sleep,
+                           pane_id=info.pane_id)
         ok = True
     finally:
         if not ok:
@@ -254,21 +256,20 @@ def _exit_fix(text: str) -> str:
 
 
 def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: float,
-                clock: Callable[[], float], sleep: Callable[[float], None]) -> bool:
+                clock: Callable[[], float], sleep: Callable[[float], None], pane_id: str | None = None) -> bool:
     """Poll the screen until READY. Returns whether the bypass dialog was seen (and accepted)."""
     bypass_seen = False
     blocking_streak: tuple[str, int] = ("", 0)
+    capture: str | None = None
     while True:
-        if not backend.pane_alive(session):
-            _raise_exited(backend, session, clock=clock, sleep=sleep)
-        capture = backend.capture(session)
+        if capture is None:
+            capture = _probe(backend, session, pane_id, clock=clock, sleep=sleep)
         if screen.bypass_dialog(capture):
-            if bypass_seen:
-                _wait_dialog_gone(backend, session, clock=clock, sleep=sleep)
-            else:
-                _accept_bypass(backend, session, capture, clock=clock, sleep=sleep)
+            if not bypass_seen:
+                _accept_bypass(backend, session, capture, pane_id, clock=clock, sleep=sleep)
                 bypass_seen = True
-            continue
+            capture = _wait_dialog_gone(backend, session, pane_id, clock=clock, sleep=sleep)
+            continue  # judge the first screen after the dialog at once
         block = screen.blocking_screen(capture)
         if block:
             streak = blocking_streak[1] + 1 if blocking_streak[0] == block[0] else 1
@@ -288,6 +289,16 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
                                   "the machine is slow", code="boot_timeout",
                               details={"tail": screen.tail(capture, TAIL_LINES)})
         sleep(POLL_S)
+        capture = None
+
+
+def _probe(backend: Backend, session: str, pane_id: str | None, *, clock: Callable[[], float],
+           sleep: Callable[[float], None]) -> str:
+    """The visible screen; raises BootFail (exited at start) when the pane's process has exited."""
+    alive, capture = backend.probe(session, pane_id)
+    if not alive:
+        _raise_exited(backend, session, clock=clock, sleep=sleep)
+    return capture
 
 
 def _raise_exited(backend: Backend, session: str, *, clock: Callable[[], float] = time.monotonic,
@@ -313,8 +324,8 @@ def _raise_exited(backend: Backend, session: str, *, clock: Callable[[], float] 
                    fix=_exit_fix(" ".join(tail)), code="exited_at_start", details={"tail": tail, "status": status})
 
 
-def _accept_bypass(backend: Backend, session: str, capture: str, *, clock: Callable[[], float],
-                   sleep: Callable[[float], None]) -> None:
+def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | None, *,
+                   clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
     """Issue 8 item 6: cursor on "No, exit" → Down → re-capture until on "Yes, I accept" → Enter."""
     box = screen.dialog(capture)
     yes = box.option("Yes, I accept") if box else None
@@ -332,8 +343,8 @@ def _accept_bypass(backend: Backend, session: str, capture: str, *, clock: Calla
         backend.send_keys(session, "Down")
         deadline = clock() + DIALOG_STEP_WAIT_S
         while True:
-            sleep(POLL_S)
-            capture = backend.capture(session)
+            sleep(DIALOG_POLL_S)
+            capture = _probe(backend, session, pane_id, clock=clock, sleep=sleep)
             box = screen.dialog(capture)
             if box and box.selected and box.selected.label == yes.label:
                 break
@@ -343,21 +354,20 @@ def _accept_bypass(backend: Backend, session: str, capture: str, *, clock: Calla
                                code="bypass_dialog", details={"screen": "bypass-permissions dialog",
                                                               "tail": screen.tail(capture, TAIL_LINES)})
     backend.send_keys(session, "Enter")
-    _wait_dialog_gone(backend, session, clock=clock, sleep=sleep)
 
 
-def _wait_dialog_gone(backend: Backend, session: str, *, clock: Callable[[], float],
-                      sleep: Callable[[float], None]) -> None:
+def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, clock: Callable[[], float],
+                      sleep: Callable[[float], None]) -> str:
+    """Wait until the bypass dialog is gone after Enter; returns the first screen without it."""
     deadline = clock() + DIALOG_STEP_WAIT_S * 2
     while True:
-        if not backend.pane_alive(session):
-            _raise_exited(backend, session, clock=clock, sleep=sleep)
-        capture = backend.capture(session)
+        sleep(DIALOG_POLL_S)
+        capture = _probe(backend, session, pane_id, clock=clock, sleep=sleep)
         if not screen.bypass_dialog(capture):
-            return
+            return capture
         if clock() > deadline:
             raise BootFail("the bypass-permissions dialog stayed open after Enter on \"Yes, I accept\"",
                            where=session, fix="boot again; if it repeats, report the screen below",
                            code="bypass_dialog", details={"screen": "bypass-permissions dialog",
                                                           "tail": screen.tail(capture, TAIL_LINES)})
-        sleep(POLL_S)
+        sleep(DIALOG_POLL_S)

@@ -8,9 +8,9 @@ decision; this module does no I/O.
 | 1 | session alive? | gone or pane dead | ``crash``: record it, collect |
 | 2 | transcript state | BUSY_* | ``extend``: double STALL_LIMIT once and poll again; a second BUSY stall is ``hang`` |
 | 3 | transcript state | IDLE_TURN_COMPLETE, no marker | go to row 4 |
-| 4 | end of the screen / last assistant text | a question or a request to confirm | ``nudge`` (up to nudge_max) |
+| 4 | end of the screen / last assistant text | a question or a request to confirm | ``nudge`` (up to nudge_max, then ``nudge_limit``) |
 | 5 | same | reported done but no marker | ``contract_violation`` |
-| 6 | anything else (model, API or usage-limit error screens) | | ``abort``: record tail and state, kill |
+| 6 | anything else (model, API or usage-limit error screens) | | ``unexpected_stop``: record tail and state, kill |
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class StallDecision:
     """What to do about a STALL: ``row`` of the seed's table (1-6), ``action``, and a plain ``reason``."""
 
     row: int
-    action: str  # crash | extend | hang | nudge | contract_violation | abort
+    action: str  # crash | extend | hang | nudge | nudge_limit | contract_violation | unexpected_stop
     reason: str
 
 
@@ -74,5 +74,5 @@ def decide_stall(*, session_alive: bool, state: str | None, marker_exists: bool,
             return StallDecision(5, "contract_violation",
                                  "the session reported done but did not write the completion marker")
         if asks_question:
-            return StallDecision(4, "abort", f"the turn ended with a question again after {nudge_count} nudges")
-    return StallDecision(6, "abort", f"stopped with state {state or 'unknown'} and no completion marker")
+            return StallDecision(4, "nudge_limit", f"the turn ended with a question again after {nudge_count} nudges")
+    return StallDecision(6, "unexpected_stop", f"stopped with state {state or 'unknown'} and no completion marker")

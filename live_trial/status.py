@@ -11,7 +11,8 @@ States:
   CLI's session status is ``waiting``.
 - ``IDLE_TURN_COMPLETE``: turn_duration after the newest prompt, or a real-model assistant record with a final
   stop_reason and every tool answered (unless the live CLI status still says busy: Stop hooks run then);
-  an interrupt (``interrupted``) or an API error (``api_error``) also ends it.
+  an interrupt (``interrupted``) or an API error (``api_error``) also ends it, and so does a live CLI status
+  ``idle`` while the turn shows no end record (Esc before the first token writes none).
 """
 from __future__ import annotations
 
@@ -281,6 +282,12 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
         status.reason = {"synthetic": "<synthetic> record without its interrupt record yet",
                          "user_other": "newest event is a user message",
                          "assistant": f"assistant stop_reason {stop_reason}"}.get(last, last)
+    if status.state == BUSY_GENERATING and prompt is not None and cli_status == "idle" \
+            and last in (None, "tool_result", "user_other"):
+        # Esc before the first token: 2.1.197 writes no interrupt record (the file ends at the prompt) and puts
+        # the prompt back into the input box; only the live CLI status (idle) tells (re-checked on the real CLI).
+        status.state, status.interrupted = IDLE_TURN_COMPLETE, True
+        status.reason = "the CLI is idle but wrote no end record (cancelled before any response)"
     if status.state == IDLE_TURN_COMPLETE and queued:
         status.state, status.reason = BUSY_GENERATING, f"{queued} queued prompt(s) not yet dequeued"
     return status

@@ -230,6 +230,13 @@ def _stop_hook_continued():
     return b.records, {"status": "idle"}
 
 
+def _cancelled_before_first_token():
+    b = _b()
+    b.prompt()
+    b.attachment("skill_listing")
+    return b.records, {"status": "idle"}
+
+
 def _nothing():
     return [], None
 
@@ -267,6 +274,8 @@ CASES: tuple[Case, ...] = (
          {"state": BUSY_GENERATING}),
     Case("Stop hook continuation then turn_duration", _stop_hook_continued,
          {"state": IDLE_TURN_COMPLETE, "last_assistant_text": "DONE: ok"}),
+    Case("Esc before the first token (no end record, live CLI idle)", _cancelled_before_first_token,
+         {"state": IDLE_TURN_COMPLETE, "interrupted": True}),
     Case("no records", _nothing, {"state": BUSY_GENERATING}),
 )
 

@@ -10,24 +10,21 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from live_trial import stall as stall_table
 from live_trial.errors import (Blocked, BootFail, BootTimeout, DeliveryFailed, LiveTrialError,
                                RefusedInput)
 from live_trial.jsonfile import append_jsonl, read_json, utc_now, write_json, write_text_atomic
 from live_trial.policy import Policy, load_policy
-from live_trial.workdir import Workdir, create_workdir, open_workdir, session_name
+from live_trial.workdir import Workdir, create_workdir, session_name
 
 EventSink = Callable[[str, dict], None]
 STATE_FILE = "trial-state.json"
 LOG_FILE = "trial-log.jsonl"
 POLL_STATE_FILE = "poll-state.json"
-NO_RESPONSE_LEFT = "stopped at a question it had to ask"
 
 
 class TrialInterrupted(LiveTrialError):
@@ -88,7 +85,9 @@ class _Facts:
     stop_reason: str | None = None
     stall_row: int | None = None
     blocked: bool = False
+    gate_seen: bool = False
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 class Trial:
@@ -198,7 +197,7 @@ class Trial:
             self.facts.stop_reason = exc.code
             self._log("boot", exc.status, problem=exc.message, **_tail(exc))
         except DeliveryFailed as exc:
-            self.facts.stop_reason = f"delivery_{exc.code}"
+            self.facts.stop_reason = exc.code
             self._log("send", "delivery_failed", problem=exc.message, **exc.details)
         except TrialInterrupted as exc:
             self.facts.blocked = True
@@ -212,56 +211,10 @@ class Trial:
             self._stop_server()
 
     def resume(self, workdir: Path) -> TrialOutcome:
-        """Continue a trial whose harness was killed: same state file, same clocks, while the session lives.
+        """Continue a trial whose harness was killed (see :func:`live_trial.trial_resume.resume`)."""
+        from live_trial.trial_resume import resume
 
-        Raises :class:`RefusedInput` when the workdir is not a trial, is already judged, or its owner
-        harness is still alive (two harnesses must never drive one session).
-        """
-        from live_trial import closure
-
-        self.wd = open_workdir(workdir)
-        self.state = read_json(self.wd.path(STATE_FILE), "trial-state.schema.json")
-        if self.state["phase"] in ("judged", "finished"):
-            raise RefusedInput("this trial is already judged", where=str(self.wd.root),
-                               fix="start a new trial with run")
-        owner = self.state["owner_pid"]
-        if owner != os.getpid() and _pid_alive(owner):
-            raise RefusedInput(f"the trial is still driven by harness pid {owner}", where=str(self.wd.root),
-                               fix="wait for it or stop it first")
-        req = self.req
-        req.target, req.args = self.state["target"], self.state.get("args", "")
-        req.cwd = Path(self.state["cwd"])
-        req.plugins_root = Path(self.state.get("plugins_root") or req.plugins_root)
-        req.eval_root = Path(self.state.get("eval_root") or req.eval_root)
-        req.model, req.proof, req.gate_kind = self.state["model"], self.state["proof"], self.state["gate_kind"]
-        req.socket = self.state.get("socket")
-        req.gate_responses = list(self.state["gate_responses"])
-        self.target = closure.resolve_target(req.target, req.plugins_root)
-        self._save_state(owner_pid=os.getpid())
-        self._log("harness", "resumed", phase=self.state["phase"])
-        self.facts.launch = "PASS" if self.state["phase"] in ("polling", "collecting", "evaluating") else "FAIL"
-        try:
-            self._prepare_tools()
-            if self.state.get("rehearsal"):
-                from live_trial import rehearsal
-
-                req.rehearsal = Path(self.state["rehearsal"]["scenario"])
-                self.scenario = rehearsal.load_scenario(req.rehearsal)
-                self._start_rehearsal(port=self.state["rehearsal"]["port"])
-            if self.state["phase"] == "polling":
-                self._poll_loop()
-        except Blocked as exc:
-            self.facts.blocked, self.facts.stop_reason = True, exc.code
-            self._log("tools", "blocked", problem=exc.message)
-        except TrialInterrupted as exc:
-            self.facts.blocked, self.facts.stop_reason = True, exc.code
-            self._log("harness", "interrupted", problem=exc.message)
-        finally:
-            self._finish_session()
-        try:
-            return self._judge()
-        finally:
-            self._stop_server()
+        return resume(self, workdir)
 
     # ----------------------------------------------------------------- steps
     def _daily_maintenance(self) -> None:
@@ -387,64 +340,10 @@ class Trial:
         return {"nudges": self.state["nudge_count"], "gate_responses": self.state["gate_response_count"]}
 
     def _poll_loop(self) -> None:
-        """Poll until a terminal outcome; apply GATE answers and the STALL table (seed 001)."""
-        from live_trial import screen, send
+        """Poll until a terminal outcome, answering gates and applying the STALL table (see trial_loop)."""
+        from live_trial.trial_loop import poll_until_terminal
 
-        while True:
-            limit = self.policy.stall_limit_s * (2 if self.state["stall_extended"] else 1)
-            result = self._poll_once(limit)
-            self.facts.poll_exit = result.exit
-            if result.exit == "DONE":
-                self.facts.completion = "PASS"
-                self._log("poll", "DONE", elapsed_s=result.elapsed_s)
-                return
-            if result.exit == "HARD_CAP":
-                self.facts.blocked = True
-                self.facts.stop_reason = "hard_cap"
-                self._log("poll", "HARD_CAP", state=_state(result), tail=result.capture_tail)
-                return
-            if result.exit == "BLOCKED":
-                raise Blocked("tmux disappeared during the trial", code="tmux_missing")
-            if result.exit == "TICK_BUDGET":
-                continue
-            if result.exit == "GATE":
-                used = self.state["gate_response_count"]
-                if used >= len(self.state["gate_responses"]):
-                    self.facts.stop_reason = "gate_unanswered"
-                    self._log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT)
-                    self.facts.notes.append(f"{NO_RESPONSE_LEFT}: {result.question}")
-                    return
-                response = self.state["gate_responses"][used]
-                send.answer_gate(self.backend, self.state["session"], response, sleep=self._sleep)
-                self._save_state(gate_response_count=used + 1)
-                self._log("poll", "GATE", question=result.question, answered=response, gate_kind=self.req.gate_kind)
-                continue
-            # STALL
-            capture = self.backend.capture(self.state["session"]) if self.backend.has_session(self.state["session"]) else ""
-            last_text = getattr(result.status, "last_assistant_text", None) or ""
-            decision = stall_table.decide_stall(
-                session_alive=result.reason != "session_gone" and self.backend.pane_alive(self.state["session"]),
-                state=_state(result), marker_exists=self.wd.marker.exists(),
-                stall_extended=self.state["stall_extended"], nudge_count=self.state["nudge_count"],
-                nudge_max=self.policy.nudge_max,
-                asks_question=stall_table.ends_with_question(last_text) or screen.ends_with_question(capture),
-                said_done=stall_table.reports_done(last_text) or screen.reports_done(capture))
-            self.facts.stall_row = decision.row
-            self._log("stall", decision.action, row=decision.row, reason=decision.reason, state=_state(result),
-                      tail=screen.tail(capture) if capture else result.capture_tail)
-            if decision.action == "extend":
-                self._save_state(stall_extended=True)
-                continue
-            if decision.action == "nudge":
-                n = self.state["nudge_count"] + 1
-                nudge_file = self.wd.path(f"nudge-{n}.md")
-                write_text_atomic(nudge_file, stall_table.NUDGE_TEXT)
-                self._save_state(nudge_count=n)
-                self._send_file(nudge_file, "nudge")
-                continue
-            self.facts.stop_reason = decision.action
-            self.facts.notes.append(decision.reason)
-            return
+        poll_until_terminal(self)
 
     def _finish_session(self) -> None:
         """Collect what exists, kill the session, stop the rehearsal server, reap orphans. Never raises."""
@@ -486,89 +385,12 @@ class Trial:
         if self.server is not None:
             self.server.stop()
             self.server = None
-
     def _judge(self) -> TrialOutcome:
-        """Evaluate the goal (when the run completed), write the verdict, notify. Returns the outcome."""
-        from live_trial import notify
-        from live_trial import verdict as verdict_mod
+        """Evaluate, write the verdict, notify (see trial_judge)."""
+        from live_trial.trial_judge import judge
 
-        if self.facts.completion == "PASS" and not self.facts.blocked:
-            self._evaluate()
-        self._save_state(phase="judged")
-        origin = "rehearsal" if self.state.get("rehearsal") else "live"
-        doc, path = verdict_mod.write_trial_verdict(
-            workdir=self.wd.root, target=self.target, plugins_root=Path(self.state["plugins_root"]),
-            session_id=self.state["session_id"], requested_model=self.req.model, launch=self.facts.launch,
-            completion=self.facts.completion, goal_result=self.facts.goal, goal_blockers=self.facts.goal_blockers,
-            evidence=self.facts.evidence, nudge_count=self.state["nudge_count"],
-            gate_response_count=self.state["gate_response_count"], gate_kind=self.req.gate_kind,
-            poll_exit=self.facts.poll_exit, proof=self.req.proof, blocked=self.facts.blocked,
-            scenario_origin=origin, scenario_path=self.req.rehearsal, args=self.req.args,
-            claude_version=self.state.get("claude_version"), stop_reason=self.facts.stop_reason,
-            stall_row=self.facts.stall_row,
-            notes=self.facts.notes, started_at=self.state["started_at"])
-        overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
-        text = None
-        try:
-            text = notify.notify_trial(self.req.eval_root, doc, lang=self.req.lang)
-        except Exception as exc:  # noqa: BLE001 - a failed notification is recorded, never fatal
-            self._log("notify", "error", problem=f"{type(exc).__name__}: {exc}")
-        self._save_state(phase="finished")
-        return TrialOutcome(workdir=self.wd.root, overall=overall, exit_code=exit_code_for(overall),
-                            verdict=doc, verdict_path=path, summary=_summary(overall, origin, self.facts),
-                            scenario_origin=origin, notification=text, stop_reason=self.facts.stop_reason)
-
-    def _evaluate(self) -> None:
-        from live_trial import evaluator
-
-        self._save_state(phase="evaluating")
-        env = {**self.env, **self.child_overrides}
-        try:
-            result = evaluator.evaluate(self.wd.root, self.target, self.claude, env, model=self.req.model)
-        except LiveTrialError as exc:
-            self.facts.goal, self.facts.goal_blockers = "FAIL", [f"the evaluator could not run: {exc.message}"]
-            self._log("evaluate", "error", problem=exc.message)
-            return
-        self.facts.goal = result["goal_result"]
-        self.facts.goal_blockers = list(result.get("blockers", []))
-        self.facts.evidence = list(result.get("evidence", []))
-        self._log("evaluate", self.facts.goal, blockers=self.facts.goal_blockers,
-                  evidence_items=len(self.facts.evidence))
-
-
-def exit_code_for(overall: str) -> int:
-    """``run`` exit code for an overall verdict: 0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED (CONVENTIONS.md)."""
-    return {"PASS": 0, "FAIL": 1, "DEGRADED": 6, "BLOCKED": 3}.get(overall, 1)
-
-
-def _state(result) -> str | None:
-    status = getattr(result, "status", None)
-    return getattr(status, "state", None) if status is not None else None
+        return judge(self)
 
 
 def _tail(exc: LiveTrialError) -> dict:
     return {k: v for k, v in exc.details.items() if k in ("tail", "screen")}
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _summary(overall: str, origin: str, facts: _Facts) -> str:
-    words = {"PASS": "The skill ran to the end on its own and reached its goal.",
-             "DEGRADED": "The skill finished, but not cleanly: the goal was missed or someone had to step in.",
-             "FAIL": "The skill did not finish as required.",
-             "BLOCKED": "The trial could not be completed: a required tool was missing or the time limit was reached."}
-    text = words.get(overall, overall)
-    if facts.notes:
-        text += " " + "; ".join(facts.notes[:2]) + "."
-    if origin == "rehearsal":
-        text += (" The model was scripted (rehearsal): this proves the harness path and the plugin's loading, "
-                 "not the skill's real behaviour.")
-    return text

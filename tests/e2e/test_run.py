@@ -260,3 +260,31 @@ def test_finished_but_goal_missed_is_degraded_with_a_blocker(tmp_path):
     assert (doc["completion"], doc["goal_result"], doc["overall"]["verdict"]) == ("PASS", "FAIL", "DEGRADED")
     assert doc["goal_blockers"] and "greeting.txt" in doc["goal_blockers"][0]
     _no_leftovers(workdirs(tmp_path)[0])
+
+
+def test_resume_after_the_harness_is_killed_continues_the_same_trial(tmp_path):
+    proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                     "--rehearsal", str(SCENARIOS / "mark-slow.yaml"), *FAST)
+    try:
+        state = wait_for_state(tmp_path, lambda s: s["phase"] == "polling" and s.get("pane_pid"))
+        time.sleep(1)
+        proc.kill()  # SIGKILL: no cleanup at all
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    wd = workdirs(tmp_path)[0]
+    assert state["session"] in tmux_sessions(), "the session must outlive its killed harness"
+    poll_before = json.loads((wd / "poll-state.json").read_text())
+    import subprocess
+    import sys
+    resumed = subprocess.run([sys.executable, "-m", "live_trial", "run", "--resume", str(wd), "--json"],
+                             capture_output=True, text=True, timeout=240)
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-3000:]
+    doc = _verdict(final_json(resumed))
+    assert doc["run_id"] == state["run_id"] and doc["overall"]["verdict"] == "PASS"
+    poll_after = json.loads((wd / "poll-state.json").read_text())
+    assert poll_after["started_at"] == poll_before["started_at"], "resume must keep the poll clocks"
+    log = (wd / "trial-log.jsonl").read_text()
+    assert '"resumed"' in log
+    _no_leftovers(wd, state)

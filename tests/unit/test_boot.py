@@ -69,6 +69,10 @@ class FakeBackend:
             return self.dead_tail
         return self.flow[self.state][0]
 
+    def probe(self, name, pane_id=None):
+        alive = self.pane_alive(name)
+        return alive, (self.capture(name) if alive else "")
+
     def send_keys(self, name, *keys):
         for k in keys:
             self.keys.append(k)

@@ -30,7 +30,7 @@ def test_row4_question_gets_a_nudge_until_nudge_max():
     assert decide(asks_question=True).action == "nudge"
     assert decide(asks_question=True, nudge_count=1).action == "nudge"
     d = decide(asks_question=True, nudge_count=2)
-    assert (d.row, d.action) == (4, "abort")
+    assert (d.row, d.action) == (4, "nudge_limit")
 
 
 def test_row4_comes_before_row5():
@@ -43,9 +43,9 @@ def test_row5_done_report_without_marker_is_a_contract_violation():
     assert (d.row, d.action) == (5, "contract_violation")
 
 
-def test_row6_anything_else_aborts():
+def test_row6_anything_else_is_an_unexpected_stop():
     d = decide()
-    assert (d.row, d.action) == (6, "abort")
+    assert (d.row, d.action) == (6, "unexpected_stop")
     d = decide(state="GATE")
     assert d.row == 6
     d = decide(marker_exists=True)

@@ -255,3 +255,16 @@ def test_read_tail_reaches_records_written_before_the_prompt_line(tmp_path, tran
     tail = T.read_tail(path)
     assert not tail.reached_start
     assert classify(tail.records).state == "IDLE_TURN_COMPLETE"
+
+
+def test_copy_transcript_is_byte_exact_and_atomic(tmp_path, transcript_builder):
+    b = transcript_builder()
+    b.turn()
+    src = b.write(tmp_path / "src.jsonl", tail=b'{"torn')
+    dst = tmp_path / "work" / "transcript.jsonl"
+    assert T.copy_transcript(src, dst) == src.stat().st_size
+    assert dst.read_bytes() == src.read_bytes()
+    assert [p.name for p in dst.parent.iterdir()] == ["transcript.jsonl"]
+    with pytest.raises(OSError):
+        T.copy_transcript(tmp_path / "missing.jsonl", tmp_path / "work" / "other.jsonl")
+    assert not (tmp_path / "work" / "other.jsonl").exists()

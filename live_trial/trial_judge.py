@@ -1,0 +1,90 @@
+"""The end of a trial: the fresh evaluator (when the run completed), the verdict, the notification.
+
+Split from :mod:`live_trial.trial`; works on a :class:`~live_trial.trial.Trial` whose session is already
+collected and killed.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from live_trial.errors import LiveTrialError
+
+EXPECTED_GATE_NOT_SHOWN = "expected gate was not shown"
+
+if TYPE_CHECKING:
+    from live_trial.trial import TrialOutcome
+
+
+def judge(trial) -> "TrialOutcome":
+    """Evaluate the goal when the run completed, write the verdict, notify; return the trial's outcome."""
+    from live_trial import notify
+    from live_trial import verdict as verdict_mod
+    from live_trial.trial import TrialOutcome
+
+    if trial.req.expect_gate and not trial.facts.gate_seen and not trial.facts.blocked:
+        # Issue 8 item 8: a skill that must stop at a question but never showed one has a broken guard.
+        trial.facts.completion = "FAIL"
+        trial.facts.stop_reason = trial.facts.stop_reason or "expected_gate_not_shown"
+        trial.facts.notes.append(EXPECTED_GATE_NOT_SHOWN)
+    if trial.facts.completion == "PASS" and not trial.facts.blocked:
+        _evaluate(trial)
+    trial._save_state(phase="judged")
+    origin = "rehearsal" if trial.state.get("rehearsal") else "live"
+    doc, path = verdict_mod.write_trial_verdict(
+        workdir=trial.wd.root, target=trial.target, plugins_root=Path(trial.state["plugins_root"]),
+        session_id=trial.state["session_id"], requested_model=trial.req.model, launch=trial.facts.launch,
+        completion=trial.facts.completion, goal_result=trial.facts.goal, goal_blockers=trial.facts.goal_blockers,
+        evidence=trial.facts.evidence, nudge_count=trial.state["nudge_count"],
+        gate_response_count=trial.state["gate_response_count"], gate_kind=trial.req.gate_kind,
+        poll_exit=trial.facts.poll_exit, proof=trial.req.proof, blocked=trial.facts.blocked,
+        scenario_origin=origin, scenario_path=trial.req.rehearsal, args=trial.req.args,
+        claude_version=trial.state.get("claude_version"), stop_reason=trial.facts.stop_reason,
+        stall_row=trial.facts.stall_row,
+        notes=trial.facts.notes, warnings=trial.facts.warnings, started_at=trial.state["started_at"])
+    overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
+    text = None
+    try:
+        text = notify.notify_trial(trial.req.eval_root, doc, lang=trial.req.lang)
+    except Exception as exc:  # noqa: BLE001 - a failed notification is recorded, never fatal
+        trial._log("notify", "error", problem=f"{type(exc).__name__}: {exc}")
+    trial._save_state(phase="finished")
+    return TrialOutcome(workdir=trial.wd.root, overall=overall, exit_code=exit_code_for(overall),
+                        verdict=doc, verdict_path=path, summary=_summary(overall, origin, trial.facts),
+                        scenario_origin=origin, notification=text, stop_reason=trial.facts.stop_reason)
+
+def _evaluate(trial) -> None:
+    from live_trial import evaluator
+
+    trial._save_state(phase="evaluating")
+    env = {**trial.env, **trial.child_overrides}
+    try:
+        result = evaluator.evaluate(trial.wd.root, trial.target, trial.claude, env, model=trial.req.model)
+    except LiveTrialError as exc:
+        trial.facts.goal, trial.facts.goal_blockers = "FAIL", [f"the evaluator could not run: {exc.message}"]
+        trial._log("evaluate", "error", problem=exc.message)
+        return
+    trial.facts.goal = result["goal_result"]
+    trial.facts.goal_blockers = list(result.get("blockers", []))
+    trial.facts.evidence = list(result.get("evidence", []))
+    trial._log("evaluate", trial.facts.goal, blockers=trial.facts.goal_blockers,
+              evidence_items=len(trial.facts.evidence))
+
+
+def exit_code_for(overall: str) -> int:
+    """``run`` exit code for an overall verdict: 0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED (CONVENTIONS.md)."""
+    return {"PASS": 0, "FAIL": 1, "DEGRADED": 6, "BLOCKED": 3}.get(overall, 1)
+
+
+def _summary(overall: str, origin: str, facts) -> str:
+    words = {"PASS": "The skill ran to the end on its own and reached its goal.",
+             "DEGRADED": "The skill finished, but not cleanly: the goal was missed or someone had to step in.",
+             "FAIL": "The skill did not finish as required.",
+             "BLOCKED": "The trial could not be completed: a required tool was missing or the time limit was reached."}
+    text = words.get(overall, overall)
+    if facts.notes:
+        text += " " + "; ".join(facts.notes[:2]) + "."
+    if origin == "rehearsal":
+        text += (" The model was scripted (rehearsal): this proves the harness path and the plugin's loading, "
+                 "not the skill's real behaviour.")
+    return text

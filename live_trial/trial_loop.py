@@ -1,0 +1,89 @@
+"""The poll loop of a trial: GATE answers and the STALL branch table of seed 001, until a terminal outcome.
+
+Split from :mod:`live_trial.trial` to keep modules small; it drives a :class:`~live_trial.trial.Trial`.
+"""
+from __future__ import annotations
+
+from live_trial import screen, send
+from live_trial import stall as stall_table
+from live_trial.errors import Blocked
+from live_trial.jsonfile import write_text_atomic
+
+NO_RESPONSE_LEFT = "stopped at a question it had to ask"
+
+
+def _state(result) -> str | None:
+    status = getattr(result, "status", None)
+    return getattr(status, "state", None) if status is not None else None
+
+
+def poll_until_terminal(trial) -> None:
+    """Poll until DONE, HARD_CAP, an unanswerable GATE or a STALL the table ends; record facts on ``trial``.
+
+    GATE (poll exit 4): answer with the next --gate-response and poll again, counting responses; none left
+    ends the trial as "stopped at a question it had to ask". STALL (exit 2): rows 1-6 of seed 001's table,
+    each judged once per stall (:func:`live_trial.stall.decide_stall`); a nudge is written to
+    ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
+    """
+
+    while True:
+        limit = trial.policy.stall_limit_s * (2 if trial.state["stall_extended"] else 1)
+        result = trial._poll_once(limit)
+        trial.facts.poll_exit = result.exit
+        for warning in getattr(result.status, "warnings", None) or ():
+            # e.g. an AskUserQuestion answered at once with empty answers (issue 8 item 8): not a gate.
+            if warning not in trial.facts.warnings:
+                trial.facts.warnings.append(warning)
+                trial._log("poll", "warning", warning=warning)
+        if result.exit == "DONE":
+            trial.facts.completion = "PASS"
+            trial._log("poll", "DONE", elapsed_s=result.elapsed_s)
+            return
+        if result.exit == "HARD_CAP":
+            trial.facts.blocked = True
+            trial.facts.stop_reason = "hard_cap"
+            trial._log("poll", "HARD_CAP", state=_state(result), tail=result.capture_tail)
+            return
+        if result.exit == "BLOCKED":
+            raise Blocked("tmux disappeared during the trial", code="tmux_missing")
+        if result.exit == "TICK_BUDGET":
+            continue
+        if result.exit == "GATE":
+            trial.facts.gate_seen = True
+            used = trial.state["gate_response_count"]
+            if used >= len(trial.state["gate_responses"]):
+                trial.facts.stop_reason = "gate_unanswered"
+                trial._log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT)
+                trial.facts.notes.append(f"{NO_RESPONSE_LEFT}: {result.question}")
+                return
+            response = trial.state["gate_responses"][used]
+            send.answer_gate(trial.backend, trial.state["session"], response, sleep=trial._sleep)
+            trial._save_state(gate_response_count=used + 1)
+            trial._log("poll", "GATE", question=result.question, answered=response, gate_kind=trial.req.gate_kind)
+            continue
+        # STALL
+        capture = trial.backend.capture(trial.state["session"]) if trial.backend.has_session(trial.state["session"]) else ""
+        last_text = getattr(result.status, "last_assistant_text", None) or ""
+        decision = stall_table.decide_stall(
+            session_alive=result.reason != "session_gone" and trial.backend.pane_alive(trial.state["session"]),
+            state=_state(result), marker_exists=trial.wd.marker.exists(),
+            stall_extended=trial.state["stall_extended"], nudge_count=trial.state["nudge_count"],
+            nudge_max=trial.policy.nudge_max,
+            asks_question=stall_table.ends_with_question(last_text) or screen.ends_with_question(capture),
+            said_done=stall_table.reports_done(last_text) or screen.reports_done(capture))
+        trial.facts.stall_row = decision.row
+        trial._log("stall", decision.action, row=decision.row, reason=decision.reason, state=_state(result),
+                  tail=screen.tail(capture) if capture else result.capture_tail)
+        if decision.action == "extend":
+            trial._save_state(stall_extended=True)
+            continue
+        if decision.action == "nudge":
+            n = trial.state["nudge_count"] + 1
+            nudge_file = trial.wd.path(f"nudge-{n}.md")
+            write_text_atomic(nudge_file, stall_table.NUDGE_TEXT)
+            trial._save_state(nudge_count=n)
+            trial._send_file(nudge_file, "nudge")
+            continue
+        trial.facts.stop_reason = decision.action
+        trial.facts.notes.append(decision.reason)
+        return

@@ -1,0 +1,72 @@
+"""``run --resume``: continue a trial after its harness was killed (seed 001: poll with the same state file).
+
+The session keeps running while nobody watches it; its owner pid (recorded in trial-state.json and on
+the tmux session) is dead, so a new harness may take it over. The poll clocks continue from the same
+poll-state.json, so STALL and HARD_CAP hold across the kill. A rehearsal server is restarted on the same
+port (the scenario's rules depend only on each request, so the conversation goes on).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from live_trial.backend_rules import pid_alive as _alive
+from live_trial.errors import Blocked, RefusedInput
+from live_trial.jsonfile import read_json
+from live_trial.workdir import open_workdir
+
+
+def resume(trial, workdir: Path):
+    """Continue a trial whose harness was killed: same state file, same clocks, while the session lives.
+
+    Raises :class:`RefusedInput` when the workdir is not a trial, is already judged, or its owner
+    harness is still alive (two harnesses must never drive one session).
+    """
+    from live_trial import closure
+    from live_trial.trial import TrialInterrupted
+
+    trial.wd = open_workdir(workdir)
+    trial.state = read_json(trial.wd.path("trial-state.json"), "trial-state.schema.json")
+    if trial.state["phase"] in ("judged", "finished"):
+        raise RefusedInput("this trial is already judged", where=str(trial.wd.root),
+                           fix="start a new trial with run")
+    owner = trial.state["owner_pid"]
+    if owner != os.getpid() and _alive(owner):
+        raise RefusedInput(f"the trial is still driven by harness pid {owner}", where=str(trial.wd.root),
+                           fix="wait for it or stop it first")
+    req = trial.req
+    req.target, req.args = trial.state["target"], trial.state.get("args", "")
+    req.cwd = Path(trial.state["cwd"])
+    req.plugins_root = Path(trial.state.get("plugins_root") or req.plugins_root)
+    req.eval_root = Path(trial.state.get("eval_root") or req.eval_root)
+    req.model, req.proof, req.gate_kind = trial.state["model"], trial.state["proof"], trial.state["gate_kind"]
+    req.socket = trial.state.get("socket")
+    req.gate_responses = list(trial.state["gate_responses"])
+    trial.target = closure.resolve_target(req.target, req.plugins_root)
+    trial._save_state(owner_pid=os.getpid())
+    trial._log("harness", "resumed", phase=trial.state["phase"])
+    trial.facts.launch = "PASS" if trial.state["phase"] in ("polling", "collecting", "evaluating") else "FAIL"
+    try:
+        trial._prepare_tools()
+        if trial.backend.has_session(trial.state["session"]):
+            trial.backend.set_owner(trial.state["session"], os.getpid())
+        if trial.state.get("rehearsal"):
+            from live_trial import rehearsal
+
+            req.rehearsal = Path(trial.state["rehearsal"]["scenario"])
+            trial.scenario = rehearsal.load_scenario(req.rehearsal)
+            trial._start_rehearsal(port=trial.state["rehearsal"]["port"])
+        if trial.state["phase"] == "polling":
+            trial._poll_loop()
+    except Blocked as exc:
+        trial.facts.blocked, trial.facts.stop_reason = True, exc.code
+        trial._log("tools", "blocked", problem=exc.message)
+    except TrialInterrupted as exc:
+        trial.facts.blocked, trial.facts.stop_reason = True, exc.code
+        trial._log("harness", "interrupted", problem=exc.message)
+    finally:
+        trial._finish_session()
+    try:
+        return trial._judge()
+    finally:
+        trial._stop_server()
