@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from live_trial import closure
+from live_trial import transcript as transcript_mod
 from live_trial.errors import LiveTrialError, RefusedInput
 
 SCHEMA = "plan.schema.json"
@@ -153,7 +154,7 @@ class _VerdictReader:
         transcript = path.parent / TRANSCRIPT_FILE
         if not doc.get("transcript_sha256") or not transcript.is_file():
             return False, f"the last PASS has no transcript (run {run})"
-        if "sha256:" + closure.file_sha256_hex(transcript) != doc["transcript_sha256"]:
+        if transcript_mod.transcript_sha256(transcript) != doc["transcript_sha256"]:
             return False, f"transcript does not match transcript_sha256: edited (run {run})"
         if doc["gate_kind"] == "contractual":
             try:

@@ -449,3 +449,14 @@ def copy_transcript(src: str | os.PathLike, dst: str | os.PathLike) -> int:
             os.unlink(tmp)
         raise
     return size
+
+
+def transcript_sha256(path: str | os.PathLike) -> str:
+    """``sha256:<hex>`` of a transcript file's bytes (the verdict's ``transcript_sha256``; plan's reuse check).
+
+    Kept here so only this module opens transcript files (ARCHITECTURE invariant 2). Raises OSError when unreadable.
+    """
+    import hashlib
+
+    with open(path, "rb") as fh:
+        return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()

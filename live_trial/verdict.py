@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from live_trial import transcript as transcript_mod
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import utc_now, write_json
 
@@ -301,7 +302,7 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     if transcript.is_file():
         from live_trial.transcript import read_records
 
-        transcript_sha = sha256_file(transcript)
+        transcript_sha = transcript_mod.transcript_sha256(transcript)
         models = actual_models(read_records(transcript).records)
     else:
         notes.append(f"{TRANSCRIPT_FILE} is missing from the workdir: no transcript_sha256, no actual model")

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "live_trial.cli.evaluate_cmd",   # evaluate, watch
     "live_trial.cli.verdict_cmd",    # verdict
     "live_trial.cli.rehearsal_cmd",  # rehearsal (serve a scenario by hand)
+    "live_trial.cli.selftest_cmd",   # self-test (every offline check)
 )
 
 EPILOG = """exit codes:

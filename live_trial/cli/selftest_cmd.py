@@ -1,0 +1,71 @@
+"""``self-test``: every offline check at once (no tmux, no claude, no network).
+
+Runs the backend's name/denylist checks, the status classifier's synthetic cases, and checks that
+every shipped schema is a valid draft 2020-12 schema and every reference file loads.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("self-test", help="run every offline self-check (exit 0 all passed, 1 a check failed)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_self_test)
+
+
+def _schemas_and_references() -> list[str]:
+    from jsonschema import Draft202012Validator
+
+    from live_trial.policy import load_policy
+    from live_trial.resources import load_schema, read_reference, resource_path
+
+    problems = []
+    folder = resource_path("schemas", "live-trial-verdict.schema.json").parent
+    for path in sorted(folder.glob("*.schema.json")):
+        try:
+            Draft202012Validator.check_schema(load_schema(path.name))
+        except Exception as exc:  # noqa: BLE001 - report every broken schema
+            problems.append(f"schema {path.name}: {exc}".splitlines()[0])
+    for name in ("task-template.md", "transcript-jsonl.md", "convergence-policy.json",
+                 "notifications.ja.json", "notifications.en.json"):
+        try:
+            read_reference(name)
+        except FileNotFoundError as exc:
+            problems.append(str(exc))
+    try:
+        load_policy({})
+    except Exception as exc:  # noqa: BLE001
+        problems.append(f"convergence policy: {exc}")
+    return problems
+
+
+def cmd_self_test(args) -> int:
+    import contextlib
+    import io
+
+    from live_trial.cli.boot_cmd import self_test as backend_self_test
+    from live_trial.status_cases import self_test as status_self_test
+
+    results = {}
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        results["backend"] = backend_self_test() == 0
+    status_failed = [name for name, problems in status_self_test() if problems]
+    results["status"] = not status_failed
+    resource_problems = _schemas_and_references()
+    results["schemas_and_references"] = not resource_problems
+    ok = all(results.values())
+    if args.json:
+        print(json.dumps({"status": "OK" if ok else "FAIL", "checks": results,
+                          "status_failed": status_failed, "resource_problems": resource_problems}))
+    else:
+        print(f"SELF_TEST: {'OK' if ok else 'FAIL'} ({sum(results.values())}/{len(results)} groups)")
+        for name, passed in results.items():
+            print(f"  {name}: {'ok' if passed else 'FAILED'}")
+        if not results["backend"]:
+            print(buf.getvalue().rstrip())
+        for item in status_failed + resource_problems:
+            print(f"  - {item}")
+    return 0 if ok else 1
