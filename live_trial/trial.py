@@ -154,6 +154,11 @@ class Trial:
 
             req.rehearsal = Path(req.rehearsal).resolve()
             self.scenario = rehearsal.load_scenario(req.rehearsal)
+        from live_trial import boot
+
+        boot.validate_model(req.model, proof=req.proof)
+        if req.rehearsal is None:  # a rehearsal sets IS_SANDBOX=1 itself
+            boot.check_root_sandbox(boot.child_env(self.env, {}, rehearsal=False))
         if req.gate_kind == "contractual":
             from live_trial import verdict as verdict_mod
 
@@ -192,17 +197,26 @@ class Trial:
         except Blocked as exc:
             self.facts.blocked = True
             self.facts.stop_reason = exc.code
+            self.facts.notes.append(exc.message)
             self._log("tools", "blocked", problem=exc.message)
         except (BootFail, BootTimeout) as exc:
             self.facts.stop_reason = exc.code
+            self.facts.notes.append(exc.message)
             self._log("boot", exc.status, problem=exc.message, **_tail(exc))
         except DeliveryFailed as exc:
             self.facts.stop_reason = exc.code
+            self.facts.notes.append(exc.message)
             self._log("send", "delivery_failed", problem=exc.message, **exc.details)
         except TrialInterrupted as exc:
             self.facts.blocked = True
             self.facts.stop_reason = exc.code
             self._log("harness", "interrupted", problem=exc.message)
+        except LiveTrialError as exc:
+            # Anything else the steps refuse once the workdir exists still ends in a recorded verdict.
+            self.facts.blocked = exc.exit_code == 3
+            self.facts.stop_reason = exc.code
+            self.facts.notes.append(exc.message)
+            self._log(self.state.get("phase", "trial"), exc.status, problem=exc.message)
         finally:
             self._finish_session()
         try:

@@ -50,7 +50,7 @@ def judge(trial) -> "TrialOutcome":
         trial._log("notify", "error", problem=f"{type(exc).__name__}: {exc}")
     trial._save_state(phase="finished")
     return TrialOutcome(workdir=trial.wd.root, overall=overall, exit_code=exit_code_for(overall),
-                        verdict=doc, verdict_path=path, summary=_summary(overall, origin, trial.facts),
+                        verdict=doc, verdict_path=path, summary=_summary(overall, origin, trial.facts, trial.state),
                         scenario_origin=origin, notification=text, stop_reason=trial.facts.stop_reason)
 
 def _evaluate(trial) -> None:
@@ -76,14 +76,27 @@ def exit_code_for(overall: str) -> int:
     return {"PASS": 0, "FAIL": 1, "DEGRADED": 6, "BLOCKED": 3}.get(overall, 1)
 
 
-def _summary(overall: str, origin: str, facts) -> str:
+def _summary(overall: str, origin: str, facts, state: dict) -> str:
+    """The plain-words summary ``run`` prints: what the verdict means, and why, for this trial."""
     words = {"PASS": "The skill ran to the end on its own and reached its goal.",
              "DEGRADED": "The skill finished, but not cleanly: the goal was missed or someone had to step in.",
              "FAIL": "The skill did not finish as required.",
              "BLOCKED": "The trial could not be completed: a required tool was missing or the time limit was reached."}
     text = words.get(overall, overall)
+    if facts.stop_reason and not facts.notes:
+        from live_trial.notify import reason_sentence
+
+        sentence = reason_sentence(facts.stop_reason, "en")
+        if sentence != reason_sentence(None, "en"):
+            text += " " + sentence
     if facts.notes:
         text += " " + "; ".join(facts.notes[:2]) + "."
+    if facts.goal == "FAIL" and facts.goal_blockers:
+        text += " The evaluator found: " + "; ".join(facts.goal_blockers[:2]) + "."
+    if state.get("nudge_count"):
+        text += f" It needed {state['nudge_count']} nudge(s) to go on."
+    if state.get("gate_response_count"):
+        text += f" {state['gate_response_count']} question(s) were answered for it ({state.get('gate_kind', 'rescue')})."
     if origin == "rehearsal":
         text += (" The model was scripted (rehearsal): this proves the harness path and the plugin's loading, "
                  "not the skill's real behaviour.")
