@@ -1,0 +1,41 @@
+"""What a person sees while run polls: the tick line's fields, plain lines off a TTY, nothing with --json."""
+from __future__ import annotations
+
+import io
+import json
+from types import SimpleNamespace
+
+from live_trial.cli.progress import Progress, outcome_json, tick_line
+
+
+def test_tick_line_names_every_field_a_person_needs():
+    line = tick_line({"state": "BUSY_TOOL", "elapsed_s": 75, "since_progress_s": 12, "stall_in_s": 288,
+                      "hard_cap_in_s": 7125, "pending_tool": "Bash", "nudges": 1, "gate_responses": 2})
+    for part in ("state BUSY_TOOL", "elapsed 1m15s", "last growth 12s ago", "STALL in 4m48s",
+                 "HARD_CAP in 118m45s", "tool Bash", "nudges 1", "gate answers 2"):
+        assert part in line
+
+
+def test_plain_output_prints_decisions_and_warnings_not_every_tick():
+    out = io.StringIO()
+    p = Progress(stream=out)
+    p.event("workdir", {"path": "/w", "session": "lt-x"})
+    p.event("tick", {"state": "BUSY_GENERATING", "elapsed_s": 1})
+    p.event("tick", {"state": "BUSY_GENERATING", "elapsed_s": 2})
+    p.event("decision", {"at": "t", "step": "poll", "decision": "WARN", "message": "WARN: HARD_CAP 80% (80s of 100s)"})
+    p.event("decision", {"at": "t", "step": "stall", "decision": "nudge", "row": 4})
+    text = out.getvalue()
+    assert text.count("state BUSY_GENERATING") == 1  # at most one tick line per 15 s off a TTY
+    assert "WARN: HARD_CAP 80%" in text and 'stall: nudge {"row": 4}' in text
+
+
+def test_json_mode_prints_only_the_final_object():
+    out = io.StringIO()
+    p = Progress(json_mode=True, stream=out)
+    p.event("workdir", {"path": "/w", "session": "lt-x"})
+    p.event("tick", {"state": "IDLE_TURN_COMPLETE"})
+    outcome = SimpleNamespace(overall="PASS", exit_code=0, workdir="/w", verdict_path="/w/verdict.json",
+                              scenario_origin="live", stop_reason=None, summary="ok", notification=None)
+    p.final(outcome)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0]) == outcome_json(outcome)
