@@ -6,9 +6,12 @@
 setup:
 	@bash scripts/setup.sh
 
+# The demo's trial folder is a fresh temporary folder each time: the example skill writes greeting.txt there,
+# and the trial copies it into its workdir (side-effects/files/) for the evaluator.
 demo: setup
+	@cwd=$$(mktemp -d -t live-trial-demo.XXXXXX) && \
 	.venv/bin/python -m live_trial run hello:greet --plugins-root examples/plugins \
-	    --rehearsal examples/scenarios/greet-happy.yaml --args World --cwd examples/demo-project
+	    --rehearsal examples/scenarios/greet-happy.yaml --args World --cwd "$$cwd"
 
 test: setup
 	LIVE_TRIAL_REQUIRE_E2E=1 .venv/bin/python -m pytest -q

@@ -24,8 +24,10 @@ BUSY_STATES = ("BUSY_GENERATING", "BUSY_TOOL")
 IDLE = "IDLE_TURN_COMPLETE"
 
 _QUESTION_RE = re.compile(
-    r"(\?|？)\s*$|\b(shall i|should i|do you want|would you like|may i|can i|let me know|please confirm|"
-    r"confirm (?:that|whether|if)|which (?:one|option)|proceed\b)", re.IGNORECASE)
+    r"[?？]|\b(shall i|should i|do you want|would you like|may i|can i|could you|let me know|please confirm|"
+    r"please (?:tell|choose|pick|select|provide|specify|clarify|advise)|tell me (?:which|what|how|whether)|"
+    r"confirm (?:that|whether|if)|which (?:one|option)|waiting for your|before i (?:continue|proceed))|"
+    r"(ますか|でしょうか|ください|教えて|確認させて)", re.IGNORECASE)
 _DONE_RE = re.compile(r"^\s*(?:●\s*)?DONE:\s*\S", re.MULTILINE)
 
 
@@ -39,7 +41,9 @@ class StallDecision:
 
 
 def ends_with_question(text: str | None) -> bool:
-    """True when the last non-empty lines of ``text`` ask a question or a confirmation (seed 001, STALL row 4)."""
+    """True when the last three non-empty lines of ``text`` ask a question, a confirmation or a choice
+    (seed 001, STALL row 4): a question mark anywhere in them, or a request such as "please tell me",
+    "let me know", "which one", "…ますか", "…教えてください"."""
     if not text:
         return False
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]

@@ -8,6 +8,8 @@ invariant 6). The core never prints: progress and decisions go to ``on_event`` a
 """
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import threading
 import uuid
@@ -128,6 +130,18 @@ class Trial:
         if self.wd is not None:
             write_json(self.wd.path(STATE_FILE), self.state, "trial-state.schema.json")
 
+    def take_lock(self) -> None:
+        """Hold an exclusive lock on the workdir for this harness's lifetime, so two harnesses (two resumes)
+        never drive one session. Raises :class:`RefusedInput` when another process holds it."""
+        fh = open(self.wd.path(".trial.lock"), "a")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            raise RefusedInput("another harness is driving this trial right now", where=str(self.wd.root),
+                               fix="wait for it to end, or stop it first", code="trial_locked") from None
+        self._lock_file = fh
+
     def _sleep(self, seconds: float) -> None:
         if self.stop_event.wait(seconds):
             raise TrialInterrupted("the harness was asked to stop", fix="the session was killed and the evidence collected")
@@ -146,9 +160,16 @@ class Trial:
             raise RefusedInput("trial cwd is not a folder", where=str(req.cwd), fix="pass an existing --cwd")
         req.plugins_root = Path(req.plugins_root).resolve()
         req.eval_root = Path(req.eval_root).resolve()
+        if req.eval_root.exists() and not req.eval_root.is_dir():
+            raise RefusedInput("eval root is not a folder", where=str(req.eval_root),
+                               fix="pass --eval-root a folder (it is created when missing)", code="bad_eval_root")
+        if "\n" in req.args or "\r" in req.args:
+            raise RefusedInput("--args must be one line", where="--args",
+                               fix="pass the skill's arguments on one line", code="bad_args")
         self.target = closure.resolve_target(req.target, req.plugins_root)
-        # Fail closed on the plugin set before anything is created (issue 3: BOOT_FAIL before start).
-        self.plugin_set = closure.dependency_union(self.target, req.plugins_root)
+        # Fail closed on the plugin set and its files before anything is created (issue 3: BOOT_FAIL before
+        # start): missing or malformed manifests, a symlink leaving a plugin, an undeclared plugin.
+        self.plugin_set = closure.pin(self.target, req.plugins_root).plugins
         if req.rehearsal is not None:
             from live_trial import rehearsal
 
@@ -171,6 +192,7 @@ class Trial:
         self._validate_inputs()
         req = self.req
         self.wd = create_workdir(req.eval_root, self.target.plugin_name, self.target.skill, req.run_id)
+        self.take_lock()
         session = session_name(self.wd.run_id, self.target.skill)
         self.state = {
             "schema_version": 1, "run_id": self.wd.run_id, "target": req.target,
@@ -253,7 +275,7 @@ class Trial:
 
         text = (read_reference("task-template.md")
                 .replace("{{TARGET_SKILL}}", self.req.target)
-                .replace("{{ARGS}}", self.req.args.replace('"', "'"))
+                .replace('"{{ARGS}}"', json.dumps(self.req.args, ensure_ascii=False))
                 .replace("{{MARKER_PATH}}", str(self.wd.marker)))
         write_text_atomic(self.wd.path("task.md"), text)
 

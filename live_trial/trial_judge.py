@@ -27,6 +27,10 @@ def judge(trial) -> "TrialOutcome":
         trial.facts.completion = "FAIL"
         trial.facts.stop_reason = trial.facts.stop_reason or "expected_gate_not_shown"
         trial.facts.notes.append(EXPECTED_GATE_NOT_SHOWN)
+    unused = len(trial.state["gate_responses"]) - trial.state["gate_response_count"]
+    if unused > 0 and not trial.facts.blocked:
+        trial.facts.warnings.append(f"{unused} --gate-response answer(s) were never used: the skill asked fewer "
+                                    "questions than expected")
     if trial.facts.completion == "PASS" and not trial.facts.blocked:
         _evaluate(trial)
     trial._save_state(phase="judged")

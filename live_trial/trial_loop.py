@@ -86,4 +86,14 @@ def poll_until_terminal(trial) -> None:
             continue
         trial.facts.stop_reason = decision.action
         trial.facts.notes.append(decision.reason)
+        if decision.action == "unexpected_stop":
+            # Row 6 names what it saw: an API error turn, or an error / usage-limit screen.
+            if getattr(result.status, "api_error", None):
+                trial.facts.stop_reason = "api_error"
+                seen = (last_text.strip() or (screen.error_screen(capture) if capture else "") or "").strip()
+                trial.facts.notes.append(f"the model's API answered with an error ({result.status.api_error})"
+                                         + (f": {seen[:200]}" if seen else ""))
+            elif capture and screen.error_screen(capture):
+                trial.facts.stop_reason = "error_screen"
+                trial.facts.notes.append(f"the screen shows an error: {screen.error_screen(capture)[:200]}")
         return

@@ -26,6 +26,7 @@ def resume(trial, workdir: Path):
     from live_trial.trial import TrialInterrupted
 
     trial.wd = open_workdir(workdir)
+    trial.take_lock()
     trial.state = read_json(trial.wd.path("trial-state.json"), "trial-state.schema.json")
     if trial.state["phase"] in ("judged", "finished"):
         raise RefusedInput("this trial is already judged", where=str(trial.wd.root),

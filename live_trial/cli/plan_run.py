@@ -45,6 +45,7 @@ def run_plan(args, policy) -> int:
     width = args.max_concurrency or int(plan.get("max_concurrency") or 2)
     if width < 1:
         raise RefusedInput("--max-concurrency must be at least 1", fix="e.g. --max-concurrency 2")
+    eval_root = args.eval_root or Path(plan.get("eval_root") or "eval-log")
     stop = threading.Event()
 
     def handler(signum, frame):
@@ -57,8 +58,8 @@ def run_plan(args, policy) -> int:
             def one(entry):
                 plugins_root = Path(entry.get("plugins_root") or args.plugins_root or "plugins")
                 req = TrialRequest(target=entry["target"], plugins_root=plugins_root, cwd=args.cwd,
-                                   eval_root=args.eval_root, args=entry.get("args", args.args), model=args.model,
-                                   proof=args.proof, rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal")
+                                   eval_root=eval_root, args=entry.get("args") or args.args, model=args.model,
+                                   proof=bool(entry.get("proof")) or args.proof, rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal")
                                    else args.rehearsal, claude_bin=args.claude_bin, socket=args.socket,
                                    lang=args.lang, policy=policy)
                 progress = Progress(json_mode=args.json, prefix=f"[{entry['target']}] ")

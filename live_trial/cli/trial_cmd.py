@@ -6,7 +6,6 @@ import json
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 
 from live_trial.errors import RefusedInput
@@ -31,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--expect-gate", action="store_true", help="the skill must stop at a question gate")
     p.add_argument("--plugins-root", type=Path, default=None, help="folder holding the plugins (default ./plugins)")
     p.add_argument("--cwd", type=Path, default=Path("."), help="the trial's working folder (default: here)")
-    p.add_argument("--eval-root", type=Path, default=Path("eval-log"), help="where workdirs go (default ./eval-log)")
+    p.add_argument("--eval-root", type=Path, default=None,
+                   help="where workdirs go (default ./eval-log; with --plan: the plan's eval_root)")
     p.add_argument("--claude-bin", help="the claude executable (default: LIVE_TRIAL_CLAUDE_BIN, PATH, ./claude-pin)")
     p.add_argument("--socket", help="tmux socket name (default: LIVE_TRIAL_SOCKET or live-trial)")
     p.add_argument("--lang", choices=["ja", "en"], help="language of the notification (default LIVE_TRIAL_LANG)")
@@ -85,8 +85,9 @@ def cmd_run(args) -> int:
     from live_trial.trial import Trial, TrialRequest
 
     if sum(bool(x) for x in (args.target, args.resume, args.plan)) != 1:
-        raise RefusedInput("give exactly one of TARGET, --resume WORKDIR or --plan PLAN_JSON",
-                           fix="see `live-trial run --help`")
+        print("live-trial run: error: give exactly one of TARGET, --resume WORKDIR or --plan PLAN_JSON "
+              "(see live-trial run --help)", file=sys.stderr)
+        return 64
     policy = _policy(args)
     if args.plan:
         from live_trial.cli.plan_run import run_plan
@@ -101,7 +102,8 @@ def cmd_run(args) -> int:
             outcome = Trial(req, on_event=progress.event, stop_event=stop).resume(args.resume)
         else:
             target, plugins_root = _split_target(args.target, args.plugins_root)
-            req = TrialRequest(target=target, plugins_root=plugins_root, cwd=args.cwd, eval_root=args.eval_root,
+            req = TrialRequest(target=target, plugins_root=plugins_root, cwd=args.cwd,
+                               eval_root=args.eval_root or Path("eval-log"),
                                args=args.args, model=args.model, proof=args.proof, rehearsal=args.rehearsal,
                                gate_responses=args.gate_response, gate_kind=args.gate_kind,
                                expect_gate=args.expect_gate, claude_bin=args.claude_bin, socket=args.socket,

@@ -288,3 +288,22 @@ def test_resume_after_the_harness_is_killed_continues_the_same_trial(tmp_path):
     log = (wd / "trial-log.jsonl").read_text()
     assert '"resumed"' in log
     _no_leftovers(wd, state)
+
+
+def test_an_api_error_turn_is_named_in_the_verdict(tmp_path):
+    proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
+                   "--rehearsal", str(EXAMPLES / "scenarios" / "api-error-400.yaml"), *FAST)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    doc = _verdict(final_json(proc))
+    assert (doc["stop_reason"], doc["stall_row"]) == ("api_error", 6)
+    assert any("API answered with an error" in n and "400" in n for n in doc["notes"]), doc["notes"]
+    _no_leftovers(workdirs(tmp_path)[0])
+
+
+def test_example_plain_question_gets_a_nudge(tmp_path):
+    proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
+                   "--rehearsal", str(EXAMPLES / "scenarios" / "plain-question.yaml"), *FAST)
+    doc = _verdict(final_json(proc))
+    assert doc["nudge_count"] == 1, doc
+    assert proc.returncode == 6 and doc["overall"]["verdict"] == "DEGRADED"
+    _no_leftovers(workdirs(tmp_path)[0])

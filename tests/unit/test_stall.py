@@ -53,12 +53,16 @@ def test_row6_anything_else_is_an_unexpected_stop():
 
 
 @pytest.mark.parametrize("text", ["Which file should I use?", "Shall I proceed with the deletion", "続けますか？",
-                                  "I wrote the draft.\nDo you want me to send it now?"])
+                                  "I wrote the draft.\nDo you want me to send it now?",
+                                  "I loaded the skill, but which name should the greeting use? Please tell me and I "
+                                  "will continue.",
+                                  "Please tell me the target folder.", "宛先を教えてください。"])
 def test_questions_are_recognised(text):
     assert ends_with_question(text)
 
 
-@pytest.mark.parametrize("text", ["", None, "DONE: ok", "Wrote 3 files.", "Is it? No.\nI wrote 3 files.\nAll done.\nFinished."])
+@pytest.mark.parametrize("text", ["", None, "DONE: ok", "Wrote 3 files.", "Is it? No.\nI wrote 3 files.\nAll done.\nFinished.",
+                                  "The skill finished: 2 files written."])
 def test_statements_are_not_questions(text):
     assert not ends_with_question(text)
 
