@@ -133,10 +133,14 @@ def collect(workdir: Path, *, pane_text: str | None, transcript_src: Path | None
     if pane_text is not None:
         write_text_atomic(workdir / "pane.txt", pane_text)
         got.pane = True
+    elif (workdir / "pane.txt").is_file():
+        got.pane = True  # collected earlier; the session is gone now: keep what was taken
     else:
         got.missing.append("pane.txt")
     if transcript_src is not None and Path(transcript_src).is_file():
         transcript_mod.copy_transcript(Path(transcript_src), workdir / "transcript.jsonl")
+        got.transcript = True
+    elif (workdir / "transcript.jsonl").is_file():
         got.transcript = True
     else:
         got.missing.append("transcript.jsonl")

@@ -46,3 +46,13 @@ def test_git_work_tree_side_effects(tmp_path):
     assert (wd / "side-effects/git-status.txt").read_text().strip() == "M a.txt"
     assert "+2" in (wd / "side-effects/git-diff.patch").read_text()
     assert "pane.txt" in got.missing
+
+
+def test_a_second_collect_keeps_what_the_first_took(tmp_path):
+    wd = tmp_path / "wd"
+    (wd / "out").mkdir(parents=True)
+    (wd / "pane.txt").write_text("last screen")
+    (wd / "transcript.jsonl").write_text("{}\n")
+    got = collect(wd, pane_text=None, transcript_src=tmp_path / "gone.jsonl", subagents_src=None, cwd=tmp_path,
+                  before=None, exclude=[wd])
+    assert got.complete and (wd / "pane.txt").read_text() == "last screen"
