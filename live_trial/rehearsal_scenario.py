@@ -124,6 +124,11 @@ def load_scenario(source: str | Path | dict) -> Scenario:
 
 
 def _check_schema(doc: Any, where: str) -> None:
+    if not isinstance(doc, dict):
+        # Never echo the file's content: a wrong path (say, a system file) must not be printed back.
+        raise RefusedInput(f"malformed scenario: the file is a YAML {type(doc).__name__}, not a mapping with rules",
+                           where=where, code="scenario_invalid",
+                           fix="see schemas/scenario.schema.json and examples/scenarios/", details={"field": "<root>"})
     validator = Draft202012Validator(load_schema(SCHEMA_NAME))
     errors = list(validator.iter_errors(doc))
     if not errors:

@@ -129,3 +129,13 @@ def test_placeholder_regex_with_braces():
     view = analyse_request({"model": "m", "tools": [{"name": "x"}],
                             "messages": [{"role": "user", "content": "uuid 1234abcd-ef"}]})
     assert render("{{re:([0-9a-f]{8})}}", view, []) == "1234abcd"
+
+
+def test_a_non_mapping_file_is_refused_without_echoing_its_content(tmp_path):
+    from live_trial.errors import RefusedInput
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0:secret-value-123\n")
+    with pytest.raises(RefusedInput) as err:
+        load_scenario(secret)
+    assert "secret-value-123" not in err.value.message and "not a mapping" in err.value.message
