@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from typing import Any, Callable
+
 from live_trial.errors import RefusedInput
 
 EXAMPLES_EN = "'1 file written with 3 keys', '2 messages sent', '3 replies found in the log'"
@@ -71,10 +73,43 @@ _NOT_COUNTS = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty hundred "
-                 "dozen single both several").split()
-_COUNT_EN = re.compile(r"\b(?:\d+|" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
-_COUNT_JA = re.compile(r"(?:\d+|[一二三四五六七八九十百千]+)\s*(?:件|通|個|つ|回|行|人|名|本|枚|ファイル|キー|項目|箇所|語|文字|列|レコード)")
+                 "dozen single both several zero").split()
+_NUMBER = r"(?:\d+(?:,\d{3})*|" + "|".join(_NUMBER_WORDS) + r")"
+_COUNT_EN = re.compile(r"(?<![\w])" + _NUMBER + r"(?![\w])", re.IGNORECASE)
+_COUNTER_JA = r"(?:件|通|個|つ|回|行|人|名|本|枚|ファイル|キー|項目|箇所|語|文字|列|レコード)"
+_COUNT_JA = re.compile(r"(?:\d+|[一二三四五六七八九十百千]+)\s*" + _COUNTER_JA)
 _ZERO = re.compile(r"^(?:0+|zero|no)$", re.IGNORECASE)
+#: Stands in for a stripped proxy phrase, so a number next to it stays bound to the proxy ("1 marker written").
+_SENTINEL = "\u2016"
+#: Nouns that only name the machinery (seed 000: tests green, CI green, merged, running are never evidence):
+#: a number tied to one of them counts nothing the goal did ("CI green on 3 jobs", "1 marker written").
+PROXY_NOUNS = frozenset("""
+    test tests testcase testcases assertion assertions spec specs suite suites check checks job jobs build builds
+    marker markers ci pipeline pipelines workflow workflows stage stages step steps lint linter exit code codes rc
+    status flag flags completion done success successes error errors warning warnings failure failures retry retries
+    attempt attempts commit commits pr prs merge merges deploy deploys deployment deployments release releases
+    run runs process processes pid pids port ports session sessions tick ticks poll polls
+    second seconds sec secs s ms millisecond milliseconds minute minutes min mins hour hours hr hrs h day days
+    week weeks month months year years percent
+""".split())
+#: Words that end the noun phrase after a number ("1 file written with 3 keys": the phrase of 1 is "file written").
+_STOP_WORDS = frozenset("""
+    of and or to in on at for with by from into onto over under than then the a an is are was were be been being
+    has have had it its that this these those which who whom per each every via as so but not no nor out up x
+""".split())
+_PAST_VERBS = frozenset("sent wrote written made found got read held kept built gave took left won sold paid bought "
+                        "told brought caught drew drove fed hit put set shot spent split".split())
+_JA_PROXY_BEFORE = re.compile(r"(?:テスト|ジョブ|チェック|ビルド|マーカー|CI|パイプライン|ステップ|コミット|エラー|秒|分|時間)"
+                              r"\s*(?:が|を|は|の|で)?\s*$", re.IGNORECASE)
+_SCORE_VALUE = r"\s*(?:[:=]|\bis\b|\bwas\b|\bof\b)?\s*(?:\d+(?:\.\d+)?(?:\s*/\s*\d+)?|[A-F][+-]?(?![\w]))"
+#: A score, rating, grade or points given a value, anywhere in the text ("score: 9/10", "rated 4/5", "8 points",
+#: "grade B+", "9/10 score"); the bare word without a value ("rating of the lines not given") is no score.
+_SCORE_RE = re.compile(
+    r"\b(?:scor(?:e|es|ed|ing)|rat(?:e|es|ing|ings|ed)|grad(?:e|es|ed|ing)|marks?)\b" + _SCORE_VALUE
+    + r"|\b\d+(?:\.\d+)?(?:\s*/\s*\d+)?\s*(?:points?|pts|stars?|marks?)\b"
+    + r"|\b\d+(?:\.\d+)?\s*/\s*\d+\s*(?:score|rating|grade)\b|\b(?:points?|pts|stars?)\s*[:=]\s*\d"
+    + r"|スコア|点数|採点|評点|満点|\d+\s*点\s*(?:/|中|満点)|(?:評価|得点)\s*[:：は]?\s*[A-F\d]",
+    re.IGNORECASE)
 
 
 def _normalise(text: str) -> str:
@@ -86,21 +121,73 @@ def proxy_phrases(text: str) -> list[str]:
     return [m.group(0).strip() for m in _PROXY_RE.finditer(_normalise(text)) if m.group(0).strip()]
 
 
-def counted_observations(text: str) -> list[str]:
-    """Return the counts in ``text`` that are not part of a proxy phrase or an identifier.
+def score_words(text: str) -> list[str]:
+    """Return the scores, ratings, grades or points given a value anywhere in ``text`` ("score: 9/10 (1 file)" ->
+    ["score: 9/10"]); a judgement carries no score (seed 001, goal verification)."""
+    return [m.group(0).strip() for m in _SCORE_RE.finditer(_normalise(text))]
 
-    "1 file written with 3 keys" -> ["1", "3"]; "exited 0, 42 tests passed" -> []; "返信3件" -> ["3件"].
-    Versions, dates, times, hashes, uuids, run ids, paths and percentages are not counts.
+
+def _phrase_after(rest: str, end: int) -> list[str] | None:
+    """The words of the noun phrase right after a number (at most 3, up to a stop word or punctuation);
+    None when the number is bound to a stripped proxy (the sentinel follows it)."""
+    words: list[str] = []
+    for m in re.finditer(r"\s*(" + _SENTINEL + r"|[^\W\d_][\w'.-]*|\S)", rest[end:]):
+        tok = m.group(1)
+        if tok == _SENTINEL:
+            return None
+        if not re.match(r"[^\W\d_]", tok) or tok.lower() in _STOP_WORDS or len(words) == 3:
+            break
+        words.append(tok.lower().rstrip(".-'"))
+    return words
+
+
+def _word_before(rest: str, start: int) -> tuple[str, bool] | None:
+    """(word, labelled) right before a number: ``replies: 2`` -> ("replies", True); ``sent 2`` -> ("sent", False)."""
+    m = re.search(r"(" + _SENTINEL + r"|[^\W\d_][\w'-]*)\s*([:=])?\s*$", rest[:start])
+    if not m:
+        return None
+    return m.group(1), bool(m.group(2))
+
+
+def _tied_count(rest: str, m: re.Match) -> str | None:
+    """The count ``m`` with what it counts ("2 messages"), or None when it is bare or only counts a proxy."""
+    after = _phrase_after(rest, m.end())
+    if after is None:
+        return None
+    if after and not any(w in PROXY_NOUNS for w in after):
+        return f"{m.group(0)} {' '.join(after)}"
+    if after:
+        return None
+    before = _word_before(rest, m.start())
+    if before is None or before[0] == _SENTINEL or before[0].lower() in PROXY_NOUNS:
+        return None
+    word, labelled = before
+    if labelled or word.lower() in _PAST_VERBS or (word.lower().endswith("ed") and len(word) > 3):
+        return f"{word}{':' if labelled else ''} {m.group(0)}"
+    return None
+
+
+def counted_observations(text: str) -> list[str]:
+    """Return the counts in ``text`` tied to something real, after the proxy phrases are stripped.
+
+    A count is a number tied to a noun or verb that is not itself a proxy noun (:data:`PROXY_NOUNS`: tests,
+    checks, jobs, builds, markers, CI, pipelines, exit codes, durations...): "1 file written with 3 keys" ->
+    ["1 file written", "3 keys"]; "rows updated: 3" -> ["updated: 3"]; "返信3件" -> ["3件"]. Not counts: bare
+    numbers ("1", "12/12"), numbers of a proxy ("exited 0", "tests passed: 12", "CI green on 3 jobs",
+    "1 marker written"), versions, dates, times, hashes, uuids, run ids, paths and percentages.
     """
     rest = _NOT_COUNTS.sub(" ", _normalise(text))
-    rest = _PROXY_RE.sub(" ", rest)
-    found = [m.group(0) for m in _COUNT_JA.finditer(rest)]
-    found += [m.group(0) for m in _COUNT_EN.finditer(rest)]
+    rest = _PROXY_RE.sub(f" {_SENTINEL} ", rest)
+    found = [m.group(0) for m in _COUNT_JA.finditer(rest) if not _JA_PROXY_BEFORE.search(rest[:m.start()])]
+    for m in _COUNT_EN.finditer(rest):
+        tied = _tied_count(rest, m)
+        if tied:
+            found.append(tied)
     return found
 
 
 def _is_zero(count: str) -> bool:
-    head = re.match(r"\d+|\D+", count.strip())
+    head = re.match(r"\d+|[^\W\d_]+", re.sub(r"^[^\W\d_][\w'-]*:?\s+(?=\d)", "", count.strip()))
     return bool(head and _ZERO.match(head.group(0).strip()))
 
 
@@ -111,33 +198,47 @@ def check_evidence(goal_result: str, evidence: str | None, unverified: str | Non
     caller registers a watch; the evidence may then be empty or a proxy, it is recorded as given),
     or ``"not_done"`` (any other goal result; nothing is required).
 
+    The rule: strip the proxy phrases and the numbers attached to them first; what remains must hold a
+    counted observation of something real (:func:`counted_observations`: a number tied to a noun or verb
+    that is not a proxy noun). Bare numbers do not count.
+
     Raises :class:`RefusedInput` (exit 2) with
-      - ``code="evidence_required"`` when ``goal_result`` is PASS and neither evidence nor unverified is given;
-      - ``code="proxy_evidence"`` when the evidence only names a proxy (launched, exited 0, tests passed,
-        CI green, merged, deployed, running, marker written, 起動した, テスト緑, ...) and counts nothing,
+      - ``code="evidence_required"`` when ``goal_result`` is PASS and neither evidence nor unverified is given,
+        or the evidence is only numbers and punctuation ("1", "12/12");
+      - ``code="proxy_evidence"`` when the evidence carries a score, rating, grade or points (anywhere, also
+        with ``unverified``), when it only names a proxy (launched, exited 0, tests passed: 12, CI green on 3
+        jobs, merged, deployed, running, 1 marker written, 起動した, テスト緑, ...) and counts nothing real,
         or when every count it gives is zero (the goal's verb must have happened at least once).
     The message says what would count. Pure: nothing is read or written.
     """
     if (goal_result or "").upper() != "PASS":
         return "not_done"
     ev = _normalise(evidence or "")
+    scores = score_words(ev)
+    if scores:
+        raise RefusedInput(
+            f"the evidence gives a score ('{scores[0]}'): a score, rating, grade or points is no evidence",
+            where="--evidence", code="proxy_evidence", details={"scores": scores},
+            fix=f"drop the score and name what happened, counted: {EXAMPLES_EN} (日本語なら {EXAMPLES_JA})")
     if (unverified or "").strip():
         return "mostly_done"
-    if not ev:
+    if not re.search(r"[^\W\d_]", ev):
+        said = f"only '{ev}'" if ev else "nothing"
         raise RefusedInput(
-            "a PASS needs evidence of what actually happened", where="--evidence", code="evidence_required",
-            fix=f"name what happened, counted: {EXAMPLES_EN}; or give --unverified \"<what cannot be checked yet>\" "
-                "to record it as mostly done and watch it")
+            f"a PASS needs evidence of what actually happened (got {said})", where="--evidence",
+            code="evidence_required", details={"evidence": ev},
+            fix=f"name what happened, counted: {EXAMPLES_EN}; a bare number does not count; or give --unverified "
+                "\"<what cannot be checked yet>\" to record it as mostly done and watch it")
     counts = counted_observations(ev)
     proxies = proxy_phrases(ev)
     if not counts:
-        said = f"'{proxies[0]}'" if proxies else "nothing countable"
+        said = f"'{proxies[0]}'" if proxies else "no number tied to a real thing"
         raise RefusedInput(
             f"the evidence is only a proxy ({said}): it says something ran, not that the goal happened",
             where="--evidence", code="proxy_evidence",
             details={"proxies": proxies},
             fix=f"name what happened, counted: {EXAMPLES_EN} (日本語なら {EXAMPLES_JA}); tests passing, CI green, "
-                "merged, deployed, running or a marker file do not count")
+                "jobs, checks, merged, deployed, running, a marker file or a bare number do not count")
     if all(_is_zero(c) for c in counts):
         raise RefusedInput(
             "the evidence counts zero of what the goal asks for: a PASS needs it to have happened at least once",
@@ -145,3 +246,60 @@ def check_evidence(goal_result: str, evidence: str | None, unverified: str | Non
             fix=f"if it really happened, name it counted ({EXAMPLES_EN}); otherwise record FAIL, "
                 "or PASS with --unverified and let the watch check it")
     return "done"
+
+
+def parse_evidence_items(evidence: str | None) -> list[dict] | None:
+    """The evidence items of an ``--evidence`` given as a JSON list ``[{claim, source, observed}]``; None when
+    ``evidence`` is plain text (does not start with ``[``). Raises :class:`RefusedInput` (``bad_evidence``) for
+    malformed JSON, a non-object item or an item with an empty claim, source or observed."""
+    text = (evidence or "").strip()
+    if not text.startswith("["):
+        return None
+    import json
+
+    try:
+        items: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RefusedInput(f"--evidence starts with '[' but is not a JSON list ({exc.msg} at char {exc.pos})",
+                           where="--evidence", code="bad_evidence",
+                           fix='pass [{"claim": ..., "source": "<file under the workdir>|<transcript uuid>", '
+                               '"observed": "<what was seen, counted>"}] or plain text') from None
+    if not isinstance(items, list) or not items:
+        raise RefusedInput("--evidence as JSON must be a non-empty list of {claim, source, observed}",
+                           where="--evidence", code="bad_evidence", fix="give at least one evidence item")
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise RefusedInput(f"evidence item {i} is not an object", where="--evidence", code="bad_evidence",
+                               fix="each item is {claim, source, observed}")
+        for key in ("claim", "source", "observed"):
+            if not isinstance(item.get(key), str) or not item[key].strip():
+                raise RefusedInput(f"evidence item {i} has no {key}", where="--evidence", code="bad_evidence",
+                                   fix="each item is {claim, source, observed}, none of them empty")
+        out.append({k: item[k].strip() for k in ("claim", "source", "observed")})
+    return out
+
+
+def check_evidence_items(goal_result: str, items: list[dict], unverified: str | None,
+                         source_exists: Callable[[str], bool]) -> str:
+    """:func:`check_evidence` for evidence items ``[{claim, source, observed}]`` (README: an item cites a file in
+    the workdir or a transcript record uuid). Every item's source must exist (``source_exists``, supplied by the
+    caller; checked whatever the goal result) and, for a PASS without ``unverified``, every ``observed`` must pass
+    the proxy rule. Returns the ledger kind; raises :class:`RefusedInput` naming the item (and the missing
+    source). Pure apart from ``source_exists``."""
+    for i, item in enumerate(items):
+        if not source_exists(item["source"]):
+            raise RefusedInput(f"evidence item {i} cites a source that does not exist: {item['source']!r}",
+                               where="--evidence", code="evidence_source_missing", details={"source": item["source"]},
+                               fix="cite a file under the workdir (e.g. out/status.json) or the uuid of a record "
+                                   "in <workdir>/transcript.jsonl")
+    is_pass = (goal_result or "").upper() == "PASS"
+    for i, item in enumerate(items):
+        try:
+            check_evidence(goal_result, item["observed"], unverified)
+        except RefusedInput as exc:
+            raise RefusedInput(f"evidence item {i} ({item['source']}): {exc.problem}", where="--evidence",
+                               code=exc.code, details=exc.details, fix=exc.fix) from None
+    if not is_pass:
+        return "not_done"
+    return check_evidence(goal_result, "; ".join(item["observed"] for item in items), unverified)

@@ -10,7 +10,9 @@ Per skill (``skills[].action``):
 - ``watching`` — an open watch exists for it (seed 000 rule 2): neither reused as a clean PASS nor re-run (a
   re-run cannot confirm what only time shows). ``--proof`` runs it anyway.
 - ``reuse`` — profile incremental, not ``--proof``, and the newest verdict of the skill is reusable:
-  schema-valid; ``scenario_origin`` live (rehearsal verdicts are never reused); ``overall.verdict`` PASS; the
+  schema-valid; its recorded ``scenario_origin`` agrees with the origin re-derived from its workdir
+  (:func:`live_trial.origin.workdir_origin`: trial-state.json ``rehearsal`` or a ``claude-config/`` folder make it
+  rehearsal), and that origin is live (rehearsal verdicts are never reused); ``overall.verdict`` PASS; the
   same behaviour-closure digest (``skill_dir_tree_sha``) and ``scenario_id`` as now; ``transcript.jsonl`` in its
   workdir hashes to ``transcript_sha256``; :func:`~live_trial.verdict.derive_overall` over the verdict's own
   recorded inputs gives back its overall; a ``contractual`` gate kind is still grounded in the (unchanged)
@@ -126,6 +128,7 @@ class _VerdictReader:
     def check(self, path: Path, digest: str, scen: str, frontmatter: Mapping[str, Any], *,
               reuse_rehearsal: bool) -> tuple[bool, str]:
         """(reusable, reason) for one verdict file."""
+        from live_trial.origin import workdir_origin
         from live_trial.transcript import human_prompts, read_records
         from live_trial.verdict import TRANSCRIPT_FILE, VerdictInputs, contract_evidence, derive_overall
 
@@ -136,6 +139,14 @@ class _VerdictReader:
             return False, f"last verdict is not readable JSON (run {run})"
         if next(self.validator.iter_errors(doc), None) is not None:
             return False, f"last verdict does not fit the verdict schema (run {run})"
+        try:
+            found = workdir_origin(path.parent)
+        except LiveTrialError as exc:
+            return False, f"cannot tell the origin of its workdir ({exc.problem}) (run {run})"
+        if doc["scenario_origin"] != found.origin:
+            why = found.why or "no rehearsal trace in trial-state.json, no claude-config/"
+            return False, (f"last verdict says scenario_origin {doc['scenario_origin']} but its workdir is "
+                           f"{found.origin} ({why}): never reused (run {run})")
         if doc["scenario_origin"] != "live" and not reuse_rehearsal:
             return False, f"rehearsal verdicts are never reused (run {run})"
         overall = doc["overall"]["verdict"]

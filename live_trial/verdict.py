@@ -39,6 +39,7 @@ from typing import Any, Iterable, Mapping
 from live_trial import transcript as transcript_mod
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import utc_now, write_json
+from live_trial.origin import check_state_target, workdir_origin
 
 SCHEMA = "live-trial-verdict.schema.json"
 SCHEMA_VERSION = "live-trial-verdict/1"
@@ -94,6 +95,15 @@ class Judgement:
 def normalise_gate_kind(kind: str | None, gate_response_count: int) -> str:
     """``rescue`` unless ``kind`` is ``contractual`` and there were gate responses (seed 001: default + 0 → rescue)."""
     return "contractual" if kind == "contractual" and gate_response_count > 0 else "rescue"
+
+
+BLOCKED_WHY = {
+    "tmux_missing": "tmux was missing",
+    "claude_missing": "the claude binary was missing",
+    "tmux_error": "tmux stopped answering",
+    "hard_cap": "the trial reached its hard time cap",
+    "harness_interrupted": "the harness was stopped (Ctrl-C or SIGTERM) before the trial finished",
+}
 
 
 def judge(inputs: VerdictInputs) -> Judgement:
@@ -270,8 +280,14 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
                   notes: Iterable[str] = (), warnings: Iterable[str] = (), started_at: str | None = None,
                   watch_id: str | None = None) -> dict:
     """Build (not write) a verdict document, checking every rule first. Raises :class:`RefusedInput` (exit 2) for
-    a denylisted target, a bad value, or an ungrounded ``contractual``; :class:`~live_trial.closure.ClosureError`
-    when the behaviour closure cannot be built. ``target`` is a :class:`~live_trial.closure.Target` or a string."""
+    a denylisted target, a bad value, an ungrounded ``contractual``, a target other than the one the workdir's
+    ``trial-state.json`` records, or an unreadable ``trial-state.json``; :class:`~live_trial.closure.ClosureError`
+    when the behaviour closure cannot be built. ``target`` is a :class:`~live_trial.closure.Target` or a string.
+
+    ``scenario_origin`` is checked against the workdir (:func:`live_trial.origin.workdir_origin`): a rehearsal
+    workdir is always recorded ``rehearsal`` — a caller's ``live`` is overridden with a note (not refused: the
+    workdir decides, and the override can only make the verdict less reusable, never more) and the scenario path
+    is taken from ``trial-state.json`` when the caller gave none."""
     from live_trial import closure
     from live_trial.backend import check_target_allowed
     from live_trial.plan import derive_tier
@@ -291,8 +307,16 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
                            fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
     if not isinstance(target, closure.Target):
         target = closure.resolve_target(qualified, plugins_root)  # type: ignore[arg-type]
+    found = workdir_origin(workdir)
+    check_state_target(found.state, target.plugin_name, target.skill, qualified)
     kind = normalise_gate_kind(gate_kind, gate_response_count)
     notes = list(notes)
+    if found.origin == "rehearsal" and scenario_origin != "rehearsal":
+        # The workdir is the authority: a rehearsal is never recorded as live (it would be reused as a live PASS).
+        notes.append(f"scenario_origin {scenario_origin} was overridden to rehearsal: {found.why}")
+        scenario_origin = "rehearsal"
+        if scenario_path is None and found.scenario is not None and found.scenario.is_file():
+            scenario_path = found.scenario
     if gate_kind == "contractual" and kind == "rescue":
         notes.append("gate kind contractual was normalised to rescue: there were no gate responses")
     grounding = contract_evidence(target.frontmatter) if kind == "contractual" else []
@@ -315,6 +339,9 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     inputs = VerdictInputs(launch, completion, goal_result, nudge_count, gate_response_count, kind, poll_exit,
                            bool(proof), bool(blocked), requested_model or None, tuple(models))
     judgement = judge(inputs)
+    if blocked and stop_reason in BLOCKED_WHY:
+        # The table says BLOCKED; the reason says which block it was (tool missing, time cap, harness stopped).
+        judgement = Judgement(judgement.verdict, (f"blocked: {BLOCKED_WHY[stop_reason]}",))
     return {
         "schema_version": SCHEMA_VERSION,
         "target": qualified,

@@ -1,7 +1,11 @@
 """``verdict``: judge one trial from its recorded facts and write ``verdict.json`` (seed 001 "verdict + 掃除", issue 5).
 
 Exit codes: 0 written, 2 refused (nothing written: denylisted target, bad value, ungrounded contractual gate
-kind, PASS without evidence or with proxy evidence, a behaviour closure that cannot be built).
+kind, PASS without evidence or with proxy evidence (seed 000: proxies and their numbers are stripped, a real
+counted observation must remain; a score anywhere is refused), an evidence item whose source is no file under the
+workdir and no transcript record uuid, a target other than the workdir's trial-state.json target, a behaviour
+closure that cannot be built). The scenario origin comes from the workdir: a rehearsal workdir is recorded
+rehearsal even without ``--rehearsal-scenario`` (see :func:`live_trial.verdict.build_verdict`).
 """
 from __future__ import annotations
 
@@ -32,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--completion", choices=("PASS", "FAIL"), required=True)
     p.add_argument("--goal-result", choices=("PASS", "FAIL"), help="the fresh evaluator's answer (omit if not judged)")
     p.add_argument("--goal-blocker", action="append", default=[], metavar="TEXT", help="a blocker (repeatable)")
-    p.add_argument("--evidence", help="what actually happened, counted (required for --goal-result PASS; seed 000)")
+    p.add_argument("--evidence", help="what actually happened, counted (required for --goal-result PASS; seed 000); "
+                                      "or a JSON list [{claim, source, observed}] whose sources are files under "
+                                      "the workdir or transcript record uuids")
     p.add_argument("--unverified", help="what could not be checked yet: PASS as 'mostly done' and a watch")
     p.add_argument("--nudge-count", type=int, default=0)
     p.add_argument("--gate-response-count", type=int, default=0)
@@ -80,13 +86,33 @@ def _eval_root(args, workdir: Path) -> Path:
                        fix="pass --eval-root")
 
 
-def _evidence_kind(args) -> str | None:
-    """Seed 000 rule 1 through helper E's live_trial.evidence (None when that module is not installed)."""
-    try:
-        from live_trial.evidence import check_evidence
-    except ModuleNotFoundError:  # pragma: no cover - evidence ships with the package
-        return None
-    return check_evidence(args.goal_result or "", args.evidence, args.unverified)
+def _source_checker(workdir: Path):
+    """``source -> bool``: a file under ``workdir`` or the uuid of a record in ``<workdir>/transcript.jsonl``
+    (the evaluator's own check, :func:`live_trial.evaluator_answer.source_exists`; the transcript is read only
+    through :func:`live_trial.transcript.read_records`)."""
+    from live_trial.evaluator_answer import Context, source_exists
+    from live_trial.transcript import read_records
+    from live_trial.verdict import TRANSCRIPT_FILE
+
+    uuids: set[str] = set()
+    transcript = workdir / TRANSCRIPT_FILE
+    if transcript.is_file():
+        uuids = {str(r["uuid"]).lower() for r in read_records(transcript).records if isinstance(r.get("uuid"), str)}
+    ctx = Context(workdir=workdir, target="", description="", transcript_uuids=uuids)
+    return lambda source: source_exists(source, ctx)
+
+
+def _evidence_kind(args, workdir: Path) -> tuple[str | None, list[dict] | None]:
+    """Seed 000 rule 1 through live_trial.evidence: (ledger kind, evidence items when --evidence is a JSON list).
+
+    A JSON list ``[{claim, source, observed}]`` has each source checked (file under the workdir or transcript
+    uuid) and each ``observed`` put through the proxy rule; plain text is checked as one observation."""
+    from live_trial.evidence import check_evidence, check_evidence_items, parse_evidence_items
+
+    items = parse_evidence_items(args.evidence)
+    if items is None:
+        return check_evidence(args.goal_result or "", args.evidence, args.unverified), None
+    return check_evidence_items(args.goal_result or "", items, args.unverified, _source_checker(workdir)), items
 
 
 def cmd_verdict(args) -> int:
@@ -100,7 +126,7 @@ def cmd_verdict(args) -> int:
     if not workdir.is_dir():
         raise RefusedInput("workdir is not a folder", where=str(workdir), code="bad_workdir",
                            fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
-    kind = _evidence_kind(args)
+    kind, items = _evidence_kind(args, workdir)
     eval_root = _eval_root(args, workdir) if kind == "mostly_done" else None
     target, plugins_root = _target(args)
     claude_version = args.claude_version
@@ -111,7 +137,8 @@ def cmd_verdict(args) -> int:
             claude_version = find_claude().version
         except Exception:  # noqa: BLE001 - the version is recorded when known
             claude_version = None
-    evidence = [{"claim": "goal reached", "source": "--evidence", "observed": args.evidence}] if args.evidence else []
+    evidence = items if items is not None else (
+        [{"claim": "goal reached", "source": "--evidence", "observed": args.evidence}] if args.evidence else [])
     doc = build_verdict(
         workdir=workdir, target=target, plugins_root=plugins_root, session_id=args.session_id,
         requested_model=args.requested_model, launch=args.launch, completion=args.completion,

@@ -170,6 +170,7 @@ def test_sigterm_to_the_harness_kills_the_session_and_keeps_the_evidence(tmp_pat
     assert proc.returncode == 3, err[-3000:]
     doc = _verdict(json.loads(out.strip().splitlines()[-1]))
     assert (doc["stop_reason"], doc["overall"]["verdict"]) == ("harness_interrupted", "BLOCKED")
+    assert doc["overall"]["reasons"] == ["blocked: the harness was stopped (Ctrl-C or SIGTERM) before the trial finished"]
     wd = workdirs(tmp_path)[0]
     assert (wd / "pane.txt").is_file() and (wd / "transcript.jsonl").is_file()
     _no_leftovers(wd, state)

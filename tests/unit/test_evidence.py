@@ -71,3 +71,83 @@ def test_identifiers_are_not_counts():
 def test_proxy_phrases_are_reported():
     assert proxy_phrases("CI green, merged") == ["CI green", "merged"]
     assert proxy_phrases("2 messages sent") == []
+
+
+# ------------------------------------------------------------------ seed 000: proxies stripped first, then a real count
+@pytest.mark.parametrize("evidence, code", [
+    ("1", "evidence_required"),                    # a bare number
+    ("12/12", "evidence_required"),
+    ("tests passed: 12", "proxy_evidence"),        # the number belongs to the proxy
+    ("CI green on 3 jobs", "proxy_evidence"),      # jobs is a proxy noun
+    ("1 marker written", "proxy_evidence"),        # a marker is not the goal
+    ("score: 9/10 (1 file)", "proxy_evidence"),    # a score anywhere is refused, even next to a real count
+    ("2 messages sent (rated 4/5)", "proxy_evidence"),
+    ("3 checks ok, exit code 0", "proxy_evidence"),
+    ("ran for 5 minutes", "proxy_evidence"),
+    ("ジョブ3件成功", "proxy_evidence"),
+])
+def test_seed_000_weak_evidence_is_refused(evidence, code):
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence("PASS", evidence, None)
+    assert exc.value.code == code
+    assert "1 file written with 3 keys" in exc.value.message  # says what would count
+    assert "\n" not in exc.value.message
+
+
+@pytest.mark.parametrize("evidence", [
+    "1 file written with 3 keys", "2 messages sent", "greeting.txt holds 1 line 'Hello, World!'", "返信を3件送信した",
+    "3 rows updated in the users table", "rows updated: 3",
+    "1 file, 1 line, 13 characters; rating of the lines not given",  # the word alone, with no value, is no score
+])
+def test_seed_000_real_counts_are_accepted(evidence):
+    assert check_evidence("PASS", evidence, None) == "done"
+
+
+def test_counts_are_tied_to_what_they_count():
+    assert counted_observations("1 file written with 3 keys") == ["1 file written", "3 keys"]
+    assert counted_observations("CI green on 3 jobs") == []
+    assert counted_observations("tests passed: 12") == []
+    assert counted_observations("1 marker written") == []
+    assert counted_observations("1") == []
+
+
+def test_a_score_is_refused_even_when_unverified():
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence("PASS", "score: 9/10", "replies arrive tomorrow")
+    assert exc.value.code == "proxy_evidence"
+
+
+# ------------------------------------------------------------------ evidence items [{claim, source, observed}]
+from live_trial.evidence import check_evidence_items, parse_evidence_items  # noqa: E402
+
+ITEM = {"claim": "greeting written", "source": "out/greeting.txt", "observed": "1 file with 1 line"}
+
+
+def test_items_parse_and_pass():
+    items = parse_evidence_items(' [{"claim": "c", "source": "out/a.txt", "observed": "2 messages sent"}]')
+    assert items == [{"claim": "c", "source": "out/a.txt", "observed": "2 messages sent"}]
+    assert parse_evidence_items("2 messages sent") is None
+    assert check_evidence_items("PASS", items, None, lambda s: True) == "done"
+
+
+@pytest.mark.parametrize("text", ["[not json", "[]", "[1]", '[{"claim": "c", "source": "", "observed": "1 file"}]'])
+def test_malformed_items_are_refused(text):
+    with pytest.raises(RefusedInput) as exc:
+        parse_evidence_items(text)
+    assert exc.value.code == "bad_evidence"
+
+
+def test_item_with_a_missing_source_is_refused_naming_it():
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence_items("PASS", [ITEM, {**ITEM, "source": "out/nope.txt"}], None, lambda s: s == ITEM["source"])
+    assert exc.value.code == "evidence_source_missing" and "out/nope.txt" in exc.value.message
+    with pytest.raises(RefusedInput):  # also for a FAIL: a cited source must exist
+        check_evidence_items("FAIL", [{**ITEM, "source": "out/nope.txt"}], None, lambda s: False)
+
+
+@pytest.mark.parametrize("observed", ["tests passed: 12", "CI green on 3 jobs", "1 marker written", "1",
+                                      "score: 9/10 (1 file)"])
+def test_each_item_is_held_to_the_proxy_rule(observed):
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence_items("PASS", [ITEM, {**ITEM, "observed": observed}], None, lambda s: True)
+    assert exc.value.code in ("proxy_evidence", "evidence_required") and "evidence item 1" in exc.value.message

@@ -40,6 +40,8 @@ def record(env: dict, target: str, run_id: str, *, origin: str = "live", scenari
     b = TranscriptBuilder(model="claude-opus-4-8")
     b.turn("run", "DONE: ok")
     b.write(wd / "transcript.jsonl")
+    if origin == "rehearsal":  # a rehearsal verdict comes from a rehearsal workdir (its trial-state.json says so)
+        write_state(wd, plugin, skill, rehearsal={"scenario": str(scenario or "scen.yaml"), "port": 1})
     args = dict(workdir=wd, target=closure.resolve_target(target, env["plugins"]), plugins_root=env["plugins"],
                 session_id="s", requested_model=None, launch="PASS", completion="PASS", goal_result="PASS",
                 poll_exit="DONE", scenario_origin=origin, scenario_path=scenario, claude_version="2.1.197",
@@ -47,6 +49,17 @@ def record(env: dict, target: str, run_id: str, *, origin: str = "live", scenari
     args.update(kw)
     v.write_trial_verdict(**args)
     return wd
+
+
+def write_state(wd: Path, plugin: str | None, skill: str, *, rehearsal: dict | None = None) -> None:
+    """A schema-valid trial-state.json the way ``run`` writes it."""
+    from live_trial.jsonfile import write_json
+    write_json(wd / "trial-state.json", {
+        "schema_version": 1, "run_id": wd.name, "target": f"{plugin}:{skill}" if plugin else skill,
+        "plugin": plugin, "skill": skill, "cwd": str(wd), "session": f"lt-{wd.name}-{skill}",
+        "session_id": "s-1", "phase": "finished", "owner_pid": 1, "started_at": "2026-11-30T10:15:00.000Z",
+        "nudge_count": 0, "gate_response_count": 0, "gate_responses": [], "stall_extended": False,
+        "rehearsal": rehearsal}, "trial-state.schema.json")
 
 
 def make_plan(env: dict, *dirs: str, **kw) -> dict:
@@ -316,3 +329,60 @@ def test_grounded_contractual_pass_is_reused(env) -> None:
     md.write_text(md.read_text().replace("  - Skill\n", "  - Skill\n  - AskUserQuestion\n"))
     record(env, "union-target:work", "20261130T101500-aaaa", gate_response_count=1, gate_kind="contractual")
     assert entry(make_plan(env), "union-target:work")["action"] == "reuse"
+
+
+# ------------------------------------------------------------------ origin re-derived from the workdir (laundering)
+def test_hand_verdict_on_rehearsal_workdir_is_not_reused(env, capsys) -> None:
+    """The bug: `verdict` by hand on a `run --rehearsal` workdir (no --rehearsal-scenario) used to say live."""
+    wd = env["eval"] / "union-target" / "work" / "live-trial" / "20261130T101500-aaaa"
+    wd.mkdir(parents=True)
+    b = TranscriptBuilder(model="claude-opus-4-8")
+    b.turn("run", "DONE: ok")
+    b.write(wd / "transcript.jsonl")
+    write_state(wd, "union-target", "work", rehearsal={"scenario": str(env["tmp"] / "gone.yaml"), "port": 1})
+    (wd / "claude-config").mkdir()
+    code = main(["verdict", "--workdir", str(wd), "--target-skill", "union-target:work",
+                 "--skill-dir", str(env["plugins"] / "union-target" / "skills" / "work"),
+                 "--plugins-root", str(env["plugins"]), "--launch", "PASS", "--completion", "PASS",
+                 "--poll-exit", "DONE", "--goal-result", "PASS", "--evidence", "1 file written with 3 keys",
+                 "--claude-version", "2.1.197"])
+    assert code == 0, capsys.readouterr()
+    assert json.loads((wd / "verdict.json").read_text())["scenario_origin"] == "rehearsal"
+    e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and "rehearsal verdicts are never reused" in e["reason"]
+
+
+@pytest.mark.parametrize("mark", ["state", "claude-config"])
+@pytest.mark.parametrize("reuse_rehearsal", [False, True])
+def test_live_verdict_in_a_rehearsal_workdir_is_never_reused(env, mark, reuse_rehearsal) -> None:
+    wd = record(env, "union-target:work", "20261130T101500-aaaa")  # recorded live
+    assert entry(make_plan(env), "union-target:work")["action"] == "reuse"
+    if mark == "state":  # the workdir says rehearsal after all (e.g. a verdict.json copied or edited)
+        write_state(wd, "union-target", "work", rehearsal={"scenario": "s.yaml", "port": 1})
+    else:
+        (wd / "claude-config").mkdir()
+    e = entry(make_plan(env, reuse_rehearsal=reuse_rehearsal), "union-target:work")
+    assert e["action"] == "run", e["reason"]
+    assert "says scenario_origin live but its workdir is rehearsal" in e["reason"]
+
+
+def test_rehearsal_verdict_in_a_live_workdir_is_not_reused(env) -> None:
+    scen = env["tmp"] / "scen.yaml"
+    scen.write_text("rules: []\n")
+    wd = record(env, "union-target:work", "20261130T101500-aaaa", origin="rehearsal", scenario=scen)
+    (wd / "trial-state.json").unlink()
+    e = entry(make_plan(env, reuse_rehearsal=True, scenario_path=scen), "union-target:work")
+    assert e["action"] == "run" and "its workdir is live" in e["reason"]
+
+
+def test_live_verdict_with_live_state_is_reused(env) -> None:
+    wd = record(env, "union-target:work", "20261130T101500-aaaa")
+    write_state(wd, "union-target", "work")
+    assert entry(make_plan(env), "union-target:work")["action"] == "reuse"
+
+
+def test_unreadable_trial_state_is_not_reused(env) -> None:
+    wd = record(env, "union-target:work", "20261130T101500-aaaa")
+    (wd / "trial-state.json").write_text("[")
+    e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and "cannot tell the origin" in e["reason"]

@@ -281,3 +281,144 @@ def test_schema_holds_gate_kind_rules(tree, change) -> None:
     assert schema_errors(doc, v.SCHEMA) == []
     doc.update(change)
     assert schema_errors(doc, v.SCHEMA) != []
+
+
+# ------------------------------------------------------------------ seed 000: weak evidence refused, real counts accepted
+def tree_hash(root: Path) -> str:
+    """sha256 over every path and file content under ``root`` (the eval-log root)."""
+    h = hashlib.sha256()
+    for rel, data in snapshot(root).items():
+        h.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def refused_hashed(tree, capsys, args, code: str, needle: str = "") -> str:
+    before = tree_hash(tree["eval_root"])
+    rc, out, err = run(args + ["--json"], capsys)
+    assert rc == 2, (out, err)
+    assert tree_hash(tree["eval_root"]) == before and not (tree["wd"] / "verdict.json").exists()
+    assert err == "" and len(out.strip().splitlines()) == 1
+    doc = json.loads(out)
+    assert doc.get("code") == code, doc
+    assert needle in json.dumps(doc, ensure_ascii=False)
+    return doc["message"]
+
+
+@pytest.mark.parametrize("evidence, code", [
+    ("1", "evidence_required"), ("tests passed: 12", "proxy_evidence"), ("CI green on 3 jobs", "proxy_evidence"),
+    ("1 marker written", "proxy_evidence"), ("score: 9/10 (1 file)", "proxy_evidence"),
+])
+def test_refused_weak_evidence_changes_nothing(tree, capsys, evidence, code) -> None:
+    refused_hashed(tree, capsys, argv(tree, "--evidence", evidence), code, "1 file written with 3 keys")
+
+
+@pytest.mark.parametrize("evidence", ["1 file written with 3 keys", "2 messages sent",
+                                      "greeting.txt holds 1 line 'Hello, World!'", "返信を3件送信した",
+                                      "3 rows updated in the users table"])
+def test_real_counted_evidence_is_written(tree, capsys, evidence) -> None:
+    code, out, err = run(argv(tree, "--evidence", evidence), capsys)
+    assert code == 0, err
+    doc = written(tree)
+    assert doc["goal_ledger"] == "done" and doc["evidence_text"] == evidence
+    assert doc["evidence"] == [{"claim": "goal reached", "source": "--evidence", "observed": evidence}]
+
+
+def _uuids(tree) -> list[str]:
+    from live_trial.transcript import read_records
+    return [r["uuid"] for r in read_records(tree["wd"] / "transcript.jsonl").records if r.get("uuid")]
+
+
+def _items(*items: dict) -> str:
+    return json.dumps(list(items), ensure_ascii=False)
+
+
+def test_evidence_items_with_real_sources_are_written(tree, capsys) -> None:
+    (tree["wd"] / "out").mkdir()
+    (tree["wd"] / "out" / "greeting.txt").write_text("Hello, World!\n")
+    items = [{"claim": "greeting written", "source": "out/greeting.txt", "observed": "1 file with 1 line"},
+             {"claim": "one reply", "source": _uuids(tree)[-1], "observed": "2 messages sent"}]
+    code, out, err = run(argv(tree, "--evidence", _items(*items)), capsys)
+    assert code == 0, err
+    doc = written(tree)
+    assert doc["evidence"] == items and doc["goal_ledger"] == "done"
+    assert schema_errors(doc, v.SCHEMA) == []
+
+
+@pytest.mark.parametrize("source", ["out/missing.txt", "../outside.txt", "0b0c7a4e-1111-2222-3333-444455556666"])
+def test_evidence_item_with_missing_source_is_refused(tree, capsys, source) -> None:
+    (tree["wd"].parent / "outside.txt").write_text("x")  # exists, but not under the workdir
+    err = refused_hashed(tree, capsys, argv(tree, "--evidence", _items(
+        {"claim": "c", "source": source, "observed": "1 file with 1 line"})), "evidence_source_missing", source)
+    assert "does not exist" in err
+
+
+@pytest.mark.parametrize("observed", ["tests passed: 12", "CI green on 3 jobs", "1 marker written", "1",
+                                      "score: 9/10 (1 file)"])
+def test_evidence_item_with_proxy_observation_is_refused(tree, capsys, observed) -> None:
+    (tree["wd"] / "out").mkdir()
+    (tree["wd"] / "out" / "greeting.txt").write_text("Hello, World!\n")
+    refused_hashed(tree, capsys, argv(tree, "--evidence", _items(
+        {"claim": "c", "source": "out/greeting.txt", "observed": "1 file with 1 line"},
+        {"claim": "c", "source": _uuids(tree)[0], "observed": observed})),
+        "evidence_required" if observed == "1" else "proxy_evidence", "evidence item 1")
+
+
+def test_malformed_evidence_list_is_refused(tree, capsys) -> None:
+    refused_hashed(tree, capsys, argv(tree, "--evidence", "[{\"claim\": "), "bad_evidence")
+
+
+# ------------------------------------------------------------------ the origin comes from the workdir (bug: laundering)
+def write_state(wd: Path, plugin: str | None, skill: str, *, rehearsal: dict | None = None) -> None:
+    """A schema-valid trial-state.json the way ``run`` writes it."""
+    from live_trial.jsonfile import write_json
+    write_json(wd / "trial-state.json", {
+        "schema_version": 1, "run_id": wd.name, "target": f"{plugin}:{skill}" if plugin else skill,
+        "plugin": plugin, "skill": skill, "cwd": str(wd), "session": f"lt-{wd.name}-{skill}",
+        "session_id": "s-1", "phase": "finished", "owner_pid": 1, "started_at": "2026-11-30T10:15:00.000Z",
+        "nudge_count": 0, "gate_response_count": 0, "gate_responses": [], "stall_extended": False,
+        "rehearsal": rehearsal}, "trial-state.schema.json")
+
+
+def test_hand_verdict_on_a_rehearsal_workdir_is_rehearsal(tree, capsys, tmp_path) -> None:
+    scen = tmp_path / "s.yaml"
+    scen.write_text("rules: []\n")
+    write_state(tree["wd"], "union-target", "work", rehearsal={"scenario": str(scen), "port": 4242})
+    code, out, err = run(argv(tree), capsys)  # no --rehearsal-scenario: the caller claims live
+    assert code == 0, err
+    doc = written(tree)
+    assert doc["scenario_origin"] == "rehearsal" and doc["downgrade_reason"].startswith("rehearsal")
+    assert any("overridden to rehearsal" in n and "trial-state.json" in n for n in doc["notes"])
+    assert doc["scenario_id"] == v.scenario_id("union-target:work", "", scen)  # the recorded scenario is used
+
+
+def test_claude_config_folder_makes_it_rehearsal(tree, capsys) -> None:
+    (tree["wd"] / "claude-config").mkdir()
+    assert run(argv(tree), capsys)[0] == 0
+    doc = written(tree)
+    assert doc["scenario_origin"] == "rehearsal" and any("claude-config/" in n for n in doc["notes"])
+
+
+def test_live_workdir_with_state_stays_live(tree, capsys) -> None:
+    write_state(tree["wd"], "union-target", "work")
+    assert run(argv(tree), capsys)[0] == 0
+    doc = written(tree)
+    assert doc["scenario_origin"] == "live" and not any("overridden" in n for n in doc["notes"])
+
+
+def test_api_caller_claiming_live_is_overridden(tree) -> None:
+    write_state(tree["wd"], "union-target", "work", rehearsal={"scenario": "/nowhere.yaml", "port": 1})
+    doc = v.build_verdict(workdir=tree["wd"], target="union-target:work", plugins_root=tree["plugins"],
+                          session_id="s", requested_model=None, launch="PASS", completion="PASS",
+                          goal_result="PASS", poll_exit="DONE", scenario_origin="live", claude_version="x",
+                          tmux_version="y")
+    assert doc["scenario_origin"] == "rehearsal"
+
+
+def test_target_not_matching_trial_state_is_refused(tree, capsys) -> None:
+    write_state(tree["wd"], "union-target", "solo")
+    refused_hashed(tree, capsys, argv(tree), "target_mismatch", "union-target:solo")
+
+
+def test_unreadable_trial_state_is_refused(tree, capsys) -> None:
+    (tree["wd"] / "trial-state.json").write_text("{not json")
+    refused_hashed(tree, capsys, argv(tree), "bad_trial_state", "trial-state.json")
