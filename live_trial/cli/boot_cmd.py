@@ -15,6 +15,17 @@ from pathlib import Path
 from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 
 
+def _positive_seconds(text: str) -> float:
+    """argparse type: a number of seconds greater than 0 (a usage error, exit 64, otherwise)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0 seconds, got {text}")
+    return value
+
+
 def register(subparsers) -> None:
     """Add ``boot``, ``send`` and ``backend`` to the top-level parser."""
     p = subparsers.add_parser("boot", help="start claude in a tmux session and wait for its prompt",
@@ -33,7 +44,8 @@ def register(subparsers) -> None:
     p.add_argument("--config-dir", default=None, help="CLAUDE_CONFIG_DIR for rehearsal (seeded when empty)")
     p.add_argument("--session-id", default=None, help="uuid for the CLI session (default: a fresh uuid4)")
     p.add_argument("--owner-pid", type=int, default=None, help="pid that owns the session (reap keeps it while alive)")
-    p.add_argument("--timeout", type=float, default=None, help="seconds to wait for READY (default: policy)")
+    p.add_argument("--timeout", type=_positive_seconds, default=None,
+                   help="seconds to wait for READY (default: policy)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_boot)
 
@@ -47,7 +59,7 @@ def register(subparsers) -> None:
     s.add_argument("--cwd", default=None, help="trial folder (default: boot's record)")
     s.add_argument("--config-dir", default=None, help="claude config folder (default: boot's record, else env)")
     s.add_argument("--socket", default=None)
-    s.add_argument("--timeout", type=float, default=None, help="seconds to wait for the transcript record")
+    s.add_argument("--timeout", type=_positive_seconds, default=None, help="seconds to wait for the transcript record")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_send)
 

@@ -1,0 +1,52 @@
+"""Checks of a trial's input, all made before anything is created (issue 2: bad input is one line, exit 2,
+nothing on disk; issue 3: the plugin set fails closed before boot)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from live_trial.errors import RefusedInput
+
+
+def validate(trial) -> None:
+    """Resolve and check ``trial.req`` in place: denylist, gate kind, cwd, eval root, args, target, plugin
+    closure, scenario, model, root sandbox, contractual grounding. Raises :class:`RefusedInput` (or the
+    closure's BOOT_FAIL, exit 2) and creates nothing."""
+    from live_trial import backend as backend_mod
+    from live_trial import closure
+
+    req = trial.req
+    backend_mod.check_target_allowed(req.target)
+    if req.gate_kind not in ("rescue", "contractual"):
+        raise RefusedInput(f"unknown gate kind {req.gate_kind!r}", fix="use rescue or contractual")
+    req.cwd = Path(req.cwd).resolve()
+    if not req.cwd.is_dir():
+        raise RefusedInput("trial cwd is not a folder", where=str(req.cwd), fix="pass an existing --cwd")
+    req.plugins_root = Path(req.plugins_root).resolve()
+    req.eval_root = Path(req.eval_root).resolve()
+    if req.eval_root.exists() and not req.eval_root.is_dir():
+        raise RefusedInput("eval root is not a folder", where=str(req.eval_root),
+                           fix="pass --eval-root a folder (it is created when missing)", code="bad_eval_root")
+    if "\n" in req.args or "\r" in req.args:
+        raise RefusedInput("--args must be one line", where="--args",
+                           fix="pass the skill's arguments on one line", code="bad_args")
+    trial.target = closure.resolve_target(req.target, req.plugins_root)
+    # Fail closed on the plugin set and its files before anything is created (issue 3: BOOT_FAIL before
+    # start): missing or malformed manifests, a symlink leaving a plugin, an undeclared plugin.
+    trial.plugin_set = closure.pin(trial.target, req.plugins_root).plugins
+    if not str((trial.target.frontmatter or {}).get("description") or "").strip():
+        trial.facts.warnings.append("SKILL.md has no frontmatter description: the evaluator has no promise "
+                                   "to judge the goal against")
+    if req.rehearsal is not None:
+        from live_trial import rehearsal
+
+        req.rehearsal = Path(req.rehearsal).resolve()
+        trial.scenario = rehearsal.load_scenario(req.rehearsal)
+    from live_trial import boot
+
+    boot.validate_model(req.model, proof=req.proof)
+    if req.rehearsal is None:  # a rehearsal sets IS_SANDBOX=1 itself
+        boot.check_root_sandbox(boot.child_env(trial.env, {}, rehearsal=False))
+    if req.gate_kind == "contractual":
+        from live_trial import verdict as verdict_mod
+
+        verdict_mod.contract_evidence(trial.target.frontmatter)  # raises RefusedInput without grounding
