@@ -177,13 +177,16 @@ class Trial:
         self._write_task()
         self._event("workdir", path=str(self.wd.root), session=session)
         self._daily_maintenance()
+        return self.drive(self._prepare_tools, self._start_rehearsal, self._snapshot_cwd, self._boot,
+                          self._send_task, self._poll_loop)
+
+    def drive(self, *steps: Callable[[], None]) -> TrialOutcome:
+        """Run ``steps`` in order; whatever ends them (success, a refusal, a missing tool, a boot or delivery
+        failure, an interrupt), collect what exists, kill the session, judge, and stop the rehearsal server.
+        Every exit path of ``run`` and ``run --resume`` goes through here (ARCHITECTURE invariant 6)."""
         try:
-            self._prepare_tools()
-            self._start_rehearsal()
-            self._snapshot_cwd()
-            self._boot()
-            self._send_task()
-            self._poll_loop()
+            for step in steps:
+                step()
         except Blocked as exc:
             self.facts.blocked = True
             self.facts.stop_reason = exc.code

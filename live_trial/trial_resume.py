@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from live_trial.backend_rules import pid_alive as _alive
-from live_trial.errors import Blocked, RefusedInput
+from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json
 from live_trial.workdir import open_workdir
 
@@ -23,7 +23,6 @@ def resume(trial, workdir: Path):
     harness is still alive (two harnesses must never drive one session).
     """
     from live_trial import closure
-    from live_trial.trial import TrialInterrupted
 
     trial.wd = open_workdir(workdir)
     trial.take_lock()
@@ -47,7 +46,7 @@ def resume(trial, workdir: Path):
     trial._save_state(owner_pid=os.getpid())
     trial._log("harness", "resumed", phase=trial.state["phase"])
     trial.facts.launch = "PASS" if trial.state["phase"] in ("polling", "collecting", "evaluating") else "FAIL"
-    try:
+    def take_over() -> None:
         trial._prepare_tools()
         if trial.backend.has_session(trial.state["session"]):
             trial.backend.set_owner(trial.state["session"], os.getpid())
@@ -57,17 +56,9 @@ def resume(trial, workdir: Path):
             req.rehearsal = Path(trial.state["rehearsal"]["scenario"])
             trial.scenario = rehearsal.load_scenario(req.rehearsal)
             trial._start_rehearsal(port=trial.state["rehearsal"]["port"])
+
+    def poll_if_polling() -> None:
         if trial.state["phase"] == "polling":
             trial._poll_loop()
-    except Blocked as exc:
-        trial.facts.blocked, trial.facts.stop_reason = True, exc.code
-        trial._log("tools", "blocked", problem=exc.message)
-    except TrialInterrupted as exc:
-        trial.facts.blocked, trial.facts.stop_reason = True, exc.code
-        trial._log("harness", "interrupted", problem=exc.message)
-    finally:
-        trial._finish_session()
-    try:
-        return trial._judge()
-    finally:
-        trial._stop_server()
+
+    return trial.drive(take_over, poll_if_polling)
