@@ -9,6 +9,7 @@ import pytest
 
 from live_trial import boot as bt
 from live_trial.errors import BootFail, BootTimeout, ExitCode, RefusedInput
+from tests.unit.fakes import Clock
 
 SCREENS = Path(__file__).parent / "screens"
 S = "lt-20261130T101500-abcd-boot"
@@ -17,17 +18,6 @@ UUID = "12345678-1234-4234-8234-123456789abc"
 
 def cap(name):
     return (SCREENS / f"{name}.txt").read_text(encoding="utf-8")
-
-
-class Clock:
-    def __init__(self):
-        self.t = 0.0
-
-    def __call__(self):
-        return self.t
-
-    def sleep(self, s):
-        self.t += s
 
 
 class FakeBackend:

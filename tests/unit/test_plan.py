@@ -13,6 +13,7 @@ from live_trial import verdict as v
 from live_trial.cli.main import main
 from live_trial.jsonfile import schema_errors
 from live_trial.transcript_builder import TranscriptBuilder
+from tests.unit.fakes import write_state
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "union"
 
@@ -49,17 +50,6 @@ def record(env: dict, target: str, run_id: str, *, origin: str = "live", scenari
     args.update(kw)
     v.write_trial_verdict(**args)
     return wd
-
-
-def write_state(wd: Path, plugin: str | None, skill: str, *, rehearsal: dict | None = None) -> None:
-    """A schema-valid trial-state.json the way ``run`` writes it."""
-    from live_trial.jsonfile import write_json
-    write_json(wd / "trial-state.json", {
-        "schema_version": 1, "run_id": wd.name, "target": f"{plugin}:{skill}" if plugin else skill,
-        "plugin": plugin, "skill": skill, "cwd": str(wd), "session": f"lt-{wd.name}-{skill}",
-        "session_id": "s-1", "phase": "finished", "owner_pid": 1, "started_at": "2026-11-30T10:15:00.000Z",
-        "nudge_count": 0, "gate_response_count": 0, "gate_responses": [], "stall_extended": False,
-        "rehearsal": rehearsal}, "trial-state.schema.json")
 
 
 def make_plan(env: dict, *dirs: str, **kw) -> dict:

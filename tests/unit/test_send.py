@@ -9,6 +9,7 @@ import pytest
 
 from live_trial import send
 from live_trial.errors import DeliveryFailed, RefusedInput
+from tests.unit.fakes import Clock
 
 SCREENS = Path(__file__).parent / "screens"
 S = "lt-20261130T101500-abcd-send"
@@ -18,17 +19,6 @@ RULE = "─" * 100
 
 def screen_with_input(text: str) -> str:
     return "\n".join([RULE, f"❯{NB}{text}", RULE, "  ⏵⏵ bypass permissions on"])
-
-
-class Clock:
-    def __init__(self):
-        self.t = 0.0
-
-    def __call__(self):
-        return self.t
-
-    def sleep(self, s):
-        self.t += s
 
 
 class FakeCLI:

@@ -14,6 +14,7 @@ from live_trial.cli.main import main
 from live_trial.errors import SchemaInvalid
 from live_trial.jsonfile import schema_errors
 from live_trial.transcript_builder import TranscriptBuilder
+from tests.unit.fakes import write_state
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "union"
 MODEL = "claude-opus-4-8"
@@ -368,17 +369,6 @@ def test_malformed_evidence_list_is_refused(tree, capsys) -> None:
 
 
 # ------------------------------------------------------------------ the origin comes from the workdir (bug: laundering)
-def write_state(wd: Path, plugin: str | None, skill: str, *, rehearsal: dict | None = None) -> None:
-    """A schema-valid trial-state.json the way ``run`` writes it."""
-    from live_trial.jsonfile import write_json
-    write_json(wd / "trial-state.json", {
-        "schema_version": 1, "run_id": wd.name, "target": f"{plugin}:{skill}" if plugin else skill,
-        "plugin": plugin, "skill": skill, "cwd": str(wd), "session": f"lt-{wd.name}-{skill}",
-        "session_id": "s-1", "phase": "finished", "owner_pid": 1, "started_at": "2026-11-30T10:15:00.000Z",
-        "nudge_count": 0, "gate_response_count": 0, "gate_responses": [], "stall_extended": False,
-        "rehearsal": rehearsal}, "trial-state.schema.json")
-
-
 def test_hand_verdict_on_a_rehearsal_workdir_is_rehearsal(tree, capsys, tmp_path) -> None:
     scen = tmp_path / "s.yaml"
     scen.write_text("rules: []\n")
