@@ -115,8 +115,13 @@ def parse_output(result: ProcessResult) -> tuple[Any, str | None, str | None]:
 
 
 def build_context(workdir: Path, target: Any) -> ea.Context:
-    """Collect the promise (description, criteria), the out/ artifacts and the transcript index of a workdir."""
+    """Collect the promise (description, criteria), the out/ artifacts and the transcript index of a workdir.
+
+    The index lists the records in the order they happened (:func:`live_trial.transcript_order.causal_order`,
+    subagent records included), not in line order, which the CLI does not keep for a session's first turn.
+    """
     from live_trial import transcript
+    from live_trial.transcript_order import causal_order
 
     workdir = Path(workdir).resolve()
     frontmatter = dict(getattr(target, "frontmatter", None) or {})
@@ -143,7 +148,7 @@ def build_context(workdir: Path, target: Any) -> ea.Context:
     if tpath.is_file():
         records = transcript.read_records(tpath).records
         ctx.transcript_path = "transcript.jsonl"
-        ctx.transcript_index = ea.index_records(records, workdir)
+        ctx.transcript_index = ea.index_records(causal_order(records, sidechains=True), workdir)
         ctx.transcript_uuids = {r["uuid"].lower() for r in ctx.transcript_index}
     return ctx
 

@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
 from live_trial.transcript import (INTERRUPT_TEXTS, LOCAL_COMMAND_PREFIXES, SYNTHETIC_MODEL, is_human_prompt,
-                                   message_content, prompt_text, record_time)
+                                   message_content, prompt_text)
+from live_trial.transcript_order import causal_order
 
 BUSY_GENERATING = "BUSY_GENERATING"
 BUSY_TOOL = "BUSY_TOOL"
@@ -66,47 +67,6 @@ class Status:
     def to_dict(self) -> dict:
         """A JSON-ready dict (``status --json``)."""
         return asdict(self)
-
-
-def _ordered_events(records: Iterable[Mapping[str, Any]]) -> list[dict]:
-    """Main-chain records in time order: timestamp (missing ones inherit the previous record's), then
-    parentUuid depth, then file order. Line order alone is wrong for first turns (issue 4)."""
-    recs = [r for r in records if isinstance(r, dict) and r.get("isSidechain") is not True]
-    by_uuid = {r["uuid"]: r for r in recs if isinstance(r.get("uuid"), str)}
-    depth: dict[str, int] = {}
-
-    def depth_of(rec: Mapping[str, Any]) -> int:
-        chain, cur, seen = [], rec, set()
-        while True:
-            uid = cur.get("uuid")
-            if not isinstance(uid, str) or uid in seen:
-                break
-            if uid in depth:
-                break
-            seen.add(uid)
-            chain.append(uid)
-            parent = cur.get("parentUuid")
-            if not isinstance(parent, str) or parent not in by_uuid:
-                break
-            cur = by_uuid[parent]
-        base = depth.get(cur.get("uuid"), -1) if isinstance(cur.get("uuid"), str) and cur.get("uuid") in depth else -1
-        for uid in reversed(chain):
-            base += 1
-            depth[uid] = base
-        uid = rec.get("uuid")
-        return depth.get(uid, 0) if isinstance(uid, str) else 0
-
-    keyed = []
-    last_t = float("-inf")
-    for i, rec in enumerate(recs):
-        t = record_time(rec)
-        if t is None:
-            t = last_t
-        else:
-            last_t = t
-        keyed.append((t, depth_of(rec), i, rec))
-    keyed.sort(key=lambda k: (k[0], k[1], k[2]))
-    return [k[3] for k in keyed]
 
 
 def _blocks(rec: Mapping[str, Any]) -> list[dict]:
@@ -166,7 +126,7 @@ def classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str, 
 
 
 def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str, Any] | None) -> Status:
-    events = _ordered_events(records)
+    events = causal_order(records)
     cli_status = session_status.get("status") if isinstance(session_status, Mapping) else None
     cli_status = cli_status if isinstance(cli_status, str) else None
     warnings: list[str] = []

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from live_trial.transcript_order import causal_order
+
 ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = ROOT / "tests" / "e2e" / "plugins"
 SCENARIOS = ROOT / "tests" / "e2e" / "scenarios"
@@ -62,14 +64,15 @@ def wait_for_state(tmp_path: Path, predicate, timeout: float = 90) -> dict:
 
 
 def records(path: Path) -> list[dict]:
-    """The JSON records of a transcript copy (test-side reading of a collected file)."""
+    """The JSON records of a transcript copy in the order they happened (the CLI's line order is not that order
+    for a session's first turn: a CI run once had the Write tool_use on line 4, before the prompt)."""
     out = []
     for line in path.read_text().splitlines():
         try:
             out.append(json.loads(line))
         except ValueError:
             pass
-    return out
+    return causal_order(out, sidechains=True)
 
 
 def tmux_sessions() -> list[str]:
