@@ -36,6 +36,10 @@ def validate(trial) -> None:
     if not str((trial.target.frontmatter or {}).get("description") or "").strip():
         trial.facts.warnings.append("SKILL.md has no frontmatter description: the evaluator has no promise "
                                    "to judge the goal against")
+    if req.rehearsal is not None and req.proof:
+        raise RefusedInput("a rehearsal cannot be a proof trial: its model is a script, not the model requested",
+                           where="--proof --rehearsal", code="proof_with_rehearsal",
+                           fix="drop --proof to rehearse, or drop --rehearsal to prove with the real model")
     if req.rehearsal is not None:
         from live_trial import rehearsal
 

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 POLL_EPILOG = """exit codes: 0 DONE, 1 HARD_CAP, 2 STALL (also at once with reason session_gone), 4 GATE,
-5 TICK_BUDGET (re-run the same command with the same --state-file), 3 BLOCKED (tmux missing), 64 usage.
+5 TICK_BUDGET (re-run the same command with the same --state-file), 3 BLOCKED (tmux missing),
+64 refused input or usage error (first word REFUSED; never 2, which is STALL).
 Limits: references/convergence-policy.json loop_bounds.trial_acceptance; env STALL_LIMIT / HARD_CAP (seconds)."""
 
 
@@ -20,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``status`` and ``poll`` subcommands."""
     s = sub.add_parser("status", help="classify a transcript: BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE",
                        description="Four-state classifier over the session transcript "
-                                   "(references/transcript-jsonl.md). Exit 0 classified, 2 transcript not found, 1 self-test failed.")
+                                   "(references/transcript-jsonl.md). Exit 0 classified, 2 transcript not found or not a "
+                                   "transcript, 1 self-test failed.")
     s.add_argument("--session-id", default=None, help="the claude session id (default env SESSION_ID)")
     s.add_argument("--cwd", type=Path, default=None, help="the trial cwd (default: here)")
     s.add_argument("--config-dir", type=Path, default=None,
@@ -84,6 +86,12 @@ def cmd_status(args) -> int:
                            fix="the CLI creates it at the first prompt; "
                                "check --session-id, --cwd and CLAUDE_CONFIG_DIR")
     tail = transcript.read_tail(path)
+    skipped = tail.skipped_malformed + tail.skipped_unknown
+    if not tail.records and skipped:
+        raise RefusedInput(f"not a Claude Code transcript: none of its last {skipped} line(s) is a transcript record",
+                           where=str(path), code="not_a_transcript",
+                           fix="pass the session's JSONL under <config>/projects/<cwd slug>/<session id>.jsonl, "
+                               "or use --session-id")
     session_status = None
     if args.pid:
         from live_trial.backend import pid_alive
@@ -122,7 +130,21 @@ def _self_test(as_json: bool) -> int:
 
 
 def cmd_poll(args) -> int:
-    """``poll``: run the poll loop and print the status line first."""
+    """``poll``: run the poll loop and print the status line first.
+
+    Refused input exits 64, not 2: exit 2 is STALL (seed 001 poll exit table), and a script that reads 2 walks
+    the STALL table, so a mistyped argument must never look like a stalled trial.
+    """
+    from live_trial.errors import ExitCode, RefusedInput, SchemaInvalid
+
+    try:
+        return _poll(args)
+    except (RefusedInput, SchemaInvalid) as exc:
+        exc.exit_code = ExitCode.USAGE
+        raise
+
+
+def _poll(args) -> int:
     from live_trial import transcript
     from live_trial.backend import Backend, validate_session_name
     from live_trial.errors import RefusedInput

@@ -422,4 +422,23 @@ def test_poll_cli_lines_and_exit_codes(env, monkeypatch, capsys):
     assert main(args + ["--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["exit"] == "DONE" and doc["status"]["state"] == "IDLE_TURN_COMPLETE"
-    assert main(["poll", "--state-file", str(env.state_file), str(env.marker), "bad name"]) == 2
+    capsys.readouterr()
+
+
+def test_poll_cli_refusals_exit_64_never_2_which_is_stall(env, monkeypatch, capsys):
+    """Exit 2 is STALL (seed 001 poll exit table); a script walking the STALL table on a typo would act wrongly."""
+    from live_trial import backend as backend_module
+    from live_trial.cli.main import main
+
+    monkeypatch.setattr(backend_module, "Backend", lambda socket=None: FakeBackend())
+    monkeypatch.setenv("SESSION_ID", SID)
+    base = ["poll", "--cwd", str(env.cwd), "--config-dir", str(env.config)]
+    assert main(base + ["--state-file", str(env.state_file), str(env.marker), "bad name"]) == 64
+    assert not env.state_file.exists()
+    assert main(base + ["--state-file", str(env.state_file), "--max-ticks", "0", str(env.marker), SESSION]) == 64
+    env.state_file.write_text("{not json")
+    assert main(base + ["--state-file", str(env.state_file), str(env.marker), SESSION]) == 64
+    assert env.state_file.read_text() == "{not json"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("REFUSED: ") for line in err), err
+    assert "not valid JSON" in err[-1] and str(env.state_file) in err[-1]

@@ -205,6 +205,24 @@ def test_status_cli_missing_transcript_is_exit_2(tmp_path, capsys):
     assert "transcript not found" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("text", ['{"verdict": "PASS"}\n', "hello\nworld\n"])
+def test_status_cli_refuses_a_file_that_is_not_a_transcript(tmp_path, capsys, text):
+    """Reading a verdict or a log as a transcript must not say BUSY_GENERATING (it would look like a live turn)."""
+    path = tmp_path / "verdict.json"
+    path.write_text(text)
+    assert main(["status", "--transcript", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("REFUSED: not a Claude Code transcript") and str(path) in err and "\n" not in err
+
+
+def test_status_cli_on_an_empty_transcript_is_busy_generating(tmp_path, capsys):
+    """The CLI creates the file at the first prompt; an empty one is a turn that has not written yet."""
+    path = tmp_path / "s.jsonl"
+    path.write_text("")
+    assert main(["status", "--transcript", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("BUSY_GENERATING: ")
+
+
 def test_status_self_test_cli(capsys):
     assert main(["status", "--self-test"]) == 0
     assert capsys.readouterr().out.startswith("SELF_TEST: OK")

@@ -25,6 +25,8 @@ def _req(tmp_path, **kw):
     ({"proof": True, "model": "sonnet"}, "proof_alias"),
     ({"model": "a;b"}, "bad_model"),
     ({"gate_kind": "contractual"}, "ungrounded_contractual"),
+    ({"proof": True, "model": "claude-sonnet-4-5-20250929",
+      "rehearsal": repo_root() / "examples" / "scenarios" / "greet-happy.yaml"}, "proof_with_rehearsal"),
 ])
 def test_refused_before_anything_is_created(tmp_path, kw, code):
     with pytest.raises(RefusedInput) as err:
