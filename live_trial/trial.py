@@ -238,6 +238,8 @@ class Trial:
         except Exception as exc:  # noqa: BLE001 - watches must never stop a trial
             self._log("watches", "error", problem=f"{type(exc).__name__}: {exc}")
             return
+        if done.get("resent"):
+            self._log("watches", "notices_resent", resent=done["resent"])
         if done.get("ran"):
             self._log("watches", "maintenance", swept=done["swept"], checked=len(done["checked"]))
 

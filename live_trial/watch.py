@@ -16,8 +16,9 @@ read-modify-write) holds every watch, open or closed, with its history::
   with one watch result. Listing alone is never a check.
 - ``sweep`` closes open watches 7 days past ``since`` that were never confirmed, notifies once and records
   ``failed_check``.
-- ``daily_maintenance`` (called first by plan and run, and by cron) does the sweep and the due checks at
-  most once per UTC day; the last date is kept in the ledger.
+- ``daily_maintenance`` (called first by run, and by cron through ``watch daily``) first sends again the
+  notices whose webhook failed (:func:`live_trial.notify.resend_failed`, on every call, at most once an hour per
+  notice), then does the sweep and the due checks at most once per UTC day; the last date is kept in the ledger.
 Every function takes a ``clock`` returning an aware UTC datetime.
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Callable, Iterator, Mapping
 from live_trial.errors import RefusedInput
 from live_trial.evidence import check_evidence
 from live_trial.jsonfile import read_json, write_json
-from live_trial.notify import notify
+from live_trial.notify import notify, resend_failed
 
 LEDGER_FILE = "watches.json"
 LOCK_FILE = ".watches.lock"
@@ -278,16 +279,30 @@ def sweep(eval_root: Path, *, clock: Clock = system_clock, lang: str | None = No
 def daily_maintenance(eval_root: Path, starter: Starter | None = None, *, clock: Clock = system_clock,
                       lang: str | None = None, env: Mapping[str, str] | None = None, post=None,
                       force: bool = False) -> dict:
-    """Sweep, then check due watches, at most once per UTC day (seed 000 rule 3's trap: nobody checks).
+    """Resend failed notices, then sweep and check due watches at most once per UTC day (seed 000 rule 3's trap:
+    nobody checks).
 
-    plan and run call this first; cron calls ``live-trial watch check`` daily. Returns
-    ``{"ran": bool, "date": "YYYY-MM-DD", "reason", "swept": [ids], "checked": [results]}``. The date is
-    stamped in the ledger before the checks start, so two processes on the same day do not both start them.
-    Nothing is created when there is no ledger.
+    run calls this first; cron calls ``live-trial watch daily``. Returns ``{"ran": bool, "date": "YYYY-MM-DD",
+    "reason", "swept": [ids], "checked": [results], "resent": [ids]}``.
+
+    ``resent`` lists the :func:`live_trial.notify.notification_id` of each notice whose webhook had failed and
+    that was sent again now (:func:`live_trial.notify.resend_failed`; seed 000: a person is always told the
+    outcome; issue 6). That step runs on every call, before and regardless of the once-a-day stamp and of the
+    ledger existing: it limits itself (at most once an hour per notice, only when the webhook is configured)
+    and only appends to notifications.jsonl when there is something failed to resend. An exception in it is
+    swallowed so it never stops the maintenance (``resent`` is then []).
+
+    The date is stamped in the ledger before the checks start, so two processes on the same day do not both
+    start them. No ledger is created when there is none (the sweep and checks are skipped).
     """
     now = clock()
     today = now.astimezone(timezone.utc).date().isoformat()
-    result: dict = {"ran": False, "date": today, "reason": "", "swept": [], "checked": []}
+    result: dict = {"ran": False, "date": today, "reason": "", "swept": [], "checked": [], "resent": []}
+    try:
+        resent = resend_failed(eval_root, env=env, clock=clock, post=post)
+        result["resent"] = [r["refs"]["resend_of"] for r in resent]
+    except Exception:  # noqa: BLE001 - resending a notice must never stop the maintenance
+        result["resent"] = []
     if not ledger_path(eval_root).exists():
         result["reason"] = "no watches"
         return result

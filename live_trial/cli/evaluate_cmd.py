@@ -156,8 +156,14 @@ def _watch(args) -> int:
               [f"{r['id']}: {r['result'] or 'no result'} - {r['note']}" for r in results])
         return 0
     result = wt.daily_maintenance(root, _starter(args), lang=args.lang)
-    line = (f"{len(result['swept'])} swept, {len(result['checked'])} checked" if result["ran"]
-            else f"nothing to do ({result['reason']})")
+    resent = len(result.get("resent") or [])
+    if result["ran"]:
+        line = f"{len(result['swept'])} swept, {len(result['checked'])} checked"
+        line += f", {resent} failed notice(s) sent again" if resent else ""
+    elif resent:
+        line = f"{resent} failed notice(s) sent again; no watch work ({result['reason']})"
+    else:
+        line = f"nothing to do ({result['reason']})"
     _emit(args, "DAILY", line, result)
     return 0
 

@@ -56,11 +56,18 @@ def cmd_plan(args) -> int:
 
 
 def _sweep(eval_root: Path) -> list[str]:
-    """Close watches past their 7 days first (seed 000 rule 4; no model). Due checks start a model: `run`/cron do them."""
+    """Send failed notices again, then close watches past their 7 days (seed 000 rule 4; no model). Due checks
+    start a model: `run`/cron do them."""
     try:
         from live_trial import watch
     except ModuleNotFoundError:  # pragma: no cover
         return []
+    from live_trial.notify import resend_failed
+
+    try:
+        resend_failed(eval_root)       # notices whose webhook failed: the same text again, at most hourly
+    except Exception:  # noqa: BLE001 - a notice that cannot be resent now is tried again later; plan goes on
+        pass
     return [w["id"] for w in watch.sweep(eval_root)]
 
 

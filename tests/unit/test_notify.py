@@ -1,9 +1,11 @@
 """Notifications: catalogues, forbidden tokens, sinks (seed 000 "通知文の書き方"; issue 6)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
+from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 from live_trial import notify as nt
 from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 from live_trial.jsonfile import schema_errors
+from tests.unit.fakes import Clock
 
 COMMANDS_EXIT = {"run": [0, 1, 2, 3, 6], "boot": [0, 1, 2, 3], "poll": [0, 1, 2, 3, 4, 5], "verdict": [0, 2],
                  "evaluate": [0, 2, 3], "watch": [0, 2], "any": [64, 130]}
@@ -293,3 +296,214 @@ def test_notify_trial_mostly_done(tmp_path):
            "unverified": "replies to real people are not seen yet", "evidence_text": "deployed"}
     text = nt.notify_trial(tmp_path, doc, "ja", env={})
     assert text.startswith("🟡 だいたい終わりました: reply\nまだ確かめられていないこと: replies to real people are not seen yet")
+
+
+# --- failed notices are sent again (seed 000: a person is always told the outcome; issue 6) ---------------
+
+HOOK = {"LIVE_TRIAL_WEBHOOK_URL": "https://hook.invalid/x"}
+START = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
+
+
+class _Post:
+    """A webhook that answers with queued HTTP codes (then ``default``); keeps every text it was given."""
+
+    def __init__(self, *codes, default=204):
+        self.codes = list(codes)
+        self.default = default
+        self.texts: list[str] = []
+
+    def __call__(self, url, body, timeout_s):
+        self.texts.append(json.loads(body)["content"])
+        return self.codes.pop(0) if self.codes else self.default
+
+
+def _now(clock: Clock) -> datetime:
+    """The manual clock of tests/unit/fakes.py (seconds) as an aware datetime from START."""
+    return START + timedelta(seconds=clock())
+
+
+def _failed_notice(root, clock, kind="not_working", objective="あいさつする", detail="何も書かれていない", **kw):
+    return nt.notify(root, kind, objective, detail, "ja", env=HOOK, post=_Post(500, 500),
+                     sleep=lambda s: None, clock=lambda: nt._iso_z(_now(clock)), **kw)
+
+
+def _resend(root, clock, post, **kw):
+    kw.setdefault("env", HOOK)
+    return nt.resend_failed(root, clock=lambda: _now(clock), post=post, sleep=lambda s: None, **kw)
+
+
+def test_notification_id_is_computed_from_at_kind_and_text_and_not_stored(tmp_path):
+    rec = nt.notify(tmp_path, "done", "x", "1 file", "en", env={}, clock=lambda: "2026-11-30T09:00:00.000Z")
+    expected = "n-" + hashlib.sha256(f"{rec['at']}\ndone\n{rec['text']}".encode()).hexdigest()[:12]
+    assert nt.notification_id(rec) == expected
+    assert nt.notification_id(dict(rec, refs={"x": "y"}, detail="other")) == expected
+    assert nt.notification_id(dict(rec, at="2026-11-30T09:00:00.001Z")) != expected
+    assert "id" not in nt.read_notifications(tmp_path)[0]
+
+
+def test_a_failed_notice_is_resent_after_an_hour_and_not_before(tmp_path):
+    clock = Clock()
+    original = _failed_notice(tmp_path, clock, refs={"run_id": "r1"})
+    assert original["webhook"]["status"] == "failed"
+    before = (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes()
+    post = _Post()
+    clock.sleep(3599)
+    assert nt.pending_resends(tmp_path, _now(clock)) == []
+    assert _resend(tmp_path, clock, post) == [] and post.texts == []
+    assert (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes() == before
+    clock.sleep(1)
+    assert nt.pending_resends(tmp_path, nt._iso_z(_now(clock))) == [original]
+    [resent] = _resend(tmp_path, clock, post)
+    assert post.texts == [original["text"]]
+    assert resent["at"] == "2026-11-30T10:00:00.000Z"
+    assert resent["refs"] == {"run_id": "r1", "resend_of": nt.notification_id(original)}
+    assert resent["webhook"] == {"status": "sent", "attempts": 1, "http_status": 204, "error": None}
+    for key in ("kind", "lang", "text", "objective", "detail", "check"):
+        assert resent[key] == original[key], key
+    assert nt.read_notifications(tmp_path) == [original, resent]
+    clock.sleep(86400)
+    assert nt.pending_resends(tmp_path, _now(clock)) == []
+    assert _resend(tmp_path, clock, post) == [] and len(post.texts) == 1
+
+
+def test_the_resend_record_fits_the_schema(tmp_path):
+    clock = Clock()
+    _failed_notice(tmp_path, clock, kind="watch_expired", refs={"watch_id": "w-1a2b3c4d"})
+    clock.sleep(3600)
+    [resent] = _resend(tmp_path, clock, _Post())
+    assert schema_errors(resent, "notification.schema.json") == []
+    nt.validate(nt.read_notifications(tmp_path)[-1], "notification.schema.json")
+
+
+def test_sent_and_not_configured_notices_are_never_resent(tmp_path):
+    clock = Clock()
+    nt.notify(tmp_path, "done", "x", "1 file", "en", env={}, clock=lambda: nt._iso_z(_now(clock)))
+    nt.notify(tmp_path, "done", "y", "2 files", "en", env=HOOK, post=_Post(), clock=lambda: nt._iso_z(_now(clock)))
+    before = (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes()
+    clock.sleep(7 * 86400)
+    post = _Post()
+    assert nt.pending_resends(tmp_path, _now(clock)) == []
+    assert _resend(tmp_path, clock, post) == [] and post.texts == []
+    assert (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes() == before
+
+
+def test_a_resend_that_fails_is_retried_later_and_the_original_is_resent_once(tmp_path):
+    clock = Clock()
+    original = _failed_notice(tmp_path, clock)
+    clock.sleep(3600)
+    down = _Post(default=503)
+    [first] = _resend(tmp_path, clock, down)
+    assert first["webhook"]["status"] == "failed" and first["webhook"]["attempts"] == 2
+    assert first["refs"]["resend_of"] == nt.notification_id(original)
+    assert _resend(tmp_path, clock, down) == []  # the failed resend is less than an hour old
+    clock.sleep(1800)
+    assert _resend(tmp_path, clock, down) == []
+    clock.sleep(1800)
+    up = _Post()
+    [second] = _resend(tmp_path, clock, up)
+    assert second["refs"]["resend_of"] == nt.notification_id(first)
+    assert second["webhook"]["status"] == "sent" and up.texts == [original["text"]]
+    clock.sleep(86400)
+    assert _resend(tmp_path, clock, up) == []
+    records = nt.read_notifications(tmp_path)
+    assert len(records) == 3
+    assert [r["refs"].get("resend_of") for r in records].count(nt.notification_id(original)) == 1
+
+
+def test_without_a_webhook_nothing_is_resent_or_written(tmp_path):
+    clock = Clock()
+    _failed_notice(tmp_path, clock)
+    before = (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes()
+    clock.sleep(86400)
+    post = _Post()
+    assert _resend(tmp_path, clock, post, env={}) == []
+    assert _resend(tmp_path, clock, post, env={"LIVE_TRIAL_WEBHOOK_URL": "  "}) == []
+    assert post.texts == []
+    assert (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [nt.NOTIFICATIONS_FILE]
+
+
+def test_without_any_notifications_nothing_is_created(tmp_path):
+    assert _resend(tmp_path / "none", Clock(), _Post()) == []
+    assert not (tmp_path / "none").exists()
+
+
+def test_two_calls_resend_once(tmp_path):
+    clock = Clock()
+    _failed_notice(tmp_path, clock)
+    clock.sleep(3600)
+    post = _Post()
+    assert len(_resend(tmp_path, clock, post)) == 1
+    assert _resend(tmp_path, clock, post) == []
+    assert len(post.texts) == 1 and len(nt.read_notifications(tmp_path)) == 2
+
+
+def test_two_processes_at_once_resend_once(tmp_path):
+    """The second caller waits on the lock while the first is sending, then finds nothing left to resend."""
+    clock = Clock()
+    _failed_notice(tmp_path, clock)
+    clock.sleep(3600)
+    in_post, release = threading.Event(), threading.Event()
+    texts: list[str] = []
+
+    def slow_post(url, body, timeout_s):
+        texts.append(json.loads(body)["content"])
+        in_post.set()
+        assert release.wait(10)
+        return 204
+
+    results: dict[str, list] = {}
+    first = threading.Thread(target=lambda: results.setdefault("a", _resend(tmp_path, clock, slow_post)))
+    first.start()
+    assert in_post.wait(10)
+    second = threading.Thread(target=lambda: results.setdefault("b", _resend(tmp_path, clock, slow_post)))
+    second.start()
+    second.join(0.3)
+    assert second.is_alive()  # blocked on the lock, not sending
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert len(results["a"]) == 1 and results["b"] == [] and len(texts) == 1
+    assert len(nt.read_notifications(tmp_path)) == 2
+
+
+def test_malformed_lines_are_skipped(tmp_path):
+    clock = Clock()
+    path = tmp_path / nt.NOTIFICATIONS_FILE
+    path.write_text('not json\n[1, 2]\n{"at": "yesterday", "webhook": {"status": "failed"}}\n\n',
+                    encoding="utf-8")
+    original = _failed_notice(tmp_path, clock)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write('{"truncated": \n')
+    clock.sleep(3600)
+    assert nt.pending_resends(tmp_path, _now(clock)) == [original]
+    [resent] = _resend(tmp_path, clock, _Post())
+    assert resent["refs"]["resend_of"] == nt.notification_id(original)
+    assert path.read_text(encoding="utf-8").startswith("not json\n[1, 2]\n")
+
+
+def test_a_webhook_still_down_stops_the_round_at_the_first_failure(tmp_path):
+    clock = Clock()
+    a = _failed_notice(tmp_path, clock, objective="一つ目")
+    b = _failed_notice(tmp_path, clock, objective="二つ目")
+    clock.sleep(3600)
+    down = _Post(default=500)
+    assert [r["refs"]["resend_of"] for r in _resend(tmp_path, clock, down)] == [nt.notification_id(a)]
+    assert len(down.texts) == 2  # one send, one retry
+    clock.sleep(3600)  # the other one goes first now
+    assert [r["refs"]["resend_of"] for r in _resend(tmp_path, clock, down)] == [nt.notification_id(b)]
+    clock.sleep(3600)
+    both = _resend(tmp_path, clock, _Post())
+    assert [r["text"] for r in both] == [a["text"], b["text"]]
+    assert all(r["webhook"]["status"] == "sent" for r in both)
+    clock.sleep(3600)
+    assert _resend(tmp_path, clock, _Post()) == []
+
+
+def test_every_pending_notice_is_tried_when_asked(tmp_path):
+    clock = Clock()
+    _failed_notice(tmp_path, clock, objective="一つ目")
+    _failed_notice(tmp_path, clock, objective="二つ目")
+    clock.sleep(3600)
+    out = _resend(tmp_path, clock, _Post(default=500), stop_after_failure=False)
+    assert len(out) == 2 and all(r["webhook"]["status"] == "failed" for r in out)

@@ -376,3 +376,25 @@ def test_unreadable_trial_state_is_not_reused(env) -> None:
     (wd / "trial-state.json").write_text("[")
     e = entry(make_plan(env), "union-target:work")
     assert e["action"] == "run" and "cannot tell the origin" in e["reason"]
+
+
+def test_plan_sends_a_failed_notice_again(env, capsys, monkeypatch) -> None:
+    """A person is always told (seed 000): plan, like run and `watch daily`, resends a notice whose webhook failed."""
+    from live_trial import notify as nt
+
+    env["eval"].mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("LIVE_TRIAL_WEBHOOK_URL", "http://127.0.0.1:9/hook")
+    answers = [500, 500, 204]              # the first send and its retry fail; the resend gets through
+    sent = []
+
+    def post(url, body, timeout):
+        sent.append(body)
+        return answers[len(sent) - 1]
+    monkeypatch.setattr(nt, "_http_post", post)
+    nt.notify(env["eval"], "done", "greet", "1 file written", "en", sleep=lambda s: None,
+              clock=lambda: "2026-01-01T00:00:00.000Z")
+    assert main(["plan", "--plugin-dir", str(env["plugins"] / "many"), "--eval-root", str(env["eval"]), "--json"]) == 0
+    capsys.readouterr()
+    recs = nt.read_notifications(env["eval"])
+    assert [r["webhook"]["status"] for r in recs] == ["failed", "sent"] and len(sent) == 3
+    assert recs[1]["text"] == recs[0]["text"] and recs[1]["refs"]["resend_of"] == nt.notification_id(recs[0])

@@ -12,7 +12,7 @@ import pytest
 from live_trial import watch as wt
 from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.jsonfile import schema_errors
-from live_trial.notify import forbidden_tokens, read_notifications
+from live_trial.notify import forbidden_tokens, notification_id, notify, read_notifications
 
 
 class Clock:
@@ -349,3 +349,74 @@ def test_english_watch_notifications(root, clock):
     w = _register(root, clock, objective="reply to inquiries")
     wt.record_result(root, w["id"], "ok", "2 replies found", clock=clock, lang="en", env={})
     assert _notes(root)[0]["text"] == "✅ Confirmed: reply to inquiries\nWhat was checked: 2 replies found"
+
+
+# --- failed notices are sent again by the maintenance (seed 000: a person is always told the outcome) ----
+
+HOOK = {"LIVE_TRIAL_WEBHOOK_URL": "https://hook.invalid/x"}
+
+
+class Post:
+    """A webhook answering with ``code``; keeps every text it was given."""
+
+    def __init__(self, code=204):
+        self.code = code
+        self.texts: list[str] = []
+
+    def __call__(self, url, body, timeout_s):
+        self.texts.append(json.loads(body)["content"])
+        return self.code
+
+
+def _failed_notice(root, clock):
+    return notify(root, "not_working", "あいさつする", "何も書かれていない", "ja", env=HOOK, post=Post(500),
+                  sleep=lambda s: None, clock=lambda: wt.iso(clock()))
+
+
+def test_daily_maintenance_without_ledger_still_resends_and_creates_no_ledger(root, clock):
+    original = _failed_notice(root, clock)
+    clock.advance(minutes=59)
+    post = Post()
+    out = wt.daily_maintenance(root, Starter(), clock=clock, env=HOOK, post=post)
+    assert out["resent"] == [] and post.texts == []
+    clock.advance(minutes=1)
+    out = wt.daily_maintenance(root, Starter(), clock=clock, env=HOOK, post=post)
+    assert out["ran"] is False and out["reason"] == "no watches"
+    assert out["resent"] == [notification_id(original)] and post.texts == [original["text"]]
+    assert not (root / "watches.json").exists() and not (root / wt.LOCK_FILE).exists()
+    assert sorted(p.name for p in root.iterdir()) == ["notifications.jsonl"]
+    assert len(_notes(root)) == 2
+
+
+def test_daily_maintenance_resends_on_every_call_not_once_a_day(root, clock):
+    _register(root, clock)
+    starter = Starter({"result": "ng", "note": "0 replies"})
+    assert wt.daily_maintenance(root, starter, clock=clock, env={})["ran"]
+    original = _failed_notice(root, clock)
+    clock.advance(hours=1)
+    post = Post()
+    out = wt.daily_maintenance(root, starter, clock=clock, env=HOOK, post=post)
+    assert out["ran"] is False and out["reason"] == "already done today"
+    assert out["resent"] == [notification_id(original)] and len(post.texts) == 1
+    assert wt.daily_maintenance(root, starter, clock=clock, env=HOOK, post=post)["resent"] == []
+    assert len(starter.launched) == 1
+
+
+def test_daily_maintenance_without_webhook_writes_no_notification(root, clock):
+    _failed_notice(root, clock)
+    before = tree_digest(root)
+    clock.advance(days=1)
+    out = wt.daily_maintenance(root, Starter(), clock=clock, env={})
+    assert out["resent"] == [] and tree_digest(root) == before
+
+
+def test_a_failing_resend_never_stops_the_maintenance(root, clock, monkeypatch):
+    w = _register(root, clock)
+    clock.advance(days=7)
+
+    def broken(*a, **kw):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(wt, "resend_failed", broken)
+    out = wt.daily_maintenance(root, Starter(), clock=clock, env={})
+    assert out["ran"] and out["swept"] == [w["id"]] and out["resent"] == []

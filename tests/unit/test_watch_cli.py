@@ -128,3 +128,19 @@ def test_notify_subcommand_list_matches_the_parser():
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
     missing = set(sub.choices) - set(nt.SUBCOMMANDS)
     assert not missing, f"add these subcommands to notify.SUBCOMMANDS: {sorted(missing)}"
+
+
+def test_daily_says_how_many_failed_notices_were_sent_again(tmp_path, capsys, monkeypatch):
+    root = tmp_path / "eval-log"
+    monkeypatch.setenv("LIVE_TRIAL_WEBHOOK_URL", "https://hook.invalid/x")
+    posted = []
+    monkeypatch.setattr(nt, "_http_post", lambda url, body, timeout_s: posted.append(body) or 500)
+    nt.notify(root, "done", "あいさつする", "あいさつを1件書いた", "ja", sleep=lambda s: None,
+              clock=lambda: "2026-01-01T00:00:00.000Z")
+    monkeypatch.setattr(nt, "_http_post", lambda url, body, timeout_s: posted.append(body) or 204)
+    assert main(["watch", "daily", "--eval-root", str(root)]) == 0
+    assert capsys.readouterr().out.startswith("DAILY: 1 failed notice(s) sent again; no watch work (no watches)")
+    assert len(posted) == 3 and not (root / "watches.json").exists()
+    assert main(["watch", "daily", "--eval-root", str(root)]) == 0
+    assert capsys.readouterr().out.startswith("DAILY: nothing to do (no watches)")
+    assert len(posted) == 3
