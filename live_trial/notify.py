@@ -527,7 +527,8 @@ def notify_trial(eval_root: Path, verdict: Mapping[str, Any], lang: str | None =
     verdict, evidence, unverified, goal blockers, and the reasons (stop reason, failure reason, poll exit, goal
     failed, nudged, gate answered) that have a plain sentence. The objective is ``objective``, else the skill
     description kept in the workdir's evaluation.json (``workdir``, else found from eval_root, plugin, skill
-    and run id), else the skill's name.
+    and run id), else the skill's name. A rehearsal verdict (``scenario_origin`` rehearsal) adds the sentence
+    ``notes.rehearsal`` of the catalogue: the model was a script, so the skill itself is not proven yet.
     """
     doc = dict(verdict)
     overall = doc.get("overall")
@@ -541,6 +542,8 @@ def notify_trial(eval_root: Path, verdict: Mapping[str, Any], lang: str | None =
                                   unverified=_find_key(doc, "unverified"), reasons=reasons or [overall],
                                   blockers=[str(b) for b in blockers] if isinstance(blockers, list) else [str(blockers)],
                                   lang=lang)
+    if _find_key(doc, "scenario_origin") == "rehearsal":     # issue 2: say plainly that the model was scripted
+        detail = ("" if lang == "ja" else " ").join((detail, catalogue(lang)["notes"]["rehearsal"])).strip()
     refs = {k: str(v) for k, v in {"run_id": _find_key(doc, "run_id"), "target": target,
                                    "overall": overall}.items() if v}
     return notify(eval_root, kind, objective, detail, lang, refs=refs, env=env, clock=clock, post=post,

@@ -112,6 +112,7 @@ class Trial:
         self.server = None
         self.backend = None
         self.target = None
+        self.pinning = None       # closure.Pinning, set by the input checks (trial_inputs.validate)
         self.claude = None
         self.child_overrides: dict[str, str] = {}
 
@@ -172,6 +173,9 @@ class Trial:
             "pane_pid": None, "started_at": utc_now(), "nudge_count": 0, "gate_response_count": 0,
             "gate_responses": list(req.gate_responses), "stall_extended": False,
             "rehearsal": None, "cwd_snapshot": None,
+            "closure": {"digest": self.pinning.digest, "plugins": [p.name for p in self.pinning.plugins],
+                        "plugin_dirs": [str(p.root) for p in self.pinning.plugins],
+                        "file_count": len(self.pinning.files)},
         }
         self._save_state()
         self._write_task()
@@ -304,7 +308,8 @@ class Trial:
             session=self.state["session"], cwd=self.req.cwd, model=self.req.model,
             session_id=self.state["session_id"], target=self.req.target, plugins_root=self.req.plugins_root,
             claude=self.claude, env_overrides=self.child_overrides, proof=self.req.proof,
-            rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid())
+            rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
+            plugin_dirs=[Path(d) for d in self.state["closure"]["plugin_dirs"]])
         result = boot.boot(req, self.backend, base_env=self.env)
         self._save_state(pane_pid=result.pane_pid)
         self._log("boot", "READY", elapsed_s=round(result.elapsed_s, 2), bypass_dialog_seen=result.bypass_dialog_seen,

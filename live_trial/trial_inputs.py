@@ -32,7 +32,7 @@ def validate(trial) -> None:
     trial.target = closure.resolve_target(req.target, req.plugins_root)
     # Fail closed on the plugin set and its files before anything is created (issue 3: BOOT_FAIL before
     # start): missing or malformed manifests, a symlink leaving a plugin, an undeclared plugin.
-    trial.plugin_set = closure.pin(trial.target, req.plugins_root).plugins
+    trial.pinning = closure.pin(trial.target, req.plugins_root)
     if not str((trial.target.frontmatter or {}).get("description") or "").strip():
         trial.facts.warnings.append("SKILL.md has no frontmatter description: the evaluator has no promise "
                                    "to judge the goal against")

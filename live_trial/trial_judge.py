@@ -45,7 +45,8 @@ def judge(trial) -> "TrialOutcome":
         scenario_origin=origin, scenario_path=trial.req.rehearsal, args=trial.req.args,
         claude_version=trial.state.get("claude_version"), stop_reason=trial.facts.stop_reason,
         stall_row=trial.facts.stall_row,
-        notes=trial.facts.notes, warnings=trial.facts.warnings, started_at=trial.state["started_at"])
+        notes=trial.facts.notes, warnings=trial.facts.warnings, started_at=trial.state["started_at"],
+        closure_at_boot=trial.state.get("closure"))
     overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
     text = None
     try:

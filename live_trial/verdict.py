@@ -268,6 +268,28 @@ def _evidence_items(items: Iterable[Mapping[str, Any]] | None) -> list[dict]:
     return out
 
 
+def _closure_fields(target: Any, plugins_root: Path | None, at_boot: Mapping[str, Any] | None,
+                    notes: list[str]) -> tuple[str, list[str], int]:
+    """``(digest, plugin names, file count)`` for the verdict: the boot-time closure when known, else now's.
+    Appends a note to ``notes`` when the files changed since boot or the closure cannot be built any more."""
+    from live_trial import closure
+
+    try:
+        now = closure.pin(target, plugins_root)
+    except closure.ClosureError as exc:
+        if not at_boot:
+            raise
+        notes.append(f"the behaviour closure can no longer be built ({exc.message}); the verdict records the "
+                     "closure pinned when the trial started")
+        return str(at_boot["digest"]), [str(n) for n in at_boot["plugins"]], int(at_boot["file_count"])
+    if not at_boot:
+        return now.digest, [p.name for p in now.plugins], len(now.files)
+    if now.digest != at_boot["digest"]:
+        notes.append(f"the skill's files changed during the trial: the verdict records the closure tested "
+                     f"({at_boot['digest'][:19]}), not the files now ({now.digest[:19]}), which need a new trial")
+    return str(at_boot["digest"]), [str(n) for n in at_boot["plugins"]], int(at_boot["file_count"])
+
+
 def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, session_id: str | None,
                   requested_model: str | None, launch: str, completion: str, goal_result: str | None,
                   nudge_count: int = 0, gate_response_count: int = 0, gate_kind: str = "rescue",
@@ -278,7 +300,7 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
                   claude_version: str | None = None, tmux_version: str | None = None,
                   stop_reason: str | None = None, stall_row: int | None = None, failure_reason: str | None = None,
                   notes: Iterable[str] = (), warnings: Iterable[str] = (), started_at: str | None = None,
-                  watch_id: str | None = None) -> dict:
+                  watch_id: str | None = None, closure_at_boot: Mapping[str, Any] | None = None) -> dict:
     """Build (not write) a verdict document, checking every rule first. Raises :class:`RefusedInput` (exit 2) for
     a denylisted target, a bad value, an ungrounded ``contractual``, a target other than the one the workdir's
     ``trial-state.json`` records, or an unreadable ``trial-state.json``; :class:`~live_trial.closure.ClosureError`
@@ -287,7 +309,12 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     ``scenario_origin`` is checked against the workdir (:func:`live_trial.origin.workdir_origin`): a rehearsal
     workdir is always recorded ``rehearsal`` — a caller's ``live`` is overridden with a note (not refused: the
     workdir decides, and the override can only make the verdict less reusable, never more) and the scenario path
-    is taken from ``trial-state.json`` when the caller gave none."""
+    is taken from ``trial-state.json`` when the caller gave none.
+
+    ``closure_at_boot`` (``{"digest", "plugins", "file_count", ...}``, trial-state.json ``closure``): the
+    behaviour closure pinned when the trial started. The verdict records that one — what was really tested — so a
+    skill edited during the trial is not recorded (and later reused) as tested; a note says when the files differ
+    now or the closure can no longer be built (then no ClosureError is raised: the trial did run)."""
     from live_trial import closure
     from live_trial.backend import check_target_allowed
     from live_trial.plan import derive_tier
@@ -320,7 +347,7 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     if gate_kind == "contractual" and kind == "rescue":
         notes.append("gate kind contractual was normalised to rescue: there were no gate responses")
     grounding = contract_evidence(target.frontmatter) if kind == "contractual" else []
-    pinning = closure.pin(target, plugins_root)
+    digest, plugin_names, file_count = _closure_fields(target, plugins_root, closure_at_boot, notes)
     transcript = workdir / TRANSCRIPT_FILE
     transcript_sha, models = None, []
     if transcript.is_file():
@@ -371,9 +398,9 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
         "stall_row": stall_row,
         "failure_reason": failure_reason,
         "overall": {"verdict": judgement.verdict, "reasons": list(judgement.reasons)},
-        "skill_dir_tree_sha": pinning.digest,
-        "closure_plugins": [p.name for p in pinning.plugins],
-        "closure_file_count": len(pinning.files),
+        "skill_dir_tree_sha": digest,
+        "closure_plugins": plugin_names,
+        "closure_file_count": file_count,
         "transcript_sha256": transcript_sha,
         "session_id": session_id or None,
         "scenario_id": scenario_id(qualified, args, scenario_path if scenario_origin == "rehearsal" else None),

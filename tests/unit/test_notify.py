@@ -276,6 +276,18 @@ def test_notify_trial_pass_uses_the_observed_evidence(tmp_path):
     assert text == "✅ Finished: greet\nWhat was checked: 1 file with 1 line"
 
 
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_notify_trial_of_a_rehearsal_says_the_model_was_scripted(tmp_path, lang):
+    """A person told "finished" after `make demo` would think the skill works; a rehearsal proves the harness only."""
+    doc = {"overall": "PASS", "target": "hello:greet", "scenario_origin": "rehearsal",
+           "evidence": [{"claim": "c", "source": "out/greeting.txt", "observed": "1 file with 1 line"}]}
+    text = nt.notify_trial(tmp_path, doc, lang, env={})
+    note = nt.catalogue(lang)["notes"]["rehearsal"]
+    assert text.endswith(note) and "1 file with 1 line" in text and nt.forbidden_tokens(text, lang) == []
+    real = nt.notify_trial(tmp_path, dict(doc, scenario_origin="live"), lang, env={})
+    assert note not in real
+
+
 def test_notify_trial_with_a_verdict_shaped_like_verdict_py(tmp_path):
     root = tmp_path / "eval-log"
     wd = root / "hello" / "greet" / "live-trial" / "20261130T101010-abcd"

@@ -412,3 +412,41 @@ def test_target_not_matching_trial_state_is_refused(tree, capsys) -> None:
 def test_unreadable_trial_state_is_refused(tree, capsys) -> None:
     (tree["wd"] / "trial-state.json").write_text("{not json")
     refused_hashed(tree, capsys, argv(tree), "bad_trial_state", "trial-state.json")
+
+
+# ------------------------------------------------------------------ the closure tested is the closure at boot
+def _at_boot(tree) -> tuple[closure.Target, dict]:
+    t = closure.resolve_target("union-target:work", tree["plugins"])
+    pin = closure.pin(t, tree["plugins"])
+    return t, {"digest": pin.digest, "plugins": [p.name for p in pin.plugins],
+               "plugin_dirs": [str(p.root) for p in pin.plugins], "file_count": len(pin.files)}
+
+
+def _build(tree, t, at_boot):
+    return v.build_verdict(workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id=None,
+                           requested_model=None, launch="PASS", completion="PASS", goal_result="FAIL",
+                           poll_exit="DONE", closure_at_boot=at_boot)
+
+
+def test_a_skill_edited_during_the_trial_is_recorded_as_tested_not_as_now(tree) -> None:
+    """Issue 5: a PASS is reused only while what it tested is what would run now; recording the edited files
+    would let plan reuse a PASS of files that never ran."""
+    t, at_boot = _at_boot(tree)
+    skill_md = tree["plugins"] / "union-target" / "skills" / "work" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text() + "\nEdited while the trial ran.\n")
+    now = closure.pin(t, tree["plugins"]).digest
+    doc = _build(tree, t, at_boot)
+    assert doc["skill_dir_tree_sha"] == at_boot["digest"] != now
+    assert doc["closure_plugins"] == at_boot["plugins"] and doc["closure_file_count"] == at_boot["file_count"]
+    assert any("changed during the trial" in n for n in doc["notes"])
+    assert not any("changed during" in n for n in _build(tree, t, _at_boot(tree)[1])["notes"])
+
+
+def test_a_closure_broken_during_the_trial_still_gets_a_verdict(tree) -> None:
+    t, at_boot = _at_boot(tree)
+    shutil.rmtree(tree["plugins"] / "union-contract-dep")
+    doc = _build(tree, t, at_boot)
+    assert doc["skill_dir_tree_sha"] == at_boot["digest"]
+    assert any("can no longer be built" in n and "union-contract-dep" in n for n in doc["notes"])
+    with pytest.raises(closure.ClosureError):      # without the boot-time closure it is still refused
+        _build(tree, t, None)
