@@ -65,6 +65,8 @@ def read_frontmatter(path: Path) -> dict:
 
 
 def read_json_object(path: Path, what: str) -> dict:
+    """The JSON object in ``path`` (``what`` names it in messages, e.g. "plugin.json"). Raises
+    :class:`ClosureError` when the file is missing, unreadable, not JSON or not an object."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -89,6 +91,8 @@ def _dep_name(entry: Any, where: str, field_name: str) -> str:
 
 
 def name_list(value: Any, where: str, field_name: str) -> list[str]:
+    """``value`` as a list of plugin names (None -> []). Raises :class:`ClosureError` naming ``field_name`` and
+    ``where`` when it is not a list of non-empty strings."""
     if value is None:
         return []
     if not isinstance(value, list):
@@ -102,6 +106,9 @@ def name_list(value: Any, where: str, field_name: str) -> list[str]:
 
 
 def validate_contract(doc: dict, path: Path) -> dict:
+    """The package contract ``doc`` (read from ``path``) checked and normalised to ``{"depends_on": [names],
+    "skills": [names] | None (not declared), "narrowing": {skill: [names]} | None}``. Raises :class:`ClosureError`
+    naming the field for any malformed part (a contract that fails is never half-used: fail closed, issue 3)."""
     where = str(path)
     depends_on = name_list(doc.get("depends_on"), where, "depends_on")
     entry = doc.get("entry_points", {})

@@ -49,6 +49,7 @@ class Workdir:
 
     @property
     def out(self) -> Path:
+        """``<workdir>/out``: where the skill writes the completion marker and its artifacts."""
         return self.root / "out"
 
     @property

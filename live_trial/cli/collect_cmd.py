@@ -7,6 +7,7 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``collect`` and ``reap`` subcommands."""
     p = sub.add_parser("collect", help="copy pane.txt, transcript.jsonl and side effects into a workdir",
                        description="Seed 001 collection: out/, pane.txt (capture with scrollback) and transcript.jsonl "
                                    "in the workdir, side effects as git status/diff. Exit 0 complete, 1 partial.")
@@ -26,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_collect(args) -> int:
+    """``collect``: copy out/, pane.txt, transcript.jsonl and side effects into the workdir; exit 0 complete,
+    1 partial (what is missing is printed); RefusedInput (exit 2) for a bad session name."""
     from live_trial import transcript
     from live_trial.backend import Backend, validate_session_name
     from live_trial.collect import collect
@@ -50,6 +53,8 @@ def cmd_collect(args) -> int:
 
 
 def cmd_reap(args) -> int:
+    """``reap``: remove every lt-* session whose owner harness is gone and print each one; exit 0 (3 when
+    tmux is missing)."""
     from live_trial.backend import Backend
 
     backend = Backend(args.socket)

@@ -10,6 +10,7 @@ import json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``self-test`` subcommand."""
     p = sub.add_parser("self-test", help="run every offline self-check (exit 0 all passed, 1 a check failed)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_self_test)
@@ -42,6 +43,8 @@ def _schemas_and_references() -> list[str]:
 
 
 def cmd_self_test(args) -> int:
+    """``self-test``: every offline check (names, denylist, classifier cases, schemas); exit 0 all passed,
+    1 a check failed."""
     import contextlib
     import io
 

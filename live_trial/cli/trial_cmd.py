@@ -12,6 +12,7 @@ from live_trial.errors import RefusedInput
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``run`` subcommand (one trial, ``--plan`` for a plan's batches, ``--resume`` for a workdir)."""
     p = sub.add_parser(
         "run", help="run a skill in a real claude session in tmux and judge it",
         description="Run TARGET (plugin:skill, or PLUGIN_DIR:skill) in a fresh claude session in tmux, watch it to the "
@@ -81,6 +82,8 @@ def _install_signal_handlers(stop: threading.Event):
 
 
 def cmd_run(args) -> int:
+    """``run``: drive a whole trial and print its summary; exit 0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED,
+    2 refused input (nothing created)."""
     from live_trial.cli.progress import Progress
     from live_trial.trial import Trial, TrialRequest
 

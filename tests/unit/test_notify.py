@@ -95,7 +95,8 @@ def test_every_exit_code_and_error_of_the_harness_has_a_sentence(lang):
     for code in sorted(_codes_in_source()):
         assert nt.reason_sentence(code, lang) != unknown, f"add a sentence for {code!r} to notifications.{lang}.json"
     for word in ("DONE", "STALL", "GATE", "HARD_CAP", "TICK_BUDGET", "BOOT_FAIL", "READY", "PASS", "FAIL",
-                 "DEGRADED", "BLOCKED", "TIMEOUT", "evidence_required", "proxy_evidence", "session_gone"):
+                 "DEGRADED", "BLOCKED", "TIMEOUT", "evidence_required", "proxy_evidence", "session_gone",
+                 "parked", "mangled", "cross_talk", "lost"):       # delivery failures (send._fail codes)
         assert word in cat["reasons"]
 
 
