@@ -172,7 +172,7 @@ class Trial:
             "proof": req.proof, "gate_kind": req.gate_kind, "phase": "created", "owner_pid": os.getpid(),
             "pane_pid": None, "started_at": utc_now(), "nudge_count": 0, "gate_response_count": 0,
             "gate_responses": list(req.gate_responses), "stall_extended": False,
-            "rehearsal": None, "cwd_snapshot": None,
+            "rehearsal": None, "cwd_snapshot": None, "expect_gate": req.expect_gate,
             "closure": {"digest": self.pinning.digest, "plugins": [p.name for p in self.pinning.plugins],
                         "plugin_dirs": [str(p.root) for p in self.pinning.plugins],
                         "file_count": len(self.pinning.files)},

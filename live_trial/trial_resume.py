@@ -42,6 +42,7 @@ def resume(trial, workdir: Path):
     req.model, req.proof, req.gate_kind = trial.state["model"], trial.state["proof"], trial.state["gate_kind"]
     req.socket = trial.state.get("socket")
     req.gate_responses = list(trial.state["gate_responses"])
+    req.expect_gate = bool(trial.state.get("expect_gate", False))
     trial.target = closure.resolve_target(req.target, req.plugins_root)
     trial._save_state(owner_pid=os.getpid())
     trial._log("harness", "resumed", phase=trial.state["phase"])

@@ -81,7 +81,7 @@ def test_plain_question_is_answered_by_one_nudge_and_degrades(tmp_path):
 def test_ask_user_question_gate_answered_by_label(tmp_path, kind, code, overall):
     proc = run_cmd(tmp_path, "trialkit:choose", "--plugins-root", str(PLUGINS),
                    "--rehearsal", str(SCENARIOS / "choose-gate.yaml"), "--gate-response", "Casual",
-                   "--gate-kind", kind, *FAST)
+                   "--gate-kind", kind, "--expect-gate", *FAST)       # the gate is shown: --expect-gate holds
     result = final_json(proc)
     assert proc.returncode == code, proc.stderr[-3000:]
     doc = _verdict(result)
@@ -103,6 +103,20 @@ def test_gate_with_no_response_left_fails(tmp_path):
     doc = _verdict(result)
     assert doc["poll_exit"] == "GATE" and doc["overall"]["verdict"] == "FAIL"
     assert any("stopped at a question it had to ask" in n for n in doc["notes"])
+    _no_leftovers(workdirs(tmp_path)[0])
+
+
+def test_a_skill_that_must_stop_at_a_gate_but_never_asks_fails(tmp_path):
+    """Issue 8 item 8: a guard that never asked is broken, however well the rest went."""
+    proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "mark-happy.yaml"), "--expect-gate", *FAST)
+    result = final_json(proc)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    doc = _verdict(result)
+    assert (doc["completion"], doc["stop_reason"], doc["overall"]["verdict"]) == (
+        "FAIL", "expected_gate_not_shown", "FAIL")
+    assert "expected gate was not shown" in doc["notes"]
+    assert "expected gate was not shown" in result["summary"]
     _no_leftovers(workdirs(tmp_path)[0])
 
 
