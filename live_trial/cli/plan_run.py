@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from live_trial.errors import RefusedInput
+from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import read_json
 
 
@@ -40,6 +40,13 @@ def run_plan(args, policy) -> int:
     from live_trial.cli.progress import Progress
     from live_trial.trial import Trial, TrialRequest
 
+    per_skill = [flag for flag, given in (("--gate-response", args.gate_response),
+                                          ("--gate-kind contractual", args.gate_kind == "contractual"),
+                                          ("--expect-gate", args.expect_gate)) if given]
+    if per_skill:
+        raise RefusedInput(f"{', '.join(per_skill)} describe one skill's questions and cannot apply to a whole plan",
+                           where="run --plan", code="per_skill_option_with_plan",
+                           fix="run gated skills on their own: live-trial run <plugin:skill> --gate-response ...")
     plan = read_json(args.plan, "plan.schema.json")
     batches = plan_items(plan)
     width = args.max_concurrency or int(plan.get("max_concurrency") or 2)
@@ -66,7 +73,7 @@ def run_plan(args, policy) -> int:
                 progress.tty = False
                 try:
                     return Trial(req, on_event=progress.event, stop_event=stop).run()
-                except RefusedInput as exc:
+                except LiveTrialError as exc:      # refused or failed before its workdir: one row, not the batch
                     return exc
             with ThreadPoolExecutor(max_workers=width) as pool:
                 for entry, outcome in zip(batch, pool.map(one, batch)):
@@ -88,9 +95,9 @@ def _report(results, *, json_mode: bool) -> int:
     worst = 0
     rows = []
     for target, outcome in results:
-        if isinstance(outcome, RefusedInput):
-            rows.append({"target": target, "status": "REFUSED", "exit_code": 2, "summary": outcome.message})
-            code = 2
+        if isinstance(outcome, LiveTrialError):
+            code = int(outcome.exit_code)
+            rows.append({"target": target, "status": outcome.status, "exit_code": code, "summary": outcome.message})
         else:
             rows.append({"target": target, **outcome_json(outcome)})
             code = outcome.exit_code

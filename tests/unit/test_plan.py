@@ -398,3 +398,35 @@ def test_plan_sends_a_failed_notice_again(env, capsys, monkeypatch) -> None:
     recs = nt.read_notifications(env["eval"])
     assert [r["webhook"]["status"] for r in recs] == ["failed", "sent"] and len(sent) == 3
     assert recs[1]["text"] == recs[0]["text"] and recs[1]["refs"]["resend_of"] == nt.notification_id(recs[0])
+
+
+# ------------------------------------------------------------------ run --plan
+def _plan_file(env: dict, *targets: str) -> Path:
+    doc = make_plan(env, "many")
+    doc["live_batches"] = [[{"target": t, "plugins_root": str(env["plugins"]), "proof": False, "args": ""}
+                            for t in targets]]
+    path = env["tmp"] / "plan.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("extra", [["--gate-response", "Casual"], ["--gate-kind", "contractual"], ["--expect-gate"]])
+def test_run_plan_refuses_options_that_describe_one_skills_questions(env, capsys, extra) -> None:
+    """They were silently dropped before: every gated skill of the plan then FAILed at its question."""
+    plan = _plan_file(env, "many:s1")
+    code = main(["run", "--plan", str(plan), "--eval-root", str(env["eval"]), "--cwd", str(env["tmp"])] + extra)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("REFUSED: ") and "cannot apply to a whole plan" in err and "\n" not in err
+    assert not env["eval"].exists()
+
+
+def test_run_plan_reports_an_entry_that_fails_before_its_workdir_and_goes_on(env, capsys) -> None:
+    """A closure error (BOOT_FAIL) in one entry is that entry's row, not the end of the batch and its table."""
+    shutil.rmtree(env["plugins"] / "union-contract-dep")
+    plan = _plan_file(env, "union-target:work", "many:nosuch")
+    code = main(["run", "--plan", str(plan), "--eval-root", str(env["eval"]), "--cwd", str(env["tmp"]), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    rows = {r["target"]: r for r in doc["trials"]}
+    assert rows["union-target:work"]["status"] == "BOOT_FAIL" and "union-contract-dep" in rows["union-target:work"]["summary"]
+    assert rows["many:nosuch"]["status"] == "REFUSED"
+    assert code == doc["exit_code"] == 2
