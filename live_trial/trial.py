@@ -263,6 +263,7 @@ class Trial:
         self.backend = Backend(self.req.socket)
         self.backend.require_tmux()
         self.claude = find_claude(self.req.claude_bin, self.env)
+        self._log("tools", "claude", version=self.claude.version, path=self.claude.path)
         warning = self.claude.warning()
         if warning:
             self._log("tools", "version_warning", warning=warning)

@@ -116,9 +116,13 @@ def cmd_boot(args) -> int:
         rehearsal = True
     elif args.config_dir:
         overrides["CLAUDE_CONFIG_DIR"] = str(Path(args.config_dir).resolve())
+    from live_trial.claude_bin import find_claude
+
+    claude = find_claude(args.claude_bin)          # Blocked (exit 3) when missing
+    warning = claude.warning()
     req = boot.BootRequest(session=args.session, cwd=Path(args.cwd), model=args.model, session_id=args.session_id,
                            target=args.target_skill, plugins_root=Path(args.plugins_root) if args.plugins_root else None,
-                           claude=args.claude_bin, env_overrides=overrides, proof=args.proof, rehearsal=rehearsal,
+                           claude=claude, env_overrides=overrides, proof=args.proof, rehearsal=rehearsal,
                            owner_pid=args.owner_pid if args.owner_pid is not None else default_owner_pid(),
                            timeout_s=args.timeout)
     try:
@@ -129,9 +133,13 @@ def cmd_boot(args) -> int:
         print(json.dumps({"status": "READY", "session": result.session, "session_id": result.session_id,
                           "model": result.model, "elapsed_s": round(result.elapsed_s, 2),
                           "bypass_dialog_seen": result.bypass_dialog_seen, "pane_pid": result.pane_pid,
-                          "plugin_dirs": [str(p) for p in result.plugin_dirs]}))
+                          "plugin_dirs": [str(p) for p in result.plugin_dirs],
+                          "claude_version": claude.version, "claude_path": claude.path, "claude_warning": warning}))
     else:
         print(result.ready_line())
+        print(f"claude {claude.version} ({claude.path})", file=sys.stderr)   # stdout stays the READY line
+        if warning:
+            print(f"WARN: {warning}", file=sys.stderr)
     return int(ExitCode.OK)
 
 
