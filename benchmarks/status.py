@@ -10,6 +10,10 @@ and dates unique per repetition), ending in a turn whose Bash tool is still runn
 - ``poll``: the steady per-tick cost of :func:`live_trial.poll.poll` (fake tmux backend, real screen masking, real
   transcript reads, one record appended between ticks, state file written each tick) on a 1 MB and on the big
   transcript. Goal: within 20 % of each other.
+- one long turn: a trial is one turn, so the tail back to the prompt is the whole turn. Per tick, with one record
+  appended between ticks, on a ``--long-turn-mb`` (default 12) single turn: the baseline re-reads the tail and
+  classifies (what every tick did before :class:`live_trial.poll.TurnCache`), against the cache (only new lines
+  parsed) and classify. Goal: the cache at most half the baseline.
 
 Prints ratios, asserts nothing. Usage: ``python benchmarks/status.py [--size-mb 1024] [--repeat 20] [--keep DIR]``
 """
@@ -30,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from live_trial import transcript  # noqa: E402
-from live_trial.poll import PollConfig, poll  # noqa: E402
+from live_trial.poll import PollConfig, TurnCache, poll  # noqa: E402
 from live_trial.policy import load_policy  # noqa: E402
 from live_trial.status import classify  # noqa: E402
 from live_trial.transcript_builder import TranscriptBuilder  # noqa: E402
@@ -161,11 +165,58 @@ def time_poll_tick(path: Path, work: Path, ticks: int) -> list[float]:
     return [marks[i + 1] - marks[i] for i in range(0, len(marks) - 1, 2)]
 
 
+def build_long_turn(path: Path, size_mb: int) -> int:
+    """One turn of ``size_mb`` MB: a prompt, then Bash tool_use/tool_result pairs, the last tool still running."""
+    b = TranscriptBuilder(session_id=SID, seed=7)
+    b.prompt("One long task.")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(b.text_jsonl())
+        written = 0
+        while written < size_mb * (1 << 20):
+            b.records.clear()
+            tid = b.tool_use("Bash", {"command": "make step", "description": "one step"})
+            b.tool_result(tid, "step output " * 150)
+            chunk = b.text_jsonl()
+            fh.write(chunk)
+            written += len(chunk)
+        b.records.clear()
+        b.tool_use("Bash", {"command": "sleep 20"})
+        fh.write(b.text_jsonl())
+    return path.stat().st_size
+
+
+def time_long_turn(path: Path, ticks: int) -> tuple[float, float, str, str]:
+    """Median seconds per tick: (baseline read_tail + classify, TurnCache + classify), and the states seen."""
+    extra = TranscriptBuilder(session_id=SID, seed=8)
+    extra.now = extra.now.replace(year=2031)
+
+    def append() -> None:
+        extra.records.clear()
+        extra.text("still working")
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(extra.text_jsonl())
+
+    base, cached, cache = [], [], TurnCache()
+    cache.records(path, transcript.complete_end_offset(path))        # the first tick reads the tail once
+    s1 = s2 = ""
+    for _ in range(ticks):
+        append()
+        t0 = time.perf_counter()
+        s1 = classify(transcript.read_tail(path).records).state
+        t1 = time.perf_counter()
+        s2 = classify(cache.records(path, transcript.complete_end_offset(path))[0]).state
+        t2 = time.perf_counter()
+        base.append(t1 - t0)
+        cached.append(t2 - t1)
+    return statistics.median(base), statistics.median(cached), s1, s2
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size-mb", type=int, default=1024)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--ticks", type=int, default=40)
+    ap.add_argument("--long-turn-mb", type=int, default=12)
     ap.add_argument("--keep", type=Path, default=None, help="build in this folder and keep the files")
     args = ap.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="lt-bench-status-"))
@@ -197,6 +248,12 @@ def main() -> int:
         print(f"poll per tick, median of {ROUNDS}x{args.ticks}: 1 MB {tick_small * 1000:.2f} ms, "
               f"{size / (1 << 20):.0f} MB {tick_big * 1000:.2f} ms")
         print(f"ratio big/small per tick: {tick_big / tick_small:.2f}   (goal: within 20 %, i.e. <= 1.20)")
+        long_turn = work / "long-turn.jsonl"
+        long_size = build_long_turn(long_turn, args.long_turn_mb)
+        base_s, cached_s, s1, s2 = time_long_turn(long_turn, args.ticks)
+        print(f"one long turn ({long_size / (1 << 20):.0f} MB), per tick, median of {args.ticks}: "
+              f"re-read tail {base_s * 1000:.1f} ms -> {s1}, turn cache {cached_s * 1000:.1f} ms -> {s2}")
+        print(f"ratio cache/re-read: {cached_s / base_s:.2f}   (goal: <= 0.50)")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -39,7 +39,6 @@ EXIT_HISTORY_MAX = 200
 #: A gate already reported (same tool_use id) is reported again only after it stayed this long: the answer
 #: may take a moment to reach the transcript.
 GATE_REPEAT_S = 5.0
-READ_NEW_MAX_BYTES = 4 * 1024 * 1024
 
 
 @dataclass
@@ -94,6 +93,39 @@ def _iso(t: float) -> str:
 
 def _epoch(iso: str) -> float:
     return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+class TurnCache:
+    """The transcript records of the current turn, kept between the ticks of one :func:`poll` call.
+
+    The first tick reads the tail back to the newest human prompt (:func:`live_trial.transcript.read_tail`); later
+    ticks parse only the complete lines written since (:func:`live_trial.transcript.read_from`). A trial is one
+    long turn, so re-reading that tail every tick made a tick's cost grow with the turn: 110 ms on a 13 MB turn
+    against about 30 ms with this cache (benchmarks/status.py, "one long turn"). The tail is read afresh when the
+    file shrinks or is replaced, or when the cache holds more than ``REREAD_BYTES`` (memory stays bounded).
+    """
+
+    REREAD_BYTES = transcript.TAIL_MAX_BYTES + transcript.TAIL_MAX_BYTES // 4
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self.start = self.end = 0
+        self.items: list[dict] = []
+
+    def records(self, path: Path, end: int) -> tuple[list[dict], int]:
+        """``(records, how many are new since the last call)`` for ``path`` whose complete lines end at byte
+        ``end``; records in file order (the classifier orders them). Never raises for I/O (a missing file
+        reads as no records)."""
+        if path != self.path or end < self.end or end - self.start > self.REREAD_BYTES:
+            first = self.path is None
+            tail = transcript.read_tail(path)
+            self.path, self.start, self.end, self.items = path, tail.start_offset, tail.end_offset, tail.records
+            return self.items, len(self.items) if first else 0
+        if end == self.end:
+            return self.items, 0
+        new, self.end = transcript.read_from(path, self.end)
+        self.items.extend(new)
+        return self.items, len(new)
 
 
 def load_state(cfg: PollConfig, marker: Path, now: float) -> dict:
@@ -165,6 +197,7 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
     status: Status | None = None
     shown_state: str | None = state.get("last_state")
     pane_pid: int | None = None       # asked once per call: a pane keeps its pid
+    turn_cache = TurnCache()
 
     def finish(exit_word: str, reason: str, question: str | None = None) -> PollResult:
         t = clock()
@@ -213,18 +246,16 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
         if tpath is not None and tpath.exists():
             state["transcript_path"] = str(tpath)
             end = transcript.complete_end_offset(tpath)
+            records, new_records = turn_cache.records(tpath, end)
             if end != state["transcript_offset"]:
                 progress = True
-                if state["transcript_offset"] < end <= state["transcript_offset"] + READ_NEW_MAX_BYTES:
-                    new_records = len(transcript.read_from(tpath, state["transcript_offset"], READ_NEW_MAX_BYTES)[0])
                 state["transcript_offset"] = end
-            tail = transcript.read_tail(tpath)
             if pane_pid is None:
                 try:
                     pane_pid = backend.pane_pid(cfg.session) or 0
                 except LiveTrialError:
                     pane_pid = 0
-            status = classify(tail.records, _cli_session_status(pane_pid, cfg, config))
+            status = classify(records, _cli_session_status(pane_pid, cfg, config))
             shown_state = status.state
         elif cfg.session_id:
             status, shown_state = None, (BUSY_GENERATING if screen_busy else NO_TRANSCRIPT)

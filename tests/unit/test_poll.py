@@ -442,3 +442,59 @@ def test_poll_cli_refusals_exit_64_never_2_which_is_stall(env, monkeypatch, caps
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("REFUSED: ") for line in err), err
     assert "not valid JSON" in err[-1] and str(env.state_file) in err[-1]
+
+
+# ------------------------------------------------------------------ the turn cache (one long turn, many ticks)
+def _turn_file(tmp_path, tools: int):
+    from live_trial.transcript_builder import TranscriptBuilder
+
+    b = TranscriptBuilder()
+    b.prompt("do it")
+    for _ in range(tools):
+        b.tool_use("Bash", {"command": "echo hi"})
+        b.tool_result(b.records[-1]["message"]["content"][0]["id"], "hi")
+    path = tmp_path / "t.jsonl"
+    b.write(path)
+    return b, path
+
+
+def test_turn_cache_parses_only_new_lines_and_classifies_like_a_fresh_read(tmp_path, monkeypatch):
+    from live_trial import transcript
+    from live_trial.status import classify
+
+    b, path = _turn_file(tmp_path, 20)
+    tails = []
+    real_tail = transcript.read_tail
+    monkeypatch.setattr(transcript, "read_tail", lambda p, **kw: tails.append(p) or real_tail(p, **kw))
+    cache = P.TurnCache()
+    recs, new = cache.records(path, transcript.complete_end_offset(path))
+    assert new == len(recs) == 42 and len(tails) == 1
+    assert cache.records(path, transcript.complete_end_offset(path)) == (recs, 0)
+    b.tool_use("Bash", {"command": "sleep 9"})
+    b.write(path)
+    with open(path, "a") as fh:
+        fh.write('{"type": "user", "uuid": "torn')           # a line still being written is not read
+    recs, new = cache.records(path, transcript.complete_end_offset(path))
+    assert new == 1 and len(tails) == 1
+    assert classify(recs).state == classify(real_tail(path).records).state == "BUSY_TOOL"
+    b.tool_result(b.records[-1]["message"]["content"][0]["id"], "done")
+    b.text("DONE: ok")
+    b.turn_duration()
+    b.write(path)                                              # the builder rewrites: the torn line is gone
+    recs, _ = cache.records(path, transcript.complete_end_offset(path))
+    assert classify(recs).state == "IDLE_TURN_COMPLETE" and len(tails) == 1
+
+
+def test_turn_cache_reads_afresh_when_the_file_shrinks_or_the_cache_is_too_big(tmp_path, monkeypatch):
+    from live_trial import transcript
+
+    b, path = _turn_file(tmp_path, 20)
+    cache = P.TurnCache()
+    cache.records(path, transcript.complete_end_offset(path))
+    _, small = _turn_file(tmp_path, 2)                        # the same path, now shorter: replaced
+    recs, new = cache.records(small, transcript.complete_end_offset(small))
+    assert len(recs) == 6 and new == 0
+    monkeypatch.setattr(P.TurnCache, "REREAD_BYTES", 10)
+    b2, path = _turn_file(tmp_path, 3)
+    recs, _ = cache.records(path, transcript.complete_end_offset(path))
+    assert len(recs) == 8 and cache.start == 0
