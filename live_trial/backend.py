@@ -4,7 +4,9 @@ Every tmux command goes through :meth:`Backend._run` (one process boundary; it c
 ``Server.cmd``): argv list in, :class:`TmuxResult` out. The socket flag (``-L``, default
 ``live-trial``, env ``LIVE_TRIAL_SOCKET``) and ``-f /dev/null`` (no user tmux.conf: a user's
 extended-keys / prefix / paste settings cannot change what the CLI receives; issue 8 item 4) are
-added there and nowhere else.
+added there and nowhere else. There too every argument is escaped for tmux's argv parser
+(:func:`~live_trial.backend_rules.tmux_args`): a final ``;`` would end the command, so text, paths and
+cwds ending in ``;`` are sent as ``…\\;``; commands are chained only with :data:`SEP`.
 
 Targets are always exact (issue 8 item 1): sessions as ``=NAME``; panes by the pane id (``%N``)
 read back from an exact listing (``send-keys -t =NAME`` fails with "can't find pane: =NAME" on
@@ -32,16 +34,17 @@ import libtmux
 from libtmux import exc as libtmux_exc
 
 from live_trial.backend_rules import (BUFFER_HEX, BUFFER_PREFIX, DEFAULT_SOCKET, DENY_TARGET_SKILLS,  # noqa: F401
-                                      NAMED_KEYS, OWNER_ENV, SESSION_RE, SOCKET_ENV, buffer_name, check_keys,
-                                      check_target_allowed, default_owner_pid, owner_alive, owner_token, pid_alive,
-                                      resolve_socket, validate_session_name, validate_socket_name)
+                                      NAMED_KEYS, OWNER_ENV, SEP, SESSION_RE, SOCKET_ENV, buffer_name, check_keys,
+                                      check_target_allowed, default_owner_pid, escape_arg, format_literal,
+                                      owner_alive, owner_token, pid_alive, resolve_socket, tmux_args,
+                                      validate_session_name, validate_socket_name)
 from live_trial.errors import Blocked, LiveTrialError, RefusedInput
 
 __all__ = ["Backend", "SessionInfo", "PaneRow", "TmuxResult", "TmuxError", "BUFFER_HEX", "BUFFER_PREFIX",
-           "DEFAULT_SOCKET", "DENY_TARGET_SKILLS", "NAMED_KEYS", "OWNER_ENV", "OWNER_OPTION", "SESSION_RE",
+           "DEFAULT_SOCKET", "DENY_TARGET_SKILLS", "NAMED_KEYS", "OWNER_ENV", "OWNER_OPTION", "SEP", "SESSION_RE",
            "SOCKET_ENV", "PID_LOG_ENV", "buffer_name", "check_keys", "check_target_allowed", "default_owner_pid",
-           "owner_alive", "owner_token", "pid_alive", "resolve_socket", "validate_session_name",
-           "validate_socket_name"]
+           "escape_arg", "owner_alive", "owner_token", "pid_alive", "resolve_socket", "tmux_args",
+           "validate_session_name", "validate_socket_name"]
 
 PID_LOG_ENV = "LIVE_TRIAL_PID_LOG"
 NO_CONFIG = "/dev/null"
@@ -125,14 +128,19 @@ class Backend:
     def _run(self, *args: str, env: Mapping[str, str] | None = None) -> TmuxResult:
         """Run ``tmux -f /dev/null -L <socket> <args>`` and return a :class:`TmuxResult`.
 
+        ``args`` go through :func:`tmux_args` first: :data:`SEP` chains two commands, every other element
+        is data, and one ending in ``;`` is sent as ``…\\;`` so tmux does not take it for the end of the
+        command (a plain ``";"`` string is data too). ``TmuxResult.argv`` holds the escaped argv.
+
         Without ``env`` the command goes through libtmux (``Server.cmd`` → ``common.tmux_cmd``). With
         ``env`` (only ``new-session``: libtmux's ``tmux_cmd`` cannot pass an environment) the same argv
         runs through :mod:`subprocess` with exactly that client environment. Raises Blocked when tmux
         is missing, TmuxError when tmux does not answer within 30 s (subprocess path). Retries (up to 3) a
         command that met a tmux server in the middle of exiting.
         """
+        argv = tmux_args(args)
         for attempt in range(SERVER_RACE_RETRIES + 1):
-            result = self._run_once(*args, env=env)
+            result = self._run_once(*argv, env=env)
             # The last session's kill makes the server exit; a client connecting in that instant gets
             # "server exited unexpectedly" (seen on tmux 3.3a). Nothing ran: try again.
             if result.ok or not any("server exited unexpectedly" in e or "lost server" in e for e in result.stderr):
@@ -141,6 +149,7 @@ class Backend:
         return result
 
     def _run_once(self, *args: str, env: Mapping[str, str] | None = None) -> TmuxResult:
+        """One tmux run of ``args``, already escaped by :meth:`_run` (call that, not this)."""
         tmux = self._tmux()
         started = time.monotonic()
         if env is None:
@@ -191,7 +200,7 @@ class Backend:
         for key, value in values.items():
             if not re.fullmatch(r"[a-z_]{1,30}", key):
                 raise RefusedInput(f"bad meta key {key!r}", where=name)
-            args += [";"] if args else []
+            args += [SEP] if args else []
             args += ["set-option", "-t", f"={name}:", f"{META_PREFIX}{key}", str(value)]
         if args:
             self._check(self._run(*args), "set-option")
@@ -306,12 +315,13 @@ class Backend:
         missing = sorted(names - self._update_environment())
         owner = owner_token(owner_pid if owner_pid is not None else os.getpid())
         fmt = "#{session_id}|#{pane_id}|#{pane_pid}"
-        args: list[str] = ["set-option", "-gw", "remain-on-exit", "on", ";",
-                           "set-option", "-g", "history-limit", str(HISTORY_LIMIT), ";"]
+        args: list[str] = ["set-option", "-gw", "remain-on-exit", "on", SEP,
+                           "set-option", "-g", "history-limit", str(HISTORY_LIMIT), SEP]
         if missing:
-            args += ["set-option", "-ga", "update-environment", " ".join(missing), ";"]
-        args += ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), "-c", os.fspath(cwd),
-                 "-P", "-F", fmt, *argv, ";", "set-option", "-t", f"={name}:", OWNER_OPTION, owner]
+            args += ["set-option", "-ga", "update-environment", " ".join(missing), SEP]
+        args += ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
+                 "-c", format_literal(os.fspath(cwd)),
+                 "-P", "-F", fmt, *argv, SEP, "set-option", "-t", f"={name}:", OWNER_OPTION, owner]
         result = self._run(*args, env=env)
         if not result.ok:
             if self.has_session(name):  # created, but a later command of the chain failed: leave nothing
@@ -353,7 +363,7 @@ class Backend:
         pane = self._pane_id(name)
         buf = buffer_name(name, path)
         try:
-            self._check(self._run("load-buffer", "-b", buf, path), "load-buffer")
+            self._check(self._run("load-buffer", "-b", buf, format_literal(path)), "load-buffer")
             self._check(self._run("paste-buffer", "-b", buf, "-p", "-t", pane), "paste-buffer")
         finally:
             self._run("delete-buffer", "-b", buf)
@@ -399,7 +409,7 @@ class Backend:
         """
         validate_session_name(name)
         pane = pane_id or self._pane_id(name)
-        result = self._run("display-message", "-p", "-t", pane, "#{session_name}|#{pane_dead}", ";",
+        result = self._run("display-message", "-p", "-t", pane, "#{session_name}|#{pane_dead}", SEP,
                            "capture-pane", "-p", "-t", pane)
         if not result.ok or not result.stdout:
             return False, ""

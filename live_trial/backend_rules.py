@@ -1,6 +1,6 @@
 """Pure rules of the backend, usable offline (``backend --self-test``): session and socket names, the
-target denylist, paste-buffer names, allowed keys, and owner-process checks. Re-exported by
-:mod:`live_trial.backend`; no tmux here.
+target denylist, paste-buffer names, allowed keys, tmux argv escaping, and owner-process checks.
+Re-exported by :mod:`live_trial.backend`; no tmux here.
 """
 from __future__ import annotations
 
@@ -93,6 +93,45 @@ def check_keys(keys: Sequence[str]) -> list[str]:
                                fix="use " + ", ".join(sorted(NAMED_KEYS)) + " or 1-3 plain characters; "
                                    "send text with paste-file", code="bad_keys")
     return list(keys)
+
+
+# ---------------------------------------------------------------- tmux argv escaping
+
+class CommandSeparator(str):
+    """Type of :data:`SEP`, the one argv element :func:`tmux_args` passes to tmux as a bare ``;``."""
+
+    __slots__ = ()
+
+
+#: Ends one tmux command and starts the next in a chained argv (``[..., SEP, "set-option", ...]``). A plain
+#: ``";"`` string is data and is escaped like any other argument.
+SEP = CommandSeparator(";")
+
+
+def escape_arg(arg: str) -> str:
+    """``arg`` written so that tmux's argv parser hands ``arg`` back unchanged to the command.
+
+    tmux (``cmd_parse_from_arguments``) ends a command at an argv element whose last character is ``;``
+    and drops that ``;``; an element ending in ``\\;`` keeps a literal ``;`` there instead. So a final
+    ``;`` becomes ``\\;`` and nothing else changes: ``"abc;"`` -> ``"abc\\;"``, ``";"`` -> ``"\\;"``,
+    ``"a;b;"`` -> ``"a;b\\;"``, ``"x\\;"`` -> ``"x\\\\;"`` (tmux turns that back into ``x\\;``). Checked on
+    tmux 3.3a with ``send-keys -l``. Format expansion (``#{…}``, ``#(…)``) done later by some commands
+    (``load-buffer`` path, ``new-session -c``) is :func:`format_literal`'s job. Returns a str; raises nothing.
+    """
+    return arg[:-1] + "\\;" if arg.endswith(";") else arg
+
+
+def format_literal(text: str) -> str:
+    """``text`` for a tmux argument that tmux format-expands (the ``load-buffer`` file, the ``new-session -c``
+    folder): every ``#`` doubled, so ``#{session_name}`` stays text, ``#(cmd)`` is never run and ``##`` stays
+    ``##``. Checked on tmux 3.3a: a path holding ``#(touch FILE)`` ran the command without this. Raises nothing."""
+    return text.replace("#", "##")
+
+
+def tmux_args(args: Sequence[object]) -> list[str]:
+    """The argv elements to give tmux: :data:`SEP` stays a bare ``;`` (chains commands), every other
+    element becomes ``str(element)`` escaped by :func:`escape_arg`, so data never ends a command."""
+    return [";" if isinstance(a, CommandSeparator) else escape_arg(str(a)) for a in args]
 
 
 # ---------------------------------------------------------------- process helpers

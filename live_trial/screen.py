@@ -33,6 +33,10 @@ Version-dependent: every marker below was seen on the real CLI 2.1.197 in tmux 3
   `` Esc to cancel · Tab to amend · ctrl+e to explain``.
 - Pasted tabs arrive in the transcript as four spaces each; a pasted text ending in blank lines is
   submitted once, trailing newlines kept in the record.
+- Subagent panel (claude-cli-observed.md "TUI markers"), under the footer while an Agent tool runs:
+  ``  ● main`` / ``  ◯ general-purpose  Probe subagent   3s · ↓ 12 tokens``. The elapsed time ticks by
+  itself; the token count grows only when the subagent receives tokens. Forms past a minute
+  (``1m 5s``, ``1h 2m``) are assumed from the CLI's other timers, not seen in this panel.
 - ExitPlanMode, spinner, API errors: claude-cli-observed.md "TUI markers".
 """
 from __future__ import annotations
@@ -74,6 +78,12 @@ MARKERS: dict[str, object] = {
                         r"You've hit your (?:usage )?limit.*|Credit balance is too low.*|"
                         r"OAuth token has expired.*|Request timed out.*|Invalid API key.*)"),
     "dead_pane": re.compile(r"^Pane is dead \(status (?P<status>-?\d+)"),
+    # subagent panel row: indented ◯/● glyph, agent type and description, then elapsed time, optionally
+    # followed by " · ↓ 12 tokens" / " · 2 tool uses" and nothing else (so a "5s" in the description is not it)
+    "subagent_row": re.compile(
+        r"^(?P<head>\s+[◯●]\s+\S.*?\s)"
+        r"(?P<elapsed>(?:\d+h\s?)?(?:\d+m\s?)?\d+(?:\.\d+)?s|\d+h(?:\s?\d+m)?|\d+m)"
+        r"(?P<stats>(?:\s+·\s+(?:[↓↑]\s*)?\d[\d.,]*[kKmM]?\s+(?:tokens?|tool uses?))*)\s*$"),
     "done_report": re.compile(r"^(?:●\s+|\s{2})DONE:\s*\S"),
     "prompt_echo": re.compile(rf"^{PROMPT_GLYPH} \S"),
     "question_end": re.compile(r"([?？]|(?:ますか|でしょうか|ください)[。.]?)\s*$"),
@@ -299,10 +309,21 @@ _VOLATILE = [
 
 
 def mask_volatile(capture: str) -> str:
-    """The capture with what changes on an idle-but-alive screen masked: spinner glyph and verb,
-    timers, token counts, retry counters, the blinking ``●`` of a running tool. For stable-screen checks."""
+    """The capture with what changes on an idle-but-alive screen masked, for poll's "screen changed =
+    progress" hash (seed 001 STALL). Returns the masked text (lines right-stripped, same line count).
+
+    Masked: the spinner line's glyph, verb and ``(Ns · ↓ N tokens)``; ``Running… (Ns)`` and any other
+    ``(<N>s|m|h …)`` timer; ``✻ <Verb> for Ns``; ``Retrying in Ns`` / ``attempt N/M``; token counts outside
+    the subagent panel; the blinking ``●`` at column 0 of a running tool; and the elapsed time of a
+    subagent panel row (``3s``, ``1m 5s``). Kept: that row's token count, which grows only when the
+    subagent receives tokens, so a subagent that streams is progress and a hung one can STALL.
+    """
     out = []
     for line in _lines(capture):
+        row = MARKERS["subagent_row"].match(line)
+        if row:  # only its clock ticks; the rest (token count included) is real
+            out.append((row.group("head") + "#s" + row.group("stats")).rstrip())
+            continue
         if MARKERS["spinner"].match(line):
             line = "<spinner>" + (" " + line.split("…", 1)[1] if "…" in line else "")
         if line.startswith("●"):

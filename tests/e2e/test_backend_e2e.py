@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from live_trial.backend import Backend
+from live_trial.backend import Backend, owner_alive, owner_token
 
 from .b_support import TrackingBackend, session_name, wait_until
 
@@ -45,9 +45,13 @@ def test_reap_keeps_live_owner_and_removes_orphan(backend, tmp_path):
         backend.new_session(live_s, ["sleep", "120"], cwd=tmp_path, env=ENV, owner_pid=owner.pid)
         backend.new_session(orphan_s, ["sleep", "120"], cwd=tmp_path, env=ENV, owner_pid=dead.pid)
         orphan_pid = backend.pane_pid(orphan_s)
+        orphan_proc = owner_token(orphan_pid)           # pid + start time: a reused pid is not taken for it
+        assert orphan_pid and owner_alive(orphan_proc)
         assert backend.reap() == [orphan_s]
         assert backend.has_session(live_s) and not backend.has_session(orphan_s)
-        assert wait_until(lambda: not os.path.exists(f"/proc/{orphan_pid}"), 10) or True
+        # kill_session waits up to 3 x 5 s (SIGHUP, SIGTERM, SIGKILL) for the pane's process to end; it may
+        # stay a zombie until tmux reaps it, which owner_alive counts as ended
+        assert wait_until(lambda: not owner_alive(orphan_proc), 30), f"pane process {orphan_pid} still runs"
         owner.terminate()
         owner.wait()
         assert backend.reap() == [live_s]
@@ -120,4 +124,52 @@ def test_cli_verbs_paste_keys_capture_reap(backend, tmp_path):
     assert refused.returncode == 2 and refused.stderr.startswith("REFUSED: send-keys only sends short fixed keys")
     assert run("reap").stdout.strip() == "REAPED: none"          # the owner (this test) is alive
     assert backend.has_session(name)
+    assert backend._run("list-buffers").stdout == []
+
+
+def _lines(backend, name):
+    return [line.rstrip() for line in backend.capture(name).split("\n")]
+
+
+def test_text_paths_and_cwd_ending_in_semicolon_arrive_intact(backend, tmp_path):
+    # tmux ends a command at an argument ending in ";" (and drops it) unless it is written "\;"
+    cwd = tmp_path / "cwd;"
+    cwd.mkdir()
+    name = session_name("semi")
+    backend.new_session(name, ["sh", "-c", 'printf "cwd=%s arg=%s\\n" "$PWD" "$0"; exec cat -v', "zero;"],
+                        cwd=cwd, env=ENV, owner_pid=os.getpid())
+    assert wait_until(lambda: f"cwd={cwd} arg=zero;" in _lines(backend, name), 10), _lines(backend, name)
+    backend.set_meta(name, cwd=f"{cwd}", note="x;")
+    assert backend.get_meta(name, "cwd") == str(cwd) and backend.get_meta(name, "note") == "x;"
+    for text in ("abc;", "a;b;", "back\\;", "x;;"):
+        backend.send_line(name, text)
+        # cat -v shows the line twice: the terminal's echo, then cat's copy
+        assert wait_until(lambda: _lines(backend, name).count(text) == 2, 10), (text, _lines(backend, name))
+    backend.send_keys(name, ";", "Enter")
+    assert wait_until(lambda: _lines(backend, name).count(";") == 2, 10), _lines(backend, name)
+    f = tmp_path / "task;"
+    f.write_text("pasted from a path ending in a semicolon;\n")
+    backend.paste_file(name, f)
+    assert wait_until(lambda: _lines(backend, name).count("pasted from a path ending in a semicolon;") == 2, 10), \
+        _lines(backend, name)
+    assert backend._run("list-buffers").stdout == []
+
+
+def test_hashes_in_the_cwd_and_the_pasted_path_are_never_format_expanded(backend, tmp_path):
+    """tmux format-expands the load-buffer file and the new-session folder: ``#(cmd)`` there would run ``cmd``
+    and ``#{session_name}`` would become the name. Both must reach tmux as plain text: an expanded path names
+    another file, and the paste fails."""
+    cwd = tmp_path / "C#proj ## #{session_name}"
+    cwd.mkdir()
+    name = session_name("hash")
+    backend.new_session(name, ["sh", "-c", 'printf "cwd=%s\\n" "$PWD"; exec cat -v'], cwd=cwd, env=ENV,
+                        owner_pid=os.getpid())
+    assert wait_until(lambda: f"cwd={cwd}" in _lines(backend, name), 10), _lines(backend, name)
+    folder = tmp_path / "#(echo expanded)"
+    folder.mkdir()
+    f = folder / "task ## #{pane_id}.md"
+    f.write_text("pasted through a path full of hashes\n")
+    backend.paste_file(name, f)
+    assert wait_until(lambda: _lines(backend, name).count("pasted through a path full of hashes") == 2, 10), \
+        _lines(backend, name)
     assert backend._run("list-buffers").stdout == []

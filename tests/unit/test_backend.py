@@ -136,6 +136,77 @@ def test_keys_and_sockets():
         bk.resolve_socket("a/b", {})
 
 
+# ---------------------------------------------------------------- tmux argv escaping (a final ";" ends a command)
+
+@pytest.mark.parametrize("arg,sent", [
+    ("abc;", "abc\\;"), ("a;b;", "a;b\\;"), (";", "\\;"), ("x;;", "x;\\;"),
+    ("x\\;", "x\\\\;"),                    # a literal backslash-semicolon: tmux turns "x\\;" back into "x\;"
+    ("/tmp/dir;", "/tmp/dir\\;"), ("a;b", "a;b"), ("plain", "plain"), ("", ""), ("{", "{"), ("#{x}", "#{x}"),
+])
+def test_escape_arg_writes_a_final_semicolon_as_backslash_semicolon(arg, sent):
+    assert bk.escape_arg(arg) == sent
+
+
+def _tmux_parse(argv):
+    """tmux 3.3a cmd_parse_from_arguments, the part about ";": returns the commands as lists of arguments."""
+    cmds, cur = [], []
+    for a in argv:
+        end = False
+        if a.endswith(";"):
+            a = a[:-1]
+            if a.endswith("\\"):
+                a = a[:-1] + ";"
+            else:
+                end = True
+        if not end or a:
+            cur.append(a)
+        if end:
+            cmds.append(cur)
+            cur = []
+    return cmds + [cur] if cur else cmds
+
+
+@pytest.mark.parametrize("text", ["abc;", "a;b;", ";", ";;", "x\\;", "x\\\\;", "\\", "a; b ;", "ok"])
+def test_tmux_args_round_trip_through_tmux_parser(text):
+    assert _tmux_parse(bk.tmux_args(["send-keys", "-l", text])) == [["send-keys", "-l", text]]
+    chained = bk.tmux_args(["set-option", "@a", text, bk.SEP, "set-option", "@b", text])
+    assert _tmux_parse(chained) == [["set-option", "@a", text], ["set-option", "@b", text]]
+
+
+def test_tmux_args_only_sep_chains_commands():
+    assert bk.tmux_args(["a", bk.SEP, ";", 3]) == ["a", ";", "\\;", "3"]   # a plain ";" string is data
+
+
+class BoundaryFake(FakeTmux):
+    """FakeTmux behind the real ``Backend._run``: records the argv as tmux receives it (escaped)."""
+
+    _run_once = FakeTmux._run
+    _run = Backend._run
+
+
+def test_every_argv_is_escaped_at_the_one_boundary(tmp_path):
+    t = BoundaryFake()
+    t.add(A1)
+    t.send_line(A1, "a;b;")
+    t.send_keys(A1, ";")
+    f = tmp_path / "task;"
+    f.write_text("x\n")
+    buf = t.paste_file(A1, f)
+    t.set_meta(A1, cwd="/w/dir;", model="m")
+    assert ("send-keys", "-t", "%1", "-l", "a;b\\;") in t.calls
+    assert ("send-keys", "-t", "%1", "\\;") in t.calls              # the key ";" is a key, not a separator
+    assert ("load-buffer", "-b", buf, str(f)[:-1] + "\\;") in t.calls
+    assert ("set-option", "-t", f"={A1}:", "@lt_cwd", "/w/dir\\;", ";",
+            "set-option", "-t", f"={A1}:", "@lt_model", "m") in t.calls
+    cwd = tmp_path / "cwd;"
+    t.new_session(A12, ["sh", "-c", "true;"], cwd=cwd, env={}, owner_pid=os.getpid())
+    chain = next(c for c in t.calls if "new-session" in c)
+    assert chain[chain.index("-c") + 1] == str(cwd)[:-1] + "\\;"
+    assert ("sh", "-c", "true\\;") == chain[chain.index("-F") + 2:chain.index("-F") + 5]
+    assert [c[0] for c in _tmux_parse(chain)] == ["set-option", "set-option", "new-session", "set-option"]
+    assert t.sessions[A12]["owner"].startswith(f"{os.getpid()}:")
+
+
 # ---------------------------------------------------------------- exact targets (issue 8 item 1)
 
 def test_kill_prefix_name_never_removes_longer_name():
@@ -285,3 +356,10 @@ def test_self_test_cli_passes(capsys):
 
     assert main(["backend", "--self-test"]) == 0
     assert capsys.readouterr().out.startswith("SELF_TEST: ok")
+
+
+@pytest.mark.parametrize("text, sent", [("/a/b", "/a/b"), ("C#proj", "C##proj"), ("#{session_name}", "##{session_name}"),
+                                        ("#(touch x)", "##(touch x)"), ("a##b", "a####b")])
+def test_format_literal_doubles_every_hash(text, sent):
+    from live_trial.backend_rules import format_literal
+    assert format_literal(text) == sent

@@ -139,3 +139,52 @@ def test_tail_shortens_rules_and_limits():
     t = screen.tail(cap("ready_no_dialog"), 3)
     assert len(t) == 3 and t[1] == "───" and t[0] == "❯"
     assert screen.tail("", 5) == [] and screen.tail("a\nb", 0) == []
+
+
+AGENTS_FOOTER = "  ⏵⏵ bypass permissions on (shift+tab to cycle) · esc to interrupt · ← for agents · ↓ to manage"
+
+
+def agent_screen(elapsed: str, tokens: str = "12", spinner: str = "✽ Zigzagging… (5s · ↓ 25 tokens)") -> str:
+    """A busy screen while a subagent runs: Agent tool line, spinner, input box, footer, subagent panel."""
+    return "\n".join(["❯ run the probe", "● Agent(Probe subagent)", "  ⎿  Bash(sleep 30)", "     Running… (3s)",
+                      "", spinner, RULE, f"❯{NB}", RULE, AGENTS_FOOTER, "", "  ● main",
+                      f"  ◯ general-purpose  Probe subagent   {elapsed} · ↓ {tokens} tokens"])
+
+
+@pytest.mark.parametrize("later", ["4s", "59s", "1m 0s", "1m 5s", "12m 59s", "1h 2m"])
+def test_mask_volatile_hides_subagent_panel_clock(later):
+    # the panel's seconds tick every second: a hung subagent must not look like progress (else no STALL)
+    assert screen.mask_volatile(agent_screen("3s")) == screen.mask_volatile(agent_screen(later))
+    assert "  ◯ general-purpose  Probe subagent   #s · ↓ 12 tokens" in screen.mask_volatile(agent_screen(later))
+
+
+@pytest.mark.parametrize("before,after", [("12", "40"), ("1.2k", "1.3k"), ("999", "1k")])
+def test_mask_volatile_keeps_subagent_token_count(before, after):
+    # a token count that grows is real progress, also when the clock ticked at the same time
+    assert screen.mask_volatile(agent_screen("3s", before)) != screen.mask_volatile(agent_screen("3s", after))
+    assert screen.mask_volatile(agent_screen("3s", before)) != screen.mask_volatile(agent_screen("9s", after))
+
+
+def test_mask_volatile_subagent_row_forms():
+    m = screen.mask_volatile
+    # before the first token: elapsed only; with a tool-use count; the main row is left alone
+    assert m("  ◯ general-purpose  Probe subagent   3s") == m("  ◯ general-purpose  Probe subagent   1m 2s")
+    assert m("  ◯ Explore  Probe   3s · 2 tool uses · ↓ 12 tokens") == m("  ◯ Explore  Probe   8s · 2 tool uses · ↓ 12 tokens")
+    assert m("  ◯ Explore  Probe   3s · 2 tool uses · ↓ 12 tokens") != m("  ◯ Explore  Probe   3s · 3 tool uses · ↓ 12 tokens")
+    assert m("  ● main") == "  ● main"
+    # only the last time on the row is the clock; a time in the description stays as written
+    assert m("  ● Explore  Wait 5s · then check   12s · ↓ 7 tokens") == "  ● Explore  Wait 5s · then check   #s · ↓ 7 tokens"
+
+
+@pytest.mark.parametrize("a,b", [
+    ("  ⎿  Running… (3s)", "  ⎿  Running… (1m 5s)"),                                  # Bash tool timer
+    ("     Running… (59s)", "     Running… (1m 0s)"),                                   # nested under an Agent
+    ("✽ Zigzagging… (5s · ↓ 25 tokens)", "✢ Razzling… (1m 5s · ↓ 31 tokens)"),          # spinner line
+    ("✢ Razzle-dazzling…", "* Razzle-dazzling…"),                                       # spinner before tokens
+    ("✻ API error · Retrying in 1s · attempt 2/10", "✻ API error · Retrying in 4s · attempt 3/10"),
+    ("✻ Unable to connect to API (ConnectionRefused) · Retrying in 7s · attempt 5/10",
+     "✻ Unable to connect to API (ConnectionRefused) · Retrying in 3s · attempt 6/10"),
+    ("● Bash(sleep 20)", "  Bash(sleep 20)"),                                           # blinking tool dot
+])
+def test_mask_volatile_hides_every_self_ticking_counter(a, b):
+    assert screen.mask_volatile(a) == screen.mask_volatile(b)
