@@ -12,8 +12,10 @@ Answer shape (``ANSWER_SCHEMA``, sent to ``claude -p --json-schema``)::
 
 Refused (one retry with the reason, then goal FAIL): a score, rating, grade or points field anywhere;
 PASS without an evidence item; a source that is no file under the workdir and no uuid of transcript.jsonl;
-PASS whose observations are only proxies (seed 000: launched, finished, tests passed, ...); FAIL without a
-blocker. Not refused but counted as a failed criterion: a check with empty evidence, a missing check.
+PASS whose every item cites the completion marker (out/status.json: the harness's own contract file, never
+evidence of the goal); PASS with no item outside the marker whose observation counts something real (seed 000:
+launched, finished, tests passed, "deployed 2 services" ... are proxies); FAIL without a blocker. Not refused
+but counted as a failed criterion: a check with empty evidence, a missing check.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from live_trial.errors import RefusedInput
-from live_trial.evidence import check_evidence
+from live_trial.evidence import MARKER_FIX, MARKER_ONLY, MARKER_SOURCE, check_evidence, strip_location
 
 NO_VALID_JUDGEMENT = "the evaluator gave no valid judgement"
 SCORE_WORDS = {"score", "scores", "scoring", "rating", "ratings", "rate", "grade", "grades", "grading", "point", "points",
@@ -187,6 +189,8 @@ def build_prompt(ctx: Context, retry_reason: str | None = None) -> str:
         "uuid from the index, and observed says what you saw there, counted (for example '1 file written with 3 "
         "keys', '2 messages sent'); checks {id, result pass|fail, evidence} for each criterion.",
         "A PASS needs at least one evidence item that counts what the skill's promised action produced.",
+        f"The completion marker {MARKER_SOURCE} is the harness's own file (every trial must write it): it is never "
+        "evidence of the goal. Cite an artifact the skill produced, or the transcript record that shows the outcome.",
         "Give no score, rating, grade or points of any kind: only PASS or FAIL and the blockers.",
     ]
     if retry_reason:
@@ -222,7 +226,7 @@ def source_exists(source: str, ctx: Context) -> bool:
     match = UUID_RE.search(src)
     if match and (src == match.group(0) or "transcript" in src.lower()):
         return match.group(0).lower() in ctx.transcript_uuids
-    path_text = re.sub(r"(?::\d+(?:-\d+)?|#L?\d+(?:-L?\d+)?)$", "", src)
+    path_text = strip_location(src)
     root = ctx.workdir.resolve()
     candidate = Path(path_text)
     candidate = candidate if candidate.is_absolute() else root / candidate
@@ -231,6 +235,20 @@ def source_exists(source: str, ctx: Context) -> bool:
     except OSError:
         return False
     return resolved.is_file() and (resolved == root or root in resolved.parents)
+
+
+def is_completion_marker(source: str, ctx: Context) -> bool:
+    """True when ``source`` names the completion marker ``<workdir>/out/status.json`` (relative or absolute, with
+    or without a line reference): the harness's contract file, which the task makes every trial write."""
+    text = strip_location(source)
+    if not text:
+        return False
+    root = ctx.workdir.resolve()
+    candidate = Path(text) if Path(text).is_absolute() else root / text
+    try:
+        return candidate.resolve() == (root / MARKER_SOURCE).resolve()
+    except OSError:
+        return False
 
 
 def answer_problems(answer: Any, ctx: Context) -> list[str]:
@@ -260,10 +278,13 @@ def answer_problems(answer: Any, ctx: Context) -> list[str]:
         if not evidence:
             problems.append("a PASS needs at least one evidence item")
         else:
-            observed = [str(e.get("observed") or "") for e in evidence]
-            if not any(_counted(o) for o in observed):
-                problems.append("the evidence only names proxies (ran, finished, passed, written...): "
-                                "name what happened, counted, e.g. '1 file written with 3 keys'")
+            real = [e for e in evidence if not is_completion_marker(str(e.get("source") or ""), ctx)]
+            if not real:
+                problems.append(f"{MARKER_ONLY}: {MARKER_FIX}")
+            elif not any(_counted(str(e.get("observed") or "")) for e in real):
+                problems.append("the evidence only names proxies (ran, finished, passed, launched, deployed, "
+                                "running, written...) or counts the completion marker: name what happened, counted, "
+                                "e.g. '1 file written with 3 keys'")
     if verdict == "FAIL" and not [b for b in blockers if b.strip()]:
         problems.append("a FAIL needs at least one blocker")
     checks = answer.get("checks", [])

@@ -3,8 +3,12 @@
 A PASS needs evidence: a statement of what actually happened, counted ("1 file written with 3 keys",
 "2 messages sent", "返信 3 件"). Evidence that only says something ran (launched, finished, exited 0,
 tests passed, CI green, merged, deployed, running, marker written, 起動した, テスト緑, デプロイ済み ...)
-observes nothing of the goal and is refused. An ``unverified`` statement (what cannot be checked yet)
-turns the PASS into "mostly done" and a watch is registered instead (see :mod:`live_trial.watch`).
+observes nothing of the goal and is refused, also with a number attached to the proxy ("deployed 2 services",
+"launched 3 workers", "the bot is running with 4 threads", "ワーカーを3つ起動した"), and so is any count of the
+completion marker (out/status.json, "the marker has 2 keys"): the harness makes every trial write it. Words quoted
+from what was seen ('1 line "Deployment finished"') are content, not claims. An ``unverified`` statement (what
+cannot be checked yet) turns the PASS into "mostly done" and a watch is registered instead (see
+:mod:`live_trial.watch`).
 
 Everything here is pure: it takes strings and returns data or raises :class:`RefusedInput`, so a
 refused judgement never touches the disk.
@@ -32,8 +36,9 @@ _PROXY_EN = [
     r"(?:\s*\(\s*\d+\s*(?:/\s*\d+)?\s*\))?",
     r"\b(?:ci|pipeline|build|checks?|lint)\s+(?:is\s+|was\s+|are\s+)?(?:green|passed|passing|ok|succeeded|success)\b",
     r"\b(?:pr|pull request|branch)?\s*#?\d*\s*(?:was\s+|got\s+|been\s+)?merged\b",
-    r"\b(?:successfully\s+)?(?:deployed|released|shipped|published|installed|launched|booted|started|"
-    r"finished|completed|complete|done|ran|executed|exited|terminated|succeeded|initialized|initialised)\b",
+    r"\b(?:successfully\s+)?(?:deployed|released|shipped|published|installed|launched|booted|started|restarted|"
+    r"spawned|finished|completed|complete|done|ran|executed|exited|terminated|succeeded|initialized|initialised|"
+    r"spun\s+up|rolled\s+out|kicked\s+off)\b",
     r"\b(?:is\s+|are\s+|keeps\s+)?(?:up\s+and\s+)?running\b",
     r"\b(?:process|daemon|service|server|bot|job|worker)\s+(?:is\s+)?(?:alive|up|active|healthy|live)\b",
     r"\b(?:marker|status\s*file|status\.json|done\s*file|flag\s*file)\s+(?:was\s+)?(?:written|created|present|exists|found)\b",
@@ -46,7 +51,8 @@ _PROXY_EN = [
 ]
 _PROXY_JA = [
     r"終了コード\s*[:：]?\s*0", r"(?:正常)?終了(?:した|しました|済み)?", r"起動(?:した|しました|済み|中)?",
-    r"開始(?:した|しました)?", r"完了(?:した|しました|済み)?", r"完走(?:した|しました)?", r"実行(?:した|しました|済み)",
+    r"開始(?:した|しました)?", r"完了(?:した|しました|済み)?", r"完走(?:した|しました)?", r"実行(?:した|しました|済み|中)",
+    r"立ち上げ(?:た|ました|済み)?", r"走って(?:いる|います)", r"終わ(?:った|りました)",
     r"テスト(?:が|は)?\s*(?:\d+\s*件\s*)?(?:全て|すべて)?(?:通過|通った|通りました|パス|合格|緑|グリーン|成功)",
     r"(?:CI|ＣＩ|ビルド|パイプライン)(?:が|は)?\s*(?:緑|グリーン|通過|通った|成功|パス)",
     r"マージ(?:した|しました|済み|された|されました)?", r"デプロイ(?:した|しました|済み|された|されました|完了)?",
@@ -56,6 +62,23 @@ _PROXY_JA = [
     r"\d+(?:\.\d+)?\s*[%％]",
 ]
 _PROXY_RE = re.compile("|".join(f"(?:{p})" for p in _PROXY_EN + _PROXY_JA), re.IGNORECASE)
+#: The proxies that say a step ran (launched, deployed, running, finished, merged, tests green, 起動, デプロイ ...):
+#: a count they govern counts that step ("deployed 2 services"). Judgement words (ok, works, verified, 正常, 問題なし)
+#: govern nothing: they are proxies only on their own.
+_BINDING_RE = re.compile(
+    r"exit|\brc\b|returncode|code\b|\btests?\b|\bci\b|pipeline|build|checks?\b|lint|merged|deployed|released|"
+    r"shipped|published|installed|launched|booted|started|spawned|finished|complete|done|\bran\b|executed|"
+    r"terminated|succeeded|initiali[sz]ed|running|spun|rolled|kicked|alive|\bup\b|active|healthy|live|green|"
+    r"passed|passing|起動|開始|完了|完走|終了|実行|テスト|CI|ＣＩ|ビルド|パイプライン|マージ|デプロイ|リリース|稼働|動いて|"
+    r"動作|常駐|立ち上げ|走って|終わ|成功", re.IGNORECASE)
+#: The completion marker: the harness's own contract file (every task makes the trial write out/status.json), so a
+#: count of it ("out/status.json has 2 keys", "1 marker file", "完了マーカーに2項目") counts nothing the goal did.
+_MARKER_RE = re.compile(
+    r"(?<![\w/.-])(?:/\S*/|\./)?out/status\.json\b|(?<![\w/.-])status\.json\b"
+    r"|\b(?:the\s+)?(?:completion\s+)?markers?(?:\s+files?)?\b|\b(?:status|done|flag)\s*files?\b"
+    r"|(?:完了)?マーカー(?:ファイル)?|完了印|ステータスファイル", re.IGNORECASE)
+#: Quoted text is what was seen, not a claim: '1 line "Deployment finished"' holds no proxy and no count.
+_QUOTED_RE = re.compile(r'"[^"\n]*"|“[^”\n]*”|‘[^’\n]*’|「[^」\n]*」|『[^』\n]*』|`[^`\n]*`|(?<!\w)\'[^\'\n]*\'(?!\w)')
 
 # Numbers that are not counts of anything the goal did: versions, times, dates, hashes, ids, ports.
 _NOT_COUNTS = re.compile(
@@ -79,8 +102,10 @@ _COUNT_EN = re.compile(r"(?<![\w])" + _NUMBER + r"(?![\w])", re.IGNORECASE)
 _COUNTER_JA = r"(?:件|通|個|つ|回|行|人|名|本|枚|ファイル|キー|項目|箇所|語|文字|列|レコード)"
 _COUNT_JA = re.compile(r"(?:\d+|[一二三四五六七八九十百千]+)\s*" + _COUNTER_JA)
 _ZERO = re.compile(r"^(?:0+|zero|no)$", re.IGNORECASE)
-#: Stands in for a stripped proxy phrase, so a number next to it stays bound to the proxy ("1 marker written").
-_SENTINEL = "\u2016"
+#: Stand in for a stripped proxy phrase that says a step ran (_SENTINEL), any other proxy (_SOFT), a mention of the
+#: completion marker (_MARK) and a quotation (_QUOTE), so a number next to one stays bound to it ("1 marker written").
+_SENTINEL, _SOFT, _MARK, _QUOTE = "\u2016", "\u00a6", "\u2691", "\u2039\u203a"
+_STANDINS = _SENTINEL + _SOFT + _MARK
 #: Nouns that only name the machinery (seed 000: tests green, CI green, merged, running are never evidence):
 #: a number tied to one of them counts nothing the goal did ("CI green on 3 jobs", "1 marker written").
 PROXY_NOUNS = frozenset("""
@@ -131,9 +156,9 @@ def _phrase_after(rest: str, end: int) -> list[str] | None:
     """The words of the noun phrase right after a number (at most 3, up to a stop word or punctuation);
     None when the number is bound to a stripped proxy (the sentinel follows it)."""
     words: list[str] = []
-    for m in re.finditer(r"\s*(" + _SENTINEL + r"|[^\W\d_][\w'.-]*|\S)", rest[end:]):
+    for m in re.finditer(r"\s*([" + _STANDINS + r"]|[^\W\d_][\w'.-]*|\S)", rest[end:]):
         tok = m.group(1)
-        if tok == _SENTINEL:
+        if tok in _STANDINS:
             return None
         if not re.match(r"[^\W\d_]", tok) or tok.lower() in _STOP_WORDS or len(words) == 3:
             break
@@ -143,7 +168,7 @@ def _phrase_after(rest: str, end: int) -> list[str] | None:
 
 def _word_before(rest: str, start: int) -> tuple[str, bool] | None:
     """(word, labelled) right before a number: ``replies: 2`` -> ("replies", True); ``sent 2`` -> ("sent", False)."""
-    m = re.search(r"(" + _SENTINEL + r"|[^\W\d_][\w'-]*)\s*([:=])?\s*$", rest[:start])
+    m = re.search(r"([" + _STANDINS + r"]|[^\W\d_][\w'-]*)\s*([:=])?\s*$", rest[:start])
     if not m:
         return None
     return m.group(1), bool(m.group(2))
@@ -159,12 +184,81 @@ def _tied_count(rest: str, m: re.Match) -> str | None:
     if after:
         return None
     before = _word_before(rest, m.start())
-    if before is None or before[0] == _SENTINEL or before[0].lower() in PROXY_NOUNS:
+    if before is None or before[0] in _STANDINS or before[0].lower() in PROXY_NOUNS:
         return None
     word, labelled = before
     if labelled or word.lower() in _PAST_VERBS or (word.lower().endswith("ed") and len(word) > 3):
         return f"{word}{':' if labelled else ''} {m.group(0)}"
     return None
+
+
+#: Words between a counted noun and its verb ("3 workers have been launched") and words that are verbs of a real
+#: observation ("holds 1 line", "lists 3 rows"): a count is bound to the nearest verb that governs it (:func:`_bound`).
+_AUX = frozenset("is are was were be been being has have had got get gets all also just already now then still "
+                 "finally successfully".split())
+_VERBS = _PAST_VERBS | frozenset("has have holds hold contains contain lists list shows shown says reads counts "
+                                 "gives returns exists exist appears appear".split())
+_NOT_VERBS = frozenset("hundred speed seed need feed thing string morning evening nothing something anything "
+                       "everything during ceiling".split())
+_TOKEN = re.compile(r"[" + _STANDINS + r"]|[^\W\d_][\w'-]*|\S")
+_CLAUSE_END = re.compile(r"[;\n。；]|\.(?=\s|$)")
+_SEGMENT_END = re.compile(r"[;\n。；,、]|\.(?=\s|$)|\band\b")
+_JA_VERB_END = re.compile(_SENTINEL + r"|[ただるす](?![ぁ-ん])")
+
+
+def _around(rest: str, m: re.Match, boundary: re.Pattern) -> tuple[str, str]:
+    """The text of ``m``'s clause before and after it (clauses end at ``boundary``)."""
+    cuts = [b.end() for b in boundary.finditer(rest[:m.start()])]
+    nxt = boundary.search(rest, m.end())
+    return rest[cuts[-1] if cuts else 0:m.start()], rest[m.end():nxt.start() if nxt else len(rest)]
+
+
+def _is_verb(word: str) -> bool:
+    w = word.lower()
+    if w in _VERBS:
+        return True
+    return w not in _NOT_VERBS and ((w.endswith("ed") and len(w) > 3) or (w.endswith("ing") and len(w) > 4))
+
+
+def _bound(rest: str, m: re.Match, japanese: bool) -> bool:
+    """True when the count ``m`` counts a proxy: the completion marker is in its part of the sentence, or the verb that
+    governs it says a step ran. English: the verb after the counted noun ("3 workers were launched"), else the nearest
+    verb before ("deployed 2 services", "running with 4 threads"); "launched and sent 2 replies" is not bound.
+    Japanese: the next verb ("ワーカーを3つ起動した"), else a proxy right before ("デプロイしたサービス2つ")."""
+    if any(_MARK in part for part in _around(rest, m, _SEGMENT_END)):
+        return True
+    before, after = _around(rest, m, _CLAUSE_END)
+    if japanese:
+        nxt = _JA_VERB_END.search(after)
+        if nxt:
+            return nxt.group(0) == _SENTINEL
+        gap = before[before.rfind(_SENTINEL) + 1:]
+        return _SENTINEL in before and not _JA_VERB_END.search(gap) and not gap.lstrip().startswith("後")
+    for tok in _TOKEN.findall(after)[:8]:
+        if tok.lower() in _AUX:
+            continue
+        if tok == _SENTINEL or _is_verb(tok):
+            return tok == _SENTINEL
+        if tok.lower() in _STOP_WORDS or not re.match(r"[^\W\d_]", tok):
+            break
+    for tok in reversed(_TOKEN.findall(before)):
+        if tok == _SENTINEL or _is_verb(tok):
+            return tok == _SENTINEL
+    return False
+
+
+def _stand_in(m: re.Match) -> str:
+    return f" {_SENTINEL if _BINDING_RE.search(m.group(0)) else _SOFT} "
+
+
+def _unquote(m: re.Match) -> str:
+    inner = m.group(0)[1:-1].strip()
+    return f" {_MARK} " if _MARKER_RE.fullmatch(inner) else f" {_QUOTE} "
+
+
+def marker_mentions(text: str) -> list[str]:
+    """The mentions of the completion marker in ``text`` ("out/status.json", "the completion marker", "マーカー")."""
+    return [m.group(0).strip() for m in _MARKER_RE.finditer(_normalise(text))]
 
 
 def counted_observations(text: str) -> list[str]:
@@ -174,14 +268,19 @@ def counted_observations(text: str) -> list[str]:
     checks, jobs, builds, markers, CI, pipelines, exit codes, durations...): "1 file written with 3 keys" ->
     ["1 file written", "3 keys"]; "rows updated: 3" -> ["updated: 3"]; "返信3件" -> ["3件"]. Not counts: bare
     numbers ("1", "12/12"), numbers of a proxy ("exited 0", "tests passed: 12", "CI green on 3 jobs",
-    "1 marker written"), versions, dates, times, hashes, uuids, run ids, paths and percentages.
+    "1 marker written"), numbers a proxy verb governs ("deployed 2 services", "launched 3 workers", "the bot is
+    running with 4 threads", "ワーカーを3つ起動した"), counts of the completion marker ("out/status.json has 2 keys"),
+    numbers inside quotes (what was seen, not a count of it), versions, dates, times, hashes, uuids, run ids, paths
+    and percentages.
     """
-    rest = _NOT_COUNTS.sub(" ", _normalise(text))
-    rest = _PROXY_RE.sub(f" {_SENTINEL} ", rest)
-    found = [m.group(0) for m in _COUNT_JA.finditer(rest) if not _JA_PROXY_BEFORE.search(rest[:m.start()])]
+    rest = _QUOTED_RE.sub(_unquote, _normalise(text))
+    rest = _MARKER_RE.sub(f" {_MARK} ", rest)
+    rest = _PROXY_RE.sub(_stand_in, _NOT_COUNTS.sub(" ", rest))
+    found = [m.group(0) for m in _COUNT_JA.finditer(rest)
+             if not _JA_PROXY_BEFORE.search(rest[:m.start()]) and not _bound(rest, m, True)]
     for m in _COUNT_EN.finditer(rest):
         tied = _tied_count(rest, m)
-        if tied:
+        if tied and not _bound(rest, m, False):
             found.append(tied)
     return found
 
@@ -207,7 +306,9 @@ def check_evidence(goal_result: str, evidence: str | None, unverified: str | Non
         or the evidence is only numbers and punctuation ("1", "12/12");
       - ``code="proxy_evidence"`` when the evidence carries a score, rating, grade or points (anywhere, also
         with ``unverified``), when it only names a proxy (launched, exited 0, tests passed: 12, CI green on 3
-        jobs, merged, deployed, running, 1 marker written, 起動した, テスト緑, ...) and counts nothing real,
+        jobs, merged, deployed, running, 1 marker written, 起動した, テスト緑, ...) and counts nothing real (a
+        number a proxy governs counts the proxy: "deployed 2 services", "the bot is running with 4 threads";
+        so does a count of the completion marker: "out/status.json has 2 keys"),
         or when every count it gives is zero (the goal's verb must have happened at least once).
     The message says what would count. Pure: nothing is read or written.
     """
@@ -232,13 +333,15 @@ def check_evidence(goal_result: str, evidence: str | None, unverified: str | Non
     counts = counted_observations(ev)
     proxies = proxy_phrases(ev)
     if not counts:
-        said = f"'{proxies[0]}'" if proxies else "no number tied to a real thing"
+        markers = marker_mentions(ev)
+        said = f"'{(markers or proxies)[0]}'" if markers or proxies else "no number tied to a real thing"
         raise RefusedInput(
-            f"the evidence is only a proxy ({said}): it says something ran, not that the goal happened",
-            where="--evidence", code="proxy_evidence",
-            details={"proxies": proxies},
+            f"the evidence is only a proxy ({said}): it says something ran or counts the completion marker, "
+            "not that the goal happened; a number attached to a proxy counts the proxy",
+            where="--evidence", code="proxy_evidence", details={"proxies": proxies, "markers": markers},
             fix=f"name what happened, counted: {EXAMPLES_EN} (日本語なら {EXAMPLES_JA}); tests passing, CI green, "
-                "jobs, checks, merged, deployed, running, a marker file or a bare number do not count")
+                "jobs, checks, merged, deployed, launched, running, the completion marker (out/status.json) or a bare "
+                "number do not count")
     if all(_is_zero(c) for c in counts):
         raise RefusedInput(
             "the evidence counts zero of what the goal asks for: a PASS needs it to have happened at least once",
@@ -280,20 +383,44 @@ def parse_evidence_items(evidence: str | None) -> list[dict] | None:
     return out
 
 
+#: The completion marker as a source, relative to the workdir; a PASS needs a source other than it.
+MARKER_SOURCE = "out/status.json"
+MARKER_ONLY = ("a PASS needs at least one evidence item whose source is not the completion marker (out/status.json is "
+               "the harness's own contract file, written by every trial, so it shows nothing of the goal)")
+MARKER_FIX = "cite an artifact the skill produced, or the transcript record that shows the outcome"
+
+
+def strip_location(source: str) -> str:
+    """``source`` without a trailing line reference (``out/a.txt:3``, ``out/a.txt#L3-L5`` -> ``out/a.txt``)."""
+    return re.sub(r"(?::\d+(?:-\d+)?|#L?\d+(?:-L?\d+)?)$", "", (source or "").strip())
+
+
+def is_marker_source(source: str) -> bool:
+    """True when ``source`` names the completion marker relative to the workdir (``out/status.json``,
+    ``./out/status.json``, with or without a line reference). Absolute paths need the workdir: see
+    :func:`live_trial.evaluator_answer.is_completion_marker`."""
+    return re.sub(r"^(?:\./)+", "", strip_location(source).replace("\\", "/")) == MARKER_SOURCE
+
+
 def check_evidence_items(goal_result: str, items: list[dict], unverified: str | None,
-                         source_exists: Callable[[str], bool]) -> str:
+                         source_exists: Callable[[str], bool],
+                         is_marker: Callable[[str], bool] = is_marker_source) -> str:
     """:func:`check_evidence` for evidence items ``[{claim, source, observed}]`` (README: an item cites a file in
     the workdir or a transcript record uuid). Every item's source must exist (``source_exists``, supplied by the
     caller; checked whatever the goal result) and, for a PASS without ``unverified``, every ``observed`` must pass
-    the proxy rule. Returns the ledger kind; raises :class:`RefusedInput` naming the item (and the missing
-    source). Pure apart from ``source_exists``."""
+    the proxy rule and at least one item must cite a source other than the completion marker (``is_marker``;
+    ``code="marker_evidence"``). Returns the ledger kind; raises :class:`RefusedInput` naming the item (and the
+    missing source). Pure apart from ``source_exists`` and ``is_marker``."""
     for i, item in enumerate(items):
         if not source_exists(item["source"]):
             raise RefusedInput(f"evidence item {i} cites a source that does not exist: {item['source']!r}",
                                where="--evidence", code="evidence_source_missing", details={"source": item["source"]},
-                               fix="cite a file under the workdir (e.g. out/status.json) or the uuid of a record "
+                               fix="cite a file under the workdir the skill produced or the uuid of a record "
                                    "in <workdir>/transcript.jsonl")
     is_pass = (goal_result or "").upper() == "PASS"
+    if is_pass and not (unverified or "").strip() and all(is_marker(item["source"]) for item in items):
+        raise RefusedInput(MARKER_ONLY, where="--evidence", code="marker_evidence",
+                           details={"sources": [item["source"] for item in items]}, fix=MARKER_FIX)
     for i, item in enumerate(items):
         try:
             check_evidence(goal_result, item["observed"], unverified)

@@ -105,6 +105,10 @@ def test_process_is_fresh_read_only_and_runs_in_the_workdir(workdir):
     ({**GOOD_PASS, "evidence": [{**GOOD_PASS["evidence"][0], "source": "../../etc/passwd"}]}, "does not exist"),
     ({**GOOD_PASS, "evidence": [{**GOOD_PASS["evidence"][0], "observed": "the skill finished, tests passed"}]},
      "proxies"),
+    ({**GOOD_PASS, "evidence": [{"claim": "the marker", "source": "out/status.json", "observed": "1 file, 1 key"}]},
+     "not the completion marker"),
+    ({**GOOD_PASS, "evidence": [{**GOOD_PASS["evidence"][0], "observed": "deployed 2 services"}]}, "proxies"),
+    ({**GOOD_PASS, "evidence": [{**GOOD_PASS["evidence"][1], "observed": "launched 3 workers"}]}, "proxies"),
     ({"verdict": "FAIL", "blockers": [], "evidence": [], "checks": []}, "needs at least one blocker"),
     ({"verdict": "MAYBE", "blockers": ["x"], "evidence": [], "checks": []}, "PASS or FAIL"),
 ])
@@ -119,6 +123,46 @@ def test_refused_answers_are_retried_once_with_the_reason_then_fail(workdir, bad
     assert any(needle in p for p in doc["attempts"][0]["problems"])
     assert doc["attempts"][0]["session_id"] != doc["attempts"][1]["session_id"]
     assert schema_errors(json.loads((workdir / "evaluation.json").read_text()), "evaluation.schema.json") == []
+
+
+MARKER_ITEM = {"claim": "the completion marker", "source": "out/status.json", "observed": "1 file with 1 key"}
+
+
+@pytest.mark.parametrize("source", ["out/status.json", "./out/status.json", "out/status.json:1", "out/../out/status.json",
+                                    "{wd}/out/status.json"])
+def test_a_pass_whose_only_source_is_the_completion_marker_is_refused(workdir, source):
+    """The task makes every trial write out/status.json with 2 keys: the harness's contract, not the skill's goal."""
+    ctx = ev.build_context(workdir, target())
+    item = {**MARKER_ITEM, "source": source.format(wd=workdir)}
+    problems = ea.answer_problems({**GOOD_PASS, "evidence": [item, {**item, "observed": "1 file written with 2 keys"}]},
+                                  ctx)
+    assert len(problems) == 1 and "\n" not in problems[0]
+    assert "at least one evidence item whose source is not the completion marker" in problems[0]
+    assert "cite an artifact the skill produced, or the transcript record that shows the outcome" in problems[0]
+
+
+def test_the_marker_next_to_real_evidence_is_fine_but_does_not_count_for_it(workdir):
+    ctx = ev.build_context(workdir, target())
+    ok = {**GOOD_PASS, "evidence": [MARKER_ITEM, *GOOD_PASS["evidence"]]}
+    assert ea.answer_problems(ok, ctx) == []
+    proxy_elsewhere = {**GOOD_PASS, "evidence": [{**MARKER_ITEM, "observed": "1 file written with 2 keys"},
+                                                 {**GOOD_PASS["evidence"][1], "observed": "the skill finished"}]}
+    assert any("proxies" in p for p in ea.answer_problems(proxy_elsewhere, ctx))
+    assert ea.answer_problems({**GOOD_PASS, "verdict": "FAIL", "blockers": ["0 greeting lines"],
+                               "evidence": [MARKER_ITEM]}, ctx) == []
+
+
+def test_completion_marker_forms(workdir):
+    ctx = ev.build_context(workdir, target())
+    for yes in ["out/status.json", "./out/status.json", "out/status.json#L1", str(workdir / "out" / "status.json")]:
+        assert ea.is_completion_marker(yes, ctx), yes
+    for no in ["out/greeting.txt", U2, f"transcript.jsonl#{U2}", "transcript.jsonl", "status.json", ""]:
+        assert not ea.is_completion_marker(no, ctx), no
+
+
+def test_the_prompt_says_the_marker_is_no_evidence(workdir):
+    prompt = ea.build_prompt(ev.build_context(workdir, target()))
+    assert "out/status.json is the harness's own file" in prompt and "never evidence of the goal" in prompt
 
 
 def test_numbers_inside_evidence_text_are_fine(workdir):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from live_trial.errors import RefusedInput
-from live_trial.evidence import check_evidence, counted_observations, proxy_phrases
+from live_trial.evidence import check_evidence, counted_observations, marker_mentions, proxy_phrases
 
 
 @pytest.mark.parametrize("evidence", [None, "", "   "])
@@ -33,7 +33,7 @@ def test_proxy_only_evidence_is_refused(evidence):
 
 @pytest.mark.parametrize("evidence", [
     "1 file written with 3 keys", "2 messages sent", "3 replies found in the log", "two messages sent",
-    "deployed, and 5 replies were sent to real users", "out/status.json has 2 keys", "返信を3件送った",
+    "deployed, and 5 replies were sent to real users", "out/report.csv has 2 rows", "返信を3件送った",
     "起動後、返信を２件送った", "メールを三通送った", "sent 1 greeting to the user; the file holds 4 lines",
 ])
 def test_counted_evidence_is_accepted(evidence):
@@ -111,6 +111,56 @@ def test_counts_are_tied_to_what_they_count():
     assert counted_observations("1") == []
 
 
+# ------------------------------------------------------------------ a number attached to a proxy counts the proxy
+@pytest.mark.parametrize("evidence", [
+    "out/status.json written with 2 keys", "marker written: 1 file", "wrote the completion marker with 2 keys",
+    "deployed 2 services", "launched 3 workers", "the bot is running with 4 threads",
+    "3 workers were launched", "2 services have been deployed", "started 5 containers", "spawned 2 workers",
+    "merged 3 branches", "the daemon is up with 2 replicas", "out/status.json has 2 keys",
+    "1 marker file with 2 keys, status ok", "the completion marker holds 2 keys", "`out/status.json` has 2 keys",
+    "2つのサービスをデプロイした", "ワーカーを3つ起動した", "ボットが4本のスレッドで稼働中", "デプロイしたサービス2つ",
+    "完了マーカーに2項目を書いた", "out/status.json に2キーを書き込んだ",
+])
+def test_a_count_governed_by_a_proxy_or_of_the_marker_is_refused(evidence):
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence("PASS", evidence, None)
+    assert exc.value.code == "proxy_evidence" and "\n" not in exc.value.message
+    assert "a number attached to a proxy counts the proxy" in exc.value.message
+    assert "1 file written with 3 keys" in exc.value.message  # says what would count
+    assert counted_observations(evidence) == []
+
+
+@pytest.mark.parametrize("evidence", [
+    '1 file written in the working folder, with 1 line "Hello, World!"', "3 rows in out/report.csv",
+    "1 Skill call to hello:greet in the transcript",
+    '1 file written with 1 line "Deployment finished"',           # a proxy word quoted from what was seen
+    "2 issues labelled 'merged' listed in out/issues.json", "3 rows in out/started.csv",  # ... or in a file name
+    "the bot started and 2 replies were sent to real users",      # the count has its own, real verb
+    "launched, then sent 2 replies", "the skill finished after writing 1 file with 3 lines",
+    "1 file written with 1 line, and out/status.json has 2 keys",  # the marker part counts nothing; the rest does
+    "1 AskUserQuestion call asking 'Which greeting style?' with 2 options",
+    "起動後に返信を2件送った", "ログに「デプロイ完了」の行が3行ある", "稼働中のボットが返信を3件送った",
+])
+def test_real_counts_next_to_proxy_words_are_accepted(evidence):
+    assert check_evidence("PASS", evidence, None) == "done"
+
+
+def test_the_refusal_names_the_marker_or_the_proxy():
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence("PASS", "out/status.json has 2 keys", None)
+    assert "('out/status.json')" in exc.value.message and exc.value.details["markers"] == ["out/status.json"]
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence("PASS", "deployed 2 services", None)
+    assert "('deployed')" in exc.value.message
+
+
+def test_marker_mentions():
+    assert marker_mentions("/tmp/wd/out/status.json and ./out/status.json") == ["/tmp/wd/out/status.json",
+                                                                                  "./out/status.json"]
+    assert marker_mentions("the completion marker; マーカー") == ["the completion marker", "マーカー"]
+    assert marker_mentions("out/api/status.json, side-effects/files/out/status.json, trialkit:mark") == []
+
+
 def test_a_score_is_refused_even_when_unverified():
     with pytest.raises(RefusedInput) as exc:
         check_evidence("PASS", "score: 9/10", "replies arrive tomorrow")
@@ -151,3 +201,23 @@ def test_each_item_is_held_to_the_proxy_rule(observed):
     with pytest.raises(RefusedInput) as exc:
         check_evidence_items("PASS", [ITEM, {**ITEM, "observed": observed}], None, lambda s: True)
     assert exc.value.code in ("proxy_evidence", "evidence_required") and "evidence item 1" in exc.value.message
+
+
+# ------------------------------------------------------------------ the completion marker is never the only source
+@pytest.mark.parametrize("source", ["out/status.json", "./out/status.json", "out/status.json:1"])
+def test_a_pass_citing_only_the_marker_is_refused(source):
+    items = [{"claim": "the skill wrote its result", "source": source, "observed": "1 file written with 2 lines"}]
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence_items("PASS", items, None, lambda s: True)
+    assert exc.value.code == "marker_evidence" and "\n" not in exc.value.message
+    assert "not the completion marker" in exc.value.message
+    assert "cite an artifact the skill produced, or the transcript record that shows the outcome" in exc.value.message
+
+
+def test_the_marker_next_to_a_real_source_or_with_unverified_or_for_a_fail_is_fine():
+    marker = {"claim": "marker", "source": "out/status.json", "observed": "1 file written with 2 lines"}
+    assert check_evidence_items("PASS", [marker, ITEM], None, lambda s: True) == "done"
+    assert check_evidence_items("PASS", [marker], "replies arrive tomorrow", lambda s: True) == "mostly_done"
+    assert check_evidence_items("FAIL", [marker], None, lambda s: True) == "not_done"
+    with pytest.raises(RefusedInput):  # the check is injectable: absolute marker paths need the workdir
+        check_evidence_items("PASS", [ITEM], None, lambda s: True, is_marker=lambda s: True)
