@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 import uuid as uuidlib
 from dataclasses import dataclass
@@ -58,22 +59,65 @@ class ProcessResult:
 Runner = Callable[[list[str], str, Path, Mapping[str, str], float], ProcessResult]
 
 
-def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str], timeout_s: float) -> ProcessResult:
-    """Run ``argv`` in ``cwd`` with ``stdin_text`` on stdin; kill its whole process group at ``timeout_s`` seconds."""
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str], timeout_s: float, *,
+                should_stop: Callable[[], bool] | None = None) -> ProcessResult:
+    """Run ``argv`` in ``cwd`` with ``stdin_text`` on stdin in its own process group; return its
+    :class:`ProcessResult`.
+
+    The whole group is killed at ``timeout_s`` seconds (``timed_out`` True), within a second of ``should_stop()``
+    turning true (the harness was asked to stop: ``timed_out`` True, ``stderr`` says so), and on any exception
+    in this process (a second Ctrl-C), which is then re-raised: an evaluator is never left running on its own.
+    ``env`` loses the nested-session variables (:data:`live_trial.boot.NESTED_VARS`), as the trial's claude does:
+    run from inside a Claude Code session, ``claude -p`` would otherwise take itself for a nested session.
+    """
+    from live_trial.boot import NESTED_VARS
+
     start = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=str(cwd), env=dict(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    clean_env = {k: v for k, v in env.items() if k not in NESTED_VARS}
+    proc = subprocess.Popen(argv, cwd=str(cwd), env=clean_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
                             start_new_session=True)
-    try:
-        out, err = proc.communicate(stdin_text, timeout=timeout_s)
-        return ProcessResult(proc.returncode, out, err, False, time.monotonic() - start)
-    except subprocess.TimeoutExpired:
+    deadline = start + timeout_s
+    talked: dict = {}
+
+    def talk() -> None:           # the whole prompt in, all output out; ends when the process group is gone
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = proc.communicate()
-        return ProcessResult(None, out or "", err or "", True, time.monotonic() - start)
+            talked["out"] = proc.communicate(stdin_text)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            talked["error"] = exc
+
+    talker = threading.Thread(target=talk, name="evaluator-io", daemon=True)
+    talker.start()
+    try:
+        stopped = timed_out = False
+        while talker.is_alive():
+            talker.join(max(0.0, min(1.0, deadline - time.monotonic())))
+            if not talker.is_alive():
+                break
+            stopped = should_stop is not None and should_stop()
+            timed_out = time.monotonic() >= deadline
+            if stopped or timed_out:
+                _kill_group(proc)
+                talker.join()
+                break
+    except BaseException:
+        _kill_group(proc)
+        talker.join(5)
+        raise
+    if "error" in talked:
+        raise talked["error"]
+    out, err = talked.get("out") or ("", "")
+    if stopped or timed_out:
+        note = "stopped: the harness was asked to stop\n" if stopped else ""
+        return ProcessResult(None, out or "", note + (err or ""), True, time.monotonic() - start)
+    return ProcessResult(proc.returncode, out, err, False, time.monotonic() - start)
 
 
 def build_argv(claude_path: str, schema: dict, session_id: str, model: str | None = None) -> list[str]:

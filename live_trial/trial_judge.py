@@ -5,6 +5,7 @@ collected and killed.
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,11 +64,20 @@ def _evaluate(trial) -> None:
 
     trial._save_state(phase="evaluating")
     env = {**trial.env, **trial.child_overrides}
+    runner = functools.partial(evaluator.run_process, should_stop=trial.stop_event.is_set)
     try:
-        result = evaluator.evaluate(trial.wd.root, trial.target, trial.claude, env, model=trial.req.model)
+        result = evaluator.evaluate(trial.wd.root, trial.target, trial.claude, env, model=trial.req.model,
+                                    runner=runner)
     except LiveTrialError as exc:
         trial.facts.goal, trial.facts.goal_blockers = "FAIL", [f"the evaluator could not run: {exc.message}"]
         trial._log("evaluate", "error", problem=exc.message)
+        return
+    if trial.stop_event.is_set():
+        # Ctrl-C / SIGTERM while the evaluator ran: it was killed within a second; the goal was not judged.
+        trial.facts.blocked, trial.facts.stop_reason = True, "harness_interrupted"
+        trial.facts.goal, trial.facts.goal_blockers = None, []
+        trial.facts.notes.append("the harness was stopped while the evaluator judged the goal")
+        trial._log("evaluate", "interrupted")
         return
     trial.facts.goal = result["goal_result"]
     trial.facts.goal_blockers = list(result.get("blockers", []))

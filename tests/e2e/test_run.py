@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -188,6 +189,46 @@ def test_sigterm_to_the_harness_kills_the_session_and_keeps_the_evidence(tmp_pat
     wd = workdirs(tmp_path)[0]
     assert (wd / "pane.txt").is_file() and (wd / "transcript.jsonl").is_file()
     _no_leftovers(wd, state)
+
+
+def test_sigterm_while_the_evaluator_judges_stops_it_and_leaves_no_process(tmp_path):
+    """The evaluator may take up to 600 s; a SIGTERM then must not wait for it nor leave its claude -p behind."""
+    proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                     "--rehearsal", str(SCENARIOS / "mark-slow-judge.yaml"), *FAST)
+    try:
+        wait_for_state(tmp_path, lambda s: s["phase"] == "evaluating")
+        time.sleep(2)
+        children = _evaluator_pids(proc.pid)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, err[-3000:]
+    assert took < 30, f"the harness waited {took:.0f}s for the evaluator"
+    assert children, "no evaluator process was found to check"
+    assert not [p for p in children if pid_alive(p)], "the evaluator's claude -p outlived the harness"
+    doc = _verdict(json.loads(out.strip().splitlines()[-1]))
+    assert (doc["stop_reason"], doc["overall"]["verdict"], doc["goal_result"]) == ("harness_interrupted", "BLOCKED", None)
+    assert "the harness was stopped while the evaluator judged the goal" in doc["notes"]
+    _no_leftovers(workdirs(tmp_path)[0])
+
+
+def _evaluator_pids(harness_pid: int) -> list[int]:
+    """Pids of the harness's descendant processes running ``claude -p`` (the evaluator)."""
+    out = subprocess.run(["ps", "-eo", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    rows = [line.split(None, 2) for line in out.splitlines() if line.strip()]
+    kids, found = {harness_pid}, []
+    for _ in range(4):                                   # descendants a few levels down
+        for pid, ppid, *args in rows:
+            if int(ppid) in kids:
+                kids.add(int(pid))
+    for pid, _ppid, *args in rows:
+        if int(pid) in kids and int(pid) != harness_pid and args and " -p " in f" {args[0]} ":
+            found.append(int(pid))
+    return found
 
 
 def test_four_trials_from_one_plan_run_in_parallel_without_cross_talk(tmp_path):

@@ -307,12 +307,63 @@ def test_run_process_kills_the_whole_group_at_the_timeout(tmp_path):
     res = ev.run_process(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"], "", tmp_path,
                          {"PATH": "/usr/bin:/bin"}, 0.5)
     assert res.timed_out and res.exit_code is None
-    child = int(pidfile.read_text())
-    try:
-        os.kill(child, 0)
-        state = open(f"/proc/{child}/stat").read().split()[2]
-        assert state == "Z", "the grandchild survived the timeout"
-    except ProcessLookupError:
-        pass
+    assert _group_gone(pidfile), "the grandchild survived the timeout"
     res2 = ev.parse_output(res)
     assert res2 == (None, None, "the evaluator did not answer in time")
+
+
+def _group_gone(pidfile, within_s: float = 5.0) -> bool:
+    """The grandchild whose pid is in ``pidfile`` ended (gone or a zombie) within ``within_s``: SIGKILL lands
+    asynchronously, so it may still be dying for a moment after its parent was reaped."""
+    import os
+    import time
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            os.kill(child, 0)
+            if open(f"/proc/{child}/stat").read().split()[2] == "Z":
+                return True
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+def test_run_process_stops_within_a_second_when_the_harness_is_asked_to_stop(tmp_path):
+    """SIGTERM during the evaluation: the evaluator (up to 600 s) must not keep the harness waiting."""
+    import time
+    pidfile = tmp_path / "child.pid"
+    started = time.monotonic()
+    res = ev.run_process(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"], "", tmp_path,
+                         {"PATH": "/usr/bin:/bin"}, 600, should_stop=lambda: time.monotonic() - started > 0.3)
+    assert res.timed_out and res.exit_code is None and res.stderr.startswith("stopped: the harness was asked to stop")
+    assert res.duration_s < 30 and _group_gone(pidfile)
+
+
+def test_run_process_never_leaves_the_evaluator_behind_on_a_second_ctrl_c(tmp_path):
+    pidfile = tmp_path / "child.pid"
+
+    def second_ctrl_c():
+        if pidfile.exists() and pidfile.read_text().strip():
+            raise KeyboardInterrupt
+        return False
+    with pytest.raises(KeyboardInterrupt):
+        ev.run_process(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"], "", tmp_path,
+                       {"PATH": "/usr/bin:/bin"}, 600, should_stop=second_ctrl_c)
+    assert _group_gone(pidfile)
+
+
+def test_run_process_drops_the_nested_session_variables(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "cli", "KEEP_ME": "yes"}
+    res = ev.run_process(["sh", "-c", "env"], "", tmp_path, env, 30)
+    names = {line.split("=", 1)[0] for line in res.stdout.splitlines()}
+    assert "KEEP_ME" in names and not names & {"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"}
+
+
+def test_run_process_delivers_a_big_prompt_to_a_slow_reader(tmp_path):
+    """The prompt is written across the one-second slices (a retried communicate must not resend it)."""
+    prompt = "x" * 300_000 + "\nend of prompt\n"
+    res = ev.run_process(["sh", "-c", "sleep 1.5; wc -c"], prompt, tmp_path, {"PATH": "/usr/bin:/bin"}, 30)
+    assert res.exit_code == 0 and int(res.stdout.strip()) == len(prompt.encode())
