@@ -17,7 +17,7 @@ read-modify-write) holds every watch, open or closed, with its history::
 - ``sweep`` closes open watches 7 days past ``since`` that were never confirmed, notifies once and records
   ``failed_check``.
 - ``daily_maintenance`` (called first by run, and by cron through ``watch daily``) first sends again the
-  notices whose webhook failed (:func:`live_trial.notify.resend_failed`, on every call, at most once an hour per
+  notices whose webhook failed (:func:`live_trial.notify_resend.resend_failed`, on every call, at most once an hour per
   notice), then does the sweep and the due checks at most once per UTC day; the last date is kept in the ledger.
 Every function takes a ``clock`` returning an aware UTC datetime.
 """
@@ -33,7 +33,8 @@ from typing import Callable, Iterator, Mapping
 from live_trial.errors import RefusedInput
 from live_trial.evidence import check_evidence
 from live_trial.jsonfile import read_json, write_json
-from live_trial.notify import notify, resend_failed
+from live_trial.notify import notify
+from live_trial.notify_resend import resend_failed
 
 LEDGER_FILE = "watches.json"
 LOCK_FILE = ".watches.lock"
@@ -285,8 +286,8 @@ def daily_maintenance(eval_root: Path, starter: Starter | None = None, *, clock:
     run calls this first; cron calls ``live-trial watch daily``. Returns ``{"ran": bool, "date": "YYYY-MM-DD",
     "reason", "swept": [ids], "checked": [results], "resent": [ids]}``.
 
-    ``resent`` lists the :func:`live_trial.notify.notification_id` of each notice whose webhook had failed and
-    that was sent again now (:func:`live_trial.notify.resend_failed`; seed 000: a person is always told the
+    ``resent`` lists the :func:`live_trial.notify_resend.notification_id` of each notice whose webhook had failed and
+    that was sent again now (:func:`live_trial.notify_resend.resend_failed`; seed 000: a person is always told the
     outcome; issue 6). That step runs on every call, before and regardless of the once-a-day stamp and of the
     ledger existing: it limits itself (at most once an hour per notice, only when the webhook is configured)
     and only appends to notifications.jsonl when there is something failed to resend. An exception in it is

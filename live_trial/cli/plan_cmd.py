@@ -62,7 +62,7 @@ def _sweep(eval_root: Path) -> list[str]:
         from live_trial import watch
     except ModuleNotFoundError:  # pragma: no cover
         return []
-    from live_trial.notify import resend_failed
+    from live_trial.notify_resend import resend_failed
 
     try:
         resend_failed(eval_root)       # notices whose webhook failed: the same text again, at most hourly

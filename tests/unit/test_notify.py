@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from live_trial import notify as nt
+from live_trial import notify_resend as nr
 from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 from live_trial.jsonfile import schema_errors
 from tests.unit.fakes import Clock
@@ -337,20 +338,20 @@ def _now(clock: Clock) -> datetime:
 
 def _failed_notice(root, clock, kind="not_working", objective="あいさつする", detail="何も書かれていない", **kw):
     return nt.notify(root, kind, objective, detail, "ja", env=HOOK, post=_Post(500, 500),
-                     sleep=lambda s: None, clock=lambda: nt._iso_z(_now(clock)), **kw)
+                     sleep=lambda s: None, clock=lambda: nr._iso_z(_now(clock)), **kw)
 
 
 def _resend(root, clock, post, **kw):
     kw.setdefault("env", HOOK)
-    return nt.resend_failed(root, clock=lambda: _now(clock), post=post, sleep=lambda s: None, **kw)
+    return nr.resend_failed(root, clock=lambda: _now(clock), post=post, sleep=lambda s: None, **kw)
 
 
 def test_notification_id_is_computed_from_at_kind_and_text_and_not_stored(tmp_path):
     rec = nt.notify(tmp_path, "done", "x", "1 file", "en", env={}, clock=lambda: "2026-11-30T09:00:00.000Z")
     expected = "n-" + hashlib.sha256(f"{rec['at']}\ndone\n{rec['text']}".encode()).hexdigest()[:12]
-    assert nt.notification_id(rec) == expected
-    assert nt.notification_id(dict(rec, refs={"x": "y"}, detail="other")) == expected
-    assert nt.notification_id(dict(rec, at="2026-11-30T09:00:00.001Z")) != expected
+    assert nr.notification_id(rec) == expected
+    assert nr.notification_id(dict(rec, refs={"x": "y"}, detail="other")) == expected
+    assert nr.notification_id(dict(rec, at="2026-11-30T09:00:00.001Z")) != expected
     assert "id" not in nt.read_notifications(tmp_path)[0]
 
 
@@ -361,21 +362,21 @@ def test_a_failed_notice_is_resent_after_an_hour_and_not_before(tmp_path):
     before = (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes()
     post = _Post()
     clock.sleep(3599)
-    assert nt.pending_resends(tmp_path, _now(clock)) == []
+    assert nr.pending_resends(tmp_path, _now(clock)) == []
     assert _resend(tmp_path, clock, post) == [] and post.texts == []
     assert (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes() == before
     clock.sleep(1)
-    assert nt.pending_resends(tmp_path, nt._iso_z(_now(clock))) == [original]
+    assert nr.pending_resends(tmp_path, nr._iso_z(_now(clock))) == [original]
     [resent] = _resend(tmp_path, clock, post)
     assert post.texts == [original["text"]]
     assert resent["at"] == "2026-11-30T10:00:00.000Z"
-    assert resent["refs"] == {"run_id": "r1", "resend_of": nt.notification_id(original)}
+    assert resent["refs"] == {"run_id": "r1", "resend_of": nr.notification_id(original)}
     assert resent["webhook"] == {"status": "sent", "attempts": 1, "http_status": 204, "error": None}
     for key in ("kind", "lang", "text", "objective", "detail", "check"):
         assert resent[key] == original[key], key
     assert nt.read_notifications(tmp_path) == [original, resent]
     clock.sleep(86400)
-    assert nt.pending_resends(tmp_path, _now(clock)) == []
+    assert nr.pending_resends(tmp_path, _now(clock)) == []
     assert _resend(tmp_path, clock, post) == [] and len(post.texts) == 1
 
 
@@ -390,12 +391,12 @@ def test_the_resend_record_fits_the_schema(tmp_path):
 
 def test_sent_and_not_configured_notices_are_never_resent(tmp_path):
     clock = Clock()
-    nt.notify(tmp_path, "done", "x", "1 file", "en", env={}, clock=lambda: nt._iso_z(_now(clock)))
-    nt.notify(tmp_path, "done", "y", "2 files", "en", env=HOOK, post=_Post(), clock=lambda: nt._iso_z(_now(clock)))
+    nt.notify(tmp_path, "done", "x", "1 file", "en", env={}, clock=lambda: nr._iso_z(_now(clock)))
+    nt.notify(tmp_path, "done", "y", "2 files", "en", env=HOOK, post=_Post(), clock=lambda: nr._iso_z(_now(clock)))
     before = (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes()
     clock.sleep(7 * 86400)
     post = _Post()
-    assert nt.pending_resends(tmp_path, _now(clock)) == []
+    assert nr.pending_resends(tmp_path, _now(clock)) == []
     assert _resend(tmp_path, clock, post) == [] and post.texts == []
     assert (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes() == before
 
@@ -407,20 +408,20 @@ def test_a_resend_that_fails_is_retried_later_and_the_original_is_resent_once(tm
     down = _Post(default=503)
     [first] = _resend(tmp_path, clock, down)
     assert first["webhook"]["status"] == "failed" and first["webhook"]["attempts"] == 2
-    assert first["refs"]["resend_of"] == nt.notification_id(original)
+    assert first["refs"]["resend_of"] == nr.notification_id(original)
     assert _resend(tmp_path, clock, down) == []  # the failed resend is less than an hour old
     clock.sleep(1800)
     assert _resend(tmp_path, clock, down) == []
     clock.sleep(1800)
     up = _Post()
     [second] = _resend(tmp_path, clock, up)
-    assert second["refs"]["resend_of"] == nt.notification_id(first)
+    assert second["refs"]["resend_of"] == nr.notification_id(first)
     assert second["webhook"]["status"] == "sent" and up.texts == [original["text"]]
     clock.sleep(86400)
     assert _resend(tmp_path, clock, up) == []
     records = nt.read_notifications(tmp_path)
     assert len(records) == 3
-    assert [r["refs"].get("resend_of") for r in records].count(nt.notification_id(original)) == 1
+    assert [r["refs"].get("resend_of") for r in records].count(nr.notification_id(original)) == 1
 
 
 def test_without_a_webhook_nothing_is_resent_or_written(tmp_path):
@@ -489,9 +490,9 @@ def test_malformed_lines_are_skipped(tmp_path):
     with path.open("a", encoding="utf-8") as fh:
         fh.write('{"truncated": \n')
     clock.sleep(3600)
-    assert nt.pending_resends(tmp_path, _now(clock)) == [original]
+    assert nr.pending_resends(tmp_path, _now(clock)) == [original]
     [resent] = _resend(tmp_path, clock, _Post())
-    assert resent["refs"]["resend_of"] == nt.notification_id(original)
+    assert resent["refs"]["resend_of"] == nr.notification_id(original)
     assert path.read_text(encoding="utf-8").startswith("not json\n[1, 2]\n")
 
 
@@ -501,10 +502,10 @@ def test_a_webhook_still_down_stops_the_round_at_the_first_failure(tmp_path):
     b = _failed_notice(tmp_path, clock, objective="二つ目")
     clock.sleep(3600)
     down = _Post(default=500)
-    assert [r["refs"]["resend_of"] for r in _resend(tmp_path, clock, down)] == [nt.notification_id(a)]
+    assert [r["refs"]["resend_of"] for r in _resend(tmp_path, clock, down)] == [nr.notification_id(a)]
     assert len(down.texts) == 2  # one send, one retry
     clock.sleep(3600)  # the other one goes first now
-    assert [r["refs"]["resend_of"] for r in _resend(tmp_path, clock, down)] == [nt.notification_id(b)]
+    assert [r["refs"]["resend_of"] for r in _resend(tmp_path, clock, down)] == [nr.notification_id(b)]
     clock.sleep(3600)
     both = _resend(tmp_path, clock, _Post())
     assert [r["text"] for r in both] == [a["text"], b["text"]]

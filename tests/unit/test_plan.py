@@ -381,6 +381,7 @@ def test_unreadable_trial_state_is_not_reused(env) -> None:
 def test_plan_sends_a_failed_notice_again(env, capsys, monkeypatch) -> None:
     """A person is always told (seed 000): plan, like run and `watch daily`, resends a notice whose webhook failed."""
     from live_trial import notify as nt
+    from live_trial.notify_resend import notification_id
 
     env["eval"].mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("LIVE_TRIAL_WEBHOOK_URL", "http://127.0.0.1:9/hook")
@@ -397,7 +398,7 @@ def test_plan_sends_a_failed_notice_again(env, capsys, monkeypatch) -> None:
     capsys.readouterr()
     recs = nt.read_notifications(env["eval"])
     assert [r["webhook"]["status"] for r in recs] == ["failed", "sent"] and len(sent) == 3
-    assert recs[1]["text"] == recs[0]["text"] and recs[1]["refs"]["resend_of"] == nt.notification_id(recs[0])
+    assert recs[1]["text"] == recs[0]["text"] and recs[1]["refs"]["resend_of"] == notification_id(recs[0])
 
 
 # ------------------------------------------------------------------ run --plan

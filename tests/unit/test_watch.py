@@ -12,7 +12,8 @@ import pytest
 from live_trial import watch as wt
 from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.jsonfile import schema_errors
-from live_trial.notify import forbidden_tokens, notification_id, notify, read_notifications
+from live_trial.notify import forbidden_tokens, notify, read_notifications
+from live_trial.notify_resend import notification_id
 
 
 class Clock:
