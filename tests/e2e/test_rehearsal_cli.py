@@ -178,7 +178,7 @@ def test_evaluator_json_schema_gets_structured_output(tmp_path, rehearsal_server
     assert out["is_error"] is False
     answer = out["structured_output"]
     assert answer["verdict"] == "PASS" and answer["blockers"] == []
-    assert [e["source"] for e in answer["evidence"]] == ["side-effects/files/greeting.txt", "out/status.json", skill_uuid]
+    assert [e["source"] for e in answer["evidence"]] == ["side-effects/files/greeting.txt", skill_uuid]
     reqs = server.requests
     assert [r["rule"] for r in reqs] == ["evaluator-verdict"] and reqs[0]["template_misses"] == []
     assert sorted(reqs[0]["tools"]) == ["Glob", "Grep", "Read", "StructuredOutput"]
