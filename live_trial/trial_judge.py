@@ -23,6 +23,8 @@ def judge(trial) -> "TrialOutcome":
     from live_trial import verdict as verdict_mod
     from live_trial.trial import TrialOutcome
 
+    if trial.facts.launch == "PASS":
+        _check_launch(trial)
     if trial.req.expect_gate and not trial.facts.gate_seen and not trial.facts.blocked:
         # Issue 8 item 8: a skill that must stop at a question but never showed one has a broken guard.
         trial.facts.completion = "FAIL"
@@ -32,7 +34,7 @@ def judge(trial) -> "TrialOutcome":
     if unused > 0 and not trial.facts.blocked:
         trial.facts.warnings.append(f"{unused} --gate-response answer(s) were never used: the skill asked fewer "
                                     "questions than expected")
-    if trial.facts.completion == "PASS" and not trial.facts.blocked:
+    if trial.facts.completion == "PASS" and trial.facts.launch == "PASS" and not trial.facts.blocked:
         _evaluate(trial)
     trial._save_state(phase="judged")
     origin = "rehearsal" if trial.state.get("rehearsal") else "live"
@@ -58,6 +60,47 @@ def judge(trial) -> "TrialOutcome":
     return TrialOutcome(workdir=trial.wd.root, overall=overall, exit_code=exit_code_for(overall),
                         verdict=doc, verdict_path=path, summary=_summary(overall, origin, trial.facts, trial.state),
                         scenario_origin=origin, notification=text, stop_reason=trial.facts.stop_reason)
+
+def skill_calls(records) -> list[tuple[str, bool]]:
+    """``[(skill name, succeeded)]`` for every Skill tool_use of the main chain, in the order they happened.
+
+    ``succeeded``: its tool_result exists and is not an error. ``records``: parsed transcript records."""
+    from live_trial.transcript_order import causal_order
+
+    calls: list[tuple[str, str]] = []
+    results: dict[str, bool] = {}
+    for rec in causal_order(records):
+        content = (rec.get("message") or {}).get("content") if isinstance(rec.get("message"), dict) else None
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and block.get("name") == "Skill":
+                skill = (block.get("input") or {}).get("skill") if isinstance(block.get("input"), dict) else None
+                calls.append((str(skill or "").lstrip("/"), str(block.get("id"))))
+            elif block.get("type") == "tool_result":
+                results[str(block.get("tool_use_id"))] = block.get("is_error") is not True
+    return [(name, results.get(use_id, False)) for name, use_id in calls]
+
+
+def _check_launch(trial) -> None:
+    """Seed 001 verdict table, axis 起動: the skill launched. READY and a delivered task are not enough: the
+    transcript must show a successful Skill call to the target itself (task.md asks for exactly that). Without
+    one, launch is FAIL: the session ran, but not the skill under trial (another skill, or none)."""
+    from live_trial import transcript
+
+    path = trial.wd.path("transcript.jsonl")
+    if not path.is_file():
+        return                                  # nothing collected: the notes already say why
+    target = trial.target.qualified
+    calls = skill_calls(transcript.read_records(path).records)
+    if any(name == target and ok for name, ok in calls):
+        return
+    seen = ", ".join(f"{n or '?'}{'' if ok else ' (failed)'}" for n, ok in calls) or "none"
+    trial.facts.launch = "FAIL"
+    trial.facts.stop_reason = trial.facts.stop_reason or "skill_not_launched"
+    trial.facts.notes.append(f"the transcript shows no successful Skill call to {target} (Skill calls: {seen})")
+    trial._log("launch", "FAIL", target=target, skill_calls=seen)
+
 
 def _evaluate(trial) -> None:
     from live_trial import evaluator

@@ -121,6 +121,20 @@ def test_a_skill_that_must_stop_at_a_gate_but_never_asks_fails(tmp_path):
     _no_leftovers(workdirs(tmp_path)[0])
 
 
+def test_a_session_that_never_calls_the_skill_under_trial_is_a_launch_fail(tmp_path):
+    """READY and a delivered task are not a launch: the transcript must show the target's own Skill call."""
+    proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "mark-wrong-skill.yaml"), *FAST)
+    result = final_json(proc)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    doc = _verdict(result)
+    assert (doc["launch"], doc["stop_reason"], doc["overall"]["verdict"]) == ("FAIL", "skill_not_launched", "FAIL")
+    assert any("no successful Skill call to trialkit:mark (Skill calls: trialkit:mark2)" in n for n in doc["notes"])
+    wd = workdirs(tmp_path)[0]
+    assert not (wd / "evaluation.json").exists(), "the goal of a skill that never ran was judged"
+    _no_leftovers(wd)
+
+
 def test_contractual_gate_kind_without_grounding_is_refused_before_anything(tmp_path):
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
                    "--rehearsal", str(SCENARIOS / "mark-happy.yaml"), "--gate-kind", "contractual")
