@@ -19,7 +19,7 @@ def validate(trial) -> None:
     if req.gate_kind not in ("rescue", "contractual"):
         raise RefusedInput(f"unknown gate kind {req.gate_kind!r}", fix="use rescue or contractual")
     req.cwd = Path(req.cwd).resolve()
-    if not req.cwd.is_dir():
+    if not req.fresh_cwd and not req.cwd.is_dir():
         raise RefusedInput("trial cwd is not a folder", where=str(req.cwd), fix="pass an existing --cwd")
     req.plugins_root = Path(req.plugins_root).resolve()
     req.eval_root = Path(req.eval_root).resolve()

@@ -64,7 +64,8 @@ def run_plan(args, policy) -> int:
         for batch in batches:
             def one(entry):
                 plugins_root = Path(entry.get("plugins_root") or args.plugins_root or "plugins")
-                req = TrialRequest(target=entry["target"], plugins_root=plugins_root, cwd=args.cwd,
+                req = TrialRequest(target=entry["target"], plugins_root=plugins_root, cwd=args.cwd or Path("."),
+                                   fresh_cwd=args.cwd is None,
                                    eval_root=eval_root, args=entry.get("args") or args.args, model=args.model,
                                    proof=bool(entry.get("proof")) or args.proof, rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal")
                                    else args.rehearsal, claude_bin=args.claude_bin, socket=args.socket,

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -271,6 +272,35 @@ def test_four_trials_from_one_plan_run_in_parallel_without_cross_talk(tmp_path):
         _no_leftovers(wd)
     starts = sorted(json.loads((wd / "trial-state.json").read_text())["started_at"] for wd in wds)
     assert starts[-1] < max(json.loads((wd / "verdict.json").read_text())["written_at"] for wd in wds)
+
+
+def test_plan_trials_without_cwd_each_get_their_own_empty_folder(tmp_path):
+    """Two trials of a skill that writes into its working folder, side by side: neither sees, overwrites or takes
+    credit for the other's file, and the folder the command ran in stays untouched."""
+    plan = subprocess.run([sys.executable, "-m", "live_trial", "plan", "--plugin-dir", str(PLUGINS / "trialkit"),
+                           "--eval-root", str(tmp_path / "eval"), "--json"], capture_output=True, text=True, timeout=60)
+    doc = json.loads(plan.stdout)
+    entry = {"target": "hello:greet", "plugins_root": str(EXAMPLES / "plugins"), "proof": False, "args": "World"}
+    doc["live_batches"] = [[entry, dict(entry)]]
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(doc))
+    here = tmp_path / "here"
+    here.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "live_trial", "run", "--plan", str(plan_file), "--eval-root",
+                           str(tmp_path / "eval"), "--rehearsal", str(EXAMPLES / "scenarios" / "greet-happy.yaml"),
+                           "--json", *FAST], capture_output=True, text=True, timeout=400, cwd=here,
+                          env={**os.environ, "PYTHONPATH": str(EXAMPLES.parent)})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert [t["status"] for t in final_json(proc)["trials"]] == ["PASS", "PASS"]
+    assert list(here.iterdir()) == []
+    wds = workdirs(tmp_path)
+    assert len(wds) == 2
+    for wd in wds:
+        state = json.loads((wd / "trial-state.json").read_text())
+        assert state["cwd"] == str(wd / "cwd")
+        assert (wd / "cwd" / "greeting.txt").read_text() == "Hello, World!\n"
+        assert json.loads((wd / "side-effects" / "files.json").read_text())["added"] == ["greeting.txt"]
+        _no_leftovers(wd)
 
 
 @pytest.mark.parametrize("target,extra,needle", [
