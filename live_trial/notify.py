@@ -397,11 +397,12 @@ def _trial_objective(eval_root: Path, doc: Mapping[str, Any], workdir: Path | No
         return None
 
 
-def notify_trial(eval_root: Path, verdict: Mapping[str, Any], lang: str | None = None, *,
+def notify_trial_record(eval_root: Path, verdict: Mapping[str, Any], lang: str | None = None, *,
                  objective: str | None = None, workdir: Path | None = None, env: Mapping[str, str] | None = None,
                  clock: Callable[[], str] = utc_now, post: Poster | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> str:
-    """Send the one notification that ends a trial (issue 6: every run ends with one); return its text.
+                 sleep: Callable[[float], None] = time.sleep) -> dict:
+    """Send the one notification that ends a trial (issue 6: every run ends with one); return its record (the line
+    appended to notifications.jsonl: ``text``, ``webhook.status`` sent / failed / not_configured...).
 
     Reads from the verdict dict (searched by key, so it does not depend on the exact nesting): the overall
     verdict, evidence, unverified, goal blockers, and the reasons (stop reason, failure reason, poll exit, goal
@@ -423,8 +424,23 @@ def notify_trial(eval_root: Path, verdict: Mapping[str, Any], lang: str | None =
                                   blockers=[str(b) for b in blockers] if isinstance(blockers, list) else [str(blockers)],
                                   lang=lang)
     if _find_key(doc, "scenario_origin") == "rehearsal":     # issue 2: say plainly that the model was scripted
-        detail = ("" if lang == "ja" else " ").join((detail, catalogue(lang)["notes"]["rehearsal"])).strip()
+        detail = _sentences(detail, catalogue(lang)["notes"]["rehearsal"], lang)
     refs = {k: str(v) for k, v in {"run_id": _find_key(doc, "run_id"), "target": target,
                                    "overall": overall}.items() if v}
     return notify(eval_root, kind, objective, detail, lang, refs=refs, env=env, clock=clock, post=post,
-                  sleep=sleep)["text"]
+                  sleep=sleep)
+
+
+def notify_trial(eval_root: Path, verdict: Mapping[str, Any], lang: str | None = None, **kw: Any) -> str:
+    """:func:`notify_trial_record`, returning only the text sent (the same keywords)."""
+    return notify_trial_record(eval_root, verdict, lang, **kw)["text"]
+
+
+def _sentences(first: str, second: str, lang: str) -> str:
+    """``first`` and ``second`` as two sentences: a full stop (。 or .) is added to ``first`` when it has none."""
+    first = first.strip()
+    if not first:
+        return second
+    ends = ("。", "！", "？", ".", "!", "?") if lang == "ja" else (".", "!", "?", "。")
+    stop = "" if first.endswith(ends) else ("。" if lang == "ja" else ".")
+    return first + stop + ("" if lang == "ja" else " ") + second

@@ -19,6 +19,10 @@ from live_trial.errors import RefusedInput
 
 STATE_FILE = "trial-state.json"
 REHEARSAL_CONFIG_DIR = "claude-config"
+#: Every message the rehearsal server plays has an id starting with this; the CLI keeps it in the transcript
+#: (``message.id``), so a transcript says by itself whether its model was scripted.
+REHEARSAL_MESSAGE_PREFIX = "msg_rehearsal_"
+TRANSCRIPT_FILE = "transcript.jsonl"
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,10 @@ def read_trial_state(workdir: Path) -> dict | None:
 
 
 def workdir_origin(workdir: Path) -> WorkdirOrigin:
-    """Derive the scenario origin from ``workdir``: rehearsal when ``trial-state.json`` says ``rehearsal`` (non-null)
-    or a ``claude-config/`` folder is there; live otherwise. Raises :class:`RefusedInput` for an unreadable state."""
+    """Derive the scenario origin from ``workdir``: rehearsal when ``trial-state.json`` says ``rehearsal`` (non-null),
+    a ``claude-config/`` folder is there, or the newest turn of ``transcript.jsonl`` holds a reply of the rehearsal
+    server (message id ``msg_rehearsal_…``: a workdir copied without its state, or a hand-run rehearsal whose
+    ``verdict`` was not told); live otherwise. Raises :class:`RefusedInput` for an unreadable state."""
     workdir = Path(workdir)
     state = read_trial_state(workdir)
     rehearsal = state.get("rehearsal") if state else None
@@ -67,7 +73,22 @@ def workdir_origin(workdir: Path) -> WorkdirOrigin:
     if (workdir / REHEARSAL_CONFIG_DIR).is_dir():
         return WorkdirOrigin("rehearsal", f"the workdir holds {REHEARSAL_CONFIG_DIR}/ (the rehearsal's isolated "
                                           "claude config)", state, scenario)
+    if _scripted_transcript(workdir / TRANSCRIPT_FILE):
+        return WorkdirOrigin("rehearsal", f"{TRANSCRIPT_FILE} holds replies of the rehearsal server (message ids "
+                                          f"{REHEARSAL_MESSAGE_PREFIX}...)", state, scenario)
     return WorkdirOrigin("live", None, state, None)
+
+
+def _scripted_transcript(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    from live_trial.transcript import read_tail
+
+    for rec in read_tail(path).records:
+        msg = rec.get("message") if rec.get("type") == "assistant" else None
+        if isinstance(msg, dict) and str(msg.get("id") or "").startswith(REHEARSAL_MESSAGE_PREFIX):
+            return True
+    return False
 
 
 def check_state_target(state: Mapping[str, Any] | None, plugin: str | None, skill: str, qualified: str) -> None:

@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from live_trial.claude_config import REHEARSAL_API_KEY
 from live_trial.jsonfile import utc_now
+from live_trial.origin import REHEARSAL_MESSAGE_PREFIX
 from live_trial.rehearsal_scenario import (NO_RULE_TEXT, RequestView, Rule, Scenario, analyse_request,
                                            load_scenario, render, select_rule)
 
@@ -259,7 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
         stop_reason = reply.get("stop_reason") or (
             "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
         srv._update(record, served_model=model)
-        message_id = f"msg_rehearsal_{uuid.uuid4().hex[:20]}"
+        message_id = f"{REHEARSAL_MESSAGE_PREFIX}{uuid.uuid4().hex[:20]}"
         usage = {"input_tokens": max(1, len(view.all_text) // 4), "output_tokens": 0,
                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         out_tokens = max(1, sum(len(json.dumps(b)) for b in blocks) // 4)

@@ -74,6 +74,7 @@ class TrialOutcome:
     summary: str
     scenario_origin: str
     notification: str | None = None
+    notification_delivery: str | None = None   # the webhook's outcome: sent / failed / not_configured
     stop_reason: str | None = None
 
 

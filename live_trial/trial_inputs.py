@@ -18,6 +18,11 @@ def validate(trial) -> None:
     backend_mod.check_target_allowed(req.target)
     if req.gate_kind not in ("rescue", "contractual"):
         raise RefusedInput(f"unknown gate kind {req.gate_kind!r}", fix="use rescue or contractual")
+    for answer in req.gate_responses:
+        if not answer.strip() or answer.strip() in ("text:", "text: "):
+            raise RefusedInput("an empty --gate-response cannot answer a question", where=f"--gate-response {answer!r}",
+                               code="empty_gate_response",
+                               fix='give the option label as shown, e.g. --gate-response "Casual", or "text:your words"')
     req.cwd = Path(req.cwd).resolve()
     if not req.fresh_cwd and not req.cwd.is_dir():
         raise RefusedInput("trial cwd is not a folder", where=str(req.cwd), fix="pass an existing --cwd")

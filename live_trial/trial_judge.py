@@ -51,15 +51,19 @@ def judge(trial) -> "TrialOutcome":
         notes=trial.facts.notes, warnings=trial.facts.warnings, started_at=trial.state["started_at"],
         closure_at_boot=trial.state.get("closure"))
     overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
-    text = None
+    text, delivery = None, None
     try:
-        text = notify.notify_trial(trial.req.eval_root, doc, lang=trial.req.lang)
+        record = notify.notify_trial_record(trial.req.eval_root, doc, lang=trial.req.lang)
+        text = record["text"]
+        delivery = record["webhook"]["status"]
     except Exception as exc:  # noqa: BLE001 - a failed notification is recorded, never fatal
         trial._log("notify", "error", problem=f"{type(exc).__name__}: {exc}")
     trial._save_state(phase="finished")
     return TrialOutcome(workdir=trial.wd.root, overall=overall, exit_code=exit_code_for(overall),
                         verdict=doc, verdict_path=path, summary=_summary(overall, origin, trial.facts, trial.state),
-                        scenario_origin=origin, notification=text, stop_reason=trial.facts.stop_reason)
+                        scenario_origin=origin, notification=text, notification_delivery=delivery,
+                        stop_reason=trial.facts.stop_reason)
+
 
 def skill_calls(records) -> list[tuple[str, bool]]:
     """``[(skill name, succeeded)]`` for every Skill tool_use of the main chain, in the order they happened.

@@ -155,6 +155,11 @@ def _poll(args) -> int:
     if args.max_ticks is not None and args.max_ticks < 1:
         raise RefusedInput("--max-ticks must be at least 1", where=f"--max-ticks {args.max_ticks}")
     backend = Backend(args.socket)
+    if not Path(args.state_file).exists() and not backend.has_session(args.session):
+        # A first poll of a session that does not exist is a wrong name, not a crash (STALL session_gone is for a
+        # session that was seen and then went away); nothing is written.
+        raise RefusedInput("no such tmux session", where=f"{args.session} on socket {backend.socket}",
+                           code="unknown_session", fix="check the name (live-trial backend list) and --socket")
     policy = load_policy()
     sid = args.session_id or os.environ.get("SESSION_ID") or _meta(backend, args.session, "session_id")
     if sid:

@@ -104,7 +104,9 @@ class Progress:
         if outcome.verdict_path:
             body.append(f"verdict: {outcome.verdict_path}\n")
         if outcome.notification:
-            body.append(f"message sent: {outcome.notification}")
+            where = {"sent": "message sent", "failed": "message (webhook failed; sent again later)"}.get(
+                getattr(outcome, "notification_delivery", None), "message (kept in notifications.jsonl; no webhook set)")
+            body.append(f"{where}: {outcome.notification}")
         self.console.print(Panel(body, title="live trial", expand=False))
         print(f"{outcome.overall}: {outcome.verdict_path or outcome.workdir}", file=self.stream, flush=True)
 
@@ -115,4 +117,5 @@ def outcome_json(outcome) -> dict:
             "workdir": str(outcome.workdir) if outcome.workdir else None,
             "verdict_path": str(outcome.verdict_path) if outcome.verdict_path else None,
             "scenario_origin": outcome.scenario_origin, "stop_reason": outcome.stop_reason,
-            "summary": outcome.summary, "notification": outcome.notification}
+            "summary": outcome.summary, "notification": outcome.notification,
+            "notification_delivery": getattr(outcome, "notification_delivery", None)}

@@ -54,6 +54,8 @@ def test_happy_path_pass_with_real_skill_and_write(tmp_path):
     uses = [b for r in recs if r.get("type") == "assistant" for b in r["message"]["content"]
             if isinstance(b, dict) and b.get("type") == "tool_use"]
     assert [u["name"] for u in uses] == ["Skill", "Write"]
+    ids = {r["message"]["id"] for r in recs if r.get("type") == "assistant"}
+    assert ids and all(i.startswith("msg_rehearsal_") for i in ids), ids     # the transcript says it was scripted
     assert uses[0]["input"]["skill"] == "trialkit:mark"
     assert uses[1]["input"]["file_path"] == str(wd / "out" / "status.json")
     body = [r for r in recs if r.get("type") == "user" and r.get("isMeta") and "marked mark" in json.dumps(r)]

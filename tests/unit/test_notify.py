@@ -285,7 +285,8 @@ def test_notify_trial_of_a_rehearsal_says_the_model_was_scripted(tmp_path, lang)
            "evidence": [{"claim": "c", "source": "out/greeting.txt", "observed": "1 file with 1 line"}]}
     text = nt.notify_trial(tmp_path, doc, lang, env={})
     note = nt.catalogue(lang)["notes"]["rehearsal"]
-    assert text.endswith(note) and "1 file with 1 line" in text and nt.forbidden_tokens(text, lang) == []
+    joined = "1 file with 1 line" + (". " if lang == "en" else "。") + note       # two sentences, not run together
+    assert text.endswith(joined) and nt.forbidden_tokens(text, lang) == []
     real = nt.notify_trial(tmp_path, dict(doc, scenario_origin="live"), lang, env={})
     assert note not in real
 

@@ -53,6 +53,7 @@ class FakeBackend:
         self.screens = screens if screens is not None else [IDLE]
         self.alive, self.exists, self.pid, self.blocked = alive, exists, pid, blocked
         self.captures = 0
+        self.socket = "test"
 
     def has_session(self, name):
         if self.blocked:
@@ -442,6 +443,21 @@ def test_poll_cli_refusals_exit_64_never_2_which_is_stall(env, monkeypatch, caps
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("REFUSED: ") for line in err), err
     assert "not valid JSON" in err[-1] and str(env.state_file) in err[-1]
+
+
+def test_poll_cli_a_first_poll_of_an_unknown_session_is_refused_not_a_stall(env, monkeypatch, capsys):
+    """A typo in the session name used to read as STALL session_gone (exit 2) and create the state file."""
+    from live_trial import backend as backend_module
+    from live_trial.cli.main import main
+
+    monkeypatch.setattr(backend_module, "Backend", lambda socket=None: FakeBackend(exists=False))
+    monkeypatch.setenv("SESSION_ID", SID)
+    args = ["poll", "--state-file", str(env.state_file), "--cwd", str(env.cwd), "--config-dir", str(env.config),
+            str(env.marker), SESSION]
+    assert main(args) == 64
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("REFUSED: no such tmux session") and "\n" not in err
+    assert not env.state_file.exists()
 
 
 # ------------------------------------------------------------------ the turn cache (one long turn, many ticks)

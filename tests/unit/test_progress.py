@@ -5,6 +5,8 @@ import io
 import json
 from types import SimpleNamespace
 
+import pytest
+
 from live_trial.cli.progress import Progress, outcome_json, tick_line
 
 
@@ -39,3 +41,19 @@ def test_json_mode_prints_only_the_final_object():
     p.final(outcome)
     lines = out.getvalue().splitlines()
     assert len(lines) == 1 and json.loads(lines[0]) == outcome_json(outcome)
+
+
+@pytest.mark.parametrize("delivery, label", [
+    ("sent", "message sent:"), ("failed", "message (webhook failed; sent again later):"),
+    ("not_configured", "message (kept in notifications.jsonl; no webhook set):")])
+def test_the_panel_says_where_the_message_went(delivery, label):
+    """'message sent' was printed even when no webhook was set (a new user took it for a delivered message)."""
+    from rich.console import Console
+
+    from live_trial.trial import TrialOutcome
+    out = io.StringIO()
+    p = Progress(json_mode=False, stream=out)
+    p.console = Console(file=out, width=200)
+    p.final(TrialOutcome(workdir=None, overall="PASS", exit_code=0, verdict=None, verdict_path=None,
+                         scenario_origin="live", summary="ok", notification="✅ done", notification_delivery=delivery))
+    assert f"{label} ✅ done" in out.getvalue()

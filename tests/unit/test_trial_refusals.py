@@ -25,6 +25,8 @@ def _req(tmp_path, **kw):
     ({"proof": True, "model": "sonnet"}, "proof_alias"),
     ({"model": "a;b"}, "bad_model"),
     ({"gate_kind": "contractual"}, "ungrounded_contractual"),
+    ({"gate_responses": ["Casual", " "]}, "empty_gate_response"),
+    ({"gate_responses": ["text:"]}, "empty_gate_response"),
     ({"proof": True, "model": "claude-sonnet-4-5-20250929",
       "rehearsal": repo_root() / "examples" / "scenarios" / "greet-happy.yaml"}, "proof_with_rehearsal"),
 ])
