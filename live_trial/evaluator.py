@@ -3,7 +3,7 @@
 Seed 001 "goal verification (fresh evaluator)" and OUT1; issue 6. The process has its own ``--session-id``
 (never --continue/--resume), runs in the trial's workdir with read-only tools (``--tools Read,Glob,Grep``),
 and answers through ``--json-schema`` / ``--output-format json`` (the CLI offers a StructuredOutput tool;
-the parsed answer is ``structured_output`` in its stdout JSON; see /work/notes/evaluator-wire.md). A missing
+the parsed answer is ``structured_output`` in its stdout JSON, as observed on claude 2.1.197). A missing
 ``structured_output`` is a failure even when the exit code is 0.
 
 The answer is validated by :mod:`live_trial.evaluator_answer`; one retry carries the reason; then the goal

@@ -5,7 +5,7 @@ request the CLI sends to the rehearsal server is analysed into a :class:`Request
 conversation, which step after the last human prompt, the last tool_result, the tools offered)
 and the first rule whose predicates all hold (and whose ``times`` budget is not used up) answers
 it. The reply is a list of text / tool_use blocks with ``{{...}}`` placeholders filled from the
-request. Format reference: /work/notes/scenario-format.md (and ``examples/scenarios/``).
+request. Format reference: ``references/scenario-format.md`` (and ``examples/scenarios/``).
 
 Wire facts used here (claude-cli-observed.md, "What the server receives"): requests with no tools
 are side queries (title generation); ``messages`` may hold role ``system`` entries; a human prompt
