@@ -84,10 +84,11 @@ def run_plan(args, policy) -> int:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
-    return _report(results, json_mode=args.json)
+    reused = [s for s in plan.get("skills") or [] if s.get("action") == "reuse"]
+    return _report(results, json_mode=args.json, reused=reused)
 
 
-def _report(results, *, json_mode: bool) -> int:
+def _report(results, *, json_mode: bool, reused: list[dict] = ()) -> int:
     import json
 
     from live_trial.cli.progress import outcome_json
@@ -104,6 +105,10 @@ def _report(results, *, json_mode: bool) -> int:
             code = outcome.exit_code
         if rank.get(code, 4) > rank.get(worst, 0):
             worst = code
+    for skill in reused:        # no new trial: say so, with the PASS that stands (a reused skill is never silent)
+        rows.append({"target": skill["target"], "status": "REUSED", "exit_code": 0,
+                     "workdir": str(Path(skill["verdict"]).parent) if skill.get("verdict") else None,
+                     "summary": "not run again: " + (skill.get("reason") or "an earlier PASS still holds")})
     if json_mode:
         print(json.dumps({"trials": rows, "exit_code": worst}, ensure_ascii=False))
         return worst

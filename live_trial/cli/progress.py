@@ -103,6 +103,8 @@ class Progress:
         body.append(outcome.summary + "\n")
         if outcome.verdict_path:
             body.append(f"verdict: {outcome.verdict_path}\n")
+        for warning in ((outcome.verdict or {}).get("warnings") or [])[:5]:
+            body.append(f"WARN: {warning}\n", style="yellow")
         if outcome.notification:
             where = {"sent": "message sent", "failed": "message (webhook failed; sent again later)"}.get(
                 getattr(outcome, "notification_delivery", None), "message (kept in notifications.jsonl; no webhook set)")

@@ -431,3 +431,19 @@ def test_run_plan_reports_an_entry_that_fails_before_its_workdir_and_goes_on(env
     assert rows["union-target:work"]["status"] == "BOOT_FAIL" and "union-contract-dep" in rows["union-target:work"]["summary"]
     assert rows["many:nosuch"]["status"] == "REFUSED"
     assert code == doc["exit_code"] == 2
+
+
+def test_run_plan_lists_the_skills_it_reused(env, capsys) -> None:
+    """A second run of the same plan used to print an empty table: a reused skill must say it was not run again."""
+    doc = make_plan(env, "many")
+    skill = doc["skills"][0]
+    skill.update(action="reuse", reason="the last PASS still matches (closure digest, scenario_id, transcript)",
+                 verdict=str(env["eval"] / "many" / skill["skill"] / "live-trial" / "r1" / "verdict.json"))
+    doc["live_batches"] = []
+    plan = env["tmp"] / "plan.json"
+    plan.write_text(json.dumps(doc))
+    code = main(["run", "--plan", str(plan), "--eval-root", str(env["eval"]), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and [(t["target"], t["status"]) for t in out["trials"]] == [(skill["target"], "REUSED")]
+    assert out["trials"][0]["summary"].startswith("not run again: the last PASS still matches")
+    assert out["trials"][0]["workdir"].endswith("live-trial/r1")
