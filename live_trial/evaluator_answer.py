@@ -10,12 +10,14 @@ Answer shape (``ANSWER_SCHEMA``, sent to ``claude -p --json-schema``)::
                    "observed": "what was seen, counted"}],
      "checks": [{"id": "<criterion id>", "result": "pass"|"fail", "evidence": str}]}
 
-Refused (one retry with the reason, then goal FAIL): a score, rating, grade or points field anywhere;
-PASS without an evidence item; a source that is no file under the workdir and no uuid of transcript.jsonl;
-PASS whose every item cites the completion marker (out/status.json: the harness's own contract file, never
-evidence of the goal); PASS with no item outside the marker whose observation counts something real (seed 000:
-launched, finished, tests passed, "deployed 2 services" ... are proxies); FAIL without a blocker. Not refused
-but counted as a failed criterion: a check with empty evidence, a missing check.
+Refused (one retry with the reason, then goal FAIL): a score, rating, grade, confidence or points field anywhere
+(:func:`live_trial.evidence.is_score_key`); PASS without an evidence item; a source that is no file under the workdir
+and no uuid of transcript.jsonl; PASS whose every item cites a file the harness writes
+(:data:`live_trial.evidence.HARNESS_FILES`: the completion marker out/status.json, task.md, trial-state.json, ...,
+under any spelling, or the transcript record of the Write/Edit call that wrote one: never evidence of the goal);
+PASS with no item outside those whose observation counts something real (seed 000: launched, finished, tests passed,
+"deployed 2 services" ... are proxies); FAIL without a blocker. Not refused but counted as a failed criterion: a
+check with empty evidence, a missing check.
 """
 from __future__ import annotations
 
@@ -26,11 +28,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from live_trial.errors import RefusedInput
-from live_trial.evidence import MARKER_FIX, MARKER_ONLY, MARKER_SOURCE, check_evidence, strip_location
+from live_trial.evidence import (MARKER_SOURCE, check_evidence, harness_refusal, is_harness_path, is_score_key,
+                                 score_fields, source_path, strip_location)
 
 NO_VALID_JUDGEMENT = "the evaluator gave no valid judgement"
-SCORE_WORDS = {"score", "scores", "scoring", "rating", "ratings", "rate", "grade", "grades", "grading", "point", "points",
-               "star", "stars", "mark", "marks", "percent", "percentage", "pct"}
+#: Tools whose call writes the file named in its input (``file_path``, ``notebook_path``): the record of such a call
+#: that writes only harness files stands for those files (:func:`harness_files_of`).
+WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 EVALUATOR_VERIFY_BY = {"evaluator", "live-trial", None, ""}
 MAX_FILE_PREVIEW_BYTES = 4000
@@ -85,7 +89,7 @@ class Context:
     criteria_skipped: list[dict] = field(default_factory=list)
     artifacts: list[dict] = field(default_factory=list)   # {path, bytes, preview|None}
     transcript_path: str | None = None
-    transcript_index: list[dict] = field(default_factory=list)  # {uuid, type, tools, head}
+    transcript_index: list[dict] = field(default_factory=list)  # {uuid, type, tools, head, writes}
     transcript_uuids: set[str] = field(default_factory=set)
 
 
@@ -119,19 +123,50 @@ def _input_head(inp: Any, base: Path | None) -> str:
     return json.dumps(inp, ensure_ascii=False)
 
 
+def _workdir_path(path: str, base: Path | None) -> str:
+    """``path`` relative to ``base`` (lexically, else after resolving symlinks) when it is under it; else as given."""
+    if base is not None:
+        rel = source_path(path, base)
+        if rel is None:
+            try:
+                rel = Path(path).resolve().relative_to(Path(base).resolve()).as_posix()
+            except (ValueError, OSError):
+                rel = None
+        if rel is not None:
+            return rel
+    return path
+
+
+def _written_paths(block: dict, base: Path | None) -> list[str]:
+    """The files a ``tool_use`` block of a :data:`WRITE_TOOLS` tool writes, relative to ``base`` when under it."""
+    inp = block.get("input") if block.get("name") in WRITE_TOOLS else None
+    if not isinstance(inp, dict):
+        return []
+    return [_workdir_path(inp[k], base) for k in ("file_path", "notebook_path") if isinstance(inp.get(k), str)]
+
+
 def index_records(records: Iterable[dict], base: Path | None = None) -> list[dict]:
-    """One short line per transcript record with a uuid: ``{uuid, type, tools, head}``.
+    """One short line per transcript record with a uuid: ``{uuid, type, tools, head, writes}``.
 
     ``head`` is the start of the text, of the tool input (a file path relative to ``base`` when it is one)
-    or of the tool result, whitespace collapsed, at most 100 characters.
+    or of the tool result, whitespace collapsed, at most 100 characters. ``writes`` lists the files the record's
+    Write/Edit/MultiEdit/NotebookEdit calls write (relative to ``base`` when under it), also on the record of their
+    tool results; ``[]`` for any other record.
     """
+    records = list(records)
+    writes_of_call: dict[str, list[str]] = {}
+    for rec in records:
+        content = (rec.get("message") or {}).get("content") if isinstance(rec.get("message"), dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                writes_of_call[block["id"]] = _written_paths(block, base)
     out = []
     for rec in records:
         uuid = rec.get("uuid")
         if not isinstance(uuid, str):
             continue
         content = (rec.get("message") or {}).get("content") if isinstance(rec.get("message"), dict) else None
-        tools, head = [], ""
+        tools, head, writes = [], "", []
         if isinstance(content, str):
             head = content
         elif isinstance(content, list):
@@ -141,14 +176,17 @@ def index_records(records: Iterable[dict], base: Path | None = None) -> list[dic
                 if block.get("type") == "tool_use":
                     tools.append(str(block.get("name")))
                     head = head or _input_head(block.get("input"), base)
+                    writes += _written_paths(block, base)
                 elif block.get("type") == "tool_result":
                     tools.append("tool_result")
+                    writes += writes_of_call.get(str(block.get("tool_use_id")), [])
                     body = block.get("content")
                     head = head or (body if isinstance(body, str) else json.dumps(body, ensure_ascii=False))
                 elif block.get("type") == "text":
                     head = head or str(block.get("text", ""))
         kind = rec.get("type", "?") + (f"/{rec['subtype']}" if rec.get("subtype") else "")
-        out.append({"uuid": uuid, "type": kind, "tools": tools, "head": " ".join(head.split())[:100]})
+        out.append({"uuid": uuid, "type": kind, "tools": tools, "head": " ".join(head.split())[:100],
+                    "writes": list(dict.fromkeys(writes))})
     return out
 
 
@@ -190,7 +228,10 @@ def build_prompt(ctx: Context, retry_reason: str | None = None) -> str:
         "keys', '2 messages sent'); checks {id, result pass|fail, evidence} for each criterion.",
         "A PASS needs at least one evidence item that counts what the skill's promised action produced.",
         f"The completion marker {MARKER_SOURCE} is the harness's own file (every trial must write it): it is never "
-        "evidence of the goal. Cite an artifact the skill produced, or the transcript record that shows the outcome.",
+        "evidence of the goal, and neither is the transcript record of the call that wrote it, nor any other file the "
+        "harness writes (task.md, nudge-*.md, trial-state.json, trial-log.jsonl, poll-state.json, cwd-snapshot.json, "
+        "evaluation.json, verdict.json, claude-config/). Cite an artifact the skill produced, or the transcript "
+        "record that shows the outcome.",
         "Give no score, rating, grade or points of any kind: only PASS or FAIL and the blockers.",
     ]
     if retry_reason:
@@ -198,24 +239,18 @@ def build_prompt(ctx: Context, retry_reason: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def _is_score_key(key: str) -> bool:
-    """True for keys like score, overall_score, qualityRating, grade, points (split on _ - space and camelCase)."""
-    words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key).replace("_", " ").replace("-", " ").lower().split()
-    return any(w in SCORE_WORDS for w in words)
+_is_score_key = is_score_key   # the evaluator's score-field rule is the one of --evidence (live_trial.evidence)
+_score_fields = score_fields
 
 
-def _score_fields(node: Any, path: str = "") -> list[str]:
-    found = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            where = f"{path}/{key}"
-            if _is_score_key(str(key)):
-                found.append(where)
-            found += _score_fields(value, where)
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            found += _score_fields(value, f"{path}/{i}")
-    return found
+def _record_uuid(source: str) -> str | None:
+    """The transcript record uuid ``source`` cites (``<uuid>`` or ``transcript.jsonl#<uuid>``), lower case; None
+    when it cites a file."""
+    src = (source or "").strip()
+    match = UUID_RE.search(src)
+    if match and (src == match.group(0) or "transcript" in src.lower()):
+        return match.group(0).lower()
+    return None
 
 
 def source_exists(source: str, ctx: Context) -> bool:
@@ -223,9 +258,9 @@ def source_exists(source: str, ctx: Context) -> bool:
     src = (source or "").strip()
     if not src:
         return False
-    match = UUID_RE.search(src)
-    if match and (src == match.group(0) or "transcript" in src.lower()):
-        return match.group(0).lower() in ctx.transcript_uuids
+    uuid = _record_uuid(src)
+    if uuid is not None:
+        return uuid in ctx.transcript_uuids
     path_text = strip_location(src)
     root = ctx.workdir.resolve()
     candidate = Path(path_text)
@@ -237,25 +272,71 @@ def source_exists(source: str, ctx: Context) -> bool:
     return resolved.is_file() and (resolved == root or root in resolved.parents)
 
 
-def is_completion_marker(source: str, ctx: Context) -> bool:
-    """True when ``source`` names the completion marker ``<workdir>/out/status.json`` (relative or absolute, with
-    or without a line reference): the harness's contract file, which the task makes every trial write."""
+def _same_file_harness(candidate: Path, root: Path) -> list[str]:
+    """The harness files ``candidate`` is the same file as (a hard link, another letter case on a case-insensitive
+    disk), or lies under (a harness folder); [] when it is none or does not exist."""
+    try:
+        if not candidate.is_file():
+            return []
+        present = [p for p in root.iterdir() if is_harness_path(p.name)] + [root / MARKER_SOURCE]
+        for path in present:
+            if path.exists() and (path.samefile(candidate) or
+                                  (path.is_dir() and any(path.samefile(a) for a in candidate.parents))):
+                return [path.relative_to(root).as_posix()]
+    except OSError:
+        pass
+    return []
+
+
+def harness_files_of(source: str, ctx: Context) -> list[str]:
+    """The files the harness writes (:data:`live_trial.evidence.HARNESS_FILES`, workdir-relative) that ``source``
+    stands for; ``[]`` when it is evidence the harness did not make.
+
+    A file source stands for a harness file under any spelling (``./out//status.json``, ``out/../out/status.json``,
+    ``out/status.json:1``, ``<workdir>/out/status.json``), through a symlink or hard link, and in another letter case
+    on a case-insensitive disk. A transcript record uuid stands for the files its Write/Edit calls (or their tool
+    results) write when every file they write is a harness file (``writes`` of :func:`index_records`): the record
+    writing the completion marker is the marker by another name; one that also writes an artifact is not."""
+    uuid = _record_uuid(source)
+    if uuid is not None:
+        for row in ctx.transcript_index:
+            if str(row.get("uuid", "")).lower() == uuid:
+                writes = [source_path(w, ctx.workdir) or w for w in row.get("writes") or []]
+                return writes if writes and all(is_harness_path(w) for w in writes) else []
+        return []
+    rel = source_path(source, ctx.workdir)
+    if rel is not None and is_harness_path(rel):
+        return [rel]
     text = strip_location(source)
     if not text:
-        return False
+        return []
     root = ctx.workdir.resolve()
     candidate = Path(text) if Path(text).is_absolute() else root / text
     try:
-        return candidate.resolve() == (root / MARKER_SOURCE).resolve()
-    except OSError:
-        return False
+        resolved = candidate.resolve()
+        rel = resolved.relative_to(root).as_posix()
+    except (ValueError, OSError):
+        return []
+    return [rel] if is_harness_path(rel) else _same_file_harness(resolved, root)
+
+
+def is_completion_marker(source: str, ctx: Context) -> bool:
+    """True when ``source`` stands for the completion marker ``<workdir>/out/status.json`` (any spelling, a link to
+    it, or the transcript record of the Write that wrote it; see :func:`harness_files_of`): the harness's contract
+    file, which the task makes every trial write."""
+    return MARKER_SOURCE in harness_files_of(source, ctx)
+
+
+def is_harness_source(source: str, ctx: Context) -> bool:
+    """True when ``source`` stands for any file the harness writes (:func:`harness_files_of`): never evidence."""
+    return bool(harness_files_of(source, ctx))
 
 
 def answer_problems(answer: Any, ctx: Context) -> list[str]:
     """Every reason the answer is refused (empty list = valid). See the module docstring for the rules."""
     if not isinstance(answer, dict):
         return ["the answer is not a JSON object"]
-    problems = [f"a score-like field is not allowed ({p})" for p in _score_fields(answer)]
+    problems = [f"a score-like field is not allowed ({p})" for p in score_fields(answer)]
     verdict = answer.get("verdict")
     if verdict not in ("PASS", "FAIL"):
         problems.append(f"verdict must be PASS or FAIL, not {verdict!r}")
@@ -278,9 +359,11 @@ def answer_problems(answer: Any, ctx: Context) -> list[str]:
         if not evidence:
             problems.append("a PASS needs at least one evidence item")
         else:
-            real = [e for e in evidence if not is_completion_marker(str(e.get("source") or ""), ctx)]
+            owned = [harness_files_of(str(e.get("source") or ""), ctx) for e in evidence]
+            real = [e for e, files in zip(evidence, owned) if not files]
             if not real:
-                problems.append(f"{MARKER_ONLY}: {MARKER_FIX}")
+                refusal = harness_refusal([f for files in owned for f in files])
+                problems.append(f"{refusal.problem}: {refusal.fix}")
             elif not any(_counted(str(e.get("observed") or "")) for e in real):
                 problems.append("the evidence only names proxies (ran, finished, passed, launched, deployed, "
                                 "running, written...) or counts the completion marker: name what happened, counted, "

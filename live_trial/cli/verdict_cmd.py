@@ -2,8 +2,11 @@
 
 Exit codes: 0 written, 2 refused (nothing written: denylisted target, bad value, ungrounded contractual gate
 kind, PASS without evidence or with proxy evidence (seed 000: proxies and their numbers are stripped, a real
-counted observation must remain; a score anywhere is refused), an evidence item whose source is no file under the
-workdir and no transcript record uuid, a target other than the workdir's trial-state.json target, a behaviour
+counted observation must remain; a score anywhere is refused, also as an evidence item's key: score, rating, grade,
+confidence ...), an evidence item whose source is no file under the workdir and no transcript record uuid, a PASS
+whose every evidence item cites a file the harness writes (the completion marker out/status.json, trial-state.json,
+task.md, ... under any spelling, also absolute, or the transcript record of the Write that wrote it;
+:data:`live_trial.evidence.HARNESS_FILES`), a target other than the workdir's trial-state.json target, a behaviour
 closure that cannot be built). The scenario origin comes from the workdir: a rehearsal workdir is recorded
 rehearsal even without ``--rehearsal-scenario`` (see :func:`live_trial.verdict.build_verdict`).
 """
@@ -38,7 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--goal-blocker", action="append", default=[], metavar="TEXT", help="a blocker (repeatable)")
     p.add_argument("--evidence", help="what actually happened, counted (required for --goal-result PASS; seed 000); "
                                       "or a JSON list [{claim, source, observed}] whose sources are files under "
-                                      "the workdir or transcript record uuids")
+                                      "the workdir or transcript record uuids; a PASS needs one source the harness "
+                                      "did not write (not out/status.json, trial-state.json, task.md, ...); a "
+                                      "score, rating, grade or confidence key is refused")
     p.add_argument("--unverified", help="what could not be checked yet: PASS as 'mostly done' and a watch")
     p.add_argument("--nudge-count", type=int, default=0)
     p.add_argument("--gate-response-count", type=int, default=0)
@@ -86,33 +91,39 @@ def _eval_root(args, workdir: Path) -> Path:
                        fix="pass --eval-root")
 
 
-def _source_checker(workdir: Path):
-    """``source -> bool``: a file under ``workdir`` or the uuid of a record in ``<workdir>/transcript.jsonl``
-    (the evaluator's own check, :func:`live_trial.evaluator_answer.source_exists`; the transcript is read only
-    through :func:`live_trial.transcript.read_records`)."""
-    from live_trial.evaluator_answer import Context, source_exists
+def _source_checks(workdir: Path):
+    """``(source -> bool, source -> [harness file])`` for ``workdir``, the evaluator's own checks: the source is a
+    file under the workdir or the uuid of a record in ``<workdir>/transcript.jsonl``
+    (:func:`live_trial.evaluator_answer.source_exists`), and the harness files it stands for, under any spelling,
+    absolute or through the transcript record of the Write that wrote one
+    (:func:`live_trial.evaluator_answer.harness_files_of`). The transcript is read only through
+    :func:`live_trial.transcript.read_records`."""
+    from live_trial.evaluator_answer import Context, harness_files_of, index_records, source_exists
     from live_trial.transcript import read_records
     from live_trial.verdict import TRANSCRIPT_FILE
 
-    uuids: set[str] = set()
+    index: list[dict] = []
     transcript = workdir / TRANSCRIPT_FILE
     if transcript.is_file():
-        uuids = {str(r["uuid"]).lower() for r in read_records(transcript).records if isinstance(r.get("uuid"), str)}
-    ctx = Context(workdir=workdir, target="", description="", transcript_uuids=uuids)
-    return lambda source: source_exists(source, ctx)
+        index = index_records(read_records(transcript).records, workdir)
+    ctx = Context(workdir=workdir, target="", description="", transcript_index=index,
+                  transcript_uuids={row["uuid"].lower() for row in index})
+    return (lambda source: source_exists(source, ctx)), (lambda source: harness_files_of(source, ctx))
 
 
 def _evidence_kind(args, workdir: Path) -> tuple[str | None, list[dict] | None]:
     """Seed 000 rule 1 through live_trial.evidence: (ledger kind, evidence items when --evidence is a JSON list).
 
-    A JSON list ``[{claim, source, observed}]`` has each source checked (file under the workdir or transcript
-    uuid) and each ``observed`` put through the proxy rule; plain text is checked as one observation."""
+    A JSON list ``[{claim, source, observed}]`` is refused with a score-like key; each source is checked (file under
+    the workdir or transcript uuid), a PASS needs one source the harness did not write, and each ``observed`` is put
+    through the proxy rule; plain text is checked as one observation."""
     from live_trial.evidence import check_evidence, check_evidence_items, parse_evidence_items
 
     items = parse_evidence_items(args.evidence)
     if items is None:
         return check_evidence(args.goal_result or "", args.evidence, args.unverified), None
-    return check_evidence_items(args.goal_result or "", items, args.unverified, _source_checker(workdir)), items
+    exists, harness_files = _source_checks(workdir)
+    return check_evidence_items(args.goal_result or "", items, args.unverified, exists, harness_files), items
 
 
 def cmd_verdict(args) -> int:

@@ -212,7 +212,8 @@ def _last_assistant_texts(records: list[dict]) -> list[str]:
 # scenario -> (keys/lines to send after the first turn settled, rules expected in order, marker expected, last text)
 EXAMPLE_RUNS = {
     "ask-user-question": (["Enter"], ["ask", "answered", "report-done"], "asked; answer: Red", "DONE: ok"),
-    "plain-question": (["line:Please continue on your own."], ["ask-in-text", "after-nudge-marker", "after-nudge-done"],
+    "plain-question": (["line:Please continue on your own."],
+                       ["skill-call", "ask-in-text", "after-nudge-marker", "after-nudge-done"],
                        "continued after a nudge", "DONE: ok"),
     "done-no-marker": ([], ["claims-done"], None, "DONE: ok"),
     "api-error-400": ([], ["api-400"], None, "API Error: 400 rehearsal: the request was refused (scripted 400)"),

@@ -246,7 +246,8 @@ def test_workdir_without_transcript_or_out(tmp_path):
 
 
 def test_score_key_detection():
-    for key in ["score", "overall_score", "qualityScore", "Rating", "grade", "points", "stars", "percentage"]:
+    for key in ["score", "overall_score", "qualityScore", "Rating", "grade", "points", "stars", "percentage",
+                "confidence", "CONFIDENCE", "quality_score", "qualityscore"]:
         assert ea._is_score_key(key), key
     for key in ["claim", "source", "observed", "checkpoints", "remarks", "evidence", "blockers"]:
         assert not ea._is_score_key(key), key
@@ -367,3 +368,125 @@ def test_run_process_delivers_a_big_prompt_to_a_slow_reader(tmp_path):
     prompt = "x" * 300_000 + "\nend of prompt\n"
     res = ev.run_process(["sh", "-c", "sleep 1.5; wc -c"], prompt, tmp_path, {"PATH": "/usr/bin:/bin"}, 30)
     assert res.exit_code == 0 and int(res.stdout.strip()) == len(prompt.encode())
+
+
+# ------------------------------------------------------------------ harness files and the marker's own record (bugs)
+U_MARK = "44444444-4444-4444-8444-444444444444"
+U_MARK_RESULT = "55555555-5555-4555-8555-555555555555"
+U_BOTH = "66666666-6666-4666-8666-666666666666"
+U_EDIT_STATE = "77777777-7777-4777-8777-777777777777"
+
+
+def _add_records(wd, *records):
+    with (wd / "transcript.jsonl").open("a") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in records))
+
+
+def _write_call(uuid, tool_id, *paths, name="Write"):
+    return {"type": "assistant", "uuid": uuid, "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": f"{tool_id}-{i}", "name": name, "input": {"file_path": str(path), "content": "x"}}
+        for i, path in enumerate(paths)]}}
+
+
+@pytest.fixture
+def harness_wd(workdir):
+    for name in ["task.md", "nudge-1.md", "trial-state.json", "trial-log.jsonl", "poll-state.json",
+                 "cwd-snapshot.json", ".trial.lock", "evaluation.json", "verdict.json", "pane.txt"]:
+        (workdir / name).write_text("{}\n")
+    (workdir / "claude-config").mkdir()
+    (workdir / "claude-config" / "settings.json").write_text("{}\n")
+    (workdir / "side-effects" / "files").mkdir(parents=True)
+    (workdir / "side-effects" / "files" / "greeting.txt").write_text("Hello, World!\n")
+    _add_records(workdir, _write_call(U_MARK, "tm", workdir / "out" / "status.json"),
+                 {"type": "user", "uuid": U_MARK_RESULT, "message": {"role": "user", "content": [
+                     {"type": "tool_result", "tool_use_id": "tm-0", "content": "File created successfully"}]}},
+                 _write_call(U_BOTH, "tb", workdir / "out" / "greeting.txt", workdir / "out" / "status.json"),
+                 _write_call(U_EDIT_STATE, "te", workdir / "trial-state.json", name="Edit"))
+    return workdir
+
+
+def _only(item):
+    return {**GOOD_PASS, "evidence": [{"claim": "c", "observed": "1 file written with 2 keys", **item}]}
+
+
+@pytest.mark.parametrize("source", [
+    "out/status.json", "./out//status.json", "out/../out/status.json", "out//./status.json:1", "{wd}/out/status.json",
+    "{wd}//out/../out/status.json#L1", U_MARK, U_MARK.upper(), f"transcript.jsonl#{U_MARK}", U_MARK_RESULT,
+])
+def test_every_spelling_of_the_marker_and_its_write_record_is_the_marker(harness_wd, source):
+    ctx = ev.build_context(harness_wd, target())
+    src = source.format(wd=harness_wd)
+    assert ea.is_completion_marker(src, ctx) and ea.harness_files_of(src, ctx) == ["out/status.json"]
+    problems = ea.answer_problems(_only({"source": src}), ctx)
+    assert len(problems) == 1 and "\n" not in problems[0]
+    assert "whose source is not the completion marker" in problems[0] and "out/status.json" in problems[0]
+
+
+@pytest.mark.parametrize("source", ["trial-state.json", "task.md", "nudge-1.md", "trial-log.jsonl", "poll-state.json",
+                                    "cwd-snapshot.json", ".trial.lock", "evaluation.json", "verdict.json",
+                                    "claude-config/settings.json", "./claude-config//settings.json",
+                                    "{wd}/trial-state.json", "out/../task.md", U_EDIT_STATE])
+def test_a_pass_citing_only_harness_files_is_refused(harness_wd, source):
+    ctx = ev.build_context(harness_wd, target())
+    src = source.format(wd=harness_wd)
+    assert ea.is_harness_source(src, ctx) and not ea.is_completion_marker(src, ctx)
+    problems = ea.answer_problems(_only({"source": src}), ctx)
+    assert len(problems) == 1 and "another file the harness itself writes" in problems[0], problems
+    assert "cite an artifact the skill produced" in problems[0]
+
+
+@pytest.mark.parametrize("source", ["pane.txt", "out/greeting.txt", "./out//greeting.txt", "{wd}/out/greeting.txt",
+                                    "side-effects/files/greeting.txt", "transcript.jsonl", U1, U2, U_BOTH])
+def test_what_the_skill_produced_stays_evidence(harness_wd, source):
+    ctx = ev.build_context(harness_wd, target())
+    src = source.format(wd=harness_wd)
+    assert not ea.is_harness_source(src, ctx), src
+    assert ea.answer_problems(_only({"source": src}), ctx) == []
+
+
+def test_a_link_to_a_harness_file_is_that_file(harness_wd):
+    out = harness_wd / "out"
+    (out / "state-link.json").symlink_to(harness_wd / "trial-state.json")
+    (out / "marker-copy.json").hardlink_to(out / "status.json")
+    (out / "cfg").symlink_to(harness_wd / "claude-config")
+    ctx = ev.build_context(harness_wd, target())
+    assert ea.harness_files_of("out/state-link.json", ctx) == ["trial-state.json"]
+    assert ea.harness_files_of("out/marker-copy.json", ctx) == ["out/status.json"]
+    assert ea.harness_files_of("out/cfg/settings.json", ctx) == ["claude-config/settings.json"]
+    for src in ["out/state-link.json", "out/marker-copy.json", "out/cfg/settings.json"]:
+        assert ea.answer_problems(_only({"source": src}), ctx), src
+
+
+def test_the_index_lists_what_each_record_writes(harness_wd):
+    ctx = ev.build_context(harness_wd, target())
+    writes = {row["uuid"]: row["writes"] for row in ctx.transcript_index}
+    assert writes[U1] == [] and writes[U2] == ["out/greeting.txt"]
+    assert writes[U_MARK] == ["out/status.json"] == writes[U_MARK_RESULT]
+    assert writes[U_BOTH] == ["out/greeting.txt", "out/status.json"]
+    assert writes[U_EDIT_STATE] == ["trial-state.json"]
+
+
+def test_harness_sources_next_to_real_evidence_are_fine_but_do_not_count(harness_wd):
+    ctx = ev.build_context(harness_wd, target())
+    assert ea.answer_problems({**GOOD_PASS, "evidence": [
+        {"claim": "c", "source": U_MARK, "observed": "1 file written with 2 keys"}, *GOOD_PASS["evidence"]]}, ctx) == []
+    counted_only_in_harness = {**GOOD_PASS, "evidence": [
+        {"claim": "c", "source": "trial-state.json", "observed": "1 file written with 2 keys"},
+        {**GOOD_PASS["evidence"][1], "observed": "the skill finished"}]}
+    assert any("proxies" in p for p in ea.answer_problems(counted_only_in_harness, ctx))
+    assert ea.answer_problems({"verdict": "FAIL", "blockers": ["0 greeting lines"], "checks": [],
+                               "evidence": [{"claim": "c", "source": "task.md", "observed": "1 line"}]}, ctx) == []
+
+
+@pytest.mark.parametrize("extra", [{"confidence": 0.9}, {"Confidence": "high"}, {"quality_score": 3},
+                                   {"meta": {"overallGrade": "A"}}, {"evidenceRating": 5}])
+def test_score_like_fields_anywhere_in_the_answer_are_refused(workdir, extra):
+    ctx = ev.build_context(workdir, target())
+    assert any("score-like" in p for p in ea.answer_problems({**GOOD_PASS, **extra}, ctx))
+    item = {**GOOD_PASS["evidence"][0], **extra}
+    assert any("score-like" in p for p in ea.answer_problems({**GOOD_PASS, "evidence": [item]}, ctx))
+
+
+def test_the_prompt_names_the_harness_files(workdir):
+    prompt = ea.build_prompt(ev.build_context(workdir, target()))
+    assert "trial-state.json" in prompt and "task.md" in prompt and "the call that wrote it" in prompt

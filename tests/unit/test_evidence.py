@@ -1,6 +1,8 @@
 """Evidence rules (seed 000 rule 1; issue 6 "evidence rules"). Pure functions: no disk."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from live_trial.errors import RefusedInput
@@ -219,5 +221,108 @@ def test_the_marker_next_to_a_real_source_or_with_unverified_or_for_a_fail_is_fi
     assert check_evidence_items("PASS", [marker, ITEM], None, lambda s: True) == "done"
     assert check_evidence_items("PASS", [marker], "replies arrive tomorrow", lambda s: True) == "mostly_done"
     assert check_evidence_items("FAIL", [marker], None, lambda s: True) == "not_done"
-    with pytest.raises(RefusedInput):  # the check is injectable: absolute marker paths need the workdir
-        check_evidence_items("PASS", [ITEM], None, lambda s: True, is_marker=lambda s: True)
+    with pytest.raises(RefusedInput):  # the check is injectable: absolute paths and uuids need the workdir
+        check_evidence_items("PASS", [ITEM], None, lambda s: True, harness_files=lambda s: ["out/status.json"])
+
+
+# ------------------------------------------------------------------ the marker under another spelling (bug: bypass)
+from live_trial.evidence import (HARNESS_FILES, harness_files_named, is_harness_path, is_marker_source,  # noqa: E402
+                                 is_score_key, source_path)
+
+WD = "/evals/p/s/live-trial/20261130T101500-abcd"
+
+
+@pytest.mark.parametrize("source", ["out/status.json", "./out/status.json", "./out//status.json",
+                                    "out/../out/status.json", "out/./status.json", "out/status.json/",
+                                    "out/status.json:1", "out/status.json#L1-L2", "out\\status.json",
+                                    f"{WD}/out/status.json", f"{WD}//out/./status.json", f"{WD}/x/../out/status.json:3"])
+def test_every_spelling_of_the_marker_is_the_marker(source):
+    assert source_path(source, WD) == "out/status.json"
+    assert is_marker_source(source, WD)
+    items = [{"claim": "done", "source": source, "observed": "1 file with status ok"}]
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence_items("PASS", items, None, lambda s: True, lambda s: harness_files_named(s, WD))
+    assert exc.value.code == "marker_evidence" and "\n" not in exc.value.message
+    assert "every item cites: out/status.json" in exc.value.message
+
+
+@pytest.mark.parametrize("source", ["out/status.json.bak", "out/api/status.json", "status.json", "out/status.jsonl",
+                                    "side-effects/files/out/status.json", "../out/status.json",
+                                    "/elsewhere/out/status.json", f"{WD}-2/out/status.json", f"{WD}/out/greeting.txt"])
+def test_other_paths_are_not_the_marker(source):
+    assert not is_marker_source(source, WD)
+
+
+def test_an_absolute_path_needs_the_workdir_and_outside_paths_have_no_workdir_path():
+    assert source_path(f"{WD}/out/status.json") is None and not is_marker_source(f"{WD}/out/status.json")
+    assert source_path("../x", WD) is None and source_path("/etc/passwd", WD) is None and source_path("", WD) is None
+    assert source_path(".", WD) is None and source_path(f"{WD}/out/a.txt", WD) == "out/a.txt"
+
+
+# ------------------------------------------------------------------ files the harness writes are no evidence
+@pytest.mark.parametrize("rel", ["out/status.json", "task.md", "nudge-1.md", "nudge-12.md", "trial-state.json",
+                                 "trial-log.jsonl", "poll-state.json", "cwd-snapshot.json", ".trial.lock",
+                                 "evaluation.json", "verdict.json", "claude-config/settings.json",
+                                 "claude-config/.claude.json", "claude-config/projects/x/s.jsonl"])
+def test_harness_files_are_harness_owned(rel):
+    assert is_harness_path(rel)
+    items = [{"claim": "c", "source": rel, "observed": "1 file with 2 keys"}]
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence_items("PASS", items, None, lambda s: True)
+    assert exc.value.code == ("marker_evidence" if rel == "out/status.json" else "harness_evidence")
+    assert "not the completion marker or another file the harness itself writes" in exc.value.message \
+        or rel == "out/status.json"
+    assert f"every item cites: {rel}" in exc.value.message and "\n" not in exc.value.message
+
+
+@pytest.mark.parametrize("rel", ["pane.txt", "transcript.jsonl", "side-effects/files.json",
+                                 "side-effects/files/greeting.txt", "side-effects/files/task.md",
+                                 "subagents/agent-1.jsonl", "out/greeting.txt", "out/task.md", "out/verdict.json",
+                                 "out/claude-config/x", "nudge.md", "nudge-1.txt", "claude-config-2/x", "notes/task.md"])
+def test_skill_files_stay_evidence(rel):
+    assert not is_harness_path(rel)
+    items = [{"claim": "c", "source": rel, "observed": "1 file with 2 keys"}]
+    assert check_evidence_items("PASS", items, None, lambda s: True) == "done"
+
+
+def test_harness_files_are_one_constant():
+    assert "out/status.json" in HARNESS_FILES and "claude-config/**" in HARNESS_FILES
+    assert not any(p.startswith(("side-effects", "pane", "transcript", "subagents")) for p in HARNESS_FILES)
+
+
+def test_a_harness_file_next_to_real_evidence_is_fine_but_does_not_count_for_it():
+    harness = {"claim": "state", "source": "trial-state.json", "observed": "1 file written with 2 keys"}
+    assert check_evidence_items("PASS", [harness, ITEM], None, lambda s: True) == "done"
+    assert check_evidence_items("PASS", [harness], "replies arrive tomorrow", lambda s: True) == "mostly_done"
+    assert check_evidence_items("FAIL", [harness], None, lambda s: True) == "not_done"
+    mixed = [{**harness, "source": "out/status.json"}, harness]
+    with pytest.raises(RefusedInput) as exc:
+        check_evidence_items("PASS", mixed, None, lambda s: True)
+    assert exc.value.code == "harness_evidence" and "out/status.json, trial-state.json" in exc.value.message
+
+
+# ------------------------------------------------------------------ a score key in an evidence item (bug: dropped)
+@pytest.mark.parametrize("extra", [{"score": 9}, {"Score": 9}, {"RATING": "A"}, {"grade": "B+"}, {"confidence": 0.9},
+                                   {"quality_score": 3}, {"qualityScore": 3}, {"quality-rating": 4},
+                                   {"overallGrade": "A"}, {"qualityscore": 3}, {"Confidence_Level": "high"},
+                                   {"meta": {"score": 1}}, {"meta": [{"review": {"selfConfidence": 1}}]},
+                                   {"points": 8}])
+def test_an_item_with_a_score_key_is_refused(extra):
+    text = json.dumps([{**ITEM, **extra}])
+    with pytest.raises(RefusedInput) as exc:
+        parse_evidence_items(text)
+    assert exc.value.code == "score_field" and "evidence item 0" in exc.value.message
+    assert "\n" not in exc.value.message and exc.value.details["fields"]
+
+
+@pytest.mark.parametrize("extra", [{}, {"note": "x"}, {"checkpoints": 2}, {"remarks": "fine"}, {"kind": "file"}])
+def test_items_without_a_score_key_still_parse(extra):
+    assert parse_evidence_items(json.dumps([{**ITEM, **extra}])) == [ITEM]
+
+
+def test_score_key_words():
+    for key in ["score", "overall_score", "qualityScore", "Rating", "grade", "GRADES", "confidence", "conf.score",
+                "Overall-Confidence", "selfconfidence", "points", "stars", "percentage"]:
+        assert is_score_key(key), key
+    for key in ["claim", "source", "observed", "checkpoints", "remarks", "evidence", "blockers", "verdict", "id"]:
+        assert not is_score_key(key), key

@@ -368,6 +368,92 @@ def test_malformed_evidence_list_is_refused(tree, capsys) -> None:
     refused_hashed(tree, capsys, argv(tree, "--evidence", "[{\"claim\": "), "bad_evidence")
 
 
+# ------------------------------------------------------------------ harness files are no evidence (bugs: bypasses)
+@pytest.fixture()
+def marked(tree: dict) -> dict:
+    """The tree's workdir as a real trial leaves it: the harness's files, the skill's greeting and the marker, and a
+    transcript whose Write calls wrote them (uuids: ``write_greeting``, ``write_marker``, ``marker_result``)."""
+    wd = tree["wd"]
+    (wd / "out").mkdir()
+    (wd / "out" / "greeting.txt").write_text("Hello, World!\n")
+    (wd / "out" / "status.json").write_text('{"status": "ok", "summary": "greeted"}\n')
+    for name in ("task.md", "nudge-1.md", "trial-log.jsonl", "poll-state.json", "cwd-snapshot.json", ".trial.lock",
+                 "evaluation.json", "pane.txt"):
+        (wd / name).write_text("{}\n")
+    write_state(wd, "union-target", "work")
+    (wd / "claude-config").mkdir()
+    (wd / "claude-config" / "settings.json").write_text("{}\n")
+    b = TranscriptBuilder(model=MODEL)
+    b.prompt("Run the task.")
+    greeting = b.tool_use("Write", {"file_path": str(wd / "out" / "greeting.txt"), "content": "Hello, World!\n"})
+    ids = {"write_greeting": b.last_uuid}
+    b.tool_result(greeting, "File created successfully")
+    marker = b.tool_use("Write", {"file_path": str(wd / "out" / "status.json"), "content": "{}"})
+    ids["write_marker"] = b.last_uuid
+    b.tool_result(marker, "File created successfully")
+    ids["marker_result"] = b.last_uuid
+    b.text("DONE: ok")
+    b.turn_duration()
+    b.write(wd / "transcript.jsonl")
+    return {**tree, **ids}
+
+
+def _one(source: str) -> str:
+    return _items({"claim": "done", "source": source, "observed": "1 file with status ok"})
+
+
+@pytest.mark.parametrize("source", ["out/status.json", "out/../out/status.json", "./out//status.json",
+                                    "out/status.json:1", "{wd}/out/status.json", "{wd}/./out//status.json",
+                                    "write_marker", "marker_result", "transcript.jsonl#write_marker"])
+def test_every_spelling_of_the_marker_is_refused(marked, capsys, source):
+    src = source.format(wd=marked["wd"])
+    for key in ("write_marker", "marker_result"):
+        src = src.replace(key, marked[key])
+    msg = refused_hashed(marked, capsys, argv(marked, "--evidence", _one(src)), "marker_evidence", "out/status.json")
+    assert "not the completion marker" in msg and "cite an artifact the skill produced" in msg
+
+
+@pytest.mark.parametrize("source", ["trial-state.json", "task.md", "nudge-1.md", "trial-log.jsonl", "poll-state.json",
+                                    "cwd-snapshot.json", ".trial.lock", "evaluation.json",
+                                    "claude-config/settings.json", "{wd}/trial-state.json", "./out/../task.md"])
+def test_a_pass_citing_only_harness_files_is_refused(marked, capsys, source):
+    src = source.format(wd=marked["wd"])
+    msg = refused_hashed(marked, capsys, argv(marked, "--evidence", _one(src)), "harness_evidence")
+    assert "another file the harness itself writes" in msg
+
+
+@pytest.mark.parametrize("source", ["out/greeting.txt", "./out//greeting.txt", "{wd}/out/greeting.txt", "pane.txt",
+                                    "write_greeting"])
+def test_what_the_skill_produced_is_still_evidence(marked, capsys, source):
+    src = source.format(wd=marked["wd"]).replace("write_greeting", marked["write_greeting"])
+    code, out, err = run(argv(marked, "--evidence", _one(src)), capsys)
+    assert code == 0, err
+    assert written(marked)["evidence"][0]["source"] == src
+
+
+def test_a_harness_file_next_to_real_evidence_is_written_but_a_fail_needs_none(marked, capsys):
+    both = _items({"claim": "marker", "source": str(marked["wd"] / "out" / "status.json"), "observed": "1 file, 2 keys"},
+                  {"claim": "greeting", "source": "out/greeting.txt", "observed": "1 file with 1 line"})
+    assert run(argv(marked, "--evidence", both), capsys)[0] == 0
+    (marked["wd"] / "verdict.json").unlink()
+    code, out, err = run(argv(marked, "--evidence", _one("trial-state.json"), goal="FAIL"), capsys)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("extra", [{"score": 9}, {"Rating": "A"}, {"grade": "B"}, {"confidence": 0.8},
+                                   {"quality_score": 3}, {"meta": {"qualityScore": 3}}])
+def test_a_score_key_in_an_evidence_item_is_refused(marked, capsys, extra):
+    item = {"claim": "greeting", "source": "out/greeting.txt", "observed": "1 file with 1 line", **extra}
+    msg = refused_hashed(marked, capsys, argv(marked, "--evidence", _items(item)), "score_field", "evidence item 0")
+    assert "score-like field" in msg
+    refused_hashed(marked, capsys, argv(marked, "--evidence", _items(item), goal="FAIL"), "score_field")
+
+
+def test_an_item_without_a_score_key_is_still_written(marked, capsys):
+    item = {"claim": "greeting", "source": "out/greeting.txt", "observed": "1 file with 1 line", "note": "checkpoints"}
+    assert run(argv(marked, "--evidence", _items(item)), capsys)[0] == 0
+
+
 # ------------------------------------------------------------------ the origin comes from the workdir (bug: laundering)
 def test_hand_verdict_on_a_rehearsal_workdir_is_rehearsal(tree, capsys, tmp_path) -> None:
     scen = tmp_path / "s.yaml"
