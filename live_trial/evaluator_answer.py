@@ -11,9 +11,9 @@ Answer shape (``ANSWER_SCHEMA``, sent to ``claude -p --json-schema``)::
      "checks": [{"id": "<criterion id>", "result": "pass"|"fail", "evidence": str}]}
 
 Refused (one retry with the reason, then goal FAIL): a score, rating, grade, confidence or points field anywhere
-(:func:`live_trial.evidence.is_score_key`); PASS without an evidence item; a source that is no file under the workdir
+(:func:`live_trial.evidence_sources.is_score_key`); PASS without an evidence item; a source that is no file under the workdir
 and no uuid of transcript.jsonl; PASS whose every item cites a file the harness writes
-(:data:`live_trial.evidence.HARNESS_FILES`: the completion marker out/status.json, task.md, trial-state.json, ...,
+(:data:`live_trial.evidence_sources.HARNESS_FILES`: the completion marker out/status.json, task.md, trial-state.json, ...,
 under any spelling, or the transcript record of the Write/Edit call that wrote one: never evidence of the goal);
 PASS with no item outside those whose observation counts something real (seed 000: launched, finished, tests passed,
 "deployed 2 services" ... are proxies); FAIL without a blocker. Not refused but counted as a failed criterion: a
@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from live_trial.errors import RefusedInput
-from live_trial.evidence import (MARKER_SOURCE, check_evidence, harness_refusal, is_harness_path, is_score_key,
-                                 score_fields, source_path, strip_location)
+from live_trial.evidence import check_evidence
+from live_trial.evidence_sources import (MARKER_SOURCE, harness_refusal, is_harness_path, is_score_key, score_fields,
+                                         source_path, strip_location)
 
 NO_VALID_JUDGEMENT = "the evaluator gave no valid judgement"
 #: Tools whose call writes the file named in its input (``file_path``, ``notebook_path``): the record of such a call
@@ -289,7 +290,7 @@ def _same_file_harness(candidate: Path, root: Path) -> list[str]:
 
 
 def harness_files_of(source: str, ctx: Context) -> list[str]:
-    """The files the harness writes (:data:`live_trial.evidence.HARNESS_FILES`, workdir-relative) that ``source``
+    """The files the harness writes (:data:`live_trial.evidence_sources.HARNESS_FILES`, workdir-relative) that ``source``
     stands for; ``[]`` when it is evidence the harness did not make.
 
     A file source stands for a harness file under any spelling (``./out//status.json``, ``out/../out/status.json``,

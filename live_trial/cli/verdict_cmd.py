@@ -6,7 +6,7 @@ counted observation must remain; a score anywhere is refused, also as an evidenc
 confidence ...), an evidence item whose source is no file under the workdir and no transcript record uuid, a PASS
 whose every evidence item cites a file the harness writes (the completion marker out/status.json, trial-state.json,
 task.md, ... under any spelling, also absolute, or the transcript record of the Write that wrote it;
-:data:`live_trial.evidence.HARNESS_FILES`), a target other than the workdir's trial-state.json target, a behaviour
+:data:`live_trial.evidence_sources.HARNESS_FILES`), a target other than the workdir's trial-state.json target, a behaviour
 closure that cannot be built). The scenario origin comes from the workdir: a rehearsal workdir is recorded
 rehearsal even without ``--rehearsal-scenario`` (see :func:`live_trial.verdict.build_verdict`).
 """
@@ -117,7 +117,8 @@ def _evidence_kind(args, workdir: Path) -> tuple[str | None, list[dict] | None]:
     A JSON list ``[{claim, source, observed}]`` is refused with a score-like key; each source is checked (file under
     the workdir or transcript uuid), a PASS needs one source the harness did not write, and each ``observed`` is put
     through the proxy rule; plain text is checked as one observation."""
-    from live_trial.evidence import check_evidence, check_evidence_items, parse_evidence_items
+    from live_trial.evidence import check_evidence
+    from live_trial.evidence_sources import check_evidence_items, parse_evidence_items
 
     items = parse_evidence_items(args.evidence)
     if items is None:

@@ -170,7 +170,7 @@ def test_a_score_is_refused_even_when_unverified():
 
 
 # ------------------------------------------------------------------ evidence items [{claim, source, observed}]
-from live_trial.evidence import check_evidence_items, parse_evidence_items  # noqa: E402
+from live_trial.evidence_sources import check_evidence_items, parse_evidence_items  # noqa: E402
 
 ITEM = {"claim": "greeting written", "source": "out/greeting.txt", "observed": "1 file with 1 line"}
 
@@ -226,7 +226,7 @@ def test_the_marker_next_to_a_real_source_or_with_unverified_or_for_a_fail_is_fi
 
 
 # ------------------------------------------------------------------ the marker under another spelling (bug: bypass)
-from live_trial.evidence import (HARNESS_FILES, harness_files_named, is_harness_path, is_marker_source,  # noqa: E402
+from live_trial.evidence_sources import (HARNESS_FILES, harness_files_named, is_harness_path, is_marker_source,  # noqa: E402
                                  is_score_key, source_path)
 
 WD = "/evals/p/s/live-trial/20261130T101500-abcd"
