@@ -162,7 +162,12 @@ def cmd_verdict(args) -> int:
         args=args.args, claude_version=claude_version, stop_reason=args.stop_reason, stall_row=args.stall_row,
         failure_reason=args.failure_reason)
     validate(doc, SCHEMA, what="verdict.json")  # before the watch is registered: a bad doc changes nothing
-    if kind == "mostly_done":
+    if kind == "mostly_done" and doc["scenario_origin"] == "rehearsal":
+        # A scripted model confirms nothing real: a watch would keep the skill out of plan's live trials
+        # ("watching") on the strength of a rehearsal.
+        doc["notes"].append("no watch registered: the model was scripted (rehearsal), so there is nothing real to "
+                            "keep checking; run a live trial")
+    elif kind == "mostly_done":
         from live_trial.watch import register_watch
 
         watch = register_watch(eval_root, objective=str(target.frontmatter.get("description") or doc["target"]),
@@ -177,4 +182,7 @@ def cmd_verdict(args) -> int:
     else:
         print(f"WRITTEN: {path}")
         print(f"OVERALL: {overall['verdict']}" + (f" — {'; '.join(overall['reasons'])}" if overall["reasons"] else ""))
+        if doc.get("goal_ledger") == "mostly_done":
+            print(f"MOSTLY DONE: not confirmed yet: {doc['unverified']}"
+                  + (f" (watch {doc['watch_id']} checks it daily)" if doc.get("watch_id") else ""))
     return 0

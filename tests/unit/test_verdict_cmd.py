@@ -215,12 +215,27 @@ def test_refused_missing_workdir(tree, capsys) -> None:
 
 def test_unverified_registers_a_watch(tree, capsys) -> None:
     args = argv(tree, "--unverified", "replies reach the customer")
-    assert run(args, capsys)[0] == 0
+    code, out, _ = run(args, capsys)
+    assert code == 0
     doc = written(tree)
+    assert f"MOSTLY DONE: not confirmed yet: replies reach the customer (watch {doc['watch_id']} checks it daily)" in out
     assert doc["goal_ledger"] == "mostly_done" and doc["watch_id"] and doc["unverified"] == "replies reach the customer"
     from live_trial import watch
     watches = watch.open_watches(tree["eval_root"], "union-target:work")
     assert [w["id"] for w in watches] == [doc["watch_id"]]
+
+
+def test_a_rehearsal_registers_no_watch(tree, capsys, tmp_path) -> None:
+    """A scripted PASS with --unverified used to register a watch, and plan then kept the skill 'watching'."""
+    scen = tmp_path / "s.yaml"
+    scen.write_text("rules: []\n")
+    args = argv(tree, "--unverified", "replies reach the customer", "--rehearsal-scenario", str(scen))
+    assert run(args, capsys)[0] == 0
+    doc = written(tree)
+    assert doc["watch_id"] is None and any("no watch registered" in n for n in doc["notes"])
+    from live_trial import watch
+    assert watch.open_watches(tree["eval_root"], "union-target:work") == []
+    assert not (tree["eval_root"] / "watches.json").exists()
 
 
 # ------------------------------------------------------------------ the Python API the trial runner calls
