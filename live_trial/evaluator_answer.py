@@ -321,18 +321,6 @@ def harness_files_of(source: str, ctx: Context) -> list[str]:
     return [rel] if is_harness_path(rel) else _same_file_harness(resolved, root)
 
 
-def is_completion_marker(source: str, ctx: Context) -> bool:
-    """True when ``source`` stands for the completion marker ``<workdir>/out/status.json`` (any spelling, a link to
-    it, or the transcript record of the Write that wrote it; see :func:`harness_files_of`): the harness's contract
-    file, which the task makes every trial write."""
-    return MARKER_SOURCE in harness_files_of(source, ctx)
-
-
-def is_harness_source(source: str, ctx: Context) -> bool:
-    """True when ``source`` stands for any file the harness writes (:func:`harness_files_of`): never evidence."""
-    return bool(harness_files_of(source, ctx))
-
-
 def answer_problems(answer: Any, ctx: Context) -> list[str]:
     """Every reason the answer is refused (empty list = valid). See the module docstring for the rules."""
     if not isinstance(answer, dict):

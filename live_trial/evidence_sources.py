@@ -170,13 +170,6 @@ def harness_files_named(source: str, workdir: str | os.PathLike | None = None) -
     return [rel] if rel and is_harness_path(rel) else []
 
 
-def is_marker_source(source: str, workdir: str | os.PathLike | None = None) -> bool:
-    """True when ``source`` names the completion marker (``out/status.json`` under any spelling :func:`source_path`
-    reads: ``./out//status.json``, ``out/../out/status.json``, ``out/status.json:1``, and ``<workdir>/out/status.json``
-    when ``workdir`` is given)."""
-    return source_path(source, workdir) == MARKER_SOURCE
-
-
 def harness_refusal(files: list[str], where: str = "--evidence") -> RefusedInput:
     """The refusal of a PASS whose every evidence item cites a harness file; ``files`` are the workdir-relative
     harness files cited. ``code="marker_evidence"`` when they are all the completion marker, else

@@ -69,12 +69,13 @@ def skill_calls(records) -> list[tuple[str, bool]]:
     """``[(skill name, succeeded)]`` for every Skill tool_use of the main chain, in the order they happened.
 
     ``succeeded``: its tool_result exists and is not an error. ``records``: parsed transcript records."""
+    from live_trial.transcript import message_content
     from live_trial.transcript_order import causal_order
 
     calls: list[tuple[str, str]] = []
     results: dict[str, bool] = {}
     for rec in causal_order(records):
-        content = (rec.get("message") or {}).get("content") if isinstance(rec.get("message"), dict) else None
+        content = message_content(rec)
         for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict):
                 continue

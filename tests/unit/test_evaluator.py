@@ -155,9 +155,9 @@ def test_the_marker_next_to_real_evidence_is_fine_but_does_not_count_for_it(work
 def test_completion_marker_forms(workdir):
     ctx = ev.build_context(workdir, target())
     for yes in ["out/status.json", "./out/status.json", "out/status.json#L1", str(workdir / "out" / "status.json")]:
-        assert ea.is_completion_marker(yes, ctx), yes
+        assert "out/status.json" in ea.harness_files_of(yes, ctx), yes
     for no in ["out/greeting.txt", U2, f"transcript.jsonl#{U2}", "transcript.jsonl", "status.json", ""]:
-        assert not ea.is_completion_marker(no, ctx), no
+        assert "out/status.json" not in ea.harness_files_of(no, ctx), no
 
 
 def test_the_prompt_says_the_marker_is_no_evidence(workdir):
@@ -303,7 +303,6 @@ def test_run_process_feeds_stdin_in_cwd(tmp_path):
 
 
 def test_run_process_kills_the_whole_group_at_the_timeout(tmp_path):
-    import os
     pidfile = tmp_path / "child.pid"
     res = ev.run_process(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"], "", tmp_path,
                          {"PATH": "/usr/bin:/bin"}, 0.5)
@@ -416,7 +415,7 @@ def _only(item):
 def test_every_spelling_of_the_marker_and_its_write_record_is_the_marker(harness_wd, source):
     ctx = ev.build_context(harness_wd, target())
     src = source.format(wd=harness_wd)
-    assert ea.is_completion_marker(src, ctx) and ea.harness_files_of(src, ctx) == ["out/status.json"]
+    assert ea.harness_files_of(src, ctx) == ["out/status.json"]
     problems = ea.answer_problems(_only({"source": src}), ctx)
     assert len(problems) == 1 and "\n" not in problems[0]
     assert "whose source is not the completion marker" in problems[0] and "out/status.json" in problems[0]
@@ -429,7 +428,7 @@ def test_every_spelling_of_the_marker_and_its_write_record_is_the_marker(harness
 def test_a_pass_citing_only_harness_files_is_refused(harness_wd, source):
     ctx = ev.build_context(harness_wd, target())
     src = source.format(wd=harness_wd)
-    assert ea.is_harness_source(src, ctx) and not ea.is_completion_marker(src, ctx)
+    assert ea.harness_files_of(src, ctx) and "out/status.json" not in ea.harness_files_of(src, ctx)
     problems = ea.answer_problems(_only({"source": src}), ctx)
     assert len(problems) == 1 and "another file the harness itself writes" in problems[0], problems
     assert "cite an artifact the skill produced" in problems[0]
@@ -440,7 +439,7 @@ def test_a_pass_citing_only_harness_files_is_refused(harness_wd, source):
 def test_what_the_skill_produced_stays_evidence(harness_wd, source):
     ctx = ev.build_context(harness_wd, target())
     src = source.format(wd=harness_wd)
-    assert not ea.is_harness_source(src, ctx), src
+    assert ea.harness_files_of(src, ctx) == [], src
     assert ea.answer_problems(_only({"source": src}), ctx) == []
 
 

@@ -226,7 +226,7 @@ def test_the_marker_next_to_a_real_source_or_with_unverified_or_for_a_fail_is_fi
 
 
 # ------------------------------------------------------------------ the marker under another spelling (bug: bypass)
-from live_trial.evidence_sources import (HARNESS_FILES, harness_files_named, is_harness_path, is_marker_source,  # noqa: E402
+from live_trial.evidence_sources import (HARNESS_FILES, harness_files_named, is_harness_path,  # noqa: E402
                                  is_score_key, source_path)
 
 WD = "/evals/p/s/live-trial/20261130T101500-abcd"
@@ -238,7 +238,7 @@ WD = "/evals/p/s/live-trial/20261130T101500-abcd"
                                     f"{WD}/out/status.json", f"{WD}//out/./status.json", f"{WD}/x/../out/status.json:3"])
 def test_every_spelling_of_the_marker_is_the_marker(source):
     assert source_path(source, WD) == "out/status.json"
-    assert is_marker_source(source, WD)
+    assert harness_files_named(source, WD) == ["out/status.json"]
     items = [{"claim": "done", "source": source, "observed": "1 file with status ok"}]
     with pytest.raises(RefusedInput) as exc:
         check_evidence_items("PASS", items, None, lambda s: True, lambda s: harness_files_named(s, WD))
@@ -250,11 +250,11 @@ def test_every_spelling_of_the_marker_is_the_marker(source):
                                     "side-effects/files/out/status.json", "../out/status.json",
                                     "/elsewhere/out/status.json", f"{WD}-2/out/status.json", f"{WD}/out/greeting.txt"])
 def test_other_paths_are_not_the_marker(source):
-    assert not is_marker_source(source, WD)
+    assert source_path(source, WD) != "out/status.json"
 
 
 def test_an_absolute_path_needs_the_workdir_and_outside_paths_have_no_workdir_path():
-    assert source_path(f"{WD}/out/status.json") is None and not is_marker_source(f"{WD}/out/status.json")
+    assert source_path(f"{WD}/out/status.json") is None and harness_files_named(f"{WD}/out/status.json") == []
     assert source_path("../x", WD) is None and source_path("/etc/passwd", WD) is None and source_path("", WD) is None
     assert source_path(".", WD) is None and source_path(f"{WD}/out/a.txt", WD) == "out/a.txt"
 
