@@ -41,9 +41,10 @@ class Collected:
 
 def snapshot_cwd(cwd: Path, exclude: list[Path] | None = None) -> Snapshot:
     """Map each file under ``cwd`` (relative posix path) to (size bytes, mtime ns), skipping VCS/venv folders
-    and anything under ``exclude``. At most 20,000 files are recorded."""
+    and anything under ``exclude``. An ``exclude`` folder that holds ``cwd`` itself (a ``run --plan`` trial works in
+    ``<workdir>/cwd``, and the workdir is excluded) excludes nothing. At most 20,000 files are recorded."""
     cwd = Path(cwd).resolve()
-    excluded = [Path(p).resolve() for p in (exclude or [])]
+    excluded = [p for p in (Path(e).resolve() for e in (exclude or [])) if not cwd.is_relative_to(p)]
     snap: Snapshot = {}
     for dirpath, dirnames, filenames in os.walk(cwd):
         here = Path(dirpath)

@@ -300,16 +300,10 @@ class Trial:
             return Path(self.state["config_dir"])
         return transcript.config_dir(self.env)
 
-    def _cwd_excludes(self) -> list[Path]:
-        """Folders the side-effect snapshot skips: the eval root and this workdir, unless the cwd is inside them
-        (a fresh cwd is ``<workdir>/cwd``: excluding its parents would hide every file the skill wrote)."""
-        cwd = Path(self.req.cwd).resolve()
-        return [p for p in (Path(self.req.eval_root).resolve(), self.wd.root.resolve()) if not cwd.is_relative_to(p)]
-
     def _snapshot_cwd(self) -> None:
         from live_trial.collect import snapshot_cwd
 
-        snap = snapshot_cwd(self.req.cwd, exclude=self._cwd_excludes())
+        snap = snapshot_cwd(self.req.cwd, exclude=[self.req.eval_root, self.wd.root])
         path = self.wd.path("cwd-snapshot.json")
         write_json(path, {k: list(v) for k, v in snap.items()}, None)
         self._save_state(cwd_snapshot=str(path))
@@ -392,7 +386,7 @@ class Trial:
                 raw = read_json(Path(self.state["cwd_snapshot"]), None)
                 before = {k: (v[0], v[1]) for k, v in raw.items()}
             got = collect(self.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
-                          cwd=self.req.cwd, before=before, exclude=self._cwd_excludes())
+                          cwd=self.req.cwd, before=before, exclude=[self.req.eval_root, self.wd.root])
             self._log("collect", "complete" if got.complete else "partial", missing=got.missing,
                       out_files=got.out_files, side_effects=got.side_effects)
         except Exception as exc:  # noqa: BLE001 - cleanup must go on

@@ -56,3 +56,17 @@ def test_a_second_collect_keeps_what_the_first_took(tmp_path):
     got = collect(wd, pane_text=None, transcript_src=tmp_path / "gone.jsonl", subagents_src=None, cwd=tmp_path,
                   before=None, exclude=[wd])
     assert got.complete and (wd / "pane.txt").read_text() == "last screen"
+
+
+def test_a_cwd_inside_an_excluded_folder_is_still_snapshotted_whole(tmp_path):
+    """A run --plan trial works in <workdir>/cwd while the workdir is excluded: its nested files must count."""
+    wd = tmp_path / "eval" / "p" / "s" / "live-trial" / "r1"
+    cwd = wd / "cwd"
+    (cwd / "sub" / "deeper").mkdir(parents=True)
+    (cwd / "top.txt").write_text("1")
+    (cwd / "sub" / "deeper" / "nested.txt").write_text("2")
+    (wd / "task.md").write_text("not in the cwd")
+    snap = snapshot_cwd(cwd, exclude=[tmp_path / "eval", wd])
+    assert sorted(snap) == ["sub/deeper/nested.txt", "top.txt"]
+    inner = cwd / "sub"
+    assert sorted(snapshot_cwd(cwd, exclude=[wd, inner])) == ["top.txt"]     # an exclude inside the cwd still works
