@@ -249,16 +249,12 @@ def _evaluator_pids(harness_pid: int) -> list[int]:
 
 
 def test_four_trials_from_one_plan_run_in_parallel_without_cross_talk(tmp_path):
-    import subprocess
-    import sys
-
     plan = subprocess.run([sys.executable, "-m", "live_trial", "plan", "--plugin-dir", str(PLUGINS / "trialkit"),
                            "--eval-root", str(tmp_path / "eval"), "--max-live-trials", "4", "--max-concurrency", "4",
                            "--json"], capture_output=True, text=True, timeout=60)
     assert plan.returncode == 0, plan.stderr
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(plan.stdout)
-    started = time.monotonic()
     proc = run_cmd(tmp_path, "--plan", str(plan_file), "--plugins-root", str(PLUGINS),
                    "--rehearsal", str(SCENARIOS / "mark-happy.yaml"), *FAST, timeout=400)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -378,8 +374,6 @@ def test_resume_after_the_harness_is_killed_continues_the_same_trial(tmp_path):
     wd = workdirs(tmp_path)[0]
     assert state["session"] in tmux_sessions(), "the session must outlive its killed harness"
     poll_before = json.loads((wd / "poll-state.json").read_text())
-    import subprocess
-    import sys
     resumed = subprocess.run([sys.executable, "-m", "live_trial", "run", "--resume", str(wd), "--json"],
                              capture_output=True, text=True, timeout=240)
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-3000:]
