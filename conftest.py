@@ -33,7 +33,7 @@ def _missing_tools() -> list[str]:
     if not shutil.which("tmux"):
         missing.append("tmux (install: apt-get install tmux, or `make setup`)")
     try:
-        from live_trial.claude_bin import find_claude
+        from live_trial.session.claude_bin import find_claude
         find_claude()
     except Exception as exc:  # noqa: BLE001 - any failure means "not usable"
         missing.append(f"claude ({exc}; install: `make setup`)")

@@ -1,9 +1,9 @@
-"""Benchmark of boot (issue 3 "Done when"): the harness's median time-to-READY over the bare CLI's
+"""Benchmark of boot: the harness's median time-to-READY over the bare CLI's
 time-to-prompt, same dialog condition, same run (goal: ratio at most 1.2).
 
 Each round starts, in alternating order, (a) the bare CLI: one raw ``tmux new-session`` with the same claude and
 the rehearsal environment as ``-e`` flags, a 0.05 s capture loop that answers the bypass dialog with Down + Enter when it shows and stops at
-the first ``❯``+NBSP line; and (b) the harness: :func:`live_trial.boot.boot` (validation, pinned argv, the
+the first ``❯``+NBSP line; and (b) the harness: :func:`live_trial.session.boot.boot` (validation, pinned argv, the
 four-marker dialog handling, READY rules), timed from the call to its return. Both get the same resolved
 claude path and a freshly seeded config (``--condition dialog``: the bypass dialog shows; ``nodialog``: it is
 pre-accepted). No model traffic happens at boot. Needs tmux and the pinned CLI.
@@ -25,12 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from live_trial.backend import Backend  # noqa: E402
-from live_trial.boot import BootRequest, boot  # noqa: E402
-from live_trial.claude_bin import find_claude  # noqa: E402
-from live_trial.claude_config import seed_config  # noqa: E402
-from live_trial.rehearsal import rehearsal_env  # noqa: E402
-from live_trial.workdir import new_run_id  # noqa: E402
+from live_trial.rehearsal.config import seed_config  # noqa: E402
+from live_trial.rehearsal.server import rehearsal_env  # noqa: E402
+from live_trial.session.backend import Backend  # noqa: E402
+from live_trial.session.boot import BootRequest, boot  # noqa: E402
+from live_trial.session.claude_bin import find_claude  # noqa: E402
+from live_trial.trial.workdir import new_run_id  # noqa: E402
 
 NBSP = "\u00a0"
 DEAD_URL = "http://127.0.0.1:9"   # never contacted at boot

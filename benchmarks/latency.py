@@ -1,4 +1,4 @@
-"""Benchmark of DONE latency on the real CLI (issue 4 "Done when"): from the turn's last transcript record to
+"""Benchmark of DONE latency on the real CLI: from the turn's last transcript record to
 poll's DONE exit, over ``--trials`` trials (default 10), median printed beside the poll interval and the
 stability window in force (goal: median under 1 s with default settings).
 
@@ -24,12 +24,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from live_trial import boot, transcript  # noqa: E402
-from live_trial.backend import Backend  # noqa: E402
-from live_trial.claude_config import seed_config  # noqa: E402
-from live_trial.poll import PollConfig, poll  # noqa: E402
 from live_trial.policy import load_policy  # noqa: E402
-from live_trial.rehearsal import RehearsalServer, rehearsal_env  # noqa: E402
+from live_trial.rehearsal.config import seed_config  # noqa: E402
+from live_trial.rehearsal.server import RehearsalServer, rehearsal_env  # noqa: E402
+from live_trial.session import boot
+from live_trial.session.backend import Backend  # noqa: E402
+from live_trial.transcript.paths import locate
+from live_trial.transcript.reader import read_records
+from live_trial.transcript.records import record_time  # noqa: E402
+from live_trial.trial.poll import PollConfig, poll  # noqa: E402
 
 
 def scenario(delay_s: float) -> dict:
@@ -72,8 +75,8 @@ def one_trial(backend: Backend, server: RehearsalServer, work: Path, n: int) -> 
         done_at = time.time()
         if result.exit != "DONE":
             raise SystemExit(f"trial {n}: poll ended {result.exit} ({result.reason}); tail: {result.capture_tail}")
-        records = transcript.read_records(transcript.locate(sid, cwd, config)).records
-        last = max(t for t in (transcript.record_time(r) for r in records) if t is not None)
+        records = read_records(locate(sid, cwd, config)).records
+        last = max(t for t in (record_time(r) for r in records) if t is not None)
         return done_at - last, result.reason
     finally:
         backend.kill_session(session)

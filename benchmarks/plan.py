@@ -1,4 +1,4 @@
-"""Benchmark of ``plan`` (issue 5): a generated plugin tree with 200 skills and 5,000 files.
+"""Benchmark of ``plan``: a generated plugin tree with 200 skills and 5,000 files.
 
 Prints plan's time over ``git hash-object`` on the same files, measured in the same run (goal: ratio <= 1.5
 and plan under 2 s). Two plan cases: ``fresh`` (no verdicts: every live skill's behaviour closure is hashed)
@@ -86,7 +86,7 @@ def git_hash(paths: list[Path]) -> tuple[float, float]:
 
 def plan_once(plugins: Path, eval_root: Path) -> tuple[float, float, dict]:
     """(wall s, CPU s, plan) of one in-process plan with a fresh PluginIndex (no cached hashes)."""
-    from live_trial.plan import plan
+    from live_trial.acceptance.plan import plan
 
     c0, t0 = time.process_time(), time.perf_counter()
     doc = plan([plugins / "bench"], eval_root, max_live_trials=2, max_concurrency=2, watches=[])
@@ -95,19 +95,21 @@ def plan_once(plugins: Path, eval_root: Path) -> tuple[float, float, dict]:
 
 def add_verdicts(plugins: Path, eval_root: Path) -> list[Path]:
     """A live PASS verdict + transcript for every live skill (as a trial would leave them); return the files."""
-    from live_trial import closure, verdict
-    from live_trial.transcript_builder import TranscriptBuilder
+    from live_trial.acceptance.verdict import write_trial_verdict
+    from live_trial.closure.index import PluginIndex
+    from live_trial.closure.target import resolve_target
+    from live_trial.transcript.builder import TranscriptBuilder
 
-    index = closure.PluginIndex(plugins)
+    index = PluginIndex(plugins)
     out = []
     for sd in sorted((plugins / "bench" / "skills").iterdir()):
-        t = closure.resolve_target(f"bench:{sd.name}", index)
+        t = resolve_target(f"bench:{sd.name}", index)
         wd = eval_root / "bench" / sd.name / "live-trial" / "20261130T101500-abcd"
         wd.mkdir(parents=True)
         b = TranscriptBuilder()
         b.turn("run", "DONE: ok", tools=3)
         b.write(wd / "transcript.jsonl")
-        verdict.write_trial_verdict(workdir=wd, target=t, plugins_root=index, session_id="s", requested_model=None,
+        write_trial_verdict(workdir=wd, target=t, plugins_root=index, session_id="s", requested_model=None,
                                     launch="PASS", completion="PASS", goal_result="PASS", poll_exit="DONE",
                                     claude_version="bench", tmux_version="bench")
         out += [wd / "verdict.json", wd / "transcript.jsonl"]

@@ -1,18 +1,18 @@
-"""Benchmark of ``status`` and ``poll`` on big transcripts (issue 4 "Done when").
+"""Benchmark of ``status`` and ``poll`` on big transcripts.
 
 Builds a transcript of ``--size-mb`` (default 1024 = 1 GB) by repeating real turn shapes from
-``live_trial.transcript_builder`` (prompt, assistant text, tool_use, tool_result, final text, turn_duration; uuids
+``live_trial.transcript.builder`` (prompt, assistant text, tool_use, tool_result, final text, turn_duration; uuids
 and dates unique per repetition), ending in a turn whose Bash tool is still running. Then, in the same run:
 
 - ``status``: ``read_tail`` + ``classify`` on the big file (median of ``--repeat`` runs) against a full parse of the
   same file (every line ``json.loads``-ed, streaming, records not kept: a lower bound of any full read) + classify
   of the tail. Goal: status under 50 ms and at least 100x faster.
-- ``poll``: the steady per-tick cost of :func:`live_trial.poll.poll` (fake tmux backend, real screen masking, real
+- ``poll``: the steady per-tick cost of :func:`live_trial.trial.poll.poll` (fake tmux backend, real screen masking, real
   transcript reads, one record appended between ticks, state file written each tick) on a 1 MB and on the big
   transcript. Goal: within 20 % of each other.
 - one long turn: a trial is one turn, so the tail back to the prompt is the whole turn. Per tick, with one record
   appended between ticks, on a ``--long-turn-mb`` (default 12) single turn: the baseline re-reads the tail and
-  classifies (what every tick did before :class:`live_trial.poll.TurnCache`), against the cache (only new lines
+  classifies (what every tick did before :class:`live_trial.trial.poll.TurnCache`), against the cache (only new lines
   parsed) and classify. Goal: the cache at most half the baseline.
 
 Prints ratios, asserts nothing. Usage: ``python benchmarks/status.py [--size-mb 1024] [--repeat 20] [--keep DIR]``
@@ -33,11 +33,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from live_trial import transcript  # noqa: E402
-from live_trial.poll import PollConfig, TurnCache, poll  # noqa: E402
 from live_trial.policy import load_policy  # noqa: E402
-from live_trial.status import classify  # noqa: E402
-from live_trial.transcript_builder import TranscriptBuilder  # noqa: E402
+from live_trial.transcript.builder import TranscriptBuilder  # noqa: E402
+from live_trial.transcript.reader import complete_end_offset, read_tail  # noqa: E402
+from live_trial.transcript.status import classify  # noqa: E402
+from live_trial.trial.poll import PollConfig, TurnCache, poll  # noqa: E402
 
 SID = "5e55a0b1-0000-4000-8000-000000000001"
 SESSION = "lt-20261130T120000-be4c-bench"
@@ -115,7 +115,7 @@ def time_status(path: Path, repeat: int) -> tuple[float, str]:
     state = ""
     for _ in range(repeat):
         t0 = time.perf_counter()
-        st = classify(transcript.read_tail(path).records)
+        st = classify(read_tail(path).records)
         runs.append(time.perf_counter() - t0)
         state = st.state
     return statistics.median(runs), state
@@ -197,14 +197,14 @@ def time_long_turn(path: Path, ticks: int) -> tuple[float, float, str, str]:
             fh.write(extra.text_jsonl())
 
     base, cached, cache = [], [], TurnCache()
-    cache.records(path, transcript.complete_end_offset(path))        # the first tick reads the tail once
+    cache.records(path, complete_end_offset(path))        # the first tick reads the tail once
     s1 = s2 = ""
     for _ in range(ticks):
         append()
         t0 = time.perf_counter()
-        s1 = classify(transcript.read_tail(path).records).state
+        s1 = classify(read_tail(path).records).state
         t1 = time.perf_counter()
-        s2 = classify(cache.records(path, transcript.complete_end_offset(path))[0]).state
+        s2 = classify(cache.records(path, complete_end_offset(path))[0]).state
         t2 = time.perf_counter()
         base.append(t1 - t0)
         cached.append(t2 - t1)

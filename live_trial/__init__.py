@@ -1,4 +1,20 @@
-"""live_trial: run a Claude Code skill in a real claude session in tmux and judge whether it reached its goal."""
+"""live_trial: run a Claude Code skill in a real claude session in tmux and judge whether it reached its goal.
+
+How the code is laid out: one subpackage per stage of a trial, on floors. A module imports only from its own
+subpackage, from a lower floor, or from the bottom; never upward and never in a circle (tests/unit/test_layout.py).
+
+- bottom: ``errors``, ``resources``, ``jsonfile``, ``policy`` (typed errors, shipped files, schema-checked atomic
+  JSON, the loop bounds).
+- floor 1: ``transcript/`` (reading the session's JSONL and the four-state classifier) and ``closure/`` (plugin
+  manifests, the dependency union, the behaviour-closure digest).
+- floor 2: ``session/`` (the real CLI in tmux: the only tmux caller, the screen's markers, boot, send) and
+  ``rehearsal/`` (the scripted model server and the scenario language).
+- floor 3: ``judge/`` (the fresh evaluator and the rules its evidence must meet).
+- floor 4: ``acceptance/`` (tier, the overall verdict table, verdict.json, plan and reuse).
+- floor 5: ``notices/`` (watches, plain-language messages, the webhook).
+- floor 6: ``trial/`` (one whole trial: workdir, runner, poll, the STALL table, collect, resume, judgement).
+- floor 7: ``cli/`` (arguments, printing, exit codes); then ``pytest_plugin`` (fixtures for test suites).
+"""
 from __future__ import annotations
 
 __version__ = "0.1.0"

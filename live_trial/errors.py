@@ -86,7 +86,7 @@ class BootTimeout(LiveTrialError):
 
 
 class DeliveryFailed(LiveTrialError):
-    """The task text did not arrive as the first user record: parked, mangled or cross-talk (issue 8 item 2)."""
+    """The task text did not arrive as the first user record: parked, mangled, cross-talk or lost (README Troubleshooting)."""
 
     status = "DELIVERY_FAIL"
     exit_code = ExitCode.FAIL

@@ -1,7 +1,7 @@
 """pytest fixtures of live_trial, loaded through the ``pytest11`` entry point (``live_trial = live_trial.pytest_plugin``).
 
-For skill authors and for our own tests. Each helper's fixtures live in their own block below;
-append new fixtures in a separate, clearly marked block. Fixtures here hold no production logic.
+For skill authors and for our own tests: a rehearsal server, an isolated claude configuration and a synthetic
+transcript builder, one block each. Fixtures here hold no production logic.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-# ---------------------------------------------------------------- helper A: rehearsal server
+# ---------------------------------------------------------------- the rehearsal server
 
 
 @pytest.fixture
@@ -18,10 +18,10 @@ def rehearsal_server() -> Iterator[Callable[..., Any]]:
     """Factory fixture: ``rehearsal_server(scenario, **kw) -> RehearsalServer`` (already started).
 
     ``scenario`` is a YAML path, a dict in the scenario format, or a loaded ``Scenario``; ``kw`` go to
-    :class:`live_trial.rehearsal.RehearsalServer` (``port``, ``dump_dir``). Every server started through
+    :class:`live_trial.rehearsal.server.RehearsalServer` (``port``, ``dump_dir``). Every server started through
     the factory is stopped at teardown. A malformed scenario raises ``RefusedInput`` at the call.
     """
-    from live_trial.rehearsal import RehearsalServer
+    from live_trial.rehearsal.server import RehearsalServer
 
     started: list[RehearsalServer] = []
 
@@ -39,11 +39,11 @@ def rehearsal_server() -> Iterator[Callable[..., Any]]:
 def rehearsal_config(tmp_path: Path) -> Callable[..., Path]:
     """Factory fixture: ``rehearsal_config(*trusted_cwds, skip_bypass_dialog=False) -> Path``.
 
-    A fresh ``CLAUDE_CONFIG_DIR`` under ``tmp_path`` seeded by :func:`live_trial.claude_config.seed_config`
+    A fresh ``CLAUDE_CONFIG_DIR`` under ``tmp_path`` seeded by :func:`live_trial.rehearsal.config.seed_config`
     (onboarding done, the rehearsal key approved, the given folders trusted). Combine with
     ``rehearsal_env(server.url, config_dir)``.
     """
-    from live_trial.claude_config import seed_config
+    from live_trial.rehearsal.config import seed_config
 
     counter = [0]
 
@@ -54,15 +54,14 @@ def rehearsal_config(tmp_path: Path) -> Callable[..., Path]:
 
     return factory
 
-# ---------------------------------------------------------------- end of helper A block
 
 
-# ---------------------------------------------------------------- helper C: synthetic transcripts
+# ---------------------------------------------------------------- synthetic transcripts
 
 
 @pytest.fixture
 def transcript_builder() -> Callable[..., Any]:
-    """Factory fixture: ``transcript_builder(**kw) -> TranscriptBuilder`` (live_trial.transcript_builder)."""
-    from live_trial.transcript_builder import TranscriptBuilder
+    """Factory fixture: ``transcript_builder(**kw) -> TranscriptBuilder`` (live_trial.transcript.builder)."""
+    from live_trial.transcript.builder import TranscriptBuilder
 
     return TranscriptBuilder

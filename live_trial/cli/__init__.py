@@ -1,1 +1,3 @@
-"""The command-line layer: parses arguments, prints, maps errors to exit codes. No business rules here."""
+"""The ``live-trial`` command: argument parsing, what a person reads (rich, ``--json``) and exit codes. The only
+place that prints and exits; it never decides a trial's outcome itself.
+"""

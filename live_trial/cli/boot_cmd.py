@@ -103,8 +103,9 @@ def _print_failure(exc: LiveTrialError, args) -> int:
 
 def cmd_boot(args) -> int:
     """``boot``: see the parser description."""
-    from live_trial import boot
-    from live_trial.backend import Backend, default_owner_pid
+    from live_trial.session import boot
+    from live_trial.session.backend import Backend
+    from live_trial.session.rules import default_owner_pid
 
     overrides: dict[str, str] = {}
     rehearsal = False
@@ -116,7 +117,7 @@ def cmd_boot(args) -> int:
         rehearsal = True
     elif args.config_dir:
         overrides["CLAUDE_CONFIG_DIR"] = str(Path(args.config_dir).resolve())
-    from live_trial.claude_bin import find_claude
+    from live_trial.session.claude_bin import find_claude
 
     claude = find_claude(args.claude_bin)          # Blocked (exit 3) when missing
     warning = claude.warning()
@@ -147,14 +148,14 @@ def _rehearsal_overrides(url: str, config_dir: Path, cwd: Path) -> dict[str, str
     if not url.startswith(("http://127.0.0.1:", "http://localhost:")):
         raise RefusedInput(f"rehearsal server must be on 127.0.0.1, got {url!r}", where="--rehearsal-server",
                            fix="pass the URL printed by `live-trial rehearsal`")
-    from live_trial.claude_config import seed_config
+    from live_trial.rehearsal.config import seed_config
 
     if not (config_dir / ".claude.json").exists():
         seed_config(config_dir, [cwd])
     try:
-        from live_trial.rehearsal import rehearsal_env
-    except ModuleNotFoundError:  # pragma: no cover - helper A's module
-        from live_trial.claude_config import REHEARSAL_API_KEY
+        from live_trial.rehearsal.server import rehearsal_env
+    except ModuleNotFoundError:  # pragma: no cover - the rehearsal package ships with live_trial
+        from live_trial.rehearsal.config import REHEARSAL_API_KEY
 
         return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": REHEARSAL_API_KEY,
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CONFIG_DIR": str(config_dir.resolve()),
@@ -166,8 +167,9 @@ def _rehearsal_overrides(url: str, config_dir: Path, cwd: Path) -> dict[str, str
 
 def cmd_send(args) -> int:
     """``send``: see the parser description."""
-    from live_trial import send, transcript
-    from live_trial.backend import Backend
+    from live_trial.session import send
+    from live_trial.session.backend import Backend
+    from live_trial.transcript.paths import config_dir, locate
 
     backend = Backend(args.socket)
     if not backend.has_session(args.session):
@@ -177,8 +179,8 @@ def cmd_send(args) -> int:
     if not session_id:
         raise RefusedInput("no session id", where="send", fix="pass --session-id or set SESSION_ID (printed by boot)")
     cwd = args.cwd or backend.get_meta(args.session, "cwd")
-    config = args.config_dir or backend.get_meta(args.session, "config_dir") or str(transcript.config_dir())
-    path = transcript.locate(session_id, cwd, config)
+    config = args.config_dir or backend.get_meta(args.session, "config_dir") or str(config_dir())
+    path = locate(session_id, cwd, config)
     kwargs = {"timeout_s": args.timeout} if args.timeout else {}
     try:
         delivery = send.send_file(backend, args.session, Path(args.file), transcript_path=path, **kwargs)
@@ -203,7 +205,7 @@ def cmd_backend(args) -> int:
     if not args.verb:
         print("backend: give a VERB or --self-test (see --help)", file=sys.stderr)
         return int(ExitCode.USAGE)
-    from live_trial.backend import Backend
+    from live_trial.session.backend import Backend
 
     backend = Backend(args.socket)
     verb = args.verb
@@ -217,7 +219,7 @@ def cmd_backend(args) -> int:
         backend.send_line(args.session, args.text)
         print(f"SENT: {args.session} line + Enter")
     elif verb == "answer-gate":
-        from live_trial.send import answer_gate
+        from live_trial.session.send import answer_gate
 
         done = answer_gate(backend, args.session, args.response)
         print(f"ANSWERED: {args.session} {done.kind} -> {done.label!r} ({' '.join(done.keys)})")
@@ -238,7 +240,7 @@ def cmd_backend(args) -> int:
         removed = backend.reap()
         print("REAPED: " + (", ".join(removed) if removed else "none"))
     elif verb == "list":
-        from live_trial.backend import owner_alive
+        from live_trial.session.rules import owner_alive
 
         rows = {r.session: r for r in backend.panes() if r.session.startswith("lt-")}
         for name in sorted(rows):
@@ -252,7 +254,7 @@ def cmd_backend(args) -> int:
 
 def self_test() -> int:
     """Offline checks of session-name validation, the denylist, buffer names and key checks (no tmux)."""
-    from live_trial import backend as b
+    from live_trial.session import rules as b
 
     checks: list[tuple[str, bool]] = []
 

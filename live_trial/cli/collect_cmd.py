@@ -29,18 +29,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_collect(args) -> int:
     """``collect``: copy out/, pane.txt, transcript.jsonl and side effects into the workdir; exit 0 complete,
     1 partial (what is missing is printed); RefusedInput (exit 2) for a bad session name."""
-    from live_trial import transcript
-    from live_trial.backend import Backend, validate_session_name
-    from live_trial.collect import collect
-    from live_trial.workdir import open_workdir
+    from live_trial.session.backend import Backend
+    from live_trial.session.rules import validate_session_name
+    from live_trial.transcript.paths import config_dir, locate
+    from live_trial.trial.collect import collect
+    from live_trial.trial.workdir import open_workdir
 
     wd = open_workdir(args.workdir)
     validate_session_name(args.session)
     backend = Backend(args.socket)
     backend.require_tmux()
     pane = backend.capture(args.session, scrollback=True) if backend.has_session(args.session) else None
-    config = args.config_dir or transcript.config_dir()
-    tpath = transcript.locate(args.session_id, args.cwd.resolve(), config)
+    config = args.config_dir or config_dir()
+    tpath = locate(args.session_id, args.cwd.resolve(), config)
     got = collect(wd.root, pane_text=pane, transcript_src=tpath, subagents_src=tpath.with_suffix("") / "subagents",
                   cwd=args.cwd.resolve(), before=None, exclude=[wd.root])
     doc = {"status": "COLLECTED" if got.complete else "PARTIAL", "missing": got.missing,
@@ -55,7 +56,7 @@ def cmd_collect(args) -> int:
 def cmd_reap(args) -> int:
     """``reap``: remove every lt-* session whose owner harness is gone and print each one; exit 0 (3 when
     tmux is missing)."""
-    from live_trial.backend import Backend
+    from live_trial.session.backend import Backend
 
     backend = Backend(args.socket)
     backend.require_tmux()

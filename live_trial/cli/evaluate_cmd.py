@@ -1,4 +1,4 @@
-"""``evaluate`` and ``watch`` subcommands (issue 6).
+"""``evaluate`` and ``watch`` subcommands (seed 001 "goal verification"; seed 000 watches).
 
   live-trial evaluate --workdir W [--target plugin:skill] [--plugins-root DIR] [--model M] [--timeout S]
   live-trial watch --id ID --result ok|ng --note TEXT     record one check result
@@ -60,7 +60,7 @@ def register(subparsers) -> None:
 
 
 def _target_for(args) -> object:
-    from live_trial.closure import resolve_target
+    from live_trial.closure.target import resolve_target
 
     state_path = args.workdir / "trial-state.json"
     state = {}
@@ -78,8 +78,8 @@ def _target_for(args) -> object:
 
 
 def _evaluate(args) -> int:
-    from live_trial.claude_bin import find_claude
-    from live_trial.evaluator import evaluate
+    from live_trial.judge.evaluator import evaluate
+    from live_trial.session.claude_bin import find_claude
 
     if not args.workdir.is_dir():
         raise RefusedInput("the workdir does not exist", where=str(args.workdir), code="not_found")
@@ -104,8 +104,8 @@ def _starter(args):
 
     def start(watch: dict, eval_root: Path):
         if not built:
-            from live_trial.claude_bin import find_claude
-            from live_trial.evaluator import check_starter
+            from live_trial.judge.evaluator import check_starter
+            from live_trial.session.claude_bin import find_claude
             built.append(check_starter(env=dict(os.environ), claude=find_claude(args.claude_bin), model=args.model,
                                        timeout_s=args.timeout))
         return built[0](watch, eval_root)
@@ -123,7 +123,7 @@ def _emit(args, status: str, line: str, payload: dict, rows: list[str] = ()) -> 
 
 
 def _watch(args) -> int:
-    from live_trial import watch as wt
+    from live_trial.notices import watch as wt
 
     root = args.eval_root
     if args.action is None:

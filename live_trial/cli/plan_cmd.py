@@ -37,14 +37,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_plan(args) -> int:
     """Handler of ``plan``."""
+    from live_trial.acceptance.plan import SCHEMA, plan
     from live_trial.jsonfile import validate, write_json
-    from live_trial.plan import SCHEMA, plan
+    from live_trial.notices.watch import open_watches
 
     eval_root = Path(args.eval_root).resolve()
     swept = _sweep(eval_root)
     doc = plan(args.plugin_dir, eval_root, args.profile, args.max_live_trials, args.max_concurrency,
                plugins_root=args.plugins_root, proof=args.proof, reuse_rehearsal=args.reuse_rehearsal,
-               scenario_path=args.scenario)
+               scenario_path=args.scenario, watches=open_watches(eval_root))
     validate(doc, SCHEMA, what="plan")
     if args.out:
         write_json(args.out, doc, SCHEMA)
@@ -59,10 +60,10 @@ def _sweep(eval_root: Path) -> list[str]:
     """Send failed notices again, then close watches past their 7 days (seed 000 rule 4; no model). Due checks
     start a model: `run`/cron do them."""
     try:
-        from live_trial import watch
+        from live_trial.notices import watch
     except ModuleNotFoundError:  # pragma: no cover
         return []
-    from live_trial.notify_resend import resend_failed
+    from live_trial.notices.resend import resend_failed
 
     try:
         resend_failed(eval_root)       # notices whose webhook failed: the same text again, at most hourly

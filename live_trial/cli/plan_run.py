@@ -38,7 +38,8 @@ def plan_items(plan: dict) -> list[list[dict]]:
 def run_plan(args, policy) -> int:
     """Run every batch of the plan in ``args.plan``; return the worst exit code (FAIL > BLOCKED > DEGRADED > PASS)."""
     from live_trial.cli.progress import Progress
-    from live_trial.trial import Trial, TrialRequest
+    from live_trial.trial.facts import TrialRequest
+    from live_trial.trial.runner import Trial
 
     per_skill = [flag for flag, given in (("--gate-response", args.gate_response),
                                           ("--gate-kind contractual", args.gate_kind == "contractual"),

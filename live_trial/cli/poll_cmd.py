@@ -66,13 +66,14 @@ def _status_line(st) -> str:
 
 def cmd_status(args) -> int:
     """``status``: classify one transcript (or run the self-test)."""
-    from live_trial import transcript
     from live_trial.errors import RefusedInput
-    from live_trial.status import classify
+    from live_trial.transcript.paths import config_dir, locate, read_cli_session_status
+    from live_trial.transcript.reader import read_tail
+    from live_trial.transcript.status import classify
 
     if args.self_test:
         return _self_test(args.json)
-    config = args.config_dir or transcript.config_dir()
+    config = args.config_dir or config_dir()
     if args.transcript:
         path = args.transcript
     else:
@@ -80,12 +81,12 @@ def cmd_status(args) -> int:
         if not sid:
             raise RefusedInput("no session id", where="status",
                                fix="pass --session-id ID, set SESSION_ID, or --transcript PATH")
-        path = transcript.locate(sid, (args.cwd or Path.cwd()).absolute(), config)
+        path = locate(sid, (args.cwd or Path.cwd()).absolute(), config)
     if not Path(path).is_file():
         raise RefusedInput("transcript not found", where=str(path), code="not_found",
                            fix="the CLI creates it at the first prompt; "
                                "check --session-id, --cwd and CLAUDE_CONFIG_DIR")
-    tail = transcript.read_tail(path)
+    tail = read_tail(path)
     skipped = tail.skipped_malformed + tail.skipped_unknown
     if not tail.records and skipped:
         raise RefusedInput(f"not a Claude Code transcript: none of its last {skipped} line(s) is a transcript record",
@@ -94,9 +95,9 @@ def cmd_status(args) -> int:
                                "or use --session-id")
     session_status = None
     if args.pid:
-        from live_trial.backend import pid_alive
+        from live_trial.session.rules import pid_alive
         if pid_alive(args.pid):
-            session_status = transcript.read_cli_session_status(config, args.pid)
+            session_status = read_cli_session_status(config, args.pid)
     st = classify(tail.records, session_status)
     if args.json:
         doc = st.to_dict()
@@ -115,7 +116,7 @@ def cmd_status(args) -> int:
 
 
 def _self_test(as_json: bool) -> int:
-    from live_trial.status_cases import self_test
+    from live_trial.transcript.cases import self_test
 
     results = self_test()
     failed = [(n, p) for n, p in results if p]
@@ -145,11 +146,12 @@ def cmd_poll(args) -> int:
 
 
 def _poll(args) -> int:
-    from live_trial import transcript
-    from live_trial.backend import Backend, validate_session_name
     from live_trial.errors import RefusedInput
-    from live_trial.poll import PollConfig, poll
     from live_trial.policy import load_policy
+    from live_trial.session.backend import Backend
+    from live_trial.session.rules import validate_session_name
+    from live_trial.transcript.paths import check_session_id
+    from live_trial.trial.poll import PollConfig, poll
 
     validate_session_name(args.session)
     if args.max_ticks is not None and args.max_ticks < 1:
@@ -163,7 +165,7 @@ def _poll(args) -> int:
     policy = load_policy()
     sid = args.session_id or os.environ.get("SESSION_ID") or _meta(backend, args.session, "session_id")
     if sid:
-        transcript.check_session_id(sid)
+        check_session_id(sid)
     cwd = args.cwd or _meta(backend, args.session, "cwd") or Path.cwd()
     config_dir = args.config_dir or _meta(backend, args.session, "config_dir") or None
     cfg = PollConfig(marker=args.marker, session=args.session, session_id=sid, cwd=Path(cwd).absolute(),

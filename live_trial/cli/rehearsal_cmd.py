@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from live_trial.claude_config import seed_config
-from live_trial.rehearsal import RehearsalServer, rehearsal_env
-from live_trial.rehearsal_scenario import load_scenario
+from live_trial.rehearsal.config import seed_config
+from live_trial.rehearsal.scenario import load_scenario
+from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -49,7 +49,7 @@ def cmd_self_test(args) -> int:
     import io
 
     from live_trial.cli.boot_cmd import self_test as backend_self_test
-    from live_trial.status_cases import self_test as status_self_test
+    from live_trial.transcript.cases import self_test as status_self_test
 
     results = {}
     buf = io.StringIO()

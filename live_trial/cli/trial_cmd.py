@@ -86,7 +86,8 @@ def cmd_run(args) -> int:
     """``run``: drive a whole trial and print its summary; exit 0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED,
     2 refused input (nothing created)."""
     from live_trial.cli.progress import Progress
-    from live_trial.trial import Trial, TrialRequest
+    from live_trial.trial.facts import TrialRequest
+    from live_trial.trial.runner import Trial
 
     if sum(bool(x) for x in (args.target, args.resume, args.plan)) != 1:
         print("live-trial run: error: give exactly one of TARGET, --resume WORKDIR or --plan PLAN_JSON "

@@ -1,4 +1,4 @@
-"""``verdict``: judge one trial from its recorded facts and write ``verdict.json`` (seed 001 "verdict + 掃除", issue 5).
+"""``verdict``: judge one trial from its recorded facts and write ``verdict.json`` (seed 001 "verdict + 掃除").
 
 Exit codes: 0 written, 2 refused (nothing written: denylisted target, bad value, ungrounded contractual gate
 kind, PASS without evidence or with proxy evidence (seed 000: proxies and their numbers are stripped, a real
@@ -6,9 +6,9 @@ counted observation must remain; a score anywhere is refused, also as an evidenc
 confidence ...), an evidence item whose source is no file under the workdir and no transcript record uuid, a PASS
 whose every evidence item cites a file the harness writes (the completion marker out/status.json, trial-state.json,
 task.md, ... under any spelling, also absolute, or the transcript record of the Write that wrote it;
-:data:`live_trial.evidence_sources.HARNESS_FILES`), a target other than the workdir's trial-state.json target, a behaviour
+:data:`live_trial.judge.sources.HARNESS_FILES`), a target other than the workdir's trial-state.json target, a behaviour
 closure that cannot be built). The scenario origin comes from the workdir: a rehearsal workdir is recorded
-rehearsal even without ``--rehearsal-scenario`` (see :func:`live_trial.verdict.build_verdict`).
+rehearsal even without ``--rehearsal-scenario`` (see :func:`live_trial.acceptance.verdict.build_verdict`).
 """
 from __future__ import annotations
 
@@ -66,16 +66,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _target(args) -> tuple[object, object]:
-    from live_trial import closure
+    from live_trial.closure.index import Target
+    from live_trial.closure.target import target_from_skill_dir
 
     skill_dir = Path(args.skill_dir).resolve()
-    target, index = closure.target_from_skill_dir(skill_dir, args.plugins_root)
+    target, index = target_from_skill_dir(skill_dir, args.plugins_root)
     wanted = args.target_skill
     if ":" not in wanted:
         if wanted != target.skill:
             raise RefusedInput(f"--target-skill {wanted} does not match --skill-dir (skill {target.skill})",
                                code="target_mismatch", fix="pass the skill folder of the target")
-        return closure.Target(None, None, target.skill, target.skill_dir, target.skill_md, target.frontmatter), None
+        return Target(None, None, target.skill, target.skill_dir, target.skill_md, target.frontmatter), None
     if wanted != target.qualified:
         raise RefusedInput(f"--target-skill {wanted} does not match --skill-dir ({target.qualified})",
                            code="target_mismatch", fix="pass the skill folder of the target")
@@ -94,13 +95,13 @@ def _eval_root(args, workdir: Path) -> Path:
 def _source_checks(workdir: Path):
     """``(source -> bool, source -> [harness file])`` for ``workdir``, the evaluator's own checks: the source is a
     file under the workdir or the uuid of a record in ``<workdir>/transcript.jsonl``
-    (:func:`live_trial.evaluator_answer.source_exists`), and the harness files it stands for, under any spelling,
+    (:func:`live_trial.judge.answer.source_exists`), and the harness files it stands for, under any spelling,
     absolute or through the transcript record of the Write that wrote one
-    (:func:`live_trial.evaluator_answer.harness_files_of`). The transcript is read only through
-    :func:`live_trial.transcript.read_records`."""
-    from live_trial.evaluator_answer import Context, harness_files_of, index_records, source_exists
-    from live_trial.transcript import read_records
-    from live_trial.verdict import TRANSCRIPT_FILE
+    (:func:`live_trial.judge.answer.harness_files_of`). The transcript is read only through
+    :func:`live_trial.transcript.reader.read_records`."""
+    from live_trial.acceptance.verdict import TRANSCRIPT_FILE
+    from live_trial.judge.answer import Context, harness_files_of, index_records, source_exists
+    from live_trial.transcript.reader import read_records
 
     index: list[dict] = []
     transcript = workdir / TRANSCRIPT_FILE
@@ -112,13 +113,13 @@ def _source_checks(workdir: Path):
 
 
 def _evidence_kind(args, workdir: Path) -> tuple[str | None, list[dict] | None]:
-    """Seed 000 rule 1 through live_trial.evidence: (ledger kind, evidence items when --evidence is a JSON list).
+    """Seed 000 rule 1 through live_trial.judge.evidence: (ledger kind, evidence items when --evidence is a JSON list).
 
     A JSON list ``[{claim, source, observed}]`` is refused with a score-like key; each source is checked (file under
     the workdir or transcript uuid), a PASS needs one source the harness did not write, and each ``observed`` is put
     through the proxy rule; plain text is checked as one observation."""
-    from live_trial.evidence import check_evidence
-    from live_trial.evidence_sources import check_evidence_items, parse_evidence_items
+    from live_trial.judge.evidence import check_evidence
+    from live_trial.judge.sources import check_evidence_items, parse_evidence_items
 
     items = parse_evidence_items(args.evidence)
     if items is None:
@@ -129,9 +130,9 @@ def _evidence_kind(args, workdir: Path) -> tuple[str | None, list[dict] | None]:
 
 def cmd_verdict(args) -> int:
     """Handler of ``verdict``: refuse before writing anything; write; print the status line."""
-    from live_trial.backend import check_target_allowed
+    from live_trial.acceptance.verdict import SCHEMA, build_verdict, write_verdict
     from live_trial.jsonfile import validate
-    from live_trial.verdict import SCHEMA, build_verdict, write_verdict
+    from live_trial.session.rules import check_target_allowed
 
     check_target_allowed(args.target_skill)
     workdir = Path(args.workdir).resolve()
@@ -144,7 +145,7 @@ def cmd_verdict(args) -> int:
     claude_version = args.claude_version
     if claude_version is None:
         try:
-            from live_trial.claude_bin import find_claude
+            from live_trial.session.claude_bin import find_claude
 
             claude_version = find_claude().version
         except Exception:  # noqa: BLE001 - the version is recorded when known
@@ -168,7 +169,7 @@ def cmd_verdict(args) -> int:
         doc["notes"].append("no watch registered: the model was scripted (rehearsal), so there is nothing real to "
                             "keep checking; run a live trial")
     elif kind == "mostly_done":
-        from live_trial.watch import register_watch
+        from live_trial.notices.watch import register_watch
 
         watch = register_watch(eval_root, objective=str(target.frontmatter.get("description") or doc["target"]),
                                unverified=args.unverified, evidence=args.evidence or "", target=doc["target"],

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from live_trial.transcript_order import causal_order
+from live_trial.transcript.order import causal_order
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = ROOT / "tests" / "e2e" / "plugins"

@@ -8,9 +8,10 @@ import time
 
 import pytest
 
-from live_trial.backend import Backend, owner_alive, owner_token
+from live_trial.session.backend import Backend
+from live_trial.session.rules import owner_alive, owner_token
 
-from .b_support import TrackingBackend, session_name, wait_until
+from .session_support import TrackingBackend, session_name, wait_until
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root")}
 

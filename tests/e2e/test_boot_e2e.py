@@ -1,4 +1,4 @@
-"""boot on the real CLI in real tmux (issue 3 done-when; issue 8 items 5, 6, 9). No model traffic at boot."""
+"""boot on the real CLI in real tmux (seed 001 "boot"). No model traffic at boot."""
 from __future__ import annotations
 
 import os
@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import screen
-from live_trial.boot import NESTED_VARS
-from live_trial.claude_bin import PINNED_CLAUDE_VERSION, find_claude
 from live_trial.errors import BootFail
+from live_trial.session import screen
+from live_trial.session.boot import NESTED_VARS
+from live_trial.session.claude_bin import PINNED_CLAUDE_VERSION, find_claude
 
-from .b_support import TrackingBackend, boot_rehearsal, session_name
+from .session_support import TrackingBackend, boot_rehearsal, session_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,9 +58,9 @@ def test_untrusted_folder_is_boot_fail_naming_trust_question_within_15s(backend,
 def test_other_blocking_screens_are_named_within_15s(backend, tmp_path, variant, named):
     import json
 
-    from live_trial.boot import BootRequest, boot
-    from live_trial.claude_config import seed_config
-    from live_trial.rehearsal import rehearsal_env
+    from live_trial.rehearsal.config import seed_config
+    from live_trial.rehearsal.server import rehearsal_env
+    from live_trial.session.boot import BootRequest, boot
 
     cwd = tmp_path / "cwd"
     cwd.mkdir()
@@ -133,7 +133,7 @@ def test_cli_boot_prints_ready_line_and_backend_verbs(tmp_path):
 def test_cli_boot_fail_prints_status_and_tail(tmp_path):
     cwd = tmp_path / "cwd"
     cwd.mkdir()
-    from live_trial.claude_config import seed_config
+    from live_trial.rehearsal.config import seed_config
 
     seed_config(tmp_path / "cfg", [cwd], trust=False)
     proc = subprocess.run([sys.executable, "-m", "live_trial", "boot", session_name("clifail"), str(cwd),

@@ -1,5 +1,5 @@
 """A plugin with two dependencies (one from plugin.json, one from package-contract narrowed to the skill) loads
-exactly those plugins: shown by the transcript's skill listing, and the closure returns the same set (issue 3)."""
+exactly those plugins: shown by the transcript's skill listing, and the closure returns the same set (seed 001 rule 3)."""
 from __future__ import annotations
 
 import json
@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import closure, send, transcript
+from live_trial.closure.pinning import dependency_union
+from live_trial.closure.target import resolve_target
+from live_trial.session import send
+from live_trial.transcript.paths import locate
+from live_trial.transcript.reader import read_records
 
-from .b_support import PLAIN_SCENARIO, TrackingBackend, boot_rehearsal, wait_until
+from .session_support import PLAIN_SCENARIO, TrackingBackend, boot_rehearsal, wait_until
 
 
 def _plugin(root: Path, name: str, skill: str, deps=(), contract=None, extra_skills=()):
@@ -44,16 +48,16 @@ def test_two_dependency_union_is_loaded_and_listed(backend, tmp_path, rehearsal_
     srv = rehearsal_server(PLAIN_SCENARIO)
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "plugins", srv.url, target="tgt:run", plugins_root=root,
                                       plugin_dirs=None)
-    expected = [ref.root for ref in closure.dependency_union(closure.resolve_target("tgt:run", root), root)]
+    expected = [ref.root for ref in dependency_union(resolve_target("tgt:run", root), root)]
     assert [p.name for p in expected] == ["tgt", "manidep", "contractdep"]
     assert result.plugin_dirs == expected
     assert [result.argv[i + 1] for i, a in enumerate(result.argv) if a == "--plugin-dir"] == [str(p) for p in expected]
 
     task = tmp_path / "task.md"
     task.write_text("list your skills\n")
-    tpath = transcript.locate(result.session_id, cwd, cfg)
+    tpath = locate(result.session_id, cwd, cfg)
     send.send_file(backend, result.session, task, transcript_path=tpath)
-    listing = wait_until(lambda: [r for r in transcript.read_records(tpath).records
+    listing = wait_until(lambda: [r for r in read_records(tpath).records
                                   if r.get("type") == "attachment"
                                   and (r.get("attachment") or {}).get("type") == "skill_listing"], 60)
     assert listing, "no skill_listing attachment in the transcript"

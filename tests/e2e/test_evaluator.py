@@ -1,4 +1,4 @@
-"""The fresh evaluator on the real CLI (``claude -p --json-schema``), played by the rehearsal server (issue 6).
+"""The fresh evaluator on the real CLI (``claude -p --json-schema``), played by the rehearsal server.
 
 A prepared workdir (out/ files + a transcript.jsonl with real uuids) stands in for a collected trial, so
 these tests do not depend on ``run``. Each evaluator reply cites what it found in the evaluator's prompt
@@ -13,9 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from live_trial.claude_bin import find_claude
-from live_trial.evaluator import check_starter, evaluate
 from live_trial.jsonfile import schema_errors
+from live_trial.judge.evaluator import check_starter, evaluate
+from live_trial.session.claude_bin import find_claude
 
 DESCRIPTION = ('Writes a greeting file out/greeting.txt containing exactly one line "Hello, <name>!" '
                '(name from the arguments, default World), then writes out/status.json.')
@@ -135,8 +135,8 @@ def test_fail_with_a_blocker_is_kept(workdir, rehearsal_server, rehearsal_config
 
 
 def test_check_only_evaluator_ends_with_one_watch_result(tmp_path, rehearsal_server, rehearsal_config):
-    from live_trial import watch as wt
-    from live_trial.notify import read_notifications
+    from live_trial.notices import watch as wt
+    from live_trial.notices.notify import read_notifications
 
     root = tmp_path / "eval-log"
     wd = tmp_path / "trial"

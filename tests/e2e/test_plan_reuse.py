@@ -1,4 +1,4 @@
-"""The walking-skeleton trial through the planner (issue 5 "Done when"): reused on a second plan, run again after
+"""The walking-skeleton trial through the planner (README "Planning"): reused on a second plan, run again after
 one byte of its SKILL.md changes.
 
 The trial is a rehearsal (the model is scripted), and plan never reuses rehearsal verdicts — so the test first

@@ -1,4 +1,4 @@
-"""E2E: the real ``claude`` CLI in real tmux (through live_trial.backend) against the rehearsal server.
+"""E2E: the real ``claude`` CLI in real tmux (through live_trial.session.backend) against the rehearsal server.
 
 Checks that the scenario format drives the real client: the hello plugin's skill is listed, invoked
 through the Skill tool, its SKILL.md body is loaded, and the Write tool writes the files; that the
@@ -17,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import screen, transcript
-from live_trial.backend import Backend
-from live_trial.claude_bin import find_claude
-from live_trial.rehearsal import rehearsal_env
-from live_trial.rehearsal_scenario import load_scenario
+from live_trial.rehearsal.scenario import load_scenario
+from live_trial.rehearsal.server import rehearsal_env
+from live_trial.session import screen
+from live_trial.session.backend import Backend
+from live_trial.session.claude_bin import find_claude
+from live_trial.transcript.paths import locate
+from live_trial.transcript.reader import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 HELLO = ROOT / "examples" / "plugins" / "hello"
@@ -78,11 +80,11 @@ class _Claude:
         self.backend.send_keys(self.name, "Enter")
 
     def transcript_path(self) -> Path:
-        return transcript.locate(self.session_id, self.cwd, self.config)
+        return locate(self.session_id, self.cwd, self.config)
 
     def records(self) -> list[dict]:
         path = self.transcript_path()
-        return transcript.read_records(path).records if path.exists() else []
+        return read_records(path).records if path.exists() else []
 
     def kill(self) -> None:
         self.backend.kill_session(self.name)
@@ -150,7 +152,7 @@ def test_greet_happy_drives_the_real_cli(tmp_path, rehearsal_server, rehearsal_c
 def test_evaluator_json_schema_gets_structured_output(tmp_path, rehearsal_server, rehearsal_config):
     """The evaluator path: claude -p --json-schema, read-only tools, answer through StructuredOutput.
 
-    The answer shape is the evaluator's (live_trial.evaluator_answer: verdict, blockers, evidence
+    The answer shape is the evaluator's (live_trial.judge.answer: verdict, blockers, evidence
     {claim, source, observed}, checks); the Skill record uuid is templated from the prompt's index line.
     """
     server = rehearsal_server(SCENARIOS / "greet-happy.yaml")

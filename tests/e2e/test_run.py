@@ -15,8 +15,19 @@ import time
 import pytest
 
 from live_trial.jsonfile import schema_errors
-from tests.e2e.run_support import (EXAMPLES, PLUGINS, SCENARIOS, final_json, pid_alive, popen_cmd, records,
-                                   run_cmd, tmux_sessions, wait_for_state, workdirs)
+from tests.e2e.run_support import (
+    EXAMPLES,
+    PLUGINS,
+    SCENARIOS,
+    final_json,
+    pid_alive,
+    popen_cmd,
+    records,
+    run_cmd,
+    tmux_sessions,
+    wait_for_state,
+    workdirs,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -111,7 +122,7 @@ def test_gate_with_no_response_left_fails(tmp_path):
 
 
 def test_a_skill_that_must_stop_at_a_gate_but_never_asks_fails(tmp_path):
-    """Issue 8 item 8: a guard that never asked is broken, however well the rest went."""
+    """README "Questions (gates)": a guard that never asked is broken, however well the rest went."""
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
                    "--rehearsal", str(SCENARIOS / "mark-happy.yaml"), "--expect-gate", *FAST)
     result = final_json(proc)

@@ -1,4 +1,4 @@
-"""send and answer_gate on the real CLI against the rehearsal server (issue 3 done-when; issue 8 items 2, 3)."""
+"""send and answer_gate on the real CLI against the rehearsal server (seed 001 "send")."""
 from __future__ import annotations
 
 import subprocess
@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import screen, send, transcript
 from live_trial.errors import DeliveryFailed
+from live_trial.session import screen, send
+from live_trial.transcript.paths import locate
+from live_trial.transcript.reader import read_records
+from live_trial.transcript.records import human_prompts, normalise_text, prompt_text
 
-from .b_support import PLAIN_SCENARIO, TrackingBackend, boot_rehearsal, wait_until
+from .session_support import PLAIN_SCENARIO, TrackingBackend, boot_rehearsal, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 GATE_SCENARIO = {"name": "gate", "side_query_text": "Title", "rules": [
@@ -35,7 +38,7 @@ def backend():
 def _prompts(path: Path) -> list[str]:
     if not path.is_file():
         return []
-    return [transcript.prompt_text(r) for r in transcript.human_prompts(transcript.read_records(path).records)]
+    return [prompt_text(r) for r in human_prompts(read_records(path).records)]
 
 
 def _text(tag: str, n: int = 200, tab: str = "") -> str:
@@ -55,7 +58,7 @@ def test_four_concurrent_pastes_arrive_intact_and_unmixed(backend, tmp_path, reh
         result, cwd, cfg = booted[i]
         try:
             results[i] = send.send_file(backend, result.session, files[i],
-                                        transcript_path=transcript.locate(result.session_id, cwd, cfg))
+                                        transcript_path=locate(result.session_id, cwd, cfg))
         except Exception as exc:  # noqa: BLE001 - reported below
             errors.append((i, exc))
 
@@ -66,8 +69,8 @@ def test_four_concurrent_pastes_arrive_intact_and_unmixed(backend, tmp_path, reh
         t.join(180)
     assert not errors, errors
     for i, (result, cwd, cfg) in enumerate(booted):
-        prompts = _prompts(transcript.locate(result.session_id, cwd, cfg))
-        assert transcript.normalise_text(prompts[0]) == transcript.normalise_text(files[i].read_text())
+        prompts = _prompts(locate(result.session_id, cwd, cfg))
+        assert normalise_text(prompts[0]) == normalise_text(files[i].read_text())
         assert f"TRIAL{(i + 1) % 4}" not in prompts[0]
         assert results[i].extra_enters == 0
     assert backend._run("list-buffers").stdout == []      # every named buffer was deleted
@@ -78,12 +81,12 @@ def test_trailing_blank_lines_submit_once(backend, tmp_path, rehearsal_server):
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "blank", srv.url)
     f = tmp_path / "task.md"
     f.write_text("first line\nsecond line\n\n")
-    tpath = transcript.locate(result.session_id, cwd, cfg)
+    tpath = locate(result.session_id, cwd, cfg)
     send.send_file(backend, result.session, f, transcript_path=tpath)
     assert wait_until(lambda: "ok noted" in backend.capture(result.session), 60)
     wait_until(lambda: False, 2)                          # give a second submission time to appear
     prompts = _prompts(tpath)
-    assert len(prompts) == 1 and transcript.normalise_text(prompts[0]) == "first line\nsecond line"
+    assert len(prompts) == 1 and normalise_text(prompts[0]) == "first line\nsecond line"
     assert len(srv.main_requests()) == 1
 
 
@@ -108,10 +111,10 @@ def test_parked_text_gets_one_more_enter(backend, tmp_path, rehearsal_server):
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "parked", srv.url)
     f = tmp_path / "task.md"
     f.write_text(_text("PARK", 20))
-    tpath = transcript.locate(result.session_id, cwd, cfg)
+    tpath = locate(result.session_id, cwd, cfg)
     d = send.send_file(SwallowEnter(backend, 1), result.session, f, transcript_path=tpath, timeout_s=5)
     assert d.extra_enters == 1
-    assert transcript.normalise_text(_prompts(tpath)[0]) == transcript.normalise_text(f.read_text())
+    assert normalise_text(_prompts(tpath)[0]) == normalise_text(f.read_text())
 
 
 def test_still_parked_is_a_named_failure_with_the_chip_as_evidence(backend, tmp_path, rehearsal_server):
@@ -121,7 +124,7 @@ def test_still_parked_is_a_named_failure_with_the_chip_as_evidence(backend, tmp_
     f.write_text(_text("PARK", 20))
     with pytest.raises(DeliveryFailed) as exc:
         send.send_file(SwallowEnter(backend, 9), result.session, f,
-                       transcript_path=transcript.locate(result.session_id, cwd, cfg), timeout_s=4)
+                       transcript_path=locate(result.session_id, cwd, cfg), timeout_s=4)
     assert exc.value.code == "parked" and exc.value.details["extra_enters"] == 1
     assert any("[Pasted text #" in line for line in exc.value.details["tail"])
     assert screen.parked_input(backend.capture(result.session)).startswith("[Pasted text #")
@@ -130,7 +133,7 @@ def test_still_parked_is_a_named_failure_with_the_chip_as_evidence(backend, tmp_
 def test_mangled_and_cross_talk_are_named(backend, tmp_path, rehearsal_server):
     srv = rehearsal_server(PLAIN_SCENARIO)
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "mangle", srv.url)
-    tpath = transcript.locate(result.session_id, cwd, cfg)
+    tpath = locate(result.session_id, cwd, cfg)
     flat = tmp_path / "flat.md"
     flat.write_text("AAABBBCCC\n")
     with pytest.raises(DeliveryFailed) as exc:
@@ -147,7 +150,7 @@ def test_mangled_and_cross_talk_are_named(backend, tmp_path, rehearsal_server):
 def test_answer_gate_by_label_and_free_text(backend, tmp_path, rehearsal_server):
     srv = rehearsal_server(GATE_SCENARIO)
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "gate", srv.url)
-    tpath = transcript.locate(result.session_id, cwd, cfg)
+    tpath = locate(result.session_id, cwd, cfg)
     answers = []
     for n, response in enumerate(["Blue", "text:teal please"]):
         f = tmp_path / f"ask{n}.md"
@@ -158,7 +161,7 @@ def test_answer_gate_by_label_and_free_text(backend, tmp_path, rehearsal_server)
         send.answer_gate(backend, result.session, response)
         assert wait_until(lambda: screen.is_ready(backend.capture(result.session))
                           and "DONE: answered" in backend.capture(result.session), 60)
-    for rec in transcript.read_records(tpath).records:
+    for rec in read_records(tpath).records:
         tur = rec.get("toolUseResult")
         if isinstance(tur, dict) and "answers" in tur:
             answers.append(tur["answers"]["Which colour?"])
@@ -170,7 +173,7 @@ def test_tabs_arrive_as_four_spaces_and_still_count(backend, tmp_path, rehearsal
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "tabs", srv.url)
     f = tmp_path / "task.md"
     f.write_text(_text("TAB", 5, tab="\t"))
-    tpath = transcript.locate(result.session_id, cwd, cfg)
+    tpath = locate(result.session_id, cwd, cfg)
     d = send.send_file(backend, result.session, f, transcript_path=tpath)
     assert d.notes and "four spaces" in d.notes[0]
     assert "\t" not in _prompts(tpath)[0] and "\\ " + " " * 4 + "end" in _prompts(tpath)[0]
@@ -185,4 +188,4 @@ def test_cli_send_uses_boot_record(backend, tmp_path, rehearsal_server):
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"DELIVERED: {result.session} task.md")
-    assert _prompts(transcript.locate(result.session_id, cwd, cfg)) == ["hello from the CLI"]
+    assert _prompts(locate(result.session_id, cwd, cfg)) == ["hello from the CLI"]

@@ -1,4 +1,4 @@
-"""The classifier and poll on the real CLI in tmux, driven by the rehearsal server (issue 4 "Done when").
+"""The classifier and poll on the real CLI in tmux, driven by the rehearsal server.
 
 Each test boots claude against a scripted scenario, brings it into one state (slow stream, Bash sleep, pending
 AskUserQuestion, pending ExitPlanMode in plan mode, Escape interrupt, killed CLI) and asserts what
@@ -17,11 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import screen, transcript
-from live_trial.backend import Backend, pid_alive
 from live_trial.policy import load_policy
-from live_trial.poll import PollConfig, poll
-from live_trial.status import BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE, classify
+from live_trial.session import screen
+from live_trial.session.backend import Backend
+from live_trial.session.rules import pid_alive
+from live_trial.transcript.paths import locate, read_cli_session_status
+from live_trial.transcript.reader import read_records, read_tail
+from live_trial.transcript.records import human_prompts, normalise_text, prompt_text, record_time
+from live_trial.transcript.status import BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE, classify
+from live_trial.trial.poll import PollConfig, poll
 
 WAIT_S = 120.0
 MARKER_RE = r"{{re:Completion marker: *(/\S+/out/status\.json)}}"
@@ -58,9 +62,9 @@ class Live:
         self.session = f"lt-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}-{slug}"
 
     def start(self, scenario: dict, *, mode: str | None = None) -> "Live":
-        from live_trial import boot
-        from live_trial.claude_bin import find_claude
-        from live_trial.rehearsal import rehearsal_env
+        from live_trial.rehearsal.server import rehearsal_env
+        from live_trial.session import boot
+        from live_trial.session.claude_bin import find_claude
 
         self.server = self.rehearsal_server(scenario)
         self.config = self.rehearsal_config(self.cwd, skip_bypass_dialog=True)
@@ -75,7 +79,7 @@ class Live:
             self.backend.new_session(self.session, [str(a) for a in argv], cwd=self.cwd,
                                      env=boot.child_env(os.environ, env, rehearsal=True))
             wait_for(lambda: screen.is_ready(self.backend.capture(self.session)), what=f"{mode}-mode prompt")
-        self.tpath = transcript.locate(self.sid, self.cwd, self.config)
+        self.tpath = locate(self.sid, self.cwd, self.config)
         return self
 
     def send(self, text: str) -> None:
@@ -87,11 +91,11 @@ class Live:
         self.backend.send_keys(self.session, "Enter")
 
         def arrived():
-            recs = transcript.read_tail(transcript.locate(self.sid, self.cwd, self.config)).records
-            return any(transcript.normalise_text(transcript.prompt_text(r)) == transcript.normalise_text(text)
-                       for r in transcript.human_prompts(recs))
+            recs = read_tail(locate(self.sid, self.cwd, self.config)).records
+            return any(normalise_text(prompt_text(r)) == normalise_text(text)
+                       for r in human_prompts(recs))
         wait_for(arrived, what="the prompt in the transcript")
-        self.tpath = transcript.locate(self.sid, self.cwd, self.config)
+        self.tpath = locate(self.sid, self.cwd, self.config)
 
     def task(self, body: str = "Run the task.") -> None:
         self.send(f"{body}\nCompletion marker: {self.marker}\n")
@@ -99,12 +103,12 @@ class Live:
     def status(self):
         """classify() exactly as poll feeds it: the transcript tail and the CLI status of a live pid."""
         pid = self.backend.pane_pid(self.session)
-        cli = transcript.read_cli_session_status(self.config, pid) if pid and pid_alive(pid) else None
-        return classify(transcript.read_tail(self.tpath).records, cli)
+        cli = read_cli_session_status(self.config, pid) if pid and pid_alive(pid) else None
+        return classify(read_tail(self.tpath).records, cli)
 
     def assert_clean_read(self) -> None:
         """The real CLI's transcript holds only record types the reader knows, and no malformed line."""
-        res = transcript.read_records(self.tpath)
+        res = read_records(self.tpath)
         assert res.records and res.skipped_unknown == 0 and res.skipped_malformed == 0, \
             (res.skipped_unknown, res.skipped_malformed, res.first_error)
 
@@ -237,11 +241,11 @@ def test_killed_cli_is_frozen_busy_and_poll_says_session_gone(live):
                                                       "hang": True}}]})
     live.task()
     pid = live.backend.pane_pid(live.session)
-    wait_for(lambda: (transcript.read_cli_session_status(live.config, pid) or {}).get("status") == "busy",
+    wait_for(lambda: (read_cli_session_status(live.config, pid) or {}).get("status") == "busy",
              what="sessions/<pid>.json busy")
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not live.backend.pane_alive(live.session), what="dead pane")
-    stale = transcript.read_cli_session_status(live.config, pid)
+    stale = read_cli_session_status(live.config, pid)
     assert stale and stale.get("status") == "busy"                # stale file: only a live pid may be trusted
     st = live.status()
     assert st.state == BUSY_GENERATING and st.session_status is None
@@ -284,14 +288,14 @@ def test_queued_prompt_records_and_state(live):
     live.send("Second task, typed while busy.")          # waits until the queued prompt is in the transcript
     st = live.wait_state(IDLE_TURN_COMPLETE, what="both turns done")
     assert st.queued_prompts == 0
-    records = transcript.read_records(live.tpath).records
+    records = read_records(live.tpath).records
     ops = [r.get("operation") for r in records if r.get("type") == "queue-operation"]
     assert "enqueue" in ops and "dequeue" in ops, ops
-    queued = [r for r in transcript.human_prompts(records) if r.get("promptSource") == "queued"]
+    queued = [r for r in human_prompts(records) if r.get("promptSource") == "queued"]
     assert queued, "the second prompt is recorded with promptSource queued"
     # cut the real transcript just before the dequeue: the first turn is over but a prompt still waits
     cut = [r for r in records if not (r.get("type") == "queue-operation" and r.get("operation") == "dequeue")]
-    cut = [r for r in cut if (transcript.record_time(r) or 0) < (transcript.record_time(queued[0]) or 0)
+    cut = [r for r in cut if (record_time(r) or 0) < (record_time(queued[0]) or 0)
            or r.get("type") == "queue-operation"]
     before = classify(cut)
     assert before.state == BUSY_GENERATING and before.queued_prompts >= 1, before
@@ -317,14 +321,14 @@ def test_stop_hook_continuation_is_not_done_early(live):
     live.task()
 
     def during_hook():
-        recs = transcript.read_tail(live.tpath).records
-        texts = [transcript.prompt_text(r) for r in recs if r.get("type") == "assistant"]
+        recs = read_tail(live.tpath).records
+        texts = [prompt_text(r) for r in recs if r.get("type") == "assistant"]
         return "first part done" in texts and "DONE: ok" not in texts and live.status()
     st = wait_for(during_hook, what="the first part's end_turn while the Stop hook runs")
     assert live.marker.exists() and st.state == BUSY_GENERATING and st.session_status == "busy", st
     r = live.poll()
     assert (r.exit, r.code) == ("DONE", 0), r
-    records = transcript.read_records(live.tpath).records
+    records = read_records(live.tpath).records
     assert any(r.get("subtype") == "stop_hook_summary" for r in records)
     assert r.status.last_assistant_text == "DONE: ok" and "turn_duration" in r.status.reason, r.status
     live.assert_clean_read()
@@ -339,7 +343,7 @@ def test_escape_before_the_first_token_is_idle_by_the_live_cli_status(live):
     wait_for(lambda: screen.is_busy(live.backend.capture(live.session)), what="spinner")
     st = live.escape_until(IDLE_TURN_COMPLETE)
     assert st.interrupted is True and st.session_status == "idle", st
-    records = transcript.read_records(live.tpath).records
+    records = read_records(live.tpath).records
     assert not any(r.get("type") == "assistant" for r in records)
     assert classify(records).state == BUSY_GENERATING      # without the CLI status the file alone looks busy
     r = live.poll(max_ticks=4)

@@ -7,9 +7,10 @@ import sys
 
 import pytest
 
-from live_trial import backend as bk
-from live_trial.backend import Backend, TmuxResult
 from live_trial.errors import Blocked, ExitCode, RefusedInput
+from live_trial.session import backend as bk
+from live_trial.session import rules
+from live_trial.session.backend import Backend, TmuxResult
 
 A1 = "lt-20261130T101500-abcd-a1"
 A12 = "lt-20261130T101500-abcd-a12"
@@ -86,7 +87,7 @@ class FakeTmux(Backend):
 @pytest.mark.parametrize("name", ["lt-20261130T101500-a1b2-greet", "lt-20261130T101500-a1b2-a",
                                   "lt-20261130T101500-a1b2-" + "a" * 40])
 def test_valid_session_names(name):
-    assert bk.validate_session_name(name) == name
+    assert rules.validate_session_name(name) == name
 
 
 @pytest.mark.parametrize("name", ["", "greet", "lt-20261130T101500-a1b2-", "lt-20261130T101500-a1b2-Greet",
@@ -95,7 +96,7 @@ def test_valid_session_names(name):
                                   "lt-20261130T101500-a1b2-" + "a" * 41, "lt-20261130T101500-a1b2-a:0"])
 def test_bad_session_names_refused(name):
     with pytest.raises(RefusedInput) as exc:
-        bk.validate_session_name(name)
+        rules.validate_session_name(name)
     assert exc.value.exit_code == ExitCode.REFUSED and "bad session name" in exc.value.message
     assert "lt-<run-id>-<slug>" in exc.value.message
 
@@ -104,36 +105,36 @@ def test_bad_session_names_refused(name):
                                     "any:run-skill-iter-improve", "RUN-SKILL-ITER-IMPROVE", " x:run-skill-live-trial "])
 def test_denylist_refuses_any_plugin_prefix(target):
     with pytest.raises(RefusedInput) as exc:
-        bk.check_target_allowed(target)
+        rules.check_target_allowed(target)
     assert exc.value.code == "denied_target" and exc.value.exit_code == 2
     assert "cannot be a trial target" in exc.value.message
 
 
 @pytest.mark.parametrize("target", ["hello:greet", "greet", "p:run-skill-live-trial-extra"])
 def test_denylist_allows_others(target):
-    assert bk.check_target_allowed(target) is None
+    assert rules.check_target_allowed(target) is None
 
 
 def test_buffer_name_deterministic_fixed_length_safe():
-    n1 = bk.buffer_name(A1, "/tmp/w/task.md")
-    assert n1 == bk.buffer_name(A1, "/tmp/w/task.md")
+    n1 = rules.buffer_name(A1, "/tmp/w/task.md")
+    assert n1 == rules.buffer_name(A1, "/tmp/w/task.md")
     assert len(n1) == len("lt-buf-") + 32
     assert all(c in "abcdef0123456789-ltbu" for c in n1)
-    assert n1 != bk.buffer_name(A12, "/tmp/w/task.md") != bk.buffer_name(A1, "/tmp/w/nudge-1.md")
-    evil = bk.buffer_name(A1, "/tmp/$(rm -rf ~);kill-server \\; x")
+    assert n1 != rules.buffer_name(A12, "/tmp/w/task.md") != rules.buffer_name(A1, "/tmp/w/nudge-1.md")
+    evil = rules.buffer_name(A1, "/tmp/$(rm -rf ~);kill-server \\; x")
     assert len(evil) == len(n1) and ";" not in evil and " " not in evil
 
 
 def test_keys_and_sockets():
-    assert bk.check_keys(["Down", "Enter", "2"]) == ["Down", "Enter", "2"]
+    assert rules.check_keys(["Down", "Enter", "2"]) == ["Down", "Enter", "2"]
     for bad in (["hello world"], ["a\nb"], []):
         with pytest.raises(RefusedInput):
-            bk.check_keys(bad)
-    assert bk.resolve_socket(None, {}) == "live-trial"
-    assert bk.resolve_socket(None, {"LIVE_TRIAL_SOCKET": "s1"}) == "s1"
-    assert bk.resolve_socket("s2", {"LIVE_TRIAL_SOCKET": "s1"}) == "s2"
+            rules.check_keys(bad)
+    assert rules.resolve_socket(None, {}) == "live-trial"
+    assert rules.resolve_socket(None, {"LIVE_TRIAL_SOCKET": "s1"}) == "s1"
+    assert rules.resolve_socket("s2", {"LIVE_TRIAL_SOCKET": "s1"}) == "s2"
     with pytest.raises(RefusedInput):
-        bk.resolve_socket("a/b", {})
+        rules.resolve_socket("a/b", {})
 
 
 # ---------------------------------------------------------------- tmux argv escaping (a final ";" ends a command)
@@ -144,7 +145,7 @@ def test_keys_and_sockets():
     ("/tmp/dir;", "/tmp/dir\\;"), ("a;b", "a;b"), ("plain", "plain"), ("", ""), ("{", "{"), ("#{x}", "#{x}"),
 ])
 def test_escape_arg_writes_a_final_semicolon_as_backslash_semicolon(arg, sent):
-    assert bk.escape_arg(arg) == sent
+    assert rules.escape_arg(arg) == sent
 
 
 def _tmux_parse(argv):
@@ -168,13 +169,13 @@ def _tmux_parse(argv):
 
 @pytest.mark.parametrize("text", ["abc;", "a;b;", ";", ";;", "x\\;", "x\\\\;", "\\", "a; b ;", "ok"])
 def test_tmux_args_round_trip_through_tmux_parser(text):
-    assert _tmux_parse(bk.tmux_args(["send-keys", "-l", text])) == [["send-keys", "-l", text]]
-    chained = bk.tmux_args(["set-option", "@a", text, bk.SEP, "set-option", "@b", text])
+    assert _tmux_parse(rules.tmux_args(["send-keys", "-l", text])) == [["send-keys", "-l", text]]
+    chained = rules.tmux_args(["set-option", "@a", text, rules.SEP, "set-option", "@b", text])
     assert _tmux_parse(chained) == [["set-option", "@a", text], ["set-option", "@b", text]]
 
 
 def test_tmux_args_only_sep_chains_commands():
-    assert bk.tmux_args(["a", bk.SEP, ";", 3]) == ["a", ";", "\\;", "3"]   # a plain ";" string is data
+    assert rules.tmux_args(["a", rules.SEP, ";", 3]) == ["a", ";", "\\;", "3"]   # a plain ";" string is data
 
 
 class BoundaryFake(FakeTmux):
@@ -207,7 +208,7 @@ def test_every_argv_is_escaped_at_the_one_boundary(tmp_path):
     assert t.sessions[A12]["owner"].startswith(f"{os.getpid()}:")
 
 
-# ---------------------------------------------------------------- exact targets (issue 8 item 1)
+# ---------------------------------------------------------------- exact targets
 
 def test_kill_prefix_name_never_removes_longer_name():
     t = FakeTmux()
@@ -326,24 +327,24 @@ def test_tmux_missing_is_blocked(monkeypatch):
 # ---------------------------------------------------------------- reap and owners
 
 def test_owner_tokens():
-    me = bk.owner_token(os.getpid())
-    assert bk.owner_alive(me)
+    me = rules.owner_token(os.getpid())
+    assert rules.owner_alive(me)
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
-    assert not bk.owner_alive(bk.owner_token(proc.pid)) or not bk.pid_alive(proc.pid)
-    assert not bk.owner_alive("")
+    assert not rules.owner_alive(rules.owner_token(proc.pid)) or not rules.pid_alive(proc.pid)
+    assert not rules.owner_alive("")
     pid, ticks = me.split(":")
-    assert not bk.owner_alive(f"{pid}:{int(ticks) + 1}")      # same pid, other start time: a reused pid
+    assert not rules.owner_alive(f"{pid}:{int(ticks) + 1}")      # same pid, other start time: a reused pid
 
 
 def test_reap_removes_only_orphans(monkeypatch):
-    monkeypatch.setattr(bk, "_stop_process", lambda pid: None)
+    monkeypatch.setattr(bk, "stop_process", lambda pid: None)
     t = FakeTmux()
     live = "lt-20261130T101500-abcd-live"
     orphan = "lt-20261130T101500-abcd-orphan"
     young = "lt-20261130T101500-abcd-young"
     import time
-    t.add(live, owner=bk.owner_token(os.getpid()))
+    t.add(live, owner=rules.owner_token(os.getpid()))
     t.add(orphan, owner="999999999:1")
     t.add(young, owner="", created=int(time.time()))
     t.add("not-ours", owner="")
@@ -361,5 +362,5 @@ def test_self_test_cli_passes(capsys):
 @pytest.mark.parametrize("text, sent", [("/a/b", "/a/b"), ("C#proj", "C##proj"), ("#{session_name}", "##{session_name}"),
                                         ("#(touch x)", "##(touch x)"), ("a##b", "a####b")])
 def test_format_literal_doubles_every_hash(text, sent):
-    from live_trial.backend_rules import format_literal
+    from live_trial.session.rules import format_literal
     assert format_literal(text) == sent

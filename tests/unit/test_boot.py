@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import boot as bt
 from live_trial.errors import BootFail, BootTimeout, ExitCode, RefusedInput
+from live_trial.session import boot as bt
 from tests.unit.fakes import Clock
 
 SCREENS = Path(__file__).parent / "screens"
@@ -39,7 +39,7 @@ class FakeBackend:
 
     def new_session(self, name, argv, *, cwd, env, owner_pid=None, width=200, height=50):
         self.created.append((name, list(argv), cwd, dict(env)))
-        from live_trial.backend import SessionInfo
+        from live_trial.session.backend import SessionInfo
         return SessionInfo(name, "$1", "%1", 4242)
 
     def set_meta(self, name, **kv):
@@ -250,7 +250,7 @@ def test_timeout_carries_tail(tmp_path):
     assert fb.killed == [S]
 
 
-# ---------------------------------------------------------------- plugin pinning (closure from helper D)
+# ---------------------------------------------------------------- plugin pinning (the closure's union)
 
 def _plugin(root: Path, name: str, deps=(), contract=None, skills=("s",)):
     (root / name / ".claude-plugin").mkdir(parents=True)
@@ -264,7 +264,8 @@ def _plugin(root: Path, name: str, deps=(), contract=None, skills=("s",)):
 
 
 def test_plugin_dirs_are_the_dependency_union(tmp_path):
-    from live_trial import closure
+    from live_trial.closure.pinning import dependency_union
+    from live_trial.closure.target import resolve_target
 
     root = tmp_path / "plugins"
     _plugin(root, "tgt", deps=["depa"], skills=("run", "other"),
@@ -274,7 +275,7 @@ def test_plugin_dirs_are_the_dependency_union(tmp_path):
         _plugin(root, n)
     dirs = bt.resolve_plugin_dirs("tgt:run", root)
     assert [d.name for d in dirs] == ["tgt", "depa", "depb"]
-    union = closure.dependency_union(closure.resolve_target("tgt:run", root), root)
+    union = dependency_union(resolve_target("tgt:run", root), root)
     assert dirs == [ref.root for ref in union]
     assert bt.resolve_plugin_dirs("plainskill", root) == [] and bt.resolve_plugin_dirs(None, root) == []
 
@@ -295,7 +296,7 @@ def test_cli_boot_refusals_exit_2_one_line(tmp_path, capsys, monkeypatch):
     from live_trial.cli.main import main
 
     created = []
-    monkeypatch.setattr("live_trial.backend.Backend.new_session", lambda *a, **k: created.append(a))
+    monkeypatch.setattr("live_trial.session.backend.Backend.new_session", lambda *a, **k: created.append(a))
     cases = [(["boot", "bad", str(tmp_path)], "REFUSED: bad session name"),
              (["boot", S, str(tmp_path), "--proof"], "REFUSED: a proof trial needs --model"),
              (["boot", S, str(tmp_path), "--proof", "--model", "sonnet"], "REFUSED: proof trials need a full model id"),

@@ -1,4 +1,4 @@
-"""closure: plugin discovery, target resolution, the dependency union and the behaviour-closure digest (issue 5, seed 001 rule 3)."""
+"""closure: plugin discovery, target resolution, the dependency union and the behaviour-closure digest (seed 001 rule 3)."""
 from __future__ import annotations
 
 import hashlib
@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import closure as c
+from live_trial.closure.index import PluginIndex, discover_plugins, file_sha256_hex
+from live_trial.closure.manifest import ClosureError, read_frontmatter
+from live_trial.closure.pinning import closure_digest, closure_files, dependency_union, digest_files, pin
+from live_trial.closure.target import resolve_target, target_from_skill_dir
 from live_trial.errors import BootFail, ExitCode, RefusedInput
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "union"
@@ -45,7 +48,7 @@ def make_plugin(base: Path, name: str, skills: dict[str, str] | None = None, **m
 # ------------------------------------------------------------------------------------------ discovery
 
 def test_discover_finds_plugins_by_manifest_name(root: Path) -> None:
-    found = c.discover_plugins(root)
+    found = discover_plugins(root)
     assert sorted(found) == ["union-contract-dep", "union-manifest-dep", "union-target", "union-unused-dep"]
     assert found["union-target"] == (root / "union-target").resolve()
 
@@ -53,20 +56,20 @@ def test_discover_finds_plugins_by_manifest_name(root: Path) -> None:
 def test_discover_uses_manifest_name_not_folder_name(tmp_path: Path) -> None:
     make_plugin(tmp_path, "folder-a")
     write_json(tmp_path / "folder-a" / ".claude-plugin" / "plugin.json", {"name": "real-name"})
-    assert list(c.discover_plugins(tmp_path)) == ["real-name"]
+    assert list(discover_plugins(tmp_path)) == ["real-name"]
 
 
 def test_discover_finds_grandchildren(tmp_path: Path) -> None:
     make_plugin(tmp_path / "group", "deep")
-    assert "deep" in c.discover_plugins(tmp_path)
+    assert "deep" in discover_plugins(tmp_path)
 
 
 def test_two_plugins_with_one_name_are_refused(tmp_path: Path) -> None:
     make_plugin(tmp_path, "a")
     make_plugin(tmp_path, "b")
     write_json(tmp_path / "b" / ".claude-plugin" / "plugin.json", {"name": "a"})
-    with pytest.raises(c.ClosureError) as exc:
-        c.discover_plugins(tmp_path)
+    with pytest.raises(ClosureError) as exc:
+        discover_plugins(tmp_path)
     assert "two plugins are named 'a'" in exc.value.message
     assert str((tmp_path / "a").resolve()) in exc.value.message and str((tmp_path / "b").resolve()) in exc.value.message
 
@@ -81,8 +84,8 @@ def test_malformed_manifest_is_boot_fail(tmp_path: Path, content: str, reason: s
     (tmp_path / "p" / ".claude-plugin").mkdir(parents=True)
     (tmp_path / "p" / ".claude-plugin" / "plugin.json").write_text(content)
     before = snapshot(tmp_path)
-    with pytest.raises(c.ClosureError) as exc:
-        c.discover_plugins(tmp_path)
+    with pytest.raises(ClosureError) as exc:
+        discover_plugins(tmp_path)
     assert reason in exc.value.message
     assert str(tmp_path / "p" / ".claude-plugin" / "plugin.json") in exc.value.message
     assert exc.value.status == "BOOT_FAIL" and exc.value.exit_code == ExitCode.REFUSED == 2
@@ -92,7 +95,7 @@ def test_malformed_manifest_is_boot_fail(tmp_path: Path, content: str, reason: s
 
 def test_plugins_root_not_a_folder(tmp_path: Path) -> None:
     with pytest.raises(RefusedInput) as exc:
-        c.discover_plugins(tmp_path / "nope")
+        discover_plugins(tmp_path / "nope")
     assert exc.value.exit_code == 2 and "not a folder" in exc.value.message
     assert not (tmp_path / "nope").exists()
 
@@ -100,7 +103,7 @@ def test_plugins_root_not_a_folder(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------------ targets
 
 def test_resolve_qualified_target(root: Path) -> None:
-    t = c.resolve_target("union-target:work", root)
+    t = resolve_target("union-target:work", root)
     assert (t.plugin_name, t.skill, t.qualified) == ("union-target", "work", "union-target:work")
     assert t.skill_md == (root / "union-target" / "skills" / "work" / "SKILL.md").resolve()
     assert "Skill" in t.frontmatter["allowed-tools"]
@@ -109,7 +112,7 @@ def test_resolve_qualified_target(root: Path) -> None:
 def test_unknown_plugin_is_refused_listing_known(root: Path) -> None:
     before = snapshot(root)
     with pytest.raises(RefusedInput) as exc:
-        c.resolve_target("nope:work", root)
+        resolve_target("nope:work", root)
     msg = exc.value.message
     assert "unknown plugin 'nope'" in msg and "union-target" in msg and "union-manifest-dep" in msg
     assert exc.value.exit_code == 2 and "\n" not in msg
@@ -118,7 +121,7 @@ def test_unknown_plugin_is_refused_listing_known(root: Path) -> None:
 
 def test_missing_skill_is_refused_listing_skills(root: Path) -> None:
     with pytest.raises(RefusedInput) as exc:
-        c.resolve_target("union-target:nope", root)
+        resolve_target("union-target:nope", root)
     assert "has no skill 'nope'" in exc.value.message and "solo, work" in exc.value.message
     assert exc.value.exit_code == 2
 
@@ -126,38 +129,38 @@ def test_missing_skill_is_refused_listing_skills(root: Path) -> None:
 @pytest.mark.parametrize("target", ["a:b:c", "union-target:../x", "union target:work", ":", "x:", ""])
 def test_malformed_target_is_refused(root: Path, target: str) -> None:
     with pytest.raises(RefusedInput) as exc:
-        c.resolve_target(target, root)
+        resolve_target(target, root)
     assert exc.value.exit_code == 2
 
 
 def test_plain_skill_name_has_no_plugin_pinning(root: Path) -> None:
-    t = c.resolve_target("work", root)
+    t = resolve_target("work", root)
     assert t.plugin_name is None and t.plugin_root is None
-    assert c.dependency_union(t, root) == []
-    assert c.pin(t, root).plugins == []
+    assert dependency_union(t, root) == []
+    assert pin(t, root).plugins == []
 
 
 def test_plain_skill_in_several_plugins_is_refused(tmp_path: Path) -> None:
     make_plugin(tmp_path, "a", {"s": "---\nname: s\n---\n"})
     make_plugin(tmp_path, "b", {"s": "---\nname: s\n---\n"})
     with pytest.raises(RefusedInput) as exc:
-        c.resolve_target("s", tmp_path)
+        resolve_target("s", tmp_path)
     assert "several plugins" in exc.value.message and "a:s" in exc.value.message
 
 
 def test_plain_skill_prefers_project_skills_folder(tmp_path: Path) -> None:
     (tmp_path / ".claude" / "skills" / "s").mkdir(parents=True)
     (tmp_path / ".claude" / "skills" / "s" / "SKILL.md").write_text("---\nname: s\n---\n")
-    t = c.resolve_target("s", tmp_path)
+    t = resolve_target("s", tmp_path)
     assert t.skill_dir == (tmp_path / ".claude" / "skills" / "s").resolve()
-    files = c.closure_files(t, tmp_path)
+    files = closure_files(t, tmp_path)
     assert [(label, rel) for label, rel, _ in files] == [("_", "skills/s/SKILL.md")]
 
 
 def test_target_from_skill_dir(root: Path) -> None:
-    t, index = c.target_from_skill_dir(root / "union-target" / "skills" / "work")
+    t, index = target_from_skill_dir(root / "union-target" / "skills" / "work")
     assert t.qualified == "union-target:work" and index is not None
-    assert c.closure_digest(t, index) == c.closure_digest(c.resolve_target("union-target:work", root), root)
+    assert closure_digest(t, index) == closure_digest(resolve_target("union-target:work", root), root)
 
 
 # ------------------------------------------------------------------------------------------ frontmatter
@@ -165,9 +168,9 @@ def test_target_from_skill_dir(root: Path) -> None:
 def test_frontmatter_none_and_forms(tmp_path: Path) -> None:
     p = tmp_path / "SKILL.md"
     p.write_text("# no frontmatter\n")
-    assert c.read_frontmatter(p) == {}
+    assert read_frontmatter(p) == {}
     p.write_text("---\nallowed-tools: Read, Bash(python3 *)\nname: x\n---\nbody\n---\n")
-    assert c.read_frontmatter(p) == {"allowed-tools": "Read, Bash(python3 *)", "name": "x"}
+    assert read_frontmatter(p) == {"allowed-tools": "Read, Bash(python3 *)", "name": "x"}
 
 
 @pytest.mark.parametrize("text, reason", [
@@ -178,8 +181,8 @@ def test_frontmatter_none_and_forms(tmp_path: Path) -> None:
 def test_malformed_frontmatter_is_refused(tmp_path: Path, text: str, reason: str) -> None:
     p = tmp_path / "SKILL.md"
     p.write_text(text)
-    with pytest.raises(c.ClosureError) as exc:
-        c.read_frontmatter(p)
+    with pytest.raises(ClosureError) as exc:
+        read_frontmatter(p)
     assert reason in exc.value.message and str(p) in exc.value.message
 
 
@@ -190,14 +193,14 @@ def names(refs) -> list[str]:
 
 
 def test_union_is_manifest_deps_plus_narrowed_contract_deps(root: Path) -> None:
-    t = c.resolve_target("union-target:work", root)
-    refs = c.dependency_union(t, root)
+    t = resolve_target("union-target:work", root)
+    refs = dependency_union(t, root)
     assert names(refs) == ["union-target", "union-manifest-dep", "union-contract-dep"]
     assert refs[0].root == (root / "union-target").resolve()
 
 
 def test_skill_not_in_narrowing_map_gets_no_contract_deps(root: Path) -> None:
-    assert names(c.dependency_union(c.resolve_target("union-target:solo", root), root)) == \
+    assert names(dependency_union(resolve_target("union-target:solo", root), root)) == \
         ["union-target", "union-manifest-dep"]
 
 
@@ -206,14 +209,14 @@ def test_without_narrowing_map_all_depends_on(root: Path) -> None:
     doc = json.loads(path.read_text())
     del doc["skill_dependencies"]
     write_json(path, doc)
-    assert names(c.dependency_union(c.resolve_target("union-target:solo", root), root)) == \
+    assert names(dependency_union(resolve_target("union-target:solo", root), root)) == \
         ["union-target", "union-manifest-dep", "union-contract-dep", "union-unused-dep"]
 
 
 def test_dependency_forms_are_understood(root: Path) -> None:
     write_json(root / "union-target" / ".claude-plugin" / "plugin.json",
                {"name": "union-target", "dependencies": ["union-manifest-dep@market", {"name": "union-unused-dep"}]})
-    assert names(c.dependency_union(c.resolve_target("union-target:solo", root), root)) == \
+    assert names(dependency_union(resolve_target("union-target:solo", root), root)) == \
         ["union-target", "union-manifest-dep", "union-unused-dep"]
 
 
@@ -231,9 +234,9 @@ def test_bad_contract_is_boot_fail(root: Path, mutate, reason: str) -> None:
     mutate(doc)
     write_json(path, doc)
     before = snapshot(root)
-    t = c.resolve_target("union-target:work", root)
-    with pytest.raises(c.ClosureError) as exc:
-        c.dependency_union(t, root)
+    t = resolve_target("union-target:work", root)
+    with pytest.raises(ClosureError) as exc:
+        dependency_union(t, root)
     assert reason in exc.value.message and str(path) in exc.value.message
     assert exc.value.status == "BOOT_FAIL" and exc.value.exit_code == 2
     assert snapshot(root) == before
@@ -242,8 +245,8 @@ def test_bad_contract_is_boot_fail(root: Path, mutate, reason: str) -> None:
 def test_malformed_contract_json(root: Path) -> None:
     path = root / "union-target" / "references" / "package-contract.json"
     path.write_text("{oops")
-    with pytest.raises(c.ClosureError) as exc:
-        c.dependency_union(c.resolve_target("union-target:work", root), root)
+    with pytest.raises(ClosureError) as exc:
+        dependency_union(resolve_target("union-target:work", root), root)
     assert "package-contract.json is malformed" in exc.value.message
 
 
@@ -255,8 +258,8 @@ def test_dependency_not_found_is_boot_fail(root: Path, where: str) -> None:
     else:
         shutil.rmtree(root / "union-contract-dep")
         missing = "union-contract-dep"
-    with pytest.raises(c.ClosureError) as exc:
-        c.dependency_union(c.resolve_target("union-target:work", root), root)
+    with pytest.raises(ClosureError) as exc:
+        dependency_union(resolve_target("union-target:work", root), root)
     msg = exc.value.message
     assert f"dependency plugin '{missing}' not found under {root.resolve()}" in msg
     assert ("plugin.json dependencies" if where == "manifest" else "package-contract.json depends_on") in msg
@@ -265,19 +268,19 @@ def test_dependency_not_found_is_boot_fail(root: Path, where: str) -> None:
 
 def test_malformed_manifest_dependencies(root: Path) -> None:
     write_json(root / "union-target" / ".claude-plugin" / "plugin.json", {"name": "union-target", "dependencies": [{}]})
-    with pytest.raises(c.ClosureError) as exc:
-        c.dependency_union(c.resolve_target("union-target:work", root), root)
+    with pytest.raises(ClosureError) as exc:
+        dependency_union(resolve_target("union-target:work", root), root)
     assert "malformed entry in dependencies" in exc.value.message
 
 
 @pytest.mark.parametrize("skill", ["work", "solo"])
 def test_plugins_loaded_equal_plugins_digested(root: Path, skill: str) -> None:
     """Invariant 1: the set boot loads is the set the closure digest covers (one computation)."""
-    t = c.resolve_target(f"union-target:{skill}", root)
-    pinning = c.pin(t, root)
-    assert names(pinning.plugins) == names(c.dependency_union(t, root))
+    t = resolve_target(f"union-target:{skill}", root)
+    pinning = pin(t, root)
+    assert names(pinning.plugins) == names(dependency_union(t, root))
     assert {label for label, _, _ in pinning.files} == set(names(pinning.plugins))
-    assert pinning.digest == c.closure_digest(t, root)
+    assert pinning.digest == closure_digest(t, root)
 
 
 # ------------------------------------------------------------------------------------------ closure
@@ -287,7 +290,7 @@ def rels(files) -> set[str]:
 
 
 def test_closure_contents_of_work(root: Path) -> None:
-    files = rels(c.closure_files(c.resolve_target("union-target:work", root), root))
+    files = rels(closure_files(resolve_target("union-target:work", root), root))
     assert {
         "union-target/skills/work/SKILL.md", "union-target/skills/work/scripts/run.py",
         "union-target/references/guide.md", "union-target/references/package-contract.json",
@@ -303,18 +306,18 @@ def test_closure_contents_of_work(root: Path) -> None:
 
 
 def test_every_file_in_closure_changes_digest_and_outside_does_not(root: Path) -> None:
-    t = c.resolve_target("union-target:work", root)
-    files = c.closure_files(t, root)
+    t = resolve_target("union-target:work", root)
+    files = closure_files(t, root)
     inside = {path for _, _, path in files}
-    base = c.closure_digest(t, root)
+    base = closure_digest(t, root)
     all_files = [p for p in root.rglob("*") if p.is_file()]
     assert len(inside) >= 19 and len(all_files) > len(inside)
     for path in all_files:
         original = path.read_bytes()
         path.write_bytes(original + b" ")
         try:
-            changed = c.closure_digest(c.resolve_target("union-target:work", root), root)
-        except c.ClosureError:  # e.g. a manifest made invalid: fail closed is a change too
+            changed = closure_digest(resolve_target("union-target:work", root), root)
+        except ClosureError:  # e.g. a manifest made invalid: fail closed is a change too
             changed = "refused"
         finally:
             path.write_bytes(original)
@@ -322,40 +325,40 @@ def test_every_file_in_closure_changes_digest_and_outside_does_not(root: Path) -
             assert changed != base, f"changing {path} did not change the digest"
         else:
             assert changed == base, f"changing {path} (outside the closure) changed the digest"
-    assert c.closure_digest(t, root) == base
+    assert closure_digest(t, root) == base
 
 
 def test_new_file_in_script_folder_changes_digest(root: Path) -> None:
-    t = c.resolve_target("union-target:work", root)
-    base = c.closure_digest(t, root)
+    t = resolve_target("union-target:work", root)
+    base = closure_digest(t, root)
     (root / "union-target" / "skills" / "work" / "scripts" / "new.py").write_text("x")
-    assert c.closure_digest(t, root) != base
+    assert closure_digest(t, root) != base
 
 
 def test_renaming_a_file_changes_digest(root: Path) -> None:
-    t = c.resolve_target("union-target:work", root)
-    base = c.closure_digest(t, root)
+    t = resolve_target("union-target:work", root)
+    base = closure_digest(t, root)
     d = root / "union-contract-dep" / "scripts"
     (d / "helper.py").rename(d / "helper2.py")
-    assert c.closure_digest(t, root) != base
+    assert closure_digest(t, root) != base
 
 
 def test_digest_format_is_exact(tmp_path: Path) -> None:
     make_plugin(tmp_path, "p", {"s": "---\nname: s\n---\nbody\n"})
-    t = c.resolve_target("p:s", tmp_path)
+    t = resolve_target("p:s", tmp_path)
     manifest = (tmp_path / "p" / ".claude-plugin" / "plugin.json").read_bytes()
     skill = (tmp_path / "p" / "skills" / "s" / "SKILL.md").read_bytes()
     lines = sorted([f"p/.claude-plugin/plugin.json\0{hashlib.sha256(manifest).hexdigest()}\n",
                     f"p/skills/s/SKILL.md\0{hashlib.sha256(skill).hexdigest()}\n"])
     expected = "sha256:" + hashlib.sha256("".join(lines).encode()).hexdigest()
-    assert c.closure_digest(t, tmp_path) == expected
+    assert closure_digest(t, tmp_path) == expected
 
 
 def test_ref_into_declared_dependency_is_labelled_with_it(root: Path) -> None:
     md = root / "union-target" / "skills" / "work" / "SKILL.md"
     md.write_text(md.read_text().replace("reference_refs:\n",
                                          "reference_refs:\n  - ../../../union-contract-dep/docs/notes.md\n"))
-    files = rels(c.closure_files(c.resolve_target("union-target:work", root), root))
+    files = rels(closure_files(resolve_target("union-target:work", root), root))
     assert "union-contract-dep/docs/notes.md" in files
 
 
@@ -370,8 +373,8 @@ def test_bad_refs_fail_closed(root: Path, ref: str, reason: str) -> None:
     md = root / "union-target" / "skills" / "work" / "SKILL.md"
     md.write_text(md.read_text().replace("reference_refs:\n", f"reference_refs:\n  - {ref}\n"))
     before = snapshot(root)
-    with pytest.raises(c.ClosureError) as exc:
-        c.pin(c.resolve_target("union-target:work", root), root)
+    with pytest.raises(ClosureError) as exc:
+        pin(resolve_target("union-target:work", root), root)
     assert reason in exc.value.message
     assert exc.value.status == "BOOT_FAIL" and exc.value.exit_code == 2
     assert snapshot(root) == before
@@ -380,8 +383,8 @@ def test_bad_refs_fail_closed(root: Path, ref: str, reason: str) -> None:
 def test_ref_field_must_be_paths(root: Path) -> None:
     md = root / "union-target" / "skills" / "work" / "SKILL.md"
     md.write_text(md.read_text().replace("script_refs:\n  - scripts/run.py\n", "script_refs: {a: 1}\n"))
-    with pytest.raises(c.ClosureError) as exc:
-        c.closure_files(c.resolve_target("union-target:work", root), root)
+    with pytest.raises(ClosureError) as exc:
+        closure_files(resolve_target("union-target:work", root), root)
     assert "script_refs must be a list of paths" in exc.value.message
 
 
@@ -391,8 +394,8 @@ def test_symlink_leaving_the_plugin_fails_closed(root: Path, tmp_path: Path, whe
     secret = tmp_path / "secret.txt"
     secret.write_text("outside")
     os.symlink(secret, root / where)
-    with pytest.raises(c.ClosureError) as exc:
-        c.pin(c.resolve_target("union-target:work", root), root)
+    with pytest.raises(ClosureError) as exc:
+        pin(resolve_target("union-target:work", root), root)
     assert "symlink leaves plugin" in exc.value.message and str(root / where) in exc.value.message
 
 
@@ -400,24 +403,24 @@ def test_symlink_folder_leaving_the_plugin_fails_closed(root: Path, tmp_path: Pa
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "x.py").write_text("x")
     os.symlink(tmp_path / "elsewhere", root / "union-target" / "skills" / "work" / "scripts" / "lib")
-    with pytest.raises(c.ClosureError) as exc:
-        c.closure_digest(c.resolve_target("union-target:work", root), root)
+    with pytest.raises(ClosureError) as exc:
+        closure_digest(resolve_target("union-target:work", root), root)
     assert "symlink leaves plugin" in exc.value.message
 
 
 def test_symlink_inside_the_plugin_is_hashed_by_content(root: Path) -> None:
-    t = c.resolve_target("union-target:work", root)
+    t = resolve_target("union-target:work", root)
     target_file = root / "union-target" / "references" / "unrelated.md"
     os.symlink(target_file, root / "union-target" / "skills" / "work" / "scripts" / "alias.md")
-    base = c.closure_digest(t, root)
+    base = closure_digest(t, root)
     target_file.write_text("changed through the link")
-    assert c.closure_digest(t, root) != base
+    assert closure_digest(t, root) != base
 
 
 def test_hook_script_named_in_manifest_hooks_must_exist(root: Path) -> None:
     (root / "union-target" / "tools" / "stop_check.py").unlink()
-    with pytest.raises(c.ClosureError) as exc:
-        c.closure_files(c.resolve_target("union-target:work", root), root)
+    with pytest.raises(ClosureError) as exc:
+        closure_files(resolve_target("union-target:work", root), root)
     assert "missing file named by a hook command" in exc.value.message
 
 
@@ -427,22 +430,22 @@ def test_manifest_hooks_path_is_included(root: Path) -> None:
     write_json(root / "union-target" / "extra" / "hooks.json",
                {"hooks": {"Stop": [{"hooks": [{"type": "command",
                                                "command": "${CLAUDE_PLUGIN_ROOT}/tools/unused.py"}]}]}})
-    files = rels(c.closure_files(c.resolve_target("union-target:work", root), root))
+    files = rels(closure_files(resolve_target("union-target:work", root), root))
     assert {"union-target/extra/hooks.json", "union-target/tools/unused.py"} <= files
 
 
 def test_closure_is_deterministic_and_sorted(root: Path) -> None:
-    t = c.resolve_target("union-target:work", root)
-    files = c.closure_files(t, root)
+    t = resolve_target("union-target:work", root)
+    files = closure_files(t, root)
     assert files == sorted(files, key=lambda f: (f[0], f[1]))
-    assert c.closure_digest(t, root) == c.closure_digest(t, c.PluginIndex(root))
+    assert closure_digest(t, root) == closure_digest(t, PluginIndex(root))
 
 
 def test_digest_does_not_depend_on_where_the_tree_lives(root: Path, tmp_path: Path) -> None:
     other = tmp_path / "moved" / "plugins"
     shutil.copytree(root, other)
-    a = c.closure_digest(c.resolve_target("union-target:work", root), root)
-    b = c.closure_digest(c.resolve_target("union-target:work", other), other)
+    a = closure_digest(resolve_target("union-target:work", root), root)
+    b = closure_digest(resolve_target("union-target:work", other), other)
     assert a == b
 
 
@@ -451,42 +454,42 @@ def test_file_hash_matches_hashlib_for_any_size(tmp_path: Path, size: int) -> No
     p = tmp_path / "f.bin"
     data = os.urandom(size)
     p.write_bytes(data)
-    assert c.file_sha256_hex(p) == hashlib.sha256(data).hexdigest()
+    assert file_sha256_hex(p) == hashlib.sha256(data).hexdigest()
 
 
 @pytest.mark.parametrize("target", ["union-target:work", "union-target:solo", "work"])
 def test_digest_paths_agree(root: Path, target: str) -> None:
     """closure_digest (cached part lines) equals digesting closure_files directly, and pin's digest."""
-    t = c.resolve_target(target, root)
-    files = c.closure_files(t, root)
-    assert c.closure_digest(t, root) == c.digest_files(files) == c.pin(t, root).digest
+    t = resolve_target(target, root)
+    files = closure_files(t, root)
+    assert closure_digest(t, root) == digest_files(files) == pin(t, root).digest
 
 
 def test_folder_ref_includes_every_file_below(root: Path) -> None:
     md = root / "union-target" / "skills" / "work" / "SKILL.md"
     md.write_text(md.read_text().replace("reference_refs:\n", "reference_refs:\n  - ../../tools\n"))
-    files = rels(c.closure_files(c.resolve_target("union-target:work", root), root))
+    files = rels(closure_files(resolve_target("union-target:work", root), root))
     assert {"union-target/tools/stop_check.py", "union-target/tools/unused.py"} <= files
 
 
 @pytest.mark.parametrize("skill", ["work", "solo"])
 def test_boot_plugin_dirs_equal_the_digested_plugins(root: Path, skill: str) -> None:
     """Invariant 1 across modules: boot's --plugin-dir folders are exactly the plugins the verdict digest covers."""
-    from live_trial.boot import resolve_plugin_dirs
+    from live_trial.session.boot import resolve_plugin_dirs
 
-    t = c.resolve_target(f"union-target:{skill}", root)
+    t = resolve_target(f"union-target:{skill}", root)
     dirs = resolve_plugin_dirs(f"union-target:{skill}", root)
-    index = c.PluginIndex(root)
+    index = PluginIndex(root)
     by_root = {r: n for n, r in index.plugins.items()}
-    digested = {label for label, _, _ in c.closure_files(t, root)}
-    assert [by_root[d] for d in dirs] == names(c.dependency_union(t, root))
+    digested = {label for label, _, _ in closure_files(t, root)}
+    assert [by_root[d] for d in dirs] == names(dependency_union(t, root))
     assert set(by_root[d] for d in dirs) == digested
     # a change in a loaded dependency's hook invalidates; an unloaded one does not
-    base = c.closure_digest(t, root)
+    base = closure_digest(t, root)
     (root / "union-unused-dep" / "hooks" / "session_start.py").write_text("changed")
-    assert c.closure_digest(t, root) == base
+    assert closure_digest(t, root) == base
     (root / "union-manifest-dep" / "hooks" / "session_start.py").write_text("changed")
-    assert c.closure_digest(t, root) != base
+    assert closure_digest(t, root) != base
 
 
 def test_digest_paths_agree_with_prefix_names_and_refs_into_dependencies(tmp_path: Path) -> None:
@@ -499,8 +502,8 @@ def test_digest_paths_agree_with_prefix_names_and_refs_into_dependencies(tmp_pat
         (tmp_path / dep / "scripts" / "z.py").write_text(dep)
     (tmp_path / "p-x" / "docs").mkdir()
     (tmp_path / "p-x" / "docs" / "a.md").write_text("doc")
-    t = c.resolve_target("p:s", tmp_path)
-    files = c.closure_files(t, tmp_path)
+    t = resolve_target("p:s", tmp_path)
+    files = closure_files(t, tmp_path)
     assert "p-x/docs/a.md" in rels(files)
-    index = c.PluginIndex(tmp_path)
-    assert c.closure_digest(t, index) == c.digest_files(files) == c.closure_digest(t, index)
+    index = PluginIndex(tmp_path)
+    assert closure_digest(t, index) == digest_files(files) == closure_digest(t, index)

@@ -1,4 +1,4 @@
-"""Fresh evaluator: answer rules, retry, evaluation.json (seed 001 OUT1; issue 6). Fake process runner; no CLI."""
+"""Fresh evaluator: answer rules, retry, evaluation.json (seed 001 OUT1). Fake process runner; no CLI."""
 from __future__ import annotations
 
 import json
@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from live_trial import evaluator as ev
-from live_trial import evaluator_answer as ea
 from live_trial.jsonfile import schema_errors
+from live_trial.judge import answer as ea
+from live_trial.judge import evaluator as ev
 
 U1 = "11111111-1111-4111-8111-111111111111"
 U2 = "22222222-2222-4222-8222-222222222222"
@@ -277,7 +277,7 @@ def test_check_starter_refuses_non_results(tmp_path, answer):
 
 
 def test_context_from_a_real_closure_target(workdir):
-    from live_trial.closure import resolve_target
+    from live_trial.closure.target import resolve_target
     from live_trial.resources import repo_root
 
     tgt = resolve_target("hello:greet", repo_root() / "examples" / "plugins")

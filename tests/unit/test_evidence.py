@@ -1,4 +1,4 @@
-"""Evidence rules (seed 000 rule 1; issue 6 "evidence rules"). Pure functions: no disk."""
+"""Evidence rules (seed 000 rule 1). Pure functions: no disk."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 
 from live_trial.errors import RefusedInput
-from live_trial.evidence import check_evidence, counted_observations, marker_mentions, proxy_phrases
+from live_trial.judge.evidence import check_evidence, counted_observations, marker_mentions, proxy_phrases
 
 
 @pytest.mark.parametrize("evidence", [None, "", "   "])
@@ -170,7 +170,7 @@ def test_a_score_is_refused_even_when_unverified():
 
 
 # ------------------------------------------------------------------ evidence items [{claim, source, observed}]
-from live_trial.evidence_sources import check_evidence_items, parse_evidence_items  # noqa: E402
+from live_trial.judge.sources import check_evidence_items, parse_evidence_items  # noqa: E402
 
 ITEM = {"claim": "greeting written", "source": "out/greeting.txt", "observed": "1 file with 1 line"}
 
@@ -226,8 +226,7 @@ def test_the_marker_next_to_a_real_source_or_with_unverified_or_for_a_fail_is_fi
 
 
 # ------------------------------------------------------------------ the marker under another spelling (bug: bypass)
-from live_trial.evidence_sources import (HARNESS_FILES, harness_files_named, is_harness_path,  # noqa: E402
-                                 is_score_key, source_path)
+from live_trial.judge.sources import HARNESS_FILES, harness_files_named, is_harness_path, is_score_key, source_path
 
 WD = "/evals/p/s/live-trial/20261130T101500-abcd"
 

@@ -1,4 +1,4 @@
-"""Notifications: catalogues, forbidden tokens, sinks (seed 000 "通知文の書き方"; issue 6)."""
+"""Notifications: catalogues, forbidden tokens, sinks (seed 000 "通知文の書き方")."""
 from __future__ import annotations
 
 import hashlib
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import notify as nt
-from live_trial import notify_resend as nr
 from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 from live_trial.jsonfile import schema_errors
+from live_trial.notices import notify as nt
+from live_trial.notices import resend as nr
 from tests.unit.fakes import Clock
 
 COMMANDS_EXIT = {"run": [0, 1, 2, 3, 6], "boot": [0, 1, 2, 3], "poll": [0, 1, 2, 3, 4, 5], "verdict": [0, 2],
@@ -30,10 +30,7 @@ def _import_all():
     for mod in pkgutil.walk_packages(live_trial.__path__, "live_trial."):
         if mod.name.endswith("__main__"):
             continue
-        try:
-            importlib.import_module(mod.name)
-        except Exception:  # noqa: BLE001 - a module another helper is still writing
-            pass
+        importlib.import_module(mod.name)
 
 
 _CODE_LITERAL = re.compile(r"""\b(?:code|stop_reason)\s*=\s*["']([a-z][a-z_]+)["']|\bstatus\s*=\s*["']([A-Z][A-Z_]+)["']""")
@@ -313,7 +310,7 @@ def test_notify_trial_mostly_done(tmp_path):
     assert text.startswith("🟡 だいたい終わりました: reply\nまだ確かめられていないこと: replies to real people are not seen yet")
 
 
-# --- failed notices are sent again (seed 000: a person is always told the outcome; issue 6) ---------------
+# --- failed notices are sent again (seed 000: a person is always told the outcome) ---------------
 
 HOOK = {"LIVE_TRIAL_WEBHOOK_URL": "https://hook.invalid/x"}
 START = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)

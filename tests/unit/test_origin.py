@@ -1,10 +1,11 @@
-"""workdir_origin: a workdir says by itself whether its model was scripted (issue 5: rehearsals are never reused)."""
+"""workdir_origin: a workdir says by itself whether its model was scripted (README "Planning": rehearsals are never reused)."""
 from __future__ import annotations
 
 import json
 
-from live_trial.origin import REHEARSAL_MESSAGE_PREFIX, workdir_origin
-from live_trial.transcript_builder import TranscriptBuilder
+from live_trial.acceptance.origin import workdir_origin
+from live_trial.rehearsal.config import REHEARSAL_MESSAGE_PREFIX
+from live_trial.transcript.builder import TranscriptBuilder
 
 
 def _transcript(wd, message_id: str | None):

@@ -1,4 +1,4 @@
-"""plan: tiers, reuse rules (and tampering), budget and batches, profiles, proof, watching (issue 5, seed 001 事前計画)."""
+"""plan: tiers, reuse rules (and tampering), budget and batches, profiles, proof, watching (seed 001 事前計画)."""
 from __future__ import annotations
 
 import json
@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import closure
-from live_trial import plan as pl
-from live_trial import verdict as v
+from live_trial.acceptance.plan import SCHEMA, plan
+from live_trial.acceptance.tier import derive_tier
+from live_trial.acceptance.verdict import sha256_file, write_trial_verdict
 from live_trial.cli.main import main
+from live_trial.closure.target import resolve_target
 from live_trial.jsonfile import schema_errors
-from live_trial.transcript_builder import TranscriptBuilder
+from live_trial.transcript.builder import TranscriptBuilder
 from tests.unit.fakes import write_state
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "union"
@@ -43,19 +44,19 @@ def record(env: dict, target: str, run_id: str, *, origin: str = "live", scenari
     b.write(wd / "transcript.jsonl")
     if origin == "rehearsal":  # a rehearsal verdict comes from a rehearsal workdir (its trial-state.json says so)
         write_state(wd, plugin, skill, rehearsal={"scenario": str(scenario or "scen.yaml"), "port": 1})
-    args = dict(workdir=wd, target=closure.resolve_target(target, env["plugins"]), plugins_root=env["plugins"],
+    args = dict(workdir=wd, target=resolve_target(target, env["plugins"]), plugins_root=env["plugins"],
                 session_id="s", requested_model=None, launch="PASS", completion="PASS", goal_result="PASS",
                 poll_exit="DONE", scenario_origin=origin, scenario_path=scenario, claude_version="2.1.197",
                 tmux_version="3.3a")
     args.update(kw)
-    v.write_trial_verdict(**args)
+    write_trial_verdict(**args)
     return wd
 
 
 def make_plan(env: dict, *dirs: str, **kw) -> dict:
     kw.setdefault("watches", [])
-    doc = pl.plan([env["plugins"] / d for d in (dirs or ("union-target",))], env["eval"], **kw)
-    assert schema_errors(doc, pl.SCHEMA) == []
+    doc = plan([env["plugins"] / d for d in (dirs or ("union-target",))], env["eval"], **kw)
+    assert schema_errors(doc, SCHEMA) == []
     return doc
 
 
@@ -78,7 +79,7 @@ def entry(doc: dict, target: str) -> dict:
     ({}, "static"),
 ])
 def test_derive_tier(frontmatter, tier) -> None:
-    assert pl.derive_tier(frontmatter) == tier
+    assert derive_tier(frontmatter) == tier
 
 
 # ------------------------------------------------------------------ reuse
@@ -228,10 +229,13 @@ def test_open_watch_means_watching(env) -> None:
                  "union-target:work")["action"] == "run"
 
 
-def test_watch_ledger_is_read_through_the_watch_module(env) -> None:
-    from live_trial import watch
+def test_the_plan_command_reads_open_watches_from_the_ledger(env, capsys) -> None:
+    from live_trial.cli.main import main
+    from live_trial.notices import watch
     watch.register_watch(env["eval"], objective="o", unverified="u", target="union-target:work")
-    doc = pl.plan([env["plugins"] / "union-target"], env["eval"])
+    assert main(["plan", "--plugin-dir", str(env["plugins"] / "union-target"), "--eval-root", str(env["eval"]),
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert entry(doc, "union-target:work")["action"] == "watching"
 
 
@@ -248,7 +252,7 @@ def test_denylisted_and_broken_skills_are_refused(env) -> None:
 
 
 def test_plugin_dir_may_be_a_folder_of_plugins(env) -> None:
-    doc = pl.plan([env["plugins"]], env["eval"], watches=[])
+    doc = plan([env["plugins"]], env["eval"], watches=[])
     assert {s["plugin"] for s in doc["skills"]} >= {"many", "union-target", "union-manifest-dep"}
 
 
@@ -257,7 +261,7 @@ def test_plan_cli_json_and_table(env, capsys) -> None:
     base = ["plan", "--plugin-dir", str(env["plugins"] / "many"), "--eval-root", str(env["eval"])]
     assert main(base + ["--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert schema_errors(doc, pl.SCHEMA) == [] and doc["counts"]["run"] == 2
+    assert schema_errors(doc, SCHEMA) == [] and doc["counts"]["run"] == 2
     assert main(base) == 0
     out = capsys.readouterr().out
     assert out.startswith("PLANNED: 2 to run") and "many:s3" in out
@@ -269,7 +273,7 @@ def test_plan_cli_writes_out_file_for_run(env, capsys) -> None:
                  "--out", str(out_file)]) == 0
     from live_trial.cli.plan_run import plan_items
     from live_trial.jsonfile import read_json
-    assert [[e["target"] for e in b] for b in plan_items(read_json(out_file, pl.SCHEMA))] == [["many:s1", "many:s2"]]
+    assert [[e["target"] for e in b] for b in plan_items(read_json(out_file, SCHEMA))] == [["many:s1", "many:s2"]]
 
 
 @pytest.mark.parametrize("extra, needle", [
@@ -296,7 +300,7 @@ def test_nudge_edited_away_is_not_reused(env) -> None:
     b.write(wd / "transcript.jsonl")
     doc = json.loads((wd / "verdict.json").read_text())
     doc.update(nudge_count=0, overall={"verdict": "PASS", "reasons": []},
-               transcript_sha256=v.sha256_file(wd / "transcript.jsonl"))
+               transcript_sha256=sha256_file(wd / "transcript.jsonl"))
     (wd / "verdict.json").write_text(json.dumps(doc))
     e = entry(make_plan(env), "union-target:work")
     assert e["action"] == "run" and "2 human prompts" in e["reason"]
@@ -380,8 +384,8 @@ def test_unreadable_trial_state_is_not_reused(env) -> None:
 
 def test_plan_sends_a_failed_notice_again(env, capsys, monkeypatch) -> None:
     """A person is always told (seed 000): plan, like run and `watch daily`, resends a notice whose webhook failed."""
-    from live_trial import notify as nt
-    from live_trial.notify_resend import notification_id
+    from live_trial.notices import notify as nt
+    from live_trial.notices.resend import notification_id
 
     env["eval"].mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("LIVE_TRIAL_WEBHOOK_URL", "http://127.0.0.1:9/hook")

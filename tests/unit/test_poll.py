@@ -1,4 +1,4 @@
-"""live_trial.poll with a fake backend and an injected clock: every exit, the state file, resuming."""
+"""live_trial.trial.poll with a fake backend and an injected clock: every exit, the state file, resuming."""
 from __future__ import annotations
 
 import json
@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from live_trial import poll as P
 from live_trial.errors import Blocked, RefusedInput
 from live_trial.jsonfile import read_json
 from live_trial.policy import load_policy
-from live_trial.status_cases import ASK_INPUT
+from live_trial.transcript.cases import ASK_INPUT
+from live_trial.trial import poll as P
 
 SESSION = "lt-20261130T120000-ab12-poll"
 SID = "11111111-2222-4333-8444-555555555555"
@@ -85,7 +85,7 @@ def env(tmp_path, transcript_builder):
         builder = transcript_builder(session_id=SID)
 
         def tpath(self):
-            from live_trial.transcript import project_slug
+            from live_trial.transcript.paths import project_slug
             return self.config / "projects" / project_slug(self.cwd) / f"{SID}.jsonl"
 
         def write(self, builder=None):
@@ -326,7 +326,7 @@ def test_state_survives_sigkill_of_the_poller(env):
     script = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(os.getcwd())!r})
-        from live_trial import poll as P
+        from live_trial.trial import poll as P
         from live_trial.policy import load_policy
         class B:
             def has_session(self, n): return True
@@ -399,8 +399,8 @@ def test_screen_only_mode_without_session_id(env):
 # ------------------------------------------------------------------ CLI
 
 def test_poll_cli_lines_and_exit_codes(env, monkeypatch, capsys):
-    from live_trial import backend as backend_module
     from live_trial.cli.main import main
+    from live_trial.session import backend as backend_module
 
     env.builder.prompt()
     env.builder.tool_use("AskUserQuestion", ASK_INPUT)
@@ -428,8 +428,8 @@ def test_poll_cli_lines_and_exit_codes(env, monkeypatch, capsys):
 
 def test_poll_cli_refusals_exit_64_never_2_which_is_stall(env, monkeypatch, capsys):
     """Exit 2 is STALL (seed 001 poll exit table); a script walking the STALL table on a typo would act wrongly."""
-    from live_trial import backend as backend_module
     from live_trial.cli.main import main
+    from live_trial.session import backend as backend_module
 
     monkeypatch.setattr(backend_module, "Backend", lambda socket=None: FakeBackend())
     monkeypatch.setenv("SESSION_ID", SID)
@@ -447,8 +447,8 @@ def test_poll_cli_refusals_exit_64_never_2_which_is_stall(env, monkeypatch, caps
 
 def test_poll_cli_a_first_poll_of_an_unknown_session_is_refused_not_a_stall(env, monkeypatch, capsys):
     """A typo in the session name used to read as STALL session_gone (exit 2) and create the state file."""
-    from live_trial import backend as backend_module
     from live_trial.cli.main import main
+    from live_trial.session import backend as backend_module
 
     monkeypatch.setattr(backend_module, "Backend", lambda socket=None: FakeBackend(exists=False))
     monkeypatch.setenv("SESSION_ID", SID)
@@ -462,7 +462,7 @@ def test_poll_cli_a_first_poll_of_an_unknown_session_is_refused_not_a_stall(env,
 
 # ------------------------------------------------------------------ the turn cache (one long turn, many ticks)
 def _turn_file(tmp_path, tools: int):
-    from live_trial.transcript_builder import TranscriptBuilder
+    from live_trial.transcript.builder import TranscriptBuilder
 
     b = TranscriptBuilder()
     b.prompt("do it")
@@ -475,42 +475,42 @@ def _turn_file(tmp_path, tools: int):
 
 
 def test_turn_cache_parses_only_new_lines_and_classifies_like_a_fresh_read(tmp_path, monkeypatch):
-    from live_trial import transcript
-    from live_trial.status import classify
+    from live_trial.transcript.reader import complete_end_offset, read_tail
+    from live_trial.transcript.status import classify
 
     b, path = _turn_file(tmp_path, 20)
     tails = []
-    real_tail = transcript.read_tail
-    monkeypatch.setattr(transcript, "read_tail", lambda p, **kw: tails.append(p) or real_tail(p, **kw))
+    real_tail = read_tail
+    monkeypatch.setattr(P, "read_tail", lambda p, **kw: tails.append(p) or real_tail(p, **kw))
     cache = P.TurnCache()
-    recs, new = cache.records(path, transcript.complete_end_offset(path))
+    recs, new = cache.records(path, complete_end_offset(path))
     assert new == len(recs) == 42 and len(tails) == 1
-    assert cache.records(path, transcript.complete_end_offset(path)) == (recs, 0)
+    assert cache.records(path, complete_end_offset(path)) == (recs, 0)
     b.tool_use("Bash", {"command": "sleep 9"})
     b.write(path)
     with open(path, "a") as fh:
         fh.write('{"type": "user", "uuid": "torn')           # a line still being written is not read
-    recs, new = cache.records(path, transcript.complete_end_offset(path))
+    recs, new = cache.records(path, complete_end_offset(path))
     assert new == 1 and len(tails) == 1
     assert classify(recs).state == classify(real_tail(path).records).state == "BUSY_TOOL"
     b.tool_result(b.records[-1]["message"]["content"][0]["id"], "done")
     b.text("DONE: ok")
     b.turn_duration()
     b.write(path)                                              # the builder rewrites: the torn line is gone
-    recs, _ = cache.records(path, transcript.complete_end_offset(path))
+    recs, _ = cache.records(path, complete_end_offset(path))
     assert classify(recs).state == "IDLE_TURN_COMPLETE" and len(tails) == 1
 
 
 def test_turn_cache_reads_afresh_when_the_file_shrinks_or_the_cache_is_too_big(tmp_path, monkeypatch):
-    from live_trial import transcript
+    from live_trial.transcript.reader import complete_end_offset
 
     b, path = _turn_file(tmp_path, 20)
     cache = P.TurnCache()
-    cache.records(path, transcript.complete_end_offset(path))
+    cache.records(path, complete_end_offset(path))
     _, small = _turn_file(tmp_path, 2)                        # the same path, now shorter: replaced
-    recs, new = cache.records(small, transcript.complete_end_offset(small))
+    recs, new = cache.records(small, complete_end_offset(small))
     assert len(recs) == 6 and new == 0
     monkeypatch.setattr(P.TurnCache, "REREAD_BYTES", 10)
     b2, path = _turn_file(tmp_path, 3)
-    recs, _ = cache.records(path, transcript.complete_end_offset(path))
+    recs, _ = cache.records(path, complete_end_offset(path))
     assert len(recs) == 8 and cache.start == 0

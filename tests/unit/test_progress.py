@@ -50,7 +50,7 @@ def test_the_panel_says_where_the_message_went(delivery, label):
     """'message sent' was printed even when no webhook was set (a new user took it for a delivered message)."""
     from rich.console import Console
 
-    from live_trial.trial import TrialOutcome
+    from live_trial.trial.facts import TrialOutcome
     out = io.StringIO()
     p = Progress(json_mode=False, stream=out)
     p.console = Console(file=out, width=200)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.claude_config import REHEARSAL_API_KEY
-from live_trial.rehearsal import RehearsalServer, rehearsal_env
-from live_trial.rehearsal_scenario import NO_RULE_TEXT
+from live_trial.rehearsal.config import REHEARSAL_API_KEY
+from live_trial.rehearsal.scenario import NO_RULE_TEXT
+from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
 
 TOOLS = [{"name": n, "input_schema": {"type": "object"}} for n in ("Skill", "Write", "Bash")]
 
@@ -358,7 +358,7 @@ def test_cli_serve_prints_url_and_env_and_stops_on_sigterm(tmp_path):
 
 
 def test_times_budgets_are_per_server():
-    from live_trial.rehearsal_scenario import load_scenario
+    from live_trial.rehearsal.scenario import load_scenario
 
     scenario = load_scenario({"rules": [{"id": "once", "times": 1, "reply": {"content": [{"text": "1"}]}}]})
     for _ in range(2):

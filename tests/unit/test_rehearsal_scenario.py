@@ -8,7 +8,7 @@ import pytest
 
 from live_trial.cli.main import main
 from live_trial.errors import RefusedInput
-from live_trial.rehearsal_scenario import analyse_request, conversation_key, load_scenario, render
+from live_trial.rehearsal.scenario import analyse_request, conversation_key, load_scenario, render
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
 

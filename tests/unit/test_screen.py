@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import screen
+from live_trial.session import screen
 
 SCREENS = Path(__file__).parent / "screens"
 NB = "\u00a0"

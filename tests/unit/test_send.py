@@ -1,4 +1,4 @@
-"""send without tmux: delivery confirmed by the transcript (issue 8 items 2, 3) and gate answers."""
+"""send without tmux: delivery confirmed by the transcript (seed 001 "send") and gate answers."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import send
 from live_trial.errors import DeliveryFailed, RefusedInput
+from live_trial.session import send
 from tests.unit.fakes import Clock
 
 SCREENS = Path(__file__).parent / "screens"

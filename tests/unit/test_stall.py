@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from live_trial.stall import decide_stall, ends_with_question, reports_done
+from live_trial.trial.stall import decide_stall, ends_with_question, reports_done
 
 BASE = dict(session_alive=True, state="IDLE_TURN_COMPLETE", marker_exists=False, stall_extended=False,
             nudge_count=0, nudge_max=2, asks_question=False, said_done=False)

@@ -1,14 +1,15 @@
-"""live_trial.status.classify over synthetic transcripts: every state and exception of issue 4 and issue 8 item 8."""
+"""live_trial.transcript.status.classify over synthetic transcripts: every state and exception of references/transcript-jsonl.md."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from live_trial import transcript as T
 from live_trial.cli.main import main
-from live_trial.status import BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE, classify
-from live_trial.status_cases import ASK_INPUT, CASES, check
+from live_trial.transcript.cases import ASK_INPUT, CASES, check
+from live_trial.transcript.paths import project_slug
+from live_trial.transcript.reader import read_tail
+from live_trial.transcript.status import BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE, classify
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -33,7 +34,7 @@ def test_file_read_torn_tail_nul_and_unknown_type_keep_the_state(tmp_path, trans
         + ("\n".join(lines[1:]) + "\n").encode() + b'{"type":"future-record","x":1}\n' + b'{"type":"system","subtype"'
     path = tmp_path / "t.jsonl"
     path.write_bytes(data)
-    res = T.read_tail(path)
+    res = read_tail(path)
     assert res.skipped_malformed == 1 and res.skipped_unknown == 1 and res.torn_tail
     assert classify(res.records).state == BUSY_TOOL
 
@@ -194,7 +195,7 @@ def test_status_cli_by_session_id(tmp_path, transcript_builder, capsys, monkeypa
     cwd.mkdir()
     b = transcript_builder(session_id=sid)
     b.turn()
-    b.write(tmp_path / "cfg" / "projects" / T.project_slug(cwd) / f"{sid}.jsonl")
+    b.write(tmp_path / "cfg" / "projects" / project_slug(cwd) / f"{sid}.jsonl")
     monkeypatch.setenv("SESSION_ID", sid)
     assert main(["status", "--cwd", str(cwd), "--config-dir", str(tmp_path / "cfg")]) == 0
     assert capsys.readouterr().out.startswith("IDLE_TURN_COMPLETE: ")

@@ -1,4 +1,4 @@
-"""Property tests (issue 4 "Done when"): status never raises on random or mutated transcripts, and appending
+"""Property tests: status never raises on random or mutated transcripts, and appending
 garbage lines to a valid transcript never changes its state."""
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from live_trial import transcript as T
-from live_trial.status import STATES, _classify, classify
-from live_trial.status_cases import ASK_INPUT
-from live_trial.transcript_builder import TranscriptBuilder
+from live_trial.transcript.builder import TranscriptBuilder
+from live_trial.transcript.cases import ASK_INPUT
+from live_trial.transcript.reader import read_from, read_records, read_tail
+from live_trial.transcript.records import KNOWN_TYPES
+from live_trial.transcript.status import STATES, _classify, classify
 
 OPS = ("prompt", "text", "tool", "gate", "plan", "result", "error_result", "duration", "interrupt",
        "interrupt_tool", "synthetic", "api_error", "meta", "attachment", "enqueue", "dequeue", "snapshot",
@@ -100,16 +101,16 @@ def test_classify_never_raises_on_mutated_transcripts(ops, data):
 def test_reading_random_bytes_never_raises(tmp_path_factory, blob):
     path = tmp_path_factory.mktemp("rb") / "t.jsonl"
     path.write_bytes(blob)
-    for res in (T.read_records(path), T.read_tail(path)):
+    for res in (read_records(path), read_tail(path)):
         assert classify(res.records).state in STATES
-    T.read_from(path, 0)
+    read_from(path, 0)
 
 
 garbage_line = st.one_of(
     st.binary(min_size=1, max_size=80).filter(lambda b: b"\n" not in b),
     st.just(b"\x00" * 300),
     st.builds(lambda t: json.dumps({"type": t, "x": 1}).encode(),
-              st.text(min_size=1, max_size=10).filter(lambda t: t not in T.KNOWN_TYPES)),
+              st.text(min_size=1, max_size=10).filter(lambda t: t not in KNOWN_TYPES)),
     st.builds(lambda v: json.dumps(v).encode(),
               st.lists(st.integers(), max_size=3) | st.integers() | st.text(max_size=5)),
     st.just(b'{"type":"assistant","message":{"content":[{"type":"tool_use"'),
@@ -121,12 +122,12 @@ garbage_line = st.one_of(
 def test_appending_garbage_never_changes_the_state(tmp_path, ops, garbage, torn):
     b = build(ops)
     path = b.write(tmp_path / "t.jsonl")
-    before = classify(T.read_tail(path).records)
+    before = classify(read_tail(path).records)
     tail = b"\n".join(garbage) + (b"" if torn else b"\n")
     with open(path, "ab") as fh:
         fh.write(tail)
-    after = classify(T.read_tail(path).records)
-    full = classify(T.read_records(path).records)
+    after = classify(read_tail(path).records)
+    full = classify(read_records(path).records)
     assert (after.state, after.interrupted, after.pending_tool) == \
         (before.state, before.interrupted, before.pending_tool)
     assert full.state == before.state

@@ -3,58 +3,74 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
-from live_trial import transcript as T
 from live_trial.errors import RefusedInput
-
+from live_trial.transcript.paths import (
+    config_dir,
+    find_cli_session,
+    java_string_hash,
+    locate,
+    project_slug,
+    read_cli_session_status,
+)
+from live_trial.transcript.reader import (
+    TAIL_BLOCK_BYTES,
+    complete_end_offset,
+    copy_transcript,
+    read_from,
+    read_records,
+    read_tail,
+)
+from live_trial.transcript.records import human_prompts, main_chain_assistant_models, normalise_text, prompt_text
 
 # ------------------------------------------------------------------ paths
 
 def test_config_dir_honours_env(tmp_path):
-    assert T.config_dir({"CLAUDE_CONFIG_DIR": str(tmp_path)}) == tmp_path
-    assert T.config_dir({"HOME": "/home/x"}) == T.Path("/home/x/.claude")
+    assert config_dir({"CLAUDE_CONFIG_DIR": str(tmp_path)}) == tmp_path
+    assert config_dir({"HOME": "/home/x"}) == Path("/home/x/.claude")
 
 
 def test_slug_replaces_every_non_alnum_and_keeps_case():
     # claude-cli-observed.md "Paths": observed on the real CLI
-    assert T.project_slug("/tmp/obs/slug test/My_Proj.v2+x@y~z") == "-tmp-obs-slug-test-My-Proj-v2-x-y-z"
+    assert project_slug("/tmp/obs/slug test/My_Proj.v2+x@y~z") == "-tmp-obs-slug-test-My-Proj-v2-x-y-z"
 
 
 def test_slug_non_bmp_character_counts_as_two_utf16_units():
-    assert T.project_slug("/a/\U0001F600b") == "-a---b"
-    assert T.project_slug("/a/é") == "-a--"
+    assert project_slug("/a/\U0001F600b") == "-a---b"
+    assert project_slug("/a/é") == "-a--"
 
 
 def test_java_string_hash_matches_java():
     # values of Java's "".hashCode(): "hello" -> 99162322, "polygenelubricants" -> Integer.MIN_VALUE
-    assert T.java_string_hash("hello") == 99162322
-    assert T.java_string_hash("polygenelubricants") == -2147483648
-    assert T.java_string_hash("") == 0
+    assert java_string_hash("hello") == 99162322
+    assert java_string_hash("polygenelubricants") == -2147483648
+    assert java_string_hash("") == 0
 
 
 def test_long_slug_is_cut_at_200_plus_base36_hash():
     cwd = "/tmp/" + "very-long/" * 30
-    slug = T.project_slug(cwd)
+    slug = project_slug(cwd)
     head, _, suffix = slug.rpartition("-")
-    assert len(head) == 200 and head == T.project_slug(cwd[:200])[:200]
-    assert int(suffix, 36) == abs(T.java_string_hash(cwd))
+    assert len(head) == 200 and head == project_slug(cwd[:200])[:200]
+    assert int(suffix, 36) == abs(java_string_hash(cwd))
 
 
 def test_locate_expected_path_then_glob_fallback(tmp_path):
     sid = "0b5a7c9e-1111-4222-8333-444455556666"
     cwd = tmp_path / "proj"
     cwd.mkdir()
-    expected = tmp_path / "cfg" / "projects" / T.project_slug(cwd) / f"{sid}.jsonl"
-    assert T.locate(sid, cwd, tmp_path / "cfg") == expected and not expected.exists()
+    expected = tmp_path / "cfg" / "projects" / project_slug(cwd) / f"{sid}.jsonl"
+    assert locate(sid, cwd, tmp_path / "cfg") == expected and not expected.exists()
     other = tmp_path / "cfg" / "projects" / "some-other-slug" / f"{sid}.jsonl"
     other.parent.mkdir(parents=True)
     other.write_text("")
-    assert T.locate(sid, cwd, tmp_path / "cfg") == other          # glob fallback (e.g. a long or odd slug)
+    assert locate(sid, cwd, tmp_path / "cfg") == other          # glob fallback (e.g. a long or odd slug)
     expected.parent.mkdir(parents=True)
     expected.write_text("")
-    assert T.locate(sid, cwd, tmp_path / "cfg") == expected       # the exact slug wins
+    assert locate(sid, cwd, tmp_path / "cfg") == expected       # the exact slug wins
 
 
 def test_locate_never_picks_a_subagent_file(tmp_path):
@@ -62,25 +78,25 @@ def test_locate_never_picks_a_subagent_file(tmp_path):
     sub = tmp_path / "projects" / "slug" / sid / "subagents" / f"{sid}.jsonl"
     sub.parent.mkdir(parents=True)
     sub.write_text("{}\n")
-    assert T.locate(sid, None, tmp_path) != sub
+    assert locate(sid, None, tmp_path) != sub
 
 
 @pytest.mark.parametrize("bad", ["", "../x", "a/b", "*", "x y", "-rf"])
 def test_locate_refuses_unsafe_session_id(tmp_path, bad):
     with pytest.raises(RefusedInput):
-        T.locate(bad, tmp_path, tmp_path)
+        locate(bad, tmp_path, tmp_path)
 
 
 def test_cli_session_status_files(tmp_path):
     (tmp_path / "sessions").mkdir()
     (tmp_path / "sessions" / "123.json").write_text(json.dumps({"pid": 123, "sessionId": "s-1", "status": "waiting"}))
     (tmp_path / "sessions" / "124.json").write_text("{not json")
-    assert T.read_cli_session_status(tmp_path, 123)["status"] == "waiting"
-    assert T.read_cli_session_status(tmp_path, 124) is None
-    assert T.read_cli_session_status(tmp_path, 999) is None
-    assert T.read_cli_session_status(tmp_path, None) is None
-    assert T.find_cli_session(tmp_path, "s-1") == (123, {"pid": 123, "sessionId": "s-1", "status": "waiting"})
-    assert T.find_cli_session(tmp_path, "nope") is None
+    assert read_cli_session_status(tmp_path, 123)["status"] == "waiting"
+    assert read_cli_session_status(tmp_path, 124) is None
+    assert read_cli_session_status(tmp_path, 999) is None
+    assert read_cli_session_status(tmp_path, None) is None
+    assert find_cli_session(tmp_path, "s-1") == (123, {"pid": 123, "sessionId": "s-1", "status": "waiting"})
+    assert find_cli_session(tmp_path, "nope") is None
 
 
 # ------------------------------------------------------------------ tolerant reading
@@ -89,11 +105,11 @@ def test_torn_last_line_is_held_back(tmp_path, transcript_builder):
     b = transcript_builder()
     b.turn()
     path = b.write(tmp_path / "t.jsonl", tail=b'{"type":"user","message":{"content":"half')
-    res = T.read_records(path)
+    res = read_records(path)
     assert res.torn_tail and res.skipped_malformed == 0 and len(res.records) == len(b.records)
-    tail = T.read_tail(path)
+    tail = read_tail(path)
     assert tail.torn_tail and len(tail.records) == len(b.records)
-    recs, off = T.read_from(path, 0)
+    recs, off = read_from(path, 0)
     assert len(recs) == len(b.records) and off == len(b.text_jsonl().encode())
 
 
@@ -105,7 +121,7 @@ def test_nul_run_and_malformed_lines_are_skipped_and_counted(tmp_path, transcrip
         + b"\x00\x00" + "\n".join(lines[3:]).encode() + b"\n"
     path = tmp_path / "t.jsonl"
     path.write_bytes(data)
-    res = T.read_records(path)
+    res = read_records(path)
     assert len(res.records) == len(lines)
     assert res.skipped_malformed == 3 and res.first_error and "NUL" in res.first_error
 
@@ -114,24 +130,24 @@ def test_unknown_types_and_missing_fields(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_text('{"type":"brand-new-kind","x":1}\n{"no_type":true}\n{"type":"user"}\n'
                     '{"type":"assistant","message":null}\n')
-    res = T.read_records(path)
+    res = read_records(path)
     assert res.skipped_unknown == 2 and len(res.records) == 2 and res.skipped_malformed == 0
 
 
 def test_invalid_utf8_and_deep_nesting_do_not_raise(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_bytes(b'\xff\xfe\xfa\n' + b"[" * 100000 + b"\n" + b'{"type":"mode"}\n')
-    res = T.read_records(path)
+    res = read_records(path)
     assert len(res.records) == 1 and res.skipped_malformed == 2
-    assert T.read_tail(path).records == res.records
+    assert read_tail(path).records == res.records
 
 
 def test_missing_file_reads_as_empty(tmp_path):
     missing = tmp_path / "none.jsonl"
-    assert T.read_records(missing).records == []
-    assert T.read_tail(missing).records == []
-    assert T.read_from(missing, 7) == ([], 7)
-    assert T.complete_end_offset(missing) == 0
+    assert read_records(missing).records == []
+    assert read_tail(missing).records == []
+    assert read_from(missing, 7) == ([], 7)
+    assert complete_end_offset(missing) == 0
 
 
 # ------------------------------------------------------------------ tail and incremental reads
@@ -141,7 +157,7 @@ def test_read_tail_equals_full_read_when_small(tmp_path, transcript_builder):
     for _ in range(3):
         b.turn(tools=2)
     path = b.write(tmp_path / "t.jsonl")
-    assert T.read_tail(path).records == T.read_records(path).records
+    assert read_tail(path).records == read_records(path).records
 
 
 def test_read_tail_stops_early_on_a_big_file_but_keeps_the_last_turn(tmp_path, transcript_builder):
@@ -151,39 +167,39 @@ def test_read_tail_stops_early_on_a_big_file_but_keeps_the_last_turn(tmp_path, t
     b.prompt("the last prompt")
     b.tool_use("Bash", {"command": "sleep 20"})
     path = b.write(tmp_path / "t.jsonl")
-    tail = T.read_tail(path)
+    tail = read_tail(path)
     assert not tail.reached_start and tail.start_offset > 0
     assert len(tail.records) < 200
-    assert T.prompt_text(T.human_prompts(tail.records)[-1]) == "the last prompt"
+    assert prompt_text(human_prompts(tail.records)[-1]) == "the last prompt"
 
 
 def test_read_tail_line_longer_than_a_block(tmp_path, transcript_builder):
     b = transcript_builder()
     b.prompt("p")
     tid = b.tool_use("Read", {"file_path": "/x"})
-    b.tool_result(tid, "y" * (3 * T.TAIL_BLOCK_BYTES))
+    b.tool_result(tid, "y" * (3 * TAIL_BLOCK_BYTES))
     b.text("done")
     b.turn_duration()
     path = b.write(tmp_path / "t.jsonl")
-    assert T.read_tail(path).records == b.records
+    assert read_tail(path).records == b.records
 
 
 def test_read_from_is_incremental_and_holds_back_torn_lines(tmp_path, transcript_builder):
     b = transcript_builder()
     b.prompt("p")
     path = b.write(tmp_path / "t.jsonl")
-    recs, off = T.read_from(path, 0)
+    recs, off = read_from(path, 0)
     assert len(recs) == 2
     with open(path, "ab") as fh:
         fh.write(b'{"type":"system","subtype":"turn_dur')
-    recs2, off2 = T.read_from(path, off)
+    recs2, off2 = read_from(path, off)
     assert recs2 == [] and off2 == off
     with open(path, "ab") as fh:
         fh.write(b'ation"}\n')
-    recs3, off3 = T.read_from(path, off2)
+    recs3, off3 = read_from(path, off2)
     assert [r["subtype"] for r in recs3] == ["turn_duration"] and off3 == os.path.getsize(path)
-    assert T.complete_end_offset(path) == off3
-    assert T.read_from(path, off3 + 100)[1] == off3           # a shorter (replaced) file restarts at 0
+    assert complete_end_offset(path) == off3
+    assert read_from(path, off3 + 100)[1] == off3           # a shorter (replaced) file restarts at 0
 
 
 # ------------------------------------------------------------------ record helpers
@@ -198,7 +214,7 @@ def test_human_prompts_excludes_meta_tool_results_interrupts_sidechain(transcrip
     b.add({"type": "user", "isSidechain": True, "message": {"content": "side"}, "uuid": "s1"})
     b.add({"type": "user", "message": {"content": "<local-command-stdout>x</local-command-stdout>"}, "uuid": "l1"})
     b.prompt("second", source="queued")
-    assert [T.prompt_text(r) for r in T.human_prompts(b.records)] == ["first", "second"]
+    assert [prompt_text(r) for r in human_prompts(b.records)] == ["first", "second"]
 
 
 def test_human_prompts_in_time_order_not_line_order(transcript_builder):
@@ -206,14 +222,14 @@ def test_human_prompts_in_time_order_not_line_order(transcript_builder):
     b.prompt("one")
     b.prompt("two")
     recs = list(reversed(b.records))
-    assert [T.prompt_text(r) for r in T.human_prompts(recs)] == ["one", "two"]
+    assert [prompt_text(r) for r in human_prompts(recs)] == ["one", "two"]
 
 
 def test_prompt_text_of_list_content():
     rec = {"type": "user", "message": {"content": [{"type": "text", "text": "a"}, {"type": "image"},
                                                    {"type": "text", "text": "b"}]}}
-    assert T.prompt_text(rec) == "a\nb"
-    assert T.prompt_text({"type": "user"}) == ""
+    assert prompt_text(rec) == "a\nb"
+    assert prompt_text({"type": "user"}) == ""
 
 
 @pytest.mark.parametrize("a,b,equal", [
@@ -224,7 +240,7 @@ def test_prompt_text_of_list_content():
     ("x\r\ry", "x\n\ny", True),
 ])
 def test_normalise_text(a, b, equal):
-    assert (T.normalise_text(a) == T.normalise_text(b)) is equal
+    assert (normalise_text(a) == normalise_text(b)) is equal
 
 
 def test_main_chain_assistant_models(transcript_builder):
@@ -234,13 +250,13 @@ def test_main_chain_assistant_models(transcript_builder):
     b.synthetic("partial")
     b.text("y", model="mock-served-model")
     b.message([{"type": "text", "text": "side"}], model="claude-haiku-4-5", sidechain=True)
-    assert T.main_chain_assistant_models(b.records) == ["claude-sonnet-4-5", "mock-served-model"]
+    assert main_chain_assistant_models(b.records) == ["claude-sonnet-4-5", "mock-served-model"]
 
 
 def test_read_tail_reaches_records_written_before_the_prompt_line(tmp_path, transcript_builder):
     """A turn written out of line order (the reply before the prompt line) at the end of a long file: the tail
     must still hold the reply, so the state is IDLE (end_turn), not BUSY_GENERATING."""
-    from live_trial.status import classify
+    from live_trial.transcript.status import classify
 
     b = transcript_builder()
     for i in range(400):
@@ -251,8 +267,8 @@ def test_read_tail_reaches_records_written_before_the_prompt_line(tmp_path, tran
     recs = b.records
     reordered = recs[:-4] + recs[-1:] + recs[-4:-1]     # the reply line before the snapshot/prompt/attachment lines
     path = tmp_path / "t.jsonl"
-    path.write_text("".join(T.json.dumps(r) + "\n" for r in reordered))
-    tail = T.read_tail(path)
+    path.write_text("".join(json.dumps(r) + "\n" for r in reordered))
+    tail = read_tail(path)
     assert not tail.reached_start
     assert classify(tail.records).state == "IDLE_TURN_COMPLETE"
 
@@ -262,9 +278,9 @@ def test_copy_transcript_is_byte_exact_and_atomic(tmp_path, transcript_builder):
     b.turn()
     src = b.write(tmp_path / "src.jsonl", tail=b'{"torn')
     dst = tmp_path / "work" / "transcript.jsonl"
-    assert T.copy_transcript(src, dst) == src.stat().st_size
+    assert copy_transcript(src, dst) == src.stat().st_size
     assert dst.read_bytes() == src.read_bytes()
     assert [p.name for p in dst.parent.iterdir()] == ["transcript.jsonl"]
     with pytest.raises(OSError):
-        T.copy_transcript(tmp_path / "missing.jsonl", tmp_path / "work" / "other.jsonl")
+        copy_transcript(tmp_path / "missing.jsonl", tmp_path / "work" / "other.jsonl")
     assert not (tmp_path / "work" / "other.jsonl").exists()

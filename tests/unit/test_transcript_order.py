@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from live_trial.evaluator_answer import index_records
-from live_trial.status import IDLE_TURN_COMPLETE, classify
-from live_trial.transcript import human_prompts, read_records
-from live_trial.transcript_order import causal_order
+from live_trial.judge.answer import index_records
+from live_trial.transcript.order import causal_order
+from live_trial.transcript.reader import read_records
+from live_trial.transcript.records import human_prompts
+from live_trial.transcript.status import IDLE_TURN_COMPLETE, classify
 
 REAL = Path(__file__).parent / "transcripts" / "first-turn-out-of-order.jsonl"
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from live_trial.transcript import read_records
-from live_trial.transcript_builder import TranscriptBuilder
-from live_trial.trial_judge import skill_calls
+from live_trial.transcript.builder import TranscriptBuilder
+from live_trial.transcript.reader import read_records
+from live_trial.trial.judgement import skill_calls
 
 REAL = Path(__file__).parent / "transcripts" / "first-turn-out-of-order.jsonl"
 

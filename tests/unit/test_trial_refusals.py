@@ -1,4 +1,4 @@
-"""Bad input to a trial is refused before anything is created (issue 2: exit 2, nothing on disk)."""
+"""Bad input to a trial is refused before anything is created (CONVENTIONS "Errors": exit 2, nothing on disk)."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,8 @@ import pytest
 
 from live_trial.errors import RefusedInput
 from live_trial.resources import repo_root
-from live_trial.trial import Trial, TrialRequest
+from live_trial.trial.facts import TrialRequest
+from live_trial.trial.runner import Trial
 
 PLUGINS = repo_root() / "examples" / "plugins"
 

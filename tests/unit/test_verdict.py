@@ -1,20 +1,22 @@
-"""verdict: every row of seed 001's judgement table, the proof and gate-kind rules, grounding, actual model (issue 5)."""
+"""verdict: every row of seed 001's judgement table, the proof and gate-kind rules, grounding, actual model."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 import pytest
 
-from live_trial import verdict as v
+from live_trial.acceptance.overall import VerdictInputs, derive_overall, judge, normalise_gate_kind
+from live_trial.acceptance.tier import allowed_tools, contract_evidence
+from live_trial.acceptance.verdict import actual_models, environment, scenario_id
 from live_trial.errors import RefusedInput
-from live_trial.transcript_builder import TranscriptBuilder
+from live_trial.transcript.builder import TranscriptBuilder
 
-OK = v.VerdictInputs(launch="PASS", completion="PASS", goal_result="PASS", poll_exit="DONE",
+OK = VerdictInputs(launch="PASS", completion="PASS", goal_result="PASS", poll_exit="DONE",
                      requested_model="claude-opus-4-8", actual_model=("claude-opus-4-8",))
 
 
 def overall(**changes) -> str:
-    return v.derive_overall(replace(OK, **changes))
+    return derive_overall(replace(OK, **changes))
 
 
 # ------------------------------------------------------------------ seed 001 table, row by row
@@ -33,7 +35,7 @@ def test_judgement_table_rows(changes, expected) -> None:
 
 def test_nudges_degrade() -> None:
     assert overall(nudge_count=1) == "DEGRADED"
-    assert "1 nudge(s)" in v.judge(replace(OK, nudge_count=1)).reasons[0]
+    assert "1 nudge(s)" in judge(replace(OK, nudge_count=1)).reasons[0]
 
 
 def test_rescue_gate_responses_degrade() -> None:
@@ -46,10 +48,10 @@ def test_contractual_gate_responses_do_not_degrade() -> None:
 
 
 def test_gate_kind_defaults_to_rescue_and_normalises_with_zero_responses() -> None:
-    assert v.VerdictInputs("PASS", "PASS", "PASS").gate_kind == "rescue"
-    assert v.normalise_gate_kind("contractual", 0) == "rescue"
-    assert v.normalise_gate_kind("contractual", 1) == "contractual"
-    assert v.normalise_gate_kind(None, 4) == "rescue"
+    assert VerdictInputs("PASS", "PASS", "PASS").gate_kind == "rescue"
+    assert normalise_gate_kind("contractual", 0) == "rescue"
+    assert normalise_gate_kind("contractual", 1) == "contractual"
+    assert normalise_gate_kind(None, 4) == "rescue"
     assert overall(gate_kind="contractual", gate_response_count=0) == "PASS"
 
 
@@ -67,7 +69,7 @@ def test_blocked_beats_fail() -> None:
 
 
 def test_degraded_reasons_accumulate() -> None:
-    j = v.judge(replace(OK, goal_result="FAIL", nudge_count=1, gate_response_count=1))
+    j = judge(replace(OK, goal_result="FAIL", nudge_count=1, gate_response_count=1))
     assert j.verdict == "DEGRADED" and len(j.reasons) == 3
 
 
@@ -102,7 +104,7 @@ def test_proof_failures(changes) -> None:
 
 
 def test_proof_reasons_name_the_model() -> None:
-    j = v.judge(replace(OK, proof=True, actual_model=("claude-sonnet-4-6",)))
+    j = judge(replace(OK, proof=True, actual_model=("claude-sonnet-4-6",)))
     assert j.reasons == ("proof: actual model claude-sonnet-4-6 is not the requested claude-opus-4-8",)
 
 
@@ -118,14 +120,14 @@ def test_actual_models_main_chain_without_synthetic() -> None:
     b.synthetic("API error", api_error_status=500)
     b.text("DONE: ok")
     b.message([{"type": "text", "text": "sub"}], model="claude-haiku-4-5", sidechain=True)
-    assert v.actual_models(b.records) == ["claude-opus-4-8"]
+    assert actual_models(b.records) == ["claude-opus-4-8"]
 
 
 def test_actual_models_several() -> None:
     b = TranscriptBuilder(model="claude-opus-4-8")
     b.text("a")
     b.text("b", model="claude-sonnet-4-6")
-    assert v.actual_models(b.records) == ["claude-opus-4-8", "claude-sonnet-4-6"]
+    assert actual_models(b.records) == ["claude-opus-4-8", "claude-sonnet-4-6"]
 
 
 # ------------------------------------------------------------------ grounding of contractual
@@ -138,7 +140,7 @@ def test_actual_models_several() -> None:
      ["frontmatter allowed-tools: AskUserQuestion", "frontmatter allowed-tools: ExitPlanMode"]),
 ])
 def test_contract_evidence_found(frontmatter, expected) -> None:
-    assert v.contract_evidence(frontmatter) == expected
+    assert contract_evidence(frontmatter) == expected
 
 
 @pytest.mark.parametrize("frontmatter", [
@@ -151,15 +153,15 @@ def test_contract_evidence_found(frontmatter, expected) -> None:
 ])
 def test_contract_evidence_refused(frontmatter) -> None:
     with pytest.raises(RefusedInput) as exc:
-        v.contract_evidence(frontmatter)
+        contract_evidence(frontmatter)
     assert exc.value.exit_code == 2 and exc.value.code == "ungrounded_contractual"
 
 
 def test_allowed_tools_forms() -> None:
-    assert v.allowed_tools({"allowed-tools": "Read, Bash(python3 *), Write"}) == ["Read", "Bash", "Write"]
-    assert v.allowed_tools({"allowed-tools": ["Bash(git status *)", "Skill"]}) == ["Bash", "Skill"]
-    assert v.allowed_tools({"allowed-tools": "Read Grep"}) == ["Read", "Grep"]
-    assert v.allowed_tools({}) == []
+    assert allowed_tools({"allowed-tools": "Read, Bash(python3 *), Write"}) == ["Read", "Bash", "Write"]
+    assert allowed_tools({"allowed-tools": ["Bash(git status *)", "Skill"]}) == ["Bash", "Skill"]
+    assert allowed_tools({"allowed-tools": "Read Grep"}) == ["Read", "Grep"]
+    assert allowed_tools({}) == []
 
 
 # ------------------------------------------------------------------ reading back
@@ -167,26 +169,26 @@ def test_inputs_round_trip_through_a_document() -> None:
     doc = {"launch": "PASS", "completion": "PASS", "goal_result": "FAIL", "nudge_count": 0,
            "gate_response_count": 2, "gate_kind": "contractual", "poll_exit": "DONE", "proof": False,
            "blocked": False, "requested_model": None, "actual_model": ["m"]}
-    inputs = v.VerdictInputs.from_doc(doc)
-    assert inputs.actual_model == ("m",) and v.derive_overall(inputs) == "DEGRADED"
+    inputs = VerdictInputs.from_doc(doc)
+    assert inputs.actual_model == ("m",) and derive_overall(inputs) == "DEGRADED"
 
 
 def test_scenario_id_changes_with_each_part(tmp_path) -> None:
     scen = tmp_path / "s.yaml"
     scen.write_text("a: 1\n")
-    base = v.scenario_id("p:s", "", scen, "template")
+    base = scenario_id("p:s", "", scen, "template")
     assert base.startswith("sha256:") and len(base) == 71
-    assert v.scenario_id("p:s", "", scen, "template") == base
-    assert v.scenario_id("p:t", "", scen, "template") != base
-    assert v.scenario_id("p:s", "x", scen, "template") != base
-    assert v.scenario_id("p:s", "", scen, "template2") != base
-    assert v.scenario_id("p:s", "", None, "template") != base
+    assert scenario_id("p:s", "", scen, "template") == base
+    assert scenario_id("p:t", "", scen, "template") != base
+    assert scenario_id("p:s", "x", scen, "template") != base
+    assert scenario_id("p:s", "", scen, "template2") != base
+    assert scenario_id("p:s", "", None, "template") != base
     scen.write_text("a: 2\n")
-    assert v.scenario_id("p:s", "", scen, "template") != base
+    assert scenario_id("p:s", "", scen, "template") != base
 
 
 def test_environment_has_versions_only(monkeypatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-value")
-    env = v.environment("2.1.197", "3.3a")
+    env = environment("2.1.197", "3.3a")
     assert set(env) == {"claude_version", "tmux_version", "python", "platform"}
     assert "sk-secret" not in repr(env)

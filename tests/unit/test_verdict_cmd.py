@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import closure
-from live_trial import verdict as v
+from live_trial.acceptance.verdict import SCHEMA, build_verdict, scenario_id, write_trial_verdict, write_verdict
 from live_trial.cli.main import main
+from live_trial.closure.index import Target
+from live_trial.closure.manifest import ClosureError
+from live_trial.closure.pinning import closure_digest, pin
+from live_trial.closure.target import resolve_target
 from live_trial.errors import SchemaInvalid
 from live_trial.jsonfile import schema_errors
-from live_trial.transcript_builder import TranscriptBuilder
+from live_trial.transcript.builder import TranscriptBuilder
 from tests.unit.fakes import write_state
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "union"
@@ -78,12 +81,12 @@ def test_pass_is_written_and_schema_valid(tree, capsys) -> None:
     assert code == 0, err
     assert out.splitlines()[0].startswith("WRITTEN: ") and "OVERALL: PASS" in out
     doc = written(tree)
-    assert schema_errors(doc, v.SCHEMA) == []
+    assert schema_errors(doc, SCHEMA) == []
     assert doc["overall"] == {"verdict": "PASS", "reasons": []}
     assert doc["actual_model"] == [MODEL] and doc["requested_model"] == MODEL
     assert doc["transcript_sha256"] == "sha256:" + hashlib.sha256((tree["wd"] / "transcript.jsonl").read_bytes()).hexdigest()
-    t = closure.resolve_target("union-target:work", tree["plugins"])
-    assert doc["skill_dir_tree_sha"] == closure.closure_digest(t, tree["plugins"])
+    t = resolve_target("union-target:work", tree["plugins"])
+    assert doc["skill_dir_tree_sha"] == closure_digest(t, tree["plugins"])
     assert doc["closure_plugins"] == ["union-target", "union-manifest-dep", "union-contract-dep"]
     assert doc["tier"] == "live" and doc["downgrade_reason"] is None and doc["scenario_origin"] == "live"
     assert doc["session_id"] == "s-1" and doc["goal_ledger"] == "done"
@@ -150,7 +153,7 @@ def test_rehearsal_origin_and_downgrade(tree, capsys, tmp_path) -> None:
     assert run(argv(tree, "--rehearsal-scenario", str(scen)), capsys)[0] == 0
     doc = written(tree)
     assert doc["scenario_origin"] == "rehearsal" and doc["downgrade_reason"].startswith("rehearsal")
-    assert doc["scenario_id"] == v.scenario_id("union-target:work", "", scen)
+    assert doc["scenario_id"] == scenario_id("union-target:work", "", scen)
 
 
 # ------------------------------------------------------------------ refusals: exit 2, nothing written
@@ -220,7 +223,7 @@ def test_unverified_registers_a_watch(tree, capsys) -> None:
     doc = written(tree)
     assert f"MOSTLY DONE: not confirmed yet: replies reach the customer (watch {doc['watch_id']} checks it daily)" in out
     assert doc["goal_ledger"] == "mostly_done" and doc["watch_id"] and doc["unverified"] == "replies reach the customer"
-    from live_trial import watch
+    from live_trial.notices import watch
     watches = watch.open_watches(tree["eval_root"], "union-target:work")
     assert [w["id"] for w in watches] == [doc["watch_id"]]
 
@@ -233,15 +236,15 @@ def test_a_rehearsal_registers_no_watch(tree, capsys, tmp_path) -> None:
     assert run(args, capsys)[0] == 0
     doc = written(tree)
     assert doc["watch_id"] is None and any("no watch registered" in n for n in doc["notes"])
-    from live_trial import watch
+    from live_trial.notices import watch
     assert watch.open_watches(tree["eval_root"], "union-target:work") == []
     assert not (tree["eval_root"] / "watches.json").exists()
 
 
 # ------------------------------------------------------------------ the Python API the trial runner calls
 def test_write_trial_verdict_api(tree) -> None:
-    t = closure.resolve_target("union-target:work", tree["plugins"])
-    doc, path = v.write_trial_verdict(
+    t = resolve_target("union-target:work", tree["plugins"])
+    doc, path = write_trial_verdict(
         workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id="s", requested_model=None,
         launch="PASS", completion="PASS", goal_result="FAIL", goal_blockers=["status.json says nothing"],
         evidence=[{"claim": "c", "source": "out/status.json", "observed": "1 file", "extra": "dropped"}],
@@ -254,12 +257,12 @@ def test_write_trial_verdict_api(tree) -> None:
 
 
 def test_invalid_document_is_never_written(tree) -> None:
-    t = closure.resolve_target("union-target:work", tree["plugins"])
-    doc = v.build_verdict(workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id=None,
+    t = resolve_target("union-target:work", tree["plugins"])
+    doc = build_verdict(workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id=None,
                           requested_model=None, launch="PASS", completion="PASS", goal_result="PASS")
     doc["overall"]["verdict"] = "GREAT"
     with pytest.raises(SchemaInvalid):
-        v.write_verdict(tree["wd"], doc)
+        write_verdict(tree["wd"], doc)
     assert not (tree["wd"] / "verdict.json").exists()
     assert [p.name for p in tree["wd"].iterdir()] == ["transcript.jsonl"]
 
@@ -291,12 +294,12 @@ def test_stall_row_and_reasons_are_recorded(tree, capsys) -> None:
     {"gate_kind": "rescue", "gate_response_count": 1, "gate_contract_evidence": ["x"]},
 ])
 def test_schema_holds_gate_kind_rules(tree, change) -> None:
-    t = closure.resolve_target("union-target:work", tree["plugins"])
-    doc = v.build_verdict(workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id=None,
+    t = resolve_target("union-target:work", tree["plugins"])
+    doc = build_verdict(workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id=None,
                           requested_model=None, launch="PASS", completion="PASS", goal_result="PASS", poll_exit="DONE")
-    assert schema_errors(doc, v.SCHEMA) == []
+    assert schema_errors(doc, SCHEMA) == []
     doc.update(change)
-    assert schema_errors(doc, v.SCHEMA) != []
+    assert schema_errors(doc, SCHEMA) != []
 
 
 # ------------------------------------------------------------------ seed 000: weak evidence refused, real counts accepted
@@ -340,7 +343,7 @@ def test_real_counted_evidence_is_written(tree, capsys, evidence) -> None:
 
 
 def _uuids(tree) -> list[str]:
-    from live_trial.transcript import read_records
+    from live_trial.transcript.reader import read_records
     return [r["uuid"] for r in read_records(tree["wd"] / "transcript.jsonl").records if r.get("uuid")]
 
 
@@ -357,7 +360,7 @@ def test_evidence_items_with_real_sources_are_written(tree, capsys) -> None:
     assert code == 0, err
     doc = written(tree)
     assert doc["evidence"] == items and doc["goal_ledger"] == "done"
-    assert schema_errors(doc, v.SCHEMA) == []
+    assert schema_errors(doc, SCHEMA) == []
 
 
 @pytest.mark.parametrize("source", ["out/missing.txt", "../outside.txt", "0b0c7a4e-1111-2222-3333-444455556666"])
@@ -479,7 +482,7 @@ def test_hand_verdict_on_a_rehearsal_workdir_is_rehearsal(tree, capsys, tmp_path
     doc = written(tree)
     assert doc["scenario_origin"] == "rehearsal" and doc["downgrade_reason"].startswith("rehearsal")
     assert any("overridden to rehearsal" in n and "trial-state.json" in n for n in doc["notes"])
-    assert doc["scenario_id"] == v.scenario_id("union-target:work", "", scen)  # the recorded scenario is used
+    assert doc["scenario_id"] == scenario_id("union-target:work", "", scen)  # the recorded scenario is used
 
 
 def test_claude_config_folder_makes_it_rehearsal(tree, capsys) -> None:
@@ -498,7 +501,7 @@ def test_live_workdir_with_state_stays_live(tree, capsys) -> None:
 
 def test_api_caller_claiming_live_is_overridden(tree) -> None:
     write_state(tree["wd"], "union-target", "work", rehearsal={"scenario": "/nowhere.yaml", "port": 1})
-    doc = v.build_verdict(workdir=tree["wd"], target="union-target:work", plugins_root=tree["plugins"],
+    doc = build_verdict(workdir=tree["wd"], target="union-target:work", plugins_root=tree["plugins"],
                           session_id="s", requested_model=None, launch="PASS", completion="PASS",
                           goal_result="PASS", poll_exit="DONE", scenario_origin="live", claude_version="x",
                           tmux_version="y")
@@ -516,26 +519,26 @@ def test_unreadable_trial_state_is_refused(tree, capsys) -> None:
 
 
 # ------------------------------------------------------------------ the closure tested is the closure at boot
-def _at_boot(tree) -> tuple[closure.Target, dict]:
-    t = closure.resolve_target("union-target:work", tree["plugins"])
-    pin = closure.pin(t, tree["plugins"])
-    return t, {"digest": pin.digest, "plugins": [p.name for p in pin.plugins],
-               "plugin_dirs": [str(p.root) for p in pin.plugins], "file_count": len(pin.files)}
+def _at_boot(tree) -> tuple[Target, dict]:
+    t = resolve_target("union-target:work", tree["plugins"])
+    pinned = pin(t, tree["plugins"])
+    return t, {"digest": pinned.digest, "plugins": [p.name for p in pinned.plugins],
+               "plugin_dirs": [str(p.root) for p in pinned.plugins], "file_count": len(pinned.files)}
 
 
 def _build(tree, t, at_boot):
-    return v.build_verdict(workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id=None,
+    return build_verdict(workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id=None,
                            requested_model=None, launch="PASS", completion="PASS", goal_result="FAIL",
                            poll_exit="DONE", closure_at_boot=at_boot)
 
 
 def test_a_skill_edited_during_the_trial_is_recorded_as_tested_not_as_now(tree) -> None:
-    """Issue 5: a PASS is reused only while what it tested is what would run now; recording the edited files
+    """README "Planning": a PASS is reused only while what it tested is what would run now; recording the edited files
     would let plan reuse a PASS of files that never ran."""
     t, at_boot = _at_boot(tree)
     skill_md = tree["plugins"] / "union-target" / "skills" / "work" / "SKILL.md"
     skill_md.write_text(skill_md.read_text() + "\nEdited while the trial ran.\n")
-    now = closure.pin(t, tree["plugins"]).digest
+    now = pin(t, tree["plugins"]).digest
     doc = _build(tree, t, at_boot)
     assert doc["skill_dir_tree_sha"] == at_boot["digest"] != now
     assert doc["closure_plugins"] == at_boot["plugins"] and doc["closure_file_count"] == at_boot["file_count"]
@@ -549,5 +552,5 @@ def test_a_closure_broken_during_the_trial_still_gets_a_verdict(tree) -> None:
     doc = _build(tree, t, at_boot)
     assert doc["skill_dir_tree_sha"] == at_boot["digest"]
     assert any("can no longer be built" in n and "union-contract-dep" in n for n in doc["notes"])
-    with pytest.raises(closure.ClosureError):      # without the boot-time closure it is still refused
+    with pytest.raises(ClosureError):      # without the boot-time closure it is still refused
         _build(tree, t, None)

@@ -1,4 +1,4 @@
-"""Watch ledger (seed 000 rules 2-4 and its "テスト（最低限）" list; issue 6)."""
+"""Watch ledger (seed 000 rules 2-4 and its "テスト（最低限）" list)."""
 from __future__ import annotations
 
 import hashlib
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from live_trial import watch as wt
 from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.jsonfile import schema_errors
-from live_trial.notify import forbidden_tokens, notify, read_notifications
-from live_trial.notify_resend import notification_id
+from live_trial.notices import watch as wt
+from live_trial.notices.notify import forbidden_tokens, notify, read_notifications
+from live_trial.notices.resend import notification_id
 
 
 class Clock:

@@ -1,14 +1,14 @@
-"""``watch`` and ``evaluate`` command lines (issue 6): verbs, exit codes, nothing changed on refusal."""
+"""``watch`` and ``evaluate`` command lines: verbs, exit codes, nothing changed on refusal."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from live_trial import notify as nt
-from live_trial import watch as wt
 from live_trial.cli import evaluate_cmd
 from live_trial.cli.main import build_parser, main
+from live_trial.notices import notify as nt
+from live_trial.notices import watch as wt
 from tests.unit.test_watch import tree_digest
 
 

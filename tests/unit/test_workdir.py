@@ -5,9 +5,9 @@ from datetime import datetime, timezone
 
 import pytest
 
+from live_trial.acceptance.evallog import workdir_path
 from live_trial.errors import RefusedInput
-from live_trial.workdir import (create_workdir, new_run_id, open_workdir, session_name, skill_slug,
-                                workdir_path)
+from live_trial.trial.workdir import create_workdir, new_run_id, open_workdir, session_name, skill_slug
 
 
 def test_run_ids_are_unique_and_shaped():

@@ -1,0 +1,111 @@
+"""Where a trial's scenario came from, read from the workdir itself (seed 001: rehearsal verdicts are never
+reused as a live PASS).
+
+A workdir is a rehearsal's when its ``trial-state.json`` has a non-null ``rehearsal`` field, or when it holds a
+``claude-config/`` folder (the isolated claude configuration only rehearsals seed). Nothing a caller says can
+turn such a workdir into a live one: ``verdict`` overrides a claimed ``live`` origin and ``plan`` never reuses a
+verdict whose recorded origin disagrees with its workdir.
+
+Pure reads: nothing here writes.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from live_trial.errors import RefusedInput
+from live_trial.rehearsal.config import REHEARSAL_MESSAGE_PREFIX
+
+STATE_FILE = "trial-state.json"
+REHEARSAL_CONFIG_DIR = "claude-config"
+TRANSCRIPT_FILE = "transcript.jsonl"
+
+
+@dataclass(frozen=True)
+class WorkdirOrigin:
+    """``origin`` is ``live`` or ``rehearsal``; ``why`` names the fact that made it rehearsal (None for live);
+    ``state`` is the parsed ``trial-state.json`` (None when there is none); ``scenario`` the rehearsal scenario
+    path it records (None when unknown)."""
+
+    origin: str
+    why: str | None
+    state: Mapping[str, Any] | None
+    scenario: Path | None
+
+
+def read_trial_state(workdir: Path) -> dict | None:
+    """The workdir's ``trial-state.json`` as a dict, or None when there is none.
+
+    Raises :class:`RefusedInput` (``bad_trial_state``) naming the file when it exists but is not a JSON object:
+    the workdir's origin and target cannot then be told.
+    """
+    path = Path(workdir) / STATE_FILE
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RefusedInput(f"{STATE_FILE} is not readable JSON ({type(exc).__name__})", where=str(path),
+                           code="bad_trial_state", fix="restore the file or judge a workdir whose state is intact") from None
+    if not isinstance(doc, dict):
+        raise RefusedInput(f"{STATE_FILE} is not a JSON object", where=str(path), code="bad_trial_state",
+                           fix="restore the file or judge a workdir whose state is intact")
+    return doc
+
+
+def workdir_origin(workdir: Path) -> WorkdirOrigin:
+    """Derive the scenario origin from ``workdir``: rehearsal when ``trial-state.json`` says ``rehearsal`` (non-null),
+    a ``claude-config/`` folder is there, or the newest turn of ``transcript.jsonl`` holds a reply of the rehearsal
+    server (message id ``msg_rehearsal_…``: a workdir copied without its state, or a hand-run rehearsal whose
+    ``verdict`` was not told); live otherwise. Raises :class:`RefusedInput` for an unreadable state."""
+    workdir = Path(workdir)
+    state = read_trial_state(workdir)
+    rehearsal = state.get("rehearsal") if state else None
+    scenario = None
+    if isinstance(rehearsal, Mapping) and isinstance(rehearsal.get("scenario"), str):
+        scenario = Path(rehearsal["scenario"])
+    if rehearsal not in (None, False, "", {}):
+        return WorkdirOrigin("rehearsal", f"{STATE_FILE} records a rehearsal", state, scenario)
+    if (workdir / REHEARSAL_CONFIG_DIR).is_dir():
+        return WorkdirOrigin("rehearsal", f"the workdir holds {REHEARSAL_CONFIG_DIR}/ (the rehearsal's isolated "
+                                          "claude config)", state, scenario)
+    if _scripted_transcript(workdir / TRANSCRIPT_FILE):
+        return WorkdirOrigin("rehearsal", f"{TRANSCRIPT_FILE} holds replies of the rehearsal server (message ids "
+                                          f"{REHEARSAL_MESSAGE_PREFIX}...)", state, scenario)
+    return WorkdirOrigin("live", None, state, None)
+
+
+def _scripted_transcript(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    from live_trial.transcript.reader import read_tail
+
+    for rec in read_tail(path).records:
+        msg = rec.get("message") if rec.get("type") == "assistant" else None
+        if isinstance(msg, dict) and str(msg.get("id") or "").startswith(REHEARSAL_MESSAGE_PREFIX):
+            return True
+    return False
+
+
+def check_state_target(state: Mapping[str, Any] | None, plugin: str | None, skill: str, qualified: str) -> None:
+    """Refuse (``target_mismatch``) a target that is not the one the workdir's ``trial-state.json`` recorded.
+
+    Compares ``plugin`` and ``skill`` with the state's ``plugin``/``skill`` fields (or, when those are missing,
+    ``qualified`` with its ``target``). No state: nothing to compare.
+    """
+    if not state:
+        return
+    if "skill" in state:
+        same = state.get("skill") == skill and state.get("plugin") == plugin
+        recorded = f"{state['plugin']}:{state['skill']}" if state.get("plugin") else str(state.get("skill"))
+    elif "target" in state:
+        recorded = str(state["target"])
+        same = recorded == qualified
+    else:
+        return
+    if not same:
+        raise RefusedInput(f"--target-skill {qualified} does not match the workdir's trial ({recorded}, "
+                           f"from {STATE_FILE})", code="target_mismatch",
+                           fix=f"pass --target-skill {recorded} with its skill folder, or the workdir of {qualified}")

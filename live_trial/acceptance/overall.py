@@ -1,0 +1,144 @@
+"""The overall verdict of one trial from its facts: the judgement table of seed 001 "判定ロジック", as pure data in
+and data out (``derive_overall``), used when a verdict is written and again when plan re-reads one.
+
+Judgement table, applied by :func:`judge` in this order (the first matching group wins):
+
+==== ====================================================================== ==========
+step condition                                                              overall
+==== ====================================================================== ==========
+1    ``blocked`` (tmux/claude missing) or last poll exit HARD_CAP or BLOCKED BLOCKED
+2    launch FAIL                                                             FAIL
+3    completion FAIL, or completion PASS but the last poll exit is not DONE  FAIL
+4    (collect DEGRADED reasons) goal not PASS; nudges > 0; rescue gate > 0   —
+5    proof: any gate response (any kind); any DEGRADED reason; actual model  FAIL
+     set ≠ {requested} (empty, several, other, or no requested model)
+6    any DEGRADED reason                                                     DEGRADED
+7    otherwise                                                               PASS
+==== ====================================================================== ==========
+
+Precedence: BLOCKED beats FAIL (a trial the environment stopped, tmux missing or the hard cap, was not judged;
+seed 001 says record it ``--blocked`` whatever else happened), also in proof trials (BLOCKED is never a pass, so it
+cannot loosen a proof). Launch beats completion beats goal. In a proof trial every DEGRADED reason becomes FAIL and
+the model gate is checked even when the rest would PASS. Gate kind: default ``rescue``; normalised to ``rescue``
+when there were no gate responses (seed 001, gate kinds).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+RESULTS = ("PASS", "FAIL")
+
+
+OVERALLS = ("PASS", "FAIL", "DEGRADED", "BLOCKED")
+
+
+GATE_KINDS = ("rescue", "contractual")
+
+
+POLL_EXITS = ("DONE", "STALL", "GATE", "HARD_CAP", "TICK_BUDGET", "BLOCKED")
+
+
+@dataclass(frozen=True)
+class VerdictInputs:
+    """Everything :func:`derive_overall` looks at. Results are ``"PASS"``/``"FAIL"``; ``goal_result`` None = not judged."""
+
+    launch: str
+    completion: str
+    goal_result: str | None
+    nudge_count: int = 0
+    gate_response_count: int = 0
+    gate_kind: str = "rescue"
+    poll_exit: str | None = None
+    proof: bool = False
+    blocked: bool = False
+    requested_model: str | None = None
+    actual_model: tuple[str, ...] = ()
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any]) -> "VerdictInputs":
+        """The inputs recorded in a verdict document (for re-deriving its overall)."""
+        return cls(launch=doc["launch"], completion=doc["completion"], goal_result=doc.get("goal_result"),
+                   nudge_count=doc["nudge_count"], gate_response_count=doc["gate_response_count"],
+                   gate_kind=doc["gate_kind"], poll_exit=doc.get("poll_exit"), proof=doc["proof"],
+                   blocked=doc["blocked"], requested_model=doc.get("requested_model"),
+                   actual_model=tuple(doc.get("actual_model") or ()))
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """``verdict`` is one of PASS, FAIL, DEGRADED, BLOCKED; ``reasons`` say why (empty for a clean PASS)."""
+
+    verdict: str
+    reasons: tuple[str, ...]
+
+
+def normalise_gate_kind(kind: str | None, gate_response_count: int) -> str:
+    """``rescue`` unless ``kind`` is ``contractual`` and there were gate responses (seed 001: default + 0 → rescue)."""
+    return "contractual" if kind == "contractual" and gate_response_count > 0 else "rescue"
+
+
+BLOCKED_WHY = {
+    "tmux_missing": "tmux was missing",
+    "claude_missing": "the claude binary was missing",
+    "tmux_error": "tmux stopped answering",
+    "hard_cap": "the trial reached its hard time cap",
+    "harness_interrupted": "the harness was stopped (Ctrl-C or SIGTERM) before the trial finished",
+}
+
+
+def judge(inputs: VerdictInputs) -> Judgement:
+    """Apply the judgement table of the module docstring. Pure."""
+    i = inputs
+    kind = normalise_gate_kind(i.gate_kind, i.gate_response_count)
+    if i.blocked:
+        return Judgement("BLOCKED", ("blocked: a required tool (tmux or claude) was missing",))
+    if i.poll_exit in ("HARD_CAP", "BLOCKED"):
+        return Judgement("BLOCKED", (f"poll ended {i.poll_exit}: the trial was stopped before it could be judged",))
+    if i.launch != "PASS":
+        return Judgement("FAIL", ("launch failed: the skill never started (boot, install or argument problem)",))
+    if i.completion != "PASS":
+        where = f" (last poll exit {i.poll_exit})" if i.poll_exit else ""
+        return Judgement("FAIL", (f"did not complete on its own{where}",))
+    if i.poll_exit not in (None, "DONE"):
+        return Judgement("FAIL", (f"completion PASS contradicts the last poll exit {i.poll_exit}",))
+    degraded: list[str] = []
+    if i.goal_result != "PASS":
+        degraded.append("goal FAIL: it completed but did not achieve its goal (goal-proxy gap)"
+                        if i.goal_result == "FAIL" else "goal not judged")
+    if i.nudge_count > 0:
+        degraded.append(f"{i.nudge_count} nudge(s) were needed: not self-driven")
+    if i.gate_response_count > 0 and kind == "rescue":
+        degraded.append(f"{i.gate_response_count} rescue gate response(s): a person had to step in")
+    if i.proof:
+        fails: list[str] = []
+        if i.gate_response_count > 0:
+            fails.append(f"proof: {i.gate_response_count} gate response(s) ({kind}); a proof allows none")
+        fails += [f"proof: {r}" for r in degraded]
+        model_problem = proof_model_problem(i.requested_model, i.actual_model)
+        if model_problem:
+            fails.append(f"proof: {model_problem}")
+        if fails:
+            return Judgement("FAIL", tuple(dict.fromkeys(fails)))
+    if degraded:
+        return Judgement("DEGRADED", tuple(degraded))
+    return Judgement("PASS", ())
+
+
+def derive_overall(inputs: VerdictInputs) -> str:
+    """PASS | FAIL | DEGRADED | BLOCKED for ``inputs`` (seed 001 判定ロジック; see the module docstring). Pure."""
+    return judge(inputs).verdict
+
+
+def proof_model_problem(requested: str | None, actual: Iterable[str]) -> str | None:
+    """Why the actual model set fails a proof trial, or None when it is exactly ``{requested}`` (seed 001 model gate)."""
+    models = list(dict.fromkeys(actual))
+    if not requested:
+        return "no requested model: a proof trial needs one"
+    if not models:
+        return "no actual model in the transcript's main-chain assistant records"
+    if len(models) > 1:
+        return f"several actual models {models}; requested {requested}"
+    if models[0] != requested:
+        return f"actual model {models[0]} is not the requested {requested}"
+    return None

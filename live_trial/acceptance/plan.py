@@ -1,0 +1,288 @@
+"""The incremental planner: which skills need a live trial now, which can reuse evidence, which wait (seed 001
+"事前計画"). It runs no model and no tmux; it reads frontmatter, the behaviour closures, old
+verdicts and transcripts, and the watch ledger.
+
+Per skill (``skills[].action``):
+
+- ``not_live`` — the tier (:func:`derive_tier`) is fork or static: fork/static acceptance is enough, no trial.
+- ``refused`` — denylisted target (run-skill-live-trial, run-skill-iter-improve) or a closure that cannot be
+  built (a boot would end BOOT_FAIL): the reason says what to fix.
+- ``watching`` — an open watch exists for it (seed 000 rule 2): neither reused as a clean PASS nor re-run (a
+  re-run cannot confirm what only time shows). ``--proof`` runs it anyway.
+- ``reuse`` — profile incremental, not ``--proof``, and the newest verdict of the skill is reusable:
+  schema-valid; its recorded ``scenario_origin`` agrees with the origin re-derived from its workdir
+  (:func:`live_trial.acceptance.origin.workdir_origin`: trial-state.json ``rehearsal`` or a ``claude-config/`` folder make it
+  rehearsal), and that origin is live (rehearsal verdicts are never reused); ``overall.verdict`` PASS; the
+  same behaviour-closure digest (``skill_dir_tree_sha``) and ``scenario_id`` as now; ``transcript.jsonl`` in its
+  workdir hashes to ``transcript_sha256``; :func:`~live_trial.acceptance.overall.derive_overall` over the verdict's own
+  recorded inputs gives back its overall; a ``contractual`` gate kind is still grounded in the (unchanged)
+  frontmatter with the recorded evidence; and the transcript holds exactly one human prompt (the task: a nudge
+  would be a second one).
+- ``run`` — everything else, up to ``max_live_trials`` (exhaustive: every live skill), in ``live_batches`` of at
+  most ``max_concurrency``, in plugin/skill order.
+- ``defer`` — over the budget; the reason names it.
+
+What reuse cannot detect (by design it trusts files it can only check for consistency): a consistent hand-edit of
+the verdict's inputs *and* overall *and* its transcript *and* ``transcript_sha256`` together; a rescue gate
+response edited away (``gate_response_count`` 1 → 0 and overall DEGRADED → PASS: answered dialogs are not
+recounted from the transcript); an edited ``goal_result`` with a matching overall (the evaluator's answer in
+``evaluation.json`` is not re-read); an edited ``actual_model`` of a non-proof verdict; a change outside the
+behaviour closure that still changes behaviour (the user's installed plugins, MCP servers or settings, the CLI
+version, the model's behaviour on the day); args other than the default ``""`` (``scenario_id`` is computed with
+empty args here, so such verdicts simply do not match and the skill is run).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from live_trial.acceptance.evallog import skill_trials_dir
+from live_trial.acceptance.origin import workdir_origin
+from live_trial.acceptance.overall import VerdictInputs, derive_overall
+from live_trial.acceptance.tier import contract_evidence, tier_and_reason
+from live_trial.acceptance.verdict import SCHEMA as VERDICT_SCHEMA
+from live_trial.acceptance.verdict import TRANSCRIPT_FILE, scenario_id
+from live_trial.closure.index import MANIFEST, PluginIndex, discover_plugins, skills_of
+from live_trial.closure.pinning import closure_digest
+from live_trial.closure.target import resolve_target
+from live_trial.errors import LiveTrialError, RefusedInput
+from live_trial.jsonfile import utc_now
+from live_trial.session.rules import check_target_allowed
+from live_trial.transcript.reader import read_records, transcript_sha256
+from live_trial.transcript.records import human_prompts
+
+SCHEMA = "plan.schema.json"
+
+
+SCHEMA_VERSION = "plan/1"
+
+
+PROFILES = ("incremental", "exhaustive")
+
+
+@dataclass
+class _Skill:
+    target: str
+    plugin: str
+    skill: str
+    plugins_root: Path
+    entry: dict
+
+
+def _plugin_roots(plugin_dirs: Iterable[Path]) -> list[Path]:
+    """Each --plugin-dir is a plugin (has .claude-plugin/plugin.json) or a folder of plugins."""
+    roots: list[Path] = []
+    for d in plugin_dirs:
+        d = Path(d).resolve()
+        if (d / MANIFEST).is_file():
+            found = [d]
+        elif d.is_dir():
+            found = sorted(discover_plugins(d).values())
+        else:
+            raise RefusedInput("plugin dir is not a folder", where=str(d), code="bad_plugin_dir",
+                               fix="pass --plugin-dir plugins/<plugin>")
+        if not found:
+            raise RefusedInput("no plugin found (no .claude-plugin/plugin.json)", where=str(d), code="bad_plugin_dir",
+                               fix="pass --plugin-dir plugins/<plugin>")
+        roots += [r for r in found if r not in roots]
+    return roots
+
+
+class _VerdictReader:
+    """Reads old verdicts with one schema validator; hashes transcripts."""
+
+    def __init__(self) -> None:
+        from jsonschema import Draft202012Validator
+
+        from live_trial.resources import load_schema
+
+        schema = load_schema(VERDICT_SCHEMA)
+        # The same schema with its local $refs inlined: identical results, about twice as fast to check.
+        self.validator = Draft202012Validator(_inline_refs(schema, schema.get("$defs", {})))
+
+    def verdicts(self, folder: Path) -> list[Path]:
+        """verdict.json files of one skill, newest run first (run ids sort by time)."""
+        if not folder.is_dir():
+            return []
+        return sorted((p for p in folder.glob("*/verdict.json")), key=lambda p: p.parent.name, reverse=True)
+
+    def check(self, path: Path, digest: str, scen: str, frontmatter: Mapping[str, Any], *,
+              reuse_rehearsal: bool) -> tuple[bool, str]:
+        """(reusable, reason) for one verdict file."""
+        run = path.parent.name
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            return False, f"last verdict is not readable JSON (run {run})"
+        if next(self.validator.iter_errors(doc), None) is not None:
+            return False, f"last verdict does not fit the verdict schema (run {run})"
+        try:
+            found = workdir_origin(path.parent)
+        except LiveTrialError as exc:
+            return False, f"cannot tell the origin of its workdir ({exc.problem}) (run {run})"
+        if doc["scenario_origin"] != found.origin:
+            why = found.why or "no rehearsal trace in trial-state.json, no claude-config/"
+            return False, (f"last verdict says scenario_origin {doc['scenario_origin']} but its workdir is "
+                           f"{found.origin} ({why}): never reused (run {run})")
+        if doc["scenario_origin"] != "live" and not reuse_rehearsal:
+            return False, f"rehearsal verdicts are never reused (run {run})"
+        overall = doc["overall"]["verdict"]
+        try:
+            derived = derive_overall(VerdictInputs.from_doc(doc))
+        except (KeyError, TypeError):  # pragma: no cover - the schema requires these fields
+            derived = None
+        if derived != overall:
+            return False, f"last verdict's overall {overall} does not follow from its inputs ({derived}): edited (run {run})"
+        if overall != "PASS":
+            return False, f"last verdict is {overall} (run {run})"
+        if doc["skill_dir_tree_sha"] != digest:
+            return False, "behaviour closure changed since the last PASS"
+        if doc["scenario_id"] != scen:
+            return False, "task contract (scenario_id) changed since the last PASS"
+        transcript = path.parent / TRANSCRIPT_FILE
+        if not doc.get("transcript_sha256") or not transcript.is_file():
+            return False, f"the last PASS has no transcript (run {run})"
+        if transcript_sha256(transcript) != doc["transcript_sha256"]:
+            return False, f"transcript does not match transcript_sha256: edited (run {run})"
+        if doc["gate_kind"] == "contractual":
+            try:
+                grounded = contract_evidence(frontmatter)
+            except LiveTrialError:
+                grounded = []
+            if grounded != doc["gate_contract_evidence"]:
+                return False, f"gate kind contractual is not grounded in the skill's frontmatter: edited (run {run})"
+        prompts = len(human_prompts(read_records(transcript).records))
+        if prompts != 1:
+            return False, (f"the transcript holds {prompts} human prompts, a PASS has exactly one (the task): "
+                           f"nudges were not counted, edited (run {run})")
+        return True, f"PASS with the same behaviour closure, scenario and transcript (run {run})"
+
+
+def _inline_refs(node: Any, defs: Mapping[str, Any]) -> Any:
+    """Replace ``{"$ref": "#/$defs/x", ...}`` by the definition (our schemas use only local, non-recursive refs)."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            inlined = _inline_refs(defs[ref[len("#/$defs/"):]], defs)
+            return {**inlined, **_inline_refs(rest, defs)} if rest else inlined
+        return {k: _inline_refs(v, defs) for k, v in node.items() if k != "$defs"}
+    if isinstance(node, list):
+        return [_inline_refs(v, defs) for v in node]
+    return node
+
+
+def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "incremental", max_live_trials: int = 2,
+         max_concurrency: int = 2, *, plugins_root: Path | None = None, proof: bool = False,
+         reuse_rehearsal: bool = False, scenario_path: Path | None = None,
+         watches: Iterable[Mapping[str, Any]]) -> dict:
+    """Plan the live trials of every skill in ``plugin_dirs`` (plugin folders or folders of plugins).
+
+    Returns the plan document (valid against ``schemas/plan.schema.json``): ``skills`` (one entry per skill with
+    ``action`` reuse|run|defer|watching|not_live|refused and ``reason``), ``live_batches`` (lists of
+    ``{"target", "plugins_root", "proof", "args"}``), ``deferred`` and ``counts``. ``plugins_root`` is where
+    dependencies are looked up (default: each plugin's parent folder). ``watches`` are the open watches
+    (``live_trial.notices.watch.open_watches``; plan reads no ledger itself). ``reuse_rehearsal`` and
+    ``scenario_path`` exist for the harness's own e2e test only: they let a rehearsal verdict stand in for a live
+    one. Raises :class:`RefusedInput` for bad arguments. Runs no model and no tmux.
+    """
+    if profile not in PROFILES:
+        raise RefusedInput(f"unknown profile {profile!r}", code="bad_value", fix="use incremental or exhaustive")
+    for value, name in ((max_live_trials, "--max-live-trials"), (max_concurrency, "--max-concurrency")):
+        if not isinstance(value, int) or value < (0 if name == "--max-live-trials" else 1):
+            raise RefusedInput(f"{name} must be a whole number >= {0 if 'trials' in name else 1} (got {value!r})",
+                               code="bad_value")
+    eval_root = Path(eval_root).resolve()
+    roots = _plugin_roots(plugin_dirs)
+    watching: dict[str, list[str]] = {}
+    for w in watches:
+        if w.get("target"):
+            watching.setdefault(str(w["target"]), []).append(str(w.get("id", "")))
+    reader = _VerdictReader()
+    indexes: dict[Path, PluginIndex] = {}
+    template_sha = None
+    skills: list[_Skill] = []
+    for root in roots:
+        proot = Path(plugins_root).resolve() if plugins_root else root.parent
+        index = indexes.get(proot) or indexes.setdefault(proot, PluginIndex(proot))
+        name = next((n for n, r in index.plugins.items() if r == root), None)
+        if name is None:
+            raise RefusedInput(f"plugin {root} is not under the plugins root {proot}", code="plugins_root",
+                               fix="pass --plugins-root <folder that holds it and its dependencies>")
+        for skill_name in skills_of(root):
+            target = f"{name}:{skill_name}"
+            entry: dict[str, Any] = {"target": target, "plugin": name, "skill": skill_name, "tier": None,
+                                     "tier_reason": None, "action": None, "reason": None,
+                                     "skill_dir_tree_sha": None, "scenario_id": None, "verdict": None,
+                                     "watch_ids": watching.get(target, [])}
+            skills.append(_Skill(target, name, skill_name, proot, entry))
+            try:
+                check_target_allowed(target)
+                t = resolve_target(target, index)
+                entry["tier"], entry["tier_reason"] = tier_and_reason(t.frontmatter)
+            except LiveTrialError as exc:
+                entry.update(action="refused", reason=exc.message)
+                continue
+            if entry["tier"] != "live":
+                entry.update(action="not_live", reason=f"tier {entry['tier']} ({entry['tier_reason']}): "
+                                                        "fork/static acceptance is enough")
+                continue
+            try:
+                entry["skill_dir_tree_sha"] = closure_digest(t, index)
+            except LiveTrialError as exc:
+                entry.update(action="refused", reason=f"{exc.status}: {exc.message}")
+                continue
+            if template_sha is None:
+                from live_trial.resources import read_reference
+                template_sha = read_reference("task-template.md")
+            entry["scenario_id"] = scenario_id(target, "", scenario_path if reuse_rehearsal else None, template_sha)
+            if proof:
+                entry.update(action="run", reason="--proof: proof trials always run")
+                continue
+            if entry["watch_ids"]:
+                entry.update(action="watching", reason="an open watch is waiting for what only time can show: "
+                                                       "neither reused nor re-run")
+                continue
+            if profile == "exhaustive":
+                entry.update(action="run", reason="profile exhaustive re-runs every live skill")
+                continue
+            folder = skill_trials_dir(eval_root, name, skill_name)
+            found = reader.verdicts(folder)
+            if not found:
+                entry.update(action="run", reason="no verdict yet")
+                continue
+            ok, why = reader.check(found[0], entry["skill_dir_tree_sha"], entry["scenario_id"], t.frontmatter,
+                                   reuse_rehearsal=reuse_rehearsal)
+            entry.update(action="reuse" if ok else "run", reason=why,
+                         verdict=str(found[0].relative_to(eval_root)))
+    return _budget(skills, eval_root, profile, max_live_trials, max_concurrency, proof, reuse_rehearsal, utc_now())
+
+
+def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, width: int, proof: bool,
+            reuse_rehearsal: bool, now: str) -> dict:
+    """Apply the trial budget and cut the runs into batches."""
+    runs = [s for s in skills if s.entry["action"] == "run"]
+    budget = len(runs) if profile == "exhaustive" else max_live
+    chosen = runs[:budget]
+    for s in runs[budget:]:
+        s.entry["reason"] = f"over budget (--max-live-trials {max_live}); would run because: {s.entry['reason']}"
+        s.entry["action"] = "defer"
+    batch_entries = [{"target": s.target, "plugins_root": str(s.plugins_root), "proof": proof, "args": ""}
+                     for s in chosen]
+    batches = [batch_entries[i:i + width] for i in range(0, len(batch_entries), width)]
+    counts: dict[str, int] = {a: 0 for a in ("reuse", "run", "defer", "watching", "not_live", "refused")}
+    for s in skills:
+        counts[s.entry["action"]] += 1
+    return {"schema_version": SCHEMA_VERSION, "generated_at": now, "profile": profile, "proof": proof,
+            "reuse_rehearsal": reuse_rehearsal, "eval_root": str(eval_root), "max_live_trials": max_live,
+            "max_concurrency": width, "skills": [s.entry for s in skills], "live_batches": batches,
+            "deferred": [s.target for s in skills if s.entry["action"] == "defer"], "counts": counts}
+
+
+def plan_digest(doc: Mapping[str, Any]) -> str:
+    """sha256 of a plan's decisions (targets, actions, digests) — equal plans give equal digests (tests, benchmarks)."""
+    keys = [(s["target"], s["action"], s["skill_dir_tree_sha"]) for s in doc["skills"]]
+    return "sha256:" + hashlib.sha256(json.dumps(keys).encode()).hexdigest()

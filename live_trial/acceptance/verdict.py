@@ -1,0 +1,285 @@
+"""``verdict.json``: one trial's verdict document, built from its facts, checked and written against
+``schemas/live-trial-verdict.schema.json`` (seed 001 "verdict + 掃除"; README "What a trial leaves behind").
+
+The overall word comes from :mod:`live_trial.acceptance.overall`; the tier and the grounding of a contractual gate
+from :mod:`live_trial.acceptance.tier`. Also here: the actual model (the proof gate's input), the task contract's
+``scenario_id``, the environment versions and the behaviour closure recorded for reuse.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from live_trial.acceptance.origin import check_state_target, workdir_origin
+from live_trial.acceptance.overall import (
+    BLOCKED_WHY,
+    GATE_KINDS,
+    POLL_EXITS,
+    RESULTS,
+    Judgement,
+    VerdictInputs,
+    judge,
+    normalise_gate_kind,
+)
+from live_trial.acceptance.tier import contract_evidence
+from live_trial.errors import RefusedInput
+from live_trial.jsonfile import utc_now, write_json
+from live_trial.transcript.reader import transcript_sha256
+
+SCHEMA = "live-trial-verdict.schema.json"
+
+
+SCHEMA_VERSION = "live-trial-verdict/1"
+
+
+VERDICT_FILE = "verdict.json"
+
+
+TRANSCRIPT_FILE = "transcript.jsonl"
+
+
+EVALUATION_FILE = "evaluation.json"
+
+
+ORIGINS = ("live", "rehearsal")
+
+
+def actual_models(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Unique ``message.model`` of main-chain assistant records, without ``<synthetic>`` (delegates to transcript)."""
+    from live_trial.transcript.records import main_chain_assistant_models
+
+    return main_chain_assistant_models(records)
+
+
+def sha256_file(path: Path) -> str:
+    """``sha256:<hex>`` of a file's bytes."""
+    with open(path, "rb") as fh:
+        return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def scenario_id(target: str, args: str = "", scenario_path: Path | None = None, template_text: str | None = None) -> str:
+    """``sha256:<hex>`` of the task contract: the task template, the target, the args, and (rehearsal) the scenario file.
+
+    A change to any of them makes old verdicts non-reusable (seed 001: change scenario_id with the contract).
+    """
+    if template_text is None:
+        from live_trial.resources import read_reference
+
+        template_text = read_reference("task-template.md")
+    scenario = None
+    if scenario_path is not None:
+        scenario = sha256_file(Path(scenario_path))
+    contract = {"template": hashlib.sha256(template_text.encode("utf-8")).hexdigest(), "target": target,
+                "args": args or "", "scenario": scenario}
+    return "sha256:" + hashlib.sha256(json.dumps(contract, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def environment(claude_version: str | None = None, tmux_version: str | None = None) -> dict:
+    """Versions only (claude, tmux, python, platform) — never environment variables or keys."""
+    if tmux_version is None:
+        try:
+            from live_trial.session.backend import Backend
+
+            tmux_version = Backend().tmux_version()
+        except Exception:  # noqa: BLE001 - a missing tmux is recorded as null, not an error here
+            tmux_version = None
+    return {"claude_version": claude_version, "tmux_version": tmux_version,
+            "python": platform.python_version(), "platform": platform.platform(terse=True)}
+
+
+def _check_choice(value: Any, choices: tuple, name: str, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if value not in choices:
+        raise RefusedInput(f"{name} must be one of {', '.join(choices)} (got {value!r})", where=name, code="bad_value",
+                           fix=f"pass {name} {'|'.join(choices)}")
+
+
+def _check_count(value: Any, name: str) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise RefusedInput(f"{name} must be a whole number >= 0 (got {value!r})", where=name, code="bad_value")
+
+
+def _evidence_items(items: Iterable[Mapping[str, Any]] | None) -> list[dict]:
+    out = []
+    for item in items or ():
+        out.append({k: str(item.get(k, "")) for k in ("claim", "source", "observed")})
+    return out
+
+
+def _closure_fields(target: Any, plugins_root: Path | None, at_boot: Mapping[str, Any] | None,
+                    notes: list[str]) -> tuple[str, list[str], int]:
+    """``(digest, plugin names, file count)`` for the verdict: the boot-time closure when known, else now's.
+    Appends a note to ``notes`` when the files changed since boot or the closure cannot be built any more."""
+    from live_trial.closure.manifest import ClosureError
+    from live_trial.closure.pinning import pin
+
+    try:
+        now = pin(target, plugins_root)
+    except ClosureError as exc:
+        if not at_boot:
+            raise
+        notes.append(f"the behaviour closure can no longer be built ({exc.message}); the verdict records the "
+                     "closure pinned when the trial started")
+        return str(at_boot["digest"]), [str(n) for n in at_boot["plugins"]], int(at_boot["file_count"])
+    if not at_boot:
+        return now.digest, [p.name for p in now.plugins], len(now.files)
+    if now.digest != at_boot["digest"]:
+        notes.append(f"the skill's files changed during the trial: the verdict records the closure tested "
+                     f"({at_boot['digest'][:19]}), not the files now ({now.digest[:19]}), which need a new trial")
+    return str(at_boot["digest"]), [str(n) for n in at_boot["plugins"]], int(at_boot["file_count"])
+
+
+def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, session_id: str | None,
+                  requested_model: str | None, launch: str, completion: str, goal_result: str | None,
+                  nudge_count: int = 0, gate_response_count: int = 0, gate_kind: str = "rescue",
+                  poll_exit: str | None = None, proof: bool = False, blocked: bool = False,
+                  scenario_origin: str = "live", scenario_path: Path | None = None, args: str = "",
+                  goal_blockers: Iterable[str] = (), evidence: Iterable[Mapping[str, Any]] | None = None,
+                  evidence_text: str | None = None, unverified: str | None = None, goal_ledger: str | None = None,
+                  claude_version: str | None = None, tmux_version: str | None = None,
+                  stop_reason: str | None = None, stall_row: int | None = None, failure_reason: str | None = None,
+                  notes: Iterable[str] = (), warnings: Iterable[str] = (), started_at: str | None = None,
+                  watch_id: str | None = None, closure_at_boot: Mapping[str, Any] | None = None) -> dict:
+    """Build (not write) a verdict document, checking every rule first. Raises :class:`RefusedInput` (exit 2) for
+    a denylisted target, a bad value, an ungrounded ``contractual``, a target other than the one the workdir's
+    ``trial-state.json`` records, or an unreadable ``trial-state.json``; :class:`~live_trial.closure.manifest.ClosureError`
+    when the behaviour closure cannot be built. ``target`` is a :class:`~live_trial.closure.index.Target` or a string.
+
+    ``scenario_origin`` is checked against the workdir (:func:`live_trial.acceptance.origin.workdir_origin`): a rehearsal
+    workdir is always recorded ``rehearsal`` — a caller's ``live`` is overridden with a note (not refused: the
+    workdir decides, and the override can only make the verdict less reusable, never more) and the scenario path
+    is taken from ``trial-state.json`` when the caller gave none.
+
+    ``closure_at_boot`` (``{"digest", "plugins", "file_count", ...}``, trial-state.json ``closure``): the
+    behaviour closure pinned when the trial started. The verdict records that one — what was really tested — so a
+    skill edited during the trial is not recorded (and later reused) as tested; a note says when the files differ
+    now or the closure can no longer be built (then no ClosureError is raised: the trial did run)."""
+    from live_trial.acceptance.tier import derive_tier
+    from live_trial.closure.index import Target
+    from live_trial.closure.target import resolve_target
+    from live_trial.session.rules import check_target_allowed
+
+    qualified = target.qualified if isinstance(target, Target) else str(target)
+    check_target_allowed(qualified)
+    for value, choices, name in ((launch, RESULTS, "--launch"), (completion, RESULTS, "--completion"),
+                                 (gate_kind, GATE_KINDS, "--gate-kind"), (scenario_origin, ORIGINS, "scenario_origin")):
+        _check_choice(value, choices, name)
+    _check_choice(goal_result, RESULTS, "--goal-result", optional=True)
+    _check_choice(poll_exit, POLL_EXITS, "--poll-exit", optional=True)
+    _check_count(nudge_count, "--nudge-count")
+    _check_count(gate_response_count, "--gate-response-count")
+    workdir = Path(workdir).resolve()
+    if not workdir.is_dir():
+        raise RefusedInput("workdir is not a folder", where=str(workdir), code="bad_workdir",
+                           fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
+    if not isinstance(target, Target):
+        target = resolve_target(qualified, plugins_root)  # type: ignore[arg-type]
+    found = workdir_origin(workdir)
+    check_state_target(found.state, target.plugin_name, target.skill, qualified)
+    kind = normalise_gate_kind(gate_kind, gate_response_count)
+    notes = list(notes)
+    if found.origin == "rehearsal" and scenario_origin != "rehearsal":
+        # The workdir is the authority: a rehearsal is never recorded as live (it would be reused as a live PASS).
+        notes.append(f"scenario_origin {scenario_origin} was overridden to rehearsal: {found.why}")
+        scenario_origin = "rehearsal"
+        if scenario_path is None and found.scenario is not None and found.scenario.is_file():
+            scenario_path = found.scenario
+    if gate_kind == "contractual" and kind == "rescue":
+        notes.append("gate kind contractual was normalised to rescue: there were no gate responses")
+    grounding = contract_evidence(target.frontmatter) if kind == "contractual" else []
+    digest, plugin_names, file_count = _closure_fields(target, plugins_root, closure_at_boot, notes)
+    transcript = workdir / TRANSCRIPT_FILE
+    transcript_sha, models = None, []
+    if transcript.is_file():
+        from live_trial.transcript.reader import read_records
+
+        transcript_sha = transcript_sha256(transcript)
+        models = actual_models(read_records(transcript).records)
+    else:
+        notes.append(f"{TRANSCRIPT_FILE} is missing from the workdir: no transcript_sha256, no actual model")
+    tier = derive_tier(target.frontmatter)
+    downgrade = None
+    if scenario_origin == "rehearsal":
+        downgrade = "rehearsal: the model was scripted; this proves the harness path and plugin loading, not the skill"
+    elif tier != "live":
+        downgrade = f"the skill's tier is {tier}: fork or static acceptance would have been enough"
+    inputs = VerdictInputs(launch, completion, goal_result, nudge_count, gate_response_count, kind, poll_exit,
+                           bool(proof), bool(blocked), requested_model or None, tuple(models))
+    judgement = judge(inputs)
+    if blocked and stop_reason in BLOCKED_WHY:
+        # The table says BLOCKED; the reason says which block it was (tool missing, time cap, harness stopped).
+        judgement = Judgement(judgement.verdict, (f"blocked: {BLOCKED_WHY[stop_reason]}",))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "target": qualified,
+        "plugin": target.plugin_name,
+        "skill": target.skill,
+        "run_id": workdir.name,
+        "tier": tier,
+        "downgrade_reason": downgrade,
+        "proof": bool(proof),
+        "blocked": bool(blocked),
+        "launch": launch,
+        "completion": completion,
+        "goal_result": goal_result,
+        "goal_blockers": [str(b) for b in goal_blockers],
+        "evidence": _evidence_items(evidence),
+        "evidence_text": evidence_text or None,
+        "unverified": unverified or None,
+        "goal_ledger": goal_ledger,
+        "watch_id": watch_id,
+        "evaluation_file": EVALUATION_FILE if (workdir / EVALUATION_FILE).is_file() else None,
+        "nudge_count": nudge_count,
+        "gate_response_count": gate_response_count,
+        "gate_kind": kind,
+        "gate_contract_evidence": grounding,
+        "poll_exit": poll_exit,
+        "stop_reason": stop_reason,
+        "stall_row": stall_row,
+        "failure_reason": failure_reason,
+        "overall": {"verdict": judgement.verdict, "reasons": list(judgement.reasons)},
+        "skill_dir_tree_sha": digest,
+        "closure_plugins": plugin_names,
+        "closure_file_count": file_count,
+        "transcript_sha256": transcript_sha,
+        "session_id": session_id or None,
+        "scenario_id": scenario_id(qualified, args, scenario_path if scenario_origin == "rehearsal" else None),
+        "scenario_origin": scenario_origin,
+        "environment": environment(claude_version, tmux_version),
+        "requested_model": requested_model or None,
+        "actual_model": models,
+        "notes": notes,
+        "warnings": [str(w) for w in warnings],
+        "started_at": started_at,
+        "written_at": utc_now(),
+    }
+
+
+def write_verdict(workdir: Path, doc: dict) -> Path:
+    """Validate ``doc`` against the verdict schema and write ``<workdir>/verdict.json`` atomically; return its path.
+
+    Raises :class:`~live_trial.errors.SchemaInvalid` (nothing written) when it does not fit.
+    """
+    path = Path(workdir).resolve() / VERDICT_FILE
+    write_json(path, doc, SCHEMA)
+    return path
+
+
+def write_trial_verdict(**kw: Any) -> tuple[dict, Path]:
+    """Build and write a trial's verdict (the API ``run`` calls). Keywords: those of :func:`build_verdict`.
+
+    Returns ``(doc, path)``. Refusals raise before anything is written.
+    """
+    doc = build_verdict(**kw)
+    return doc, write_verdict(kw["workdir"], doc)
+
+
+def read_verdict(path: Path) -> dict:
+    """Read and schema-validate a verdict; raise :class:`RefusedInput` naming the file when unreadable or invalid."""
+    from live_trial.jsonfile import read_json
+
+    return read_json(Path(path), SCHEMA)

@@ -1,0 +1,310 @@
+"""The fresh evaluator: a separate ``claude -p`` process that answers PASS or FAIL with blockers and evidence.
+
+Seed 001 "goal verification (fresh evaluator)" and OUT1. The process has its own ``--session-id``
+(never --continue/--resume), runs in the trial's workdir with read-only tools (``--tools Read,Glob,Grep``),
+and answers through ``--json-schema`` / ``--output-format json`` (the CLI offers a StructuredOutput tool;
+the parsed answer is ``structured_output`` in its stdout JSON, as observed on claude 2.1.197). A missing
+``structured_output`` is a failure even when the exit code is 0.
+
+The answer is validated by :mod:`live_trial.judge.answer`; one retry carries the reason; then the goal
+is FAIL with the blocker "the evaluator gave no valid judgement". Request, answers and session ids are kept
+in ``<workdir>/evaluation.json`` (schema ``evaluation.schema.json``).
+
+:func:`check_starter` builds the check-only evaluator that ``watch check`` starts for a due watch.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import uuid as uuidlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from live_trial.errors import RefusedInput
+from live_trial.jsonfile import utc_now, write_json
+from live_trial.judge import answer as ea
+from live_trial.judge.evidence import check_evidence
+
+EVALUATION_FILE = "evaluation.json"
+DEFAULT_TIMEOUT_S = 600.0
+CHECK_TIMEOUT_S = 600.0
+READ_ONLY_TOOLS = "Read,Glob,Grep"
+MAX_RAW_CHARS = 4000
+CHECK_SCHEMA: dict = {
+    "type": "object",
+    "required": ["result", "note"],
+    "properties": {
+        "result": {"type": "string", "enum": ["ok", "ng"]},
+        "note": {"type": "string", "description": "what you saw, counted (e.g. '2 replies found in the log')"},
+    },
+}
+
+
+@dataclass
+class ProcessResult:
+    """One finished (or killed) ``claude -p`` process. ``exit_code`` is None when it was killed at the timeout."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_s: float
+
+
+Runner = Callable[[list[str], str, Path, Mapping[str, str], float], ProcessResult]
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str], timeout_s: float, *,
+                should_stop: Callable[[], bool] | None = None) -> ProcessResult:
+    """Run ``argv`` in ``cwd`` with ``stdin_text`` on stdin in its own process group; return its
+    :class:`ProcessResult`.
+
+    The whole group is killed at ``timeout_s`` seconds (``timed_out`` True), within a second of ``should_stop()``
+    turning true (the harness was asked to stop: ``timed_out`` True, ``stderr`` says so), and on any exception
+    in this process (a second Ctrl-C), which is then re-raised: an evaluator is never left running on its own.
+    ``env`` loses the nested-session variables (:data:`live_trial.session.boot.NESTED_VARS`), as the trial's claude does:
+    run from inside a Claude Code session, ``claude -p`` would otherwise take itself for a nested session.
+    """
+    from live_trial.session.boot import NESTED_VARS
+
+    start = time.monotonic()
+    clean_env = {k: v for k, v in env.items() if k not in NESTED_VARS}
+    proc = subprocess.Popen(argv, cwd=str(cwd), env=clean_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
+                            start_new_session=True)
+    deadline = start + timeout_s
+    talked: dict = {}
+
+    def talk() -> None:           # the whole prompt in, all output out; ends when the process group is gone
+        try:
+            talked["out"] = proc.communicate(stdin_text)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            talked["error"] = exc
+
+    talker = threading.Thread(target=talk, name="evaluator-io", daemon=True)
+    talker.start()
+    try:
+        stopped = timed_out = False
+        while talker.is_alive():
+            talker.join(max(0.0, min(1.0, deadline - time.monotonic())))
+            if not talker.is_alive():
+                break
+            stopped = should_stop is not None and should_stop()
+            timed_out = time.monotonic() >= deadline
+            if stopped or timed_out:
+                _kill_group(proc)
+                talker.join()
+                break
+    except BaseException:
+        _kill_group(proc)
+        talker.join(5)
+        raise
+    if "error" in talked:
+        raise talked["error"]
+    out, err = talked.get("out") or ("", "")
+    if stopped or timed_out:
+        note = "stopped: the harness was asked to stop\n" if stopped else ""
+        return ProcessResult(None, out or "", note + (err or ""), True, time.monotonic() - start)
+    return ProcessResult(proc.returncode, out, err, False, time.monotonic() - start)
+
+
+def build_argv(claude_path: str, schema: dict, session_id: str, model: str | None = None) -> list[str]:
+    """The evaluator's argv: print mode, JSON output, the answer schema, a fresh session id, read-only tools.
+
+    No --continue/--resume; --setting-sources local, --strict-mcp-config and --disable-slash-commands keep the
+    user's hooks, MCP servers and skills out of the judgement. The prompt goes on stdin (--tools is variadic).
+    """
+    argv = [claude_path, "-p", "--output-format", "json", "--json-schema", json.dumps(schema),
+            "--session-id", session_id, "--tools", READ_ONLY_TOOLS, "--setting-sources", "local",
+            "--strict-mcp-config", "--disable-slash-commands"]
+    if model:
+        argv += ["--model", model]
+    return argv
+
+
+def parse_output(result: ProcessResult) -> tuple[Any, str | None, str | None]:
+    """Return ``(structured_output or None, raw result text or None, error or None)`` from the CLI's stdout."""
+    if result.timed_out:
+        return None, None, "the evaluator did not answer in time"
+    text = (result.stdout or "").strip()
+    doc = None
+    for candidate in [text] + text.splitlines()[::-1]:
+        try:
+            doc = json.loads(candidate)
+            break
+        except (json.JSONDecodeError, ValueError):
+            continue
+    if not isinstance(doc, dict):
+        tail = (result.stderr or result.stdout or "").strip().splitlines()[-1:] or ["no output"]
+        return None, None, f"the CLI gave no JSON result (exit {result.exit_code}): {tail[0][:300]}"
+    raw = doc.get("result") if isinstance(doc.get("result"), str) else None
+    if doc.get("is_error"):
+        errors = "; ".join(str(e) for e in doc.get("errors") or []) or (raw or doc.get("subtype") or "error")
+        return None, raw, f"the CLI reported an error ({doc.get('subtype')}): {errors[:300]}"
+    if "structured_output" not in doc:
+        return None, raw, "the evaluator answered without the structured output"
+    return doc["structured_output"], raw, None
+
+
+def build_context(workdir: Path, target: Any) -> ea.Context:
+    """Collect the promise (description, criteria), the out/ artifacts and the transcript index of a workdir.
+
+    The index lists the records in the order they happened (:func:`live_trial.transcript.order.causal_order`,
+    subagent records included), not in line order, which the CLI does not keep for a session's first turn.
+    """
+    from live_trial.transcript.order import causal_order
+    from live_trial.transcript.reader import read_records
+
+    workdir = Path(workdir).resolve()
+    frontmatter = dict(getattr(target, "frontmatter", None) or {})
+    skill_md = getattr(target, "skill_md", None)
+    if not frontmatter and skill_md and Path(skill_md).is_file():
+        from live_trial.closure.manifest import read_frontmatter
+        frontmatter = read_frontmatter(Path(skill_md))
+    judged, skipped = ea.split_criteria(frontmatter)
+    name = getattr(target, "qualified", None) or str(target)
+    ctx = ea.Context(workdir=workdir, target=name, description=" ".join(str(frontmatter.get("description", "")).split()),
+                     criteria=judged, criteria_skipped=skipped)
+    out, budget = workdir / "out", ea.MAX_PREVIEW_TOTAL_BYTES
+    for path in sorted(p for p in out.rglob("*") if p.is_file()) if out.is_dir() else []:
+        size = path.stat().st_size
+        preview = None
+        if size <= ea.MAX_FILE_PREVIEW_BYTES and size <= budget:
+            try:
+                preview = path.read_text(encoding="utf-8")
+                budget -= size
+            except (UnicodeDecodeError, OSError):
+                preview = None
+        ctx.artifacts.append({"path": str(path.relative_to(workdir)), "bytes": size, "preview": preview})
+    tpath = workdir / "transcript.jsonl"
+    if tpath.is_file():
+        records = read_records(tpath).records
+        ctx.transcript_path = "transcript.jsonl"
+        ctx.transcript_index = ea.index_records(causal_order(records, sidechains=True), workdir)
+        ctx.transcript_uuids = {r["uuid"].lower() for r in ctx.transcript_index}
+    return ctx
+
+
+def _claude_path(claude: Any, env: Mapping[str, str]) -> str:
+    if claude is None:
+        from live_trial.session.claude_bin import find_claude
+        return find_claude(env=env).path
+    return str(getattr(claude, "path", claude))
+
+
+def _attempt(n: int, prompt: str, ctx: ea.Context, claude_path: str, env: Mapping[str, str], model: str | None,
+             timeout_s: float, runner: Runner, clock: Callable[[], str]) -> dict:
+    session_id = str(uuidlib.uuid4())
+    started = clock()
+    result = runner(build_argv(claude_path, ea.ANSWER_SCHEMA, session_id, model), prompt, ctx.workdir, env, timeout_s)
+    answer, raw, error = parse_output(result)
+    problems = [error] if error else ea.answer_problems(answer, ctx)
+    return {"n": n, "session_id": session_id, "started_at": started, "duration_s": round(result.duration_s, 3),
+            "exit_code": result.exit_code, "timed_out": result.timed_out, "request": prompt,
+            "answer": answer if isinstance(answer, dict) else None,
+            "raw_result": (raw or "")[:MAX_RAW_CHARS] or None,
+            "stderr_tail": (result.stderr or "").strip()[-MAX_RAW_CHARS:] or None,
+            "problems": problems, "valid": not problems}
+
+
+def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *, model: str | None = None,
+             timeout_s: float = DEFAULT_TIMEOUT_S, runner: Runner | None = None,
+             clock: Callable[[], str] = utc_now) -> dict:
+    """Judge the goal of the trial in ``workdir`` with a fresh evaluator; write and return evaluation.json.
+
+    ``target``: closure.Target (qualified, frontmatter, skill_md) or a name. ``claude``: ClaudeBinary, a path,
+    or None (find_claude). ``env``: the environment of the evaluator process (the rehearsal env in rehearsal).
+    ``timeout_s``: per attempt. Returns the evaluation dict: ``goal_result`` PASS|FAIL, ``blockers``,
+    ``evidence`` [{claim, source, observed}], ``checks``, ``attempts`` (request, answer, session id each),
+    ``session_id`` (of the judging attempt). Never raises for a bad answer (that is a FAIL); raises Blocked
+    when no claude is found and SchemaInvalid on a harness bug (nothing written then).
+    """
+    workdir = Path(workdir).resolve()
+    if not workdir.is_dir():
+        raise RefusedInput("the workdir does not exist", where=str(workdir), code="not_found")
+    runner = runner or run_process
+    claude_path = _claude_path(claude, env)
+    ctx = build_context(workdir, target)
+    attempts: list[dict] = []
+    reason = None
+    for n in (1, 2):
+        att = _attempt(n, ea.build_prompt(ctx, reason), ctx, claude_path, env, model, timeout_s, runner, clock)
+        attempts.append(att)
+        if att["valid"]:
+            break
+        reason = "; ".join(att["problems"])
+    last = attempts[-1]
+    if last["valid"]:
+        settled = ea.settle(last["answer"], ctx)
+        judged_by = "evaluator"
+    else:
+        settled = {"goal_result": "FAIL", "blockers": [ea.NO_VALID_JUDGEMENT], "evidence": [],
+                   "checks": [{"id": c["id"], "result": "fail", "evidence": "not checked"} for c in ctx.criteria]}
+        judged_by = "fallback"
+    doc = {"version": 1, "workdir": str(workdir), "target": ctx.target, "description": ctx.description,
+           "criteria": [{"id": c["id"], "text": c["text"]} for c in ctx.criteria],
+           "criteria_skipped": [{"id": c["id"], "verify_by": str(c["verify_by"])} for c in ctx.criteria_skipped],
+           "model": model, "judged_by": judged_by, "session_id": last["session_id"], **settled,
+           "attempts": attempts, "finished_at": clock()}
+    write_json(workdir / EVALUATION_FILE, doc, "evaluation.schema.json")
+    return doc
+
+
+# ------------------------------------------------------------------------------ check-only (watches)
+
+def check_prompt(watch: dict) -> str:
+    """The check-only request for a due watch (seed 000 rule 3): read, count, look at logs; change and send nothing."""
+    return "\n".join([
+        "You are checking, with real data, whether something that was not confirmed yet has now happened.",
+        "Rules: do not implement, fix, change or send anything. Only read files, count, and look at logs "
+        "(Read, Glob, Grep). Listing or planning is not checking.",
+        f"Objective: {watch['objective']}",
+        f"Not confirmed yet: {watch['unverified']}",
+        f"What was known when the watch started: {watch.get('evidence') or '(nothing)'}",
+        "End with exactly one StructuredOutput call: result ok (it has happened: you saw it, counted) or ng "
+        "(it has not, or you cannot see it), and a note saying what you saw, counted "
+        "(for example '2 replies found in the log since Monday').",
+    ])
+
+
+def check_starter(env: Mapping[str, str] | None = None, claude: Any = None, *, model: str | None = None,
+                  timeout_s: float = CHECK_TIMEOUT_S, runner: Runner | None = None) -> Callable[[dict, Path], dict | None]:
+    """Build the starter ``watch check`` uses: ``starter(watch, eval_root) -> {"result", "note"} | None``.
+
+    Each call starts one ``claude -p`` (fresh session id, read-only tools, cwd = the watch's workdir when it
+    exists, else the eval root) with :func:`check_prompt`. An "ok" whose note is only a proxy is not a
+    confirmation: it is returned as None (no result). Errors of the process give None too.
+    """
+    env = dict(os.environ if env is None else env)
+    run = runner or run_process
+
+    def starter(watch: dict, eval_root: Path) -> dict | None:
+        cwd = Path(watch.get("workdir") or "")
+        cwd = cwd if watch.get("workdir") and cwd.is_dir() else Path(eval_root)
+        argv = build_argv(_claude_path(claude, env), CHECK_SCHEMA, str(uuidlib.uuid4()), model)
+        answer, _, error = parse_output(run(argv, check_prompt(watch), cwd.resolve(), env, timeout_s))
+        if error or not isinstance(answer, dict) or answer.get("result") not in ("ok", "ng"):
+            return {"error": error or "no ok/ng result"}
+        note = str(answer.get("note") or "").strip()
+        if not note:
+            return {"error": "the check gave no note"}
+        if answer["result"] == "ok":
+            try:
+                check_evidence("PASS", note, None)
+            except RefusedInput as exc:
+                return {"error": f"an ok without counted evidence is not a confirmation: {exc.problem}"}
+        return {"result": answer["result"], "note": note}
+
+    return starter

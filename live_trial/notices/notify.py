@@ -1,0 +1,446 @@
+"""Plain-language notifications for a person who does not know the system (seed 000 "通知文の書き方").
+
+Texts come from the catalogues ``references/notifications.{ja,en}.json``:
+
+- ``templates.<kind>.text``: ``{objective}`` and ``{detail}`` are filled in; ``templates.<kind>.generic`` is the
+  fallback sentence used when a filled-in text still fails the forbidden-token check.
+  Kinds: done ✅, mostly_done 🟡, not_working ⚠️, confirmed ✅ (a watch was confirmed), watch_failed ⚠️ (third
+  failed check), watch_expired ⚠️ (7 days without confirmation).
+- ``reasons.<code>``: one plain sentence per stop reason / status word / error code of the harness;
+  ``families.<prefix>``: the sentence for other codes starting with bad_, unknown_, missing_, no_.
+- ``exit_codes.<command>.<code>``: one plain sentence per exit code of each command.
+
+The language is ``--lang``, else env ``LIVE_TRIAL_LANG``, else Japanese: the seed that defines these
+notifications asks for Japanese that a high-school student understands, and the people running these
+trials read Japanese first.
+
+Forbidden tokens (checked over every text before it is sent, see :func:`forbidden_tokens`): every status
+word and error code of the harness (and anything snake_case or UPPER_SNAKE), internal field names, every subcommand written as a command and every
+flag, anything shaped like a uuid, run id, session name, watch id, hash or path, and priority tags like [P1].
+A text that fails is sanitised (the offending parts of the filled-in values are replaced by a placeholder)
+and, if it still fails, replaced by the generic sentence; the record says which happened.
+
+Sinks: ``<eval-root>/notifications.jsonl`` always (one schema-valid record per notification, including the
+webhook outcome); a webhook (JSON POST ``{"content": text}``, Discord style) when env
+``LIVE_TRIAL_WEBHOOK_URL`` is set, with a timeout and one retry. A failed send is recorded, never lost:
+:func:`live_trial.notices.resend.resend_failed` (called by ``watch.daily_maintenance``, so by ``run`` and
+``watch daily``, and by ``plan``) sends the same
+text again, at most once an hour per notice, until one attempt gets through (seed 000: a person is always told
+the outcome in plain words).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from live_trial.errors import LiveTrialError, RefusedInput
+from live_trial.jsonfile import append_jsonl, utc_now, validate
+from live_trial.resources import resource_path
+
+LANGS = ("ja", "en")
+DEFAULT_LANG = "ja"
+KINDS = ("done", "mostly_done", "not_working", "confirmed", "watch_failed", "watch_expired")
+NOTIFICATIONS_FILE = "notifications.jsonl"
+WEBHOOK_ENV = "LIVE_TRIAL_WEBHOOK_URL"
+LANG_ENV = "LIVE_TRIAL_LANG"
+WEBHOOK_TIMEOUT_S = 5.0
+WEBHOOK_RETRY_WAIT_S = 1.0
+MAX_OBJECTIVE_CHARS = 200
+MAX_DETAIL_CHARS = 600
+MAX_CONTENT_CHARS = 1900  # Discord rejects content over 2000 characters
+
+# Subcommands of the CLI (kept in step with live_trial.cli; a test compares them with the real parser).
+SUBCOMMANDS = ("run", "plan", "boot", "send", "backend", "status", "poll", "collect", "reap", "evaluate",
+               "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep")
+# Status words and codes that are not keys of the catalogues' reason tables.
+EXTRA_CODES = ("WARN", "BUSY_GENERATING", "BUSY_TOOL", "IDLE_TURN_COMPLETE", "SCHEMA_INVALID", "OK", "NG",
+               "daily_iter_cap", "runner_error", "noop", "failed_check", "mostly_done", "not_working",
+               "watch_failed", "watch_expired", "goal_result", "overall", "lastCheckAt", "lastListedAt")
+
+
+def resolve_lang(explicit: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """Return the notification language: ``explicit`` > env LIVE_TRIAL_LANG > "ja".
+
+    Raises :class:`RefusedInput` for a language without a catalogue.
+    """
+    env = os.environ if env is None else env
+    lang = (explicit or env.get(LANG_ENV) or DEFAULT_LANG).strip().lower()
+    if lang not in LANGS:
+        raise RefusedInput(f"no notification catalogue for language {lang!r}", where="--lang / LIVE_TRIAL_LANG",
+                           fix=f"use one of: {', '.join(LANGS)}", code="unknown_lang")
+    return lang
+
+
+@lru_cache(maxsize=None)
+def catalogue(lang: str) -> dict:
+    """The catalogue for ``lang`` (``references/notifications.<lang>.json``) as a dict."""
+    return json.loads(resource_path("references", f"notifications.{lang}.json").read_text(encoding="utf-8"))
+
+
+def _error_codes() -> set[str]:
+    out: set[str] = set()
+    stack = [LiveTrialError]
+    while stack:
+        cls = stack.pop()
+        out.update({cls.status, cls.code})
+        stack.extend(cls.__subclasses__())
+    return out
+
+
+@lru_cache(maxsize=None)
+def internal_codes() -> tuple[str, ...]:
+    """Every status word and error code of the harness: catalogue reason keys, error classes, extras."""
+    codes = set(EXTRA_CODES) | _error_codes()
+    for lang in LANGS:
+        codes.update(catalogue(lang)["reasons"])
+    return tuple(sorted(codes, key=lambda c: (-len(c), c)))
+
+
+def _code_pattern() -> str:
+    parts = []
+    for code in internal_codes():
+        if code.isupper() or "_" in code or any(ch.isupper() for ch in code[1:]) or code in ("noop",):
+            parts.append(re.escape(code))
+    return r"(?<![A-Za-z0-9_])(?:" + "|".join(parts) + r")(?![A-Za-z0-9_])"
+
+
+_ASCII_PATH = r"[A-Za-z0-9_.~@%+=:\-]*[/\\][A-Za-z0-9_.~@%+=:/\\\-]*"
+_SHAPES: list[tuple[str, str]] = [
+    ("uuid", r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
+    ("run_id", r"\b\d{8}T\d{6}(?:-[0-9a-fA-F]{4})?\b"),
+    ("session", r"(?<![A-Za-z0-9_])lt-[A-Za-z0-9_-]+"),
+    ("watch_id", r"(?<![A-Za-z0-9_])w-[0-9a-f]{8}\b"),
+    ("hash", r"\bsha256:[0-9a-fA-F]*|\b[0-9a-fA-F]{16,}\b"),
+    ("path", _ASCII_PATH),
+    ("file", r"[A-Za-z0-9_.\-]+\.(?:json|jsonl|md|py|txt|ya?ml|log|sh|toml|cfg|ini|csv|lock)\b"),
+    ("priority_tag", r"[\[【［]\s*[Pp]\s*\d+\s*[\]】］]"),
+    ("flag", r"(?<![\w-])--?[A-Za-z][\w-]*"),
+    ("code_span", r"`[^`]*`"),
+    ("program", r"(?<![A-Za-z0-9_])(?:live-trial|live_trial|python3? -m)(?![A-Za-z0-9_])"),
+    ("skill_id", r"(?<![A-Za-z0-9_])[a-z][a-z0-9-]*:[a-z][a-z0-9-]*(?![A-Za-z0-9_])"),
+    ("field_name", r"(?<![A-Za-z0-9_])[a-z]+[A-Z][A-Za-z]+(?![A-Za-z0-9_])"),
+    ("snake_code", r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![A-Za-z0-9])"),
+]
+
+
+@lru_cache(maxsize=None)
+def _patterns(lang: str) -> tuple[tuple[str, re.Pattern], ...]:
+    subs = "|".join(re.escape(s) for s in SUBCOMMANDS)
+    pats = [("code", re.compile(_code_pattern()))]
+    pats += [(name, re.compile(rx)) for name, rx in _SHAPES]
+    pats.append(("subcommand", re.compile(rf"(?<![A-Za-z0-9_-])(?:{subs})(?=\s+--?[A-Za-z])")))
+    if lang == "ja":  # a lone English command name in Japanese prose (not a word inside an English phrase)
+        pats.append(("subcommand", re.compile(rf"(?<![A-Za-z0-9_-] )(?<![A-Za-z0-9_-])(?:{subs})"
+                                              rf"(?![A-Za-z0-9_-])(?! [A-Za-z0-9])", re.IGNORECASE)))
+    return tuple(pats)
+
+
+def forbidden_spans(text: str, lang: str = DEFAULT_LANG) -> list[tuple[int, int, str, str]]:
+    """Return ``(start, end, token, kind)`` for each forbidden token in ``text``, merged and in order."""
+    spans = []
+    for kind, rx in _patterns(lang):
+        spans += [(m.start(), m.end(), kind) for m in rx.finditer(text) if m.end() > m.start()]
+    spans.sort()
+    merged: list[list] = []
+    for start, end, kind in spans:
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end, kind])
+    return [(s, e, text[s:e], k) for s, e, k in merged]
+
+
+def forbidden_tokens(text: str, lang: str = DEFAULT_LANG) -> list[str]:
+    """The forbidden tokens in ``text`` (empty list when it may be sent as is)."""
+    return [tok for _, _, tok, _ in forbidden_spans(text, lang)]
+
+
+def sanitise(text: str, lang: str = DEFAULT_LANG) -> tuple[str, list[str]]:
+    """Replace each forbidden token by the catalogue placeholder; return ``(clean_text, removed_tokens)``."""
+    spans = forbidden_spans(text, lang)
+    if not spans:
+        return text, []
+    placeholder = catalogue(lang)["placeholder"]
+    out, pos = [], 0
+    for start, end, _, _ in spans:
+        out.append(text[pos:start])
+        if not "".join(out).rstrip().endswith(placeholder):
+            out.append(placeholder)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), [tok for _, _, tok, _ in spans]
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join((text or "").split()) if "\n" not in (text or "") else (text or "").strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render(kind: str, objective: str, detail: str, lang: str) -> dict:
+    """Fill the ``kind`` template and check it; return ``{"text", "sanitised", "fallback", "removed"}``.
+
+    The filled-in values are sanitised when the text fails the forbidden-token check; when it still fails
+    (a bad template), the kind's generic sentence is used. Raises RefusedInput for an unknown kind.
+    """
+    if kind not in KINDS:
+        raise RefusedInput(f"unknown notification kind {kind!r}", where="kind", fix=f"use one of: {', '.join(KINDS)}",
+                           code="unknown_kind")
+    tmpl = catalogue(lang)["templates"][kind]
+    objective = _clip(objective, MAX_OBJECTIVE_CHARS) or "-"
+    detail = _clip(detail, MAX_DETAIL_CHARS) or "-"
+    text = tmpl["text"].format(objective=objective, detail=detail)
+    result = {"text": text, "sanitised": False, "fallback": False, "removed": []}
+    if not forbidden_tokens(text, lang):
+        return result
+    clean_obj, rem1 = sanitise(objective, lang)
+    clean_det, rem2 = sanitise(detail, lang)
+    text = tmpl["text"].format(objective=clean_obj, detail=clean_det)
+    result.update(sanitised=True, removed=rem1 + rem2, text=text)
+    leftover = forbidden_tokens(text, lang)
+    if leftover:
+        result.update(text=tmpl["generic"], fallback=True, removed=result["removed"] + leftover)
+    return result
+
+
+def reason_sentence(code: str | None, lang: str = DEFAULT_LANG) -> str:
+    """The plain sentence for a stop reason / status word / error code.
+
+    Exact entry of ``reasons``; else the ``families`` entry whose prefix the code starts with (bad_, unknown_,
+    missing_, no_); else the "unknown" sentence.
+    """
+    cat = catalogue(lang)
+    if code and code in cat["reasons"]:
+        return cat["reasons"][code]
+    for prefix, sentence in cat.get("families", {}).items():
+        if code and code.startswith(prefix):
+            return sentence
+    return cat["reasons"]["unknown"]
+
+
+def exit_code_sentence(command: str, exit_code: int, lang: str = DEFAULT_LANG) -> str:
+    """The plain sentence for ``exit_code`` of ``command`` (run, boot, poll, verdict, evaluate, watch, any)."""
+    table = catalogue(lang)["exit_codes"]
+    return (table.get(command, {}).get(str(int(exit_code))) or table["any"].get(str(int(exit_code)))
+            or catalogue(lang)["reasons"]["unknown"])
+
+
+Poster = Callable[[str, bytes, float], int]
+
+
+def _http_post(url: str, body: bytes, timeout_s: float) -> int:
+    req = urllib.request.Request(url, data=body, method="POST",
+                                 headers={"Content-Type": "application/json", "User-Agent": "live-trial"})
+    with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - the URL is the user's webhook
+        return int(resp.status)
+
+
+def send_webhook(url: str, text: str, *, timeout_s: float = WEBHOOK_TIMEOUT_S,
+                 retry_wait_s: float = WEBHOOK_RETRY_WAIT_S, post: Poster | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> dict:
+    """POST ``{"content": text}`` to ``url``; one retry after ``retry_wait_s`` seconds on any failure.
+
+    Returns ``{"status": "sent"|"failed", "attempts": n, "http_status": int|None, "error": str|None}``.
+    Never raises for a network or HTTP failure (the caller records it).
+    """
+    post = post or _http_post
+    body = json.dumps({"content": text[:MAX_CONTENT_CHARS]}, ensure_ascii=False).encode("utf-8")
+    outcome: dict = {"status": "failed", "attempts": 0, "http_status": None, "error": None}
+    for attempt in (1, 2):
+        outcome["attempts"] = attempt
+        try:
+            code = post(url, body, timeout_s)
+            outcome["http_status"] = code
+            if 200 <= code < 300:
+                outcome.update(status="sent", error=None)
+                return outcome
+            outcome["error"] = f"HTTP {code}"
+        except urllib.error.HTTPError as exc:
+            outcome.update(http_status=exc.code, error=f"HTTP {exc.code}")
+        except Exception as exc:  # noqa: BLE001 - any failure is recorded, never raised
+            outcome["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        if attempt == 1:
+            sleep(retry_wait_s)
+    return outcome
+
+
+def notify(eval_root: Path, kind: str, objective: str, detail: str, lang: str | None = None, *,
+           refs: Mapping[str, str] | None = None, env: Mapping[str, str] | None = None,
+           clock: Callable[[], str] = utc_now, post: Poster | None = None,
+           sleep: Callable[[float], None] = time.sleep, timeout_s: float = WEBHOOK_TIMEOUT_S) -> dict:
+    """Render, check, send and record one notification; return the record appended to notifications.jsonl.
+
+    ``refs`` (watch id, run id, target...) go into the record only, never into the text. The webhook is
+    used when env LIVE_TRIAL_WEBHOOK_URL is set; its outcome (sent / failed after one retry / not
+    configured) is part of the record. Raises RefusedInput for an unknown kind or language.
+    """
+    env = os.environ if env is None else env
+    lang = resolve_lang(lang, env)
+    rendered = render(kind, objective, detail, lang)
+    url = (env.get(WEBHOOK_ENV) or "").strip()
+    if url:
+        webhook = send_webhook(url, rendered["text"], timeout_s=timeout_s, post=post, sleep=sleep)
+    else:
+        webhook = {"status": "not_configured", "attempts": 0, "http_status": None, "error": None}
+    record = {
+        "at": clock(), "kind": kind, "lang": lang, "text": rendered["text"],
+        "objective": objective or "", "detail": detail or "",
+        "refs": {str(k): str(v) for k, v in (refs or {}).items()},
+        "check": {"sanitised": rendered["sanitised"], "fallback": rendered["fallback"],
+                  "removed": rendered["removed"]},
+        "webhook": webhook,
+    }
+    validate(record, "notification.schema.json", what=NOTIFICATIONS_FILE)
+    append_jsonl(Path(eval_root) / NOTIFICATIONS_FILE, record)
+    return record
+
+
+def outcome_notice(overall: str, *, evidence: str | None = None, unverified: str | None = None,
+                   reasons: Iterable[str] = (), blockers: Iterable[str] = (),
+                   lang: str = DEFAULT_LANG) -> tuple[str, str]:
+    """Choose the kind and detail of the one notification that ends a trial (README: every run ends with one).
+
+    PASS + unverified -> mostly_done (detail: what is unconfirmed); PASS -> done (detail: the evidence);
+    anything else -> not_working (detail: the sentence of the overall verdict, of each other reason code, then
+    the blockers).
+    """
+    if overall == "PASS" and (unverified or "").strip():
+        return "mostly_done", unverified or ""
+    if overall == "PASS":
+        return "done", evidence or reason_sentence("PASS", lang)
+    parts = [reason_sentence(overall, lang)]
+    parts += [reason_sentence(code, lang) for code in reasons if code not in ("DONE", "PASS", overall)]
+    parts += [b for b in blockers if b]
+    sep = "" if lang == "ja" else " "
+    return "not_working", sep.join(dict.fromkeys(parts))
+
+
+def _read_records(path: Path) -> list[dict]:
+    """The records of a notifications.jsonl in file order; lines that are not a JSON object are skipped."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            out.append(doc)
+    return out
+
+
+def read_notifications(eval_root: Path) -> list[dict]:
+    """All records of ``<eval-root>/notifications.jsonl`` in file order (empty when there is none); a line that is
+    not a JSON object (a torn write, a hand edit) is skipped, never raised."""
+    return _read_records(Path(eval_root) / NOTIFICATIONS_FILE)
+
+
+def _find_key(doc: Any, *names: str) -> Any:
+    """The first value found for any of ``names`` in a nested dict (depth first, top level first)."""
+    if not isinstance(doc, dict):
+        return None
+    for name in names:
+        if doc.get(name) not in (None, "", []):
+            return doc[name]
+    for value in doc.values():
+        found = _find_key(value, *names) if isinstance(value, dict) else None
+        if found not in (None, "", []):
+            return found
+    return None
+
+
+def _evidence_text(evidence: Any) -> str:
+    if isinstance(evidence, str):
+        return evidence
+    items = []
+    for item in evidence or []:
+        if isinstance(item, dict):
+            items.append(str(item.get("observed") or item.get("claim") or ""))
+        elif item:
+            items.append(str(item))
+    return "; ".join(i for i in items if i)
+
+
+def _trial_reasons(doc: Mapping[str, Any], lang: str) -> list[str]:
+    """Reason codes of a verdict that have a plain sentence: why it stopped, and why it was downgraded."""
+    codes = [_find_key(doc, "stop_reason"), _find_key(doc, "failure_reason"), _find_key(doc, "poll_exit")]
+    if str(_find_key(doc, "goal_result") or "") == "FAIL":
+        codes.append("goal_failed")
+    if int(_find_key(doc, "nudge_count") or 0) > 0:
+        codes.append("nudged")
+    if int(_find_key(doc, "gate_response_count") or 0) > 0 and _find_key(doc, "gate_kind") != "contractual":
+        codes.append("gate_answered")
+    unknown = reason_sentence(None, lang)
+    return [str(c) for c in dict.fromkeys(codes) if c and reason_sentence(str(c), lang) != unknown]
+
+
+def _trial_objective(eval_root: Path, doc: Mapping[str, Any], workdir: Path | None) -> str | None:
+    if workdir is None and _find_key(doc, "skill") and _find_key(doc, "run_id"):
+        from live_trial.acceptance.evallog import workdir_path
+        workdir = workdir_path(Path(eval_root), _find_key(doc, "plugin"), str(_find_key(doc, "skill")),
+                               str(_find_key(doc, "run_id")))
+    path = Path(str(workdir or _find_key(doc, "workdir") or "")) / "evaluation.json"
+    if not path.name or not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("description") or None
+    except (OSError, ValueError):
+        return None
+
+
+def notify_trial_record(eval_root: Path, verdict: Mapping[str, Any], lang: str | None = None, *,
+                 objective: str | None = None, workdir: Path | None = None, env: Mapping[str, str] | None = None,
+                 clock: Callable[[], str] = utc_now, post: Poster | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> dict:
+    """Send the one notification that ends a trial (README: every run ends with one); return its record (the line
+    appended to notifications.jsonl: ``text``, ``webhook.status`` sent / failed / not_configured...).
+
+    Reads from the verdict dict (searched by key, so it does not depend on the exact nesting): the overall
+    verdict, evidence, unverified, goal blockers, and the reasons (stop reason, failure reason, poll exit, goal
+    failed, nudged, gate answered) that have a plain sentence. The objective is ``objective``, else the skill
+    description kept in the workdir's evaluation.json (``workdir``, else found from eval_root, plugin, skill
+    and run id), else the skill's name. A rehearsal verdict (``scenario_origin`` rehearsal) adds the sentence
+    ``notes.rehearsal`` of the catalogue: the model was a script, so the skill itself is not proven yet.
+    """
+    doc = dict(verdict)
+    overall = doc.get("overall")
+    overall = str((overall.get("verdict") if isinstance(overall, dict) else overall) or "FAIL")
+    lang = resolve_lang(lang, env)
+    target = str(_find_key(doc, "target_skill", "target", "skill") or "")
+    objective = objective or _trial_objective(eval_root, doc, workdir) or target.split(":")[-1] or "-"
+    reasons = _trial_reasons(doc, lang)
+    blockers = _find_key(doc, "goal_blockers", "blockers") or []
+    kind, detail = outcome_notice(overall, evidence=_evidence_text(_find_key(doc, "evidence")),
+                                  unverified=_find_key(doc, "unverified"), reasons=reasons or [overall],
+                                  blockers=[str(b) for b in blockers] if isinstance(blockers, list) else [str(blockers)],
+                                  lang=lang)
+    if _find_key(doc, "scenario_origin") == "rehearsal":     # say plainly that the model was scripted (README "Set-up")
+        detail = _sentences(detail, catalogue(lang)["notes"]["rehearsal"], lang)
+    refs = {k: str(v) for k, v in {"run_id": _find_key(doc, "run_id"), "target": target,
+                                   "overall": overall}.items() if v}
+    return notify(eval_root, kind, objective, detail, lang, refs=refs, env=env, clock=clock, post=post,
+                  sleep=sleep)
+
+
+def notify_trial(eval_root: Path, verdict: Mapping[str, Any], lang: str | None = None, **kw: Any) -> str:
+    """:func:`notify_trial_record`, returning only the text sent (the same keywords)."""
+    return notify_trial_record(eval_root, verdict, lang, **kw)["text"]
+
+
+def _sentences(first: str, second: str, lang: str) -> str:
+    """``first`` and ``second`` as two sentences: a full stop (。 or .) is added to ``first`` when it has none."""
+    first = first.strip()
+    if not first:
+        return second
+    ends = ("。", "！", "？", ".", "!", "?") if lang == "ja" else (".", "!", "?", "。")
+    stop = "" if first.endswith(ends) else ("。" if lang == "ja" else ".")
+    return first + stop + ("" if lang == "ja" else " ") + second

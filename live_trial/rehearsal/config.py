@@ -1,0 +1,47 @@
+"""An isolated Claude Code configuration folder for rehearsal trials and tests.
+
+In rehearsal the CLI must not touch the user's ``~/.claude`` and must not try the internet, so the
+harness points ``CLAUDE_CONFIG_DIR`` at a folder under the workdir, pre-seeded with onboarding
+done, the API key approved and the trial cwd trusted (claude-cli-observed.md, preamble). Without
+that seeding the CLI shows onboarding or tries to log in.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from live_trial import PINNED_CLAUDE_VERSION
+from live_trial.jsonfile import write_text_atomic
+
+REHEARSAL_API_KEY = "sk-ant-api03-live-trial-rehearsal-key-0000000000000000000000000000000000AA"
+#: Every message the rehearsal server plays (:mod:`live_trial.rehearsal.server`) has an id starting with this; the CLI keeps it in the transcript
+#: (``message.id``), so a transcript says by itself whether its model was scripted.
+REHEARSAL_MESSAGE_PREFIX = "msg_rehearsal_"
+
+
+def seed_config(config_dir: Path, trusted_cwds: list[Path], *, api_key: str = REHEARSAL_API_KEY,
+                skip_bypass_dialog: bool = False, trust: bool = True) -> Path:
+    """Create ``config_dir`` with ``.claude.json`` (and ``settings.json``) so the CLI boots straight to its prompt.
+
+    ``trusted_cwds`` are marked as trusted folders (``trust=False`` leaves them untrusted, to test the
+    trust question). ``skip_bypass_dialog`` pre-accepts the bypass-permissions warning.
+    Returns ``config_dir``. Existing files are overwritten.
+    """
+    config_dir = Path(config_dir)
+    config_dir.mkdir(parents=True, exist_ok=True)
+    projects = {str(Path(c).resolve()): {"hasTrustDialogAccepted": bool(trust), "allowedTools": [],
+                                         "hasCompletedProjectOnboarding": True}
+                for c in trusted_cwds}
+    doc = {
+        "hasCompletedOnboarding": True,
+        "lastOnboardingVersion": PINNED_CLAUDE_VERSION,
+        "theme": "dark",
+        "numStartups": 1,
+        "customApiKeyResponses": {"approved": [api_key[-20:]], "rejected": []},
+        "projects": projects,
+        "autoUpdates": False,
+    }
+    write_text_atomic(config_dir / ".claude.json", json.dumps(doc, indent=2) + "\n")
+    settings = {"skipDangerousModePermissionPrompt": True} if skip_bypass_dialog else {}
+    write_text_atomic(config_dir / "settings.json", json.dumps(settings, indent=2) + "\n")
+    return config_dir

@@ -1,0 +1,458 @@
+"""The only code that talks to tmux (ARCHITECTURE invariant 2; seed 001 "live-trial-backend.py").
+
+Every tmux command goes through :meth:`Backend._run` (one process boundary; it calls libtmux's
+``Server.cmd``): argv list in, :class:`TmuxResult` out. The socket flag (``-L``, default
+``live-trial``, env ``LIVE_TRIAL_SOCKET``) and ``-f /dev/null`` (no user tmux.conf: a user's
+extended-keys / prefix / paste settings cannot change what the CLI receives) are
+added there and nowhere else. There too every argument is escaped for tmux's argv parser
+(:func:`~live_trial.session.rules.tmux_args`): a final ``;`` would end the command, so text, paths and
+cwds ending in ``;`` are sent as ``…\\;``; commands are chained only with :data:`SEP`.
+
+Targets are always exact: sessions as ``=NAME``; panes by the pane id (``%N``)
+read back from an exact listing (``send-keys -t =NAME`` fails with "can't find pane: =NAME" on
+tmux 3.3a, and a bare ``-t NAME`` matches by prefix: with only ``lt-…-a12`` alive, ``-t lt-…-a1``
+would hit it).
+
+Environment of the pane: the ``new-session`` client runs with exactly the
+child environment, and every variable name of it and of the server's global environment is put in
+the server's ``update-environment`` list, so the session environment equals the child environment:
+names present are copied, names absent are removed (tmux(1) update-environment). No value ever
+appears on a command line or in a file.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import libtmux
+from libtmux import exc as libtmux_exc
+
+from live_trial.errors import Blocked, LiveTrialError, RefusedInput
+from live_trial.session.rules import (
+    SEP,
+    SESSION_RE,
+    buffer_name,
+    check_keys,
+    format_literal,
+    owner_alive,
+    owner_token,
+    resolve_socket,
+    stop_process,
+    tmux_args,
+    validate_session_name,
+)
+
+PID_LOG_ENV = "LIVE_TRIAL_PID_LOG"
+NO_CONFIG = "/dev/null"
+OWNER_OPTION = "@live_trial_owner"
+META_PREFIX = "@lt_"
+MIN_WIDTH, MIN_HEIGHT = 200, 50
+HISTORY_LIMIT = 100_000
+TMUX_TIMEOUT_S = 30.0
+SERVER_RACE_RETRIES = 3
+REAP_GRACE_S = 30.0          # a session without an owner option younger than this may be mid-creation
+
+SEND_LINE_MAX = 500
+
+
+@dataclass(frozen=True)
+class TmuxResult:
+    """One tmux invocation: the argv run, its return code, stdout/stderr lines and wall time in seconds."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: list[str]
+    stderr: list[str]
+    duration_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A created session: its name, tmux session id ($N), pane id (%N) and the pid of the pane's process."""
+
+    name: str
+    session_id: str
+    pane_id: str
+    pane_pid: int
+
+
+@dataclass(frozen=True)
+class PaneRow:
+    """One row of the exact pane listing (``list-panes -a``)."""
+
+    session: str
+    pane_id: str
+    pane_pid: int
+    dead: bool
+    dead_status: int | None
+    owner: str
+    created: int
+
+
+class TmuxError(LiveTrialError):
+    """A tmux command failed for a reason other than "no such session" (exit 3, like a missing tmux)."""
+
+    status = "BLOCKED"
+    exit_code = 3
+    code = "tmux_error"
+
+
+# ---------------------------------------------------------------- the backend
+
+class Backend:
+    """tmux on the harness socket. Every method validates the session name before any tmux call."""
+
+    def __init__(self, socket: str | None = None, *, tmux_bin: str | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.socket = resolve_socket(socket, env)
+        self._tmux_bin = tmux_bin
+        self._server = libtmux.Server(socket_name=self.socket, config_file=NO_CONFIG, tmux_bin=tmux_bin)
+
+    # -- the one process boundary
+    def _tmux(self) -> str:
+        found = self._tmux_bin or shutil.which("tmux")
+        if not found:
+            raise Blocked("tmux not found", where="PATH", fix="install tmux (apt-get install tmux / brew install tmux)",
+                          code="tmux_missing")
+        return found
+
+    def _run(self, *args: str, env: Mapping[str, str] | None = None) -> TmuxResult:
+        """Run ``tmux -f /dev/null -L <socket> <args>`` and return a :class:`TmuxResult`.
+
+        ``args`` go through :func:`tmux_args` first: :data:`SEP` chains two commands, every other element
+        is data, and one ending in ``;`` is sent as ``…\\;`` so tmux does not take it for the end of the
+        command (a plain ``";"`` string is data too). ``TmuxResult.argv`` holds the escaped argv.
+
+        Without ``env`` the command goes through libtmux (``Server.cmd`` → ``common.tmux_cmd``). With
+        ``env`` (only ``new-session``: libtmux's ``tmux_cmd`` cannot pass an environment) the same argv
+        runs through :mod:`subprocess` with exactly that client environment. Raises Blocked when tmux
+        is missing, TmuxError when tmux does not answer within 30 s (subprocess path). Retries (up to 3) a
+        command that met a tmux server in the middle of exiting.
+        """
+        argv = tmux_args(args)
+        for attempt in range(SERVER_RACE_RETRIES + 1):
+            result = self._run_once(*argv, env=env)
+            # The last session's kill makes the server exit; a client connecting in that instant gets
+            # "server exited unexpectedly" (seen on tmux 3.3a). Nothing ran: try again.
+            if result.ok or not any("server exited unexpectedly" in e or "lost server" in e for e in result.stderr):
+                return result
+            time.sleep(0.1 * (attempt + 1))
+        return result
+
+    def _run_once(self, *args: str, env: Mapping[str, str] | None = None) -> TmuxResult:
+        """One tmux run of ``args``, already escaped by :meth:`_run` (call that, not this)."""
+        tmux = self._tmux()
+        started = time.monotonic()
+        if env is None:
+            try:
+                proc = self._server.cmd(*args)
+            except libtmux_exc.TmuxCommandNotFound:
+                raise Blocked("tmux not found", where="PATH", fix="install tmux", code="tmux_missing") from None
+            return TmuxResult(argv=tuple(str(a) for a in proc.cmd), returncode=int(proc.returncode or 0),
+                              stdout=list(proc.stdout), stderr=list(proc.stderr),
+                              duration_s=time.monotonic() - started)
+        argv = (tmux, f"-f{NO_CONFIG}", f"-L{self.socket}", *args)
+        try:
+            done = subprocess.run(list(argv), capture_output=True, text=True, encoding="utf-8", errors="replace",
+                                  timeout=TMUX_TIMEOUT_S, env=dict(env))
+        except FileNotFoundError:
+            raise Blocked("tmux not found", where=argv[0], fix="install tmux", code="tmux_missing") from None
+        except subprocess.TimeoutExpired:
+            raise TmuxError(f"tmux did not answer within {TMUX_TIMEOUT_S:.0f}s", where=args[0] if args else "tmux",
+                            fix=f"check the tmux server on socket {self.socket}") from None
+        out = done.stdout.split("\n")
+        while out and out[-1] == "":
+            out.pop()
+        return TmuxResult(argv=argv, returncode=done.returncode, stdout=out,
+                          stderr=[line for line in done.stderr.split("\n") if line],
+                          duration_s=time.monotonic() - started)
+
+    def _check(self, result: TmuxResult, what: str) -> TmuxResult:
+        if not result.ok:
+            raise TmuxError(f"tmux {what} failed: {' '.join(result.stderr)[:300] or 'exit ' + str(result.returncode)}",
+                            where=f"socket {self.socket}", fix="see the tmux message")
+        return result
+
+    @staticmethod
+    def _gone(result: TmuxResult) -> bool:
+        text = " ".join(result.stderr).lower()
+        return ("can't find" in text or "no server running" in text or "no such file" in text
+                or "error connecting" in text or "server exited" in text)
+
+    def require_tmux(self) -> str:
+        """Path of the tmux binary; raises Blocked (exit 3, seed 001: tmux missing is BLOCKED) when absent."""
+        return self._tmux()
+
+    def set_meta(self, name: str, **values: str) -> None:
+        """Store facts about a session as tmux user options ``@lt_<key>`` (cwd, session_id, config_dir, model)
+        so later steps (``send``, ``poll``) can find them from the session name. Paths and ids only."""
+        validate_session_name(name)
+        args: list[str] = []
+        for key, value in values.items():
+            if not re.fullmatch(r"[a-z_]{1,30}", key):
+                raise RefusedInput(f"bad meta key {key!r}", where=name)
+            args += [SEP] if args else []
+            args += ["set-option", "-t", f"={name}:", f"{META_PREFIX}{key}", str(value)]
+        if args:
+            self._check(self._run(*args), "set-option")
+
+    def set_owner(self, name: str, owner_pid: int) -> None:
+        """Record ``owner_pid`` as the harness that drives session ``name`` (``run --resume`` takes over a
+        session whose harness died, so reap must not remove it). Raises TmuxError when the session is gone."""
+        validate_session_name(name)
+        self._check(self._run("set-option", "-t", f"={name}:", OWNER_OPTION, owner_token(owner_pid)), "set-option")
+
+    def get_meta(self, name: str, key: str) -> str | None:
+        """A value stored with :meth:`set_meta`, or None when unset or the session is gone."""
+        validate_session_name(name)
+        result = self._run("show-options", "-v", "-t", f"={name}:", f"{META_PREFIX}{key}")
+        if not result.ok or not result.stdout:
+            return None
+        return result.stdout[0] or None
+
+    def tmux_version(self) -> str | None:
+        """``"3.3a"`` style version of the tmux in use, or None when tmux is missing."""
+        try:
+            proc = subprocess.run([self._tmux(), "-V"], capture_output=True, text=True, timeout=10)
+        except (Blocked, OSError, subprocess.TimeoutExpired):
+            return None
+        match = re.search(r"tmux\s+(\S+)", proc.stdout)
+        return match.group(1) if match else None
+
+    # -- listing
+    def panes(self) -> list[PaneRow]:
+        """Every pane on the socket, with its session, id, pid, dead flag and status, owner and creation time."""
+        fmt = "|".join(["#{session_name}", "#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{pane_dead_status}",
+                         "#{" + OWNER_OPTION + "}", "#{session_created}"])
+        result = self._run("list-panes", "-a", "-F", fmt)
+        if not result.ok:
+            if self._gone(result):
+                return []
+            self._check(result, "list-panes")
+        rows = []
+        for line in result.stdout:
+            parts = line.split("|")
+            if len(parts) != 7:
+                continue
+            session, pane_id, pid, dead, status, owner, created = parts
+            rows.append(PaneRow(session=session, pane_id=pane_id, pane_pid=int(pid) if pid.isdigit() else 0,
+                                dead=dead == "1", dead_status=int(status) if status.lstrip("-").isdigit() else None,
+                                owner=owner, created=int(created) if created.isdigit() else 0))
+        return rows
+
+    def _pane(self, name: str) -> PaneRow | None:
+        validate_session_name(name)
+        for row in self.panes():
+            if row.session == name:  # exact string equality, never a prefix
+                return row
+        return None
+
+    def _pane_id(self, name: str) -> str:
+        row = self._pane(name)
+        if row is None:
+            raise RefusedInput(f"no tmux session named {name}", where=f"socket {self.socket}",
+                               fix="check the name with `live-trial backend list`", code="session_gone")
+        return row.pane_id
+
+    def list_sessions(self) -> list[str]:
+        """Names of the ``lt-*`` sessions on the socket, sorted."""
+        return sorted({row.session for row in self.panes() if row.session.startswith("lt-")})
+
+    def has_session(self, name: str) -> bool:
+        """True when a session with exactly this name exists (``has-session -t =NAME``)."""
+        validate_session_name(name)
+        return self._run("has-session", "-t", f"={name}").ok
+
+    def pane_alive(self, name: str) -> bool:
+        """True when the session exists and its pane's process has not exited (``#{pane_dead}`` is 0)."""
+        row = self._pane(name)
+        return row is not None and not row.dead
+
+    def pane_pid(self, name: str) -> int | None:
+        """Pid of the process the pane runs (the claude process), or None when the session is gone."""
+        row = self._pane(name)
+        return row.pane_pid if row else None
+
+    def pane_dead_status(self, name: str) -> int | None:
+        """Exit status of the pane's process once it has exited, else None."""
+        row = self._pane(name)
+        return row.dead_status if row and row.dead else None
+
+    # -- creation
+    def new_session(self, name: str, argv: Sequence[str], *, cwd: str | os.PathLike, env: Mapping[str, str],
+                    owner_pid: int | None = None, width: int = MIN_WIDTH, height: int = MIN_HEIGHT) -> SessionInfo:
+        """Start ``argv`` as the pane's own command (no shell: tmux execs a multi-word command directly).
+
+        ``env`` is the complete environment of the process. The window keeps the pane after the
+        process exits (remain-on-exit) so its last lines and ``#{pane_dead}`` can be read. The owner
+        token of ``owner_pid`` (default: this process) is stored in the session option
+        ``@live_trial_owner``. The pane pid is appended to ``$LIVE_TRIAL_PID_LOG`` when set.
+        Raises RefusedInput (bad name, existing session, size below 200x50, argv of one word),
+        Blocked (tmux missing), TmuxError.
+        """
+        validate_session_name(name)
+        if width < MIN_WIDTH or height < MIN_HEIGHT:
+            raise RefusedInput(f"pane size {width}x{height} is below {MIN_WIDTH}x{MIN_HEIGHT}", where=name,
+                               fix="dialogs need the room to draw every option")
+        argv = [str(a) for a in argv]
+        if len(argv) < 2:
+            raise RefusedInput("argv must have at least two words (a single word would run through sh -c)",
+                               where=name, fix="pass the program and its arguments as a list")
+        if self.has_session(name):
+            raise RefusedInput(f"tmux session {name} already exists", where=f"socket {self.socket}",
+                               fix="use a new run id, or kill the old session", code="session_exists")
+        env = {k: v for k, v in env.items() if k and "=" not in k and "\0" not in k + v}
+        names = set(env) | self._global_env_names()
+        missing = sorted(names - self._update_environment())
+        owner = owner_token(owner_pid if owner_pid is not None else os.getpid())
+        fmt = "#{session_id}|#{pane_id}|#{pane_pid}"
+        args: list[str] = ["set-option", "-gw", "remain-on-exit", "on", SEP,
+                           "set-option", "-g", "history-limit", str(HISTORY_LIMIT), SEP]
+        if missing:
+            args += ["set-option", "-ga", "update-environment", " ".join(missing), SEP]
+        args += ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
+                 "-c", format_literal(os.fspath(cwd)),
+                 "-P", "-F", fmt, *argv, SEP, "set-option", "-t", f"={name}:", OWNER_OPTION, owner]
+        result = self._run(*args, env=env)
+        if not result.ok:
+            if self.has_session(name):  # created, but a later command of the chain failed: leave nothing
+                self.kill_session(name)
+            self._check(result, "new-session")
+        line = next((ln for ln in result.stdout if ln.count("|") == 2), "")
+        session_id, pane_id, pid = (line.split("|") + ["", "", ""])[:3]
+        if not pane_id.startswith("%") or not pid.isdigit():
+            raise TmuxError("tmux new-session printed no pane id", where=name, fix=f"output: {result.stdout!r}")
+        log = os.environ.get(PID_LOG_ENV)
+        if log:
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(f"{pid}\n")
+        return SessionInfo(name=name, session_id=session_id, pane_id=pane_id, pane_pid=int(pid))
+
+    def _global_env_names(self) -> set[str]:
+        result = self._run("show-environment", "-g")
+        if not result.ok:
+            return set()
+        return {ln.lstrip("-").split("=", 1)[0] for ln in result.stdout if ln and not ln.startswith(" ")}
+
+    def _update_environment(self) -> set[str]:
+        result = self._run("show-options", "-gv", "update-environment")
+        return {ln.strip() for ln in result.stdout} if result.ok else set()
+
+    # -- input
+    def paste_file(self, name: str, path: str | os.PathLike) -> str:
+        """Paste a file into the session's pane as one bracketed paste through a named buffer.
+
+        ``load-buffer -b NAME FILE`` → ``paste-buffer -b NAME -p`` → ``delete-buffer -b NAME`` (always,
+        in ``finally``). Never the default buffer, never send-keys (seed 001 absolute rule 2). Returns
+        the buffer name. Raises RefusedInput (bad name, missing file, session gone).
+        """
+        validate_session_name(name)
+        path = os.path.abspath(os.fspath(path))
+        if not os.path.isfile(path):
+            raise RefusedInput("file to paste does not exist", where=path, fix="write the task file first",
+                               code="missing_file")
+        pane = self._pane_id(name)
+        buf = buffer_name(name, path)
+        try:
+            self._check(self._run("load-buffer", "-b", buf, format_literal(path)), "load-buffer")
+            self._check(self._run("paste-buffer", "-b", buf, "-p", "-t", pane), "paste-buffer")
+        finally:
+            self._run("delete-buffer", "-b", buf)
+        return buf
+
+    def send_keys(self, name: str, *keys: str) -> None:
+        """Send short fixed keys (``Enter``, ``Down``, ``Escape``, or 1-3 characters) to the pane."""
+        keys_ok = check_keys(keys)
+        pane = self._pane_id(name)
+        self._check(self._run("send-keys", "-t", pane, *keys_ok), "send-keys")
+
+    def send_line(self, name: str, text: str) -> None:
+        """Type one short line literally (``send-keys -l``) and press Enter: for gate answers only.
+
+        ``text`` must be one line of printable characters, at most 500; task text goes through paste_file.
+        """
+        if not text or len(text) > SEND_LINE_MAX or any(ord(c) < 32 or ord(c) == 127 for c in text):
+            raise RefusedInput("send-line takes one short line of printable text", where="send-line",
+                               fix=f"at most {SEND_LINE_MAX} characters, no newlines; paste files with paste-file",
+                               code="bad_line")
+        pane = self._pane_id(name)
+        self._check(self._run("send-keys", "-t", pane, "-l", text), "send-keys -l")
+        self._check(self._run("send-keys", "-t", pane, "Enter"), "send-keys Enter")
+
+    # -- output
+    def capture(self, name: str, scrollback: bool = False) -> str:
+        """The pane's text: the visible screen, or with ``scrollback`` the whole history too.
+
+        Raises RefusedInput (code ``session_gone``) when the session does not exist.
+        """
+        pane = self._pane_id(name)
+        args = ["capture-pane", "-p", "-t", pane]
+        if scrollback:
+            args[2:2] = ["-S", "-", "-E", "-"]
+        return "\n".join(self._check(self._run(*args), "capture-pane").stdout)
+
+    def probe(self, name: str, pane_id: str | None = None) -> tuple[bool, str]:
+        """``(alive, visible screen)`` of the session in ONE tmux call (boot's fast poll).
+
+        ``pane_id``: the id recorded at creation (looked up exactly when None). The reply carries the
+        pane's session name, which must equal ``name`` (so a reused pane id never reads another session).
+        Returns ``(False, "")`` when the session is gone; ``alive`` is False once ``#{pane_dead}`` is 1.
+        """
+        validate_session_name(name)
+        pane = pane_id or self._pane_id(name)
+        result = self._run("display-message", "-p", "-t", pane, "#{session_name}|#{pane_dead}", SEP,
+                           "capture-pane", "-p", "-t", pane)
+        if not result.ok or not result.stdout:
+            return False, ""
+        head, _, dead = result.stdout[0].rpartition("|")
+        if head != name:
+            return False, ""
+        return dead != "1", "\n".join(result.stdout[1:])
+
+    # -- removal
+    def kill_session(self, name: str) -> bool:
+        """Kill exactly this session (``kill-session -t =NAME``) and make sure its process ends.
+
+        Returns True when a session was removed, False (quietly) when it was already gone; never
+        touches another session.
+        """
+        row = self._pane(name)
+        if row is None:
+            return False
+        result = self._run("kill-session", "-t", f"={name}")
+        if not result.ok and not self._gone(result):
+            self._check(result, "kill-session")
+        if not row.dead:
+            stop_process(row.pane_pid)
+        return result.ok
+
+    def reap(self) -> list[str]:
+        """Kill every ``lt-*`` session whose owner process is gone; return the names removed.
+
+        A session whose owner is alive is never touched (parallel trials are safe). A session with
+        no owner option is removed only when older than 30 s (it may be mid-creation).
+        """
+        removed = []
+        now = time.time()
+        seen: set[str] = set()
+        for row in self.panes():
+            if row.session in seen or not SESSION_RE.fullmatch(row.session):
+                continue
+            seen.add(row.session)
+            if row.owner and owner_alive(row.owner):
+                continue
+            if not row.owner and now - row.created < REAP_GRACE_S:
+                continue
+            if self.kill_session(row.session):
+                removed.append(row.session)
+        return removed
+

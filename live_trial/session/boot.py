@@ -1,0 +1,375 @@
+"""Start ``claude`` in a fresh tmux session and bring it to a ready prompt (seed 001 "boot").
+
+Order (nothing is created until every check passed):
+1. refusals (RefusedInput, exit 2): session name, model / session id charset, proof without a full
+   model id, denylisted target, missing cwd, root without IS_SANDBOX=1 (real trial);
+2. tools (Blocked, exit 3): tmux, claude;
+3. plugins (ClosureError = BOOT_FAIL, exit 2): ``closure.pin`` for a ``plugin:skill`` target;
+4. start: argv as the pane's own command (no shell), child environment without the nested-session
+   variables; then watch the screen: accept the bypass dialog only with all four of its markers (seed 001 "boot"), name
+   any other blocking screen (BOOT_FAIL within seconds), notice an exit at start from ``#{pane_dead}``
+   (BOOT_FAIL with the pane's last lines), READY per :func:`live_trial.session.screen.is_ready`, TIMEOUT with
+   the capture tail. Every failure kills the session it created.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from live_trial.errors import Blocked, BootFail, BootTimeout, RefusedInput
+from live_trial.session import screen
+from live_trial.session.backend import Backend
+from live_trial.session.rules import check_target_allowed, validate_session_name
+
+# Variables the CLI sets for the processes it starts (read from the 2.1.197 bundle: the env it gives
+# Bash/hooks/MCP children and the list it deletes before re-spawning itself) plus the IDE/SDK markers.
+# A child that inherits them believes it is nested, and a trial must be a fresh session (seed 001 "Purpose").
+NESTED_VARS = (
+    "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_EXECPATH", "CLAUDE_AGENT_SDK_VERSION", "CLAUDE_AGENT_SDK_CLIENT_APP",
+    "CLAUDE_PROJECT_DIR", "CLAUDE_EFFORT", "AI_AGENT", "CLAUDE_CODE_REMOTE", "CLAUDE_CODE_REMOTE_SESSION_ID",
+    "CLAUDE_CODE_SESSION_KIND", "CLAUDE_CODE_SESSION_NAME", "CLAUDE_CODE_TMUX_SESSION", "CLAUDE_CODE_TMUX_PREFIX",
+    "CLAUDE_CODE_COORDINATOR_MODE", "CLAUDE_CODE_RESUME_INTERRUPTED_TURN", "CLAUDE_CODE_RESUME_PROMPT",
+    "TMUX", "TMUX_PANE",
+)
+MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,99}$")
+UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+MODEL_ALIASES = frozenset({"default", "sonnet", "opus", "haiku", "best", "opusplan", "sonnet[1m]", "opus[1m]"})
+POLL_S = 0.05                # screen poll while booting (2 tmux calls per poll)
+DIALOG_POLL_S = 0.02         # re-capture after a key in the bypass dialog
+DIALOG_STEP_WAIT_S = 10.0    # wait for the cursor to move / the dialog to go after a key (generous: shared CPUs)
+BLOCKING_CONFIRM_POLLS = 2   # a blocking screen must be seen this many polls in a row
+TAIL_LINES = 15
+EXIT_STATUS_WAIT_S = 2.0     # after pane_dead, wait this long for the exit status
+
+
+@dataclass
+class BootRequest:
+    """What to boot. ``cwd``: the trial folder. ``target``: ``plugin:skill`` (pinned plugins) or a plain
+    skill name (no pinning) or None. ``claude``: a ClaudeBinary (or its path) — found with
+    ``claude_bin.find_claude`` when None. ``env_overrides``: added to the child environment (rehearsal:
+    ``rehearsal.rehearsal_env``). ``rehearsal``: sets IS_SANDBOX=1. ``timeout_s``: default the policy's
+    ``boot_timeout_s``. ``plugin_dirs``: when given, used instead of computing the closure."""
+
+    session: str
+    cwd: Path
+    model: str | None = None
+    session_id: str | None = None
+    target: str | None = None
+    plugins_root: Path | None = None
+    claude: Any = None
+    env_overrides: Mapping[str, str] = field(default_factory=dict)
+    proof: bool = False
+    rehearsal: bool = False
+    owner_pid: int | None = None
+    timeout_s: float | None = None
+    plugin_dirs: Sequence[Path] | None = None
+
+
+@dataclass
+class BootResult:
+    """A READY session. ``elapsed_s``: from the boot call to READY. ``bypass_dialog_seen``: the dialog was
+    shown and accepted (False: it never appeared, which is fine)."""
+
+    session: str
+    session_id: str
+    model: str | None
+    elapsed_s: float
+    pane_id: str
+    pane_pid: int
+    bypass_dialog_seen: bool
+    plugin_dirs: list[Path]
+    argv: list[str]
+    claude_path: str
+
+    def ready_line(self) -> str:
+        """``READY: <session> (<N>s) MODEL:<model|default> SESSION_ID:<uuid>`` (seed 001 boot)."""
+        return (f"READY: {self.session} ({self.elapsed_s:.0f}s) MODEL:{self.model or 'default'} "
+                f"SESSION_ID:{self.session_id}")
+
+
+# ---------------------------------------------------------------- checks (pure)
+
+def validate_model(model: str | None, *, proof: bool = False) -> str | None:
+    """Return ``model`` (None = the CLI default) when it is a safe id; proof trials need a full id.
+
+    Raises RefusedInput (exit 2): unsafe characters; ``--proof`` with no model or an alias
+    (``sonnet``, ``opus``, … resolve to another id in the transcript, so the proof gate could not match).
+    """
+    if model is not None and model != "" and not MODEL_RE.fullmatch(model):
+        raise RefusedInput(f"model {model!r} has characters outside [A-Za-z0-9._:@/[]-]", where="--model",
+                           fix="pass a model id such as claude-sonnet-4-5-20250929", code="bad_model")
+    model = model or None
+    if proof:
+        if model is None:
+            raise RefusedInput("a proof trial needs --model", where="--proof",
+                               fix="pass the full model id the trial must prove, e.g. claude-opus-4-8",
+                               code="proof_needs_model")
+        if model.lower() in MODEL_ALIASES or not model.lower().startswith(("claude-", "anthropic.", "us.", "eu.")) \
+                or not re.search(r"\d", model):
+            raise RefusedInput(f"proof trials need a full model id, not the alias {model!r}", where="--model",
+                               fix="an alias resolves to another id in the transcript; pass e.g. "
+                                   "claude-sonnet-4-5-20250929 or claude-opus-4-8", code="proof_alias")
+    return model
+
+
+def validate_session_id(session_id: str) -> str:
+    """Return ``session_id`` when it is a lowercase canonical uuid; else RefusedInput (exit 2)."""
+    if not isinstance(session_id, str) or not UUID_RE.fullmatch(session_id):
+        raise RefusedInput(f"session id {session_id!r} is not a uuid", where="--session-id",
+                           fix="omit it: boot makes a fresh uuid4", code="bad_session_id")
+    return session_id
+
+
+def child_env(base_env: Mapping[str, str], overrides: Mapping[str, str] | None = None, *,
+              rehearsal: bool) -> dict[str, str]:
+    """The environment of the trial's claude: ``base_env`` (the user's, with their auth) minus
+    :data:`NESTED_VARS`, plus ``overrides``; ``IS_SANDBOX=1`` in rehearsal."""
+    env = {k: v for k, v in base_env.items() if k not in NESTED_VARS}
+    env.update({k: v for k, v in (overrides or {}).items() if k not in NESTED_VARS})
+    if rehearsal:
+        env["IS_SANDBOX"] = "1"
+    return env
+
+
+def check_root_sandbox(env: Mapping[str, str], *, euid: int | None = None) -> None:
+    """As root the CLI refuses --dangerously-skip-permissions unless IS_SANDBOX=1: refuse first, in one line."""
+    euid = os.geteuid() if euid is None else euid
+    if euid == 0 and env.get("IS_SANDBOX") != "1":
+        seen = "" if env.get("IS_SANDBOX") is None else f" (IS_SANDBOX is {env['IS_SANDBOX']!r}; only \"1\" counts)"
+        raise RefusedInput("running as root without IS_SANDBOX=1: claude refuses --dangerously-skip-permissions "
+                           f"as root{seen}", where="environment",
+                           fix="if this machine is a disposable sandbox or container, set IS_SANDBOX=1; "
+                               "otherwise run the harness as a normal user", code="root_needs_sandbox")
+
+
+def build_argv(req: BootRequest, claude_path: str, plugin_dirs: Sequence[Path] = ()) -> list[str]:
+    """``[claude, (--model M), --session-id UUID, --setting-sources local, (--plugin-dir P)…,
+    --dangerously-skip-permissions]`` (seed 001 absolute rule 3). ``req.session_id`` must be set."""
+    argv = [str(claude_path)]
+    if req.model:
+        argv += ["--model", req.model]
+    argv += ["--session-id", str(req.session_id), "--setting-sources", "local"]
+    for d in plugin_dirs:
+        argv += ["--plugin-dir", str(d)]
+    argv.append("--dangerously-skip-permissions")
+    return argv
+
+
+def resolve_plugin_dirs(target: str | None, plugins_root: Path) -> list[Path]:
+    """``--plugin-dir`` folders for ``target``: the target plugin and its direct dependency union, from
+    ``closure.pin`` (the same computation as the closure digest, ARCHITECTURE invariant 1). A plain skill
+    name or no target: ``[]``. Raises RefusedInput / ClosureError (BOOT_FAIL) before anything starts."""
+    if not target or ":" not in target:
+        return []
+    from live_trial.closure.pinning import pin
+    from live_trial.closure.target import resolve_target
+
+    resolved = resolve_target(target, plugins_root)
+    return [ref.root for ref in pin(resolved, plugins_root).plugins]
+
+
+# ---------------------------------------------------------------- boot
+
+def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | None = None,
+         clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> BootResult:
+    """Boot ``req`` on ``backend`` and return a :class:`BootResult` once the prompt is READY.
+
+    Raises RefusedInput (exit 2, nothing created), Blocked (exit 3: tmux / claude missing), BootFail
+    (exit 2: bad plugins, a blocking screen, the CLI exiting at start; ``details["tail"]`` holds the
+    capture tail, ``details["screen"]`` the screen name) or BootTimeout (exit 1, with the tail).
+    """
+    started = clock()
+    base_env = os.environ if base_env is None else base_env
+    validate_session_name(req.session)
+    req.model = validate_model(req.model, proof=req.proof)
+    req.session_id = validate_session_id(req.session_id or str(uuid.uuid4()))
+    if req.target:
+        check_target_allowed(req.target)
+    cwd = Path(req.cwd).resolve()
+    if not cwd.is_dir():
+        raise RefusedInput("trial cwd is not a folder", where=str(cwd), fix="pass an existing folder", code="bad_cwd")
+    env = child_env(base_env, req.env_overrides, rehearsal=req.rehearsal)
+    check_root_sandbox(env)
+    backend.require_tmux()
+    claude_path = _claude_path(req.claude, base_env)
+    plugin_dirs = ([Path(p) for p in req.plugin_dirs] if req.plugin_dirs is not None
+                   else resolve_plugin_dirs(req.target, Path(req.plugins_root or cwd)))
+    argv = build_argv(req, claude_path, plugin_dirs)
+    timeout_s = req.timeout_s if req.timeout_s is not None else _policy_boot_timeout(base_env)
+    info = backend.new_session(req.session, argv, cwd=cwd, env=env, owner_pid=req.owner_pid)
+    ok = False
+    try:
+        backend.set_meta(req.session, cwd=str(cwd), session_id=req.session_id,
+                         config_dir=env.get("CLAUDE_CONFIG_DIR", ""), model=req.model or "")
+        seen = _wait_ready(backend, req.session, started=started, timeout_s=timeout_s, clock=clock, sleep=sleep,
+                           pane_id=info.pane_id)
+        ok = True
+    finally:
+        if not ok:
+            backend.kill_session(req.session)
+    return BootResult(session=req.session, session_id=req.session_id, model=req.model, elapsed_s=clock() - started,
+                      pane_id=info.pane_id, pane_pid=info.pane_pid, bypass_dialog_seen=seen,
+                      plugin_dirs=plugin_dirs, argv=argv, claude_path=claude_path)
+
+
+def _claude_path(claude: Any, env: Mapping[str, str]) -> str:
+    """The claude executable: a ClaudeBinary's path, a given path (checked), or ``find_claude``. Blocked if missing."""
+    if claude is None:
+        from live_trial.session.claude_bin import find_claude
+
+        return find_claude(None, env).path
+    path = str(getattr(claude, "path", claude))
+    resolved = shutil.which(path) or path
+    if not (os.path.isfile(resolved) and os.access(resolved, os.X_OK)):
+        raise Blocked("claude binary is not an executable file", where=path,
+                      fix="point --claude-bin or LIVE_TRIAL_CLAUDE_BIN at the claude executable, or run `make setup`",
+                      code="claude_missing")
+    return os.path.abspath(resolved)
+
+
+def _policy_boot_timeout(env: Mapping[str, str]) -> float:
+    from live_trial.policy import load_policy
+
+    return load_policy(env).boot_timeout_s
+
+
+def _tail(backend: Backend, session: str, scrollback: bool = False) -> list[str]:
+    try:
+        return screen.tail(backend.capture(session, scrollback=scrollback), TAIL_LINES)
+    except RefusedInput:
+        return []
+
+
+def _exit_fix(text: str) -> str:
+    if "root/sudo" in text:
+        return "set IS_SANDBOX=1 if this is a disposable sandbox, or run as a normal user"
+    if "unknown option" in text:
+        return "this claude does not accept a flag the harness passes; use the pinned 2.1.197 (`make setup`)"
+    if "already in use" in text:
+        return "boot again (each boot makes a fresh session id)"
+    return "run the same claude by hand in that folder to see the error"
+
+
+def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: float,
+                clock: Callable[[], float], sleep: Callable[[float], None], pane_id: str | None = None) -> bool:
+    """Poll the screen until READY. Returns whether the bypass dialog was seen (and accepted)."""
+    bypass_seen = False
+    blocking_streak: tuple[str, int] = ("", 0)
+    capture: str | None = None
+    while True:
+        if capture is None:
+            capture = _probe(backend, session, pane_id, clock=clock, sleep=sleep)
+        if screen.bypass_dialog(capture):
+            if not bypass_seen:
+                _accept_bypass(backend, session, capture, pane_id, clock=clock, sleep=sleep)
+                bypass_seen = True
+            capture = _wait_dialog_gone(backend, session, pane_id, clock=clock, sleep=sleep)
+            continue  # judge the first screen after the dialog at once
+        block = screen.blocking_screen(capture)
+        if block:
+            streak = blocking_streak[1] + 1 if blocking_streak[0] == block[0] else 1
+            blocking_streak = (block[0], streak)
+            if streak >= BLOCKING_CONFIRM_POLLS:
+                raise BootFail(f"boot stopped at the {block[0]}: claude is waiting for an answer the harness "
+                               f"does not give", where=session, fix=block[1], code="blocking_screen",
+                               details={"screen": block[0], "tail": screen.tail(capture, TAIL_LINES)})
+        else:
+            blocking_streak = ("", 0)
+            if screen.is_ready(capture):
+                return bypass_seen
+        if clock() - started > timeout_s:
+            raise BootTimeout(f"no ready prompt within {timeout_s:.0f}s", where=session,
+                              fix="read the screen below; check that the folder is trusted and claude starts "
+                                  "by hand; raise boot_timeout_s in references/convergence-policy.json if "
+                                  "the machine is slow", code="boot_timeout",
+                              details={"tail": screen.tail(capture, TAIL_LINES)})
+        sleep(POLL_S)
+        capture = None
+
+
+def _probe(backend: Backend, session: str, pane_id: str | None, *, clock: Callable[[], float],
+           sleep: Callable[[float], None]) -> str:
+    """The visible screen; raises BootFail (exited at start) when the pane's process has exited."""
+    alive, capture = backend.probe(session, pane_id)
+    if not alive:
+        _raise_exited(backend, session, clock=clock, sleep=sleep)
+    return capture
+
+
+def _raise_exited(backend: Backend, session: str, *, clock: Callable[[], float] = time.monotonic,
+                  sleep: Callable[[float], None] = time.sleep) -> None:
+    # #{pane_dead} turns 1 when the pty closes; the exit status (and tmux's "Pane is dead" line) follow
+    # once the process is reaped: wait a moment for them so the last lines are all there.
+    deadline = clock() + EXIT_STATUS_WAIT_S
+    while True:
+        status = backend.pane_dead_status(session)
+        try:
+            full = backend.capture(session, scrollback=True)
+        except RefusedInput:
+            full = ""
+        if status is None:
+            status = screen.dead_pane_status(full)
+        if (status is not None and "Pane is dead" in full) or clock() >= deadline:
+            break
+        sleep(POLL_S)
+    tail = [ln for ln in screen.tail(full, TAIL_LINES) if not ln.startswith("Pane is dead")]
+    status = "unknown" if status is None else status
+    last = " | ".join(tail[-3:]) or "(no output)"
+    raise BootFail(f"claude exited at start (exit status {status}): {last}", where=session,
+                   fix=_exit_fix(" ".join(tail)), code="exited_at_start", details={"tail": tail, "status": status})
+
+
+def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | None, *,
+                   clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+    """Seed 001 "boot": cursor on "No, exit" → Down → re-capture until on "Yes, I accept" → Enter; never Enter elsewhere."""
+    box = screen.dialog(capture)
+    yes = box.option("Yes, I accept") if box else None
+    sel = box.selected if box else None
+    if box is None or yes is None or sel is None:
+        raise BootFail("bypass-permissions dialog without a \"Yes, I accept\" option; nothing was pressed",
+                       where=session, fix="run claude by hand once and check the dialog", code="bypass_dialog",
+                       details={"screen": "bypass-permissions dialog", "tail": screen.tail(capture, TAIL_LINES)})
+    if sel.label != yes.label:
+        if screen._norm_label(sel.label) != "no, exit":
+            raise BootFail(f"bypass-permissions dialog cursor on {sel.label!r}, expected \"No, exit\"; nothing "
+                           "was pressed", where=session, fix="run claude by hand once and check the dialog",
+                           code="bypass_dialog", details={"screen": "bypass-permissions dialog",
+                                                          "tail": screen.tail(capture, TAIL_LINES)})
+        backend.send_keys(session, "Down")
+        deadline = clock() + DIALOG_STEP_WAIT_S
+        while True:
+            sleep(DIALOG_POLL_S)
+            capture = _probe(backend, session, pane_id, clock=clock, sleep=sleep)
+            box = screen.dialog(capture)
+            if box and box.selected and box.selected.label == yes.label:
+                break
+            if clock() > deadline:
+                raise BootFail("bypass-permissions dialog: the cursor did not move to \"Yes, I accept\"",
+                               where=session, fix="boot again; if it repeats, report the screen below",
+                               code="bypass_dialog", details={"screen": "bypass-permissions dialog",
+                                                              "tail": screen.tail(capture, TAIL_LINES)})
+    backend.send_keys(session, "Enter")
+
+
+def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, clock: Callable[[], float],
+                      sleep: Callable[[float], None]) -> str:
+    """Wait until the bypass dialog is gone after Enter; returns the first screen without it."""
+    deadline = clock() + DIALOG_STEP_WAIT_S * 2
+    while True:
+        sleep(DIALOG_POLL_S)
+        capture = _probe(backend, session, pane_id, clock=clock, sleep=sleep)
+        if not screen.bypass_dialog(capture):
+            return capture
+        if clock() > deadline:
+            raise BootFail("the bypass-permissions dialog stayed open after Enter on \"Yes, I accept\"",
+                           where=session, fix="boot again; if it repeats, report the screen below",
+                           code="bypass_dialog", details={"screen": "bypass-permissions dialog",
+                                                          "tail": screen.tail(capture, TAIL_LINES)})
+        sleep(DIALOG_POLL_S)

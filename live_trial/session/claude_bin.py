@@ -1,0 +1,94 @@
+"""Find the ``claude`` binary a trial uses, and its version.
+
+Order (README "Troubleshooting"): ``--claude-bin``, then env ``LIVE_TRIAL_CLAUDE_BIN``, then ``claude`` on
+PATH, then the project-local pinned install ``claude-pin/node_modules/.bin/claude`` (made by
+``make setup``). Nothing global is installed by the harness.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from live_trial import PINNED_CLAUDE_VERSION
+from live_trial.errors import Blocked
+from live_trial.resources import repo_root
+
+PIN_DIR_NAME = "claude-pin"
+VERSION_TIMEOUT_S = 20.0
+
+
+@dataclass(frozen=True)
+class ClaudeBinary:
+    """A found ``claude``: absolute ``path``, ``version`` ("2.1.197" or "unknown"), where it came from."""
+
+    path: str
+    version: str
+    source: str  # flag | env | path | pinned
+
+    @property
+    def matches_pin(self) -> bool:
+        """True when the version equals the pinned one (references the package's PINNED_CLAUDE_VERSION)."""
+        return self.version == PINNED_CLAUDE_VERSION
+
+    def warning(self) -> str | None:
+        """A one-line warning when the version differs from the pinned one, else None."""
+        if self.matches_pin:
+            return None
+        return (f"claude {self.version} at {self.path} differs from the pinned {PINNED_CLAUDE_VERSION}; "
+                f"markers and transcript rules were checked on {PINNED_CLAUDE_VERSION}")
+
+
+def pinned_install_candidates(start: Path | None = None) -> list[Path]:
+    """Paths where the project-local pinned install may be: next to the cwd (and its parents) and the source checkout."""
+    out: list[Path] = []
+    here = (start or Path.cwd()).resolve()
+    for folder in [here, *here.parents]:
+        out.append(folder / PIN_DIR_NAME / "node_modules" / ".bin" / "claude")
+    out.append(repo_root() / PIN_DIR_NAME / "node_modules" / ".bin" / "claude")
+    return out
+
+
+def claude_version(path: str) -> str:
+    """Run ``<path> --version`` and return "X.Y.Z", or "unknown" when it prints no version."""
+    try:
+        proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
+                              env={**os.environ, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    match = re.search(r"\b(\d+\.\d+\.\d+)\b", proc.stdout or "")
+    return match.group(1) if match else "unknown"
+
+
+def find_claude(explicit: str | None = None, env: Mapping[str, str] | None = None) -> ClaudeBinary:
+    """Return the ``claude`` to use, in the documented order.
+
+    Raises :class:`Blocked` (exit 3) when none is found or the named one is not executable.
+    """
+    env = os.environ if env is None else env
+    if explicit:
+        return _checked(explicit, "flag")
+    if env.get("LIVE_TRIAL_CLAUDE_BIN"):
+        return _checked(env["LIVE_TRIAL_CLAUDE_BIN"], "env")
+    on_path = shutil.which("claude", path=env.get("PATH"))
+    if on_path:
+        return _checked(on_path, "path")
+    for cand in pinned_install_candidates():
+        if cand.exists():
+            return _checked(str(cand), "pinned")
+    raise Blocked("claude binary not found", where="--claude-bin, LIVE_TRIAL_CLAUDE_BIN, PATH, ./claude-pin",
+                  fix=f"run `make setup` to install the pinned @anthropic-ai/claude-code@{PINNED_CLAUDE_VERSION} "
+                      "into ./claude-pin, or pass --claude-bin PATH", code="claude_missing")
+
+
+def _checked(path: str, source: str) -> ClaudeBinary:
+    resolved = shutil.which(path) or path
+    if not (os.path.isfile(resolved) and os.access(resolved, os.X_OK)):
+        raise Blocked("claude binary is not an executable file", where=path,
+                      fix="point --claude-bin or LIVE_TRIAL_CLAUDE_BIN at the claude executable, or run `make setup`",
+                      code="claude_missing")
+    return ClaudeBinary(path=os.path.abspath(resolved), version=claude_version(resolved), source=source)

@@ -1,0 +1,228 @@
+"""Pure rules of the backend, usable offline (``backend --self-test``): session and socket names, the
+target denylist, paste-buffer names, allowed keys, tmux argv escaping, and owner-process checks.
+Re-exported by :mod:`live_trial.session.backend`; no tmux here.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import signal
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from live_trial.errors import RefusedInput
+
+DEFAULT_SOCKET = "live-trial"
+SOCKET_ENV = "LIVE_TRIAL_SOCKET"
+OWNER_ENV = "LIVE_TRIAL_OWNER_PID"
+BUFFER_PREFIX = "lt-buf-"
+BUFFER_HEX = 32              # buffer names are BUFFER_PREFIX + 32 hex digits: fixed length, [a-z0-9-] only
+
+# Seed 001 "被験 skill denylist": these cannot be trial targets under any plugin prefix.
+DENY_TARGET_SKILLS = ("run-skill-live-trial", "run-skill-iter-improve")
+
+SESSION_RE = re.compile(r"^lt-[0-9]{8}T[0-9]{6}-[0-9a-f]{4}-[a-z0-9-]{1,40}$")
+SOCKET_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# Keys send_keys accepts: tmux key names for gate answers and dialog moves, or 1-3 plain characters.
+NAMED_KEYS = frozenset({"Enter", "Escape", "Up", "Down", "Left", "Right", "Tab", "BTab", "Space", "BSpace",
+                        "Home", "End", "C-c", "C-u"})
+SHORT_KEY_RE = re.compile(r"^[A-Za-z0-9 .,:;!?/_+=-]{1,3}$")
+
+# ---------------------------------------------------------------- validation (pure, used offline too)
+
+def validate_session_name(name: str) -> str:
+    """Return ``name`` when it is ``lt-<YYYYMMDDTHHMMSS>-<4 hex>-<slug [a-z0-9-]{1,40}>``.
+
+    Raises :class:`RefusedInput` (exit 2) otherwise, before any tmux call (seed 001: unique session names).
+    """
+    if not isinstance(name, str) or not SESSION_RE.fullmatch(name):
+        raise RefusedInput(f"bad session name {name!r}", where="session",
+                           fix="use lt-<run-id>-<slug>, e.g. lt-20261130T101500-a1b2-greet "
+                               "(run id YYYYMMDDTHHMMSS-4hex, slug [a-z0-9-] up to 40)", code="bad_session_name")
+    return name
+
+
+def validate_socket_name(socket: str) -> str:
+    """Return ``socket`` when it is 1-64 characters of ``[A-Za-z0-9_.-]``; else :class:`RefusedInput`."""
+    if not isinstance(socket, str) or not SOCKET_RE.fullmatch(socket):
+        raise RefusedInput(f"bad tmux socket name {socket!r}", where=f"--socket / {SOCKET_ENV}",
+                           fix="use letters, digits, '_', '.', '-' (at most 64)", code="bad_socket")
+    return socket
+
+
+def resolve_socket(explicit: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """Socket name: explicit argument > env ``LIVE_TRIAL_SOCKET`` > ``live-trial``; validated."""
+    env = os.environ if env is None else env
+    return validate_socket_name(explicit or env.get(SOCKET_ENV) or DEFAULT_SOCKET)
+
+
+def check_target_allowed(target: str) -> None:
+    """Refuse a denylisted trial target (seed 001 denylist): ``run-skill-live-trial`` and
+    ``run-skill-iter-improve`` under any plugin prefix (``p:run-skill-live-trial``, ``a:b:…``) or path form.
+
+    Returns None when allowed; raises :class:`RefusedInput` (exit 2, code ``denied_target``).
+    """
+    skill = re.split(r"[:/\\]", str(target).strip())[-1].strip().lower()
+    if skill in DENY_TARGET_SKILLS:
+        raise RefusedInput(f"{skill} cannot be a trial target (it would start trials inside a trial)",
+                           where=f"target {target!r}",
+                           fix="pick another skill; the denylist is " + ", ".join(DENY_TARGET_SKILLS),
+                           code="denied_target")
+
+
+def buffer_name(session: str, path: str | os.PathLike) -> str:
+    """Deterministic, fixed-length, injection-safe paste buffer name for (session, file path).
+
+    ``lt-buf-`` + the first 32 hex digits of sha256(session NUL absolute path): only ``[a-z0-9-]``,
+    so nothing in either input reaches tmux's command parser (seed 001 absolute rule 2).
+    """
+    digest = hashlib.sha256(f"{session}\0{os.path.abspath(os.fspath(path))}".encode()).hexdigest()
+    return BUFFER_PREFIX + digest[:BUFFER_HEX]
+
+
+def check_keys(keys: Sequence[str]) -> list[str]:
+    """Return ``keys`` when each is a known key name or 1-3 plain characters; else :class:`RefusedInput`.
+
+    send-keys is for short fixed keys only (seed 001 absolute rule 2); text goes through paste_file.
+    """
+    if not keys:
+        raise RefusedInput("no keys given", where="send-keys", fix="name keys like Enter, Down, Escape")
+    for key in keys:
+        if key not in NAMED_KEYS and not SHORT_KEY_RE.fullmatch(key):
+            raise RefusedInput(f"send-keys only sends short fixed keys, got {key[:40]!r}", where="send-keys",
+                               fix="use " + ", ".join(sorted(NAMED_KEYS)) + " or 1-3 plain characters; "
+                                   "send text with paste-file", code="bad_keys")
+    return list(keys)
+
+
+# ---------------------------------------------------------------- tmux argv escaping
+
+class CommandSeparator(str):
+    """Type of :data:`SEP`, the one argv element :func:`tmux_args` passes to tmux as a bare ``;``."""
+
+    __slots__ = ()
+
+
+#: Ends one tmux command and starts the next in a chained argv (``[..., SEP, "set-option", ...]``). A plain
+#: ``";"`` string is data and is escaped like any other argument.
+SEP = CommandSeparator(";")
+
+
+def escape_arg(arg: str) -> str:
+    """``arg`` written so that tmux's argv parser hands ``arg`` back unchanged to the command.
+
+    tmux (``cmd_parse_from_arguments``) ends a command at an argv element whose last character is ``;``
+    and drops that ``;``; an element ending in ``\\;`` keeps a literal ``;`` there instead. So a final
+    ``;`` becomes ``\\;`` and nothing else changes: ``"abc;"`` -> ``"abc\\;"``, ``";"`` -> ``"\\;"``,
+    ``"a;b;"`` -> ``"a;b\\;"``, ``"x\\;"`` -> ``"x\\\\;"`` (tmux turns that back into ``x\\;``). Checked on
+    tmux 3.3a with ``send-keys -l``. Format expansion (``#{…}``, ``#(…)``) done later by some commands
+    (``load-buffer`` path, ``new-session -c``) is :func:`format_literal`'s job. Returns a str; raises nothing.
+    """
+    return arg[:-1] + "\\;" if arg.endswith(";") else arg
+
+
+def format_literal(text: str) -> str:
+    """``text`` for a tmux argument that tmux format-expands (the ``load-buffer`` file, the ``new-session -c``
+    folder): every ``#`` doubled, so ``#{session_name}`` stays text, ``#(cmd)`` is never run and ``##`` stays
+    ``##``. Checked on tmux 3.3a: a path holding ``#(touch FILE)`` ran the command without this. Raises nothing."""
+    return text.replace("#", "##")
+
+
+def tmux_args(args: Sequence[object]) -> list[str]:
+    """The argv elements to give tmux: :data:`SEP` stays a bare ``;`` (chains commands), every other
+    element becomes ``str(element)`` escaped by :func:`escape_arg`, so data never ends a command."""
+    return [";" if isinstance(a, CommandSeparator) else escape_arg(str(a)) for a in args]
+
+
+# ---------------------------------------------------------------- process helpers
+
+def _proc_start_ticks(pid: int) -> str | None:
+    """Start time of ``pid`` in clock ticks since boot (Linux /proc), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def pid_alive(pid: int) -> bool:
+    """True when ``pid`` exists and is not a zombie."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def owner_token(pid: int) -> str:
+    """``<pid>:<start ticks>`` so a reused pid is not taken for the owner (plain ``<pid>`` off Linux)."""
+    ticks = _proc_start_ticks(pid)
+    return f"{pid}:{ticks}" if ticks else str(pid)
+
+
+def owner_alive(token: str) -> bool:
+    """True when the process named by an owner token still runs (same pid and, when known, same start)."""
+    pid_s, _, ticks = (token or "").partition(":")
+    if not pid_s.isdigit():
+        return False
+    pid = int(pid_s)
+    if not pid_alive(pid):
+        return False
+    return not ticks or _proc_start_ticks(pid) == ticks
+
+
+def default_owner_pid(env: Mapping[str, str] | None = None) -> int:
+    """The process a stand-alone ``boot`` records as owner.
+
+    env ``LIVE_TRIAL_OWNER_PID`` when set; inside Claude Code (``CLAUDECODE`` set) the nearest ancestor
+    whose command is ``claude`` (the agent session driving the steps outlives each Bash call); else
+    the parent process (the user's shell).
+    """
+    env = os.environ if env is None else env
+    raw = env.get(OWNER_ENV, "")
+    if raw.isdigit():
+        return int(raw)
+    ppid = os.getppid()
+    if env.get("CLAUDECODE"):
+        pid = ppid
+        for _ in range(32):
+            try:
+                comm = Path(f"/proc/{pid}/comm").read_text().strip()
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                break
+            if "claude" in comm.lower():
+                return pid
+            pid = int(stat[1])
+            if pid <= 1:
+                break
+    return ppid
+
+
+KILL_WAIT_S = 5.0
+
+
+def stop_process(pid: int) -> None:
+    """Wait up to 5 s for ``pid`` to end (after tmux's SIGHUP); then SIGTERM, then SIGKILL, each followed by the same
+    wait. Returns when it is gone or cannot be signalled; raises nothing."""
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None and pid_alive(pid):
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                return
+        deadline = time.monotonic() + KILL_WAIT_S
+        while time.monotonic() < deadline:
+            if not pid_alive(pid):
+                return
+            time.sleep(0.05)

@@ -1,0 +1,246 @@
+"""Deliver a task file to a READY session, confirmed by the transcript; answer a gate (seed 001 "send").
+
+Delivery: the file goes file → named buffer → bracketed paste (``Backend.paste_file``), then one
+Enter. It counts as delivered only when the newest human prompt of the transcript after the send
+equals the file text under ``transcript.normalise_text`` (newlines normalised, trailing whitespace
+stripped; the one comparison used everywhere). Otherwise a named :class:`DeliveryFailed`:
+
+- ``parked``: no new prompt, and the text (or a ``[Pasted text #N …]`` chip) still sits in the input box
+  after one more Enter (counted in ``extra_enters``);
+- ``mangled``: a new prompt arrived but differs only by lost newlines ("AAA\\nBBB" → "AAABBB");
+- ``cross_talk``: a new prompt arrived with other text (another trial's task);
+- ``lost``: no new prompt, nothing parked, nothing on screen to press Enter for.
+
+A file ending in blank lines is pasted once and submitted with one Enter: bracketed paste keeps
+its newlines inside the paste, so it never submits twice or submits an empty prompt.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from live_trial.errors import DeliveryFailed, RefusedInput
+from live_trial.session import screen
+from live_trial.session.backend import Backend
+
+SHOW_WAIT_S = 5.0        # wait for the paste to show in the input box before Enter
+RECORD_WAIT_S = 20.0     # wait for the user record after Enter (it normally arrives within 0.35 s)
+POLL_S = 0.15
+GATE_WAIT_S = 10.0
+EVIDENCE_CHARS = 300
+FREE_TEXT_PREFIX = "text:"
+CLI_TAB = "    "         # the CLI stores a pasted tab as four spaces
+
+
+@dataclass
+class Delivery:
+    """A confirmed delivery: ``extra_enters`` (0 or 1), the prompt record's uuid, seconds from paste to record."""
+
+    delivered: bool
+    extra_enters: int
+    record_uuid: str | None
+    elapsed_s: float
+    buffer: str
+    notes: list[str] = field(default_factory=list)
+
+
+def _prompts(transcript_path: Path) -> list[dict]:
+    from live_trial.transcript.reader import read_records
+    from live_trial.transcript.records import human_prompts
+
+    if not Path(transcript_path).is_file():
+        return []
+    return human_prompts(read_records(transcript_path).records)
+
+
+def _norm(text: str) -> str:
+    from live_trial.transcript.records import normalise_text
+
+    return normalise_text(text)
+
+
+def _prompt_text(record: dict) -> str:
+    from live_trial.transcript.records import prompt_text
+
+    return prompt_text(record)
+
+
+def classify_arrival(expected: str, got: str) -> str:
+    """``ok`` / ``ok_tabs`` / ``mangled`` / ``cross_talk`` for an arrived prompt against the expected text.
+
+    ``ok_tabs``: equal once each tab of the file is read as four spaces — the 2.1.197 CLI turns every
+    pasted tab into four spaces (seen on the real CLI, references/transcript-jsonl.md), so that is a delivery, with a note.
+    """
+    want, have = _norm(expected), _norm(got)
+    if want == have:
+        return "ok"
+    if "\t" in want and _norm(expected.replace("\t", CLI_TAB)) == have:
+        return "ok_tabs"
+    if "".join(want.split()) == "".join(have.split()):
+        return "mangled"
+    return "cross_talk"
+
+
+def send_file(backend: Backend, session: str, path: str | os.PathLike, *, transcript_path: str | os.PathLike,
+              expect_text: str | None = None, clock: Callable[[], float] = time.monotonic,
+              sleep: Callable[[float], None] = time.sleep, timeout_s: float = RECORD_WAIT_S) -> Delivery:
+    """Paste ``path`` into ``session``, press Enter, and confirm the transcript got exactly its text.
+
+    ``transcript_path``: the trial's main transcript (may not exist yet: the CLI creates it at the first
+    prompt). ``expect_text``: what must arrive (default: the file's text). Returns :class:`Delivery`.
+    Raises RefusedInput (missing / empty / non-UTF-8 file, session gone) or DeliveryFailed (code parked,
+    mangled, cross_talk, lost; ``details`` hold the evidence: expected and arrived heads, screen tail).
+    """
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise RefusedInput("task file does not exist", where=str(path), fix="write it first", code="missing_file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RefusedInput("task file is not UTF-8 text", where=str(path), fix="save it as UTF-8",
+                           code="bad_file") from None
+    expected = expect_text if expect_text is not None else text
+    if not _norm(expected):
+        raise RefusedInput("task file is empty", where=str(path), fix="write the task text", code="empty_file")
+    transcript_path = Path(transcript_path)
+    before = len(_prompts(transcript_path))
+    started = clock()
+    buf = backend.paste_file(session, path)
+    _wait_shown(backend, session, clock=clock, sleep=sleep)
+    backend.send_keys(session, "Enter")
+    extra = 0
+    record = _wait_record(transcript_path, before, timeout_s, clock=clock, sleep=sleep)
+    if record is None:
+        capture = backend.capture(session)
+        parked = screen.parked_input(capture)
+        if parked is None:
+            _fail("lost", session, path, expected, None, capture, extra)
+        backend.send_keys(session, "Enter")
+        extra = 1
+        record = _wait_record(transcript_path, before, timeout_s, clock=clock, sleep=sleep)
+        if record is None:
+            _fail("parked", session, path, expected, None, backend.capture(session), extra)
+    verdict = classify_arrival(expected, _prompt_text(record))
+    if verdict not in ("ok", "ok_tabs"):
+        _fail(verdict, session, path, expected, _prompt_text(record), backend.capture(session), extra)
+    notes = ["tabs arrived as four spaces (the CLI's paste handling)"] if verdict == "ok_tabs" else []
+    return Delivery(delivered=True, extra_enters=extra, record_uuid=record.get("uuid"),
+                    elapsed_s=clock() - started, buffer=buf, notes=notes)
+
+
+def _wait_shown(backend: Backend, session: str, *, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+    """Wait (at most 5 s) until the input box shows the pasted text, so Enter is not taken before the paste."""
+    deadline = clock() + SHOW_WAIT_S
+    while clock() < deadline:
+        if screen.parked_input(backend.capture(session)) is not None:
+            return
+        sleep(POLL_S)
+
+
+def _wait_record(transcript_path: Path, before: int, timeout_s: float, *, clock: Callable[[], float],
+                 sleep: Callable[[float], None]) -> dict | None:
+    """The newest human prompt once more than ``before`` exist (after a short settle), or None at timeout."""
+    deadline = clock() + timeout_s
+    while True:
+        prompts = _prompts(transcript_path)
+        if len(prompts) > before:
+            sleep(POLL_S)  # let a second (empty) submission show up if there is one
+            prompts = _prompts(transcript_path)
+            return prompts[-1] if len(prompts) == before + 1 else _first_new(prompts, before)
+        if clock() > deadline:
+            return None
+        sleep(POLL_S)
+
+
+def _first_new(prompts: list[dict], before: int) -> dict:
+    # More than one new prompt: judge the first; a second (e.g. empty) submission is a bug to surface.
+    return prompts[before]
+
+
+def _fail(code: str, session: str, path: Path, expected: str, got: str | None, capture: str, extra: int) -> None:
+    what = {"parked": "the text stayed in the input box after Enter (and one more Enter)",
+            "mangled": "the text arrived without its newlines",
+            "cross_talk": "a different text arrived (another trial's task?)",
+            "lost": "no prompt arrived and nothing is waiting in the input box"}[code]
+    fix = {"parked": "look at the screen tail; a dialog or a slow CLI can swallow Enter; send again",
+           "mangled": "check that the harness tmux server runs without a user tmux.conf (-f /dev/null)",
+           "cross_talk": "check that no other process pastes into this session; each trial needs its own session",
+           "lost": "the CLI may have exited or shown a dialog; read the screen tail"}[code]
+    raise DeliveryFailed(f"delivery failed ({code}): {what}", where=f"{session} {path.name}", fix=fix, code=code,
+                         details={"expected_head": _norm(expected)[:EVIDENCE_CHARS],
+                                  "arrived_head": None if got is None else _norm(got)[:EVIDENCE_CHARS],
+                                  "extra_enters": extra, "tail": screen.tail(capture)})
+
+
+# ---------------------------------------------------------------- gates
+
+@dataclass
+class GateAnswer:
+    """What :func:`answer_gate` did: the dialog kind, the option chosen, the keys pressed."""
+
+    kind: str
+    label: str
+    keys: list[str]
+
+
+def answer_gate(backend: Backend, session: str, response: str, *, clock: Callable[[], float] = time.monotonic,
+                sleep: Callable[[float], None] = time.sleep) -> GateAnswer:
+    """Answer the open dialog (seed 001 GATE step).
+
+    ``response`` is an option label (or its number; digits do not move the cursor in the TUI, so the
+    number is only used to find the label), or ``text:<rest>`` to pick the free-text option ("Type
+    something.") and type ``<rest>``. The cursor is moved with Down/Up, confirmed by re-capture, then
+    Enter. Raises RefusedInput when no dialog is open or the option does not exist (nothing pressed),
+    DeliveryFailed (code gate_cursor) when the cursor does not reach the option.
+    """
+    capture = backend.capture(session)
+    box = screen.dialog(capture)
+    if box is None or not box.options:
+        raise RefusedInput("no dialog is open to answer", where=session, fix="poll again; answer only on GATE",
+                           code="no_dialog")
+    free_text = response.startswith(FREE_TEXT_PREFIX)
+    wanted = screen.MARKERS["free_text_option"] if free_text else response.strip()
+    option = box.option(wanted)
+    if option is None and wanted.isdigit():
+        option = next((o for o in box.options if o.number == int(wanted)), None)
+    if option is None:
+        labels = ", ".join(repr(o.label) for o in box.options)
+        raise RefusedInput(f"the dialog has no option {wanted!r}", where=session, fix=f"options: {labels}",
+                           code="no_option")
+    keys = _move_to(backend, session, option, box, clock=clock, sleep=sleep)
+    if free_text:
+        rest = response[len(FREE_TEXT_PREFIX):]
+        if not rest.strip():
+            raise RefusedInput("text: needs the words to type", where=session, fix="e.g. text:use the blue one")
+        backend.send_line(session, rest)
+        keys += ["<text>", "Enter"]
+    else:
+        backend.send_keys(session, "Enter")
+        keys.append("Enter")
+    return GateAnswer(kind=box.kind, label=option.label, keys=keys)
+
+
+def _move_to(backend: Backend, session: str, option: screen.DialogOption, box: screen.Dialog, *,
+             clock: Callable[[], float], sleep: Callable[[float], None]) -> list[str]:
+    keys: list[str] = []
+    current = box.selected.number if box.selected else 1
+    deadline = clock() + GATE_WAIT_S
+    while current != option.number:
+        key = "Down" if option.number > current else "Up"
+        backend.send_keys(session, key)
+        keys.append(key)
+        target = current + (1 if key == "Down" else -1)
+        while True:
+            sleep(POLL_S)
+            now = screen.dialog(backend.capture(session))
+            if now and now.selected and now.selected.number == target:
+                current = target
+                break
+            if clock() > deadline:
+                raise DeliveryFailed(f"the dialog cursor did not reach {option.label!r}", where=session,
+                                     fix="answer the dialog by hand (tmux attach) or poll again", code="gate_cursor",
+                                     details={"keys": keys})
+    return keys

@@ -1,0 +1,259 @@
+"""The four-state classifier of a Claude Code turn, as a pure function of transcript records.
+
+``classify(records, session_status=None) -> Status``; no I/O. The signals and why each rule exists are in
+``references/transcript-jsonl.md`` (spec: seed 001 "完了 = 二層判定").
+
+States:
+- ``BUSY_GENERATING``: the newest main-chain event is the human prompt or a tool_result (or a queued
+  prompt is still waiting to run). A killed session also looks like this; poll checks the session.
+- ``BUSY_TOOL``: a tool_use (not a gate tool) has no tool_result and the CLI is not waiting on a permission prompt.
+- ``GATE``: an AskUserQuestion / ExitPlanMode tool_use without its tool_result, or any pending tool while the
+  CLI's session status is ``waiting``.
+- ``IDLE_TURN_COMPLETE``: turn_duration after the newest prompt, or a real-model assistant record with a final
+  stop_reason and every tool answered (unless the live CLI status still says busy: Stop hooks run then);
+  an interrupt (``interrupted``) or an API error (``api_error``) also ends it, and so does a live CLI status
+  ``idle`` while the turn shows no end record (Esc before the first token writes none).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Mapping
+
+from live_trial.transcript.order import causal_order
+from live_trial.transcript.records import (
+    INTERRUPT_TEXTS,
+    LOCAL_COMMAND_PREFIXES,
+    SYNTHETIC_MODEL,
+    is_human_prompt,
+    message_content,
+    prompt_text,
+)
+
+BUSY_GENERATING = "BUSY_GENERATING"
+BUSY_TOOL = "BUSY_TOOL"
+GATE = "GATE"
+IDLE_TURN_COMPLETE = "IDLE_TURN_COMPLETE"
+STATES = (BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE)
+
+#: Tools that always wait for a person, even under --dangerously-skip-permissions (seed 001 GATE_TOOLS).
+GATE_TOOLS = ("AskUserQuestion", "ExitPlanMode")
+FINAL_STOP_REASONS = ("end_turn", "stop_sequence", "max_tokens", "refusal")
+
+
+@dataclass
+class Status:
+    """The classification of a transcript.
+
+    ``state`` one of :data:`STATES`; ``reason`` names the deciding signal; ``interrupted`` true when the turn
+    ended by Esc; ``api_error`` the API error status (int) or text when the turn ended in an API error, else
+    None; ``pending_tool`` the name of the unanswered tool (None when none); ``question`` the gate's question
+    text; ``gate_kind`` ``ask_user_question`` | ``exit_plan_mode`` | ``permission``; ``options`` the offered
+    answer labels; ``last_assistant_text`` the newest real-model text of the turn (for the STALL table's
+    question / done-report rows); ``warnings`` oddities worth recording (e.g. a gate answered at once with
+    empty answers).
+    """
+
+    state: str
+    reason: str
+    interrupted: bool = False
+    api_error: Any = None
+    pending_tool: str | None = None
+    pending_tool_id: str | None = None
+    question: str | None = None
+    gate_kind: str | None = None
+    options: list[str] = field(default_factory=list)
+    stop_reason: str | None = None
+    last_prompt_uuid: str | None = None
+    last_event_at: str | None = None
+    queued_prompts: int = 0
+    session_status: str | None = None
+    last_assistant_text: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict (``status --json``)."""
+        return asdict(self)
+
+
+def _blocks(rec: Mapping[str, Any]) -> list[dict]:
+    content = message_content(rec)
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _question_of(name: str, tool_input: Any) -> tuple[str, list[str]]:
+    """The question text and option labels of a pending gate tool; never raises (input may be {} or junk)."""
+    inp = tool_input if isinstance(tool_input, dict) else {}
+    if name == "AskUserQuestion":
+        texts, labels = [], []
+        for q in inp.get("questions") or []:
+            if not isinstance(q, dict):
+                continue
+            if isinstance(q.get("question"), str) and q["question"].strip():
+                texts.append(q["question"].strip())
+            for opt in q.get("options") or []:
+                if isinstance(opt, dict) and isinstance(opt.get("label"), str):
+                    labels.append(opt["label"])
+        if not texts and isinstance(inp.get("question"), str):
+            texts.append(inp["question"].strip())
+        return (" | ".join(texts) or "AskUserQuestion (no question text in the tool input)"), labels
+    if name == "ExitPlanMode":
+        plan = inp.get("plan") if isinstance(inp.get("plan"), str) else ""
+        first = next((ln.strip("# ").strip() for ln in plan.splitlines() if ln.strip()), "")
+        text = "Approve the plan and start coding?" + (f" Plan: {first}" if first else "")
+        if isinstance(inp.get("planFilePath"), str):
+            text += f" ({inp['planFilePath']})"
+        return text, []
+    detail = ""
+    for key in ("command", "file_path", "path", "url", "description", "pattern"):
+        if isinstance(inp.get(key), str) and inp[key].strip():
+            detail = inp[key].strip().splitlines()[0][:200]
+            break
+    return f"Permission for {name}" + (f": {detail}" if detail else ""), []
+
+
+def _empty_answers(result: Any) -> bool:
+    if not isinstance(result, dict) or "answers" not in result:
+        return False
+    return not result.get("answers")
+
+
+def classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str, Any] | None = None) -> Status:
+    """Classify the newest turn of a main transcript into one of four states. Pure; never raises.
+
+    ``records``: transcript records (any order; sidechain and bookkeeping records are ignored).
+    ``session_status``: the CLI's ``sessions/<pid>.json`` **only when its pid is alive** (else None).
+    Rules: seed 001 "完了 = 二層判定"; each documented in references/transcript-jsonl.md.
+    """
+    try:
+        return _classify(records, session_status)
+    except Exception as exc:  # noqa: BLE001 - a classifier bug must not crash a trial; it is reported
+        return Status(state=BUSY_GENERATING, reason=f"classifier_error: {type(exc).__name__}: {exc}",
+                      warnings=[f"classifier_error: {exc!r}"])
+
+
+def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str, Any] | None) -> Status:
+    events = causal_order(records)
+    cli_status = session_status.get("status") if isinstance(session_status, Mapping) else None
+    cli_status = cli_status if isinstance(cli_status, str) else None
+    warnings: list[str] = []
+
+    queued = 0
+    prompt_i = -1
+    for i, rec in enumerate(events):
+        if rec.get("type") == "queue-operation":
+            op = rec.get("operation")
+            if op == "enqueue":
+                queued += 1
+            elif op in ("dequeue", "remove"):
+                queued = max(0, queued - 1)
+            elif op in ("popAll", "clear"):
+                queued = 0
+        elif is_human_prompt(rec):
+            prompt_i = i
+    prompt = events[prompt_i] if prompt_i >= 0 else None
+
+    pending: dict[str, dict] = {}
+    asked: dict[str, str] = {}        # tool_use id -> tool name, for every tool_use of the turn
+    last: str | None = None           # kind of the newest conversation event
+    last_at: str | None = prompt.get("timestamp") if prompt else None
+    stop_reason: str | None = None
+    last_text = ""
+    interrupted = False
+    api_error: Any = None
+    for rec in events[prompt_i + 1:]:
+        rtype = rec.get("type")
+        kind = None
+        if rtype == "assistant":
+            msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+            model = msg.get("model")
+            stop_reason = msg.get("stop_reason") if isinstance(msg.get("stop_reason"), str) else None
+            if rec.get("isApiErrorMessage") is True:
+                api_error = rec.get("apiErrorStatus") or prompt_text(rec) or True
+                kind = "api_error"
+            elif model == SYNTHETIC_MODEL:
+                kind = "synthetic"
+            else:
+                kind = "assistant"
+                last_text = prompt_text(rec) or last_text
+                for b in _blocks(rec):
+                    if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                        pending[b["id"]] = b
+                        asked[b["id"]] = str(b.get("name"))
+        elif rtype == "user":
+            if rec.get("isMeta") is True:
+                continue
+            text = prompt_text(rec).strip()
+            results = [b for b in _blocks(rec) if b.get("type") == "tool_result"]
+            if results:
+                for b in results:
+                    tid = b.get("tool_use_id")
+                    pending.pop(tid, None)
+                    if asked.get(tid) == "AskUserQuestion" and b.get("is_error") is not True \
+                            and _empty_answers(rec.get("toolUseResult")):
+                        warnings.append(f"ask_user_question_empty_answers: AskUserQuestion {tid} was answered at "
+                                        "once with empty answers; no gate was shown")
+                kind = "tool_result"
+            elif text in INTERRUPT_TEXTS:
+                interrupted = True
+                pending.clear()
+                kind = "interrupt"
+            elif text.startswith(LOCAL_COMMAND_PREFIXES):
+                continue
+            else:
+                kind = "user_other"
+        elif rtype == "system" and rec.get("subtype") == "turn_duration":
+            pending.clear()
+            kind = "turn_duration"
+        if kind:
+            last = kind
+            last_at = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else last_at
+
+    status = Status(state=BUSY_GENERATING, reason="", interrupted=interrupted, api_error=api_error,
+                    stop_reason=stop_reason, last_prompt_uuid=prompt.get("uuid") if prompt else None,
+                    last_event_at=last_at, queued_prompts=queued, session_status=cli_status,
+                    last_assistant_text=last_text, warnings=warnings)
+
+    if pending:
+        tid, block = next(reversed(pending.items()))
+        gate = next(((i, b) for i, b in pending.items() if b.get("name") in GATE_TOOLS), None)
+        status.pending_tool, status.pending_tool_id = str(block.get("name")), tid
+        if gate or cli_status == "waiting":
+            tid, block = gate or (tid, block)
+            name = str(block.get("name"))
+            status.state, status.pending_tool, status.pending_tool_id = GATE, name, tid
+            status.gate_kind = {"AskUserQuestion": "ask_user_question", "ExitPlanMode": "exit_plan_mode"}.get(
+                name, "permission")
+            status.question, status.options = _question_of(name, block.get("input"))
+            status.reason = f"pending {name}" + (" (CLI waiting on a permission prompt)" if not gate else "")
+        else:
+            status.state, status.reason = BUSY_TOOL, f"pending {status.pending_tool} without tool_result"
+    elif last is None:
+        status.reason = "newest event is the human prompt" if prompt else "no conversation event yet"
+    elif last == "turn_duration":
+        status.state, status.reason = IDLE_TURN_COMPLETE, "turn_duration after the newest prompt" + (
+            f" (API error {api_error})" if api_error is not None else "")
+    elif last == "interrupt":
+        status.state, status.reason = IDLE_TURN_COMPLETE, "interrupted by the user"
+    elif last == "api_error":
+        status.state, status.reason = IDLE_TURN_COMPLETE, f"API error {api_error}"
+    elif last == "assistant" and stop_reason in FINAL_STOP_REASONS and cli_status == "busy":
+        # 2.1.197 runs Stop hooks (and their continuation) after the final assistant record and writes
+        # turn_duration only at the real end; its live session status says busy until then.
+        status.reason = f"assistant {stop_reason}, but the CLI still reports busy (Stop hooks, no turn_duration yet)"
+    elif last == "assistant" and stop_reason in FINAL_STOP_REASONS:
+        status.state, status.reason = IDLE_TURN_COMPLETE, f"assistant {stop_reason}, every tool answered"
+    elif last == "tool_result":
+        status.reason = "newest event is a tool_result"
+    else:
+        status.reason = {"synthetic": "<synthetic> record without its interrupt record yet",
+                         "user_other": "newest event is a user message",
+                         "assistant": f"assistant stop_reason {stop_reason}"}.get(last, last)
+    if status.state == BUSY_GENERATING and prompt is not None and cli_status == "idle" \
+            and last in (None, "tool_result", "user_other"):
+        # Esc before the first token: 2.1.197 writes no interrupt record (the file ends at the prompt) and puts
+        # the prompt back into the input box; only the live CLI status (idle) tells (re-checked on the real CLI).
+        status.state, status.interrupted = IDLE_TURN_COMPLETE, True
+        status.reason = "the CLI is idle but wrote no end record (cancelled before any response)"
+    if status.state == IDLE_TURN_COMPLETE and queued:
+        status.state, status.reason = BUSY_GENERATING, f"{queued} queued prompt(s) not yet dequeued"
+    return status

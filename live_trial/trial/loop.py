@@ -1,0 +1,98 @@
+"""The poll loop of a trial: GATE answers and the STALL branch table of seed 001, until a terminal outcome.
+
+It drives a :class:`~live_trial.trial.runner.Trial` through its public methods and its journal.
+"""
+from __future__ import annotations
+
+from live_trial.errors import Blocked
+from live_trial.jsonfile import write_text_atomic
+from live_trial.session import screen, send
+from live_trial.trial import stall as stall_table
+
+NO_RESPONSE_LEFT = "stopped at a question it had to ask"
+
+
+def _state(result) -> str | None:
+    status = getattr(result, "status", None)
+    return getattr(status, "state", None) if status is not None else None
+
+
+def poll_until_terminal(trial) -> None:
+    """Poll until DONE, HARD_CAP, an unanswerable GATE or a STALL the table ends; record facts on ``trial``.
+
+    GATE (poll exit 4): answer with the next --gate-response and poll again, counting responses; none left
+    ends the trial as "stopped at a question it had to ask". STALL (exit 2): rows 1-6 of seed 001's table,
+    each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge is written to
+    ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
+    """
+    while True:
+        limit = trial.policy.stall_limit_s * (2 if trial.state["stall_extended"] else 1)
+        result = trial.poll_once(limit)
+        trial.facts.poll_exit = result.exit
+        for warning in getattr(result.status, "warnings", None) or ():
+            # e.g. an AskUserQuestion answered at once with empty answers (references/transcript-jsonl.md): not a gate.
+            if warning not in trial.facts.warnings:
+                trial.facts.warnings.append(warning)
+                trial.journal.log("poll", "warning", warning=warning)
+        if result.exit == "DONE":
+            trial.facts.completion = "PASS"
+            trial.journal.log("poll", "DONE", elapsed_s=result.elapsed_s)
+            return
+        if result.exit == "HARD_CAP":
+            trial.facts.blocked = True
+            trial.facts.stop_reason = "hard_cap"
+            trial.journal.log("poll", "HARD_CAP", state=_state(result), tail=result.capture_tail)
+            return
+        if result.exit == "BLOCKED":
+            raise Blocked("tmux disappeared during the trial", code="tmux_missing")
+        if result.exit == "TICK_BUDGET":
+            continue
+        if result.exit == "GATE":
+            trial.facts.gate_seen = True
+            used = trial.state["gate_response_count"]
+            if used >= len(trial.state["gate_responses"]):
+                trial.facts.stop_reason = "gate_unanswered"
+                trial.journal.log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT)
+                trial.facts.notes.append(f"{NO_RESPONSE_LEFT}: {result.question}")
+                return
+            response = trial.state["gate_responses"][used]
+            send.answer_gate(trial.backend, trial.state["session"], response, sleep=trial.sleep)
+            trial.journal.save(gate_response_count=used + 1)
+            trial.journal.log("poll", "GATE", question=result.question, answered=response, gate_kind=trial.req.gate_kind)
+            continue
+        # STALL
+        capture = trial.backend.capture(trial.state["session"]) if trial.backend.has_session(trial.state["session"]) else ""
+        last_text = getattr(result.status, "last_assistant_text", None) or ""
+        decision = stall_table.decide_stall(
+            session_alive=result.reason != "session_gone" and trial.backend.pane_alive(trial.state["session"]),
+            state=_state(result), marker_exists=trial.wd.marker.exists(),
+            stall_extended=trial.state["stall_extended"], nudge_count=trial.state["nudge_count"],
+            nudge_max=trial.policy.nudge_max,
+            asks_question=stall_table.ends_with_question(last_text) or screen.ends_with_question(capture),
+            said_done=stall_table.reports_done(last_text) or screen.reports_done(capture))
+        trial.facts.stall_row = decision.row
+        trial.journal.log("stall", decision.action, row=decision.row, reason=decision.reason, state=_state(result),
+                  tail=screen.tail(capture) if capture else result.capture_tail)
+        if decision.action == "extend":
+            trial.journal.save(stall_extended=True)
+            continue
+        if decision.action == "nudge":
+            n = trial.state["nudge_count"] + 1
+            nudge_file = trial.wd.path(f"nudge-{n}.md")
+            write_text_atomic(nudge_file, stall_table.NUDGE_TEXT)
+            trial.journal.save(nudge_count=n)
+            trial.send_file(nudge_file, "nudge")
+            continue
+        trial.facts.stop_reason = decision.action
+        trial.facts.notes.append(decision.reason)
+        if decision.action == "unexpected_stop":
+            # Row 6 names what it saw: an API error turn, or an error / usage-limit screen.
+            if getattr(result.status, "api_error", None):
+                trial.facts.stop_reason = "api_error"
+                seen = (last_text.strip() or (screen.error_screen(capture) if capture else "") or "").strip()
+                trial.facts.notes.append(f"the model's API answered with an error ({result.status.api_error})"
+                                         + (f": {seen[:200]}" if seen else ""))
+            elif capture and screen.error_screen(capture):
+                trial.facts.stop_reason = "error_screen"
+                trial.facts.notes.append(f"the screen shows an error: {screen.error_screen(capture)[:200]}")
+        return

@@ -1,0 +1,301 @@
+"""The poll loop: wait for DONE, a GATE, a STALL or the HARD_CAP, with a resumable state file.
+
+Spec: seed 001 "poll" (exit table) and "完了 = 二層判定". One tick:
+
+1. HARD_CAP: elapsed since ``started_at`` (kept in the state file) >= ``hard_cap_s`` -> HARD_CAP (exit 1);
+   a ``WARN: HARD_CAP 80%`` warning once at ``hard_cap_warn_ratio``.
+2. The session: gone, or its pane dead -> STALL reason ``session_gone`` at once (exit 2).
+3. Observe: the screen (masked by ``screen.mask_volatile``) and the transcript (grown since the stored
+   byte offset?); classify the transcript's tail with the CLI's ``sessions/<pid>.json`` when that pid is alive.
+4. GATE (exit 4) when the state is GATE on ``done_stable_ticks`` consecutive ticks.
+5. DONE (exit 0) when the marker file exists AND the state is IDLE_TURN_COMPLETE AND the screen shows no busy
+   spinner, on ``done_stable_ticks`` consecutive ticks.
+6. Progress = the transcript grew or the masked screen changed; none for ``stall_limit_s`` -> STALL (exit 2).
+7. ``max_ticks`` ticks in this call -> TICK_BUDGET (exit 5): re-run the same command to continue.
+tmux missing -> BLOCKED (exit 3). The state file is written (schema-validated, atomic) every tick.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from live_trial.errors import Blocked, ExitCode, LiveTrialError, RefusedInput
+from live_trial.jsonfile import read_json, write_json
+from live_trial.policy import Policy
+from live_trial.transcript.paths import config_dir, find_cli_session, locate, read_cli_session_status
+from live_trial.transcript.reader import TAIL_MAX_BYTES, complete_end_offset, read_from, read_tail
+from live_trial.transcript.status import BUSY_GENERATING, GATE, IDLE_TURN_COMPLETE, Status, classify
+
+SCHEMA = "poll-state.schema.json"
+STATE_VERSION = 1
+EXIT_CODES = {"DONE": int(ExitCode.OK), "HARD_CAP": int(ExitCode.FAIL), "STALL": int(ExitCode.REFUSED),
+              "BLOCKED": int(ExitCode.BLOCKED), "GATE": int(ExitCode.GATE), "TICK_BUDGET": int(ExitCode.TICK_BUDGET)}
+NO_TRANSCRIPT = "NO_TRANSCRIPT"
+EXIT_HISTORY_MAX = 200
+#: A gate already reported (same tool_use id) is reported again only after it stayed this long: the answer
+#: may take a moment to reach the transcript.
+GATE_REPEAT_S = 5.0
+
+
+@dataclass
+class PollConfig:
+    """What to poll. ``marker``: the completion marker file; ``session``: tmux session name; ``session_id``:
+    the CLI's session id (None: screen only); ``cwd``: the trial cwd (for the transcript slug); ``config_dir``:
+    the CLI config folder (None: CLAUDE_CONFIG_DIR or ~/.claude); ``max_ticks``: ticks in this call (None: no
+    budget); ``transcript_path`` overrides :func:`transcript.locate`."""
+
+    marker: str | os.PathLike
+    session: str
+    session_id: str | None
+    cwd: str | os.PathLike | None
+    config_dir: str | os.PathLike | None
+    state_file: str | os.PathLike
+    policy: Policy
+    max_ticks: int | None = None
+    transcript_path: str | os.PathLike | None = None
+
+
+@dataclass
+class PollResult:
+    """How a poll call ended. ``exit`` DONE|STALL|GATE|HARD_CAP|TICK_BUDGET|BLOCKED, ``code`` its exit code,
+    ``reason`` (e.g. ``session_gone``, ``no_progress``), ``status`` the last classification (None without a
+    transcript), ``state`` its state word (or NO_TRANSCRIPT / the screen's), ``question`` for GATE,
+    ``capture_tail`` the last screen lines, ``elapsed_s`` since the state file's ``started_at``."""
+
+    exit: str
+    code: int
+    reason: str
+    status: Status | None
+    state: str | None
+    question: str | None
+    capture_tail: list[str]
+    elapsed_s: float
+    ticks: int
+    since_change_s: float
+    transcript_path: str | None
+    marker: str
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-ready (``poll --json``)."""
+        d = {k: v for k, v in self.__dict__.items() if k != "status"}
+        d["status"] = self.status.to_dict() if self.status else None
+        return d
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _epoch(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+class TurnCache:
+    """The transcript records of the current turn, kept between the ticks of one :func:`poll` call.
+
+    The first tick reads the tail back to the newest human prompt (:func:`live_trial.transcript.reader.read_tail`); later
+    ticks parse only the complete lines written since (:func:`live_trial.transcript.reader.read_from`). A trial is one
+    long turn, so re-reading that tail every tick made a tick's cost grow with the turn: 110 ms on a 13 MB turn
+    against about 30 ms with this cache (benchmarks/status.py, "one long turn"). The tail is read afresh when the
+    file shrinks or is replaced, or when the cache holds more than ``REREAD_BYTES`` (memory stays bounded).
+    """
+
+    REREAD_BYTES = TAIL_MAX_BYTES + TAIL_MAX_BYTES // 4
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self.start = self.end = 0
+        self.items: list[dict] = []
+
+    def records(self, path: Path, end: int) -> tuple[list[dict], int]:
+        """``(records, how many are new since the last call)`` for ``path`` whose complete lines end at byte
+        ``end``; records in file order (the classifier orders them). Never raises for I/O (a missing file
+        reads as no records)."""
+        if path != self.path or end < self.end or end - self.start > self.REREAD_BYTES:
+            first = self.path is None
+            tail = read_tail(path)
+            self.path, self.start, self.end, self.items = path, tail.start_offset, tail.end_offset, tail.records
+            return self.items, len(self.items) if first else 0
+        if end == self.end:
+            return self.items, 0
+        new, self.end = read_from(path, self.end)
+        self.items.extend(new)
+        return self.items, len(new)
+
+
+def load_state(cfg: PollConfig, marker: Path, now: float) -> dict:
+    """The state file's content, or a fresh state. Raises RefusedInput when the file belongs to another
+    session or marker (nothing is written then)."""
+    path = Path(cfg.state_file)
+    if path.exists():
+        state = read_json(path, SCHEMA)
+        if state["session"] != cfg.session or state["marker"] != str(marker):
+            raise RefusedInput("the state file belongs to another poll "
+                               f"(session {state['session']}, marker {state['marker']})", where=str(path),
+                               fix="use a new --state-file for a new session or marker")
+        state["calls"] += 1
+        state["gate_streak"] = 0      # a new call (after an answer) needs fresh observations of a gate
+        return state
+    return {"version": STATE_VERSION, "session": cfg.session, "session_id": cfg.session_id, "marker": str(marker),
+            "started_at": _iso(now), "updated_at": _iso(now), "calls": 1, "ticks": 0,
+            "transcript_path": None, "transcript_offset": 0, "last_change_at": _iso(now),
+            "last_screen_hash": None, "last_state": None, "done_streak": 0, "gate_streak": 0, "last_gate_id": None,
+            "warned": {"hard_cap": False}, "exits": []}
+
+
+def _cli_session_status(pane_pid: int | None, cfg: PollConfig, config: Path) -> dict | None:
+    """The CLI's sessions/<pid>.json, only when that pid is alive (it stays ``busy`` after SIGKILL).
+    The pane's pid first (the CLI is the pane's command), else the file whose sessionId matches."""
+    from live_trial.session.rules import pid_alive
+
+    pid = pane_pid
+    doc = read_cli_session_status(config, pid) if pid else None
+    if doc is None and cfg.session_id:
+        found = find_cli_session(config, cfg.session_id)
+        if found:
+            pid, doc = found
+    if doc is None or not pid or not pid_alive(int(pid)):
+        return None
+    return doc
+
+
+def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.time,
+         sleep: Callable[[float], None] = time.sleep, on_tick: Callable[[dict], None] | None = None,
+         screen: Any = None) -> PollResult:
+    """Poll until a terminal exit or the tick budget; returns a :class:`PollResult` (never prints).
+
+    ``backend``: a :class:`live_trial.session.backend.Backend` (pane_alive, pane_pid, capture).
+    ``clock``: epoch seconds (wall clock: the state file carries it across processes); ``sleep``: seconds.
+    ``on_tick(progress)`` gets a dict per tick (tick, elapsed_s, since_progress_s, stall_in_s, hard_cap_in_s,
+    state, pending_tool, screen_busy, transcript_offset, new_records, done_streak) and ``{"warn": text}``
+    once for the HARD_CAP warning.
+    ``screen``: the TUI marker module (default :mod:`live_trial.session.screen`). Raises RefusedInput for a state
+    file of another poll. Spec: seed 001 "poll".
+    """
+    if screen is None:
+        from live_trial.session import screen as screen_module
+        screen = screen_module
+    pol = cfg.policy
+    if any(ch in str(cfg.marker) for ch in "*?"):
+        raise RefusedInput(f"the marker must be the exact completion marker path, not a glob: {cfg.marker}",
+                           where="marker", fix="pass e.g. <workdir>/out/status.json")
+    marker = Path(cfg.marker).absolute()
+    config = Path(cfg.config_dir) if cfg.config_dir else config_dir()
+    now = clock()
+    state = load_state(cfg, marker, now)
+    started = _epoch(state["started_at"])
+    tpath = Path(cfg.transcript_path) if cfg.transcript_path else (
+        locate(cfg.session_id, cfg.cwd, config) if cfg.session_id else None)
+    warnings: list[str] = []
+    ticks_here = 0
+    capture = ""
+    status: Status | None = None
+    shown_state: str | None = state.get("last_state")
+    pane_pid: int | None = None       # asked once per call: a pane keeps its pid
+    turn_cache = TurnCache()
+
+    def finish(exit_word: str, reason: str, question: str | None = None) -> PollResult:
+        t = clock()
+        state["exits"] = (state["exits"] + [{"exit": exit_word, "at": _iso(t), "reason": reason,
+                                             "state": shown_state, "ticks": state["ticks"]}])[-EXIT_HISTORY_MAX:]
+        state["updated_at"] = _iso(t)
+        write_json(Path(cfg.state_file), state, SCHEMA)
+        tail = [ln for ln in capture.rstrip("\n").split("\n")][-15:] if capture else []
+        return PollResult(exit=exit_word, code=EXIT_CODES[exit_word], reason=reason, status=status,
+                          state=shown_state, question=question, capture_tail=tail, elapsed_s=round(t - started, 3),
+                          ticks=state["ticks"], since_change_s=round(t - _epoch(state["last_change_at"]), 3),
+                          transcript_path=str(tpath) if tpath else None, marker=str(marker), warnings=warnings)
+
+    while True:
+        now = clock()
+        state["ticks"] += 1
+        ticks_here += 1
+        elapsed = now - started
+        if elapsed >= pol.hard_cap_s:
+            return finish("HARD_CAP", f"elapsed {elapsed:.0f}s >= hard_cap_s {pol.hard_cap_s:.0f}s")
+        if elapsed >= pol.hard_cap_warn_ratio * pol.hard_cap_s and not state["warned"]["hard_cap"]:
+            state["warned"]["hard_cap"] = True
+            text = (f"WARN: HARD_CAP {pol.hard_cap_warn_ratio:.0%} ({elapsed:.0f}s of {pol.hard_cap_s:.0f}s); "
+                    "raise env HARD_CAP if the trial is progressing normally")
+            warnings.append(text)
+            if on_tick:
+                on_tick({"warn": text})
+        try:
+            if not backend.pane_alive(cfg.session):     # False for a gone session too (one tmux call per tick)
+                return finish("STALL", "session_gone")
+            capture = backend.capture(cfg.session)
+        except Blocked as exc:
+            return finish("BLOCKED", f"tmux_missing: {exc.message}")
+        except RefusedInput as exc:
+            if exc.code in ("session_gone", "refused_input"):
+                return finish("STALL", "session_gone")
+            raise
+        new_records = 0
+        screen_hash = "sha256:" + hashlib.sha256(screen.mask_volatile(capture).encode("utf-8")).hexdigest()
+        screen_busy = bool(screen.is_busy(capture))
+        progress = screen_hash != state["last_screen_hash"]
+        state["last_screen_hash"] = screen_hash
+
+        if tpath is not None and not tpath.exists() and cfg.session_id and not cfg.transcript_path:
+            tpath = locate(cfg.session_id, cfg.cwd, config)
+        if tpath is not None and tpath.exists():
+            state["transcript_path"] = str(tpath)
+            end = complete_end_offset(tpath)
+            records, new_records = turn_cache.records(tpath, end)
+            if end != state["transcript_offset"]:
+                progress = True
+                state["transcript_offset"] = end
+            if pane_pid is None:
+                try:
+                    pane_pid = backend.pane_pid(cfg.session) or 0
+                except LiveTrialError:
+                    pane_pid = 0
+            status = classify(records, _cli_session_status(pane_pid, cfg, config))
+            shown_state = status.state
+        elif cfg.session_id:
+            status, shown_state = None, (BUSY_GENERATING if screen_busy else NO_TRANSCRIPT)
+        else:  # screen only: busy from the spinner line; a dialog is never idle
+            dialog = screen.dialog(capture)
+            status = None
+            shown_state = BUSY_GENERATING if screen_busy else ("SCREEN_DIALOG" if dialog else IDLE_TURN_COMPLETE)
+        state["last_state"] = shown_state
+        if progress:
+            state["last_change_at"] = _iso(now)
+
+        is_gate = status is not None and status.state == GATE
+        state["gate_streak"] = state["gate_streak"] + 1 if is_gate else 0
+        gate_needed = max(1, pol.done_stable_ticks)
+        if is_gate and status.pending_tool_id and status.pending_tool_id == state["last_gate_id"]:
+            gate_needed = max(gate_needed, int(GATE_REPEAT_S / max(pol.poll_interval_s, 0.01)) + 1)
+        done_now = marker.is_file() and shown_state == IDLE_TURN_COMPLETE and not screen_busy
+        state["done_streak"] = state["done_streak"] + 1 if done_now else 0
+        since_change = now - _epoch(state["last_change_at"])
+        state["updated_at"] = _iso(now)
+        write_json(Path(cfg.state_file), state, SCHEMA)
+        if on_tick:
+            on_tick({"tick": state["ticks"], "elapsed_s": round(elapsed, 1),
+                     "since_progress_s": round(since_change, 1),
+                     "stall_in_s": round(max(0.0, pol.stall_limit_s - since_change), 1),
+                     "hard_cap_in_s": round(max(0.0, pol.hard_cap_s - elapsed), 1),
+                     "state": shown_state, "pending_tool": status.pending_tool if status else None,
+                     "screen_busy": screen_busy, "transcript_offset": state["transcript_offset"],
+                     "new_records": new_records, "done_streak": state["done_streak"]})
+        stable = max(1, pol.done_stable_ticks)
+        if is_gate and state["gate_streak"] >= gate_needed:
+            state["last_gate_id"] = status.pending_tool_id
+            return finish("GATE", status.gate_kind or "gate", status.question)
+        if state["done_streak"] >= stable:
+            return finish("DONE", "marker + IDLE_TURN_COMPLETE + screen not busy"
+                          + (" (interrupted)" if status and status.interrupted else "")
+                          + (f" (api_error {status.api_error})" if status and status.api_error is not None else ""))
+        if since_change >= pol.stall_limit_s:
+            return finish("STALL", f"no progress for {since_change:.0f}s (stall_limit_s {pol.stall_limit_s:.0f})")
+        if cfg.max_ticks is not None and ticks_here >= cfg.max_ticks:
+            return finish("TICK_BUDGET", f"{ticks_here} ticks in this call")
+        sleep(pol.poll_interval_s)

@@ -1,0 +1,348 @@
+"""One whole live trial: workdir, task.md, boot, send, poll, collect, evaluate, verdict, notify, cleanup.
+
+Seed 001 describes what a careful operator does by hand; this module does it the same way every time
+(README "Running a real trial"). Every exit path (DONE, STALL, GATE, HARD_CAP, boot failure, crash of the CLI, delivery
+failure, Ctrl-C / SIGTERM of the harness) collects what exists and kills the session (ARCHITECTURE
+invariant 6). The core never prints: progress and decisions go to ``on_event`` and to the workdir's
+``trial-log.jsonl``.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import threading
+import uuid
+from pathlib import Path
+from typing import Callable
+
+from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, LiveTrialError, RefusedInput
+from live_trial.jsonfile import read_json, utc_now, write_json, write_text_atomic
+from live_trial.policy import load_policy
+from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
+from live_trial.trial.journal import POLL_STATE_FILE, EventSink, Journal
+from live_trial.trial.workdir import Workdir, create_workdir, session_name
+
+
+class Trial:
+    """Runs one trial. Construct with a :class:`TrialRequest`, then call :meth:`run` (or :meth:`resume`).
+
+    ``stop_event`` lets a caller (signal handler, plan runner) stop the trial: the next poll tick
+    raises :class:`TrialInterrupted`, and cleanup runs as on every other exit path.
+    """
+
+    def __init__(self, req: TrialRequest, *, on_event: EventSink | None = None,
+                 stop_event: threading.Event | None = None, env: dict[str, str] | None = None) -> None:
+        self.req = req
+        self.journal = Journal(on_event)
+        self.stop_event = stop_event or threading.Event()
+        self.env = dict(os.environ if env is None else env)
+        self.policy = req.policy or load_policy(self.env)
+        self.facts = Facts()
+        self.server = None
+        self.backend = None
+        self.target = None
+        self.pinning = None       # closure.Pinning, set by the input checks (trial_inputs.validate)
+        self.claude = None
+        self.child_overrides: dict[str, str] = {}
+
+    # ----------------------------------------------------------------- the record
+    @property
+    def wd(self) -> Workdir | None:
+        """The trial's workdir (None until it is created)."""
+        return self.journal.wd
+
+    @wd.setter
+    def wd(self, value: Workdir | None) -> None:
+        self.journal.wd = value
+
+    @property
+    def state(self) -> dict:
+        """The trial-state dict, as kept in ``trial-state.json`` (see :class:`Journal`)."""
+        return self.journal.state
+
+    @state.setter
+    def state(self, value: dict) -> None:
+        self.journal.state = value
+
+    def take_lock(self) -> None:
+        """Hold an exclusive lock on the workdir for this harness's lifetime, so two harnesses (two resumes)
+        never drive one session. Raises :class:`RefusedInput` when another process holds it."""
+        fh = open(self.wd.path(".trial.lock"), "a")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            raise RefusedInput("another harness is driving this trial right now", where=str(self.wd.root),
+                               fix="wait for it to end, or stop it first", code="trial_locked") from None
+        self._lock_file = fh
+
+    def sleep(self, seconds: float) -> None:
+        if self.stop_event.wait(seconds):
+            raise TrialInterrupted("the harness was asked to stop", fix="the session was killed and the evidence collected")
+
+    # ----------------------------------------------------------------- validation (nothing created)
+    def _validate_inputs(self) -> None:
+        """Refuse bad input before anything is created (see :func:`live_trial.trial.inputs.validate`)."""
+        from live_trial.trial.inputs import validate
+
+        validate(self)
+
+    # ----------------------------------------------------------------- the whole line
+    def run(self) -> TrialOutcome:
+        """Run the trial from nothing to a verdict. Raises :class:`RefusedInput` before creating anything
+        when the input is bad; every later failure ends in a recorded verdict instead."""
+        self._validate_inputs()
+        req = self.req
+        self.wd = create_workdir(req.eval_root, self.target.plugin_name, self.target.skill, req.run_id)
+        self.take_lock()
+        if req.fresh_cwd:
+            req.cwd = self.wd.root / "cwd"
+            req.cwd.mkdir()
+        session = session_name(self.wd.run_id, self.target.skill)
+        self.state = {
+            "schema_version": 1, "run_id": self.wd.run_id, "target": req.target,
+            "plugin": self.target.plugin_name, "skill": self.target.skill, "args": req.args,
+            "cwd": str(req.cwd), "plugins_root": str(req.plugins_root), "eval_root": str(req.eval_root),
+            "session": session, "session_id": str(uuid.uuid4()), "socket": req.socket,
+            "config_dir": None, "claude_bin": None, "claude_version": None, "model": req.model,
+            "proof": req.proof, "gate_kind": req.gate_kind, "phase": "created", "owner_pid": os.getpid(),
+            "pane_pid": None, "started_at": utc_now(), "nudge_count": 0, "gate_response_count": 0,
+            "gate_responses": list(req.gate_responses), "stall_extended": False,
+            "rehearsal": None, "cwd_snapshot": None, "expect_gate": req.expect_gate,
+            "closure": {"digest": self.pinning.digest, "plugins": [p.name for p in self.pinning.plugins],
+                        "plugin_dirs": [str(p.root) for p in self.pinning.plugins],
+                        "file_count": len(self.pinning.files)},
+        }
+        self.journal.save()
+        self._write_task()
+        self.journal.event("workdir", path=str(self.wd.root), session=session)
+        self._daily_maintenance()
+        return self.drive(self.prepare_tools, self.start_rehearsal, self._snapshot_cwd, self._boot,
+                          self._send_task, self.poll_loop)
+
+    def drive(self, *steps: Callable[[], None]) -> TrialOutcome:
+        """Run ``steps`` in order; whatever ends them (success, a refusal, a missing tool, a boot or delivery
+        failure, an interrupt), collect what exists, kill the session, judge, and stop the rehearsal server.
+        Every exit path of ``run`` and ``run --resume`` goes through here (ARCHITECTURE invariant 6)."""
+        try:
+            for step in steps:
+                step()
+        except Blocked as exc:
+            self.facts.blocked = True
+            self.facts.stop_reason = exc.code
+            self.facts.notes.append(exc.message)
+            self.journal.log("tools", "blocked", problem=exc.message)
+        except (BootFail, BootTimeout) as exc:
+            self.facts.stop_reason = exc.code
+            self.facts.notes.append(exc.message)
+            self.journal.log("boot", exc.status, problem=exc.message, **_tail(exc))
+        except DeliveryFailed as exc:
+            self.facts.stop_reason = exc.code
+            self.facts.notes.append(exc.message)
+            self.journal.log("send", "delivery_failed", problem=exc.message, **exc.details)
+        except TrialInterrupted as exc:
+            self.facts.blocked = True
+            self.facts.stop_reason = exc.code
+            self.journal.log("harness", "interrupted", problem=exc.message)
+        except LiveTrialError as exc:
+            # Anything else the steps refuse once the workdir exists still ends in a recorded verdict.
+            self.facts.blocked = exc.exit_code == 3
+            self.facts.stop_reason = exc.code
+            self.facts.notes.append(exc.message)
+            self.journal.log(self.state.get("phase", "trial"), exc.status, problem=exc.message)
+        finally:
+            self.finish_session()
+        try:
+            return self._judge()
+        finally:
+            self.stop_server()
+
+    def resume(self, workdir: Path) -> TrialOutcome:
+        """Continue a trial whose harness was killed (see :func:`live_trial.trial.resume.resume`)."""
+        from live_trial.trial.resume import resume
+
+        return resume(self, workdir)
+
+    # ----------------------------------------------------------------- steps
+    def _daily_maintenance(self) -> None:
+        """Seed 000 rule 3-4: close expired watches and check due ones first, at most once a day.
+
+        Skipped in rehearsal: a scripted run must not start real checks nor use up today's turn.
+        """
+        if self.req.rehearsal is not None:
+            return
+        from live_trial.notices import watch
+
+        try:
+            done = watch.daily_maintenance(self.req.eval_root, lang=self.req.lang, env=self.env)
+        except Exception as exc:  # noqa: BLE001 - watches must never stop a trial
+            self.journal.log("watches", "error", problem=f"{type(exc).__name__}: {exc}")
+            return
+        if done.get("resent"):
+            self.journal.log("watches", "notices_resent", resent=done["resent"])
+        if done.get("ran"):
+            self.journal.log("watches", "maintenance", swept=done["swept"], checked=len(done["checked"]))
+
+    def _write_task(self) -> None:
+        from live_trial.resources import read_reference
+
+        text = (read_reference("task-template.md")
+                .replace("{{TARGET_SKILL}}", self.req.target)
+                .replace('"{{ARGS}}"', json.dumps(self.req.args, ensure_ascii=False))
+                .replace("{{MARKER_PATH}}", str(self.wd.marker)))
+        write_text_atomic(self.wd.path("task.md"), text)
+
+    def prepare_tools(self) -> None:
+        from live_trial.session.backend import Backend
+        from live_trial.session.claude_bin import find_claude
+
+        self.backend = Backend(self.req.socket)
+        self.backend.require_tmux()
+        self.claude = find_claude(self.req.claude_bin, self.env)
+        self.journal.log("tools", "claude", version=self.claude.version, path=self.claude.path)
+        warning = self.claude.warning()
+        if warning:
+            self.journal.log("tools", "version_warning", warning=warning)
+        self.journal.save(claude_bin=self.claude.path, claude_version=self.claude.version)
+
+    def start_rehearsal(self, port: int = 0) -> None:
+        if self.req.rehearsal is None:
+            return
+        from live_trial.rehearsal.config import seed_config
+        from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
+
+        self.server = RehearsalServer(self.scenario, port=port)
+        self.server.start()
+        config_dir = self.wd.path("claude-config")
+        if not (config_dir / ".claude.json").exists():
+            seed_config(config_dir, [self.req.cwd])
+        self.child_overrides = rehearsal_env(self.server.url, config_dir)
+        self.journal.save(config_dir=str(config_dir),
+                         rehearsal={"scenario": str(self.req.rehearsal), "port": self.server.port})
+        self.journal.log("rehearsal", "server_started", url=self.server.url,
+                  note="the model is scripted: a PASS proves the harness path, not the skill")
+
+    def config_dir(self) -> Path:
+        from live_trial.transcript.paths import config_dir
+
+        if self.state.get("config_dir"):
+            return Path(self.state["config_dir"])
+        return config_dir(self.env)
+
+    def _snapshot_cwd(self) -> None:
+        from live_trial.trial.collect import snapshot_cwd
+
+        snap = snapshot_cwd(self.req.cwd, exclude=[self.req.eval_root, self.wd.root])
+        path = self.wd.path("cwd-snapshot.json")
+        write_json(path, {k: list(v) for k, v in snap.items()}, None)
+        self.journal.save(cwd_snapshot=str(path))
+
+    def _boot(self) -> None:
+        from live_trial.session import boot
+
+        self.journal.save(phase="booting")
+        req = boot.BootRequest(
+            session=self.state["session"], cwd=self.req.cwd, model=self.req.model,
+            session_id=self.state["session_id"], target=self.req.target, plugins_root=self.req.plugins_root,
+            claude=self.claude, env_overrides=self.child_overrides, proof=self.req.proof,
+            rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
+            plugin_dirs=[Path(d) for d in self.state["closure"]["plugin_dirs"]])
+        result = boot.boot(req, self.backend, base_env=self.env)
+        self.journal.save(pane_pid=result.pane_pid)
+        self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2), bypass_dialog_seen=result.bypass_dialog_seen,
+                  plugin_dirs=[str(p) for p in result.plugin_dirs])
+        self.journal.event("ready", session=self.state["session"], elapsed_s=result.elapsed_s)
+
+    def transcript_path(self) -> Path:
+        from live_trial.transcript.paths import locate
+
+        return locate(self.state["session_id"], self.req.cwd, self.config_dir())
+
+    def send_file(self, path: Path, step: str) -> None:
+        from live_trial.session import send
+
+        delivery = send.send_file(self.backend, self.state["session"], path,
+                                  transcript_path=self.transcript_path(), sleep=self.sleep)
+        self.journal.log(step, "delivered", file=path.name, extra_enters=delivery.extra_enters)
+
+    def _send_task(self) -> None:
+        self.journal.save(phase="sending")
+        self.send_file(self.wd.path("task.md"), "send")
+        self.facts.launch = "PASS"
+        self.journal.save(phase="polling")
+
+    def poll_once(self, stall_limit_s: float):
+        from live_trial.trial import poll
+
+        cfg = poll.PollConfig(
+            marker=self.wd.marker, session=self.state["session"], session_id=self.state["session_id"],
+            cwd=self.req.cwd, config_dir=self.config_dir(), state_file=self.wd.path(POLL_STATE_FILE),
+            policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None)
+        return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick)
+
+    def _on_tick(self, progress: dict) -> None:
+        """Poll's per-tick report: the 80% HARD_CAP warning is printed and logged; ticks feed the live line."""
+        if "warn" in progress:
+            self.journal.log("poll", "WARN", message=progress["warn"])
+            return
+        self.journal.event("tick", **progress, **self._counts())
+
+    def _counts(self) -> dict:
+        return {"nudges": self.state["nudge_count"], "gate_responses": self.state["gate_response_count"]}
+
+    def poll_loop(self) -> None:
+        """Poll until a terminal outcome, answering gates and applying the STALL table (see trial_loop)."""
+        from live_trial.trial.loop import poll_until_terminal
+
+        poll_until_terminal(self)
+
+    def finish_session(self) -> None:
+        """Collect what exists, kill the session, stop the rehearsal server, reap orphans. Never raises."""
+        from live_trial.trial.collect import collect
+
+        if self.wd is None:
+            return
+        session = self.state.get("session")
+        try:
+            self.journal.save(phase="collecting")
+            pane_text = None
+            if self.backend is not None and session and self.backend.has_session(session):
+                pane_text = self.backend.capture(session, scrollback=True)
+            tpath = self.transcript_path() if self.backend is not None else None
+            subagents = tpath.with_suffix("") / "subagents" if tpath is not None else None
+            before = None
+            if self.state.get("cwd_snapshot"):
+                raw = read_json(Path(self.state["cwd_snapshot"]), None)
+                before = {k: (v[0], v[1]) for k, v in raw.items()}
+            got = collect(self.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
+                          cwd=self.req.cwd, before=before, exclude=[self.req.eval_root, self.wd.root])
+            self.journal.log("collect", "complete" if got.complete else "partial", missing=got.missing,
+                      out_files=got.out_files, side_effects=got.side_effects)
+        except Exception as exc:  # noqa: BLE001 - cleanup must go on
+            self.journal.log("collect", "error", problem=f"{type(exc).__name__}: {exc}")
+        finally:
+            if self.backend is not None and session:
+                try:
+                    killed = self.backend.kill_session(session)
+                    self.journal.log("cleanup", "kill_session", session=session, killed=bool(killed))
+                    removed = self.backend.reap()
+                    if removed:
+                        self.journal.log("cleanup", "reap", removed=removed)
+                except Exception as exc:  # noqa: BLE001
+                    self.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
+
+    def stop_server(self) -> None:
+        """Stop the rehearsal server (after the evaluator, which the same scenario plays)."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+    def _judge(self) -> TrialOutcome:
+        """Evaluate, write the verdict, notify (see trial_judge)."""
+        from live_trial.trial.judgement import judge
+
+        return judge(self)
+
+
+def _tail(exc: LiveTrialError) -> dict:
+    return {k: v for k, v in exc.details.items() if k in ("tail", "screen")}

@@ -1,0 +1,84 @@
+"""One trial's folder and the names derived from its run (seed 001 "準備").
+
+Layout: :func:`live_trial.acceptance.evallog.workdir_path` with ``out/`` (where the trial writes its one completion
+marker), ``task.md``, and after the trial ``pane.txt``, ``transcript.jsonl``, ``verdict.json`` and the logs. Session
+names are ``lt-<run-id>-<slug>``: unique per run, so parallel trials never kill each other's session (seed 001).
+"""
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from live_trial.acceptance.evallog import workdir_path
+from live_trial.errors import RefusedInput
+
+RUN_ID_RE = re.compile(r"^[0-9]{8}T[0-9]{6}-[0-9a-f]{4}$")
+
+
+SLUG_MAX = 40
+
+
+MARKER_NAME = "status.json"
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A run id ``YYYYMMDDTHHMMSS-xxxx`` (UTC time + 4 random hex digits), unique across parallel runs."""
+    now = now or datetime.now(timezone.utc)
+    return f"{now.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def skill_slug(skill: str) -> str:
+    """A tmux-safe slug of a skill name: lower case ``[a-z0-9-]``, at most 40 characters, never empty."""
+    slug = re.sub(r"[^a-z0-9]+", "-", skill.lower()).strip("-")[:SLUG_MAX].strip("-")
+    return slug or "skill"
+
+
+def session_name(run_id: str, skill: str) -> str:
+    """``lt-<run-id>-<slug>`` for a run (seed 001: unique session name per trial)."""
+    if not RUN_ID_RE.match(run_id):
+        raise RefusedInput(f"bad run id {run_id!r}", fix="run ids look like 20261130T101500-a1b2")
+    return f"lt-{run_id}-{skill_slug(skill)}"
+
+
+@dataclass(frozen=True)
+class Workdir:
+    """One trial's folder. All paths absolute."""
+
+    root: Path
+    run_id: str
+
+    @property
+    def out(self) -> Path:
+        """``<workdir>/out``: where the skill writes the completion marker and its artifacts."""
+        return self.root / "out"
+
+    @property
+    def marker(self) -> Path:
+        """The one completion marker the task asks for (seed 001, task.md contract item 2)."""
+        return self.out / MARKER_NAME
+
+    def path(self, name: str) -> Path:
+        """A file directly in the workdir (``task.md``, ``verdict.json``, ...)."""
+        return self.root / name
+
+
+def create_workdir(eval_root: Path, plugin: str | None, skill: str, run_id: str | None = None) -> Workdir:
+    """Create the workdir with ``out/``; refuse (exit 2) when it already exists. Returns the :class:`Workdir`."""
+    run_id = run_id or new_run_id()
+    root = workdir_path(eval_root, plugin, skill, run_id)
+    if root.exists():
+        raise RefusedInput("workdir already exists", where=str(root), fix="use a new run id")
+    (root / "out").mkdir(parents=True)
+    return Workdir(root=root, run_id=run_id)
+
+
+def open_workdir(path: Path) -> Workdir:
+    """An existing workdir (for ``--resume`` and the step subcommands); refuse when it is not one."""
+    root = Path(path).resolve()
+    if not (root / "task.md").is_file():
+        raise RefusedInput("not a trial workdir (no task.md)", where=str(root),
+                           fix="pass the folder eval-log/<plugin>/<skill>/live-trial/<run-id>")
+    return Workdir(root=root, run_id=root.name)
