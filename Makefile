@@ -3,6 +3,9 @@
 #   make test   install what is needed, then run the whole test suite with the end-to-end tests required
 .PHONY: setup demo test unit bench clean-sessions
 
+# Test processes: the e2e tests mostly wait on the real CLI, so four fit two cores (README "Tests").
+TEST_WORKERS ?= 4
+
 setup:
 	@bash scripts/setup.sh
 
@@ -14,10 +17,10 @@ demo: setup
 	    --rehearsal examples/scenarios/greet-happy.yaml --args World --cwd "$$cwd"
 
 test: setup
-	LIVE_TRIAL_REQUIRE_E2E=1 .venv/bin/python -m pytest -q
+	LIVE_TRIAL_REQUIRE_E2E=1 .venv/bin/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 unit: setup
-	.venv/bin/python -m pytest -q tests/unit
+	.venv/bin/python -m pytest -q -n $(TEST_WORKERS) tests/unit
 
 bench: setup
 	.venv/bin/python benchmarks/boot.py

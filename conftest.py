@@ -1,12 +1,17 @@
-"""Project-wide pytest set-up.
+"""Project-wide pytest set-up (README "Tests").
 
-- Tests under ``tests/e2e`` are marked ``e2e``. They need tmux and the real ``claude``. Outside CI a
-  missing tool skips them with a reason that says how to install it; with ``CI=true`` or
-  ``LIVE_TRIAL_REQUIRE_E2E=1`` a missing tool is a failure, never a skip.
-- Every test session gets its own tmux socket (env ``LIVE_TRIAL_SOCKET``) and a pid log (env
-  ``LIVE_TRIAL_PID_LOG``) where the backend records each pane process it starts. At the end the
-  suite fails when an ``lt-*`` session or a recorded claude process is still there.
-- The number of e2e tests that ran (passed or failed, not skipped) is printed as
+- Tests under ``tests/e2e`` are marked ``e2e``. They need tmux and the real ``claude``. Outside CI a missing tool
+  skips them with a reason that says how to install it; with ``CI=true`` or ``LIVE_TRIAL_REQUIRE_E2E=1`` a missing
+  tool is a failure, never a skip.
+- Isolation: every pytest process (the main one and each xdist worker) gets its own tmux socket
+  (``LIVE_TRIAL_SOCKET``), its own Claude Code config folder (``CLAUDE_CONFIG_DIR``) and its own pid log
+  (``LIVE_TRIAL_PID_LOG``, where the backend records each pane process it starts), whatever the caller's
+  environment says: a person's own trials and sessions are never seen, reaped or touched by the suite, and the
+  suite's sessions are invisible to them. At the end each process fails the suite when an ``lt-*`` session on its
+  socket or a claude process it started is still there (it counts only what it started), then kills its server.
+- Budgets: every e2e test carries ``@pytest.mark.budget(seconds)``; one without fails. The summary lists the tests
+  that took longer than their budget (a report, never a timed assertion).
+- The number of e2e tests that ran (passed or failed, not skipped), over every worker, is printed as
   ``e2e tests run: N`` and written to ``LIVE_TRIAL_E2E_COUNT_FILE`` when that is set.
 """
 from __future__ import annotations
@@ -19,9 +24,13 @@ from pathlib import Path
 
 import pytest
 
-_ROOT = Path(__file__).resolve().parent
+pytest_plugins = ("pytester",)
+
 _E2E_RAN: set[str] = set()
+_DURATIONS: dict[str, float] = {}
+_BUDGETS: dict[str, float] = {}
 _STATE: dict = {}
+LEFTOVERS_KEY = "live_trial_leftovers"
 
 
 def _require_e2e() -> bool:
@@ -40,12 +49,21 @@ def _missing_tools() -> list[str]:
     return missing
 
 
+def _is_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
 def pytest_configure(config):
-    os.environ.setdefault("LIVE_TRIAL_SOCKET", f"lt-test-{os.getpid()}")
-    pid_log = Path(tempfile.gettempdir()) / f"live-trial-pids-{os.getpid()}.log"
-    os.environ.setdefault("LIVE_TRIAL_PID_LOG", str(pid_log))
-    _STATE["socket"] = os.environ["LIVE_TRIAL_SOCKET"]
-    _STATE["pid_log"] = Path(os.environ["LIVE_TRIAL_PID_LOG"])
+    config.addinivalue_line("markers", "budget(seconds): the time an e2e test should take; the summary reports "
+                                       "tests over budget")
+    worker = config.workerinput["workerid"] if _is_worker(config) else "main"
+    own = tempfile.mkdtemp(prefix=f"live-trial-test-{os.getpid()}-{worker}-")
+    _STATE["user_socket"] = os.environ.get("LIVE_TRIAL_SOCKET")
+    _STATE["user_config_dir"] = os.environ.get("CLAUDE_CONFIG_DIR")
+    os.environ["LIVE_TRIAL_SOCKET"] = f"lt-test-{os.getpid()}-{worker}"
+    os.environ["CLAUDE_CONFIG_DIR"] = str(Path(own) / "claude-config")
+    os.environ["LIVE_TRIAL_PID_LOG"] = str(Path(own) / "pids.log")
+    _STATE.update(socket=os.environ["LIVE_TRIAL_SOCKET"], pid_log=Path(os.environ["LIVE_TRIAL_PID_LOG"]), own=own)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -68,14 +86,35 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(skip)
 
 
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("e2e") and not item.get_closest_marker("budget"):
+        pytest.fail("an e2e test needs @pytest.mark.budget(seconds): the time it should take (README \"Tests\")",
+                    pytrace=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    budget = item.get_closest_marker("budget")
+    if budget is not None and budget.args:
+        report.user_properties.append(("budget_s", float(budget.args[0])))
+
+
 def pytest_runtest_logreport(report):
+    """Runs in the process that reports: with xdist, the main process sees every worker's reports."""
     if report.when == "call" and "e2e" in report.keywords and not report.skipped:
         _E2E_RAN.add(report.nodeid)
     if report.when == "setup" and report.failed and "e2e" in report.keywords:
         _E2E_RAN.add(report.nodeid)
+    _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + report.duration
+    for key, value in report.user_properties:
+        if key == "budget_s":
+            _BUDGETS[report.nodeid] = value
 
 
 def _leftovers() -> list[str]:
+    """What this process started and left: lt-* sessions on its socket, live processes of its pid log."""
     found = []
     socket = _STATE.get("socket")
     if socket and shutil.which("tmux"):
@@ -87,8 +126,8 @@ def _leftovers() -> list[str]:
         for line in pid_log.read_text().split():
             if line.isdigit() and Path(f"/proc/{line}").exists():
                 try:
-                    state = Path(f"/proc/{line}/stat").read_text().split()[2]
-                except OSError:
+                    state = Path(f"/proc/{line}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                except (OSError, IndexError):
                     continue
                 if state != "Z":
                     found.append(f"process {line} started by a trial")
@@ -96,24 +135,47 @@ def _leftovers() -> list[str]:
 
 
 def pytest_sessionfinish(session, exitstatus):
+    config = session.config
     leftovers = _leftovers()
     socket = _STATE.get("socket")
     if socket and shutil.which("tmux"):
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+    shutil.rmtree(_STATE.get("own", ""), ignore_errors=True)
+    if _is_worker(config):
+        config.workeroutput[LEFTOVERS_KEY] = leftovers     # the main process reports and fails on them
+        return
+    leftovers += getattr(config, "_live_trial_worker_leftovers", [])
     if leftovers:
-        session.config._live_trial_leftovers = leftovers
+        config._live_trial_leftovers = leftovers
         session.exitstatus = 1
     count_file = os.environ.get("LIVE_TRIAL_E2E_COUNT_FILE")
     if count_file:
         Path(count_file).write_text(str(len(_E2E_RAN)))
-    pid_log = _STATE.get("pid_log")
-    if pid_log and pid_log.exists():
-        pid_log.unlink()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """xdist (main process): collect what a worker left behind."""
+    found = getattr(node, "workeroutput", {}).get(LEFTOVERS_KEY) or []
+    if found:
+        config = node.config
+        config._live_trial_worker_leftovers = getattr(config, "_live_trial_worker_leftovers", []) + list(found)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _is_worker(config):
+        return
     leftovers = getattr(config, "_live_trial_leftovers", None)
     if leftovers:
         terminalreporter.write_line("LEFTOVERS after the suite (a trial did not clean up): " + "; ".join(leftovers),
                                     red=True)
+    over = sorted(((_DURATIONS.get(n, 0.0) - b, n, b) for n, b in _BUDGETS.items() if _DURATIONS.get(n, 0.0) > b),
+                  reverse=True)
+    if over:
+        terminalreporter.write_line(f"{len(over)} test(s) over budget (took / budget):")
+        for _excess, nodeid, budget in over:
+            terminalreporter.write_line(f"  {_DURATIONS[nodeid]:6.1f}s / {budget:5.1f}s  {nodeid}")
+    if _BUDGETS:
+        terminalreporter.write_line(f"e2e budgets: {sum(_BUDGETS.values()):.0f}s in all; "
+                                    f"took {sum(_DURATIONS.get(n, 0.0) for n in _BUDGETS):.0f}s")
     terminalreporter.write_line(f"e2e tests run: {len(_E2E_RAN)}")

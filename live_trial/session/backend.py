@@ -35,13 +35,13 @@ from libtmux import exc as libtmux_exc
 from live_trial.errors import Blocked, LiveTrialError, RefusedInput
 from live_trial.session.rules import (
     SEP,
-    SESSION_RE,
+    PaneRow,
     buffer_name,
     check_keys,
     format_literal,
-    owner_alive,
     owner_token,
     resolve_socket,
+    sessions_to_reap,
     stop_process,
     tmux_args,
     validate_session_name,
@@ -55,7 +55,6 @@ MIN_WIDTH, MIN_HEIGHT = 200, 50
 HISTORY_LIMIT = 100_000
 TMUX_TIMEOUT_S = 30.0
 SERVER_RACE_RETRIES = 3
-REAP_GRACE_S = 30.0          # a session without an owner option younger than this may be mid-creation
 
 SEND_LINE_MAX = 500
 
@@ -83,19 +82,6 @@ class SessionInfo:
     session_id: str
     pane_id: str
     pane_pid: int
-
-
-@dataclass(frozen=True)
-class PaneRow:
-    """One row of the exact pane listing (``list-panes -a``)."""
-
-    session: str
-    pane_id: str
-    pane_pid: int
-    dead: bool
-    dead_status: int | None
-    owner: str
-    created: int
 
 
 class TmuxError(LiveTrialError):
@@ -442,17 +428,7 @@ class Backend:
         no owner option is removed only when older than 30 s (it may be mid-creation).
         """
         removed = []
-        now = time.time()
-        seen: set[str] = set()
-        for row in self.panes():
-            if row.session in seen or not SESSION_RE.fullmatch(row.session):
-                continue
-            seen.add(row.session)
-            if row.owner and owner_alive(row.owner):
-                continue
-            if not row.owner and now - row.created < REAP_GRACE_S:
-                continue
-            if self.kill_session(row.session):
-                removed.append(row.session)
+        for name in sessions_to_reap(self.panes(), time.time()):
+            if self.kill_session(name):
+                removed.append(name)
         return removed
-

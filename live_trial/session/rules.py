@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -226,3 +227,39 @@ def stop_process(pid: int) -> None:
             if not pid_alive(pid):
                 return
             time.sleep(0.05)
+
+
+# ---------------------------------------------------------------- which sessions reap may remove
+
+REAP_GRACE_S = 30.0          # a session without an owner option younger than this may be mid-creation
+
+
+@dataclass(frozen=True)
+class PaneRow:
+    """One row of the exact pane listing (``list-panes -a``): session, pane id, pid, dead flag and exit status,
+    owner token, session creation time (epoch seconds)."""
+
+    session: str
+    pane_id: str
+    pane_pid: int
+    dead: bool
+    dead_status: int | None
+    owner: str
+    created: int
+
+
+def sessions_to_reap(rows: Sequence[PaneRow], now: float) -> list[str]:
+    """The ``lt-*`` sessions of ``rows`` whose owner process is gone, each once, in listing order.
+
+    A session whose owner is alive is never named (parallel trials are safe); one with no owner option only when
+    it is older than :data:`REAP_GRACE_S` (it may be mid-creation). ``now``: epoch seconds. Raises nothing."""
+    out: list[str] = []
+    for row in rows:
+        if row.session in out or not SESSION_RE.fullmatch(row.session):
+            continue
+        if row.owner and owner_alive(row.owner):
+            continue
+        if not row.owner and now - row.created < REAP_GRACE_S:
+            continue
+        out.append(row.session)
+    return out

@@ -85,6 +85,11 @@ MARKERS: dict[str, object] = {
         r"(?P<elapsed>(?:\d+h\s?)?(?:\d+m\s?)?\d+(?:\.\d+)?s|\d+h(?:\s?\d+m)?|\d+m)"
         r"(?P<stats>(?:\s+·\s+(?:[↓↑]\s*)?\d[\d.,]*[kKmM]?\s+(?:tokens?|tool uses?))*)\s*$"),
     "done_report": re.compile(r"^(?:●\s+|\s{2})DONE:\s*\S"),
+    # the footer line under the input box: the mode (bypass, plan, auto, default "? for shortcuts") and its hints
+    # ("esc to interrupt", "← for agents"), or a hint standing in for it ("paste again to expand", "Press Ctrl-C
+    # again to exit"); its right side shows passing notices ("tmux focus-events off · add 'set -g focus-events
+    # on' …" for about 8 s after a turn). Seen on 2.1.197: none of it is progress of the conversation.
+    "footer": re.compile(r"^\s{0,4}(?:⏵⏵|⏵|⏸|\? for shortcuts|paste again to expand|Press Ctrl-C again to exit)"),
     "prompt_echo": re.compile(rf"^{PROMPT_GLYPH} \S"),
     "question_end": re.compile(r"([?？]|(?:ますか|でしょうか|ください)[。.]?)\s*$"),
     "free_text_option": "Type something.",
@@ -312,7 +317,8 @@ def mask_volatile(capture: str) -> str:
     """The capture with what changes on an idle-but-alive screen masked, for poll's "screen changed =
     progress" hash (seed 001 STALL). Returns the masked text (lines right-stripped, same line count).
 
-    Masked: the spinner line's glyph, verb and ``(Ns · ↓ N tokens)``; ``Running… (Ns)`` and any other
+    Masked: the footer line under the input box (its mode, its hints and its passing notices: ``MARKERS["footer"]``,
+    a turn's end is seen in the transcript, not there); the spinner line's glyph, verb and ``(Ns · ↓ N tokens)``; ``Running… (Ns)`` and any other
     ``(<N>s|m|h …)`` timer; ``✻ <Verb> for Ns``; ``Retrying in Ns`` / ``attempt N/M``; token counts outside
     the subagent panel; the blinking ``●`` at column 0 of a running tool; and the elapsed time of a
     subagent panel row (``3s``, ``1m 5s``). Kept: that row's token count, which grows only when the
@@ -323,6 +329,9 @@ def mask_volatile(capture: str) -> str:
         row = MARKERS["subagent_row"].match(line)
         if row:  # only its clock ticks; the rest (token count included) is real
             out.append((row.group("head") + "#s" + row.group("stats")).rstrip())
+            continue
+        if MARKERS["footer"].match(line):
+            out.append("<footer>")
             continue
         if MARKERS["spinner"].match(line):
             line = "<spinner>" + (" " + line.split("…", 1)[1] if "…" in line else "")

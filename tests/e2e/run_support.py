@@ -5,10 +5,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from live_trial.transcript.order import causal_order
+
+from .waiting import DEFAULT_TIMEOUT_S, screen_of, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = ROOT / "tests" / "e2e" / "plugins"
@@ -48,19 +49,27 @@ def workdirs(tmp_path: Path) -> list[Path]:
     return sorted(p.parent for p in (tmp_path / "eval").glob("*/*/live-trial/*/task.md"))
 
 
-def wait_for_state(tmp_path: Path, predicate, timeout: float = 90) -> dict:
-    """Wait until a workdir's trial-state.json satisfies ``predicate``; return it."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_for_state(tmp_path: Path, predicate, timeout: float = DEFAULT_TIMEOUT_S) -> dict:
+    """Wait until a workdir's trial-state.json satisfies ``predicate``; return it (with ``_workdir``)."""
+    def state():
         for wd in workdirs(tmp_path):
             try:
-                state = json.loads((wd / "trial-state.json").read_text())
+                doc = json.loads((wd / "trial-state.json").read_text())
             except (OSError, ValueError):
                 continue
-            if predicate(state):
-                return {**state, "_workdir": str(wd)}
-        time.sleep(0.2)
-    raise AssertionError("trial state never reached the expected phase")
+            if predicate(doc):
+                return {**doc, "_workdir": str(wd)}
+        return None
+
+    def seen() -> str:
+        states = []
+        for wd in workdirs(tmp_path):
+            try:
+                states.append(json.loads((wd / "trial-state.json").read_text()).get("phase"))
+            except (OSError, ValueError):
+                states.append("(unreadable)")
+        return f"phases seen: {states}"
+    return wait_for(state, what="the trial state", timeout_s=timeout, seen=seen)
 
 
 def records(path: Path) -> list[dict]:
@@ -89,3 +98,19 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_busy(state: dict) -> None:
+    """Wait until the trial's session shows the CLI at work (the spinner line): the turn has really started."""
+    from live_trial.session import screen
+    from live_trial.session.backend import Backend
+
+    backend = Backend()
+    wait_for(lambda: screen.is_busy(backend.capture(state["session"])), what="the CLI busy in the trial's session",
+             seen=screen_of(backend, state["session"]))
+
+
+def wait_polled(state: dict) -> None:
+    """Wait until poll has written its state file once (its first tick): the clocks a resume continues exist."""
+    path = Path(state["_workdir"]) / "poll-state.json"
+    wait_for(path.is_file, what=f"{path.name} written by the first poll tick")

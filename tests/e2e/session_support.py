@@ -3,7 +3,6 @@ booting a rehearsal session."""
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from live_trial.rehearsal.config import seed_config
@@ -47,14 +46,3 @@ def boot_rehearsal(backend: Backend, tmp: Path, slug: str, server_url: str = "ht
     req = BootRequest(session=session_name(slug), cwd=cwd, env_overrides=rehearsal_env(server_url, config),
                       rehearsal=True, owner_pid=os.getpid(), timeout_s=kw.pop("timeout_s", 90), **kw)
     return boot(req, backend), cwd, config
-
-
-def wait_until(predicate, timeout_s: float = 60.0, step_s: float = 0.2):
-    """Poll ``predicate`` until it returns a truthy value (returned) or the timeout passes (None)."""
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step_s)
-    return None

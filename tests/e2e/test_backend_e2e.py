@@ -4,14 +4,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
 from live_trial.session.backend import Backend
 from live_trial.session.rules import owner_alive, owner_token
 
-from .session_support import TrackingBackend, session_name, wait_until
+from .session_support import TrackingBackend, session_name
+from .waiting import wait_for
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root")}
 
@@ -23,6 +23,7 @@ def backend():
     b.cleanup()
 
 
+@pytest.mark.budget(6)
 def test_killing_a1_never_removes_a12(backend, tmp_path):
     run_id = session_name("x")[3:23]
     a1, a12 = f"lt-{run_id}-a1", f"lt-{run_id}-a12"
@@ -37,6 +38,7 @@ def test_killing_a1_never_removes_a12(backend, tmp_path):
     assert backend.kill_session(a12) is False
 
 
+@pytest.mark.budget(6)
 def test_reap_keeps_live_owner_and_removes_orphan(backend, tmp_path):
     owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -52,7 +54,7 @@ def test_reap_keeps_live_owner_and_removes_orphan(backend, tmp_path):
         assert backend.has_session(live_s) and not backend.has_session(orphan_s)
         # kill_session waits up to 3 x 5 s (SIGHUP, SIGTERM, SIGKILL) for the pane's process to end; it may
         # stay a zombie until tmux reaps it, which owner_alive counts as ended
-        assert wait_until(lambda: not owner_alive(orphan_proc), 30), f"pane process {orphan_pid} still runs"
+        assert wait_for(lambda: not owner_alive(orphan_proc), what="not owner_alive(orphan_proc)", timeout_s=30), f"pane process {orphan_pid} still runs"
         owner.terminate()
         owner.wait()
         assert backend.reap() == [live_s]
@@ -60,34 +62,37 @@ def test_reap_keeps_live_owner_and_removes_orphan(backend, tmp_path):
         owner.kill()
 
 
+@pytest.mark.budget(6)
 def test_pane_kept_after_exit_shows_last_lines_and_status(backend, tmp_path):
     name = session_name("exit")
     # (the short sleep: tmux 3.3a can drop the last output of a process that exits within microseconds
     # of writing it; seen once in a full-suite run)
     backend.new_session(name, ["sh", "-c", "echo last words here; sleep 0.3; exit 3"], cwd=tmp_path, env=ENV,
                         owner_pid=os.getpid())
-    assert wait_until(lambda: not backend.pane_alive(name), 10)
+    assert wait_for(lambda: not backend.pane_alive(name), what="not backend.pane_alive(name)")
     assert backend.has_session(name)                          # remain-on-exit keeps it readable
     # the exit status follows #{pane_dead} once tmux has reaped the process. In 2 of ~15 full-suite runs
     # tmux 3.3a never reported a status for such a pane (neither #{pane_dead_status} nor its "Pane is dead
     # (status N" line); boot then says "exit status unknown", so only a wrong status fails here.
-    wait_until(lambda: backend.pane_dead_status(name) is not None, 10)
+    wait_for(lambda: backend.pane_dead_status(name) is not None, what="backend.pane_dead_status(name) is not None")
     assert backend.pane_dead_status(name) in (3, None)
     assert "last words here" in backend.capture(name, scrollback=True)
 
 
+@pytest.mark.budget(6)
 def test_pane_environment_is_exactly_the_given_one(backend, tmp_path):
     backend._run("set-environment", "-g", "LT_LEAK_FROM_SERVER", "1")   # only if the server already runs
     name = session_name("env")
     out = tmp_path / "env.txt"
     backend.new_session(name, ["sh", "-c", f"env > {out}; sleep 60"], cwd=tmp_path,
                         env={**ENV, "LT_GIVEN": "yes"}, owner_pid=os.getpid())
-    assert wait_until(lambda: out.exists() and "LT_GIVEN" in out.read_text(), 10)
+    assert wait_for(lambda: out.exists() and "LT_GIVEN" in out.read_text(), what="out.exists() and 'LT_GIVEN' in out.read_text()")
     names = {line.split("=", 1)[0] for line in out.read_text().splitlines()}
     assert "LT_GIVEN" in names and "LT_LEAK_FROM_SERVER" not in names and "CLAUDECODE" not in names
     assert backend.pane_pid(name) > 0
 
 
+@pytest.mark.budget(6)
 def test_user_tmux_conf_is_not_read(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
@@ -104,9 +109,9 @@ def test_user_tmux_conf_is_not_read(tmp_path, monkeypatch):
     finally:
         b.kill_session(name)
         b._run("kill-server")
-    time.sleep(0.1)
 
 
+@pytest.mark.budget(6)
 def test_cli_verbs_paste_keys_capture_reap(backend, tmp_path):
     from pathlib import Path
 
@@ -120,7 +125,7 @@ def test_cli_verbs_paste_keys_capture_reap(backend, tmp_path):
     pasted = run("paste-file", name, str(f))
     assert pasted.returncode == 0 and pasted.stdout.startswith(f"PASTED: {name} text.md (buffer lt-buf-")
     assert run("send-keys", name, "Enter").returncode == 0
-    assert wait_until(lambda: "pasted; $(not run) `nor this`" in run("capture-pane", name).stdout, 10)
+    assert wait_for(lambda: "pasted; $(not run) `nor this`" in run("capture-pane", name).stdout, what="'pasted; $(not run) `nor this`' in run('capture-pane', name).stdout")
     refused = run("send-keys", name, "echo hi")
     assert refused.returncode == 2 and refused.stderr.startswith("REFUSED: send-keys only sends short fixed keys")
     assert run("reap").stdout.strip() == "REAPED: none"          # the owner (this test) is alive
@@ -132,6 +137,7 @@ def _lines(backend, name):
     return [line.rstrip() for line in backend.capture(name).split("\n")]
 
 
+@pytest.mark.budget(6)
 def test_text_paths_and_cwd_ending_in_semicolon_arrive_intact(backend, tmp_path):
     # tmux ends a command at an argument ending in ";" (and drops it) unless it is written "\;"
     cwd = tmp_path / "cwd;"
@@ -139,23 +145,24 @@ def test_text_paths_and_cwd_ending_in_semicolon_arrive_intact(backend, tmp_path)
     name = session_name("semi")
     backend.new_session(name, ["sh", "-c", 'printf "cwd=%s arg=%s\\n" "$PWD" "$0"; exec cat -v', "zero;"],
                         cwd=cwd, env=ENV, owner_pid=os.getpid())
-    assert wait_until(lambda: f"cwd={cwd} arg=zero;" in _lines(backend, name), 10), _lines(backend, name)
+    assert wait_for(lambda: f"cwd={cwd} arg=zero;" in _lines(backend, name), what="f'cwd={cwd} arg=zero;' in _lines(backend, name)"), _lines(backend, name)
     backend.set_meta(name, cwd=f"{cwd}", note="x;")
     assert backend.get_meta(name, "cwd") == str(cwd) and backend.get_meta(name, "note") == "x;"
     for text in ("abc;", "a;b;", "back\\;", "x;;"):
         backend.send_line(name, text)
         # cat -v shows the line twice: the terminal's echo, then cat's copy
-        assert wait_until(lambda: _lines(backend, name).count(text) == 2, 10), (text, _lines(backend, name))
+        assert wait_for(lambda: _lines(backend, name).count(text) == 2, what="_lines(backend, name).count(text) == 2"), (text, _lines(backend, name))
     backend.send_keys(name, ";", "Enter")
-    assert wait_until(lambda: _lines(backend, name).count(";") == 2, 10), _lines(backend, name)
+    assert wait_for(lambda: _lines(backend, name).count(";") == 2, what="_lines(backend, name).count(';') == 2"), _lines(backend, name)
     f = tmp_path / "task;"
     f.write_text("pasted from a path ending in a semicolon;\n")
     backend.paste_file(name, f)
-    assert wait_until(lambda: _lines(backend, name).count("pasted from a path ending in a semicolon;") == 2, 10), \
+    assert wait_for(lambda: _lines(backend, name).count("pasted from a path ending in a semicolon;") == 2, what="_lines(backend, name).count('pasted from a path ending in a semicolon;') == 2"), \
         _lines(backend, name)
     assert backend._run("list-buffers").stdout == []
 
 
+@pytest.mark.budget(6)
 def test_hashes_in_the_cwd_and_the_pasted_path_are_never_format_expanded(backend, tmp_path):
     """tmux format-expands the load-buffer file and the new-session folder: ``#(cmd)`` there would run ``cmd``
     and ``#{session_name}`` would become the name. Both must reach tmux as plain text: an expanded path names
@@ -165,12 +172,12 @@ def test_hashes_in_the_cwd_and_the_pasted_path_are_never_format_expanded(backend
     name = session_name("hash")
     backend.new_session(name, ["sh", "-c", 'printf "cwd=%s\\n" "$PWD"; exec cat -v'], cwd=cwd, env=ENV,
                         owner_pid=os.getpid())
-    assert wait_until(lambda: f"cwd={cwd}" in _lines(backend, name), 10), _lines(backend, name)
+    assert wait_for(lambda: f"cwd={cwd}" in _lines(backend, name), what="f'cwd={cwd}' in _lines(backend, name)"), _lines(backend, name)
     folder = tmp_path / "#(echo expanded)"
     folder.mkdir()
     f = folder / "task ## #{pane_id}.md"
     f.write_text("pasted through a path full of hashes\n")
     backend.paste_file(name, f)
-    assert wait_until(lambda: _lines(backend, name).count("pasted through a path full of hashes") == 2, 10), \
+    assert wait_for(lambda: _lines(backend, name).count("pasted through a path full of hashes") == 2, what="_lines(backend, name).count('pasted through a path full of hashes') == 2"), \
         _lines(backend, name)
     assert backend._run("list-buffers").stdout == []

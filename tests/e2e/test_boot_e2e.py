@@ -27,6 +27,7 @@ def backend():
     b.cleanup()
 
 
+@pytest.mark.budget(6)
 def test_ready_after_bypass_dialog(backend, tmp_path):
     result, cwd, _ = boot_rehearsal(backend, tmp_path, "bypass")
     assert result.bypass_dialog_seen is True
@@ -38,11 +39,13 @@ def test_ready_after_bypass_dialog(backend, tmp_path):
     assert "--dangerously-skip-permissions" in result.argv and "--setting-sources" in result.argv
 
 
+@pytest.mark.budget(6)
 def test_no_dialog_recorded_as_not_seen(backend, tmp_path):
     result, _, _ = boot_rehearsal(backend, tmp_path, "nodialog", skip_dialog=True)
     assert result.bypass_dialog_seen is False
 
 
+@pytest.mark.budget(6)
 def test_untrusted_folder_is_boot_fail_naming_trust_question_within_15s(backend, tmp_path):
     started = time.monotonic()
     with pytest.raises(BootFail) as exc:
@@ -54,6 +57,7 @@ def test_untrusted_folder_is_boot_fail_naming_trust_question_within_15s(backend,
     assert backend.list_sessions() == []          # the failed session was killed
 
 
+@pytest.mark.budget(6)
 @pytest.mark.parametrize("variant,named", [("api_key", "API-key approval"), ("onboarding", "onboarding screen")])
 def test_other_blocking_screens_are_named_within_15s(backend, tmp_path, variant, named):
     import json
@@ -81,6 +85,7 @@ def test_other_blocking_screens_are_named_within_15s(backend, tmp_path, variant,
     assert backend.list_sessions() == []
 
 
+@pytest.mark.budget(6)
 def test_cli_refusing_to_start_is_boot_fail_within_15s(backend, tmp_path):
     wrapper = tmp_path / "claude-bad-flag"
     wrapper.write_text(f"#!/bin/sh\nexec {find_claude().path} --no-such-flag \"$@\"\n")
@@ -96,6 +101,7 @@ def test_cli_refusing_to_start_is_boot_fail_within_15s(backend, tmp_path):
     assert backend.list_sessions() == []
 
 
+@pytest.mark.budget(6)
 def test_nested_session_variables_are_not_inherited(backend, tmp_path, monkeypatch):
     for name in ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "CLAUDE_CODE_SESSION_ID"):
         monkeypatch.setenv(name, "1")
@@ -106,6 +112,7 @@ def test_nested_session_variables_are_not_inherited(backend, tmp_path, monkeypat
     assert b"IS_SANDBOX=1" in environ
 
 
+@pytest.mark.budget(6)
 def test_cli_boot_prints_ready_line_and_backend_verbs(tmp_path):
     cwd = tmp_path / "cwd"
     cwd.mkdir()
@@ -130,6 +137,7 @@ def test_cli_boot_prints_ready_line_and_backend_verbs(tmp_path):
     assert gone.returncode == 1 and gone.stdout.startswith("GONE:")
 
 
+@pytest.mark.budget(6)
 def test_cli_boot_fail_prints_status_and_tail(tmp_path):
     cwd = tmp_path / "cwd"
     cwd.mkdir()

@@ -13,7 +13,8 @@ from live_trial.session import send
 from live_trial.transcript.paths import locate
 from live_trial.transcript.reader import read_records
 
-from .session_support import PLAIN_SCENARIO, TrackingBackend, boot_rehearsal, wait_until
+from .session_support import PLAIN_SCENARIO, TrackingBackend, boot_rehearsal
+from .waiting import wait_for
 
 
 def _plugin(root: Path, name: str, skill: str, deps=(), contract=None, extra_skills=()):
@@ -36,6 +37,7 @@ def backend():
     b.cleanup()
 
 
+@pytest.mark.budget(6)
 def test_two_dependency_union_is_loaded_and_listed(backend, tmp_path, rehearsal_server):
     root = tmp_path / "plugins"
     _plugin(root, "tgt", "run", deps=["manidep"], extra_skills=("other",),
@@ -57,9 +59,9 @@ def test_two_dependency_union_is_loaded_and_listed(backend, tmp_path, rehearsal_
     task.write_text("list your skills\n")
     tpath = locate(result.session_id, cwd, cfg)
     send.send_file(backend, result.session, task, transcript_path=tpath)
-    listing = wait_until(lambda: [r for r in read_records(tpath).records
+    listing = wait_for(lambda: [r for r in read_records(tpath).records
                                   if r.get("type") == "attachment"
-                                  and (r.get("attachment") or {}).get("type") == "skill_listing"], 60)
+                                  and (r.get("attachment") or {}).get("type") == "skill_listing"], what="[r for r in read_records(tpath).records if r.get('type') == 'attachment' and (r.get('at...")
     assert listing, "no skill_listing attachment in the transcript"
     text = json.dumps(listing[0]["attachment"])
     plugin_skills = {name for name in ("tgt:run", "tgt:other", "manidep:mskill", "contractdep:cskill",

@@ -87,6 +87,7 @@ def _evaluator_requests(server):
     return [r for r in server.requests if r.get("rule") and r["rule"].startswith("evaluator")]
 
 
+@pytest.mark.budget(6)
 def test_pass_with_evidence_pointing_at_real_files_and_transcript_uuids(workdir, rehearsal_server, rehearsal_config):
     server = rehearsal_server(_scenario(_answer()))
     doc = _run(workdir, server, rehearsal_config(workdir.path))
@@ -101,6 +102,7 @@ def test_pass_with_evidence_pointing_at_real_files_and_transcript_uuids(workdir,
     assert sorted(reqs[0]["tools"]) == ["Glob", "Grep", "Read", "StructuredOutput"]
 
 
+@pytest.mark.budget(6)
 @pytest.mark.parametrize("bad,needle", [
     (_answer(score=9), "score-like field"),
     (_answer(evidence=_good_evidence(source_uuid="0badc0de-0000-4000-8000-000000000000")), "does not exist"),
@@ -118,6 +120,7 @@ def test_refused_answers_end_fail_after_one_retry(workdir, rehearsal_server, reh
     assert "previous answer was refused" in doc["attempts"][1]["request"]
 
 
+@pytest.mark.budget(6)
 def test_a_refused_first_answer_then_a_valid_one_is_pass(workdir, rehearsal_server, rehearsal_config):
     server = rehearsal_server(_scenario(_answer(rating="A"), _answer()))
     doc = _run(workdir, server, rehearsal_config(workdir.path))
@@ -125,6 +128,7 @@ def test_a_refused_first_answer_then_a_valid_one_is_pass(workdir, rehearsal_serv
     assert "score-like field" in doc["attempts"][0]["problems"][0]
 
 
+@pytest.mark.budget(6)
 def test_fail_with_a_blocker_is_kept(workdir, rehearsal_server, rehearsal_config):
     reply = _answer(verdict="FAIL", blockers=["out/greeting.txt was never written by the skill"],
                     evidence=[{"claim": "no greeting", "source": "out/status.json", "observed": "1 file, 1 key"}])
@@ -134,6 +138,7 @@ def test_fail_with_a_blocker_is_kept(workdir, rehearsal_server, rehearsal_config
     assert len(doc["attempts"]) == 1
 
 
+@pytest.mark.budget(6)
 def test_check_only_evaluator_ends_with_one_watch_result(tmp_path, rehearsal_server, rehearsal_config):
     from live_trial.notices import watch as wt
     from live_trial.notices.notify import read_notifications

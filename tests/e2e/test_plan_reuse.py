@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "scenarios" / "greet-happy.yaml"
 RUN_TIMEOUT_S = 900
@@ -34,6 +36,7 @@ def plan(tmp: Path, *extra: str) -> dict:
     return next(s for s in doc["skills"] if s["target"] == "hello:greet")
 
 
+@pytest.mark.budget(8)
 def test_trial_is_reused_then_rerun_after_one_byte(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "examples" / "plugins", tmp_path / "plugins")
     (tmp_path / "work").mkdir()

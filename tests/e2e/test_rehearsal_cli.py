@@ -19,11 +19,13 @@ import pytest
 
 from live_trial.rehearsal.scenario import load_scenario
 from live_trial.rehearsal.server import rehearsal_env
-from live_trial.session import screen
+from live_trial.session import screen, send
 from live_trial.session.backend import Backend
 from live_trial.session.claude_bin import find_claude
 from live_trial.transcript.paths import locate
 from live_trial.transcript.reader import read_records
+
+from .waiting import screen_of, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 HELLO = ROOT / "examples" / "plugins" / "hello"
@@ -43,16 +45,6 @@ def _task_text(marker: Path) -> str:
             .replace("{{MARKER_PATH}}", str(marker)))
 
 
-def _wait(predicate, timeout_s: float, step_s: float = 0.5):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step_s)
-    return predicate()
-
-
 class _Claude:
     """One interactive claude in a tmux session on the test socket, against a rehearsal server."""
 
@@ -69,15 +61,13 @@ class _Claude:
 
     def boot(self) -> None:
         self.backend.new_session(self.name, self.argv, cwd=self.cwd, env=self.env)
-        ready = _wait(lambda: screen.is_ready(self.backend.capture(self.name)), BOOT_WAIT_S)
-        assert ready, "claude did not show its prompt:\n" + self.backend.capture(self.name)
+        wait_for(lambda: screen.is_ready(self.backend.capture(self.name)), what="claude's prompt",
+                 timeout_s=BOOT_WAIT_S, seen=screen_of(self.backend, self.name))
 
     def send_task(self, text: str) -> None:
         task = self.cwd.parent / "task.md"
         task.write_text(text, encoding="utf-8")
-        self.backend.paste_file(self.name, task)
-        time.sleep(0.5)
-        self.backend.send_keys(self.name, "Enter")
+        send.send_file(self.backend, self.name, task, transcript_path=self.transcript_path())
 
     def transcript_path(self) -> Path:
         return locate(self.session_id, self.cwd, self.config)
@@ -94,6 +84,7 @@ def _turn_complete(records: list[dict]) -> bool:
     return any(r.get("type") == "system" and r.get("subtype") == "turn_duration" for r in records)
 
 
+@pytest.mark.budget(6)
 def test_greet_happy_drives_the_real_cli(tmp_path, rehearsal_server, rehearsal_config):
     scenario = load_scenario(SCENARIOS / "greet-happy.yaml")
     scenario.model = "rehearsal-e2e-model"
@@ -105,8 +96,8 @@ def test_greet_happy_drives_the_real_cli(tmp_path, rehearsal_server, rehearsal_c
         claude.send_task(_task_text(marker))
         done = server.wait_for(lambda r: r["rule"] == "report-done", TURN_WAIT_S)
         assert done, f"scenario did not reach report-done; requests: {server.requests}"
-        records = _wait(lambda: (lambda rs: rs if _turn_complete(rs) else None)(claude.records()), 60)
-        assert records, "no turn_duration in the transcript"
+        records = wait_for(lambda: (lambda rs: rs if _turn_complete(rs) else None)(claude.records()),
+                           what="turn_duration in the transcript")
         capture = claude.backend.capture(claude.name)
     finally:
         claude.kill()
@@ -149,6 +140,7 @@ def test_greet_happy_drives_the_real_cli(tmp_path, rehearsal_server, rehearsal_c
     assert all(not r["template_misses"] for r in reqs)
 
 
+@pytest.mark.budget(6)
 def test_evaluator_json_schema_gets_structured_output(tmp_path, rehearsal_server, rehearsal_config):
     """The evaluator path: claude -p --json-schema, read-only tools, answer through StructuredOutput.
 
@@ -186,6 +178,7 @@ def test_evaluator_json_schema_gets_structured_output(tmp_path, rehearsal_server
     assert sorted(reqs[0]["tools"]) == ["Glob", "Grep", "Read", "StructuredOutput"]
 
 
+@pytest.mark.budget(6)
 def test_hanging_stream_is_released_when_the_session_is_killed(tmp_path, rehearsal_server, rehearsal_config):
     server = rehearsal_server(SCENARIOS / "hang.yaml")
     claude = _Claude(tmp_path, server, rehearsal_config, "rh-hang")
@@ -193,7 +186,8 @@ def test_hanging_stream_is_released_when_the_session_is_killed(tmp_path, rehears
         claude.boot()
         claude.send_task(_task_text(claude.cwd / "out" / "status.json"))
         assert server.wait_for(lambda r: r.get("hung"), TURN_WAIT_S), server.requests
-        assert _wait(lambda: screen.is_busy(claude.backend.capture(claude.name)), 30), "no spinner while hanging"
+        wait_for(lambda: screen.is_busy(claude.backend.capture(claude.name)), what="the spinner while hanging",
+                 seen=screen_of(claude.backend, claude.name))
         assert not _turn_complete(claude.records())
     finally:
         claude.kill()
@@ -224,6 +218,7 @@ EXAMPLE_RUNS = {
 }
 
 
+@pytest.mark.budget(6)
 @pytest.mark.parametrize("name", sorted(EXAMPLE_RUNS))
 def test_example_scenarios_play_on_the_real_cli(name, tmp_path, rehearsal_server, rehearsal_config):
     """Each example scenario the other modules rely on does on the real CLI what its header says."""
@@ -237,18 +232,17 @@ def test_example_scenarios_play_on_the_real_cli(name, tmp_path, rehearsal_server
         assert server.wait_for(lambda r: r["rule"] == first, TURN_WAIT_S), server.requests
         for action in actions:
             if action == "Enter":  # a gate: wait until the dialog is drawn, then pick the highlighted option
-                assert _wait(lambda: screen.dialog(claude.backend.capture(claude.name)), 60), \
-                    claude.backend.capture(claude.name)
+                wait_for(lambda: screen.dialog(claude.backend.capture(claude.name)), what="the question dialog",
+                         seen=screen_of(claude.backend, claude.name))
                 claude.backend.send_keys(claude.name, "Enter")
             else:  # a nudge: wait for the first turn to end, then type a new prompt
-                assert _wait(lambda: _turn_complete(claude.records()), 60)
+                wait_for(lambda: _turn_complete(claude.records()), what="the first turn's end")
                 claude.backend.send_line(claude.name, action[len("line:"):])
         assert server.wait_for(lambda r: r["rule"] == rules[-1] and len(server.main_requests()) >= len(rules),
                                TURN_WAIT_S), server.requests
         expected_turns = 2 if name == "plain-question" else 1
-        records = _wait(lambda: (lambda rs: rs if sum(map(_is_turn_end, rs)) >= expected_turns else None)(
-            claude.records()), 60)
-        assert records, f"turn did not complete: {claude.records()[-3:]}"
+        records = wait_for(lambda: (lambda rs: rs if sum(map(_is_turn_end, rs)) >= expected_turns else None)(
+            claude.records()), what=f"{expected_turns} completed turn(s)", seen=lambda: str(claude.records()[-3:]))
     finally:
         claude.kill()
     assert [r["rule"] for r in server.main_requests()] == rules

@@ -25,13 +25,16 @@ from tests.e2e.run_support import (
     records,
     run_cmd,
     tmux_sessions,
+    wait_busy,
     wait_for_state,
+    wait_polled,
     workdirs,
 )
+from tests.e2e.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
-FAST = ["--stall-limit", "8", "--hard-cap", "120"]
+FAST = ["--stall-limit", "4", "--hard-cap", "90"]
 
 
 def _verdict(result: dict) -> dict:
@@ -47,6 +50,7 @@ def _no_leftovers(workdir, state=None):
         assert not pid_alive(state["pane_pid"]), "the trial's claude process is still running"
 
 
+@pytest.mark.budget(8)
 def test_happy_path_pass_with_real_skill_and_write(tmp_path):
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
                    "--rehearsal", str(SCENARIOS / "mark-happy.yaml"), *FAST)
@@ -77,6 +81,7 @@ def test_happy_path_pass_with_real_skill_and_write(tmp_path):
     _no_leftovers(wd)
 
 
+@pytest.mark.budget(14)
 def test_plain_question_is_answered_by_one_nudge_and_degrades(tmp_path):
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
                    "--rehearsal", str(SCENARIOS / "mark-nudge.yaml"), *FAST)
@@ -92,6 +97,7 @@ def test_plain_question_is_answered_by_one_nudge_and_degrades(tmp_path):
     _no_leftovers(wd)
 
 
+@pytest.mark.budget(10)
 @pytest.mark.parametrize("kind,code,overall", [("contractual", 0, "PASS"), ("rescue", 6, "DEGRADED")])
 def test_ask_user_question_gate_answered_by_label(tmp_path, kind, code, overall):
     proc = run_cmd(tmp_path, "trialkit:choose", "--plugins-root", str(PLUGINS),
@@ -110,6 +116,7 @@ def test_ask_user_question_gate_answered_by_label(tmp_path, kind, code, overall)
     _no_leftovers(wd)
 
 
+@pytest.mark.budget(6)
 def test_gate_with_no_response_left_fails(tmp_path):
     proc = run_cmd(tmp_path, "trialkit:choose", "--plugins-root", str(PLUGINS),
                    "--rehearsal", str(SCENARIOS / "choose-gate.yaml"), *FAST)
@@ -121,6 +128,7 @@ def test_gate_with_no_response_left_fails(tmp_path):
     _no_leftovers(workdirs(tmp_path)[0])
 
 
+@pytest.mark.budget(6)
 def test_a_skill_that_must_stop_at_a_gate_but_never_asks_fails(tmp_path):
     """README "Questions (gates)": a guard that never asked is broken, however well the rest went."""
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
@@ -135,6 +143,7 @@ def test_a_skill_that_must_stop_at_a_gate_but_never_asks_fails(tmp_path):
     _no_leftovers(workdirs(tmp_path)[0])
 
 
+@pytest.mark.budget(6)
 def test_a_session_that_never_calls_the_skill_under_trial_is_a_launch_fail(tmp_path):
     """READY and a delivered task are not a launch: the transcript must show the target's own Skill call."""
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
@@ -149,6 +158,7 @@ def test_a_session_that_never_calls_the_skill_under_trial_is_a_launch_fail(tmp_p
     _no_leftovers(wd)
 
 
+@pytest.mark.budget(6)
 def test_contractual_gate_kind_without_grounding_is_refused_before_anything(tmp_path):
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
                    "--rehearsal", str(SCENARIOS / "mark-happy.yaml"), "--gate-kind", "contractual")
@@ -156,6 +166,7 @@ def test_contractual_gate_kind_without_grounding_is_refused_before_anything(tmp_
     assert not (tmp_path / "eval").exists()
 
 
+@pytest.mark.budget(10)
 def test_done_reported_without_marker_is_a_contract_violation(tmp_path):
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
                    "--rehearsal", str(SCENARIOS / "mark-no-marker.yaml"), *FAST)
@@ -166,12 +177,13 @@ def test_done_reported_without_marker_is_a_contract_violation(tmp_path):
     _no_leftovers(workdirs(tmp_path)[0])
 
 
+@pytest.mark.budget(6)
 def test_cli_killed_mid_turn_is_a_recorded_crash(tmp_path):
     proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
                      "--rehearsal", str(SCENARIOS / "mark-hang.yaml"), "--stall-limit", "60", "--hard-cap", "120")
     try:
         state = wait_for_state(tmp_path, lambda s: s["phase"] == "polling" and s.get("pane_pid"))
-        time.sleep(2)
+        wait_busy(state)
         os.kill(state["pane_pid"], signal.SIGKILL)
         out, err = proc.communicate(timeout=120)
     finally:
@@ -186,9 +198,10 @@ def test_cli_killed_mid_turn_is_a_recorded_crash(tmp_path):
     _no_leftovers(wd)
 
 
+@pytest.mark.budget(14)
 def test_turn_that_never_ends_hits_hard_cap_and_is_blocked(tmp_path):
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
-                   "--rehearsal", str(SCENARIOS / "mark-hang.yaml"), "--stall-limit", "300", "--hard-cap", "15")
+                   "--rehearsal", str(SCENARIOS / "mark-hang.yaml"), "--stall-limit", "300", "--hard-cap", "6")
     result = final_json(proc)
     assert proc.returncode == 3, proc.stderr[-3000:]
     doc = _verdict(result)
@@ -199,12 +212,13 @@ def test_turn_that_never_ends_hits_hard_cap_and_is_blocked(tmp_path):
     _no_leftovers(wd)
 
 
+@pytest.mark.budget(6)
 def test_sigterm_to_the_harness_kills_the_session_and_keeps_the_evidence(tmp_path):
     proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
                      "--rehearsal", str(SCENARIOS / "mark-hang.yaml"), "--stall-limit", "300", "--hard-cap", "300")
     try:
         state = wait_for_state(tmp_path, lambda s: s["phase"] == "polling" and s.get("pane_pid"))
-        time.sleep(2)
+        wait_busy(state)
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
     finally:
@@ -219,14 +233,14 @@ def test_sigterm_to_the_harness_kills_the_session_and_keeps_the_evidence(tmp_pat
     _no_leftovers(wd, state)
 
 
+@pytest.mark.budget(8)
 def test_sigterm_while_the_evaluator_judges_stops_it_and_leaves_no_process(tmp_path):
     """The evaluator may take up to 600 s; a SIGTERM then must not wait for it nor leave its claude -p behind."""
     proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
                      "--rehearsal", str(SCENARIOS / "mark-slow-judge.yaml"), *FAST)
     try:
         wait_for_state(tmp_path, lambda s: s["phase"] == "evaluating")
-        time.sleep(2)
-        children = _evaluator_pids(proc.pid)
+        children = wait_for(lambda: _evaluator_pids(proc.pid), what="the evaluator's claude -p")
         sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
@@ -259,6 +273,7 @@ def _evaluator_pids(harness_pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.budget(14)
 def test_four_trials_from_one_plan_run_in_parallel_without_cross_talk(tmp_path):
     plan = subprocess.run([sys.executable, "-m", "live_trial", "plan", "--plugin-dir", str(PLUGINS / "trialkit"),
                            "--eval-root", str(tmp_path / "eval"), "--max-live-trials", "4", "--max-concurrency", "4",
@@ -283,6 +298,7 @@ def test_four_trials_from_one_plan_run_in_parallel_without_cross_talk(tmp_path):
     assert starts[-1] < max(json.loads((wd / "verdict.json").read_text())["written_at"] for wd in wds)
 
 
+@pytest.mark.budget(12)
 def test_plan_trials_without_cwd_each_get_their_own_empty_folder(tmp_path):
     """Two trials of a skill that writes into its working folder, side by side: neither sees, overwrites or takes
     credit for the other's file, and the folder the command ran in stays untouched."""
@@ -312,6 +328,7 @@ def test_plan_trials_without_cwd_each_get_their_own_empty_folder(tmp_path):
         _no_leftovers(wd)
 
 
+@pytest.mark.budget(6)
 @pytest.mark.parametrize("target,extra,needle", [
     ("nosuch:mark", [], "nosuch"),
     ("trialkit:nosuch", [], "nosuch"),
@@ -326,6 +343,7 @@ def test_bad_input_is_one_line_exit_2_and_creates_nothing(tmp_path, target, extr
     assert not (tmp_path / "eval").exists()
 
 
+@pytest.mark.budget(6)
 def test_missing_tmux_or_claude_is_blocked_with_a_recorded_verdict(tmp_path):
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--claude-bin", "/nonexistent/claude",
                    "--rehearsal", str(SCENARIOS / "mark-happy.yaml"))
@@ -341,6 +359,7 @@ def test_missing_tmux_or_claude_is_blocked_with_a_recorded_verdict(tmp_path):
     assert doc["overall"]["verdict"] == "BLOCKED" and doc["blocked"] is True
 
 
+@pytest.mark.budget(8)
 def test_readme_demo_trial_passes_with_evidence_from_real_files_and_uuids(tmp_path):
     """The README's first command (make demo), with its eval-root and cwd moved under tmp_path."""
     proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
@@ -360,6 +379,7 @@ def test_readme_demo_trial_passes_with_evidence_from_real_files_and_uuids(tmp_pa
     _no_leftovers(wd)
 
 
+@pytest.mark.budget(8)
 def test_finished_but_goal_missed_is_degraded_with_a_blocker(tmp_path):
     proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
                    "--rehearsal", str(EXAMPLES / "scenarios" / "greet-eval-fail.yaml"), *FAST)
@@ -371,12 +391,14 @@ def test_finished_but_goal_missed_is_degraded_with_a_blocker(tmp_path):
     _no_leftovers(workdirs(tmp_path)[0])
 
 
+@pytest.mark.budget(18)
 def test_resume_after_the_harness_is_killed_continues_the_same_trial(tmp_path):
     proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
                      "--rehearsal", str(SCENARIOS / "mark-slow.yaml"), *FAST)
     try:
         state = wait_for_state(tmp_path, lambda s: s["phase"] == "polling" and s.get("pane_pid"))
-        time.sleep(1)
+        wait_busy(state)
+        wait_polled(state)
         proc.kill()  # SIGKILL: no cleanup at all
         proc.wait(timeout=30)
     finally:
@@ -397,6 +419,7 @@ def test_resume_after_the_harness_is_killed_continues_the_same_trial(tmp_path):
     _no_leftovers(wd, state)
 
 
+@pytest.mark.budget(12)
 def test_an_api_error_turn_is_named_in_the_verdict(tmp_path):
     proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
                    "--rehearsal", str(EXAMPLES / "scenarios" / "api-error-400.yaml"), *FAST)
@@ -407,6 +430,7 @@ def test_an_api_error_turn_is_named_in_the_verdict(tmp_path):
     _no_leftovers(workdirs(tmp_path)[0])
 
 
+@pytest.mark.budget(14)
 def test_example_plain_question_gets_a_nudge(tmp_path):
     proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
                    "--rehearsal", str(EXAMPLES / "scenarios" / "plain-question.yaml"), *FAST)

@@ -11,10 +11,12 @@ import pytest
 from live_trial.errors import DeliveryFailed
 from live_trial.session import screen, send
 from live_trial.transcript.paths import locate
-from live_trial.transcript.reader import read_records
+from live_trial.transcript.reader import read_records, read_tail
 from live_trial.transcript.records import human_prompts, normalise_text, prompt_text
+from live_trial.transcript.status import IDLE_TURN_COMPLETE, classify
 
-from .session_support import PLAIN_SCENARIO, TrackingBackend, boot_rehearsal, wait_until
+from .session_support import PLAIN_SCENARIO, TrackingBackend, boot_rehearsal
+from .waiting import screen_of, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 GATE_SCENARIO = {"name": "gate", "side_query_text": "Title", "rules": [
@@ -45,6 +47,7 @@ def _text(tag: str, n: int = 200, tab: str = "") -> str:
     return "".join(f"{tag} line {i}: (parens) [brackets] $HOME `tick` 'q' \"dq\" ; & | \\ {tab}end\n" for i in range(n))
 
 
+@pytest.mark.budget(10)
 def test_four_concurrent_pastes_arrive_intact_and_unmixed(backend, tmp_path, rehearsal_server):
     srv = rehearsal_server(PLAIN_SCENARIO)
     booted = [boot_rehearsal(backend, tmp_path, f"par{i}", srv.url) for i in range(4)]
@@ -76,6 +79,7 @@ def test_four_concurrent_pastes_arrive_intact_and_unmixed(backend, tmp_path, reh
     assert backend._run("list-buffers").stdout == []      # every named buffer was deleted
 
 
+@pytest.mark.budget(6)
 def test_trailing_blank_lines_submit_once(backend, tmp_path, rehearsal_server):
     srv = rehearsal_server(PLAIN_SCENARIO)
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "blank", srv.url)
@@ -83,8 +87,11 @@ def test_trailing_blank_lines_submit_once(backend, tmp_path, rehearsal_server):
     f.write_text("first line\nsecond line\n\n")
     tpath = locate(result.session_id, cwd, cfg)
     send.send_file(backend, result.session, f, transcript_path=tpath)
-    assert wait_until(lambda: "ok noted" in backend.capture(result.session), 60)
-    wait_until(lambda: False, 2)                          # give a second submission time to appear
+    # the turn is over and nothing waits in the queue: a second (empty) submission would be a second prompt by now
+    wait_for(lambda: classify(read_tail(tpath).records).state == IDLE_TURN_COMPLETE
+             and screen.is_ready(backend.capture(result.session)), what="the turn's end with nothing queued",
+             seen=screen_of(backend, result.session))
+    assert "ok noted" in backend.capture(result.session)
     prompts = _prompts(tpath)
     assert len(prompts) == 1 and normalise_text(prompts[0]) == "first line\nsecond line"
     assert len(srv.main_requests()) == 1
@@ -106,6 +113,7 @@ class SwallowEnter:
         self.b.send_keys(session, *keys)
 
 
+@pytest.mark.budget(12)
 def test_parked_text_gets_one_more_enter(backend, tmp_path, rehearsal_server):
     srv = rehearsal_server(PLAIN_SCENARIO)
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "parked", srv.url)
@@ -117,6 +125,7 @@ def test_parked_text_gets_one_more_enter(backend, tmp_path, rehearsal_server):
     assert normalise_text(_prompts(tpath)[0]) == normalise_text(f.read_text())
 
 
+@pytest.mark.budget(20)
 def test_still_parked_is_a_named_failure_with_the_chip_as_evidence(backend, tmp_path, rehearsal_server):
     srv = rehearsal_server(PLAIN_SCENARIO)
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "parked2", srv.url)
@@ -130,6 +139,7 @@ def test_still_parked_is_a_named_failure_with_the_chip_as_evidence(backend, tmp_
     assert screen.parked_input(backend.capture(result.session)).startswith("[Pasted text #")
 
 
+@pytest.mark.budget(6)
 def test_mangled_and_cross_talk_are_named(backend, tmp_path, rehearsal_server):
     srv = rehearsal_server(PLAIN_SCENARIO)
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "mangle", srv.url)
@@ -139,7 +149,7 @@ def test_mangled_and_cross_talk_are_named(backend, tmp_path, rehearsal_server):
     with pytest.raises(DeliveryFailed) as exc:
         send.send_file(backend, result.session, flat, transcript_path=tpath, expect_text="AAA\nBBB\nCCC\n")
     assert exc.value.code == "mangled" and exc.value.details["arrived_head"] == "AAABBBCCC"
-    assert wait_until(lambda: screen.is_ready(backend.capture(result.session)), 60)
+    assert wait_for(lambda: screen.is_ready(backend.capture(result.session)), what="screen.is_ready(backend.capture(result.session))")
     other = tmp_path / "other.md"
     other.write_text("the task of another trial\n")
     with pytest.raises(DeliveryFailed) as exc:
@@ -147,27 +157,31 @@ def test_mangled_and_cross_talk_are_named(backend, tmp_path, rehearsal_server):
     assert exc.value.code == "cross_talk" and "another trial" in exc.value.details["arrived_head"]
 
 
+@pytest.mark.budget(6)
 def test_answer_gate_by_label_and_free_text(backend, tmp_path, rehearsal_server):
     srv = rehearsal_server(GATE_SCENARIO)
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "gate", srv.url)
     tpath = locate(result.session_id, cwd, cfg)
-    answers = []
+
+    def answers() -> list[str]:
+        return [rec["toolUseResult"]["answers"]["Which colour?"] for rec in read_records(tpath).records
+                if isinstance(rec.get("toolUseResult"), dict) and "answers" in rec["toolUseResult"]]
+
     for n, response in enumerate(["Blue", "text:teal please"]):
         f = tmp_path / f"ask{n}.md"
         f.write_text(f"ASK round {n}\n")
         send.send_file(backend, result.session, f, transcript_path=tpath)
-        box = wait_until(lambda: screen.dialog(backend.capture(result.session)), 60)
+        box = wait_for(lambda: screen.dialog(backend.capture(result.session)), what="the question dialog",
+                       seen=screen_of(backend, result.session))
         assert box and box.kind == "ask_user_question" and box.selected.label == "Red"
         send.answer_gate(backend, result.session, response)
-        assert wait_until(lambda: screen.is_ready(backend.capture(result.session))
-                          and "DONE: answered" in backend.capture(result.session), 60)
-    for rec in read_records(tpath).records:
-        tur = rec.get("toolUseResult")
-        if isinstance(tur, dict) and "answers" in tur:
-            answers.append(tur["answers"]["Which colour?"])
-    assert answers == ["Blue", "teal please"]
+        wait_for(lambda: len(answers()) == n + 1, what=f"answer {n + 1} in the transcript", seen=lambda: str(answers()))
+        wait_for(lambda: classify(read_tail(tpath).records).state == IDLE_TURN_COMPLETE, what="the turn's end")
+    assert "DONE: answered" in backend.capture(result.session)
+    assert answers() == ["Blue", "teal please"]
 
 
+@pytest.mark.budget(6)
 def test_tabs_arrive_as_four_spaces_and_still_count(backend, tmp_path, rehearsal_server):
     srv = rehearsal_server(PLAIN_SCENARIO)
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "tabs", srv.url)
@@ -179,6 +193,7 @@ def test_tabs_arrive_as_four_spaces_and_still_count(backend, tmp_path, rehearsal
     assert "\t" not in _prompts(tpath)[0] and "\\ " + " " * 4 + "end" in _prompts(tpath)[0]
 
 
+@pytest.mark.budget(6)
 def test_cli_send_uses_boot_record(backend, tmp_path, rehearsal_server):
     srv = rehearsal_server(PLAIN_SCENARIO)
     result, cwd, cfg = boot_rehearsal(backend, tmp_path, "clisend", srv.url)

@@ -18,32 +18,22 @@ from pathlib import Path
 import pytest
 
 from live_trial.policy import load_policy
-from live_trial.session import screen
+from live_trial.session import screen, send
 from live_trial.session.backend import Backend
 from live_trial.session.rules import pid_alive
 from live_trial.transcript.paths import locate, read_cli_session_status
 from live_trial.transcript.reader import read_records, read_tail
-from live_trial.transcript.records import human_prompts, normalise_text, prompt_text, record_time
+from live_trial.transcript.records import human_prompts, prompt_text, record_time
 from live_trial.transcript.status import BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE, classify
 from live_trial.trial.poll import PollConfig, poll
+
+from .waiting import wait_for
 
 WAIT_S = 120.0
 MARKER_RE = r"{{re:Completion marker: *(/\S+/out/status\.json)}}"
 ASK_INPUT = {"questions": [{"question": "Which colour should the greeting use?", "header": "Colour",
                             "multiSelect": False, "options": [{"label": "Red", "description": "warm"},
                                                               {"label": "Blue", "description": "cool"}]}]}
-
-
-def wait_for(fn, timeout_s: float = WAIT_S, interval_s: float = 0.2, what: str = "condition"):
-    """Poll ``fn`` until it returns a truthy value; fail naming ``what`` after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval_s)
-    pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what} (last: {last!r})")
 
 
 class Live:
@@ -83,18 +73,11 @@ class Live:
         return self
 
     def send(self, text: str) -> None:
-        """Paste ``text`` through a file and press Enter; wait until the prompt is in the transcript."""
+        """Deliver ``text`` the way the harness does (file → named buffer → paste → Enter, one more Enter when it
+        stays in the input box) and confirm it is the newest prompt of the transcript."""
         task = self.tmp / f"task-{secrets.token_hex(3)}.md"
         task.write_text(text)
-        self.backend.paste_file(self.session, task)
-        time.sleep(0.5)
-        self.backend.send_keys(self.session, "Enter")
-
-        def arrived():
-            recs = read_tail(locate(self.sid, self.cwd, self.config)).records
-            return any(normalise_text(prompt_text(r)) == normalise_text(text)
-                       for r in human_prompts(recs))
-        wait_for(arrived, what="the prompt in the transcript")
+        send.send_file(self.backend, self.session, task, transcript_path=locate(self.sid, self.cwd, self.config))
         self.tpath = locate(self.sid, self.cwd, self.config)
 
     def task(self, body: str = "Run the task.") -> None:
@@ -116,7 +99,15 @@ class Live:
         def check():
             st = self.status()
             return st if st.state == state and all(getattr(st, k) == v for k, v in fields.items()) else None
-        return wait_for(check, what=what or f"state {state} {fields}")
+        return wait_for(check, what=what or f"state {state} {fields}", seen=self.seen)
+
+    def seen(self) -> str:
+        """What a failed wait reports: the classifier's answer, the newest records and the screen tail."""
+        recs = read_tail(self.tpath).records if self.tpath.exists() else []
+        heads = [f"{r.get('type')}/{r.get('subtype') or ''} {str(r.get('message', {}).get('content'))[:100]}"
+                 for r in recs[-6:]]
+        return (f"status: {self.status() if recs else None}\nlast records:\n" + "\n".join(heads)
+                + "\nscreen tail:\n" + "\n".join(screen.tail(self.backend.capture(self.session), 15)))
 
     def escape_until(self, state: str, attempts: int = 4, per_attempt_s: float = 20.0):
         """Press Escape until the classifier reports ``state`` (under load a lone Escape was sometimes not
@@ -145,12 +136,13 @@ def live(request, rehearsal_server, rehearsal_config, tmp_path):
     return Live(request, rehearsal_server, rehearsal_config, tmp_path)
 
 
+@pytest.mark.budget(18)
 def test_slow_stream_is_busy_generating_then_poll_done(live):
     live.start({"side_query_text": "Slow", "rules": [
         {"id": "slow", "when": {"step": 0}, "reply": {
             "content": [{"text": "Streaming slowly. " * 30},
                         {"tool_use": {"name": "Write", "input": {"file_path": MARKER_RE, "content": "{}\n"}}}],
-            "chunk_delay_s": 0.3, "chunk_chars": 12}},
+            "chunk_delay_s": 0.12, "chunk_chars": 12}},
         {"id": "done", "when": {"step": 1}, "reply": {"content": [{"text": "DONE: ok"}]}}]})
     live.task()
     st = live.status()
@@ -170,6 +162,7 @@ def test_slow_stream_is_busy_generating_then_poll_done(live):
     assert out.returncode == 0 and out.stdout.startswith("IDLE_TURN_COMPLETE: "), out
 
 
+@pytest.mark.budget(16)
 def test_bash_sleep_is_busy_tool_and_a_silent_tool_stalls(live):
     live.start({"side_query_text": "Sleep", "rules": [
         {"id": "sleep", "when": {"step": 0}, "reply": {"content": [
@@ -178,11 +171,12 @@ def test_bash_sleep_is_busy_tool_and_a_silent_tool_stalls(live):
     live.task()
     st = live.wait_state(BUSY_TOOL, pending_tool="Bash")
     assert st.session_status == "busy"
-    r = live.poll(stall_limit_s=8)          # the spinner, "Running… (Ns)" and token counts are masked
+    r = live.poll(stall_limit_s=4)          # the spinner, "Running… (Ns)" and token counts are masked
     assert (r.exit, r.code, r.state) == ("STALL", 2, BUSY_TOOL), r
     assert r.reason.startswith("no progress"), r
 
 
+@pytest.mark.budget(6)
 def test_pending_ask_user_question_is_gate_then_answer_then_done(live):
     live.start({"side_query_text": "Ask", "rules": [
         {"id": "ask", "when": {"step": 0}, "reply": {"content": [
@@ -203,6 +197,7 @@ def test_pending_ask_user_question_is_gate_then_answer_then_done(live):
     live.assert_clean_read()
 
 
+@pytest.mark.budget(6)
 def test_pending_exit_plan_mode_in_plan_mode_is_gate(live):
     live.start({"side_query_text": "Plan", "rules": [
         {"id": "plan-file", "when": {"step": 0}, "reply": {"content": [
@@ -220,10 +215,11 @@ def test_pending_exit_plan_mode_in_plan_mode_is_gate(live):
     live.assert_clean_read()
 
 
+@pytest.mark.budget(10)
 def test_escape_interrupt_is_idle_interrupted(live):
     live.start({"side_query_text": "Esc", "rules": [
         {"id": "slow", "when": {"step": 0}, "reply": {"content": [{"text": "word " * 400}],
-                                                      "chunk_delay_s": 0.3, "chunk_chars": 6}}]})
+                                                      "chunk_delay_s": 0.3, "chunk_chars": 40}}]})
     live.task()
     # streamed text on screen ("● word …"; the footer's "● high · /effort" does not count)
     wait_for(lambda: "● word" in live.backend.capture(live.session), what="streamed text on screen")
@@ -235,6 +231,7 @@ def test_escape_interrupt_is_idle_interrupted(live):
     live.assert_clean_read()
 
 
+@pytest.mark.budget(6)
 def test_killed_cli_is_frozen_busy_and_poll_says_session_gone(live):
     live.start({"side_query_text": "Hang", "rules": [
         {"id": "hang", "when": {"step": 0}, "reply": {"content": [{"text": "partial answer that never ends"}],
@@ -253,6 +250,7 @@ def test_killed_cli_is_frozen_busy_and_poll_says_session_gone(live):
     assert (r.exit, r.code, r.reason, r.ticks) == ("STALL", 2, "session_gone", 1), r
 
 
+@pytest.mark.budget(6)
 def test_escape_during_a_tool_is_idle_interrupted(live):
     live.start({"side_query_text": "EscTool", "rules": [
         {"id": "sleep", "when": {"step": 0}, "reply": {"content": [
@@ -265,6 +263,7 @@ def test_escape_during_a_tool_is_idle_interrupted(live):
     live.assert_clean_read()
 
 
+@pytest.mark.budget(6)
 def test_permission_prompt_in_default_mode_is_gate(live):
     live.start({"side_query_text": "Perm", "rules": [
         {"id": "bash", "when": {"step": 0}, "reply": {"content": [
@@ -278,10 +277,11 @@ def test_permission_prompt_in_default_mode_is_gate(live):
     assert (r.exit, r.code, r.reason) == ("GATE", 4, "permission"), r
 
 
+@pytest.mark.budget(12)
 def test_queued_prompt_records_and_state(live):
     live.start({"side_query_text": "Queue", "rules": [
         {"id": "first", "when": {"human_turn": 1, "step": 0}, "reply": {
-            "content": [{"text": "First answer, streamed slowly. " * 12}], "chunk_delay_s": 0.3, "chunk_chars": 12}},
+            "content": [{"text": "First answer, streamed slowly. " * 12}], "chunk_delay_s": 0.2, "chunk_chars": 12}},
         {"id": "second", "when": {"step": 0}, "reply": {"content": [{"text": "Second answer."}]}}]})
     live.task("First task.")
     wait_for(lambda: screen.is_busy(live.backend.capture(live.session)), what="spinner")
@@ -302,11 +302,12 @@ def test_queued_prompt_records_and_state(live):
     live.assert_clean_read()
 
 
+@pytest.mark.budget(10)
 def test_stop_hook_continuation_is_not_done_early(live):
-    """Self-driving via a Stop hook: the marker is written in the first part, the hook blocks once (4 s) and the
+    """Self-driving via a Stop hook: the marker is written in the first part, the hook blocks once (2 s) and the
     model continues. While the hook runs the turn is not over (no turn_duration, CLI busy): no DONE before it."""
     flag, hook = live.tmp / "hook-fired", live.tmp / "stop-hook.sh"
-    hook.write_text(f"#!/bin/sh\ncat > /dev/null\nsleep 4\nif [ ! -e {flag} ]; then touch {flag}; "
+    hook.write_text(f"#!/bin/sh\ncat > /dev/null\nsleep 2\nif [ ! -e {flag} ]; then touch {flag}; "
                     "echo '{\"decision\":\"block\",\"reason\":\"HOOKSAYS continue and finish\"}'; fi\nexit 0\n")
     hook.chmod(0o755)
     (live.cwd / ".claude").mkdir()
@@ -334,6 +335,7 @@ def test_stop_hook_continuation_is_not_done_early(live):
     live.assert_clean_read()
 
 
+@pytest.mark.budget(6)
 def test_escape_before_the_first_token_is_idle_by_the_live_cli_status(live):
     """Re-checked on 2.1.197: Esc before any token writes no interrupt record; the transcript ends at the prompt
     (it would read BUSY_GENERATING forever) and only the live CLI status (idle) tells the turn is over."""

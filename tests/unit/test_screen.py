@@ -188,3 +188,19 @@ def test_mask_volatile_subagent_row_forms():
 ])
 def test_mask_volatile_hides_every_self_ticking_counter(a, b):
     assert screen.mask_volatile(a) == screen.mask_volatile(b)
+
+
+def test_the_footer_and_its_passing_notices_are_not_progress():
+    """After a turn the footer changes by itself for about 18 s on 2.1.197 ("paste again to expand" goes, a tmux
+    focus-events notice comes and goes): none of it may reset the STALL clock, or an idle session STALLs 18 s late."""
+    box = "────────────────────\n❯\u00a0\n────────────────────\n"
+    seen = ["  paste again to expand",
+            "  ⏵⏵ bypass permissions on (shift+tab to cycle) · ← for agents",
+            "  ⏵⏵ bypass permissions on (shift+tab to cycle) · ← for agents" + " " * 20
+            + "tmux focus-events off · add 'set -g focus-events on' to ~/.tmux.conf",
+            "  ⏸ plan mode on (shift+tab to cycle)", "  ? for shortcuts"]
+    masked = {screen.mask_volatile("● Hello\n\n" + box + footer) for footer in seen}
+    assert len(masked) == 1
+    # the subagent panel below the footer is kept: its token count is a subagent's progress
+    panel = "\n  ● main\n  ◯ general-purpose  Probe subagent   3s · ↓ 12 tokens"
+    assert screen.mask_volatile(box + seen[1] + panel) != screen.mask_volatile(box + seen[1] + panel.replace("12", "40"))

@@ -1,0 +1,26 @@
+"""The suite's own isolation (README "Tests"): whatever the caller's environment says, this process runs on a tmux
+socket, a claude config folder and a pid log of its own."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import conftest
+
+
+def test_this_process_has_its_own_socket_config_and_pid_log():
+    socket = os.environ["LIVE_TRIAL_SOCKET"]
+    assert socket.startswith(f"lt-test-{os.getpid()}-")
+    assert socket != conftest._STATE["user_socket"]
+    own = Path(conftest._STATE["own"])
+    assert Path(os.environ["CLAUDE_CONFIG_DIR"]).parent == own
+    assert Path(os.environ["LIVE_TRIAL_PID_LOG"]).parent == own
+    assert os.environ["CLAUDE_CONFIG_DIR"] != conftest._STATE["user_config_dir"]
+
+
+def test_an_e2e_test_without_a_budget_fails(pytester):
+    pytester.makeconftest((Path(conftest.__file__)).read_text())
+    pytester.makepyfile(**{"tests/e2e/test_nobudget.py": "def test_x():\n    pass\n"})
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")   # its set-up changes os.environ
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*needs @pytest.mark.budget(seconds)*"])
