@@ -207,9 +207,9 @@ def test_pending_exit_plan_mode_in_plan_mode_is_gate(live):
             {"tool_use": {"name": "ExitPlanMode", "input": {}}}]}},
         {"id": "after", "when": {"step": 2}, "reply": {"content": [{"text": "DONE: ok"}]}}]}, mode="plan")
     live.task("Plan the greeting.")
-    st = live.wait_state(GATE, what="ExitPlanMode gate")
+    # the tool_use record comes a moment before the CLI's status turns "waiting": wait for both
+    st = live.wait_state(GATE, what="ExitPlanMode gate with the CLI waiting", session_status="waiting")
     assert st.pending_tool == "ExitPlanMode" and st.gate_kind == "exit_plan_mode" and st.question
-    assert st.session_status == "waiting"
     r = live.poll()
     assert (r.exit, r.code, r.reason) == ("GATE", 4, "exit_plan_mode"), r
     live.assert_clean_read()
