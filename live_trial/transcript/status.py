@@ -111,6 +111,32 @@ def _question_of(name: str, tool_input: Any) -> tuple[str, list[str]]:
     return f"Permission for {name}" + (f": {detail}" if detail else ""), []
 
 
+#: Screen dialog kinds (``live_trial.session.screen.Dialog.kind``) that are gates of a running turn.
+SCREEN_GATE_KINDS = ("ask_user_question", "exit_plan_mode", "permission")
+
+
+def gate_from_screen(status: Status, kind: str | None, question: str, options: list[str]) -> Status:
+    """``status`` completed with what the screen shows of an open gate dialog (``kind`` as
+    ``live_trial.session.screen.Dialog.kind``, its question and option labels); returned unchanged when ``kind`` is
+    not a gate or the turn has ended.
+
+    A busy or waiting turn whose gate dialog is on screen is GATE even when the dialog's tool_use record is not in
+    the transcript yet (seen on 2.1.197 under load: the record came late or, once, not within 90 s), so a question
+    the skill asked is never mistaken for a silent hang (seed 001 STALL table row 2). Pure; raises nothing."""
+    if kind not in SCREEN_GATE_KINDS or status.state == IDLE_TURN_COMPLETE:
+        return status
+    if status.state == GATE and status.pending_tool:
+        return status                      # the transcript already names the pending tool and its question
+    status.state = GATE
+    status.gate_kind = status.gate_kind or kind
+    status.question = status.question or question or {"ask_user_question": "AskUserQuestion (read from the screen)",
+                                                      "exit_plan_mode": "Approve the plan and start coding?",
+                                                      "permission": "Permission for a tool"}[kind]
+    status.options = status.options or list(options)
+    status.reason = f"{kind} dialog on screen; its tool_use is not in the transcript yet"
+    return status
+
+
 def _empty_answers(result: Any) -> bool:
     if not isinstance(result, dict) or "answers" not in result:
         return False
@@ -227,6 +253,11 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
             status.reason = f"pending {name}" + (" (CLI waiting on a permission prompt)" if not gate else "")
         else:
             status.state, status.reason = BUSY_TOOL, f"pending {status.pending_tool} without tool_result"
+    elif cli_status == "waiting" and last not in ("turn_duration", "interrupt", "api_error"):
+        # Seen on 2.1.197 under load: the dialog of AskUserQuestion / ExitPlanMode is on screen and the live status
+        # says waiting, but the CLI has not written the tool_use record yet (for 90 s once). The live status is the
+        # clean gate signal (claude-cli-observed.md pitfall 5); the question is then read from the screen by poll.
+        status.state, status.reason = GATE, "the CLI waits for an answer (its tool_use is not in the transcript yet)"
     elif last is None:
         status.reason = "newest event is the human prompt" if prompt else "no conversation event yet"
     elif last == "turn_duration":

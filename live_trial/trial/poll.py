@@ -29,7 +29,7 @@ from live_trial.jsonfile import read_json, write_json
 from live_trial.policy import Policy
 from live_trial.transcript.paths import config_dir, find_cli_session, locate, read_cli_session_status
 from live_trial.transcript.reader import TAIL_MAX_BYTES, complete_end_offset, read_from, read_tail
-from live_trial.transcript.status import BUSY_GENERATING, GATE, IDLE_TURN_COMPLETE, Status, classify
+from live_trial.transcript.status import BUSY_GENERATING, GATE, IDLE_TURN_COMPLETE, Status, classify, gate_from_screen
 
 SCHEMA = "poll-state.schema.json"
 STATE_VERSION = 1
@@ -237,6 +237,7 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
                 return finish("STALL", "session_gone")
             raise
         new_records = 0
+        screen_gate: str | None = None
         screen_hash = "sha256:" + hashlib.sha256(screen.mask_volatile(capture).encode("utf-8")).hexdigest()
         screen_busy = bool(screen.is_busy(capture))
         progress = screen_hash != state["last_screen_hash"]
@@ -257,6 +258,11 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
                 except LiveTrialError:
                     pane_pid = 0
             status = classify(records, _cli_session_status(pane_pid, cfg, config))
+            if status.state != IDLE_TURN_COMPLETE:
+                box = screen.dialog(capture)
+                if box is not None:
+                    status = gate_from_screen(status, box.kind, box.question, [o.label for o in box.options])
+                    screen_gate = f"screen:{box.kind}:{box.question}"
             shown_state = status.state
         elif cfg.session_id:
             status, shown_state = None, (BUSY_GENERATING if screen_busy else NO_TRANSCRIPT)
@@ -271,7 +277,8 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
         is_gate = status is not None and status.state == GATE
         state["gate_streak"] = state["gate_streak"] + 1 if is_gate else 0
         gate_needed = max(1, pol.done_stable_ticks)
-        if is_gate and status.pending_tool_id and status.pending_tool_id == state["last_gate_id"]:
+        gate_keys = [k for k in ((status.pending_tool_id if status else None), screen_gate) if k]
+        if is_gate and set(gate_keys) & set(state.get("last_gate_keys") or [state["last_gate_id"]]):
             gate_needed = max(gate_needed, int(GATE_REPEAT_S / max(pol.poll_interval_s, 0.01)) + 1)
         done_now = marker.is_file() and shown_state == IDLE_TURN_COMPLETE and not screen_busy
         state["done_streak"] = state["done_streak"] + 1 if done_now else 0
@@ -289,6 +296,7 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
         stable = max(1, pol.done_stable_ticks)
         if is_gate and state["gate_streak"] >= gate_needed:
             state["last_gate_id"] = status.pending_tool_id
+            state["last_gate_keys"] = gate_keys
             return finish("GATE", status.gate_kind or "gate", status.question)
         if state["done_streak"] >= stable:
             return finish("DONE", "marker + IDLE_TURN_COMPLETE + screen not busy"

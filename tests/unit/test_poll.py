@@ -514,3 +514,44 @@ def test_turn_cache_reads_afresh_when_the_file_shrinks_or_the_cache_is_too_big(t
     b2, path = _turn_file(tmp_path, 3)
     recs, _ = cache.records(path, complete_end_offset(path))
     assert len(recs) == 8 and cache.start == 0
+
+
+# ------------------------------------------------------------------ a gate whose record is not written yet
+ASK_SCREEN = (f" ▐▛███▜▌   Claude Code v2.1.197\n\n● Skill(trialkit:choose)\n  ⎿  Successfully loaded skill\n"
+              f"{'─' * 40}\n ☐ Style\n\nWhich greeting style?\n\n❯ 1. Formal\n     Good day to you.\n  2. Casual\n"
+              f"     Hey there!\n  3. Type something.\n{'─' * 40}\n  4. Chat about this\n\n"
+              "Enter to select · ↑/↓ to navigate · Esc to cancel\n")
+
+
+def test_a_gate_dialog_on_screen_is_gate_before_its_record_is_written(env):
+    """Seen on 2.1.197 under load: the AskUserQuestion dialog was on screen while the transcript still ended at the
+    Skill call's records (no tool_use for the question). That was read BUSY_GENERATING and, after the STALL limit
+    doubled, "the session hangs": a question the skill asked ended as a FAIL of the wrong kind."""
+    env.builder.prompt()
+    tid = env.builder.tool_use("Skill", {"skill": "trialkit:choose"})
+    env.builder.tool_result(tid, "Launching skill: trialkit:choose")
+    env.write()
+    r = run(env, FakeBackend([ASK_SCREEN]))
+    assert (r.exit, r.reason, r.question) == ("GATE", "ask_user_question", "Which greeting style?"), r
+    assert r.status.options == ["Formal", "Casual", "Type something.", "Chat about this"]
+    # the next call (after an answer) does not report the same dialog again at once
+    r = run(env, FakeBackend([ASK_SCREEN]), max_ticks=3)
+    assert r.exit == "TICK_BUDGET"
+    # ... nor once the record arrives while the dialog is still the same one
+    env.builder.tool_use("AskUserQuestion", {"questions": [{"question": "Which greeting style?", "options": [
+        {"label": "Formal"}, {"label": "Casual"}]}]})
+    env.write()
+    r = run(env, FakeBackend([ASK_SCREEN]), max_ticks=3)
+    assert r.exit == "TICK_BUDGET"
+
+
+def test_the_live_cli_status_waiting_is_gate_without_its_record(env):
+    env.builder.prompt()
+    tid = env.builder.tool_use("Skill", {"skill": "trialkit:choose"})
+    env.builder.tool_result(tid, "Launching skill: trialkit:choose")
+    env.write()
+    (env.config / "sessions").mkdir(parents=True)
+    (env.config / "sessions" / f"{os.getpid()}.json").write_text(json.dumps(
+        {"pid": os.getpid(), "sessionId": SID, "status": "waiting", "waitingFor": "permission prompt"}))
+    r = run(env, FakeBackend(pid=os.getpid()))
+    assert r.exit == "GATE" and "not in the transcript yet" in r.status.reason, r
