@@ -113,6 +113,8 @@ def _question_of(name: str, tool_input: Any) -> tuple[str, list[str]]:
 
 #: Screen dialog kinds (``live_trial.session.screen.Dialog.kind``) that are gates of a running turn.
 SCREEN_GATE_KINDS = ("ask_user_question", "exit_plan_mode", "permission")
+#: What the AskUserQuestion dialog adds to the skill's options on 2.1.197 (claude-cli-observed.md "TUI markers").
+ASK_CLI_OPTIONS = ("Type something.", "Chat about this")
 
 
 def gate_from_screen(status: Status, kind: str | None, question: str, options: list[str]) -> Status:
@@ -132,6 +134,8 @@ def gate_from_screen(status: Status, kind: str | None, question: str, options: l
     status.question = status.question or question or {"ask_user_question": "AskUserQuestion (read from the screen)",
                                                       "exit_plan_mode": "Approve the plan and start coding?",
                                                       "permission": "Permission for a tool"}[kind]
+    if kind == "ask_user_question":      # the CLI's own ways out are not the skill's options
+        options = [o for o in options if o not in ASK_CLI_OPTIONS]
     status.options = status.options or list(options)
     status.reason = f"{kind} dialog on screen; its tool_use is not in the transcript yet"
     return status
