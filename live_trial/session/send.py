@@ -210,17 +210,43 @@ def answer_gate(backend: Backend, session: str, response: str, *, clock: Callabl
         labels = ", ".join(repr(o.label) for o in box.options)
         raise RefusedInput(f"the dialog has no option {wanted!r}", where=session, fix=f"options: {labels}",
                            code="no_option")
+    rest = response[len(FREE_TEXT_PREFIX):] if free_text else ""
+    if free_text and not rest.strip():
+        raise RefusedInput("text: needs the words to type", where=session, fix="e.g. text:use the blue one")
     keys = _move_to(backend, session, option, box, clock=clock, sleep=sleep)
     if free_text:
-        rest = response[len(FREE_TEXT_PREFIX):]
-        if not rest.strip():
-            raise RefusedInput("text: needs the words to type", where=session, fix="e.g. text:use the blue one")
-        backend.send_line(session, rest)
+        _type_answer(backend, session, rest, option.number, clock=clock, sleep=sleep)
+        backend.send_keys(session, "Enter")
         keys += ["<text>", "Enter"]
     else:
         backend.send_keys(session, "Enter")
         keys.append("Enter")
     return GateAnswer(kind=box.kind, label=option.label, keys=keys)
+
+
+def _type_answer(backend: Backend, session: str, text: str, number: int, *, clock: Callable[[], float],
+                 sleep: Callable[[float], None]) -> None:
+    """Type the free-text answer into option ``number`` and wait until the dialog shows it there, so Enter never
+    submits an empty answer. Seen on 2.1.197 under load: text typed the moment the cursor reached "Type something."
+    was lost and Enter answered ``__other__``. The text is typed once more when nothing of it arrived; raises
+    DeliveryFailed (code gate_text, nothing submitted) when it still is not shown after GATE_WAIT_S."""
+    want = " ".join(text.split())
+    deadline = clock() + GATE_WAIT_S
+    typed_again = False
+    backend.type_text(session, text)
+    while True:
+        sleep(POLL_S)
+        box = screen.dialog(backend.capture(session))
+        shown = " ".join(box.selected.label.split()) if box and box.selected and box.selected.number == number else ""
+        if shown == want or (len(want) > 60 and len(shown) >= 40 and want.startswith(shown)):
+            return
+        if not typed_again and shown == screen.MARKERS["free_text_option"] and clock() > deadline - GATE_WAIT_S / 2:
+            backend.type_text(session, text)
+            typed_again = True
+        if clock() > deadline:
+            raise DeliveryFailed("the free-text answer did not show in the dialog", where=session,
+                                 fix="answer the dialog by hand (tmux attach) or poll again", code="gate_text",
+                                 details={"shown": shown, "expected": want[:EVIDENCE_CHARS]})
 
 
 def _move_to(backend: Backend, session: str, option: screen.DialogOption, box: screen.Dialog, *,
