@@ -26,6 +26,7 @@ bench: setup
 	.venv/bin/python benchmarks/status.py --size-mb 256
 	.venv/bin/python benchmarks/plan.py
 	.venv/bin/python benchmarks/latency.py
+	.venv/bin/python benchmarks/folder.py
 
 clean-sessions:
 	.venv/bin/python -m live_trial reap
