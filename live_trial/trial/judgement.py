@@ -45,7 +45,7 @@ def judge(trial) -> TrialOutcome:
         claude_version=trial.state.get("claude_version"), stop_reason=trial.facts.stop_reason,
         stall_row=trial.facts.stall_row,
         notes=trial.facts.notes, warnings=trial.facts.warnings, started_at=trial.state["started_at"],
-        closure_at_boot=trial.state.get("closure"))
+        closure_at_boot=trial.state.get("closure"), working_folder=trial.state.get("folder"))
     overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
     text, delivery = None, None
     try:

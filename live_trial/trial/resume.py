@@ -3,7 +3,8 @@
 The session keeps running while nobody watches it; its owner pid (recorded in trial-state.json and on
 the tmux session) is dead, so a new harness may take it over. The poll clocks continue from the same
 poll-state.json, so STALL and HARD_CAP hold across the kill. A rehearsal server is restarted on the same
-port (the scenario's rules depend only on each request, so the conversation goes on).
+port (the scenario's rules depend only on each request, so the conversation goes on). The trial's own folder is
+the one its state records: a copy is removed when the resumed trial ends, an in-place folder is locked again.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ def resume(trial, workdir: Path):
     harness is still alive (two harnesses must never drive one session).
     """
     from live_trial.closure.target import resolve_target
+    from live_trial.trial.folder_steps import reclaim
 
     trial.wd = open_workdir(workdir)
     trial.take_lock()
@@ -44,6 +46,7 @@ def resume(trial, workdir: Path):
     req.gate_responses = list(trial.state["gate_responses"])
     req.expect_gate = bool(trial.state.get("expect_gate", False))
     trial.target = resolve_target(req.target, req.plugins_root)
+    reclaim(trial)                     # an in-place folder's lock again; the copy is removed when drive ends
     trial.journal.save(owner_pid=os.getpid())
     trial.journal.log("harness", "resumed", phase=trial.state["phase"])
     trial.facts.launch = "PASS" if trial.state["phase"] in ("polling", "collecting", "evaluating") else "FAIL"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, LiveTrialError, RefusedInput
-from live_trial.jsonfile import read_json, utc_now, write_json, write_text_atomic
+from live_trial.jsonfile import utc_now, write_text_atomic
 from live_trial.policy import load_policy
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
 from live_trial.trial.journal import POLL_STATE_FILE, EventSink, Journal
@@ -45,6 +45,8 @@ class Trial:
         self.pinning = None       # closure.Pinning, set by the input checks (trial_inputs.validate)
         self.claude = None
         self.child_overrides: dict[str, str] = {}
+        self.folder_plan = None   # trial.folder.FolderPlan, set by the input checks
+        self.folder_lock = None   # trial.folder_lock.FolderLock of an in-place folder, held for the trial's life
 
     # ----------------------------------------------------------------- the record
     @property
@@ -92,13 +94,17 @@ class Trial:
     def run(self) -> TrialOutcome:
         """Run the trial from nothing to a verdict. Raises :class:`RefusedInput` before creating anything
         when the input is bad; every later failure ends in a recorded verdict instead."""
+        from live_trial.trial.folder import folder_record, session_cwd
+
         self._validate_inputs()
         req = self.req
-        self.wd = create_workdir(req.eval_root, self.target.plugin_name, self.target.skill, req.run_id)
-        self.take_lock()
-        if req.fresh_cwd:
-            req.cwd = self.wd.root / "cwd"
-            req.cwd.mkdir()
+        try:
+            self.wd = create_workdir(req.eval_root, self.target.plugin_name, self.target.skill, req.run_id)
+            self.take_lock()
+        except BaseException:
+            self.release_folder()
+            raise
+        req.cwd = session_cwd(self.folder_plan, self.wd.root)
         session = session_name(self.wd.run_id, self.target.skill)
         self.state = {
             "schema_version": 1, "run_id": self.wd.run_id, "target": req.target,
@@ -110,6 +116,7 @@ class Trial:
             "pane_pid": None, "started_at": utc_now(), "nudge_count": 0, "gate_response_count": 0,
             "gate_responses": list(req.gate_responses), "stall_extended": False,
             "rehearsal": None, "cwd_snapshot": None, "expect_gate": req.expect_gate,
+            "folder": folder_record(self.folder_plan, self.wd.root, req.cwd),
             "closure": {"digest": self.pinning.digest, "plugins": [p.name for p in self.pinning.plugins],
                         "plugin_dirs": [str(p.root) for p in self.pinning.plugins],
                         "file_count": len(self.pinning.files)},
@@ -118,7 +125,7 @@ class Trial:
         self._write_task()
         self.journal.event("workdir", path=str(self.wd.root), session=session)
         self._daily_maintenance()
-        return self.drive(self.prepare_tools, self.start_rehearsal, self._snapshot_cwd, self._boot,
+        return self.drive(self.prepare_tools, self.start_rehearsal, self.prepare_folder, self._boot,
                           self._send_task, self.poll_loop)
 
     def drive(self, *steps: Callable[[], None]) -> TrialOutcome:
@@ -153,6 +160,7 @@ class Trial:
             self.journal.log(self.state.get("phase", "trial"), exc.status, problem=exc.message)
         finally:
             self.finish_session()
+            self.release_folder()
         try:
             return self._judge()
         finally:
@@ -230,13 +238,19 @@ class Trial:
             return Path(self.state["config_dir"])
         return config_dir(self.env)
 
-    def _snapshot_cwd(self) -> None:
-        from live_trial.trial.collect import snapshot_cwd
+    def prepare_folder(self) -> None:
+        """Make the trial's own folder (fresh, copy or in place) and record its state at start: the content
+        snapshot and, in a git work tree, its git tree (README "What a trial leaves behind")."""
+        from live_trial.trial.folder_steps import prepare
 
-        snap = snapshot_cwd(self.req.cwd, exclude=[self.req.eval_root, self.wd.root])
-        path = self.wd.path("cwd-snapshot.json")
-        write_json(path, {k: list(v) for k, v in snap.items()}, None)
-        self.journal.save(cwd_snapshot=str(path))
+        prepare(self)
+
+    def release_folder(self) -> None:
+        """Once the session is killed and collected: remove the trial's copy (unless --keep-cwd) and give back an
+        in-place folder's lock, on every exit path. Never raises."""
+        from live_trial.trial.folder_steps import release
+
+        release(self)
 
     def _boot(self) -> None:
         from live_trial.session import boot
@@ -300,6 +314,7 @@ class Trial:
     def finish_session(self) -> None:
         """Collect what exists, kill the session, stop the rehearsal server, reap orphans. Never raises."""
         from live_trial.trial.collect import collect
+        from live_trial.trial.folder_steps import folder_changes, side_effects_recorded
 
         if self.wd is None:
             return
@@ -311,14 +326,11 @@ class Trial:
                 pane_text = self.backend.capture(session, scrollback=True)
             tpath = self.transcript_path() if self.backend is not None else None
             subagents = tpath.with_suffix("") / "subagents" if tpath is not None else None
-            before = None
-            if self.state.get("cwd_snapshot"):
-                raw = read_json(Path(self.state["cwd_snapshot"]), None)
-                before = {k: (v[0], v[1]) for k, v in raw.items()}
             got = collect(self.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
-                          cwd=self.req.cwd, before=before, exclude=[self.req.eval_root, self.wd.root])
+                          **folder_changes(self))
             self.journal.log("collect", "complete" if got.complete else "partial", missing=got.missing,
                       out_files=got.out_files, side_effects=got.side_effects)
+            side_effects_recorded(self)
         except Exception as exc:  # noqa: BLE001 - cleanup must go on
             self.journal.log("collect", "error", problem=f"{type(exc).__name__}: {exc}")
         finally:

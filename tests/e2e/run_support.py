@@ -18,21 +18,16 @@ EXAMPLES = ROOT / "examples"
 
 
 def run_cmd(tmp_path: Path, *args: str, env: dict | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
-    """``python -m live_trial run ... --json`` with eval-root and cwd under ``tmp_path``; returns the process."""
-    cwd = tmp_path / "cwd"
-    cwd.mkdir(exist_ok=True)
-    argv = [sys.executable, "-m", "live_trial", "run", *args, "--eval-root", str(tmp_path / "eval"),
-            "--cwd", str(cwd), "--json"]
+    """``python -m live_trial run ... --json`` with the eval-root under ``tmp_path``; returns the process. With no
+    ``--cwd`` / ``--in-place`` in ``args`` the trial works in its own new folder ``<workdir>/cwd`` (the default)."""
+    argv = [sys.executable, "-m", "live_trial", "run", *args, "--eval-root", str(tmp_path / "eval"), "--json"]
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                           env={**os.environ, **(env or {})})
 
 
 def popen_cmd(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
     """The same as :func:`run_cmd`, started in the background."""
-    cwd = tmp_path / "cwd"
-    cwd.mkdir(exist_ok=True)
-    argv = [sys.executable, "-m", "live_trial", "run", *args, "--eval-root", str(tmp_path / "eval"),
-            "--cwd", str(cwd), "--json"]
+    argv = [sys.executable, "-m", "live_trial", "run", *args, "--eval-root", str(tmp_path / "eval"), "--json"]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, **(env or {})})
 
