@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--config-dir", type=Path, default=None,
                    help="claude config folder (default CLAUDE_CONFIG_DIR or ~/.claude)")
     s.add_argument("--transcript", type=Path, default=None, help="read this transcript file instead")
-    s.add_argument("--pid", type=int, default=None, help="the CLI's pid: use its sessions/<pid>.json when it is alive")
+    s.add_argument("--pid", type=int, default=None, help="the CLI's pid: use its sessions/<pid>.json when it is alive "
+                   "(its status, and the session it writes now when /clear moved it to a new transcript)")
     s.add_argument("--self-test", action="store_true", help="classify the built-in synthetic transcripts")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_status)
