@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from live_trial.jsonfile import schema_errors
 from live_trial.session import screen
 from live_trial.session.backend import Backend
 from live_trial.transcript.records import is_task_notification, record_time
@@ -21,11 +20,12 @@ from tests.e2e.run_support import (
     PLUGINS,
     SCENARIOS,
     final_json,
-    pid_alive,
+    no_leftovers,
     popen_cmd,
     records,
     run_cmd,
     tmux_sessions,
+    verdict_doc,
     wait_for_state,
     workdirs,
 )
@@ -37,21 +37,8 @@ STALL_S = 4
 FAST = ["--stall-limit", str(STALL_S), "--hard-cap", "120"]
 
 
-def _verdict(result: dict) -> dict:
-    doc = json.loads(Path(result["verdict_path"]).read_text())
-    assert schema_errors(doc, "live-trial-verdict.schema.json") == []
-    return doc
-
-
 def _log(workdir: Path) -> list[dict]:
     return [json.loads(x) for x in (workdir / "trial-log.jsonl").read_text().splitlines()]
-
-
-def _no_leftovers(workdir: Path) -> None:
-    state = json.loads((workdir / "trial-state.json").read_text())
-    assert state["session"] not in tmux_sessions()
-    if state.get("pane_pid"):
-        assert not pid_alive(state["pane_pid"]), "the trial's claude process is still running"
 
 
 def _background_then_woken(recs: list[dict]) -> float:
@@ -75,14 +62,14 @@ def test_background_work_outliving_the_stall_limit_passes_without_a_nudge(tmp_pa
                    *FAST)
     result = final_json(proc)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    doc = _verdict(result)
+    doc = verdict_doc(result)
     assert (doc["overall"]["verdict"], doc["nudge_count"], doc["poll_exit"], doc["stall_row"]) == ("PASS", 0, "DONE", None)
     wd = workdirs(tmp_path)[0]
     assert not [x for x in _log(wd) if x["step"] == "stall"], "the harness treated the waiting session as stalled"
     assert not list(wd.glob("nudge-*.md"))
     waited = _background_then_woken(records(wd / "transcript.jsonl"))
     assert waited > 2 * STALL_S, f"the background {kind} ran only {waited:.1f}s: it did not outlive the STALL limit"
-    _no_leftovers(wd)
+    no_leftovers(wd)
 
 
 @pytest.mark.budget(24)
@@ -96,13 +83,13 @@ def test_a_silent_background_shell_gets_the_longer_wait_once_then_is_a_hang(tmp_
     path.write_text(yaml.safe_dump(scen, sort_keys=False))
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal", str(path),
                    "--stall-limit", "3", "--hard-cap", "120")
-    doc = _verdict(final_json(proc))
+    doc = verdict_doc(final_json(proc))
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert (doc["stop_reason"], doc["stall_row"], doc["nudge_count"]) == ("hang", 2, 0)
     stalls = [x for x in _log(workdirs(tmp_path)[0]) if x["step"] == "stall"]
     assert [x["decision"] for x in stalls] == ["extend", "hang"]
     assert all(x["state"] == "BUSY_TOOL" and "1 background shell still running" in x["reason"] for x in stalls), stalls
-    _no_leftovers(workdirs(tmp_path)[0])
+    no_leftovers(workdirs(tmp_path)[0])
 
 
 def _type_command(session: str, command: str, tmp_path: Path) -> None:
@@ -124,23 +111,30 @@ def _wait_question(state: dict) -> None:
              what="the turn to end with the question", seen=screen_of(backend, state["session"]))
 
 
+def _run_and_type(tmp_path: Path, scenario: Path, command: str) -> tuple[int, str, str, dict]:
+    """Run a trial whose turn ends with a question; type ``command`` while the harness waits to nudge (STALL limit
+    8 s); return the exit code, stdout, stderr and the trial state seen while polling."""
+    proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal", str(scenario),
+                     "--stall-limit", "8", "--hard-cap", "120")
+    try:
+        state = wait_for_state(tmp_path, lambda s: s["phase"] == "polling" and s.get("pane_pid"))
+        _wait_question(state)
+        _type_command(state["session"], command, tmp_path)
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, out, err, state
+
+
 @pytest.mark.budget(32)
 def test_compact_while_waiting_to_nudge_is_followed_by_the_nudge_and_noted(tmp_path):
     """/compact writes compaction and command records into the same transcript: none is a prompt, so the turn that
     ended with a question is still the newest turn, the nudge follows, and the verdict says the conversation was
     compacted."""
-    proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
-                     "--rehearsal", str(SCENARIOS / "mark-compact-nudge.yaml"), "--stall-limit", "8", "--hard-cap", "120")
-    try:
-        state = wait_for_state(tmp_path, lambda s: s["phase"] == "polling" and s.get("pane_pid"))
-        _wait_question(state)
-        _type_command(state["session"], "/compact", tmp_path)
-        out, err = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 6, err[-3000:]
-    doc = _verdict(json.loads(out.strip().splitlines()[-1]))
+    code, out, err, state = _run_and_type(tmp_path, SCENARIOS / "mark-compact-nudge.yaml", "/compact")
+    assert code == 6, out[-2000:] + err[-3000:]
+    doc = verdict_doc(json.loads(out.strip().splitlines()[-1]))
     assert (doc["launch"], doc["completion"], doc["nudge_count"], doc["overall"]["verdict"]) == ("PASS", "PASS", 1, "DEGRADED")
     assert any("compacted 1 time(s)" in n for n in doc["notes"]), doc["notes"]
     wd = workdirs(tmp_path)[0]
@@ -148,7 +142,7 @@ def test_compact_while_waiting_to_nudge_is_followed_by_the_nudge_and_noted(tmp_p
     assert len(nudges) == 1 and nudges[0]["state"] == "IDLE_TURN_COMPLETE"
     recs = records(wd / "transcript.jsonl")
     assert [r for r in recs if r.get("subtype") == "compact_boundary"], "no compaction happened"
-    _no_leftovers(wd)
+    no_leftovers(wd)
 
 
 @pytest.mark.budget(32)
@@ -166,18 +160,9 @@ def test_clear_while_waiting_to_nudge_is_followed_into_the_new_transcript(tmp_pa
     scen["rules"] = [r for r in scen["rules"] if r["id"] != "summary"]
     path = tmp_path / "clear.yaml"
     path.write_text(yaml.safe_dump(scen, sort_keys=False))
-    proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal", str(path),
-                     "--stall-limit", "8", "--hard-cap", "120")
-    try:
-        state = wait_for_state(tmp_path, lambda s: s["phase"] == "polling" and s.get("pane_pid"))
-        _wait_question(state)
-        _type_command(state["session"], "/clear", tmp_path)
-        out, err = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 6, out[-2000:] + err[-3000:]
-    doc = _verdict(json.loads(out.strip().splitlines()[-1]))
+    code, out, err, state = _run_and_type(tmp_path, path, "/clear")
+    assert code == 6, out[-2000:] + err[-3000:]
+    doc = verdict_doc(json.loads(out.strip().splitlines()[-1]))
     assert (doc["launch"], doc["completion"], doc["nudge_count"], doc["overall"]["verdict"]) == ("PASS", "PASS", 1, "DEGRADED")
     assert doc["stop_reason"] != "lost"
     assert any("continued in a new transcript" in n for n in doc["notes"]), doc["notes"]
@@ -191,7 +176,7 @@ def test_clear_while_waiting_to_nudge_is_followed_into_the_new_transcript(tmp_pa
     nudge = (wd / "nudge-1.md").read_text().strip()
     assert any(r.get("type") == "user" and r["message"]["content"] == nudge for r in recs if isinstance(
         r.get("message"), dict) and isinstance(r["message"].get("content"), str)), "the nudge is not in the new file"
-    _no_leftovers(wd)
+    no_leftovers(wd)
 
 
 def _plugin(root: Path, name: str, manifest: dict, frontmatter: str = "") -> Path:
@@ -215,7 +200,7 @@ def test_a_manifest_the_cli_rejects_fails_before_boot_as_plugin_not_loaded(tmp_p
     proc = run_cmd(tmp_path, "badver:mark", "--plugins-root", str(plugins), "--rehearsal",
                    str(SCENARIOS / "mark-happy.yaml"), *FAST)
     took = time.monotonic() - started
-    doc = _verdict(final_json(proc))
+    doc = verdict_doc(final_json(proc))
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert (doc["stop_reason"], doc["launch"], doc["overall"]["verdict"]) == ("plugin_not_loaded", "FAIL", "FAIL")
     note = next(n for n in doc["notes"] if "plugin validate" in n)
@@ -238,7 +223,7 @@ def test_a_plugin_the_cli_drops_at_start_stops_the_trial_at_the_skill_listing(tm
     proc = run_cmd(tmp_path, "chaina:mark", "--plugins-root", str(plugins), "--rehearsal",
                    str(SCENARIOS / "mark-happy.yaml"), "--stall-limit", "300", "--hard-cap", "600")
     took = time.monotonic() - started
-    doc = _verdict(final_json(proc))
+    doc = verdict_doc(final_json(proc))
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert (doc["stop_reason"], doc["launch"], doc["overall"]["verdict"]) == ("plugin_not_loaded", "FAIL", "FAIL")
     assert any("skill listing does not name it" in n and "chainb needs chainc" in n for n in doc["notes"]), doc["notes"]
@@ -246,7 +231,7 @@ def test_a_plugin_the_cli_drops_at_start_stops_the_trial_at_the_skill_listing(tm
     log = _log(wd)
     assert [x["decision"] for x in log if x["step"] == "loading"] == ["not_listed"]
     assert not [x for x in log if x["step"] in ("poll", "stall")], "the trial waited instead of stopping at once"
-    _no_leftovers(wd)
+    no_leftovers(wd)
     print(f"plugin_not_loaded at the skill listing: run took {took:.1f}s (STALL limit 300s)")
 
 
@@ -260,7 +245,7 @@ def test_a_bare_name_skill_call_the_cli_resolved_to_the_target_is_a_launch(tmp_p
     path = tmp_path / "bare.yaml"
     path.write_text(yaml.safe_dump(scen, sort_keys=False))
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal", str(path), *FAST)
-    doc = _verdict(final_json(proc))
+    doc = verdict_doc(final_json(proc))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert (doc["launch"], doc["overall"]["verdict"]) == ("PASS", "PASS")
     recs = records(workdirs(tmp_path)[0] / "transcript.jsonl")
