@@ -89,7 +89,8 @@ class TranscriptBuilder:
         return self.add(rec, link=False)
 
     def queue(self, operation: str = "enqueue", content: str | None = "queued text") -> dict:
-        """A ``queue-operation`` record (``enqueue`` / ``dequeue``)."""
+        """A ``queue-operation`` record (``enqueue`` with content / ``dequeue`` / ``remove``: a queued task
+        notification taken into the running turn)."""
         rec = {"type": "queue-operation", "operation": operation, "timestamp": self._ts(),
                "sessionId": self.session_id}
         if operation == "enqueue" and content is not None:

@@ -6,7 +6,8 @@
 States:
 - ``BUSY_GENERATING``: the newest main-chain event is the human prompt or a tool_result (or a queued
   prompt is still waiting to run). A killed session also looks like this; poll checks the session.
-- ``BUSY_TOOL``: a tool_use (not a gate tool) has no tool_result and the CLI is not waiting on a permission prompt.
+- ``BUSY_TOOL``: a tool_use (not a gate tool) has no tool_result and the CLI is not waiting on a permission prompt;
+  or the turn ended while background work it started (a background shell or subagent) still runs.
 - ``GATE``: an AskUserQuestion / ExitPlanMode tool_use without its tool_result, or any pending tool while the
   CLI's session status is ``waiting``.
 - ``IDLE_TURN_COMPLETE``: turn_duration after the newest prompt, or a real-model assistant record with a final
