@@ -84,6 +84,7 @@ BLOCKED_WHY = {
     "tmux_error": "tmux stopped answering",
     "hard_cap": "the trial reached its hard time cap",
     "harness_interrupted": "the harness was stopped (Ctrl-C or SIGTERM) before the trial finished",
+    "transcript_moved": "the session continued in a new transcript the harness could not find",
 }
 
 

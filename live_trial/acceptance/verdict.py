@@ -199,10 +199,12 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     transcript = workdir / TRANSCRIPT_FILE
     transcript_sha, models = None, []
     if transcript.is_file():
+        from live_trial.judge.sources import MOVED_FROM_DIR
         from live_trial.transcript.reader import read_records
 
         transcript_sha = transcript_sha256(transcript)
-        models = actual_models(read_records(transcript).records)
+        earlier = [r for path in sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl")) for r in read_records(path).records]
+        models = actual_models(earlier + read_records(transcript).records)   # every transcript of the session
     else:
         notes.append(f"{TRANSCRIPT_FILE} is missing from the workdir: no transcript_sha256, no actual model")
     tier = derive_tier(target.frontmatter)

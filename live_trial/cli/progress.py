@@ -36,6 +36,8 @@ def tick_line(data: dict) -> str:
              f"HARD_CAP in {_fmt_s(data.get('hard_cap_in_s'))}"]
     if data.get("pending_tool"):
         parts.append(f"tool {data['pending_tool']}")
+    if data.get("background"):
+        parts.append(f"background {data['background']} running")
     parts.append(f"nudges {data.get('nudges', 0)}")
     parts.append(f"gate answers {data.get('gate_responses', 0)}")
     return " · ".join(parts)

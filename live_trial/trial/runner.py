@@ -145,6 +145,7 @@ class Trial:
             self.facts.notes.append(exc.message)
             self.journal.log("boot", exc.status, problem=exc.message, **_tail(exc))
         except DeliveryFailed as exc:
+            self.facts.blocked = exc.code == "transcript_moved"   # the harness lost the session, not a skill failure
             self.facts.stop_reason = exc.code
             self.facts.notes.append(exc.message)
             self.journal.log("send", "delivery_failed", problem=exc.message, **exc.details)
@@ -263,26 +264,31 @@ class Trial:
             rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
             plugin_dirs=[Path(d) for d in self.state["closure"]["plugin_dirs"]])
         result = boot.boot(req, self.backend, base_env=self.env)
+        self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2), bypass_dialog_seen=result.bypass_dialog_seen,
                   plugin_dirs=[str(p) for p in result.plugin_dirs])
         self.journal.event("ready", session=self.state["session"], elapsed_s=result.elapsed_s)
 
     def transcript_path(self) -> Path:
-        from live_trial.transcript.paths import locate
+        """The transcript the session writes now (it moves on /clear: see :mod:`live_trial.trial.moves`)."""
+        from live_trial.trial.moves import current_transcript
 
-        return locate(self.state["session_id"], self.req.cwd, self.config_dir())
+        return current_transcript(self)
 
     def send_file(self, path: Path, step: str) -> None:
         from live_trial.session import send
 
-        delivery = send.send_file(self.backend, self.state["session"], path,
-                                  transcript_path=self.transcript_path(), sleep=self.sleep)
+        delivery = send.send_file(self.backend, self.state["session"], path, transcript_path=self.transcript_path(),
+                                  sleep=self.sleep, follow=self.transcript_path)
         self.journal.log(step, "delivered", file=path.name, extra_enters=delivery.extra_enters)
 
     def _send_task(self) -> None:
+        from live_trial.trial.loading import require_target_listed
+
         self.journal.save(phase="sending")
         self.send_file(self.wd.path("task.md"), "send")
+        require_target_listed(self)
         self.facts.launch = "PASS"
         self.journal.save(phase="polling")
 
@@ -328,8 +334,12 @@ class Trial:
             subagents = tpath.with_suffix("") / "subagents" if tpath is not None else None
             got = collect(self.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
                           **folder_changes(self))
+            from live_trial.trial.moves import collect_moved
+
+            moved = collect_moved(self)
             self.journal.log("collect", "complete" if got.complete else "partial", missing=got.missing,
-                      out_files=got.out_files, side_effects=got.side_effects)
+                             out_files=got.out_files, side_effects=got.side_effects,
+                             **({"moved_from": moved} if moved else {}))
             side_effects_recorded(self)
         except Exception as exc:  # noqa: BLE001 - cleanup must go on
             self.journal.log("collect", "error", problem=f"{type(exc).__name__}: {exc}")

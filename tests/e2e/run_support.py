@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from live_trial.jsonfile import schema_errors
 from live_trial.transcript.order import causal_order
 
 from .waiting import DEFAULT_TIMEOUT_S, screen_of, wait_for
@@ -109,3 +110,18 @@ def wait_polled(state: dict) -> None:
     """Wait until poll has written its state file once (its first tick): the clocks a resume continues exist."""
     path = Path(state["_workdir"]) / "poll-state.json"
     wait_for(path.is_file, what=f"{path.name} written by the first poll tick")
+
+
+def verdict_doc(result: dict) -> dict:
+    """The verdict a ``run --json`` result points to, checked against its schema."""
+    doc = json.loads(Path(result["verdict_path"]).read_text())
+    assert schema_errors(doc, "live-trial-verdict.schema.json") == []
+    return doc
+
+
+def no_leftovers(workdir: Path, state: dict | None = None) -> None:
+    """The trial's tmux session and its claude process are gone."""
+    state = state or json.loads((workdir / "trial-state.json").read_text())
+    assert state["session"] not in tmux_sessions()
+    if state.get("pane_pid"):
+        assert not pid_alive(state["pane_pid"]), "the trial's claude process is still running"

@@ -134,6 +134,27 @@ def test_lost_when_nothing_parked(files):
     assert exc.value.code == "lost"
 
 
+def test_a_session_that_moved_is_confirmed_in_the_file_it_writes_now(files):
+    """/clear between the send's start and Enter: the prompt lands in the new transcript, which ``follow`` names."""
+    t, task = files
+    t.write_text("")
+    moved = t.with_name("new.jsonl")
+    cli = FakeCLI(moved)
+    clock = Clock()
+    d = send.send_file(cli, S, task, transcript_path=t, follow=lambda: moved, clock=clock, sleep=clock.sleep)
+    assert d.delivered and any("moved to another transcript" in n for n in d.notes)
+
+
+def test_a_move_whose_new_file_never_gets_the_prompt_is_transcript_moved_not_lost(files):
+    t, task = files
+    cli = FakeCLI(t.with_name("elsewhere.jsonl"))
+    clock = Clock()
+    with pytest.raises(DeliveryFailed) as err:
+        send.send_file(cli, S, task, transcript_path=t, follow=lambda: t.with_name("new.jsonl"), clock=clock,
+                       sleep=clock.sleep, timeout_s=1)
+    assert err.value.code == "transcript_moved"
+
+
 def test_earlier_prompts_do_not_count(files):
     t, task = files
     cli = FakeCLI(t, swallow=5)
