@@ -170,9 +170,10 @@ class Backend:
 
     @staticmethod
     def _gone(result: TmuxResult) -> bool:
+        # "no current target": list-panes -a on a server whose last session just went (seen on tmux 3.3a under load)
         text = " ".join(result.stderr).lower()
         return ("can't find" in text or "no server running" in text or "no such file" in text
-                or "error connecting" in text or "server exited" in text)
+                or "error connecting" in text or "server exited" in text or "no current target" in text)
 
     def require_tmux(self) -> str:
         """Path of the tmux binary; raises Blocked (exit 3, seed 001: tmux missing is BLOCKED) when absent."""
