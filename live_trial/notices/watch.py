@@ -4,7 +4,8 @@
 read-modify-write) holds every watch, open or closed, with its history::
 
     {id, objective, unverified, evidence, since, lastCheckAt: null, lastListedAt: null, checks: 0, ng: 0,
-     status: open|confirmed|failed|expired, closedAt, target, workdir, notified: [kind], history: [...]}
+     status: open|confirmed|failed|expired, closedAt, target, workdir, closure, notified: [kind],
+     history: [...]}
 
 - ``record_result(ok)`` closes the watch and notifies once ("confirmed").
 - ``record_result(ng)`` counts; the third ng notifies once ("not working"), closes the watch and records
@@ -115,8 +116,10 @@ def open_watches(eval_root: Path, target: str | None = None) -> list[dict]:
 
 
 def register_watch(eval_root: Path, *, objective: str, unverified: str, evidence: str = "",
-                   target: str | None = None, workdir: str | None = None, clock: Clock = system_clock) -> dict:
-    """Register a watch for a PASS given with ``unverified`` (seed 000 rule 2); return the new watch.
+                   target: str | None = None, workdir: str | None = None, closure: str | None = None,
+                   clock: Clock = system_clock) -> dict:
+    """Register a watch for a PASS given with ``unverified`` (seed 000 rule 2); return the new watch. ``closure``: the
+    behaviour-closure digest the trial tested (kept, so plan can tell when the skill changed since).
 
     Raises RefusedInput when ``unverified`` or ``objective`` is empty (nothing written).
     """
@@ -130,6 +133,8 @@ def register_watch(eval_root: Path, *, objective: str, unverified: str, evidence
              "evidence": (evidence or "").strip(), "since": iso(now), "lastCheckAt": None, "lastListedAt": None,
              "checks": 0, "ng": 0, "status": "open", "closedAt": None, "target": target, "workdir": workdir,
              "notified": [], "history": []}
+    if closure:
+        watch["closure"] = closure
     _event(watch, now, "registered", watch["unverified"])
     with _locked(eval_root) as ledger:
         ledger["watches"].append(watch)

@@ -315,7 +315,24 @@ def test_contractual_without_grounding_is_not_reused(env) -> None:
                overall={"verdict": "PASS", "reasons": []})
     (wd / "verdict.json").write_text(json.dumps(doc))
     e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and "does not follow from its inputs (DEGRADED)" in e["reason"]  # the answer's kind
+    doc["gate_answers"][0]["kind"] = "contractual"
+    (wd / "verdict.json").write_text(json.dumps(doc))
+    e = entry(make_plan(env), "union-target:work")
     assert e["action"] == "run" and "not grounded" in e["reason"]
+
+
+def test_a_rescue_answer_among_contractual_ones_is_not_a_pass(env) -> None:
+    """Per-answer kinds: one rescue answer degrades even when the others are contractual (seed 001 gate kinds)."""
+    md = env["plugins"] / "union-target" / "skills" / "work" / "SKILL.md"
+    md.write_text(md.read_text().replace("  - Skill\n", "  - Skill\n  - AskUserQuestion\n"))
+    answers = [{"question": "Push?", "options": ["Yes", "No"], "answer": "Yes", "kind": "contractual"},
+               {"question": "Which one?", "options": ["A", "B"], "answer": "A", "kind": "rescue"}]
+    wd = record(env, "union-target:work", "20261130T101500-aaaa", gate_response_count=2, gate_answers=answers)
+    doc = json.loads((wd / "verdict.json").read_text())
+    assert (doc["gate_kind"], doc["overall"]["verdict"]) == ("mixed", "DEGRADED")
+    assert doc["gate_contract_evidence"] == ["frontmatter allowed-tools: AskUserQuestion"]
+    assert entry(make_plan(env), "union-target:work")["reason"] == "last verdict is DEGRADED (run 20261130T101500-aaaa)"
 
 
 def test_grounded_contractual_pass_is_reused(env) -> None:
