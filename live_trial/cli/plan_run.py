@@ -43,6 +43,7 @@ def run_plan(args, policy) -> int:
     from live_trial.trial.runner import Trial
 
     per_skill = [flag for flag, given in (("--gate-response", args.gate_response),
+                                          ("--gate-response-contractual", args.gate_response_contractual),
                                           ("--gate-kind contractual", args.gate_kind == "contractual"),
                                           ("--expect-gate", args.expect_gate)) if given]
     if per_skill:

@@ -25,10 +25,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--proof", action="store_true", help="proof trial: any intervention or model mismatch fails")
     p.add_argument("--rehearsal", type=Path, metavar="SCENARIO",
                    help="play a scripted model from this YAML scenario instead of the real API")
-    p.add_argument("--gate-response", action="append", default=[], metavar="TEXT",
-                   help="answer for the next question gate: an option label, or text:<free text>; repeatable")
+    p.add_argument("--gate-response", action=GateAnswer, const="rescue", default=[], metavar="TEXT",
+                   help="a rescue answer for the next question gate (degrades the verdict): an option label, or "
+                        "text:<free text>; repeatable, used in order with --gate-response-contractual")
+    p.add_argument("--gate-response-contractual", action=GateAnswer, const="contractual", default=[],
+                   metavar="TEXT", help="a contractual answer for the next question gate (the skill's frontmatter must "
+                                        "declare the gate, else refused before start); repeatable, in order")
     p.add_argument("--gate-kind", choices=["rescue", "contractual"], default="rescue",
-                   help="contractual only when the skill's frontmatter declares the gate (default rescue)")
+                   help="contractual: every answer is contractual (same grounding); default rescue")
     p.add_argument("--expect-gate", action="store_true", help="the skill must stop at a question gate")
     p.add_argument("--plugins-root", type=Path, default=None, help="folder holding the plugins (default ./plugins)")
     add_folder_arguments(p)
@@ -44,6 +48,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-concurrency", type=int, default=None, help="with --plan: trials at once (default: the plan's)")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end instead of text")
     p.set_defaults(func=cmd_run)
+
+
+class GateAnswer(argparse.Action):
+    """``--gate-response`` / ``--gate-response-contractual``: appends the answer to its own list and, with its kind
+    (``const``), to ``gate_answers``, so answers given with either option are used in the order given."""
+
+    def __init__(self, option_strings, dest, const=None, **kw):
+        super().__init__(option_strings, dest, nargs=None, const=const, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), values])
+        namespace.gate_answers = [*(getattr(namespace, "gate_answers", None) or []), (values, self.const)]
 
 
 def _policy(args):
@@ -110,7 +126,9 @@ def cmd_run(args) -> int:
             req = TrialRequest(target=target, plugins_root=plugins_root, **folder_options(args),
                                eval_root=args.eval_root or Path("eval-log"),
                                args=args.args, model=args.model, proof=args.proof, rehearsal=args.rehearsal,
-                               gate_responses=args.gate_response, gate_kind=args.gate_kind,
+                               gate_responses=[a for a, _ in getattr(args, "gate_answers", None) or []],
+                               gate_response_kinds=[k for _, k in getattr(args, "gate_answers", None) or []],
+                               gate_kind=args.gate_kind,
                                expect_gate=args.expect_gate, claude_bin=args.claude_bin, socket=args.socket,
                                lang=args.lang, policy=policy)
             outcome = Trial(req, on_event=progress.event, stop_event=stop).run()

@@ -173,7 +173,7 @@ def cmd_verdict(args) -> int:
 
         watch = register_watch(eval_root, objective=str(target.frontmatter.get("description") or doc["target"]),
                                unverified=args.unverified, evidence=args.evidence or "", target=doc["target"],
-                               workdir=str(workdir))
+                               workdir=str(workdir), closure=doc["skill_dir_tree_sha"])
         doc["watch_id"] = watch["id"]
     path = write_verdict(workdir, doc)
     overall = doc["overall"]

@@ -40,6 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from live_trial.acceptance.criteria import elsewhere_note
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import append_jsonl, utc_now, validate
 from live_trial.resources import resource_path
@@ -423,6 +424,8 @@ def notify_trial_record(eval_root: Path, verdict: Mapping[str, Any], lang: str |
                                   unverified=_find_key(doc, "unverified"), reasons=reasons or [overall],
                                   blockers=[str(b) for b in blockers] if isinstance(blockers, list) else [str(blockers)],
                                   lang=lang)
+    if overall == "PASS" and (n_by := elsewhere_note(doc.get("criteria"))):   # the criteria it did not check
+        detail = _sentences(detail, catalogue(lang)["notes"]["criteria_elsewhere"][n_by[1]].format(n=n_by[0]), lang)
     if _find_key(doc, "scenario_origin") == "rehearsal":     # say plainly that the model was scripted (README "Set-up")
         detail = _sentences(detail, catalogue(lang)["notes"]["rehearsal"], lang)
     refs = {k: str(v) for k, v in {"run_id": _find_key(doc, "run_id"), "target": target,

@@ -41,6 +41,9 @@ class TrialRequest:
     proof: bool = False
     rehearsal: Path | None = None
     gate_responses: list[str] = field(default_factory=list)
+    #: The kind of each answer in ``gate_responses``, in order (``--gate-response`` rescue,
+    #: ``--gate-response-contractual`` contractual); empty: every answer is of ``gate_kind``.
+    gate_response_kinds: list[str] = field(default_factory=list)
     gate_kind: str = "rescue"
     expect_gate: bool = False
     claude_bin: str | None = None
@@ -59,6 +62,8 @@ class Facts:
     goal: str | None = None       # PASS | FAIL from the evaluator, None when not judged
     goal_blockers: list[str] = field(default_factory=list)
     evidence: list[dict] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)   # what the evaluator could not see yet (a PASS: mostly done)
+    checks: list[dict] | None = None                       # the evaluator's criterion checks; None: not judged
     poll_exit: str | None = None
     stop_reason: str | None = None
     stall_row: int | None = None

@@ -3,6 +3,11 @@
 Works on a trial (:class:`~live_trial.trial.runner.Trial`) whose session is already collected and killed, through its
 public parts only: its request, its :class:`~live_trial.trial.facts.Facts` and its
 :class:`~live_trial.trial.journal.Journal`.
+
+A PASS whose evaluator named what the trial cannot show yet (``unverified``) is "mostly done" (seed 000 rule 2): a
+watch is registered before the verdict is written (its id is in the verdict) and the 🟡 notice is sent. A rehearsal's
+watch goes to its own ledger, ``<workdir>/rehearsal-watches/watches.json``, never the eval root's: a scripted model
+confirms nothing real, and plan must not treat the skill as watched.
 """
 from __future__ import annotations
 
@@ -13,10 +18,14 @@ from live_trial.errors import LiveTrialError
 from live_trial.trial.facts import TrialOutcome
 
 EXPECTED_GATE_NOT_SHOWN = "expected gate was not shown"
+#: A rehearsal's own watch ledger, inside its workdir (a harness folder: live_trial.judge.sources.HARNESS_FILES).
+REHEARSAL_WATCHES = "rehearsal-watches"
+
 
 def judge(trial) -> TrialOutcome:
     """Evaluate the goal when the run completed, write the verdict, notify; return the trial's outcome."""
-    from live_trial.acceptance.verdict import write_trial_verdict
+    from live_trial.acceptance.verdict import SCHEMA, build_verdict, write_verdict
+    from live_trial.jsonfile import validate
     from live_trial.notices import notify
 
     records = _session_records(trial)
@@ -36,19 +45,26 @@ def judge(trial) -> TrialOutcome:
         _evaluate(trial)
     trial.journal.save(phase="judged")
     origin = "rehearsal" if trial.state.get("rehearsal") else "live"
-    doc, path = write_trial_verdict(
+    doc = build_verdict(
         workdir=trial.wd.root, target=trial.target, plugins_root=Path(trial.state["plugins_root"]),
         session_id=trial.state["session_id"], requested_model=trial.req.model, launch=trial.facts.launch,
         completion=trial.facts.completion, goal_result=trial.facts.goal, goal_blockers=trial.facts.goal_blockers,
-        evidence=trial.facts.evidence, nudge_count=trial.state["nudge_count"],
+        evidence=trial.facts.evidence, unverified="; ".join(trial.facts.unverified) or None,
+        goal_ledger=_ledger(trial.facts), nudge_count=trial.state["nudge_count"],
         gate_response_count=trial.state["gate_response_count"], gate_kind=trial.req.gate_kind,
         poll_exit=trial.facts.poll_exit, proof=trial.req.proof, blocked=trial.facts.blocked,
         scenario_origin=origin, scenario_path=trial.req.rehearsal, args=trial.req.args,
         claude_version=trial.state.get("claude_version"), stop_reason=trial.facts.stop_reason,
         stall_row=trial.facts.stall_row,
         notes=trial.facts.notes, warnings=trial.facts.warnings, started_at=trial.state["started_at"],
-        closure_at_boot=trial.state.get("closure"), working_folder=trial.state.get("folder"))
-    overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
+        closure_at_boot=trial.state.get("closure"), working_folder=trial.state.get("folder"),
+        gate_answers=_gate_answers(trial), criteria_checks=trial.facts.checks,
+        not_judged_why="the goal was not judged: " + (trial.facts.stop_reason or "the run did not complete")
+        if trial.facts.goal is None else None)
+    validate(doc, SCHEMA, what="verdict.json")     # before the watch is registered: a bad doc changes nothing
+    _register_watch(trial, doc, origin)
+    path = write_verdict(trial.wd.root, doc)
+    overall = doc["overall"]["verdict"]
     text, delivery = None, None
     try:
         record = notify.notify_trial_record(trial.req.eval_root, doc, lang=trial.req.lang)
@@ -58,9 +74,52 @@ def judge(trial) -> TrialOutcome:
         trial.journal.log("notify", "error", problem=f"{type(exc).__name__}: {exc}")
     trial.journal.save(phase="finished")
     return TrialOutcome(workdir=trial.wd.root, overall=overall, exit_code=exit_code_for(overall),
-                        verdict=doc, verdict_path=path, summary=_summary(overall, origin, trial.facts, trial.state),
+                        verdict=doc, verdict_path=path, summary=_summary(overall, origin, trial.facts, doc),
                         scenario_origin=origin, notification=text, notification_delivery=delivery,
                         stop_reason=trial.facts.stop_reason)
+
+
+def _ledger(facts) -> str | None:
+    """The goal's ledger kind (seed 000): done, mostly_done (PASS with what cannot be seen yet), not_done; None when
+    the goal was not judged."""
+    if facts.goal is None:
+        return None
+    if facts.goal != "PASS":
+        return "not_done"
+    return "mostly_done" if facts.unverified else "done"
+
+
+def _gate_answers(trial) -> list[dict] | None:
+    """The answered questions as the poll loop recorded them (question, options, answer, kind); None when the record
+    does not hold one line per answer (a trial resumed from an older harness): then each counts as ``gate_kind``."""
+    answers = trial.state.get("gate_answers")
+    if isinstance(answers, list) and len(answers) == trial.state["gate_response_count"]:
+        return answers
+    return None
+
+
+def _register_watch(trial, doc: dict, origin: str) -> None:
+    """A mostly-done PASS registers a watch of what is not confirmed yet (seed 000 rule 2) and records its id in
+    ``doc``: in the eval root's ledger, or in a rehearsal the rehearsal's own ledger (module docstring). A failure is
+    a note, never fatal."""
+    if doc.get("goal_ledger") != "mostly_done" or doc["overall"]["verdict"] != "PASS":
+        return
+    from live_trial.notices.watch import register_watch
+
+    root = trial.wd.path(REHEARSAL_WATCHES) if origin == "rehearsal" else trial.req.eval_root
+    try:
+        watch = register_watch(root, objective=str(trial.target.frontmatter.get("description") or doc["target"]),
+                               unverified=doc["unverified"], evidence="; ".join(e["observed"] for e in doc["evidence"]),
+                               target=doc["target"], workdir=str(trial.wd.root), closure=doc["skill_dir_tree_sha"])
+    except Exception as exc:  # noqa: BLE001 - the verdict is still written; the note says what went wrong
+        doc["notes"].append(f"no watch could be registered: {type(exc).__name__}: {exc}")
+        trial.journal.log("watch", "error", problem=f"{type(exc).__name__}: {exc}")
+        return
+    doc["watch_id"] = watch["id"]
+    if origin == "rehearsal":
+        doc["notes"].append(f"the watch is kept in the rehearsal's own ledger ({REHEARSAL_WATCHES}/watches.json in the "
+                            "workdir), not the eval root's: a scripted model confirms nothing real")
+    trial.journal.log("watch", "registered", watch_id=watch["id"], ledger=str(root))
 
 
 def skill_calls(records) -> list[tuple[str, bool]]:
@@ -144,13 +203,15 @@ def _check_launch(trial, records: list[dict]) -> None:
 
 def _evaluate(trial) -> None:
     from live_trial.judge import evaluator
+    from live_trial.trial.changes import session_output
 
     trial.journal.save(phase="evaluating")
     env = {**trial.env, **trial.child_overrides}
     runner = functools.partial(evaluator.run_process, should_stop=trial.stop_event.is_set)
+    produced = session_output(trial.wd.root, (trial.state.get("folder") or {}).get("path"))
     try:
-        result = evaluator.evaluate(trial.wd.root, trial.target, trial.claude, env, model=trial.req.model,
-                                    runner=runner)
+        result = evaluator.evaluate(trial.wd.root, trial.target, trial.claude, env, produced=produced,
+                                    model=trial.req.model, runner=runner)
     except LiveTrialError as exc:
         trial.facts.goal, trial.facts.goal_blockers = "FAIL", [f"the evaluator could not run: {exc.message}"]
         trial.journal.log("evaluate", "error", problem=exc.message)
@@ -165,8 +226,11 @@ def _evaluate(trial) -> None:
     trial.facts.goal = result["goal_result"]
     trial.facts.goal_blockers = list(result.get("blockers", []))
     trial.facts.evidence = list(result.get("evidence", []))
+    trial.facts.unverified = list(result.get("unverified") or [])
+    trial.facts.checks = list(result.get("checks") or [])
     trial.journal.log("evaluate", trial.facts.goal, blockers=trial.facts.goal_blockers,
-              evidence_items=len(trial.facts.evidence))
+              evidence_items=len(trial.facts.evidence), unverified=trial.facts.unverified,
+              judged_by=result.get("judged_by"))
 
 
 def exit_code_for(overall: str) -> int:
@@ -174,8 +238,11 @@ def exit_code_for(overall: str) -> int:
     return {"PASS": 0, "FAIL": 1, "DEGRADED": 6, "BLOCKED": 3}.get(overall, 1)
 
 
-def _summary(overall: str, origin: str, facts, state: dict) -> str:
-    """The plain-words summary ``run`` prints: what the verdict means, and why, for this trial."""
+def _summary(overall: str, origin: str, facts, doc: dict) -> str:
+    """The plain-words summary ``run`` prints: what the verdict means, and why, for this trial (``doc``: its
+    verdict)."""
+    from live_trial.acceptance.criteria import elsewhere_sentence
+
     words = {"PASS": "The skill ran to the end on its own and reached its goal.",
              "DEGRADED": "The skill finished, but not cleanly: the goal was missed or someone had to step in.",
              "FAIL": "The skill did not finish as required.",
@@ -191,10 +258,18 @@ def _summary(overall: str, origin: str, facts, state: dict) -> str:
         text += " " + "; ".join(facts.notes[:2]) + "."
     if facts.goal == "FAIL" and facts.goal_blockers:
         text += " The evaluator found: " + "; ".join(facts.goal_blockers[:2]) + "."
-    if state.get("nudge_count"):
-        text += f" It needed {state['nudge_count']} nudge(s) to go on."
-    if state.get("gate_response_count"):
-        text += f" {state['gate_response_count']} question(s) were answered for it ({state.get('gate_kind', 'rescue')})."
+    if overall == "PASS" and doc.get("goal_ledger") == "mostly_done":
+        text += f" Mostly done: not confirmed yet: {doc['unverified']}." + (
+            " A watch checks it every day." if origin == "live" and doc.get("watch_id") else
+            " Its watch is in the rehearsal's own ledger." if doc.get("watch_id") else "")
+    if overall == "PASS" and elsewhere_sentence(doc.get("criteria") or []):
+        text += " " + elsewhere_sentence(doc["criteria"])
+    if doc.get("nudge_count"):
+        text += f" It needed {doc['nudge_count']} nudge(s) to go on."
+    if doc.get("gate_response_count"):
+        kinds = [a["kind"] for a in doc.get("gate_answers") or []]
+        told = ", ".join(f"{kinds.count(k)} {k}" for k in ("contractual", "rescue") if kinds.count(k))
+        text += f" {doc['gate_response_count']} question(s) were answered for it ({told or doc['gate_kind']})."
     if origin == "rehearsal":
         text += (" The model was scripted (rehearsal): this proves the harness path and the plugin's loading, "
                  "not the skill's real behaviour.")

@@ -44,6 +44,7 @@ def resume(trial, workdir: Path):
     req.model, req.proof, req.gate_kind = trial.state["model"], trial.state["proof"], trial.state["gate_kind"]
     req.socket = trial.state.get("socket")
     req.gate_responses = list(trial.state["gate_responses"])
+    req.gate_response_kinds = list(trial.state.get("gate_response_kinds") or [req.gate_kind] * len(req.gate_responses))
     req.expect_gate = bool(trial.state.get("expect_gate", False))
     trial.target = resolve_target(req.target, req.plugins_root)
     reclaim(trial)                     # an in-place folder's lock again; the copy is removed when drive ends

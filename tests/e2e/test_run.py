@@ -107,6 +107,8 @@ def test_ask_user_question_gate_answered_by_label(tmp_path, kind, code, overall)
     assert proc.returncode == code, proc.stderr[-3000:]
     doc = _verdict(result)
     assert (doc["gate_response_count"], doc["gate_kind"], doc["overall"]["verdict"]) == (1, kind, overall)
+    assert doc["gate_answers"] == [{"n": 1, "question": "Which greeting style?", "options": ["Formal", "Casual"],
+                                    "answer": "Casual", "kind": kind}]      # --gate-kind: every answer of that kind
     if kind == "contractual":
         assert doc["gate_contract_evidence"]
     wd = workdirs(tmp_path)[0]

@@ -303,6 +303,25 @@ def test_notify_trial_with_a_verdict_shaped_like_verdict_py(tmp_path):
     assert nt.forbidden_tokens(text, "en") == []
 
 
+@pytest.mark.parametrize("lang,by,expected", [
+    ("en", ["test", "test"], "2 of its criteria are checked by tests, not by this trial."),
+    ("en", ["test", "script"], "2 of its criteria are checked in other ways, not by this trial."),
+    ("ja", ["script"], "確かめる項目のうち1件はスクリプトで確かめるもので、今回の試しでは確かめていません。"),
+])
+def test_a_pass_says_which_criteria_this_trial_did_not_check(tmp_path, lang, by, expected):
+    """README "Evidence, watches and messages to a person": one line per criterion, and a PASS says plainly that
+    criteria verified by tests or scripts were not checked by the trial."""
+    rows = [{"id": f"IN{i}", "text": "t", "verify_by": b, "result": "not_checked_here", "evidence": "e"}
+            for i, b in enumerate(by)] + [{"id": "OUT1", "text": "t", "verify_by": None, "result": "pass",
+                                           "evidence": "2 rows"}]
+    doc = {"overall": {"verdict": "PASS"}, "target": "hello:greet", "criteria": rows,
+           "evidence": [{"claim": "c", "source": "s", "observed": "1 file with 1 line"}]}
+    text = nt.notify_trial(tmp_path, doc, lang, env={})
+    assert text.endswith(expected) and nt.forbidden_tokens(text, lang) == []
+    failed = nt.notify_trial(tmp_path, {**doc, "overall": {"verdict": "DEGRADED"}}, lang, env={})
+    assert expected not in failed
+
+
 def test_notify_trial_mostly_done(tmp_path):
     doc = {"target": "bot:reply", "overall": {"verdict": "PASS"}, "goal_result": "PASS",
            "unverified": "replies to real people are not seen yet", "evidence_text": "deployed"}
