@@ -9,7 +9,7 @@ from live_trial.errors import RefusedInput
 
 def validate(trial) -> None:
     """Resolve and check ``trial.req`` in place: denylist, gate kind, cwd, eval root, args, target, plugin
-    closure, scenario, model, root sandbox, contractual grounding. Raises :class:`RefusedInput` (or the
+    closure, scenario, model, root sandbox, contractual grounding, a tmux server no harness started. Raises :class:`RefusedInput` (or the
     closure's BOOT_FAIL, exit 2) and creates nothing."""
     from live_trial.closure.pinning import pin
     from live_trial.closure.target import resolve_target
@@ -60,3 +60,7 @@ def validate(trial) -> None:
         from live_trial.acceptance.tier import contract_evidence
 
         contract_evidence(trial.target.frontmatter)  # raises RefusedInput without grounding
+    from live_trial.session.backend import Backend
+
+    # A tmux server the harness did not start (a person's own) keeps its options: refused before anything exists.
+    Backend(req.socket).refuse_foreign_server()
