@@ -6,7 +6,7 @@ Judgement table, applied by :func:`judge` in this order (the first matching grou
 ==== ====================================================================== ==========
 step condition                                                              overall
 ==== ====================================================================== ==========
-1    ``blocked`` (tmux/claude missing) or last poll exit HARD_CAP or BLOCKED BLOCKED
+1    ``blocked`` (causes.py) or last poll exit HARD_CAP or BLOCKED           BLOCKED
 2    launch FAIL                                                             FAIL
 3    completion FAIL, or completion PASS but the last poll exit is not DONE  FAIL
 4    (collect DEGRADED reasons) goal not PASS; nudges > 0; rescue gate > 0   —
@@ -16,9 +16,9 @@ step condition                                                              over
 7    otherwise                                                               PASS
 ==== ====================================================================== ==========
 
-Precedence: BLOCKED beats FAIL (a trial the environment stopped, tmux missing or the hard cap, was not judged;
-seed 001 says record it ``--blocked`` whatever else happened), also in proof trials (BLOCKED is never a pass, so it
-cannot loosen a proof). Launch beats completion beats goal. In a proof trial every DEGRADED reason becomes FAIL and
+Precedence: BLOCKED beats FAIL (a trial the environment or the harness stopped was not judged; whose failure it
+was is :mod:`live_trial.acceptance.causes`; seed 001 says record it ``--blocked`` whatever else happened), also in
+proof trials (BLOCKED is never a pass, so it cannot loosen a proof). Launch beats completion beats goal. In a proof trial every DEGRADED reason becomes FAIL and
 the model gate is checked even when the rest would PASS. Gate kind: default ``rescue``; normalised to ``rescue``
 when there were no gate responses (seed 001, gate kinds).
 """
@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
+
+from live_trial.acceptance.causes import blocked_reason
 
 RESULTS = ("PASS", "FAIL")
 
@@ -78,21 +80,12 @@ def normalise_gate_kind(kind: str | None, gate_response_count: int) -> str:
     return "contractual" if kind == "contractual" and gate_response_count > 0 else "rescue"
 
 
-BLOCKED_WHY = {
-    "tmux_missing": "tmux was missing",
-    "claude_missing": "the claude binary was missing",
-    "tmux_error": "tmux stopped answering",
-    "hard_cap": "the trial reached its hard time cap",
-    "harness_interrupted": "the harness was stopped (Ctrl-C or SIGTERM) before the trial finished",
-}
-
-
 def judge(inputs: VerdictInputs) -> Judgement:
     """Apply the judgement table of the module docstring. Pure."""
     i = inputs
     kind = normalise_gate_kind(i.gate_kind, i.gate_response_count)
     if i.blocked:
-        return Judgement("BLOCKED", ("blocked: a required tool (tmux or claude) was missing",))
+        return Judgement("BLOCKED", (blocked_reason(None),))
     if i.poll_exit in ("HARD_CAP", "BLOCKED"):
         return Judgement("BLOCKED", (f"poll ended {i.poll_exit}: the trial was stopped before it could be judged",))
     if i.launch != "PASS":

@@ -20,8 +20,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_collect)
 
-    r = sub.add_parser("reap", help="remove lt-* sessions whose harness is gone (never a live trial's)")
+    r = sub.add_parser("reap", help="remove lt-* sessions whose harness is gone (never a live trial's)",
+                       description="Remove every lt-* session whose harness is gone, with its processes, and end the "
+                                   "leftover processes (tools, evaluator) of the eval root's trials whose harness is "
+                                   "gone. Exit 0 (3 when tmux is missing).")
     r.add_argument("--socket", help="tmux socket name")
+    r.add_argument("--eval-root", type=Path, default=Path("eval-log"),
+                   help="where the trials' workdirs are (default ./eval-log)")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_reap)
 
@@ -54,17 +59,22 @@ def cmd_collect(args) -> int:
 
 
 def cmd_reap(args) -> int:
-    """``reap``: remove every lt-* session whose owner harness is gone and print each one; exit 0 (3 when
-    tmux is missing)."""
+    """``reap``: remove every lt-* session whose owner harness is gone (with its process tree) and end the leftover
+    processes of the eval root's trials whose harness is gone; print each; exit 0 (3 when tmux is missing)."""
     from live_trial.session.backend import Backend
+    from live_trial.trial.orphans import end_orphans
 
     backend = Backend(args.socket)
     backend.require_tmux()
     removed = backend.reap()
+    ended = end_orphans(args.eval_root)
     if args.json:
-        print(json.dumps({"status": "REAPED", "removed": removed}))
+        print(json.dumps({"status": "REAPED", "removed": removed, "processes": ended}))
     else:
-        print(f"REAPED: {len(removed)} session(s)")
+        print(f"REAPED: {len(removed)} session(s), {sum(len(e['ended']) for e in ended)} leftover process(es)")
         for name in removed:
             print(f"removed {name}")
+        for item in ended:
+            print(f"ended {len(item['ended'])} process(es) of {item['session']}"
+                  + (f"; still alive: {item['left']}" if item["left"] else ""))
     return 0
