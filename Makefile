@@ -9,12 +9,11 @@ TEST_WORKERS ?= 4
 setup:
 	@bash scripts/setup.sh
 
-# The demo's trial folder is a fresh temporary folder each time: the example skill writes greeting.txt there,
-# and the trial copies it into its workdir (side-effects/files/) for the evaluator.
+# The demo's trial works in its own new empty folder, <workdir>/cwd (the default): the example skill writes
+# greeting.txt there, and the trial copies it into its workdir (side-effects/files/) for the evaluator.
 demo: setup
-	@cwd=$$(mktemp -d -t live-trial-demo.XXXXXX) && \
-	.venv/bin/python -m live_trial run hello:greet --plugins-root examples/plugins \
-	    --rehearsal examples/scenarios/greet-happy.yaml --args World --cwd "$$cwd"
+	@.venv/bin/python -m live_trial run hello:greet --plugins-root examples/plugins \
+	    --rehearsal examples/scenarios/greet-happy.yaml --args World
 
 test: setup
 	LIVE_TRIAL_REQUIRE_E2E=1 .venv/bin/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
@@ -27,6 +26,7 @@ bench: setup
 	.venv/bin/python benchmarks/status.py --size-mb 256
 	.venv/bin/python benchmarks/plan.py
 	.venv/bin/python benchmarks/latency.py
+	.venv/bin/python benchmarks/folder.py
 
 clean-sessions:
 	.venv/bin/python -m live_trial reap

@@ -30,6 +30,7 @@ harness_terminated         harness      BLOCKED  the harness was stopped by a si
 harness_killed             harness      BLOCKED  the harness died (SIGKILL, a crash) where a resume cannot
                                                  continue (boot or delivery unconfirmed)
 evaluator_failed           harness      BLOCKED  the evaluator process could not start, crashed or never answered
+transcript_moved           harness      BLOCKED  the session went on in a new transcript the harness could not find
 =========================  ===========  =======  ==========================================================
 
 The evaluator ANSWERING without usable evidence is a judgement of the goal (FAIL), not a failure of the harness.
@@ -82,6 +83,7 @@ CAUSES: dict[str, Cause] = {c.code: c for c in (
     Cause("harness_killed", HARNESS, "the harness was killed before the trial could be judged, at a point a resume "
                                      "cannot continue from"),
     Cause("evaluator_failed", HARNESS, "the evaluator process could not run or crashed, so the goal was not judged"),
+    Cause("transcript_moved", HARNESS, "the session continued in a new transcript the harness could not find"),
 )}
 
 #: What the table says when a blocked trial's stop reason is not in it.

@@ -143,7 +143,8 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
                   claude_version: str | None = None, tmux_version: str | None = None,
                   stop_reason: str | None = None, stall_row: int | None = None, failure_reason: str | None = None,
                   notes: Iterable[str] = (), warnings: Iterable[str] = (), started_at: str | None = None,
-                  watch_id: str | None = None, closure_at_boot: Mapping[str, Any] | None = None) -> dict:
+                  watch_id: str | None = None, closure_at_boot: Mapping[str, Any] | None = None,
+                  working_folder: Mapping[str, Any] | None = None) -> dict:
     """Build (not write) a verdict document, checking every rule first. Raises :class:`RefusedInput` (exit 2) for
     a denylisted target, a bad value, an ungrounded ``contractual``, a target other than the one the workdir's
     ``trial-state.json`` records, or an unreadable ``trial-state.json``; :class:`~live_trial.closure.manifest.ClosureError`
@@ -157,7 +158,10 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     ``closure_at_boot`` (``{"digest", "plugins", "file_count", ...}``, trial-state.json ``closure``): the
     behaviour closure pinned when the trial started. The verdict records that one — what was really tested — so a
     skill edited during the trial is not recorded (and later reused) as tested; a note says when the files differ
-    now or the closure can no longer be built (then no ClosureError is raised: the trial did run)."""
+    now or the closure can no longer be built (then no ClosureError is raised: the trial did run).
+
+    ``working_folder`` (``{"form", "path", "source", "removed"}``, from trial-state.json ``folder``): the trial's own
+    folder, recorded as ``working_folder`` when given."""
     from live_trial.acceptance.tier import derive_tier
     from live_trial.closure.index import Target
     from live_trial.closure.target import resolve_target
@@ -195,10 +199,12 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     transcript = workdir / TRANSCRIPT_FILE
     transcript_sha, models = None, []
     if transcript.is_file():
+        from live_trial.judge.sources import MOVED_FROM_DIR
         from live_trial.transcript.reader import read_records
 
         transcript_sha = transcript_sha256(transcript)
-        models = actual_models(read_records(transcript).records)
+        earlier = [r for path in sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl")) for r in read_records(path).records]
+        models = actual_models(earlier + read_records(transcript).records)   # every transcript of the session
     else:
         notes.append(f"{TRANSCRIPT_FILE} is missing from the workdir: no transcript_sha256, no actual model")
     tier = derive_tier(target.frontmatter)
@@ -214,7 +220,7 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
         # The table says BLOCKED; the reason says whose failure stopped it (acceptance/causes.py: tool missing, tmux
         # gone, time cap, harness stopped, evaluator failed, records not writable).
         judgement = Judgement(judgement.verdict, (blocked_reason(stop_reason),))
-    return {
+    doc = {
         "schema_version": SCHEMA_VERSION,
         "target": qualified,
         "plugin": target.plugin_name,
@@ -258,6 +264,10 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
         "started_at": started_at,
         "written_at": utc_now(),
     }
+    if working_folder is not None:
+        doc["working_folder"] = {k: working_folder.get(k) for k in ("form", "path", "source")}
+        doc["working_folder"]["removed"] = bool(working_folder.get("removed"))
+    return doc
 
 
 def write_verdict(workdir: Path, doc: dict) -> Path:

@@ -7,6 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
+from live_trial.cli.folder_args import add_folder_arguments, folder_options
 from live_trial.errors import RefusedInput
 from live_trial.trial.facts import StopRequest
 
@@ -30,8 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="contractual only when the skill's frontmatter declares the gate (default rescue)")
     p.add_argument("--expect-gate", action="store_true", help="the skill must stop at a question gate")
     p.add_argument("--plugins-root", type=Path, default=None, help="folder holding the plugins (default ./plugins)")
-    p.add_argument("--cwd", type=Path, default=None,
-                   help="the trial's working folder (default: here; with --plan, a new empty folder per trial)")
+    add_folder_arguments(p)
     p.add_argument("--eval-root", type=Path, default=None,
                    help="where workdirs go (default ./eval-log; with --plan: the plan's eval_root)")
     p.add_argument("--claude-bin", help="the claude executable (default: LIVE_TRIAL_CLAUDE_BIN, PATH, ./claude-pin)")
@@ -124,7 +124,7 @@ def cmd_run(args) -> int:
             outcome = Trial(TrialRequest(target=""), on_event=progress.event, stop_event=stop).resume(args.resume)
         else:
             target, plugins_root = _split_target(args.target, args.plugins_root)
-            req = TrialRequest(target=target, plugins_root=plugins_root, cwd=args.cwd or Path("."),
+            req = TrialRequest(target=target, plugins_root=plugins_root, **folder_options(args),
                                eval_root=args.eval_root or Path("eval-log"),
                                args=args.args, model=args.model, proof=args.proof, rehearsal=args.rehearsal,
                                gate_responses=args.gate_response, gate_kind=args.gate_kind,

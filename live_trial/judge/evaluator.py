@@ -239,7 +239,10 @@ def build_context(workdir: Path, target: Any) -> ea.Context:
         ctx.artifacts.append({"path": str(path.relative_to(workdir)), "bytes": size, "preview": preview})
     tpath = workdir / "transcript.jsonl"
     if tpath.is_file():
-        records = read_records(tpath).records
+        from live_trial.judge.sources import MOVED_FROM_DIR
+
+        records = [r for earlier in sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl"))   # the session moved (/clear)
+                   for r in read_records(earlier).records] + read_records(tpath).records
         ctx.transcript_path = "transcript.jsonl"
         ctx.transcript_index = ea.index_records(causal_order(records, sidechains=True), workdir)
         ctx.transcript_uuids = {r["uuid"].lower() for r in ctx.transcript_index}

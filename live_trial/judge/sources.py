@@ -95,6 +95,10 @@ def parse_evidence_items(evidence: str | None) -> list[dict] | None:
     return out
 
 
+#: Where a trial keeps the transcripts its session moved away from (``/clear`` continues a session in a new file;
+#: ``transcript.jsonl`` is the file it ended in): ``moved-from/<session-id>.jsonl``. Their records are evidence by uuid
+#: like those of ``transcript.jsonl``.
+MOVED_FROM_DIR = "moved-from"
 #: The completion marker as a source, relative to the workdir; a PASS needs a source other than it.
 MARKER_SOURCE = "out/status.json"
 #: Every file the harness itself writes in a trial's workdir, as workdir-relative POSIX patterns (``*`` stays within one

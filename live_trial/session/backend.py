@@ -152,6 +152,7 @@ class Backend:
 
     @staticmethod
     def _gone(result: TmuxResult) -> bool:
+        # "no current target": list-panes -a on a server whose last session just went (seen on tmux 3.3a under load)
         text = " ".join(result.stderr).lower()
         return ("can't find" in text or "no server running" in text or "no such file" in text
                 or "error connecting" in text or "server exited" in text or "no current target" in text)
@@ -372,13 +373,17 @@ class Backend:
 
         ``text`` must be one line of printable characters, at most 500; task text goes through paste_file.
         """
+        self.type_text(name, text)
+        self._check(self._run("send-keys", "-t", self._pane_id(name), "Enter"), "send-keys Enter")
+
+    def type_text(self, name: str, text: str) -> None:
+        """Type one short line literally (``send-keys -l``) without pressing Enter: the free-text answer of a gate,
+        checked on screen before it is submitted. Same limits as :meth:`send_line`; raises RefusedInput."""
         if not text or len(text) > SEND_LINE_MAX or any(ord(c) < 32 or ord(c) == 127 for c in text):
             raise RefusedInput("send-line takes one short line of printable text", where="send-line",
                                fix=f"at most {SEND_LINE_MAX} characters, no newlines; paste files with paste-file",
                                code="bad_line")
-        pane = self._pane_id(name)
-        self._check(self._run("send-keys", "-t", pane, "-l", text), "send-keys -l")
-        self._check(self._run("send-keys", "-t", pane, "Enter"), "send-keys Enter")
+        self._check(self._run("send-keys", "-t", self._pane_id(name), "-l", text), "send-keys -l")
 
     # -- output
     def capture(self, name: str, scrollback: bool = False) -> str:

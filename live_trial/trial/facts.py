@@ -48,11 +48,20 @@ class StopRequest(threading.Event):
 
 @dataclass
 class TrialRequest:
-    """What ``run`` was asked to do. Paths may be relative; they are resolved at start."""
+    """What ``run`` was asked to do. Paths may be relative; they are resolved at start.
+
+    The trial's own folder (README "Running a real trial"): ``folder`` ``fresh`` (the default: a new empty
+    ``<workdir>/cwd``), ``copy`` (``--cwd DIR``: a private copy of ``source`` made at start, removed at the end unless
+    ``keep_cwd``; ``include_ignored`` copies what .gitignore ignores too) or ``in_place`` (``--in-place DIR``: ``source``
+    itself, locked for the trial's life). ``cwd`` is where the session starts; it is set at start from these."""
 
     target: str
     plugins_root: Path = Path("plugins")
     cwd: Path = Path(".")
+    folder: str = "fresh"
+    source: Path | None = None
+    keep_cwd: bool = False
+    include_ignored: bool = False
     eval_root: Path = Path("eval-log")
     args: str = ""
     model: str | None = None
@@ -66,9 +75,6 @@ class TrialRequest:
     lang: str | None = None
     run_id: str | None = None
     policy: Policy | None = None
-    #: Run in a new empty folder ``<workdir>/cwd`` instead of ``cwd`` (``run --plan`` without ``--cwd``): trials
-    #: running side by side never see, overwrite or take credit for each other's files.
-    fresh_cwd: bool = False
 
 
 @dataclass

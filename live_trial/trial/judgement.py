@@ -49,7 +49,7 @@ def judge(trial) -> TrialOutcome:
                 args=trial.req.args, claude_version=trial.state.get("claude_version"),
                 stop_reason=trial.facts.stop_reason, stall_row=trial.facts.stall_row, notes=trial.facts.notes,
                 warnings=trial.facts.warnings, started_at=trial.state["started_at"],
-                closure_at_boot=trial.state.get("closure"))
+                closure_at_boot=trial.state.get("closure"), working_folder=trial.state.get("folder"))
         except OSError as exc:
             raise unwritable(exc, path) from None
         trial.journal.save(phase="verdict_written")
@@ -64,8 +64,10 @@ def judge(trial) -> TrialOutcome:
 
 def _checks(trial) -> None:
     """What the collected evidence says before the goal is judged: the launch, an expected gate, unused answers."""
-    if trial.facts.launch == "PASS":
-        _check_launch(trial)
+    records = _session_records(trial)
+    _note_compactions(trial, records or [])
+    if trial.facts.launch == "PASS" and records is not None:
+        _check_launch(trial, records)
     if trial.req.expect_gate and not trial.facts.gate_seen and not trial.facts.blocked:
         # README "Questions (gates)": a skill that must stop at a question but never showed one has a broken guard.
         trial.facts.completion = "FAIL"
@@ -111,13 +113,24 @@ def _notify_once(trial, doc: dict) -> tuple[str | None, str | None]:
 def skill_calls(records) -> list[tuple[str, bool]]:
     """``[(skill name, succeeded)]`` for every Skill tool_use of the main chain, in the order they happened.
 
-    ``succeeded``: its tool_result exists and is not an error. ``records``: parsed transcript records."""
+    ``succeeded``: its tool_result exists and is not an error. ``records``: parsed transcript records. The name is the
+    skill the CLI resolved the call to when the transcript says so: a call by a bare name (``hello``) that the CLI
+    resolved to a plugin's skill is followed by an assistant record with ``attributionSkill: "plugin:hello"``
+    (seen on 2.1.197; references/transcript-jsonl.md "Plugins"); otherwise the name as called."""
     from live_trial.transcript.order import causal_order
     from live_trial.transcript.records import message_content
 
     calls: list[tuple[str, str]] = []
     results: dict[str, bool] = {}
+    resolved: dict[str, str] = {}
+    waiting: list[str] = []            # successful bare-name calls whose next assistant record is not seen yet
     for rec in causal_order(records):
+        if rec.get("type") == "assistant" and waiting:
+            attributed = rec.get("attributionSkill")
+            for use_id in waiting:
+                if isinstance(attributed, str) and attributed:
+                    resolved[use_id] = attributed.lstrip("/")
+            waiting = []
         content = message_content(rec)
         for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict):
@@ -126,21 +139,47 @@ def skill_calls(records) -> list[tuple[str, bool]]:
                 skill = (block.get("input") or {}).get("skill") if isinstance(block.get("input"), dict) else None
                 calls.append((str(skill or "").lstrip("/"), str(block.get("id"))))
             elif block.get("type") == "tool_result":
-                results[str(block.get("tool_use_id"))] = block.get("is_error") is not True
-    return [(name, results.get(use_id, False)) for name, use_id in calls]
+                use_id = str(block.get("tool_use_id"))
+                results[use_id] = block.get("is_error") is not True
+                if results[use_id] and any(c[1] == use_id and ":" not in c[0] for c in calls):
+                    waiting.append(use_id)
+    return [(resolved.get(use_id, name), results.get(use_id, False)) for name, use_id in calls]
 
 
-def _check_launch(trial) -> None:
-    """Seed 001 verdict table, axis 起動: the skill launched. READY and a delivered task are not enough: the
-    transcript must show a successful Skill call to the target itself (task.md asks for exactly that). Without
-    one, launch is FAIL: the session ran, but not the skill under trial (another skill, or none)."""
+def _session_records(trial) -> list[dict] | None:
+    """The collected records of the whole session: the transcripts it moved away from (``/clear``), then
+    ``transcript.jsonl``; None when no transcript was collected (the notes already say why)."""
     from live_trial.transcript.reader import read_records
+    from live_trial.trial.moves import MOVED_FROM_DIR
 
     path = trial.wd.path("transcript.jsonl")
     if not path.is_file():
-        return                                  # nothing collected: the notes already say why
+        return None
+    records = []
+    for earlier in sorted(trial.wd.path(MOVED_FROM_DIR).glob("*.jsonl")):
+        records += read_records(earlier).records
+    return records + read_records(path).records
+
+
+def _note_compactions(trial, records: list[dict]) -> None:
+    """A note when the conversation was compacted during the trial (``compact_boundary`` records): the model then
+    worked from a summary of the task, which a reader of the verdict should know."""
+    triggers = [str((r.get("compactMetadata") or {}).get("trigger") or "unknown") for r in records
+                if r.get("type") == "system" and r.get("subtype") == "compact_boundary"]
+    if triggers:
+        note = (f"the conversation was compacted {len(triggers)} time(s) during the trial "
+                f"({', '.join(sorted(set(triggers)))}): the model went on from a summary of it")
+        if note not in trial.facts.notes:
+            trial.facts.notes.append(note)
+
+
+def _check_launch(trial, records: list[dict]) -> None:
+    """Seed 001 verdict table, axis 起動: the skill launched. READY and a delivered task are not enough: the
+    transcript must show a successful Skill call to the target itself (task.md asks for exactly that), in any of the
+    session's transcripts. Without one, launch is FAIL: the session ran, but not the skill under trial (another
+    skill, or none)."""
     target = trial.target.qualified
-    calls = skill_calls(read_records(path).records)
+    calls = skill_calls(records)
     if any(name == target and ok for name, ok in calls):
         return
     seen = ", ".join(f"{n or '?'}{'' if ok else ' (failed)'}" for n, ok in calls) or "none"

@@ -8,6 +8,7 @@ from live_trial.errors import Blocked
 from live_trial.jsonfile import write_text_atomic
 from live_trial.session import screen, send
 from live_trial.trial import stall as stall_table
+from live_trial.trial.moves import UNFOLLOWED, move_note
 
 NO_RESPONSE_LEFT = "stopped at a question it had to ask"
 
@@ -15,6 +16,25 @@ NO_RESPONSE_LEFT = "stopped at a question it had to ask"
 def _state(result) -> str | None:
     status = getattr(result, "status", None)
     return getattr(status, "state", None) if status is not None else None
+
+
+def _record_moves(trial, result) -> None:
+    """Each move of the session to a new transcript (``/clear``) goes once into trial-log.jsonl and the notes."""
+    for move in getattr(result, "moves", None) or ():
+        note = move_note(move)
+        if note not in trial.facts.notes:
+            trial.facts.notes.append(note)
+            trial.journal.log("poll", "transcript_moved", **move)
+
+
+def _busy_what(result) -> str:
+    """``BUSY_TOOL (1 background shell still running)`` for a STALL while background work runs, else the state."""
+    background = getattr(getattr(result, "status", None), "background", None)
+    if not background:
+        return _state(result) or "unknown"
+    parts = [f"{n} background {k}{'s' if n > 1 else ''}" for k, n in (("shell", background.get("shells") or 0),
+                                                                      ("agent", background.get("agents") or 0)) if n]
+    return f"{_state(result)} ({' and '.join(parts)} still running, silent)"
 
 
 def poll_until_terminal(trial) -> None:
@@ -31,6 +51,7 @@ def poll_until_terminal(trial) -> None:
         limit = trial.policy.stall_limit_s * (2 if trial.state["stall_extended"] else 1)
         result = trial.poll_once(limit)
         trial.facts.poll_exit = result.exit
+        _record_moves(trial, result)
         for warning in getattr(result.status, "warnings", None) or ():
             # e.g. an AskUserQuestion answered at once with empty answers (references/transcript-jsonl.md): not a gate.
             if warning not in trial.facts.warnings:
@@ -63,6 +84,13 @@ def poll_until_terminal(trial) -> None:
             trial.journal.log("poll", "GATE", question=result.question, answered=response, gate_kind=trial.req.gate_kind)
             continue
         # STALL
+        if result.reason.startswith(UNFOLLOWED):
+            # The CLI continues under a session whose transcript the harness cannot find: what the session does now
+            # cannot be observed, so the harness stops here (never "lost", never a guess).
+            trial.facts.blocked, trial.facts.stop_reason = True, "transcript_moved"
+            trial.facts.notes.append(f"the session moved to a new transcript that could not be followed: {result.reason}")
+            trial.journal.log("poll", "transcript_moved", reason=result.reason, tail=result.capture_tail)
+            return
         gone = trial.environment_cause()
         if gone is not None:   # tmux's server, or the session itself, went away: not claude's own exit (row 1)
             from live_trial.acceptance.causes import cause
@@ -78,6 +106,9 @@ def poll_until_terminal(trial) -> None:
             nudge_max=trial.policy.nudge_max,
             asks_question=stall_table.ends_with_question(last_text) or screen.ends_with_question(capture),
             said_done=stall_table.reports_done(last_text) or screen.reports_done(capture))
+        if decision.row == 2:
+            decision = stall_table.StallDecision(2, decision.action, decision.reason.replace(
+                str(_state(result)), _busy_what(result), 1))
         trial.facts.stall_row = decision.row
         trial.journal.log("stall", decision.action, row=decision.row, reason=decision.reason, state=_state(result),
                   tail=screen.tail(capture) if capture else result.capture_tail)

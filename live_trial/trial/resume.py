@@ -5,21 +5,7 @@ The session keeps running while nobody watches it; its owner pid (recorded in tr
 session) is dead, so a new harness may take it over, with the options recorded when the trial started (the policy's
 STALL limit and hard cap, the gate answers, the language, the claude binary). Where it continues:
 
-=================================  ===============================================================================
-phase recorded                     what the resume does
-=================================  ===============================================================================
-created, booting, sending          the task's delivery was never confirmed: nothing to continue. Collect what exists,
-                                   end the session, BLOCKED ``harness_killed``
-polling                            poll again with the same poll-state.json (the clocks hold across the kill)
-collecting                         collect (unless done), end the session, judge
-evaluating                         end the old evaluator, judge again with a fresh one (the evidence is all there)
-judged                             write verdict.json from the recorded facts, notify
-verdict_written                    notify (unless the notification's line is already in notifications.jsonl)
-finished                           nothing to do: the recorded verdict and its notification are returned as they are
-=================================  ===============================================================================
-
-A rehearsal server is restarted on the same port when the model or the evaluator may still need it.
-"""
+=================================  ========================================================================"""
 from __future__ import annotations
 
 import os
@@ -44,6 +30,7 @@ def resume(trial, workdir: Path):
     (exit 3) when the workdir cannot be written.
     """
     from live_trial.closure.target import resolve_target
+    from live_trial.trial.folder_steps import reclaim
 
     trial.wd = open_workdir(workdir)
     trial.take_lock()
@@ -80,6 +67,7 @@ def resume(trial, workdir: Path):
         trial.facts.blocked, trial.facts.stop_reason = True, "harness_killed"
         trial.facts.notes.append(f"the harness was killed while {phase}, before the task's delivery was confirmed; "
                                  "run the trial again")
+    reclaim(trial)                     # an in-place folder's lock again; the copy is removed when drive ends
     trial.journal.save(owner_pid=os.getpid())
     trial.journal.log("harness", "resumed", phase=phase)
 

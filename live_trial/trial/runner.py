@@ -22,7 +22,7 @@ from typing import Callable
 from live_trial.acceptance import causes
 from live_trial.acceptance.evallog import workdir_path
 from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, LiveTrialError, RefusedInput
-from live_trial.jsonfile import read_json, utc_now, write_json, write_text_atomic
+from live_trial.jsonfile import utc_now, write_text_atomic
 from live_trial.policy import load_policy
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest, phase_at_least
 from live_trial.trial.journal import POLL_STATE_FILE, EventSink, Journal
@@ -52,6 +52,8 @@ class Trial:
         self.pinning = None       # closure.Pinning, set by the input checks (trial_inputs.validate)
         self.claude = None
         self.child_overrides: dict[str, str] = {}
+        self.folder_plan = None   # trial.folder.FolderPlan, set by the input checks
+        self.folder_lock = None   # trial.folder_lock.FolderLock of an in-place folder, held for the trial's life
 
     # ----------------------------------------------------------------- the record
     @property
@@ -111,35 +113,38 @@ class Trial:
     # ----------------------------------------------------------------- the whole line
     def run(self) -> TrialOutcome:
         """Run the trial from nothing to a verdict. Raises :class:`RefusedInput` before creating anything
-        when the input is bad; every later failure ends in a recorded verdict instead."""
+        when the input is bad, a one-line :class:`Blocked` (nothing half-written) when the eval root cannot be
+        written; every later failure ends in a recorded verdict instead."""
         self._validate_inputs()
         req = self.req
         run_id = req.run_id or new_run_id()
         root = workdir_path(req.eval_root, self.target.plugin_name, self.target.skill, run_id)
-        first_new = next((p for p in reversed([root, *root.parents]) if not p.exists()), root)
+        first_new = next((p for p in reversed([root, *root.parents]) if not p.exists()), None)
         try:
             self._create(run_id)
-        except (OSError, Blocked) as exc:
-            # Nothing half-written: the folders this run created go again (README "Whose failure it is").
+        except BaseException as exc:
+            self.release_folder()
             if getattr(self, "_lock_file", None) is not None:
                 self._lock_file.close()
-            shutil.rmtree(first_new, ignore_errors=True)
+            if isinstance(exc, (OSError, Blocked)) and first_new is not None:
+                # Nothing half-written: the folders this run created go again (README "Whose failure it is").
+                shutil.rmtree(first_new, ignore_errors=True)
             if isinstance(exc, OSError):
-                raise causes.unwritable(exc, getattr(exc, "filename", None) or first_new) from None
+                raise causes.unwritable(exc, getattr(exc, "filename", None) or first_new or root) from None
             raise
         self.journal.event("workdir", path=str(self.wd.root), session=self.state["session"])
         self._daily_maintenance()
-        return self.drive(self.prepare_tools, self.start_rehearsal, self._snapshot_cwd, self._boot,
+        return self.drive(self.prepare_tools, self.start_rehearsal, self.prepare_folder, self._boot,
                           self._send_task, self.poll_loop)
 
     def _create(self, run_id: str) -> None:
         """Create the workdir, its lock, task.md and the first trial-state.json (the options a resume reuses)."""
+        from live_trial.trial.folder import folder_record, session_cwd
+
         req = self.req
         self.wd = create_workdir(req.eval_root, self.target.plugin_name, self.target.skill, run_id)
         self.take_lock()
-        if req.fresh_cwd:
-            req.cwd = self.wd.root / "cwd"
-            req.cwd.mkdir()
+        req.cwd = session_cwd(self.folder_plan, self.wd.root)
         self.state = {
             "schema_version": 1, "run_id": self.wd.run_id, "target": req.target,
             "plugin": self.target.plugin_name, "skill": self.target.skill, "args": req.args,
@@ -150,6 +155,7 @@ class Trial:
             "pane_pid": None, "started_at": utc_now(), "nudge_count": 0, "gate_response_count": 0,
             "gate_responses": list(req.gate_responses), "stall_extended": False,
             "rehearsal": None, "cwd_snapshot": None, "expect_gate": req.expect_gate,
+            "folder": folder_record(self.folder_plan, self.wd.root, req.cwd),
             "closure": {"digest": self.pinning.digest, "plugins": [p.name for p in self.pinning.plugins],
                         "plugin_dirs": [str(p.root) for p in self.pinning.plugins],
                         "file_count": len(self.pinning.files)},
@@ -185,6 +191,7 @@ class Trial:
             self._stopped(err.code, "records", "unwritable", err.message)
         finally:
             self.finish_session()
+            self.release_folder()
         try:
             return self._judge()
         finally:
@@ -284,13 +291,19 @@ class Trial:
             return Path(self.state["config_dir"])
         return config_dir(self.env)
 
-    def _snapshot_cwd(self) -> None:
-        from live_trial.trial.collect import snapshot_cwd
+    def prepare_folder(self) -> None:
+        """Make the trial's own folder (fresh, copy or in place) and record its state at start: the content
+        snapshot and, in a git work tree, its git tree (README "What a trial leaves behind")."""
+        from live_trial.trial.folder_steps import prepare
 
-        snap = snapshot_cwd(self.req.cwd, exclude=[self.req.eval_root, self.wd.root])
-        path = self.wd.path("cwd-snapshot.json")
-        write_json(path, {k: list(v) for k, v in snap.items()}, None)
-        self.journal.save(cwd_snapshot=str(path))
+        prepare(self)
+
+    def release_folder(self) -> None:
+        """Once the session is killed and collected: remove the trial's copy (unless --keep-cwd) and give back an
+        in-place folder's lock, on every exit path. Never raises."""
+        from live_trial.trial.folder_steps import release
+
+        release(self)
 
     def _boot(self) -> None:
         from live_trial.session import boot
@@ -303,26 +316,31 @@ class Trial:
             rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
             plugin_dirs=[Path(d) for d in self.state["closure"]["plugin_dirs"]])
         result = boot.boot(req, self.backend, base_env=self.env, sleep=self.sleep)
+        self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2), bypass_dialog_seen=result.bypass_dialog_seen,
                   plugin_dirs=[str(p) for p in result.plugin_dirs])
         self.journal.event("ready", session=self.state["session"], elapsed_s=result.elapsed_s)
 
     def transcript_path(self) -> Path:
-        from live_trial.transcript.paths import locate
+        """The transcript the session writes now (it moves on /clear: see :mod:`live_trial.trial.moves`)."""
+        from live_trial.trial.moves import current_transcript
 
-        return locate(self.state["session_id"], self.req.cwd, self.config_dir())
+        return current_transcript(self)
 
     def send_file(self, path: Path, step: str) -> None:
         from live_trial.session import send
 
-        delivery = send.send_file(self.backend, self.state["session"], path,
-                                  transcript_path=self.transcript_path(), sleep=self.sleep)
+        delivery = send.send_file(self.backend, self.state["session"], path, transcript_path=self.transcript_path(),
+                                  sleep=self.sleep, follow=self.transcript_path)
         self.journal.log(step, "delivered", file=path.name, extra_enters=delivery.extra_enters)
 
     def _send_task(self) -> None:
+        from live_trial.trial.loading import require_target_listed
+
         self.journal.save(phase="sending")
         self.send_file(self.wd.path("task.md"), "send")
+        require_target_listed(self)
         self.facts.launch = "PASS"
         self.journal.save(phase="polling")
 
@@ -355,6 +373,7 @@ class Trial:
         """Collect what exists (once), kill the session and end every process the trial started, reap orphans.
         A trial already past collecting (a resume) only ends what may be left. Never raises."""
         from live_trial.trial.collect import collect
+        from live_trial.trial.folder_steps import folder_changes, side_effects_recorded
 
         if self.wd is None:
             return
@@ -368,14 +387,15 @@ class Trial:
                 pane_text = self.backend.capture(session, scrollback=True)
             tpath = self.transcript_path() if self.backend is not None else None
             subagents = tpath.with_suffix("") / "subagents" if tpath is not None else None
-            before = None
-            if self.state.get("cwd_snapshot"):
-                raw = read_json(Path(self.state["cwd_snapshot"]), None)
-                before = {k: (v[0], v[1]) for k, v in raw.items()}
             got = collect(self.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
-                          cwd=self.req.cwd, before=before, exclude=[self.req.eval_root, self.wd.root])
+                          **folder_changes(self))
+            from live_trial.trial.moves import collect_moved
+
+            moved = collect_moved(self)
             self.journal.log("collect", "complete" if got.complete else "partial", missing=got.missing,
-                      out_files=got.out_files, side_effects=got.side_effects)
+                             out_files=got.out_files, side_effects=got.side_effects,
+                             **({"moved_from": moved} if moved else {}))
+            side_effects_recorded(self)
             self.journal.save(collected=True)
         except Exception as exc:  # noqa: BLE001 - cleanup must go on
             self.journal.log("collect", "error", problem=f"{type(exc).__name__}: {exc}")

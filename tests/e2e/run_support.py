@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from live_trial.jsonfile import schema_errors
 from live_trial.transcript.order import causal_order
 
 from .waiting import DEFAULT_TIMEOUT_S, screen_of, wait_for
@@ -18,21 +19,16 @@ EXAMPLES = ROOT / "examples"
 
 
 def run_cmd(tmp_path: Path, *args: str, env: dict | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
-    """``python -m live_trial run ... --json`` with eval-root and cwd under ``tmp_path``; returns the process."""
-    cwd = tmp_path / "cwd"
-    cwd.mkdir(exist_ok=True)
-    argv = [sys.executable, "-m", "live_trial", "run", *args, "--eval-root", str(tmp_path / "eval"),
-            "--cwd", str(cwd), "--json"]
+    """``python -m live_trial run ... --json`` with the eval-root under ``tmp_path``; returns the process. With no
+    ``--cwd`` / ``--in-place`` in ``args`` the trial works in its own new folder ``<workdir>/cwd`` (the default)."""
+    argv = [sys.executable, "-m", "live_trial", "run", *args, "--eval-root", str(tmp_path / "eval"), "--json"]
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                           env={**os.environ, **(env or {})})
 
 
 def popen_cmd(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
     """The same as :func:`run_cmd`, started in the background."""
-    cwd = tmp_path / "cwd"
-    cwd.mkdir(exist_ok=True)
-    argv = [sys.executable, "-m", "live_trial", "run", *args, "--eval-root", str(tmp_path / "eval"),
-            "--cwd", str(cwd), "--json"]
+    argv = [sys.executable, "-m", "live_trial", "run", *args, "--eval-root", str(tmp_path / "eval"), "--json"]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, **(env or {})})
 
@@ -192,3 +188,16 @@ def resume_cmd(workdir: Path, *extra: str, env: dict | None = None, timeout: flo
     clean = {k: v for k, v in os.environ.items() if k != "LIVE_TRIAL_STOP_AT_PHASE"}
     return subprocess.run([sys.executable, "-m", "live_trial", "run", "--resume", str(workdir), *extra, "--json"],
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT, env={**clean, **(env or {})})
+def verdict_doc(result: dict) -> dict:
+    """The verdict a ``run --json`` result points to, checked against its schema."""
+    doc = json.loads(Path(result["verdict_path"]).read_text())
+    assert schema_errors(doc, "live-trial-verdict.schema.json") == []
+    return doc
+
+
+def no_leftovers(workdir: Path, state: dict | None = None) -> None:
+    """The trial's tmux session and its claude process are gone."""
+    state = state or json.loads((workdir / "trial-state.json").read_text())
+    assert state["session"] not in tmux_sessions()
+    if state.get("pane_pid"):
+        assert not pid_alive(state["pane_pid"]), "the trial's claude process is still running"

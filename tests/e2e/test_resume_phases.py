@@ -65,6 +65,13 @@ def _evaluators(harness_pid: int) -> list[int]:
     return found
 
 
+def _recorded_evaluator(tmp_path) -> dict | None:
+    try:
+        return json.loads((workdirs(tmp_path)[0] / "trial-state.json").read_text()).get("evaluator")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _kill_at(tmp_path, phase: str, scenario: str = "mark-happy.yaml", limits=tuple(FAST)) -> dict:
     """Start a trial held at ``phase``, SIGKILL its harness there; return the trial state recorded at the kill."""
     proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
@@ -120,6 +127,8 @@ def test_a_harness_killed_while_the_evaluator_judges_leaves_no_evaluator_and_res
     try:
         wait_for_state(tmp_path, lambda s: s["phase"] == "evaluating")
         evaluators = wait_for(lambda: _evaluators(proc.pid), what="the evaluator's claude -p running")
+        wait_for(lambda: _recorded_evaluator(tmp_path), what="the evaluator recorded in trial-state.json",
+                 timeout_s=10, required=False)         # an instant after it starts: a kill may also land before
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:

@@ -361,14 +361,17 @@ def test_missing_tmux_or_claude_is_blocked_with_a_recorded_verdict(tmp_path):
 
 @pytest.mark.budget(8)
 def test_readme_demo_trial_passes_with_evidence_from_real_files_and_uuids(tmp_path):
-    """The README's first command (make demo), with its eval-root and cwd moved under tmp_path."""
+    """The README's first command (make demo), with its eval-root moved under tmp_path: the trial works in its own new
+    folder <workdir>/cwd, which stays with the workdir and holds only what the session wrote."""
     proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
                    "--rehearsal", str(EXAMPLES / "scenarios" / "greet-happy.yaml"), "--args", "World", *FAST)
     result = final_json(proc)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = _verdict(result)
     wd = workdirs(tmp_path)[0]
-    assert (tmp_path / "cwd" / "greeting.txt").read_text() == "Hello, World!\n"
+    assert json.loads((wd / "trial-state.json").read_text())["cwd"] == str(wd / "cwd")
+    assert sorted(p.name for p in (wd / "cwd").iterdir()) == ["greeting.txt"]
+    assert (wd / "cwd" / "greeting.txt").read_text() == "Hello, World!\n"
     assert (wd / "side-effects" / "files" / "greeting.txt").read_text() == "Hello, World!\n"
     uuids = {r.get("uuid") for r in records(wd / "transcript.jsonl")}
     sources = [e["source"] for e in doc["evidence"]]

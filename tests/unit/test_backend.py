@@ -301,6 +301,15 @@ def test_kill_gone_session_is_quiet():
     assert t.kill_session(A1) is False
 
 
+def test_a_server_going_away_lists_no_session():
+    """tmux 3.3a answered list-panes -a with "no current target" while its last session was going away (seen in a
+    load run): that is an empty server, not a tmux failure."""
+    t = FakeTmux()
+    t._run = lambda *a, **k: TmuxResult(argv=("tmux", *a), returncode=1, stdout=[], stderr=["no current target"],
+                                        duration_s=0.0)
+    assert t.list_sessions() == [] and t.reap() == []
+
+
 # ---------------------------------------------------------------- paste protocol
 
 def test_paste_uses_named_buffer_and_always_deletes(tmp_path):

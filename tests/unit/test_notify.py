@@ -519,3 +519,15 @@ def test_every_pending_notice_is_tried_when_asked(tmp_path):
     clock.sleep(3600)
     out = _resend(tmp_path, clock, _Post(default=500), stop_after_failure=False)
     assert len(out) == 2 and all(r["webhook"]["status"] == "failed" for r in out)
+
+
+@pytest.mark.parametrize("lang", nt.LANGS)
+def test_every_stop_reason_the_verdict_schema_names_has_a_sentence(lang):
+    """The verdict schema lists the stop reasons a trial writes (plugin_not_loaded, transcript_moved among them); each
+    has a plain sentence, so a person never reads a code."""
+    from live_trial.resources import load_schema
+
+    named = load_schema("live-trial-verdict.schema.json")["properties"]["stop_reason"]["examples"]
+    assert {"plugin_not_loaded", "transcript_moved"} <= set(named)
+    unknown = nt.catalogue(lang)["reasons"]["unknown"]
+    assert [c for c in named if nt.reason_sentence(c, lang) == unknown] == []

@@ -227,3 +227,21 @@ def test_status_cli_on_an_empty_transcript_is_busy_generating(tmp_path, capsys):
 def test_status_self_test_cli(capsys):
     assert main(["status", "--self-test"]) == 0
     assert capsys.readouterr().out.startswith("SELF_TEST: OK")
+
+
+def test_waiting_cli_with_nothing_pending_is_gate_and_an_ended_turn_is_not(transcript_builder):
+    """The live CLI status is the gate signal when the dialog's tool_use is not written yet (2.1.197 under load)."""
+    from live_trial.transcript.status import classify, gate_from_screen
+    b = transcript_builder()
+    b.prompt()
+    tid = b.tool_use("Skill", {"skill": "p:s"})
+    b.tool_result(tid, "Launching skill: p:s")
+    assert classify(b.records, {"status": "waiting"}).state == "GATE"
+    assert classify(b.records, {"status": "busy"}).state == "BUSY_GENERATING"
+    st = gate_from_screen(classify(b.records, {"status": "busy"}), "ask_user_question", "Which?", ["A", "B"])
+    assert (st.state, st.gate_kind, st.question, st.options) == ("GATE", "ask_user_question", "Which?", ["A", "B"])
+    assert gate_from_screen(classify(b.records), "trust", "x", []).state == "BUSY_GENERATING"   # not a gate dialog
+    b.text("done", stop_reason="end_turn")
+    b.turn_duration()
+    assert classify(b.records, {"status": "waiting"}).state == "IDLE_TURN_COMPLETE"
+    assert gate_from_screen(classify(b.records), "ask_user_question", "Which?", []).state == "IDLE_TURN_COMPLETE"
