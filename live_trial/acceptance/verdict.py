@@ -18,10 +18,10 @@ import platform
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from live_trial.acceptance.causes import blocked_reason
 from live_trial.acceptance.criteria import criteria_table
 from live_trial.acceptance.origin import check_state_target, workdir_origin
 from live_trial.acceptance.overall import (
-    BLOCKED_WHY,
     GATE_KINDS,
     POLL_EXITS,
     RESULTS,
@@ -272,9 +272,10 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     why = not_judged_why or ("the goal was not judged" if goal_result is None
                              else "the evaluator recorded no check for it")
     judgement = judge(inputs)
-    if blocked and stop_reason in BLOCKED_WHY:
-        # The table says BLOCKED; the reason says which block it was (tool missing, time cap, harness stopped).
-        judgement = Judgement(judgement.verdict, (f"blocked: {BLOCKED_WHY[stop_reason]}",))
+    if blocked:
+        # The table says BLOCKED; the reason says whose failure stopped it (acceptance/causes.py: tool missing, tmux
+        # gone, time cap, harness stopped, evaluator failed, records not writable).
+        judgement = Judgement(judgement.verdict, (blocked_reason(stop_reason),))
     doc = {
         "schema_version": SCHEMA_VERSION,
         "target": qualified,

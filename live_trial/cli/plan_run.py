@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import signal
 import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from rich.table import Table
 
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import read_json
+from live_trial.trial.facts import StopRequest
 
 
 def plan_items(plan: dict) -> list[list[dict]]:
@@ -61,10 +61,10 @@ def run_plan(args, policy) -> int:
                            fix="pass --max-concurrency 1, or use --cwd DIR (a private copy per trial)")
     folder = folder_options(args)
     eval_root = args.eval_root or Path(plan.get("eval_root") or "eval-log")
-    stop = threading.Event()
+    stop = StopRequest()
 
     def handler(signum, frame):
-        stop.set()
+        stop.request(signum)
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     results: list[tuple[str, object]] = []
