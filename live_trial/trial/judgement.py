@@ -18,6 +18,7 @@ def judge(trial) -> TrialOutcome:
     """Evaluate the goal when the run completed, write the verdict, notify; return the trial's outcome."""
     from live_trial.acceptance.verdict import write_trial_verdict
     from live_trial.notices import notify
+    from live_trial.notices.outcome import summariser
 
     records = _session_records(trial)
     _note_compactions(trial, records or [])
@@ -47,7 +48,8 @@ def judge(trial) -> TrialOutcome:
         claude_version=trial.state.get("claude_version"), stop_reason=trial.facts.stop_reason,
         stall_row=trial.facts.stall_row,
         notes=trial.facts.notes, warnings=trial.facts.warnings, started_at=trial.state["started_at"],
-        closure_at_boot=trial.state.get("closure"), working_folder=trial.state.get("folder"))
+        closure_at_boot=trial.state.get("closure"), working_folder=trial.state.get("folder"),
+        summarise=summariser(trial.req.lang))
     overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
     text, delivery = None, None
     try:
