@@ -302,10 +302,17 @@ class Trial:
         return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick)
 
     def _on_tick(self, progress: dict) -> None:
-        """Poll's per-tick report: the 80% HARD_CAP warning is printed and logged; ticks feed the live line."""
+        """Poll's per-tick report: the 80% HARD_CAP warning is printed and logged; ticks feed the live line; each
+        change of what the session does (its state, the tool it waits on, its background work) is one ``state``
+        record in trial-log.jsonl, so the report's timeline shows how long each state lasted."""
         if "warn" in progress:
             self.journal.log("poll", "WARN", message=progress["warn"])
             return
+        doing = {"tool": progress.get("pending_tool"), "background": progress.get("background")}
+        if (progress.get("state"), doing) != getattr(self, "_doing", None):
+            self._doing = (progress.get("state"), doing)
+            self.journal.log("state", str(progress.get("state") or "unknown"),
+                             **{k: v for k, v in doing.items() if v}, elapsed_s=progress.get("elapsed_s"))
         self.journal.event("tick", **progress, **self._counts())
 
     def _counts(self) -> dict:
