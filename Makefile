@@ -31,6 +31,7 @@ bench: setup
 	.venv/bin/python benchmarks/plan.py
 	.venv/bin/python benchmarks/latency.py
 	.venv/bin/python benchmarks/folder.py
+	.venv/bin/python benchmarks/report.py
 
 clean-sessions:
 	.venv/bin/python -m live_trial reap

@@ -55,6 +55,8 @@ from live_trial.notices.catalogue import (  # noqa: F401 - the catalogue's API, 
     reason_sentence,
     resolve_lang,
 )
+from live_trial.notices.outcome import compose, joined
+from live_trial.notices.outcome import find_key as _find_key
 
 KINDS = ("done", "mostly_done", "not_working", "confirmed", "watch_failed", "watch_expired")
 NOTIFICATIONS_FILE = "notifications.jsonl"
@@ -166,15 +168,21 @@ def forbidden_tokens(text: str, lang: str = DEFAULT_LANG, allowed: Iterable[str]
 
 
 def sanitise(text: str, lang: str = DEFAULT_LANG, allowed: Iterable[str] = ()) -> tuple[str, list[str]]:
-    """Replace each forbidden token by the catalogue placeholder; return ``(clean_text, removed_tokens)``."""
+    """Replace each forbidden token by the catalogue placeholder; return ``(clean_text, removed_tokens)``. A path
+    whose last part is one of the ``allowed`` names keeps that name (``out/greeting.txt`` -> ``greeting.txt``): the
+    folders are the harness's, the file is the user's."""
+    allowed = set(allowed)
     spans = forbidden_spans(text, lang, allowed)
     if not spans:
         return text, []
     placeholder = catalogue(lang)["placeholder"]
     out, pos = [], 0
-    for start, end, _, _ in spans:
+    for start, end, token, _ in spans:
         out.append(text[pos:start])
-        if not "".join(out).rstrip().endswith(placeholder):
+        name = re.split(r"[/\\]", token)[-1]
+        if name in allowed:
+            out.append(name)
+        elif not "".join(out).rstrip().endswith(placeholder):
             out.append(placeholder)
         pos = end
     out.append(text[pos:])
@@ -312,20 +320,6 @@ def read_notifications(eval_root: Path) -> list[dict]:
     return _read_records(Path(eval_root) / NOTIFICATIONS_FILE)
 
 
-def _find_key(doc: Any, *names: str) -> Any:
-    """The first value found for any of ``names`` in a nested dict (depth first, top level first)."""
-    if not isinstance(doc, dict):
-        return None
-    for name in names:
-        if doc.get(name) not in (None, "", []):
-            return doc[name]
-    for value in doc.values():
-        found = _find_key(value, *names) if isinstance(value, dict) else None
-        if found not in (None, "", []):
-            return found
-    return None
-
-
 def _trial_workdir(eval_root: Path, doc: Mapping[str, Any], workdir: Path | None) -> Path | None:
     """The trial's workdir: ``workdir``, else found from eval_root, plugin, skill and run id, else the verdict's."""
     if workdir is None and _find_key(doc, "skill") and _find_key(doc, "run_id"):
@@ -369,8 +363,6 @@ def notify_trial_record(eval_root: Path, verdict: Mapping[str, Any], lang: str |
     verdict (``scenario_origin`` rehearsal) adds the sentence ``notes.rehearsal`` of the catalogue: the model was a
     script, so the skill itself is not proven yet. ``workdir``: the trial's (else found from eval_root, plugin, skill
     and run id)."""
-    from live_trial.notices.outcome import compose
-
     doc = dict(verdict)
     overall = doc.get("overall")
     overall = str((overall.get("verdict") if isinstance(overall, dict) else overall) or "FAIL")
@@ -395,6 +387,4 @@ def notify_trial(eval_root: Path, verdict: Mapping[str, Any], lang: str | None =
 
 def _sentences(first: str, second: str, lang: str) -> str:
     """``first`` and ``second`` as two sentences (:func:`live_trial.notices.outcome.joined`)."""
-    from live_trial.notices.outcome import joined
-
     return joined([first, second], lang)

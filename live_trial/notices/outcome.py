@@ -37,7 +37,7 @@ SIDE_EFFECTS = "side-effects/files.json"
 HARNESS_NAMES = {"status.json", "task.md", "trial-state.json", "trial-log.jsonl", "poll-state.json",
                  "cwd-snapshot.json", "evaluation.json", "verdict.json", "transcript.jsonl", "pane.txt",
                  "notifications.jsonl", "watches.json", "report.html", "files.json"}
-_FILE_NAME = re.compile(r"(?<![\w./\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]{1,8}(?![\w/\\-])")
+_FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]{1,8}(?![\w/\\-])")
 _NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")
 _HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
 #: Stop reasons whose next step is the same advice (the rest have their own, or the general one).
@@ -85,15 +85,16 @@ class Step:
     params: dict = field(default_factory=dict)
 
 
-def _find(doc: Any, *names: str) -> Any:
-    """The first non-empty value of any of ``names`` in a nested dict (top level first, then depth first)."""
+def find_key(doc: Any, *names: str) -> Any:
+    """The first non-empty value of any of ``names`` in a nested dict (top level first, then depth first), so a
+    verdict is read by key whatever its nesting; None when none is found."""
     if not isinstance(doc, Mapping):
         return None
     for name in names:
         if doc.get(name) not in (None, "", []):
             return doc[name]
     for value in doc.values():
-        found = _find(value, *names) if isinstance(value, Mapping) else None
+        found = find_key(value, *names) if isinstance(value, Mapping) else None
         if found not in (None, "", []):
             return found
     return None
@@ -110,27 +111,27 @@ def story(doc: Mapping[str, Any]) -> Story:
     """The :class:`Story` of a verdict dict (``verdict.json`` or any dict with the same keys, nested or not)."""
     overall = doc.get("overall")
     overall = str((overall.get("verdict") if isinstance(overall, Mapping) else overall) or "FAIL")
-    target = str(_find(doc, "target", "target_skill") or _find(doc, "skill") or "")
+    target = str(find_key(doc, "target", "target_skill") or find_key(doc, "skill") or "")
     plugin = doc.get("plugin") if "plugin" in doc else (target.split(":", 1)[0] if ":" in target else None)
     skill = str(doc.get("skill") or target.split(":")[-1] or "-")
-    blockers = _find(doc, "goal_blockers", "blockers") or []
-    goal = _find(doc, "goal_result")
+    blockers = find_key(doc, "goal_blockers", "blockers") or []
+    goal = find_key(doc, "goal_result")
     if goal is None and isinstance(doc.get("goal"), Mapping):
         goal = doc["goal"].get("result")
-    kind = _find(doc, "gate_kind")
-    gates = _int(_find(doc, "gate_response_count"))
+    kind = find_key(doc, "gate_kind")
+    gates = _int(find_key(doc, "gate_response_count"))
     answers = doc.get("gate_answers")
     if isinstance(answers, list) and answers:
         gates = sum(1 for a in answers if isinstance(a, Mapping) and a.get("kind") != "contractual")
     elif kind == "contractual":
         gates = 0
     return Story(overall=overall, plugin=str(plugin) if plugin else None, skill=skill, target=target,
-                 reached_end=_find(doc, "poll_exit") == "DONE", goal=str(goal) if goal else None,
-                 nudges=_int(_find(doc, "nudge_count")), gates=gates, stop_reason=_find(doc, "stop_reason"),
-                 poll_exit=_find(doc, "poll_exit"),
+                 reached_end=find_key(doc, "poll_exit") == "DONE", goal=str(goal) if goal else None,
+                 nudges=_int(find_key(doc, "nudge_count")), gates=gates, stop_reason=find_key(doc, "stop_reason"),
+                 poll_exit=find_key(doc, "poll_exit"),
                  blockers=[str(b) for b in blockers] if isinstance(blockers, list) else [str(blockers)],
-                 unverified=_find(doc, "unverified"), rehearsal=_find(doc, "scenario_origin") == "rehearsal",
-                 proof=bool(_find(doc, "proof")))
+                 unverified=find_key(doc, "unverified"), rehearsal=find_key(doc, "scenario_origin") == "rehearsal",
+                 proof=bool(find_key(doc, "proof")))
 
 
 def _texts(lang: str) -> dict:
@@ -325,7 +326,7 @@ def next_step_sentence(step: Step, lang: str) -> str:
 
 def user_names(doc: Mapping[str, Any], *texts: str, workdir: Path | str | None = None) -> set[str]:
     """The user's own names in a trial's message: the plugin, the skill, ``plugin:skill``, the file names that
-    ``texts`` (the skill's description, the evaluator's blockers) mention, and the names of the files the session added or changed
+    ``texts`` (the skill's description, the evaluator's blockers) mention (alone, or last in a path), and the names of the files the session added or changed
     (``side-effects/files.json`` in ``workdir``). Never a harness file (``status.json``, ``verdict.json`` ...), never
     a path (a name with a slash)."""
     s = story(doc)
@@ -385,7 +386,7 @@ def compose(doc: Mapping[str, Any], lang: str, *, description: str | None = None
     if s.overall == "PASS" and (s.unverified or "").strip():
         return Message("mostly_done", objective, str(s.unverified), "", allowed)
     if s.overall == "PASS":
-        detail = evidence_text(_find(doc, "evidence")) or _find(doc, "evidence_text") or summary(doc, lang)
+        detail = evidence_text(find_key(doc, "evidence")) or find_key(doc, "evidence_text") or summary(doc, lang)
         return Message("done", objective, str(detail), "", allowed)
     parts = [summary(doc, lang)]
     cause = cause_sentence(s, lang)

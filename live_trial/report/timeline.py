@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
+from live_trial.transcript.records import record_time
 from live_trial.trial.journal import LOG_FILE, POLL_STATE_FILE, STATE_FILE
 
 PREPARE_STEPS = ("tools", "rehearsal", "folder", "watches", "harness")
@@ -82,13 +82,9 @@ class Timeline:
 
 
 def epoch(iso: Any) -> float | None:
-    """UTC ISO 8601 (``...Z``) as epoch seconds, or None when it is not one."""
-    if not isinstance(iso, str) or not iso:
-        return None
-    try:
-        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+    """UTC ISO 8601 (``...Z``) as epoch seconds, or None when it is not one (the transcript's own reading of a
+    time, :func:`live_trial.transcript.records.record_time`)."""
+    return record_time({"timestamp": iso})
 
 
 def read_json_dict(path: Path) -> dict | None:

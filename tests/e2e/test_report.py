@@ -31,7 +31,8 @@ def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.budget(25)
 def test_the_demo_report_opens_with_the_verdict_and_the_timeline_and_ls_and_show_read_it(tmp_path):
     proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
-                   "--rehearsal", str(EXAMPLES / "scenarios" / "greet-happy.yaml"), "--args", "World")
+                   "--rehearsal", str(EXAMPLES / "scenarios" / "greet-happy.yaml"), "--args", "World",
+                   env={"LIVE_TRIAL_LANG": "ja"})
     result = final_json(proc)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = verdict_doc(result)

@@ -254,8 +254,8 @@ def test_notify_trial_from_a_verdict_dict(tmp_path):
     text = nt.notify_trial(tmp_path / "eval-log", doc, "ja", env={})
     assert text.startswith("⚠️ うまくいっていません: greet（hello のスキル）: あいさつのファイルを書く")
     assert "最後まで動きましたが、目的の結果は出ていませんでした" in text
-    assert "（内部の記号） is empty" in text      # a path is the harness's, even around the user's file name
-    assert nt.forbidden_tokens(text, "ja") == []
+    assert "greeting.txt is empty" in text and "out/" not in text     # the folders are the harness's, the file not
+    assert nt.forbidden_tokens(text, "ja", {"greeting.txt", "greet", "hello"}) == []
     rec = nt.read_notifications(tmp_path / "eval-log")[-1]
     assert rec["refs"]["run_id"] == "20261130T101010-abcd" and rec["refs"]["overall"] == "DEGRADED"
 
@@ -534,6 +534,8 @@ def test_the_users_own_names_stay_and_the_harness_codes_paths_and_files_still_go
     allowed = {"hello", "greet", "hello:greet", "greeting.txt"}
     text = "1 Skill call to hello:greet wrote greeting.txt."
     assert nt.forbidden_tokens(text, "en", allowed) == [] and nt.forbidden_tokens(text, "en")
+    assert nt.sanitise("It wrote out/greeting.txt and /tmp/x/status.json", "en", allowed) == (
+        "It wrote greeting.txt and (internal reference)", ["out/greeting.txt", "/tmp/x/status.json"])
     for bad in ("cwd/greeting.txt", "status.json", "hello:greet2", "greeting.txt.bak", "--gate-response",
                 "gate_unanswered", "20261130T101010-abcd", "lt-20261130T101010-abcd-greet"):
         assert nt.forbidden_tokens(f"It wrote {bad} here", "en", allowed), bad

@@ -265,3 +265,38 @@ def test_show_a_broken_trial_says_what_is_wrong(eval_root, capsys):
     out = capsys.readouterr().out
     assert out.startswith("NO VERDICT: hello:greet") and "run --resume" in out
     assert main(["show", str(eval_root / "missing")]) == 2
+
+
+def test_the_criteria_and_the_answered_questions_are_shown_when_the_verdict_has_them(tmp_path, monkeypatch):
+    """A verdict that lists its criteria and answered questions gets a table of each; one without them gets none."""
+    from live_trial.report import trials
+
+    wd = make_workdir(tmp_path)
+    doc = verdict()
+    doc.update(criteria=[{"id": "c1", "text": "writes <greeting.txt>", "verify_by": None, "result": "pass",
+                          "evidence": "1 file"}],
+               gate_answers=[{"n": 1, "question": "Which style?", "options": ["Formal", "Casual"], "answer": "Formal",
+                              "kind": "rescue"}])
+    real = trials.read_trial
+
+    def with_fields(path):
+        info = real(path)
+        info.verdict, info.problem = doc, None
+        return info
+
+    monkeypatch.setattr(page, "read_trial", with_fields)
+    html = page.render(wd, "en")
+    assert '<section id="criteria">' in html and "writes &lt;greeting.txt&gt;" in html
+    assert '<section id="gates">' in html and "Formal · Casual" in html
+    monkeypatch.undo()
+    (wd / "verdict.json").write_text(json.dumps(verdict()))
+    html = page.render(wd, "en")
+    assert '<section id="criteria">' not in html and '<section id="gates">' not in html
+
+
+def test_questions_answered_are_taken_from_the_log_when_the_verdict_does_not_list_them(tmp_path):
+    wd = make_workdir(tmp_path)
+    (wd / "verdict.json").write_text(json.dumps(verdict()))
+    write_log(wd, *FULL_LOG)
+    html = page.render(wd, "en")
+    assert '<section id="gates">' in html and "<td>Which colour?</td>" in html and "<td>Red</td>" in html
