@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from live_trial.transcript.order import causal_order
 from live_trial.transcript.reader import read_records, read_tail
-from live_trial.transcript.records import message_content
+from live_trial.transcript.records import is_human_prompt, message_content
 
 TRANSCRIPT = "transcript.jsonl"
 MOVED_FROM = "moved-from"
@@ -33,8 +33,8 @@ _AGENT_ID = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
 
 @dataclass
 class Entry:
-    """One thing in the conversation. ``kind``: prompt (what was typed or pasted), meta (text the CLI added, e.g. a
-    skill's body), text, thinking, tool (a call and its result), error (an API error), note (compaction, an
+    """One thing in the conversation. ``kind``: prompt (what was typed or pasted: a human prompt), meta (text the CLI
+    added: a skill's body, a task notification, a subagent's instructions), text, thinking, tool (a call and its result), error (an API error), note (compaction, an
     interruption, a part left out). ``source``: the raw file it is in (relative to the workdir)."""
 
     kind: str
@@ -178,7 +178,7 @@ class _Builder:
               calls: dict[str, Entry], out: list[Entry], depth: int) -> None:
         if isinstance(content, str):
             text, n = cut(content)
-            self.add(out, Entry("meta" if rec.get("isMeta") else "prompt", source, uuid, when, text, n))
+            self.add(out, Entry("prompt" if is_human_prompt(rec) else "meta", source, uuid, when, text, n))
             return
         for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict):
@@ -195,7 +195,7 @@ class _Builder:
                 self._nest(call, rec, text, depth)
             elif block.get("type") == "text":
                 text, n = cut(str(block.get("text") or ""))
-                self.add(out, Entry("meta" if rec.get("isMeta") else "prompt", source, uuid, when, text, n))
+                self.add(out, Entry("prompt" if is_human_prompt(rec) else "meta", source, uuid, when, text, n))
 
     def _nest(self, call: Entry, rec: dict, result_text: str, depth: int) -> None:
         """A call that started a subagent gets the subagent's conversation as its children."""
