@@ -39,6 +39,7 @@ def run_plan(args, policy) -> int:
     """Run every batch of the plan in ``args.plan``; return the worst exit code (FAIL > BLOCKED > DEGRADED > PASS)."""
     from live_trial.cli.folder_args import folder_options
     from live_trial.cli.progress import Progress
+    from live_trial.cli.report_cmd import write_report_after_run
     from live_trial.trial.facts import TrialRequest
     from live_trial.trial.runner import Trial
 
@@ -80,9 +81,11 @@ def run_plan(args, policy) -> int:
                 progress = Progress(json_mode=args.json, prefix=f"[{entry['target']}] ")
                 progress.tty = False
                 try:
-                    return Trial(req, on_event=progress.event, stop_event=stop).run()
+                    outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
                 except LiveTrialError as exc:      # refused or failed before its workdir: one row, not the batch
                     return exc
+                outcome.report = write_report_after_run(outcome)
+                return outcome
             with ThreadPoolExecutor(max_workers=width) as pool:
                 for entry, outcome in zip(batch, pool.map(one, batch)):
                     results.append((entry["target"], outcome))

@@ -153,5 +153,8 @@ def cmd_run(args) -> int:
     finally:
         progress.close()
         restore()
+    from live_trial.cli.report_cmd import write_report_after_run
+
+    outcome.report = write_report_after_run(outcome)
     progress.final(outcome)
     return outcome.exit_code

@@ -124,3 +124,4 @@ class TrialOutcome:
     notification: str | None = None
     notification_delivery: str | None = None   # the webhook's outcome: sent / failed / not_configured
     stop_reason: str | None = None
+    report: Path | None = None                  # report.html, once the command that ran the trial wrote it

@@ -32,6 +32,7 @@ def judge(trial) -> TrialOutcome:
     from live_trial.acceptance.causes import unwritable
     from live_trial.acceptance.verdict import SCHEMA, VERDICT_FILE, build_verdict, read_verdict, write_verdict
     from live_trial.jsonfile import validate
+    from live_trial.notices.outcome import summariser
 
     phase = trial.state.get("phase")
     if not phase_at_least(phase, "evaluating"):
@@ -60,7 +61,7 @@ def judge(trial) -> TrialOutcome:
             working_folder=trial.state.get("folder"), gate_answers=_gate_answers(trial),
             criteria_checks=trial.facts.checks,
             not_judged_why="the goal was not judged: " + (trial.facts.stop_reason or "the run did not complete")
-            if trial.facts.goal is None else None)
+            if trial.facts.goal is None else None, summarise=summariser(trial.req.lang))
         validate(doc, SCHEMA, what="verdict.json")     # before the watch is registered: a bad doc changes nothing
         _register_watch(trial, doc, origin)
         try:

@@ -75,7 +75,8 @@ def poll_until_terminal(trial) -> None:
             used = trial.state["gate_response_count"]
             if used >= len(trial.state["gate_responses"]):
                 trial.facts.stop_reason = "gate_unanswered"
-                trial.journal.log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT)
+                trial.journal.log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT,
+                                  options=list(getattr(result.status, "options", None) or []))
                 trial.facts.notes.append(f"{NO_RESPONSE_LEFT}: {result.question}")
                 return
             response = trial.state["gate_responses"][used]

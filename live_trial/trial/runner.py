@@ -32,10 +32,9 @@ from live_trial.trial.workdir import Workdir, create_workdir, new_run_id, sessio
 class Trial:
     """Runs one trial. Construct with a :class:`TrialRequest`, then call :meth:`run` (or :meth:`resume`).
 
-    ``stop_event`` lets a caller (signal handler, plan runner) stop the trial: the next poll tick
-    raises :class:`TrialInterrupted`, and cleanup runs as on every other exit path. A
-    :class:`~live_trial.trial.facts.StopRequest` also says which signal asked (Ctrl-C or SIGTERM: the stop reason).
-    """
+    ``stop_event`` lets a caller (signal handler, plan runner) stop the trial: the next poll tick raises
+    :class:`TrialInterrupted` and cleanup runs as on every other exit path. A
+    :class:`~live_trial.trial.facts.StopRequest` also says which signal asked (Ctrl-C or SIGTERM: the stop reason)."""
 
     def __init__(self, req: TrialRequest, *, on_event: EventSink | None = None,
                  stop_event: threading.Event | None = None, env: dict[str, str] | None = None) -> None:
@@ -103,14 +102,12 @@ class Trial:
         """Replace the trial's facts (a resume reads them back from trial-state.json)."""
         self.facts = self.journal.facts = facts
 
-    # ----------------------------------------------------------------- validation (nothing created)
     def _validate_inputs(self) -> None:
         """Refuse bad input before anything is created (see :func:`live_trial.trial.inputs.validate`)."""
         from live_trial.trial.inputs import validate
 
         validate(self)
 
-    # ----------------------------------------------------------------- the whole line
     def run(self) -> TrialOutcome:
         """Run the trial from nothing to a verdict. Raises :class:`RefusedInput` before creating anything
         when the input is bad, a one-line :class:`Blocked` (nothing half-written) when the eval root cannot be
@@ -355,10 +352,16 @@ class Trial:
         return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick)
 
     def _on_tick(self, progress: dict) -> None:
-        """Poll's per-tick report: the 80% HARD_CAP warning is printed and logged; ticks feed the live line."""
+        """Poll's per-tick report: the 80% HARD_CAP warning is logged; ticks feed the live line; each change of
+        state, awaited tool or background work is one ``state`` record (the report's timeline)."""
         if "warn" in progress:
             self.journal.log("poll", "WARN", message=progress["warn"])
             return
+        doing = {"tool": progress.get("pending_tool"), "background": progress.get("background")}
+        if (progress.get("state"), doing) != getattr(self, "_doing", None):
+            self._doing = (progress.get("state"), doing)
+            self.journal.log("state", str(progress.get("state") or "unknown"),
+                             **{k: v for k, v in doing.items() if v}, elapsed_s=progress.get("elapsed_s"))
         self.journal.event("tick", **progress, **self._counts())
 
     def _counts(self) -> dict:
