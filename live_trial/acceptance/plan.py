@@ -41,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -252,6 +253,9 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             if stale:
                 entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
                 entry["superseded_watch_ids"] = stale
+            folder = skill_trials_dir(eval_root, name, skill_name)
+            found = reader.verdicts(folder)
+            entry["last_duration_s"] = _duration_of(found[0]) if found else None
             if proof:
                 entry.update(action="run", reason="--proof: proof trials always run")
                 continue
@@ -262,8 +266,6 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             if profile == "exhaustive":
                 entry.update(action="run", reason="profile exhaustive re-runs every live skill")
                 continue
-            folder = skill_trials_dir(eval_root, name, skill_name)
-            found = reader.verdicts(folder)
             if not found:
                 entry.update(action="run", reason="no verdict yet")
                 continue
@@ -297,6 +299,19 @@ def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, 
             "reuse_rehearsal": reuse_rehearsal, "eval_root": str(eval_root), "max_live_trials": max_live,
             "max_concurrency": width, "skills": [s.entry for s in skills], "live_batches": batches,
             "deferred": [s.target for s in skills if s.entry["action"] == "defer"], "counts": counts}
+
+
+def _duration_of(verdict_path: Path) -> float | None:
+    """Seconds the trial behind ``verdict_path`` took (``written_at`` - ``started_at``), or None when the verdict
+    cannot be read or lacks a time: ``run --plan --shard`` balances shards by it (README "Sharding")."""
+    try:
+        doc = json.loads(verdict_path.read_text(encoding="utf-8"))
+        start = datetime.fromisoformat(str(doc["started_at"]).replace("Z", "+00:00"))
+        end = datetime.fromisoformat(str(doc["written_at"]).replace("Z", "+00:00"))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+    seconds = (end - start).total_seconds()
+    return round(seconds, 3) if seconds > 0 else None
 
 
 def watch_closure(watch: Mapping[str, Any]) -> str | None:
