@@ -99,3 +99,24 @@ def test_plan_budget_applies_before_sharding(tmp_path: Path):
     shards = [shard_entries(plan, entries, k, 3) for k in (1, 2, 3)]
     assert sorted(e["target"] for s in shards for e in s) == sorted(e["target"] for e in entries)
     assert [len(s) for s in shards] == [1, 1, 1]
+
+
+def test_the_ci_example_plans_once_shards_and_merges():
+    """examples/ci/github-actions.yml: a plan job, one shard job per matrix entry running its own K/N of the same
+    plan.json, and a merge job that restores the last merged eval-log, merges into it and keeps it."""
+    import yaml
+
+    doc = yaml.safe_load((ROOT / "examples" / "ci" / "github-actions.yml").read_text())
+    plan, shard, merge = doc["jobs"]["plan"], doc["jobs"]["shard"], doc["jobs"]["merge"]
+    assert shard["strategy"]["matrix"]["shard"] == list(range(1, int(doc["env"]["SHARDS"]) + 1))
+    runs = lambda job: "\n".join(step.get("run", "") for step in job["steps"])  # noqa: E731
+    assert "live-trial plan" in runs(plan) and "plan.json" in runs(plan)
+    assert "--shard ${{ matrix.shard }}/${{ env.SHARDS }}" in runs(shard) and "--junit" in runs(shard)
+    assert shard["env"]["IS_SANDBOX"] == "1" and "secrets." in shard["env"]["ANTHROPIC_API_KEY"]
+    assert "seed_config" in runs(shard)                       # the trusted folder is set up
+    assert "live-trial merge eval-log shards/* --into eval-log" in runs(merge)
+    uses = lambda job: [step.get("uses", "") for step in job["steps"]]  # noqa: E731
+    assert any(u.startswith("actions/cache/restore") for u in uses(plan))
+    assert any(u.startswith("actions/cache/restore") for u in uses(merge))
+    assert any(u.startswith("actions/cache/save") for u in uses(merge))
+    assert any(u.startswith("actions/upload-artifact") for u in uses(merge))
