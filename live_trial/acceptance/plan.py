@@ -41,7 +41,6 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -49,7 +48,13 @@ from live_trial.acceptance.evallog import skill_trials_dir
 from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
-from live_trial.acceptance.verdict import OLDER_SCHEMA_VERSIONS, TRANSCRIPT_FILE, VERDICT_FILE, scenario_id
+from live_trial.acceptance.verdict import (
+    OLDER_SCHEMA_VERSIONS,
+    TRANSCRIPT_FILE,
+    VERDICT_FILE,
+    scenario_id,
+    trial_duration_s,
+)
 from live_trial.acceptance.verdict import SCHEMA as VERDICT_SCHEMA
 from live_trial.closure.index import MANIFEST, PluginIndex, discover_plugins, skills_of
 from live_trial.closure.pinning import closure_digest
@@ -302,16 +307,12 @@ def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, 
 
 
 def _duration_of(verdict_path: Path) -> float | None:
-    """Seconds the trial behind ``verdict_path`` took (``written_at`` - ``started_at``), or None when the verdict
-    cannot be read or lacks a time: ``run --plan --shard`` balances shards by it (README "Sharding")."""
+    """Seconds the trial behind ``verdict_path`` took, or None when the verdict cannot be read or lacks a time:
+    ``run --plan --shard`` balances shards by it (README "Sharding a plan over CI machines")."""
     try:
-        doc = json.loads(verdict_path.read_text(encoding="utf-8"))
-        start = datetime.fromisoformat(str(doc["started_at"]).replace("Z", "+00:00"))
-        end = datetime.fromisoformat(str(doc["written_at"]).replace("Z", "+00:00"))
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return trial_duration_s(json.loads(verdict_path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
-    seconds = (end - start).total_seconds()
-    return round(seconds, 3) if seconds > 0 else None
 
 
 def watch_closure(watch: Mapping[str, Any]) -> str | None:

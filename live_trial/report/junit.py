@@ -19,26 +19,14 @@ refused) is skipped with the plan's reason.
 """
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from live_trial.acceptance.verdict import trial_duration_s
 from live_trial.jsonfile import write_text_atomic
 
 SKIP_ACTIONS = ("reuse", "defer", "watching", "not_live", "refused")
 FAILURES = ("FAIL", "DEGRADED")
-
-
-def _duration_s(verdict: Mapping[str, Any] | None) -> float | None:
-    """Seconds from the verdict's ``started_at`` to its ``written_at``; None when either is missing."""
-    if not verdict or not verdict.get("started_at") or not verdict.get("written_at"):
-        return None
-    try:
-        start = datetime.fromisoformat(str(verdict["started_at"]).replace("Z", "+00:00"))
-        end = datetime.fromisoformat(str(verdict["written_at"]).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return max(0.0, (end - start).total_seconds())
 
 
 def trial_row(target: str, outcome: Any, skill_md: Path | None) -> dict:
@@ -56,7 +44,7 @@ def trial_row(target: str, outcome: Any, skill_md: Path | None) -> dict:
             "reasons": reasons, "report": str(outcome.report) if getattr(outcome, "report", None) else None,
             "verdict_path": str(outcome.verdict_path) if outcome.verdict_path else None,
             "workdir": str(outcome.workdir) if outcome.workdir else None,
-            "skill_md": str(skill_md) if skill_md else None, "duration_s": _duration_s(verdict)}
+            "skill_md": str(skill_md) if skill_md else None, "duration_s": trial_duration_s(verdict)}
 
 
 def skip_row(skill: Mapping[str, Any], eval_root: Path | None = None) -> dict:

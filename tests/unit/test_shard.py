@@ -120,3 +120,21 @@ def test_the_ci_example_plans_once_shards_and_merges():
     assert any(u.startswith("actions/cache/restore") for u in uses(merge))
     assert any(u.startswith("actions/cache/save") for u in uses(merge))
     assert any(u.startswith("actions/upload-artifact") for u in uses(merge))
+
+
+def test_plan_records_the_last_trial_duration_shards_balance_by(tmp_path: Path):
+    wd = tmp_path / "eval" / "trialkit" / "mark" / "live-trial" / "20261201T100000-aaaa"
+    wd.mkdir(parents=True)
+    (wd / "verdict.json").write_text(json.dumps({"started_at": "2026-12-01T10:00:00Z",
+                                                 "written_at": "2026-12-01T10:00:42.5Z"}))
+    proc = subprocess.run([sys.executable, "-m", "live_trial", "plan", "--plugin-dir",
+                           str(ROOT / "tests" / "e2e" / "plugins" / "trialkit"), "--eval-root", str(tmp_path / "eval"),
+                           "--max-live-trials", "5", "--json"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    durations = {s["target"]: s.get("last_duration_s") for s in plan["skills"]}
+    assert durations["trialkit:mark"] == 42.5 and durations["trialkit:mark2"] is None
+    entries = [e for batch in plan["live_batches"] for e in batch]
+    # the four skills with no duration count as the mean of the known ones (42.5 s): all weigh the same
+    shards = [[e["target"] for e in shard_entries(plan, entries, k, 2)] for k in (1, 2)]
+    assert sorted(len(s) for s in shards) == [2, 3]
