@@ -101,3 +101,20 @@ def test_step_summary_table_appended_only_when_set(tmp_path: Path) -> None:
     assert "a \\| pipe and a line" in table[0]
     assert "PASS" in table[0] and "FAIL" in table[1] and "⏭ reuse" in table[5]
     assert step_summary(rows).count("\n| ") == 11      # header + 10 skills
+
+
+def test_a_junit_path_that_cannot_be_written_is_refused_before_any_trial(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    plan = tmp_path / "plan.json"
+    plan.write_text("{}")
+    for bad, needle in ((tmp_path / "no" / "such" / "j.xml", "the folder for the file does not exist"),
+                        (tmp_path, "--junit names a folder")):
+        before = sorted(p.name for p in tmp_path.iterdir())
+        proc = subprocess.run([sys.executable, "-m", "live_trial", "run", "--plan", str(plan), "--junit", str(bad),
+                               "--eval-root", str(tmp_path / "eval")], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("REFUSED: ") and needle in lines[0]
+        assert sorted(p.name for p in tmp_path.iterdir()) == before
