@@ -48,7 +48,13 @@ from live_trial.acceptance.evallog import skill_trials_dir
 from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
-from live_trial.acceptance.verdict import OLDER_SCHEMA_VERSIONS, TRANSCRIPT_FILE, VERDICT_FILE, scenario_id
+from live_trial.acceptance.verdict import (
+    OLDER_SCHEMA_VERSIONS,
+    TRANSCRIPT_FILE,
+    VERDICT_FILE,
+    scenario_id,
+    trial_duration_s,
+)
 from live_trial.acceptance.verdict import SCHEMA as VERDICT_SCHEMA
 from live_trial.closure.index import MANIFEST, PluginIndex, discover_plugins, skills_of
 from live_trial.closure.pinning import closure_digest
@@ -252,6 +258,9 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             if stale:
                 entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
                 entry["superseded_watch_ids"] = stale
+            folder = skill_trials_dir(eval_root, name, skill_name)
+            found = reader.verdicts(folder)
+            entry["last_duration_s"] = _duration_of(found[0]) if found else None
             if proof:
                 entry.update(action="run", reason="--proof: proof trials always run")
                 continue
@@ -262,8 +271,6 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             if profile == "exhaustive":
                 entry.update(action="run", reason="profile exhaustive re-runs every live skill")
                 continue
-            folder = skill_trials_dir(eval_root, name, skill_name)
-            found = reader.verdicts(folder)
             if not found:
                 entry.update(action="run", reason="no verdict yet")
                 continue
@@ -297,6 +304,15 @@ def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, 
             "reuse_rehearsal": reuse_rehearsal, "eval_root": str(eval_root), "max_live_trials": max_live,
             "max_concurrency": width, "skills": [s.entry for s in skills], "live_batches": batches,
             "deferred": [s.target for s in skills if s.entry["action"] == "defer"], "counts": counts}
+
+
+def _duration_of(verdict_path: Path) -> float | None:
+    """Seconds the trial behind ``verdict_path`` took, or None when the verdict cannot be read or lacks a time:
+    ``run --plan --shard`` balances shards by it (README "Sharding a plan over CI machines")."""
+    try:
+        return trial_duration_s(json.loads(verdict_path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
 
 
 def watch_closure(watch: Mapping[str, Any]) -> str | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -380,3 +381,18 @@ def read_verdict(path: Path) -> dict:
     from live_trial.jsonfile import read_json
 
     return read_json(Path(path), SCHEMA)
+
+
+def trial_duration_s(doc: Any) -> float | None:
+    """Seconds a trial took by its verdict document: ``written_at - started_at`` (UTC ``...Z`` times), or None when
+    either is missing, unreadable or the difference is not positive. Plan records it (``last_duration_s``) for
+    ``run --plan --shard`` to balance shards; the JUnit file gives it as a testcase's time."""
+    if not isinstance(doc, dict) or not doc.get("started_at") or not doc.get("written_at"):
+        return None
+    try:
+        start = datetime.fromisoformat(str(doc["started_at"]).replace("Z", "+00:00"))
+        end = datetime.fromisoformat(str(doc["written_at"]).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    seconds = (end - start).total_seconds()
+    return round(seconds, 3) if seconds > 0 else None

@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "live_trial.cli.rehearsal_cmd",  # rehearsal (serve a scenario by hand)
     "live_trial.cli.selftest_cmd",   # self-test (every offline check)
     "live_trial.cli.report_cmd",     # report, ls, show (reading past trials)
+    "live_trial.cli.merge_cmd",      # merge (the eval-logs of a plan's shards)
 )
 
 EPILOG = """exit codes:
@@ -36,6 +37,7 @@ EPILOG = """exit codes:
   poll     0 DONE, 1 HARD_CAP, 2 STALL, 4 GATE, 5 TICK_BUDGET, 3 BLOCKED, 64 refused input
   verdict  0 written, 2 refused (nothing written)
   report, ls, show  0 done, 2 refused (not a workdir, no eval root)
+  merge    0 merged, 2 refused (a conflict; nothing written)
   any      64 usage error
 """
 
