@@ -14,7 +14,8 @@ Per skill (``skills[].action``):
   (:func:`live_trial.acceptance.origin.workdir_origin`: trial-state.json ``rehearsal`` or a ``claude-config/`` folder make it
   rehearsal), and that origin is live (rehearsal verdicts are never reused); ``overall.verdict`` PASS; the
   same behaviour-closure digest (``skill_dir_tree_sha``) and ``scenario_id`` as now; ``transcript.jsonl`` in its
-  workdir hashes to ``transcript_sha256``; :func:`~live_trial.acceptance.overall.derive_overall` over the verdict's own
+  workdir hashes to ``transcript_sha256`` (read once as a stream, then remembered by file identity until the file
+  changes: :mod:`~live_trial.acceptance.transcript_cache`); :func:`~live_trial.acceptance.overall.derive_overall` over the verdict's own
   recorded inputs gives back its overall; a ``contractual`` gate kind is still grounded in the (unchanged)
   frontmatter with the recorded evidence; and the transcript holds exactly one human prompt (the task: a nudge
   would be a second one).
@@ -43,6 +44,7 @@ from live_trial.acceptance.evallog import skill_trials_dir
 from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
+from live_trial.acceptance.transcript_cache import TranscriptCache
 from live_trial.acceptance.verdict import SCHEMA as VERDICT_SCHEMA
 from live_trial.acceptance.verdict import TRANSCRIPT_FILE, scenario_id
 from live_trial.closure.index import MANIFEST, PluginIndex, discover_plugins, skills_of
@@ -51,8 +53,6 @@ from live_trial.closure.target import resolve_target
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import utc_now
 from live_trial.session.rules import check_target_allowed
-from live_trial.transcript.reader import read_records, transcript_sha256
-from live_trial.transcript.records import human_prompts
 
 SCHEMA = "plan.schema.json"
 
@@ -92,9 +92,10 @@ def _plugin_roots(plugin_dirs: Iterable[Path]) -> list[Path]:
 
 
 class _VerdictReader:
-    """Reads old verdicts with one schema validator; hashes transcripts."""
+    """Reads old verdicts with one schema validator; reads transcripts through the plan's transcript cache."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: TranscriptCache) -> None:
+        self.cache = cache
         from jsonschema import Draft202012Validator
 
         from live_trial.resources import load_schema
@@ -120,9 +121,11 @@ class _VerdictReader:
         if next(self.validator.iter_errors(doc), None) is not None:
             return False, f"last verdict does not fit the verdict schema (run {run})"
         try:
-            found = workdir_origin(path.parent)
+            found = workdir_origin(path.parent, scripted=self.cache.scripted)
         except LiveTrialError as exc:
             return False, f"cannot tell the origin of its workdir ({exc.problem}) (run {run})"
+        except OSError as exc:
+            return False, f"the transcript cannot be read ({exc.strerror or exc}) (run {run})"
         if doc["scenario_origin"] != found.origin:
             why = found.why or "no rehearsal trace in trial-state.json, no claude-config/"
             return False, (f"last verdict says scenario_origin {doc['scenario_origin']} but its workdir is "
@@ -145,7 +148,11 @@ class _VerdictReader:
         transcript = path.parent / TRANSCRIPT_FILE
         if not doc.get("transcript_sha256") or not transcript.is_file():
             return False, f"the last PASS has no transcript (run {run})"
-        if transcript_sha256(transcript) != doc["transcript_sha256"]:
+        try:
+            facts = self.cache.facts(transcript)
+        except OSError as exc:
+            return False, f"the transcript cannot be read ({exc.strerror or exc}) (run {run})"
+        if facts.sha256 != doc["transcript_sha256"]:
             return False, f"transcript does not match transcript_sha256: edited (run {run})"
         if doc["gate_kind"] == "contractual":
             try:
@@ -154,9 +161,8 @@ class _VerdictReader:
                 grounded = []
             if grounded != doc["gate_contract_evidence"]:
                 return False, f"gate kind contractual is not grounded in the skill's frontmatter: edited (run {run})"
-        prompts = len(human_prompts(read_records(transcript).records))
-        if prompts != 1:
-            return False, (f"the transcript holds {prompts} human prompts, a PASS has exactly one (the task): "
+        if facts.human_prompts != 1:
+            return False, (f"the transcript holds {facts.human_prompts} human prompts, a PASS has exactly one (the task): "
                            f"nudges were not counted, edited (run {run})")
         return True, f"PASS with the same behaviour closure, scenario and transcript (run {run})"
 
@@ -201,7 +207,8 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
     for w in watches:
         if w.get("target"):
             watching.setdefault(str(w["target"]), []).append(str(w.get("id", "")))
-    reader = _VerdictReader()
+    cache = TranscriptCache(eval_root)
+    reader = _VerdictReader(cache)
     indexes: dict[Path, PluginIndex] = {}
     template_sha = None
     skills: list[_Skill] = []
@@ -258,6 +265,7 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
                                    reuse_rehearsal=reuse_rehearsal)
             entry.update(action="reuse" if ok else "run", reason=why,
                          verdict=str(found[0].relative_to(eval_root)))
+    cache.save()
     return _budget(skills, eval_root, profile, max_live_trials, max_concurrency, proof, reuse_rehearsal, utc_now())
 
 

@@ -13,7 +13,7 @@ import platform
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from live_trial.acceptance.origin import check_state_target, workdir_origin
+from live_trial.acceptance.origin import check_state_target, is_rehearsal_reply, workdir_origin
 from live_trial.acceptance.overall import (
     BLOCKED_WHY,
     GATE_KINDS,
@@ -27,7 +27,7 @@ from live_trial.acceptance.overall import (
 from live_trial.acceptance.tier import contract_evidence
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import utc_now, write_json
-from live_trial.transcript.reader import transcript_sha256
+from live_trial.transcript.reader import hashed_records
 
 SCHEMA = "live-trial-verdict.schema.json"
 
@@ -52,6 +52,12 @@ def actual_models(records: Iterable[Mapping[str, Any]]) -> list[str]:
     from live_trial.transcript.records import main_chain_assistant_models
 
     return main_chain_assistant_models(records)
+
+
+def may_hold_assistant(line: bytes) -> bool:
+    """False only for a transcript line that cannot be an assistant record (no ``assistant`` and no ``\\u``
+    escape that could spell it): such lines are not parsed when the actual model is read."""
+    return b"assistant" in line or b"\\u" in line
 
 
 def sha256_file(path: Path) -> str:
@@ -178,7 +184,11 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
                            fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
     if not isinstance(target, Target):
         target = resolve_target(qualified, plugins_root)  # type: ignore[arg-type]
-    found = workdir_origin(workdir)
+    transcript = workdir / TRANSCRIPT_FILE
+    transcript_sha, records = None, []
+    if transcript.is_file():      # one pass: the hash, the actual model and the rehearsal server's replies
+        transcript_sha, records = hashed_records(transcript, select=may_hold_assistant)
+    found = workdir_origin(workdir, scripted=lambda _: any(is_rehearsal_reply(r) for r in records))
     check_state_target(found.state, target.plugin_name, target.skill, qualified)
     kind = normalise_gate_kind(gate_kind, gate_response_count)
     notes = list(notes)
@@ -192,14 +202,8 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
         notes.append("gate kind contractual was normalised to rescue: there were no gate responses")
     grounding = contract_evidence(target.frontmatter) if kind == "contractual" else []
     digest, plugin_names, file_count = _closure_fields(target, plugins_root, closure_at_boot, notes)
-    transcript = workdir / TRANSCRIPT_FILE
-    transcript_sha, models = None, []
-    if transcript.is_file():
-        from live_trial.transcript.reader import read_records
-
-        transcript_sha = transcript_sha256(transcript)
-        models = actual_models(read_records(transcript).records)
-    else:
+    models = actual_models(records)
+    if transcript_sha is None:
         notes.append(f"{TRANSCRIPT_FILE} is missing from the workdir: no transcript_sha256, no actual model")
     tier = derive_tier(target.frontmatter)
     downgrade = None

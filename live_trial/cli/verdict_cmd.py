@@ -97,16 +97,16 @@ def _source_checks(workdir: Path):
     file under the workdir or the uuid of a record in ``<workdir>/transcript.jsonl``
     (:func:`live_trial.judge.answer.source_exists`), and the harness files it stands for, under any spelling,
     absolute or through the transcript record of the Write that wrote one
-    (:func:`live_trial.judge.answer.harness_files_of`). The transcript is read only through
-    :func:`live_trial.transcript.reader.read_records`."""
+    (:func:`live_trial.judge.answer.harness_files_of`). The transcript is streamed once through
+    :func:`live_trial.transcript.reader.iter_records`."""
     from live_trial.acceptance.verdict import TRANSCRIPT_FILE
     from live_trial.judge.answer import Context, harness_files_of, index_records, source_exists
-    from live_trial.transcript.reader import read_records
+    from live_trial.transcript.reader import iter_records
 
     index: list[dict] = []
     transcript = workdir / TRANSCRIPT_FILE
     if transcript.is_file():
-        index = index_records(read_records(transcript).records, workdir)
+        index = index_records(iter_records(transcript), workdir)
     ctx = Context(workdir=workdir, target="", description="", transcript_index=index,
                   transcript_uuids={row["uuid"].lower() for row in index})
     return (lambda source: source_exists(source, ctx)), (lambda source: harness_files_of(source, ctx))

@@ -153,28 +153,22 @@ def _written_paths(block: dict, base: Path | None) -> list[str]:
     return [_workdir_path(inp[k], base) for k in ("file_path", "notebook_path") if isinstance(inp.get(k), str)]
 
 
-def index_records(records: Iterable[dict], base: Path | None = None) -> list[dict]:
-    """One short line per transcript record with a uuid: ``{uuid, type, tools, head, writes}``.
+ORDER_KEYS = ("parentUuid", "timestamp", "isSidechain")
 
-    ``head`` is the start of the text, of the tool input (a file path relative to ``base`` when it is one)
-    or of the tool result, whitespace collapsed, at most 100 characters. ``writes`` lists the files the record's
-    Write/Edit/MultiEdit/NotebookEdit calls write (relative to ``base`` when under it), also on the record of their
-    tool results; ``[]`` for any other record.
-    """
-    records = list(records)
+
+def index_rows(records: Iterable[dict], base: Path | None = None) -> list[dict]:
+    """One compact row per record, in the order given, read in one pass (``records`` may be a stream): the index
+    fields of :func:`index_records` plus the keys :func:`live_trial.transcript.order.causal_order` sorts by
+    (``uuid``, ``parentUuid``, ``timestamp``, ``isSidechain``). Rows without a uuid only carry an order. The records
+    themselves are not kept, so a stream of any length costs one small row per record."""
     writes_of_call: dict[str, list[str]] = {}
+    rows: list[dict] = []
+    answered: list[tuple[dict, list]] = []      # rows whose writes also come from calls answered in them
     for rec in records:
+        row = {k: rec[k] for k in ORDER_KEYS if k in rec}
+        rows.append(row)
         content = (rec.get("message") or {}).get("content") if isinstance(rec.get("message"), dict) else None
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                writes_of_call[block["id"]] = _written_paths(block, base)
-    out = []
-    for rec in records:
-        uuid = rec.get("uuid")
-        if not isinstance(uuid, str):
-            continue
-        content = (rec.get("message") or {}).get("content") if isinstance(rec.get("message"), dict) else None
-        tools, head, writes = [], "", []
+        tools, head, parts = [], "", []
         if isinstance(content, str):
             head = content
         elif isinstance(content, list):
@@ -184,18 +178,46 @@ def index_records(records: Iterable[dict], base: Path | None = None) -> list[dic
                 if block.get("type") == "tool_use":
                     tools.append(str(block.get("name")))
                     head = head or _input_head(block.get("input"), base)
-                    writes += _written_paths(block, base)
+                    written = _written_paths(block, base)
+                    parts.append(written)
+                    if isinstance(block.get("id"), str):
+                        writes_of_call[block["id"]] = written
                 elif block.get("type") == "tool_result":
                     tools.append("tool_result")
-                    writes += writes_of_call.get(str(block.get("tool_use_id")), [])
+                    parts.append(str(block.get("tool_use_id")))
                     body = block.get("content")
                     head = head or (body if isinstance(body, str) else json.dumps(body, ensure_ascii=False))
                 elif block.get("type") == "text":
                     head = head or str(block.get("text", ""))
-        kind = rec.get("type", "?") + (f"/{rec['subtype']}" if rec.get("subtype") else "")
-        out.append({"uuid": uuid, "type": kind, "tools": tools, "head": " ".join(head.split())[:100],
-                    "writes": list(dict.fromkeys(writes))})
-    return out
+        uuid = rec.get("uuid")
+        if not isinstance(uuid, str):
+            continue
+        kind = str(rec.get("type", "?")) + (f"/{rec['subtype']}" if rec.get("subtype") else "")
+        row.update(uuid=uuid, type=kind, tools=tools, head=" ".join(head.split(None, 100)[:100])[:100],
+                   writes=[])
+        answered.append((row, parts))
+    for row, parts in answered:     # a call's writes stand for its result record too, wherever the call is
+        writes: list[str] = []
+        for part in parts:
+            writes += writes_of_call.get(part, []) if isinstance(part, str) else part
+        row["writes"] = list(dict.fromkeys(writes))
+    return rows
+
+
+def index_records(records: Iterable[dict], base: Path | None = None) -> list[dict]:
+    """One short line per transcript record with a uuid: ``{uuid, type, tools, head, writes}``, in the order given.
+
+    ``head`` is the start of the text, of the tool input (a file path relative to ``base`` when it is one)
+    or of the tool result, whitespace collapsed, at most 100 characters. ``writes`` lists the files the record's
+    Write/Edit/MultiEdit/NotebookEdit calls write (relative to ``base`` when under it), also on the record of their
+    tool results; ``[]`` for any other record. ``records`` is read once (a stream is fine).
+    """
+    return [index_row(row) for row in index_rows(records, base) if "uuid" in row]
+
+
+def index_row(row: dict) -> dict:
+    """The index fields of a row of :func:`index_rows` (``{uuid, type, tools, head, writes}``)."""
+    return {k: row[k] for k in ("uuid", "type", "tools", "head", "writes")}
 
 
 def build_prompt(ctx: Context, retry_reason: str | None = None) -> str:

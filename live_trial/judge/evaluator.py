@@ -162,10 +162,11 @@ def build_context(workdir: Path, target: Any) -> ea.Context:
     """Collect the promise (description, criteria), the out/ artifacts and the transcript index of a workdir.
 
     The index lists the records in the order they happened (:func:`live_trial.transcript.order.causal_order`,
-    subagent records included), not in line order, which the CLI does not keep for a session's first turn.
+    subagent records included), not in line order, which the CLI does not keep for a session's first turn. The
+    transcript is read once as a stream; only one small row per record is kept (ARCHITECTURE invariant 9).
     """
     from live_trial.transcript.order import causal_order
-    from live_trial.transcript.reader import read_records
+    from live_trial.transcript.reader import iter_records
 
     workdir = Path(workdir).resolve()
     frontmatter = dict(getattr(target, "frontmatter", None) or {})
@@ -190,9 +191,9 @@ def build_context(workdir: Path, target: Any) -> ea.Context:
         ctx.artifacts.append({"path": str(path.relative_to(workdir)), "bytes": size, "preview": preview})
     tpath = workdir / "transcript.jsonl"
     if tpath.is_file():
-        records = read_records(tpath).records
+        rows = ea.index_rows(iter_records(tpath), workdir)
         ctx.transcript_path = "transcript.jsonl"
-        ctx.transcript_index = ea.index_records(causal_order(records, sidechains=True), workdir)
+        ctx.transcript_index = [ea.index_row(r) for r in causal_order(rows, sidechains=True) if "uuid" in r]
         ctx.transcript_uuids = {r["uuid"].lower() for r in ctx.transcript_index}
     return ctx
 

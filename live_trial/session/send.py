@@ -47,13 +47,27 @@ class Delivery:
     notes: list[str] = field(default_factory=list)
 
 
-def _prompts(transcript_path: Path) -> list[dict]:
-    from live_trial.transcript.reader import read_records
-    from live_trial.transcript.records import human_prompts
+class _NewPrompts:
+    """The human prompts written to a transcript after byte ``start``, read incrementally: each look reads only the
+    bytes written since the last one, so confirming a delivery costs the same on a 500 MB transcript as on an empty
+    one (ARCHITECTURE invariant 9)."""
 
-    if not Path(transcript_path).is_file():
-        return []
-    return human_prompts(read_records(transcript_path).records)
+    def __init__(self, transcript_path: Path) -> None:
+        from live_trial.transcript.reader import complete_end_offset
+
+        self.path = Path(transcript_path)
+        self.offset = complete_end_offset(self.path)
+        self.found: list[dict] = []
+
+    def look(self) -> list[dict]:
+        """The new human prompts so far, in time order."""
+        from live_trial.transcript.reader import read_from
+        from live_trial.transcript.records import human_prompts, is_human_prompt
+
+        if self.path.is_file():
+            records, self.offset = read_from(self.path, self.offset)
+            self.found += [r for r in records if is_human_prompt(r)]
+        return human_prompts(self.found)
 
 
 def _norm(text: str) -> str:
@@ -105,14 +119,13 @@ def send_file(backend: Backend, session: str, path: str | os.PathLike, *, transc
     expected = expect_text if expect_text is not None else text
     if not _norm(expected):
         raise RefusedInput("task file is empty", where=str(path), fix="write the task text", code="empty_file")
-    transcript_path = Path(transcript_path)
-    before = len(_prompts(transcript_path))
+    prompts = _NewPrompts(Path(transcript_path))
     started = clock()
     buf = backend.paste_file(session, path)
     _wait_shown(backend, session, clock=clock, sleep=sleep)
     backend.send_keys(session, "Enter")
     extra = 0
-    record = _wait_record(transcript_path, before, timeout_s, clock=clock, sleep=sleep)
+    record = _wait_record(prompts, timeout_s, clock=clock, sleep=sleep)
     if record is None:
         capture = backend.capture(session)
         parked = screen.parked_input(capture)
@@ -120,7 +133,7 @@ def send_file(backend: Backend, session: str, path: str | os.PathLike, *, transc
             _fail("lost", session, path, expected, None, capture, extra)
         backend.send_keys(session, "Enter")
         extra = 1
-        record = _wait_record(transcript_path, before, timeout_s, clock=clock, sleep=sleep)
+        record = _wait_record(prompts, timeout_s, clock=clock, sleep=sleep)
         if record is None:
             _fail("parked", session, path, expected, None, backend.capture(session), extra)
     verdict = classify_arrival(expected, _prompt_text(record))
@@ -140,24 +153,18 @@ def _wait_shown(backend: Backend, session: str, *, clock: Callable[[], float], s
         sleep(POLL_S)
 
 
-def _wait_record(transcript_path: Path, before: int, timeout_s: float, *, clock: Callable[[], float],
+def _wait_record(prompts: _NewPrompts, timeout_s: float, *, clock: Callable[[], float],
                  sleep: Callable[[float], None]) -> dict | None:
-    """The newest human prompt once more than ``before`` exist (after a short settle), or None at timeout."""
+    """The first new human prompt once one exists (after a short settle), or None at timeout."""
     deadline = clock() + timeout_s
     while True:
-        prompts = _prompts(transcript_path)
-        if len(prompts) > before:
+        if prompts.look():
             sleep(POLL_S)  # let a second (empty) submission show up if there is one
-            prompts = _prompts(transcript_path)
-            return prompts[-1] if len(prompts) == before + 1 else _first_new(prompts, before)
+            # More than one new prompt: judge the first; a second (e.g. empty) submission is a bug to surface.
+            return prompts.look()[0]
         if clock() > deadline:
             return None
         sleep(POLL_S)
-
-
-def _first_new(prompts: list[dict], before: int) -> dict:
-    # More than one new prompt: judge the first; a second (e.g. empty) submission is a bug to surface.
-    return prompts[before]
 
 
 def _fail(code: str, session: str, path: Path, expected: str, got: str | None, capture: str, extra: int) -> None:

@@ -7,6 +7,7 @@ public parts only: its request, its :class:`~live_trial.trial.facts.Facts` and i
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 
 from live_trial.errors import LiveTrialError
@@ -83,17 +84,50 @@ def skill_calls(records) -> list[tuple[str, bool]]:
     return [(name, results.get(use_id, False)) for name, use_id in calls]
 
 
+def _tool_ids(rec: dict, block_type: str, key: str, name: str | None = None) -> list[str]:
+    from live_trial.transcript.records import message_content
+
+    content = message_content(rec)
+    return [b[key] for b in content if isinstance(b, dict) and b.get("type") == block_type
+            and isinstance(b.get(key), str) and (name is None or b.get("name") == name)] \
+        if isinstance(content, list) else []
+
+
+def skill_call_records(path: Path) -> list[dict]:
+    """The records of a transcript that :func:`skill_calls` needs (Skill tool_use records and the tool_result records
+    answering them), streamed: lines that mention neither ``"Skill"`` nor a Skill call's id are not parsed, and only
+    the records kept are held (ARCHITECTURE invariant 9). A result written before its call (the CLI's out-of-order
+    first turn) is found by a second pass that looks only for the ids still unanswered."""
+    from live_trial.transcript.reader import iter_records
+
+    ids: set[bytes] = set()
+
+    def select(line: bytes) -> bool:
+        return b'"Skill"' in line or b"\\u" in line or any(i in line for i in ids)
+
+    kept = []
+    for rec in iter_records(path, select=select):
+        for i in _tool_ids(rec, "tool_use", "id", "Skill"):
+            ids.update({i.encode(), json.dumps(i)[1:-1].encode()})      # as written raw or escaped
+        kept.append(rec)
+    answered = {i for rec in kept for i in _tool_ids(rec, "tool_result", "tool_use_id")}
+    missing = {i for rec in kept for i in _tool_ids(rec, "tool_use", "id", "Skill")} - answered
+    if missing:
+        needles = {n for i in missing for n in (i.encode(), json.dumps(i)[1:-1].encode())}
+        kept += [rec for rec in iter_records(path, select=lambda line: any(n in line for n in needles))
+                 if set(_tool_ids(rec, "tool_result", "tool_use_id")) & missing]
+    return kept
+
+
 def _check_launch(trial) -> None:
     """Seed 001 verdict table, axis 起動: the skill launched. READY and a delivered task are not enough: the
     transcript must show a successful Skill call to the target itself (task.md asks for exactly that). Without
     one, launch is FAIL: the session ran, but not the skill under trial (another skill, or none)."""
-    from live_trial.transcript.reader import read_records
-
     path = trial.wd.path("transcript.jsonl")
     if not path.is_file():
         return                                  # nothing collected: the notes already say why
     target = trial.target.qualified
-    calls = skill_calls(read_records(path).records)
+    calls = skill_calls(skill_call_records(path))
     if any(name == target and ok for name, ok in calls):
         return
     seen = ", ".join(f"{n or '?'}{'' if ok else ' (failed)'}" for n, ok in calls) or "none"

@@ -1,0 +1,102 @@
+"""What plan's reuse check reads from an old trial's transcript (its sha256, how many human prompts it holds, whether
+the rehearsal server wrote any of its replies), remembered between runs in ``<eval-root>/transcript-cache.json`` (``schemas/transcript-cache.schema.json``).
+
+A transcript is read once, as a stream (one pass for all three). An entry is used again only
+when the file's device, inode, size, mtime and ctime are all unchanged, as git's index does with its entries; a
+write changes the ctime even when the mtime is set back. A file whose mtime or ctime lies within
+:data:`RACY_NS` of the moment it was read is "racily clean" in git's words (a second write in the same clock tick
+would leave every stat field as it was) and is read again, so a changed file never hits the cache. A cache file that
+is missing, unreadable or does not fit its schema is an empty cache; one that cannot be written is not kept (plan
+still plans). Rule: README "Planning many skills" (reuse needs the transcript to still hash to
+``transcript_sha256`` and to hold exactly one human prompt).
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from live_trial.errors import LiveTrialError
+from live_trial.jsonfile import read_json, write_json
+
+CACHE_FILE = "transcript-cache.json"
+SCHEMA = "transcript-cache.schema.json"
+RACY_NS = 2_000_000_000
+
+
+def may_hold_reply_or_prompt(line: bytes) -> bool:
+    """False only for a transcript line that can be neither a user nor an assistant record (no ``"user"``, no
+    ``assistant``, no ``\\u`` escape that could spell them): such lines are hashed, not parsed."""
+    return b'"user"' in line or b"assistant" in line or b"\\u" in line
+
+
+@dataclass(frozen=True)
+class TranscriptFacts:
+    """``sha256`` (``sha256:<hex>`` of the bytes), ``human_prompts`` (how many), ``scripted`` (a rehearsal reply)."""
+
+    sha256: str
+    human_prompts: int
+    scripted: bool
+
+
+class TranscriptCache:
+    """The cache of one plan run: :meth:`facts` per transcript, :meth:`save` at the end."""
+
+    def __init__(self, eval_root: Path) -> None:
+        self.root = Path(eval_root)
+        self.path = self.root / CACHE_FILE
+        self.old: dict[str, dict] = {}
+        self.used: dict[str, dict] = {}
+        if self.path.is_file():
+            try:
+                self.old = read_json(self.path, SCHEMA)["entries"]
+            except LiveTrialError:
+                self.old = {}
+
+    def scripted(self, transcript: Path) -> bool:
+        """Whether ``transcript`` holds a reply of the rehearsal server (for
+        :func:`live_trial.acceptance.origin.workdir_origin`). Raises OSError when it cannot be read."""
+        return self.facts(transcript).scripted
+
+    def facts(self, transcript: Path) -> TranscriptFacts:
+        """What ``transcript`` holds (see :class:`TranscriptFacts`). Raises OSError when it cannot be read."""
+        from live_trial.acceptance.origin import is_rehearsal_reply
+        from live_trial.transcript.reader import hashed_records
+        from live_trial.transcript.records import human_prompts
+
+        transcript = Path(transcript)
+        try:
+            key = transcript.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            key = str(transcript.resolve())
+        st = os.stat(transcript)
+        ident = {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                 "ctime_ns": st.st_ctime_ns}
+        entry = self.used.get(key)                     # read earlier in this run
+        if entry is None or any(entry[k] != v for k, v in ident.items()):
+            entry = self.old.get(key)
+            if entry is not None and (any(entry[k] != v for k, v in ident.items())
+                                      or max(st.st_mtime_ns, st.st_ctime_ns) >= entry["read_at_ns"] - RACY_NS):
+                entry = None
+        if entry is None:
+            read_at = time.time_ns()
+            sha, records = hashed_records(transcript, select=may_hold_reply_or_prompt)
+            entry = {**ident, "read_at_ns": read_at, "sha256": sha, "human_prompts": len(human_prompts(records)),
+                     "scripted": any(is_rehearsal_reply(r) for r in records)}
+            after = os.stat(transcript)
+            if (after.st_size, after.st_mtime_ns, after.st_ctime_ns) != (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+                self.used.pop(key, None)                  # it changed while it was read: never remembered
+                return TranscriptFacts(sha, entry["human_prompts"], entry["scripted"])
+        self.used[key] = entry
+        return TranscriptFacts(entry["sha256"], entry["human_prompts"], entry["scripted"])
+
+    def save(self) -> None:
+        """Write the entries used in this run (schema-validated, atomic, 0600) when they differ from the file's;
+        nothing when the eval root does not exist or cannot be written."""
+        if self.used == self.old or not self.root.is_dir():
+            return
+        try:
+            write_json(self.path, {"version": 1, "entries": self.used}, SCHEMA)
+        except OSError:
+            pass
