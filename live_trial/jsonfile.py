@@ -123,7 +123,7 @@ def read_json(path: Path, schema_name: str | None) -> Any:
     """Read a JSON file and validate it; raise :class:`RefusedInput` naming the file when it is unreadable or invalid."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = parse_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RefusedInput("file not found", where=str(path), code="not_found") from None
     except IsADirectoryError:
@@ -132,9 +132,8 @@ def read_json(path: Path, schema_name: str | None) -> Any:
     except OSError as exc:
         raise RefusedInput(f"cannot read: {exc.strerror or exc}", where=str(path), code="unreadable",
                            fix="make the file readable") from None
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0][:200]
-        raise RefusedInput(f"not valid JSON: {why}", where=str(path), code="bad_json",
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RefusedInput(f"not valid JSON: {str(exc).splitlines()[0][:200]}", where=str(path), code="bad_json",
                            fix="fix or remove the file") from None
     if schema_name:
         validate(doc, schema_name, what=str(path))

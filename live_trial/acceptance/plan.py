@@ -47,11 +47,11 @@ from live_trial.acceptance.tier import contract_evidence, tier_and_reason
 from live_trial.acceptance.transcript_cache import TranscriptCache
 from live_trial.acceptance.verdict import SCHEMA as VERDICT_SCHEMA
 from live_trial.acceptance.verdict import TRANSCRIPT_FILE, scenario_id
-from live_trial.closure.index import MANIFEST, PluginIndex, discover_plugins, skills_of
+from live_trial.closure.index import MANIFEST, PluginIndex, discover, skills_of
 from live_trial.closure.pinning import closure_digest
 from live_trial.closure.target import resolve_target
 from live_trial.errors import LiveTrialError, RefusedInput
-from live_trial.jsonfile import utc_now
+from live_trial.jsonfile import parse_json, utc_now
 from live_trial.session.rules import check_target_allowed
 
 SCHEMA = "plan.schema.json"
@@ -72,23 +72,40 @@ class _Skill:
     entry: dict
 
 
-def _plugin_roots(plugin_dirs: Iterable[Path]) -> list[Path]:
-    """Each --plugin-dir is a plugin (has .claude-plugin/plugin.json) or a folder of plugins."""
+def _plugin_roots(plugin_dirs: Iterable[Path]) -> tuple[list[Path], dict[Path, LiveTrialError]]:
+    """Each --plugin-dir is a plugin (has .claude-plugin/plugin.json) or a folder of plugins. Returns the plugin
+    roots and the plugin folders whose manifest cannot be used (folder -> why): each of those is one refused row per
+    skill, the others plan as usual."""
     roots: list[Path] = []
+    broken: dict[Path, LiveTrialError] = {}
     for d in plugin_dirs:
         d = Path(d).resolve()
         if (d / MANIFEST).is_file():
             found = [d]
         elif d.is_dir():
-            found = sorted(discover_plugins(d).values())
+            found_in = discover(d)
+            found = sorted(found_in.plugins.values())
+            broken.update(found_in.broken)
         else:
             raise RefusedInput("plugin dir is not a folder", where=str(d), code="bad_plugin_dir",
                                fix="pass --plugin-dir plugins/<plugin>")
-        if not found:
+        if not found and not broken:
             raise RefusedInput("no plugin found (no .claude-plugin/plugin.json)", where=str(d), code="bad_plugin_dir",
                                fix="pass --plugin-dir plugins/<plugin>")
         roots += [r for r in found if r not in roots]
-    return roots
+    return roots, broken
+
+
+def _refused_plugin(folder: Path, error: LiveTrialError) -> list[_Skill]:
+    """One refused row per skill of a plugin whose manifest cannot be used (named by its folder)."""
+    rows = []
+    for skill_name in skills_of(folder) or ["*"]:
+        target = f"{folder.name}:{skill_name}"
+        entry: dict[str, Any] = {"target": target, "plugin": folder.name, "skill": skill_name, "tier": None,
+                                 "tier_reason": None, "action": "refused", "reason": f"{error.status}: {error.message}",
+                                 "skill_dir_tree_sha": None, "scenario_id": None, "verdict": None, "watch_ids": []}
+        rows.append(_Skill(target, folder.name, skill_name, folder.parent, entry))
+    return rows
 
 
 class _VerdictReader:
@@ -115,8 +132,8 @@ class _VerdictReader:
         """(reusable, reason) for one verdict file."""
         run = path.parent.name
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            doc = parse_json(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
             return False, f"last verdict is not readable JSON (run {run})"
         if next(self.validator.iter_errors(doc), None) is not None:
             return False, f"last verdict does not fit the verdict schema (run {run})"
@@ -202,7 +219,7 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             raise RefusedInput(f"{name} must be a whole number >= {0 if 'trials' in name else 1} (got {value!r})",
                                code="bad_value")
     eval_root = Path(eval_root).resolve()
-    roots = _plugin_roots(plugin_dirs)
+    roots, broken = _plugin_roots(plugin_dirs)
     watching: dict[str, list[str]] = {}
     for w in watches:
         if w.get("target"):
@@ -212,10 +229,18 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
     indexes: dict[Path, PluginIndex] = {}
     template_sha = None
     skills: list[_Skill] = []
+    refused = set(broken)
+    for folder, error in broken.items():
+        skills += _refused_plugin(folder, error)
     for root in roots:
         proot = Path(plugins_root).resolve() if plugins_root else root.parent
         index = indexes.get(proot) or indexes.setdefault(proot, PluginIndex(proot))
         name = next((n for n, r in index.plugins.items() if r == root), None)
+        if name is None and root in index.broken:
+            if root not in refused:
+                refused.add(root)
+                skills += _refused_plugin(root, index.broken[root])
+            continue
         if name is None:
             raise RefusedInput(f"plugin {root} is not under the plugins root {proot}", code="plugins_root",
                                fix="pass --plugins-root <folder that holds it and its dependencies>")

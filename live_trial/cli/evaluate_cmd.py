@@ -67,7 +67,7 @@ def _target_for(args) -> object:
     if state_path.is_file():
         try:
             state = json.loads(state_path.read_text(encoding="utf-8"))
-        except ValueError:
+        except (ValueError, RecursionError, OSError):
             state = {}
     name = args.target or state.get("target")
     if not name:

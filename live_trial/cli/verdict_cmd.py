@@ -16,7 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from live_trial.errors import RefusedInput
+from live_trial.errors import RefusedInput, require_utf8
 
 POLL_EXITS = ("DONE", "STALL", "GATE", "HARD_CAP", "TICK_BUDGET", "BLOCKED")
 
@@ -135,6 +135,9 @@ def cmd_verdict(args) -> int:
     from live_trial.session.rules import check_target_allowed
 
     check_target_allowed(args.target_skill)
+    for name in ("args", "evidence", "unverified"):
+        if getattr(args, name):
+            require_utf8(getattr(args, name), f"--{name}", fix="pass UTF-8 text")
     workdir = Path(args.workdir).resolve()
     if not workdir.is_dir():
         raise RefusedInput("workdir is not a folder", where=str(workdir), code="bad_workdir",

@@ -144,7 +144,7 @@ def parse_output(result: ProcessResult) -> tuple[Any, str | None, str | None]:
         try:
             doc = json.loads(candidate)
             break
-        except (json.JSONDecodeError, ValueError):
+        except (ValueError, RecursionError):
             continue
     if not isinstance(doc, dict):
         tail = (result.stderr or result.stdout or "").strip().splitlines()[-1:] or ["no output"]

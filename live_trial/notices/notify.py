@@ -331,7 +331,7 @@ def _read_records(path: Path) -> list[dict]:
             continue
         try:
             doc = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(doc, dict):
             out.append(doc)
@@ -393,7 +393,7 @@ def _trial_objective(eval_root: Path, doc: Mapping[str, Any], workdir: Path | No
         return None
     try:
         return json.loads(path.read_text(encoding="utf-8")).get("description") or None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError, AttributeError):
         return None
 
 
