@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -107,6 +108,14 @@ def write_text_atomic(path: Path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def copy_file_private(src: Path, dst: Path) -> None:
+    """Copy the bytes of ``src`` to ``dst`` (created 0600, its missing folders 0700). Raises OSError."""
+    make_private_dirs(Path(dst).parent)
+    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
+    with open(src, "rb") as fin, os.fdopen(fd, "wb") as fout:
+        shutil.copyfileobj(fin, fout)
 
 
 def write_json(path: Path, doc: Any, schema_name: str | None) -> None:

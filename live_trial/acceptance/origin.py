@@ -35,6 +35,25 @@ class WorkdirOrigin:
     scenario: Path | None
 
 
+def trial_folder(workdir: Path) -> Path:
+    """The resolved trial workdir ``workdir`` names, for the step commands that write into one (``verdict``,
+    ``collect``). Refused (:class:`RefusedInput`, code ``bad_workdir``, nothing written) when the path is a symlink
+    (it would write into wherever it points), is not a folder, or holds no ``trial-state.json`` as a regular file (it
+    is no folder ``run`` made: ``verdict`` would write verdict.json into any folder)."""
+    path = Path(workdir)
+    if path.is_symlink():
+        raise RefusedInput("the workdir is a symlink", where=str(path), code="bad_workdir",
+                           fix=f"pass the trial's folder itself ({path.resolve()})")
+    if not path.is_dir():
+        raise RefusedInput("workdir is not a folder", where=str(path.absolute()), code="bad_workdir",
+                           fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
+    state = path / STATE_FILE
+    if state.is_symlink() or not state.is_file():
+        raise RefusedInput(f"not a trial workdir (no {STATE_FILE})", where=str(path.resolve()), code="bad_workdir",
+                           fix="pass a folder `live-trial run` made: eval-log/<plugin>/<skill>/live-trial/<run-id>")
+    return path.resolve()
+
+
 def read_trial_state(workdir: Path) -> dict | None:
     """The workdir's ``trial-state.json`` as a dict, or None when there is none.
 

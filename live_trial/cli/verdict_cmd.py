@@ -130,6 +130,7 @@ def _evidence_kind(args, workdir: Path) -> tuple[str | None, list[dict] | None]:
 
 def cmd_verdict(args) -> int:
     """Handler of ``verdict``: refuse before writing anything; write; print the status line."""
+    from live_trial.acceptance.origin import trial_folder
     from live_trial.acceptance.verdict import SCHEMA, build_verdict, write_verdict
     from live_trial.jsonfile import validate
     from live_trial.session.rules import check_target_allowed
@@ -138,10 +139,7 @@ def cmd_verdict(args) -> int:
     for name in ("args", "evidence", "unverified"):
         if getattr(args, name):
             require_utf8(getattr(args, name), f"--{name}", fix="pass UTF-8 text")
-    workdir = Path(args.workdir).resolve()
-    if not workdir.is_dir():
-        raise RefusedInput("workdir is not a folder", where=str(workdir), code="bad_workdir",
-                           fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
+    workdir = trial_folder(args.workdir)
     kind, items = _evidence_kind(args, workdir)
     eval_root = _eval_root(args, workdir) if kind == "mostly_done" else None
     target, plugins_root = _target(args)

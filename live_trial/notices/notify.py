@@ -22,7 +22,8 @@ and, if it still fails, replaced by the generic sentence; the record says which 
 
 Sinks: ``<eval-root>/notifications.jsonl`` always (one schema-valid record per notification, including the
 webhook outcome); a webhook (JSON POST ``{"content": text}``, Discord style) when env
-``LIVE_TRIAL_WEBHOOK_URL`` is set, with a timeout and one retry. A failed send is recorded, never lost:
+``LIVE_TRIAL_WEBHOOK_URL`` is set, with one total deadline per attempt (connect, send and read together) and one
+retry after a quick failure. A failed send is recorded, never lost:
 :func:`live_trial.notices.resend.resend_failed` (called by ``watch.daily_maintenance``, so by ``run`` and
 ``watch daily``, and by ``plan``) sends the same
 text again, at most once an hour per notice, until one attempt gets through (seed 000: a person is always told
@@ -34,14 +35,18 @@ import json
 import os
 import re
 import time
-import urllib.error
-import urllib.request
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import append_jsonl, utc_now, validate
+from live_trial.notices.webhook import (  # noqa: F401 - WEBHOOK_RETRY_WAIT_S and Poster are part of this API
+    WEBHOOK_RETRY_WAIT_S,
+    WEBHOOK_TIMEOUT_S,
+    Poster,
+    send_webhook,
+)
 from live_trial.resources import resource_path
 
 LANGS = ("ja", "en")
@@ -50,11 +55,8 @@ KINDS = ("done", "mostly_done", "not_working", "confirmed", "watch_failed", "wat
 NOTIFICATIONS_FILE = "notifications.jsonl"
 WEBHOOK_ENV = "LIVE_TRIAL_WEBHOOK_URL"
 LANG_ENV = "LIVE_TRIAL_LANG"
-WEBHOOK_TIMEOUT_S = 5.0
-WEBHOOK_RETRY_WAIT_S = 1.0
 MAX_OBJECTIVE_CHARS = 200
 MAX_DETAIL_CHARS = 600
-MAX_CONTENT_CHARS = 1900  # Discord rejects content over 2000 characters
 
 # Subcommands of the CLI (kept in step with live_trial.cli; a test compares them with the real parser).
 SUBCOMMANDS = ("run", "plan", "boot", "send", "backend", "status", "poll", "collect", "reap", "evaluate",
@@ -229,45 +231,6 @@ def exit_code_sentence(command: str, exit_code: int, lang: str = DEFAULT_LANG) -
     table = catalogue(lang)["exit_codes"]
     return (table.get(command, {}).get(str(int(exit_code))) or table["any"].get(str(int(exit_code)))
             or catalogue(lang)["reasons"]["unknown"])
-
-
-Poster = Callable[[str, bytes, float], int]
-
-
-def _http_post(url: str, body: bytes, timeout_s: float) -> int:
-    req = urllib.request.Request(url, data=body, method="POST",
-                                 headers={"Content-Type": "application/json", "User-Agent": "live-trial"})
-    with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - the URL is the user's webhook
-        return int(resp.status)
-
-
-def send_webhook(url: str, text: str, *, timeout_s: float = WEBHOOK_TIMEOUT_S,
-                 retry_wait_s: float = WEBHOOK_RETRY_WAIT_S, post: Poster | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> dict:
-    """POST ``{"content": text}`` to ``url``; one retry after ``retry_wait_s`` seconds on any failure.
-
-    Returns ``{"status": "sent"|"failed", "attempts": n, "http_status": int|None, "error": str|None}``.
-    Never raises for a network or HTTP failure (the caller records it).
-    """
-    post = post or _http_post
-    body = json.dumps({"content": text[:MAX_CONTENT_CHARS]}, ensure_ascii=False).encode("utf-8")
-    outcome: dict = {"status": "failed", "attempts": 0, "http_status": None, "error": None}
-    for attempt in (1, 2):
-        outcome["attempts"] = attempt
-        try:
-            code = post(url, body, timeout_s)
-            outcome["http_status"] = code
-            if 200 <= code < 300:
-                outcome.update(status="sent", error=None)
-                return outcome
-            outcome["error"] = f"HTTP {code}"
-        except urllib.error.HTTPError as exc:
-            outcome.update(http_status=exc.code, error=f"HTTP {exc.code}")
-        except Exception as exc:  # noqa: BLE001 - any failure is recorded, never raised
-            outcome["error"] = f"{type(exc).__name__}: {exc}"[:300]
-        if attempt == 1:
-            sleep(retry_wait_s)
-    return outcome
 
 
 def notify(eval_root: Path, kind: str, objective: str, detail: str, lang: str | None = None, *,

@@ -7,12 +7,11 @@ a git work tree, a before/after snapshot of the cwd). Collect never judges; it r
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from live_trial.jsonfile import write_json, write_text_atomic
+from live_trial.jsonfile import copy_file_private, make_private_dirs, write_json, write_text_atomic
 
 SNAPSHOT_MAX_FILES = 20_000
 COPY_MAX_BYTES = 1_000_000
@@ -89,7 +88,7 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
     copy of each added or changed file up to 1 MB under ``side-effects/files/``.
     """
     dest = Path(workdir) / "side-effects"
-    dest.mkdir(exist_ok=True)
+    make_private_dirs(dest)
     summary: dict = {"git": False}
     if is_git_work_tree(cwd):
         summary["git"] = True
@@ -109,9 +108,7 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
         for rel in added + changed:
             src = Path(cwd) / rel
             if src.is_file() and not src.is_symlink() and after[rel][0] <= COPY_MAX_BYTES:
-                target = dest / "files" / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, target)
+                copy_file_private(src, dest / "files" / rel)
                 copied.append(rel)
         doc = {"added": added, "changed": changed, "removed": removed, "copied": copied}
         write_json(dest / "files.json", doc, "side-effects.schema.json")
