@@ -21,15 +21,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from live_trial.transcript.records import is_human_prompt, record_time
-from live_trial.transcript.stream import (
-    LONG_RECORD_BYTES,
-    SUMMARY_HEAD_BYTES,
-    SUMMARY_TAIL_BYTES,
-    Pass,
-    open_transcript,
-    parse_line,
-    parse_long,
-)
+from live_trial.transcript import stream as _stream
+from live_trial.transcript.stream import Pass, open_transcript, parse_line, parse_long
 
 TAIL_BLOCK_BYTES = 64 * 1024
 
@@ -184,11 +177,11 @@ class _Backwards:
         else:
             if rec_start is not None and rec_start > start:
                 start = rec_start              # a hole of NUL bytes, then the record: keep the record
-            if stop - start <= LONG_RECORD_BYTES:
+            if stop - start <= _stream.LONG_RECORD_BYTES:
                 rec = parse_line(self.read(start, stop), start, self.result)
                 self.result.parsed_bytes += stop - start
             else:
-                head = self.read(start, start + SUMMARY_HEAD_BYTES)
+                head = self.read(start, start + _stream.SUMMARY_HEAD_BYTES)
                 rec = parse_long(head, tail or b"", stop - start, start, self.result)
                 self.result.parsed_bytes += len(head) + len(tail or b"")
         if rec is not None:
@@ -259,9 +252,9 @@ def _walk(back: _Backwards, result: ReadResult, pos: int, block: bytes, end: int
             if pieces is not None:
                 pieces.append(piece)
                 plen += len(piece)
-                if plen > LONG_RECORD_BYTES:
+                if plen > _stream.LONG_RECORD_BYTES:
                     whole = b"".join(reversed(pieces))
-                    tail, pieces = whole[-SUMMARY_TAIL_BYTES:], None
+                    tail, pieces = whole[-_stream.SUMMARY_TAIL_BYTES:], None
                     hole = whole.rfind(b"\x00")
                     rec_start = line_end - len(whole) + hole + 1 if hole >= 0 else None
             elif rec_start is None:

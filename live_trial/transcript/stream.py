@@ -31,7 +31,9 @@ SUMMARY_HEAD_BYTES = 64 << 10
 SUMMARY_TAIL_BYTES = 64 << 10
 MAX_RECORD_DEPTH = 100
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+#: A lone surrogate can come from a ``\\udXXX`` escape or from raw bytes ED A0..BF (json.loads decodes bytes with
+#: "surrogatepass").
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]|\xed[\xa0-\xbf]")
 _NEWLINES = re.compile(rb"\n+")
 
 
