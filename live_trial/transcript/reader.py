@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from live_trial.transcript.records import is_human_prompt, record_time
 from live_trial.transcript import stream as _stream
+from live_trial.transcript.records import is_human_prompt, record_time
 from live_trial.transcript.stream import Pass, open_transcript, parse_line, parse_long
 
 TAIL_BLOCK_BYTES = 64 * 1024

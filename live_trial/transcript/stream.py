@@ -141,7 +141,7 @@ def check_record(rec: Any, raw: bytes, offset: int, tally: Tally) -> dict | None
     if not isinstance(rec.get("type"), str) or rec["type"] not in KNOWN_TYPES:
         tally.skipped_unknown += 1
         return None
-    if _SURROGATE_ESCAPE.search(raw):
+    if (b"\\u" in raw or b"\xed" in raw) and _SURROGATE_ESCAPE.search(raw):
         rec = scrub(rec)
     return rec
 

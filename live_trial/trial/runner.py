@@ -68,7 +68,7 @@ class Trial:
     def take_lock(self) -> None:
         """Hold an exclusive lock on the workdir for this harness's lifetime, so two harnesses (two resumes)
         never drive one session. Raises :class:`RefusedInput` when another process holds it."""
-        fh = open(self.wd.path(".trial.lock"), "a")
+        fh = os.fdopen(os.open(self.wd.path(".trial.lock"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a")
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
