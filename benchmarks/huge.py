@@ -33,19 +33,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from live_trial.transcript.builder import TranscriptBuilder  # noqa: E402
+from live_trial.transcript.builder import TranscriptBuilder, cli_key_order  # noqa: E402
 
 MODEL = "claude-opus-4-8"
 CHILD_PRELUDE = """
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
 """
-
-
-def cli_order(rec: dict) -> dict:
-    """A record with its keys in the 2.1.197 CLI's order (references/transcript-jsonl.md, "Over-long records")."""
-    first = ["parentUuid", "isSidechain", "message", "requestId", "type", "uuid", "timestamp", "toolUseResult"]
-    return {**{k: rec[k] for k in first if k in rec}, **{k: v for k, v in rec.items() if k not in first}}
 
 
 def write_turn(path: Path, size_mb: int, skill: str) -> int:
@@ -66,7 +60,7 @@ def write_turn(path: Path, size_mb: int, skill: str) -> int:
     b.turn_duration()
     with open(path, "w", encoding="utf-8") as fh:
         for rec in b.records:
-            fh.write(json.dumps(cli_order(rec), ensure_ascii=False) + "\n")
+            fh.write(json.dumps(cli_key_order(rec), ensure_ascii=False) + "\n")
     return path.stat().st_size
 
 

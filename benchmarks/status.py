@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from live_trial.policy import load_policy  # noqa: E402
-from live_trial.transcript.builder import TranscriptBuilder  # noqa: E402
+from live_trial.transcript.builder import TranscriptBuilder, cli_key_order  # noqa: E402
 from live_trial.transcript.reader import complete_end_offset, read_tail  # noqa: E402
 from live_trial.transcript.status import classify  # noqa: E402
 from live_trial.trial.poll import PollConfig, TurnCache, poll  # noqa: E402
@@ -217,30 +217,24 @@ def time_long_turn(path: Path, ticks: int) -> tuple[float, float, str, str]:
     return statistics.median(base), statistics.median(cached), s1, s2
 
 
-def cli_order(rec: dict) -> dict:
-    """A record with its keys in the 2.1.197 CLI's order (references/transcript-jsonl.md, "Over-long records")."""
-    first = ["parentUuid", "isSidechain", "message", "requestId", "type", "uuid", "timestamp", "toolUseResult"]
-    return {**{k: rec[k] for k in first if k in rec}, **{k: v for k, v in rec.items() if k not in first}}
-
-
 def build_long_line(path: Path, split: Path, size_mb: int) -> tuple[int, int]:
     """``path``: a prompt then a Write of ``size_mb`` MB (one line, still running); ``split``: the same prompt then
     ``size_mb`` tool_use/tool_result records of 1 MB each, bytes in the same amount. Returns both sizes."""
     b = TranscriptBuilder(session_id=SID, seed=11)
     b.prompt("Write the big file.")
-    head = "".join(json.dumps(cli_order(r)) + "\n" for r in b.records)
+    head = "".join(json.dumps(cli_key_order(r)) + "\n" for r in b.records)
     chunk = "line of the generated file, with \"quotes\" and a tab\t\n" * ((size_mb << 20) // 56 + 1)
     b.records.clear()
     b.tool_use("Write", {"file_path": "/tmp/bench/project/big.txt", "content": chunk[:size_mb << 20]})
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write(head + json.dumps(cli_order(b.records[0])) + "\n")
+        fh.write(head + json.dumps(cli_key_order(b.records[0])) + "\n")
     per = max(1, (path.stat().st_size - len(head)) // size_mb)
     with open(split, "w", encoding="utf-8") as fh:
         fh.write(head)
         for i in range(size_mb):
             b.records.clear()
             b.tool_use("Bash", {"command": f"step {i}", "description": "x" * (per - 900)})
-            fh.write(json.dumps(cli_order(b.records[0])) + "\n")
+            fh.write(json.dumps(cli_key_order(b.records[0])) + "\n")
         b.records.clear()
     return path.stat().st_size, split.stat().st_size
 

@@ -11,7 +11,7 @@ import tracemalloc
 import pytest
 
 from live_trial.transcript import stream
-from live_trial.transcript.builder import TranscriptBuilder
+from live_trial.transcript.builder import TranscriptBuilder, cli_key_order
 from live_trial.transcript.reader import (
     complete_end_offset,
     hashed_records,
@@ -28,15 +28,10 @@ from live_trial.transcript.summary import SUMMARY_KEY
 MB = 1 << 20
 
 
-def cli_order(rec: dict) -> dict:
-    """``rec`` with its keys in the 2.1.197 CLI's order: the message (and toolUseResult) before type, uuid and
-    timestamp, so a long record's uuid and stop_reason come after its big string (references/transcript-jsonl.md)."""
-    first = ["parentUuid", "isSidechain", "message", "requestId", "type", "uuid", "timestamp", "toolUseResult"]
-    return {**{k: rec[k] for k in first if k in rec}, **{k: v for k, v in rec.items() if k not in first}}
-
-
 def write_cli(path, records) -> None:
-    path.write_text("".join(json.dumps(cli_order(r)) + "\n" for r in records))
+    """The records with their keys in the CLI's order: a long record's uuid and stop_reason come after its big
+    string (references/transcript-jsonl.md)."""
+    path.write_text("".join(json.dumps(cli_key_order(r)) + "\n" for r in records))
 
 
 @pytest.fixture()

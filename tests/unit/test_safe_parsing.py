@@ -48,6 +48,17 @@ def plugin(root: Path, name: str, skills: dict[str, str], manifest: bytes | None
     return folder
 
 
+def refusal(kind, fn):
+    """``(the raised error's ExceptionInfo, peak Python memory in bytes)`` of ``fn()``, which must raise ``kind``."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(kind) as exc:
+            fn()
+        return exc, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 # ------------------------------------------------------------------ frontmatter
 
 @pytest.mark.parametrize("frontmatter, needle", [
@@ -61,11 +72,7 @@ def plugin(root: Path, name: str, skills: dict[str, str], manifest: bytes | None
 def test_hostile_frontmatter_is_refused_in_one_line(tmp_path, frontmatter, needle):
     md = tmp_path / "SKILL.md"
     md.write_text(f"---\n{frontmatter}\n---\nbody\n")
-    tracemalloc.start()
-    with pytest.raises(ClosureError) as exc:
-        read_frontmatter(md)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    exc, peak = refusal(ClosureError, lambda: read_frontmatter(md))
     assert needle in exc.value.message and str(md) in exc.value.message and "\n" not in exc.value.message
     assert peak < 16 << 20
 
@@ -144,11 +151,7 @@ REPLY = "rules:\n  - id: r\n    reply: {content: [{text: \"hi\"}]}\n"
 ])
 def test_hostile_scenarios_are_refused_in_one_line(tmp_path, text, needle):
     path = _scenario(tmp_path, text)
-    tracemalloc.start()
-    with pytest.raises(RefusedInput) as exc:
-        load_scenario(path)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    exc, peak = refusal(RefusedInput, lambda: load_scenario(path))
     assert needle in exc.value.message and str(path) in exc.value.message and "\n" not in exc.value.message
     assert exc.value.exit_code == 2 and peak < 32 << 20
 

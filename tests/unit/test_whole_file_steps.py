@@ -33,7 +33,7 @@ def big_turn(path: Path, size: int = 8 * MB, *, skill: str = "union-target:work"
                                                 "content": "w" * size})
     b.text("DONE: ok")
     b.turn_duration()
-    b.write(path)
+    b.write(path, cli_order=True)
     return b
 
 
