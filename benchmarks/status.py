@@ -16,7 +16,7 @@ and dates unique per repetition), ending in a turn whose Bash tool is still runn
   parsed) and classify. Goal: the cache at most half the baseline.
 
 - one long line: a turn whose last line is a Write of ``--long-line-mb`` (default 48) MB, against the same bytes split
-  into as many records of 1 MB (each parsed whole). ``status`` (read_tail + classify, median) and a poll tick (a
+  into as many records of 1 MB (each under the 1 MiB summary threshold, so parsed whole). ``status`` (read_tail + classify, median) and a poll tick (a
   fresh poll call: the first tick reads the tail) on each; goal: the long line at most 2x the split records. Then
   the bytes an idle poll tick reads (no new byte since the last tick), counted through the reader; goal: at most
   64 KiB.
@@ -218,24 +218,27 @@ def time_long_turn(path: Path, ticks: int) -> tuple[float, float, str, str]:
 
 
 def build_long_line(path: Path, split: Path, size_mb: int) -> tuple[int, int]:
-    """``path``: a prompt then a Write of ``size_mb`` MB (one line, still running); ``split``: the same prompt then
-    ``size_mb`` tool_use/tool_result records of 1 MB each, bytes in the same amount. Returns both sizes."""
+    """``path``: a prompt then a Write whose line is ``size_mb`` MB (10^6 bytes; one line, the tool still running);
+    ``split``: the same prompt then ``size_mb`` tool_use records of 1 MB each, under the 1 MiB summary threshold, so
+    each is parsed whole as an ordinary record is. Returns both sizes."""
     b = TranscriptBuilder(session_id=SID, seed=11)
     b.prompt("Write the big file.")
     head = "".join(json.dumps(cli_key_order(r)) + "\n" for r in b.records)
-    chunk = "line of the generated file, with \"quotes\" and a tab\t\n" * ((size_mb << 20) // 56 + 1)
+    line = "line of the generated file, with \"quotes\" and a tab\t\n"
+    per_line = len(json.dumps(line)) - 2
     b.records.clear()
-    b.tool_use("Write", {"file_path": "/tmp/bench/project/big.txt", "content": chunk[:size_mb << 20]})
+    b.tool_use("Write", {"file_path": "/tmp/bench/project/big.txt", "content": line * (size_mb * 10**6 // per_line)})
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(head + json.dumps(cli_key_order(b.records[0])) + "\n")
-    per = max(1, (path.stat().st_size - len(head)) // size_mb)
     with open(split, "w", encoding="utf-8") as fh:
         fh.write(head)
         for i in range(size_mb):
             b.records.clear()
-            b.tool_use("Bash", {"command": f"step {i}", "description": "x" * (per - 900)})
-            fh.write(json.dumps(cli_key_order(b.records[0])) + "\n")
-        b.records.clear()
+            b.tool_use("Bash", {"command": f"step {i}", "description": ""})
+            rec = cli_key_order(b.records[0])
+            pad = 10**6 - len(json.dumps(rec)) - 1
+            rec["message"]["content"][0]["input"]["description"] = "x" * pad
+            fh.write(json.dumps(rec) + "\n")
     return path.stat().st_size, split.stat().st_size
 
 
@@ -276,8 +279,8 @@ def idle_tick_bytes(path: Path, work: Path, ticks: int = 10) -> int:
 def long_line_section(work: Path, size_mb: int, repeat: int) -> None:
     long_path, split_path = work / "long-line.jsonl", work / "split-records.jsonl"
     long_size, split_size = build_long_line(long_path, split_path, size_mb)
-    print(f"one long line: a {long_size / (1 << 20):.0f} MB file whose last line is a {size_mb} MB Write, against "
-          f"{split_size / (1 << 20):.0f} MB of {size_mb} records")
+    print(f"one long line: a {long_size / 1e6:.0f} MB file whose last line is a {size_mb} MB Write, against "
+          f"{split_size / 1e6:.0f} MB in {size_mb} records of 1 MB (each parsed whole)")
     results = {}
     for name, path in (("long", long_path), ("split", split_path)):
         status_s, state = time_status(path, repeat)
