@@ -147,7 +147,8 @@ def _workdir_path(path: str, base: Path | None) -> str:
 
 def _written_paths(block: dict, base: Path | None) -> list[str]:
     """The files a ``tool_use`` block of a :data:`WRITE_TOOLS` tool writes, relative to ``base`` when under it."""
-    inp = block.get("input") if block.get("name") in WRITE_TOOLS else None
+    name = block.get("name")
+    inp = block.get("input") if isinstance(name, str) and name in WRITE_TOOLS else None
     if not isinstance(inp, dict):
         return []
     return [_workdir_path(inp[k], base) for k in ("file_path", "notebook_path") if isinstance(inp.get(k), str)]

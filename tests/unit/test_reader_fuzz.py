@@ -168,3 +168,18 @@ def test_deep_nesting_in_a_summary_window_is_bounded(depth, opener):
     head = b'{"type":"user","x":' + opener * depth
     rec = summarise(head[:4096], b"]}" * 3, 10**9)
     assert rec is None or rec["type"] == "user"
+
+
+def test_a_tool_name_of_the_wrong_type_does_not_break_the_evaluator_index():
+    """Found by the fuzz test above: a tool_use whose name is a list raised TypeError in the index (evaluate)."""
+    rec = {"type": "assistant", "uuid": "u1", "message": {"content": [{"type": "tool_use", "id": "t", "name": ["Write"],
+                                                                      "input": {"file_path": "/x"}}]}}
+    assert index_records([rec])[0]["writes"] == []
+
+
+def test_a_tool_result_id_of_the_wrong_type_does_not_break_the_classifier():
+    """Found by the fuzz test above: a tool_result whose tool_use_id is a list raised TypeError in the classifier,
+    which then reported a classifier_error (BUSY_GENERATING) for ever."""
+    b = build(["prompt", "tool"])
+    b.add({"type": "user", "uuid": "r1", "message": {"content": [{"type": "tool_result", "tool_use_id": ["x"]}]}})
+    assert _classify(b.records, None).state == "BUSY_TOOL"
