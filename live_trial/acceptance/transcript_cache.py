@@ -62,8 +62,8 @@ class TranscriptCache:
     def facts(self, transcript: Path) -> TranscriptFacts:
         """What ``transcript`` holds (see :class:`TranscriptFacts`). Raises OSError when it cannot be read."""
         from live_trial.acceptance.origin import is_rehearsal_reply
-        from live_trial.transcript.reader import hashed_records
-        from live_trial.transcript.records import human_prompts
+        from live_trial.transcript.reader import hashed_fold
+        from live_trial.transcript.records import is_human_prompt
 
         transcript = Path(transcript)
         try:
@@ -81,9 +81,14 @@ class TranscriptCache:
                 entry = None
         if entry is None:
             read_at = time.time_ns()
-            sha, records = hashed_records(transcript, select=may_hold_reply_or_prompt)
-            entry = {**ident, "read_at_ns": read_at, "sha256": sha, "human_prompts": len(human_prompts(records)),
-                     "scripted": any(is_rehearsal_reply(r) for r in records)}
+            seen = {"prompts": 0, "scripted": False}
+
+            def fold(rec: dict) -> None:
+                seen["prompts"] += is_human_prompt(rec)
+                seen["scripted"] = seen["scripted"] or is_rehearsal_reply(rec)
+            sha = hashed_fold(transcript, fold, select=may_hold_reply_or_prompt)
+            entry = {**ident, "read_at_ns": read_at, "sha256": sha, "human_prompts": seen["prompts"],
+                     "scripted": seen["scripted"]}
             after = os.stat(transcript)
             if (after.st_size, after.st_mtime_ns, after.st_ctime_ns) != (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
                 self.used.pop(key, None)                  # it changed while it was read: never remembered

@@ -27,7 +27,7 @@ from live_trial.acceptance.overall import (
 from live_trial.acceptance.tier import contract_evidence
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import utc_now, write_json
-from live_trial.transcript.reader import hashed_records
+from live_trial.transcript.reader import hashed_fold
 
 SCHEMA = "live-trial-verdict.schema.json"
 
@@ -185,10 +185,14 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     if not isinstance(target, Target):
         target = resolve_target(qualified, plugins_root)  # type: ignore[arg-type]
     transcript = workdir / TRANSCRIPT_FILE
-    transcript_sha, records = None, []
+    transcript_sha, models, scripted = None, [], [False]
+
+    def fold(rec: Mapping[str, Any]) -> None:
+        models.extend(m for m in actual_models([rec]) if m not in models)
+        scripted[0] = scripted[0] or is_rehearsal_reply(rec)
     if transcript.is_file():      # one pass: the hash, the actual model and the rehearsal server's replies
-        transcript_sha, records = hashed_records(transcript, select=may_hold_assistant)
-    found = workdir_origin(workdir, scripted=lambda _: any(is_rehearsal_reply(r) for r in records))
+        transcript_sha = hashed_fold(transcript, fold, select=may_hold_assistant)
+    found = workdir_origin(workdir, scripted=lambda _: scripted[0])
     check_state_target(found.state, target.plugin_name, target.skill, qualified)
     kind = normalise_gate_kind(gate_kind, gate_response_count)
     notes = list(notes)
@@ -202,7 +206,6 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
         notes.append("gate kind contractual was normalised to rescue: there were no gate responses")
     grounding = contract_evidence(target.frontmatter) if kind == "contractual" else []
     digest, plugin_names, file_count = _closure_fields(target, plugins_root, closure_at_boot, notes)
-    models = actual_models(records)
     if transcript_sha is None:
         notes.append(f"{TRANSCRIPT_FILE} is missing from the workdir: no transcript_sha256, no actual model")
     tier = derive_tier(target.frontmatter)

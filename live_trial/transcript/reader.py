@@ -10,7 +10,7 @@
 - A line longer than :data:`~live_trial.transcript.stream.LONG_RECORD_BYTES` is never parsed whole: its record is a
   summary of its first and last bytes (:mod:`live_trial.transcript.summary`). Malformed lines are skipped and
   counted, the first problem kept.
-- :func:`copy_transcript`, :func:`transcript_sha256` and :func:`hashed_records` serve collect, verdict and plan.
+- :func:`copy_transcript`, :func:`transcript_sha256` and :func:`hashed_fold` serve collect, verdict and plan.
 """
 from __future__ import annotations
 
@@ -345,13 +345,24 @@ def transcript_sha256(path: str | os.PathLike) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def hashed_records(path: str | os.PathLike, select: Callable[[bytes], bool] | None = None,
-                   result: ReadResult | None = None) -> tuple[str, list[dict]]:
-    """``(sha256:<hex> of the file's bytes, the records select keeps)`` from ONE forward pass (verdict: the hash and
-    the actual model; plan: the hash and the human prompts). Raises OSError when the file cannot be opened."""
+def hashed_fold(path: str | os.PathLike, fold: Callable[[dict], object],
+                select: Callable[[bytes], bool] | None = None, result: ReadResult | None = None) -> str:
+    """ONE forward pass over ``path``: hand each record ``select`` keeps to ``fold(record)`` (nothing is kept here,
+    so memory stays bounded whatever the file holds) and return ``sha256:<hex>`` of the file's bytes (verdict: the
+    hash, the actual model and the rehearsal replies; plan: the hash, the human prompts and the rehearsal replies).
+    Raises OSError when the file cannot be opened."""
     result = result if result is not None else ReadResult()
     h = hashlib.sha256()
-    records = list(iter_records(path, select=select, on_chunk=h.update, result=result))
+    for rec in iter_records(path, select=select, on_chunk=h.update, result=result):
+        fold(rec)
     if result.first_error and result.first_error.startswith("cannot read"):
         raise OSError(result.first_error)
-    return "sha256:" + h.hexdigest(), records
+    return "sha256:" + h.hexdigest()
+
+
+def hashed_records(path: str | os.PathLike, select: Callable[[bytes], bool] | None = None,
+                   result: ReadResult | None = None) -> tuple[str, list[dict]]:
+    """:func:`hashed_fold` keeping the records ``select`` keeps: ``(sha256:<hex>, records)``. Raises OSError when
+    the file cannot be opened."""
+    records: list[dict] = []
+    return hashed_fold(path, records.append, select, result), records

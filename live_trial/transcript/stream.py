@@ -183,7 +183,9 @@ class Pass:
     Iterate :meth:`records` for ``(offset, record)`` of each complete line; afterwards ``end`` is the offset just
     after the last complete line and ``torn`` tells whether an unterminated, non-blank line follows (held back:
     not an error while the session runs). ``select(line) -> bool`` is asked for each line of at most
-    :data:`LONG_RECORD_BYTES` before it is parsed; ``on_chunk(bytes)`` gets every byte read, in order; an over-long line is summarised only when ``select`` keeps its two windows.
+    :data:`LONG_RECORD_BYTES` before it is parsed; it must hold for any text that contains a line it holds for (a
+    substring test: then a chunk for which it is false is skipped without splitting it); ``on_chunk(bytes)`` gets
+    every byte read, in order; an over-long line is summarised only when ``select`` keeps its two windows.
     ``tally`` counts what was skipped (see :class:`Tally`). Raises OSError only from
     opening the file (callers open it).
     """
@@ -216,7 +218,18 @@ class Pass:
                 self.on_chunk(chunk)
             base, i, n = pos, 0, len(chunk)
             pos += n
+            skimmed = self.select is None
             while i < n:
+                if not skimmed and not buf and long is None:
+                    skimmed = True       # once per chunk: no line of the rest is selected -> skip it whole
+                    if not self.select(chunk[i:]):
+                        last = chunk.rfind(b"\n", i)
+                        if last >= 0:
+                            line_at = self.end = base + last + 1
+                        rest = last + 1 if last >= 0 else i
+                        if rest < n:
+                            buf, line_at = bytearray(chunk[rest:]), base + rest
+                        break
                 nl = chunk.find(b"\n", i)
                 stop = nl if nl >= 0 else n
                 if buf or long is not None:

@@ -137,6 +137,8 @@ def test_damaged_transcripts_never_raise_and_reads_stay_within_their_budgets(tmp
         assert stream.COUNTER.bytes <= size and offset == full.end_offset
         sha, assistants = hashed_records(path, select=lambda line: b"assistant" in line or b"\\u" in line)
         assert sha.startswith("sha256:") and all(r in full.records for r in assistants)
+        assert [r for r in assistants if r["type"] == "assistant"] == \
+            [r for r in full.records if r["type"] == "assistant"]        # lines skipped unparsed held none
         assert list(iter_records(path)) == full.records == forward
         if tail.reached_start:
             assert tail.records == full.records

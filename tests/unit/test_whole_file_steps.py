@@ -192,3 +192,40 @@ def test_a_broken_cache_file_is_an_empty_cache(tmp_path, plugins):
     (eval_root / "transcript-cache.json").write_text('{"version": 1, "entries": {"x": {"sha256": 5}}}')
     assert _reuse(eval_root, plugins)["action"] == "reuse"
     assert json.loads((eval_root / "transcript-cache.json").read_text())["entries"]
+
+
+def many_records(path: Path, size: int = 6 * MB) -> None:
+    """One turn of many small records (tool_use / tool_result pairs) adding up to ``size`` bytes."""
+    b = TranscriptBuilder(model=MODEL, seed=12)
+    b.prompt("run the skill")
+    tid = b.tool_use("Skill", {"skill": "union-target:work"})
+    b.tool_result(tid, "Launching skill: union-target:work")
+    with open(path, "w") as fh:
+        fh.write(b.text_jsonl(cli_order=True))
+        while fh.tell() < size:
+            b.records.clear()
+            tid = b.tool_use("Bash", {"command": "make step"})
+            b.tool_result(tid, "step output " * 100)
+            fh.write(b.text_jsonl(cli_order=True))
+        b.records.clear()
+        b.text("DONE: ok")
+        b.turn_duration()
+        fh.write(b.text_jsonl(cli_order=True))
+
+
+def test_verdict_and_plan_keep_no_record_of_a_transcript_of_many_small_records(tmp_path, plugins):
+    """Thousands of assistant records were all kept to read the actual model from them (458 MB on 500 MB)."""
+    from live_trial.acceptance.transcript_cache import TranscriptCache
+    from live_trial.acceptance.verdict import build_verdict
+    from live_trial.closure.target import resolve_target
+
+    wd = tmp_path / "eval-log" / "union-target" / "work" / "live-trial" / "20261130T101500-abcd"
+    wd.mkdir(parents=True)
+    many_records(wd / "transcript.jsonl")
+    target = resolve_target("union-target:work", plugins)
+    doc, peak = peak_of(lambda: build_verdict(
+        workdir=wd, target=target, plugins_root=plugins, session_id="s", requested_model=MODEL, launch="PASS",
+        completion="PASS", goal_result="PASS", poll_exit="DONE", claude_version="2.1.197", tmux_version="3.3a"))
+    assert doc["actual_model"] == [MODEL] and peak < 3 * MB
+    facts, peak = peak_of(lambda: TranscriptCache(tmp_path / "eval-log").facts(wd / "transcript.jsonl"))
+    assert (facts.human_prompts, facts.scripted) == (1, False) and peak < 3 * MB
