@@ -1,4 +1,5 @@
-"""Loop bounds of a trial, from ``references/convergence-policy.json`` only (ARCHITECTURE invariant 5).
+"""Loop bounds of a trial and the size limit of its copied folder, from ``references/convergence-policy.json`` only
+(ARCHITECTURE invariant 5).
 
 ``STALL_LIMIT`` and ``HARD_CAP`` (seconds) in the environment override the file (seed 001: the
 script keeps the policy values as defaults that env can override).
@@ -16,7 +17,10 @@ from live_trial.resources import read_reference
 
 @dataclass(frozen=True)
 class Policy:
-    """Bounds of one trial. Units: seconds (``*_s``), counts, a ratio."""
+    """Bounds of one trial. Units: seconds (``*_s``), counts, a ratio, bytes (``*_bytes``).
+
+    ``copy_max_bytes``: the largest folder ``run --cwd DIR`` copies (``trial_folder.copy_max_bytes``; README "Running a
+    real trial"): a larger one is refused before anything is created."""
 
     nudge_max: int
     stall_limit_s: float
@@ -25,6 +29,7 @@ class Policy:
     done_stable_ticks: int
     boot_timeout_s: float
     hard_cap_warn_ratio: float
+    copy_max_bytes: int = 536_870_912
 
     def with_overrides(self, **kw) -> "Policy":
         """A copy with the given fields replaced (for tests and --stall-limit style flags)."""
@@ -53,7 +58,9 @@ def load_policy(env: Mapping[str, str] | None = None) -> Policy:
     Source: seed 001, "ゴールシークループ" (loop_bounds.trial_acceptance is the single source of numbers).
     """
     env = os.environ if env is None else env
-    raw = json.loads(read_reference("convergence-policy.json"))["loop_bounds"]["trial_acceptance"]
+    doc = json.loads(read_reference("convergence-policy.json"))
+    raw = doc["loop_bounds"]["trial_acceptance"]
+    folder = doc.get("trial_folder") or {}
     policy = Policy(
         nudge_max=int(raw["nudge_max"]),
         stall_limit_s=float(raw["stall_limit_s"]),
@@ -62,6 +69,7 @@ def load_policy(env: Mapping[str, str] | None = None) -> Policy:
         done_stable_ticks=int(raw["done_stable_ticks"]),
         boot_timeout_s=float(raw.get("boot_timeout_s", 60)),
         hard_cap_warn_ratio=float(raw.get("hard_cap_warn_ratio", 0.8)),
+        copy_max_bytes=int(folder.get("copy_max_bytes", Policy.copy_max_bytes)),
     )
     return policy.with_overrides(stall_limit_s=_env_seconds(env, "STALL_LIMIT"),
                                  hard_cap_s=_env_seconds(env, "HARD_CAP"))

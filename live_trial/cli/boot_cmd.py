@@ -134,13 +134,15 @@ def cmd_boot(args) -> int:
         print(json.dumps({"status": "READY", "session": result.session, "session_id": result.session_id,
                           "model": result.model, "elapsed_s": round(result.elapsed_s, 2),
                           "bypass_dialog_seen": result.bypass_dialog_seen, "pane_pid": result.pane_pid,
-                          "plugin_dirs": [str(p) for p in result.plugin_dirs],
+                          "plugin_dirs": [str(p) for p in result.plugin_dirs], "plugin_warnings": result.plugin_warnings,
                           "claude_version": claude.version, "claude_path": claude.path, "claude_warning": warning}))
     else:
         print(result.ready_line())
         print(f"claude {claude.version} ({claude.path})", file=sys.stderr)   # stdout stays the READY line
         if warning:
             print(f"WARN: {warning}", file=sys.stderr)
+        for line in result.plugin_warnings:
+            print(f"WARN: {line}", file=sys.stderr)
     return int(ExitCode.OK)
 
 
@@ -180,16 +182,27 @@ def cmd_send(args) -> int:
         raise RefusedInput("no session id", where="send", fix="pass --session-id or set SESSION_ID (printed by boot)")
     cwd = args.cwd or backend.get_meta(args.session, "cwd")
     config = args.config_dir or backend.get_meta(args.session, "config_dir") or str(config_dir())
-    path = locate(session_id, cwd, config)
+
+    def current() -> Path:
+        """The transcript the session writes now: the CLI's sessions/<pane pid>.json names it (it moves on /clear)."""
+        from live_trial.session.rules import pid_alive
+        from live_trial.transcript.paths import read_cli_session_status
+
+        pid = backend.pane_pid(args.session)
+        doc = read_cli_session_status(config, pid) if pid and pid_alive(pid) else None
+        now = doc.get("sessionId") if isinstance(doc, dict) else None
+        return locate(now if isinstance(now, str) and now else session_id, cwd, config)
+
     kwargs = {"timeout_s": args.timeout} if args.timeout else {}
     try:
-        delivery = send.send_file(backend, args.session, Path(args.file), transcript_path=path, **kwargs)
+        delivery = send.send_file(backend, args.session, Path(args.file), transcript_path=current(), follow=current,
+                                  **kwargs)
     except LiveTrialError as exc:
         return _print_failure(exc, args)
     if args.json:
         print(json.dumps({"status": "DELIVERED", "session": args.session, "file": str(Path(args.file).resolve()),
                           "extra_enters": delivery.extra_enters, "record_uuid": delivery.record_uuid,
-                          "elapsed_s": round(delivery.elapsed_s, 2)}))
+                          "elapsed_s": round(delivery.elapsed_s, 2), "notes": delivery.notes}))
     else:
         print(f"DELIVERED: {args.session} {Path(args.file).name} ({delivery.elapsed_s:.1f}s, "
               f"extra_enters={delivery.extra_enters})")

@@ -1,14 +1,13 @@
 """``run --plan``: the plan's live_batches, at most --max-concurrency trials at once, one table at the end.
 
-Each trial has its own session, workdir (and, in rehearsal, its own scripted server), so trials never
-share a tmux buffer or a session. Ctrl-C / SIGTERM stops every running trial; each collects and kills
+Each trial has its own session, workdir, working folder (a new empty one, or its own copy of ``--cwd DIR``) and, in
+rehearsal, its own scripted server, so trials never share a tmux buffer, a session or a file. Ctrl-C / SIGTERM stops every running trial; each collects and kills
 its own session.
 """
 from __future__ import annotations
 
 import signal
 import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from rich.table import Table
 
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import read_json
+from live_trial.trial.facts import StopRequest
 
 
 def plan_items(plan: dict) -> list[list[dict]]:
@@ -37,11 +37,14 @@ def plan_items(plan: dict) -> list[list[dict]]:
 
 def run_plan(args, policy) -> int:
     """Run every batch of the plan in ``args.plan``; return the worst exit code (FAIL > BLOCKED > DEGRADED > PASS)."""
+    from live_trial.cli.folder_args import folder_options
     from live_trial.cli.progress import Progress
+    from live_trial.cli.report_cmd import write_report_after_run
     from live_trial.trial.facts import TrialRequest
     from live_trial.trial.runner import Trial
 
     per_skill = [flag for flag, given in (("--gate-response", args.gate_response),
+                                          ("--gate-response-contractual", args.gate_response_contractual),
                                           ("--gate-kind contractual", args.gate_kind == "contractual"),
                                           ("--expect-gate", args.expect_gate)) if given]
     if per_skill:
@@ -53,11 +56,16 @@ def run_plan(args, policy) -> int:
     width = args.max_concurrency or int(plan.get("max_concurrency") or 2)
     if width < 1:
         raise RefusedInput("--max-concurrency must be at least 1", fix="e.g. --max-concurrency 2")
+    if args.in_place is not None and width > 1:
+        raise RefusedInput("--in-place runs every trial of the plan in one folder, and trials of a plan run side by "
+                           "side", where="run --plan --in-place", code="in_place_with_concurrency",
+                           fix="pass --max-concurrency 1, or use --cwd DIR (a private copy per trial)")
+    folder = folder_options(args)
     eval_root = args.eval_root or Path(plan.get("eval_root") or "eval-log")
-    stop = threading.Event()
+    stop = StopRequest()
 
     def handler(signum, frame):
-        stop.set()
+        stop.request(signum)
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     results: list[tuple[str, object]] = []
@@ -65,8 +73,7 @@ def run_plan(args, policy) -> int:
         for batch in batches:
             def one(entry):
                 plugins_root = Path(entry.get("plugins_root") or args.plugins_root or "plugins")
-                req = TrialRequest(target=entry["target"], plugins_root=plugins_root, cwd=args.cwd or Path("."),
-                                   fresh_cwd=args.cwd is None,
+                req = TrialRequest(target=entry["target"], plugins_root=plugins_root, **folder,
                                    eval_root=eval_root, args=entry.get("args") or args.args, model=args.model,
                                    proof=bool(entry.get("proof")) or args.proof, rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal")
                                    else args.rehearsal, claude_bin=args.claude_bin, socket=args.socket,
@@ -74,9 +81,11 @@ def run_plan(args, policy) -> int:
                 progress = Progress(json_mode=args.json, prefix=f"[{entry['target']}] ")
                 progress.tty = False
                 try:
-                    return Trial(req, on_event=progress.event, stop_event=stop).run()
+                    outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
                 except LiveTrialError as exc:      # refused or failed before its workdir: one row, not the batch
                     return exc
+                outcome.report = write_report_after_run(outcome)
+                return outcome
             with ThreadPoolExecutor(max_workers=width) as pool:
                 for entry, outcome in zip(batch, pool.map(one, batch)):
                     results.append((entry["target"], outcome))

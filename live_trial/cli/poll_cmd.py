@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--config-dir", type=Path, default=None,
                    help="claude config folder (default CLAUDE_CONFIG_DIR or ~/.claude)")
     s.add_argument("--transcript", type=Path, default=None, help="read this transcript file instead")
-    s.add_argument("--pid", type=int, default=None, help="the CLI's pid: use its sessions/<pid>.json when it is alive")
+    s.add_argument("--pid", type=int, default=None, help="the CLI's pid: use its sessions/<pid>.json when it is alive "
+                   "(its status, and the session it writes now when /clear moved it to a new transcript)")
     s.add_argument("--self-test", action="store_true", help="classify the built-in synthetic transcripts")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_status)
@@ -69,6 +70,7 @@ def cmd_status(args) -> int:
     from live_trial.errors import RefusedInput
     from live_trial.transcript.paths import config_dir, locate, read_cli_session_status
     from live_trial.transcript.reader import read_tail
+    from live_trial.transcript.records import is_human_prompt
     from live_trial.transcript.status import classify
 
     if args.self_test:
@@ -93,16 +95,26 @@ def cmd_status(args) -> int:
                            where=str(path), code="not_a_transcript",
                            fix="pass the session's JSONL under <config>/projects/<cwd slug>/<session id>.jsonl, "
                                "or use --session-id")
-    session_status = None
+    session_status, moved_from = None, None
     if args.pid:
         from live_trial.session.rules import pid_alive
         if pid_alive(args.pid):
             session_status = read_cli_session_status(config, args.pid)
+        now = (session_status or {}).get("sessionId")
+        if not args.transcript and isinstance(now, str) and now and now != Path(path).stem:
+            # /clear: the CLI continues under a new session id in a new file (references/transcript-jsonl.md)
+            moved = locate(now, (args.cwd or Path.cwd()).absolute(), config)
+            if moved.is_file():
+                moved_from, path = path, moved
+                tail = read_tail(path)
+                if not any(map(is_human_prompt, tail.records)):
+                    tail.records = read_tail(moved_from).records + tail.records
     st = classify(tail.records, session_status)
     if args.json:
         doc = st.to_dict()
         doc.update(transcript=str(path), skipped_malformed=tail.skipped_malformed, skipped_unknown=tail.skipped_unknown,
-                   first_error=tail.first_error, torn_tail=tail.torn_tail)
+                   first_error=tail.first_error, torn_tail=tail.torn_tail,
+                   moved_from=str(moved_from) if moved_from else None)
         print(json.dumps(doc, ensure_ascii=False))
         return 0
     print(_status_line(st))
@@ -110,6 +122,11 @@ def cmd_status(args) -> int:
           f"pending_tool: {st.pending_tool}")
     print(f"transcript: {path}  records read: {len(tail.records)}  skipped: {tail.skipped_malformed} malformed, "
           f"{tail.skipped_unknown} unknown" + ("  (torn last line held back)" if tail.torn_tail else ""))
+    if moved_from:
+        print(f"moved: the session continues in {Path(path).name} (was {Path(moved_from).name})")
+    if st.background:
+        print(f"background: {st.background['kind']} ({st.background['shells']} shells, {st.background['agents']} "
+              f"agents; from {', '.join(st.background['sources'])})")
     for w in st.warnings:
         print(f"WARN: {w}")
     return 0

@@ -36,6 +36,8 @@ def tick_line(data: dict) -> str:
              f"HARD_CAP in {_fmt_s(data.get('hard_cap_in_s'))}"]
     if data.get("pending_tool"):
         parts.append(f"tool {data['pending_tool']}")
+    if data.get("background"):
+        parts.append(f"background {data['background']} running")
     parts.append(f"nudges {data.get('nudges', 0)}")
     parts.append(f"gate answers {data.get('gate_responses', 0)}")
     return " · ".join(parts)
@@ -71,7 +73,7 @@ class Progress:
             if data.get("decision") == "WARN":
                 self._print(data.get("message", "WARN"))
             elif data.get("step") in ("poll", "stall", "send", "nudge", "boot", "tools", "harness", "evaluate",
-                                    "rehearsal", "cleanup", "watches", "launch") or data.get("decision") in ("WARN",):
+                                    "rehearsal", "cleanup", "watches", "launch", "folder") or data.get("decision") in ("WARN",):
                 extra = {k: v for k, v in data.items() if k not in ("at", "step", "decision", "tail")}
                 self._print(f"{data['step']}: {data['decision']} {json.dumps(extra, ensure_ascii=False)}"
                             if extra else f"{data['step']}: {data['decision']}")
@@ -103,6 +105,8 @@ class Progress:
         body.append(outcome.summary + "\n")
         if outcome.verdict_path:
             body.append(f"verdict: {outcome.verdict_path}\n")
+        if getattr(outcome, "report", None):
+            body.append(f"report: {outcome.report}\n")
         for warning in ((outcome.verdict or {}).get("warnings") or [])[:5]:
             body.append(f"WARN: {warning}\n", style="yellow")
         if outcome.notification:
@@ -120,4 +124,5 @@ def outcome_json(outcome) -> dict:
             "verdict_path": str(outcome.verdict_path) if outcome.verdict_path else None,
             "scenario_origin": outcome.scenario_origin, "stop_reason": outcome.stop_reason,
             "summary": outcome.summary, "notification": outcome.notification,
-            "notification_delivery": getattr(outcome, "notification_delivery", None)}
+            "notification_delivery": getattr(outcome, "notification_delivery", None),
+            "report": str(outcome.report) if getattr(outcome, "report", None) else None}

@@ -95,6 +95,10 @@ def parse_evidence_items(evidence: str | None) -> list[dict] | None:
     return out
 
 
+#: Where a trial keeps the transcripts its session moved away from (``/clear`` continues a session in a new file;
+#: ``transcript.jsonl`` is the file it ended in): ``moved-from/<session-id>.jsonl``. Their records are evidence by uuid
+#: like those of ``transcript.jsonl``.
+MOVED_FROM_DIR = "moved-from"
 #: The completion marker as a source, relative to the workdir; a PASS needs a source other than it.
 MARKER_SOURCE = "out/status.json"
 #: Every file the harness itself writes in a trial's workdir, as workdir-relative POSIX patterns (``*`` stays within one
@@ -104,12 +108,13 @@ MARKER_SOURCE = "out/status.json"
 #: task makes every trial write it), ``task.md`` and ``nudge-<n>.md`` the text pasted into the session (``trial``,
 #: ``trial_loop``), ``trial-state.json`` / ``trial-log.jsonl`` / ``poll-state.json`` / ``cwd-snapshot.json`` /
 #: ``.trial.lock`` (``trial``), ``evaluation.json`` (``evaluator``), ``verdict.json`` (``verdict``), ``claude-config/``
-#: a rehearsal's isolated claude configuration (``origin.REHEARSAL_CONFIG_DIR``). Still evidence: transcript records
-#: (by uuid), ``pane.txt`` (the screen the skill left), ``side-effects/**``, ``subagents/*.jsonl`` and every file
-#: under ``out/`` other than the marker.
+#: a rehearsal's isolated claude configuration (``origin.REHEARSAL_CONFIG_DIR``), ``rehearsal-watches/`` the watch ledger
+#: of a rehearsal (``live_trial.trial.judgement``: a scripted run never writes eval-root's ledger). What the fresh
+#: evaluator may cite is narrower still (:mod:`live_trial.judge.citable`): only the files the session created or changed
+#: and the transcript records of its tool calls with their results.
 HARNESS_FILES: tuple[str, ...] = (
     MARKER_SOURCE, "task.md", "nudge-*.md", "trial-state.json", "trial-log.jsonl", "poll-state.json",
-    "cwd-snapshot.json", ".trial.lock", "evaluation.json", "verdict.json", "claude-config/**",
+    "cwd-snapshot.json", ".trial.lock", "evaluation.json", "verdict.json", "claude-config/**", "rehearsal-watches/**", "report.html",
 )
 MARKER_ONLY = ("a PASS needs at least one evidence item whose source is not the completion marker (out/status.json is "
                "the harness's own contract file, written by every trial, so it shows nothing of the goal)")

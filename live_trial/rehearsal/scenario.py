@@ -7,9 +7,13 @@ and the first rule whose predicates all hold (and whose ``times`` budget is not 
 it. The reply is a list of text / tool_use blocks with ``{{...}}`` placeholders filled from the
 request. Format reference: ``references/scenario-format.md`` (and ``examples/scenarios/``).
 
-Wire facts used here (claude-cli-observed.md, "What the server receives"): requests with no tools
-are side queries (title generation); ``messages`` may hold role ``system`` entries; a human prompt
-is a user message without tool_result blocks; ``metadata.user_id`` is a JSON string with
+Wire facts used here (claude-cli-observed.md, "What the server receives"; references/transcript-jsonl.md for
+2.1.197): requests with no tools are side queries (title generation); ``messages`` may hold role ``system`` entries;
+a human prompt is a user message without tool_result blocks that is not only a task notification (the CLI waking
+the model after a background task ended) or the summary that starts a compacted conversation; slash-command blocks
+(``<command-name>``, ``<local-command-…>``) and ``<system-reminder>`` blocks are not part of a prompt's text; a
+compaction request appends the summary instruction ("CRITICAL: Respond with TEXT ONLY…") to the last user message;
+a subagent's request says ``cc_is_subagent=true`` in its system prompt; ``metadata.user_id`` is a JSON string with
 ``session_id``.
 """
 from __future__ import annotations
@@ -39,6 +43,12 @@ DEFAULT_SIDE_TEXT = "Rehearsal session"
 _PLACEHOLDER = re.compile(r"\{\{(re:.+?|[a-z_]+)\}\}(?!\})", re.S)
 _CWD_PATTERNS = (re.compile(r"Primary working directory: *(\S[^\n]*)"),
                  re.compile(r"Working directory: *(\S[^\n]*)"))
+_NOT_PROMPT_BLOCKS = ("<system-reminder>", "<local-command-caveat>", "<command-name>", "<command-message>",
+                      "<local-command-stdout>", "<local-command-stderr>")
+_COMPACTION_RE = re.compile(r"^CRITICAL: Respond with TEXT ONLY|create a detailed summary of the conversation so far")
+_NOTIFICATION = "<task-notification>"
+_SUMMARY_START = "This session is being continued from a previous conversation"
+_SUBAGENT_MARK = "cc_is_subagent=true"
 
 
 @dataclass
@@ -67,8 +77,11 @@ class Scenario:
 class RequestView:
     """What the matcher needs to know about one POST /v1/messages body.
 
-    ``step``: assistant messages after the last human prompt (0 = first reply to the prompt).
-    ``human_turn``: 1-based index of the last human prompt in the conversation.
+    ``step``: assistant messages after the last human prompt (0 = first reply to the prompt; a wake-up by a task
+    notification does not restart it). ``human_turn``: 1-based index of the last human prompt in the conversation.
+    ``task_notification``: the notification text when the request answers a wake-up (the last user message is a
+    ``<task-notification>``), else None. ``compaction``: the request asks for the summary of ``/compact``.
+    ``subagent``: a subagent's request.
     ``last_tool_result``: {"content": str, "is_error": bool, "tool_use_id": str} or None, taken from the
     last user message only (so it is None at step 0). ``conversation``: 1-based ordinal of the
     conversation id among main (tool-bearing) requests, filled in by the server.
@@ -89,6 +102,9 @@ class RequestView:
     stream: bool
     conversation: int = 0
     extra: dict = field(default_factory=dict)
+    task_notification: str | None = None
+    compaction: bool = False
+    subagent: bool = False
 
 
 # ---------------------------------------------------------------- loading
@@ -149,6 +165,8 @@ def _short(msg: str, limit: int = 160) -> str:
 
 def _check_regexes(when: dict, base: str, where: str) -> None:
     checks = [(k, when.get(k)) for k in ("first_prompt", "last_prompt")]
+    if isinstance(when.get("task_notification"), str):
+        checks.append(("task_notification", when["task_notification"]))
     ltr = when.get("last_tool_result") or {}
     checks.append(("last_tool_result/content", ltr.get("content")))
     for key, pattern in checks:
@@ -198,15 +216,40 @@ def _tool_result_text(block: dict) -> str:
     return "\n".join(b.get("text", "") for b in _blocks(block.get("content")) if b.get("type") == "text")
 
 
+def _text_parts(msg: dict) -> list[str]:
+    return [b.get("text", "") for b in _blocks(msg.get("content")) if b.get("type") == "text"]
+
+
+def _own_words(msg: dict) -> list[str]:
+    """The text blocks of a user message a person wrote: without ``<system-reminder>`` context blocks,
+    slash-command blocks and a compaction request's summary instruction."""
+    return [p for p in _text_parts(msg)
+            if not p.lstrip().startswith(_NOT_PROMPT_BLOCKS) and not _COMPACTION_RE.search(p)]
+
+
 def _prompt_text(msg: dict) -> str:
-    """Text of a human user message without ``<system-reminder>`` context blocks."""
-    parts = [b.get("text", "") for b in _blocks(msg.get("content")) if b.get("type") == "text"]
-    kept = [p for p in parts if not p.lstrip().startswith("<system-reminder>")]
-    return "\n".join(kept if kept else parts)
+    """Text of a human user message (:func:`_own_words`; when none is left, the blocks other than context)."""
+    kept = _own_words(msg)
+    if not kept:
+        kept = [p for p in _text_parts(msg) if not p.lstrip().startswith("<system-reminder>")] or _text_parts(msg)
+    return "\n".join(kept)
+
+
+def _notification_text(msg: dict) -> str | None:
+    """The notification text of a user message that only wakes the model after a background task ended."""
+    text = "\n".join(_own_words(msg)).strip()
+    return text if msg.get("role") == "user" and text.startswith(_NOTIFICATION) else None
 
 
 def _is_human(msg: dict) -> bool:
-    return msg.get("role") == "user" and not any(b.get("type") == "tool_result" for b in _blocks(msg.get("content")))
+    """A human prompt: a user message without tool_result blocks holding words a person wrote, which are not a task
+    notification nor the summary a compacted conversation starts with."""
+    if msg.get("role") != "user" or any(b.get("type") == "tool_result" for b in _blocks(msg.get("content"))):
+        return False
+    if not _text_parts(msg):
+        return True                                    # an image-only prompt
+    words = "\n".join(_own_words(msg)).lstrip()
+    return bool(words) and not words.startswith((_NOTIFICATION, _SUMMARY_START))
 
 
 def _all_text(messages: list[dict]) -> str:
@@ -255,6 +298,8 @@ def analyse_request(body: dict) -> RequestView:
     system = body.get("system")
     system_text = system if isinstance(system, str) else "\n".join(
         b.get("text", "") for b in _blocks(system) if b.get("type") == "text")
+    last_user = next((m for m in reversed(convo) if m.get("role") == "user"), None)
+    last_texts = [b.get("text", "") for b in _blocks((last_user or {}).get("content")) if b.get("type") == "text"]
     return RequestView(
         model=str(body.get("model", "")), tools=tools, message_count=len(messages),
         conversation_id=conversation_key(body), side_query=not tools, step=step, human_turn=len(human_idx),
@@ -262,7 +307,10 @@ def analyse_request(body: dict) -> RequestView:
         last_prompt=_prompt_text(convo[last_h]) if human_idx else "",
         last_tool_result=last_tool_result, all_text=_all_text(messages), system_text=system_text,
         stream=bool(body.get("stream", False)),
-        extra={"output_format": (body.get("output_config") or {}).get("format")})
+        extra={"output_format": (body.get("output_config") or {}).get("format")},
+        task_notification=_notification_text(convo[-1]) if convo else None,
+        compaction=any(_COMPACTION_RE.search(t) for t in last_texts),
+        subagent=_SUBAGENT_MARK in system_text)
 
 
 # ---------------------------------------------------------------- matching
@@ -272,11 +320,25 @@ def rule_matches(rule: Rule, view: RequestView) -> bool:
 
     Predicates (all optional, AND-ed): ``conversation`` (1-based ordinal), ``first_prompt`` /
     ``last_prompt`` (regex search), ``step``, ``human_turn``, ``last_tool_result`` {content regex,
-    is_error, present}, ``tools_include`` / ``tools_exclude`` (names), ``model`` (regex on the requested model).
+    is_error, present}, ``tools_include`` / ``tools_exclude`` (names), ``model`` (regex on the requested model),
+    ``task_notification`` (true: a wake-up by a task notification, false: not one, a string: a wake-up whose
+    notification matches that regex), ``compaction`` (the summary request of ``/compact``; a rule without this key
+    never answers one), ``subagent`` (a subagent's request).
     """
     w = rule.when
     if rule.times is not None and rule.fired >= rule.times:
         return False
+    if bool(w.get("compaction", False)) != view.compaction:
+        return False
+    if "subagent" in w and bool(w["subagent"]) != view.subagent:
+        return False
+    if "task_notification" in w:
+        want = w["task_notification"]
+        if want is False and view.task_notification is not None:
+            return False
+        if want is not False and (view.task_notification is None
+                                  or (isinstance(want, str) and not re.search(want, view.task_notification))):
+            return False
     if "conversation" in w and w["conversation"] != view.conversation:
         return False
     if "step" in w and w["step"] != view.step:

@@ -4,7 +4,9 @@ Order (nothing is created until every check passed):
 1. refusals (RefusedInput, exit 2): session name, model / session id charset, proof without a full
    model id, denylisted target, missing cwd, root without IS_SANDBOX=1 (real trial);
 2. tools (Blocked, exit 3): tmux, claude;
-3. plugins (ClosureError = BOOT_FAIL, exit 2): ``closure.pin`` for a ``plugin:skill`` target;
+3. plugins (ClosureError = BOOT_FAIL, exit 2): ``closure.pin`` for a ``plugin:skill`` target; then the pinned
+   CLI's own ``claude plugin validate`` on each of them (``session.plugin_check``: an error is BOOT_FAIL
+   ``plugin_not_loaded``, warnings are returned in ``BootResult.plugin_warnings``);
 4. start: argv as the pane's own command (no shell), child environment without the nested-session
    variables; then watch the screen: accept the bypass dialog only with all four of its markers (seed 001 "boot"), name
    any other blocking screen (BOOT_FAIL within seconds), notice an exit at start from ``#{pane_dead}``
@@ -75,7 +77,8 @@ class BootRequest:
 @dataclass
 class BootResult:
     """A READY session. ``elapsed_s``: from the boot call to READY. ``bypass_dialog_seen``: the dialog was
-    shown and accepted (False: it never appeared, which is fine)."""
+    shown and accepted (False: it never appeared, which is fine). ``plugin_warnings``: what the CLI's plugin
+    validator remarked on the plugins loaded (one line each)."""
 
     session: str
     session_id: str
@@ -87,6 +90,7 @@ class BootResult:
     plugin_dirs: list[Path]
     argv: list[str]
     claude_path: str
+    plugin_warnings: list[str] = field(default_factory=list)
 
     def ready_line(self) -> str:
         """``READY: <session> (<N>s) MODEL:<model|default> SESSION_ID:<uuid>`` (seed 001 boot)."""
@@ -182,7 +186,8 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     """Boot ``req`` on ``backend`` and return a :class:`BootResult` once the prompt is READY.
 
     Raises RefusedInput (exit 2, nothing created), Blocked (exit 3: tmux / claude missing), BootFail
-    (exit 2: bad plugins, a blocking screen, the CLI exiting at start; ``details["tail"]`` holds the
+    (exit 2: bad plugins or a plugin the CLI's validator rejects (code ``plugin_not_loaded``), a blocking screen,
+    the CLI exiting at start; ``details["tail"]`` holds the
     capture tail, ``details["screen"]`` the screen name) or BootTimeout (exit 1, with the tail).
     """
     started = clock()
@@ -202,6 +207,11 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     plugin_dirs = ([Path(p) for p in req.plugin_dirs] if req.plugin_dirs is not None
                    else resolve_plugin_dirs(req.target, Path(req.plugins_root or cwd)))
     argv = build_argv(req, claude_path, plugin_dirs)
+    plugin_warnings = []
+    if plugin_dirs:
+        from live_trial.session.plugin_check import check_plugins
+
+        plugin_warnings = check_plugins(claude_path, plugin_dirs, env)   # BootFail before anything starts
     timeout_s = req.timeout_s if req.timeout_s is not None else _policy_boot_timeout(base_env)
     info = backend.new_session(req.session, argv, cwd=cwd, env=env, owner_pid=req.owner_pid)
     ok = False
@@ -216,7 +226,7 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
             backend.kill_session(req.session)
     return BootResult(session=req.session, session_id=req.session_id, model=req.model, elapsed_s=clock() - started,
                       pane_id=info.pane_id, pane_pid=info.pane_pid, bypass_dialog_seen=seen,
-                      plugin_dirs=plugin_dirs, argv=argv, claude_path=claude_path)
+                      plugin_dirs=plugin_dirs, argv=argv, claude_path=claude_path, plugin_warnings=plugin_warnings)
 
 
 def _claude_path(claude: Any, env: Mapping[str, str]) -> str:

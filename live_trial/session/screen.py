@@ -38,6 +38,7 @@ Version-dependent: every marker below was seen on the real CLI 2.1.197 in tmux 3
   itself; the token count grows only when the subagent receives tokens. Forms past a minute
   (``1m 5s``, ``1h 2m``) are assumed from the CLI's other timers, not seen in this panel.
 - ExitPlanMode, spinner, API errors: claude-cli-observed.md "TUI markers".
+- Background work (2.1.197, references/transcript-jsonl.md "Background work"): see :func:`background_work`.
 """
 from __future__ import annotations
 
@@ -90,6 +91,11 @@ MARKERS: dict[str, object] = {
     # again to exit"); its right side shows passing notices ("tmux focus-events off · add 'set -g focus-events
     # on' …" for about 8 s after a turn). Seen on 2.1.197: none of it is progress of the conversation.
     "footer": re.compile(r"^\s{0,4}(?:⏵⏵|⏵|⏸|\? for shortcuts|paste again to expand|Press Ctrl-C again to exit)"),
+    # background work (2.1.197, references/transcript-jsonl.md "Background work"): the footer while shells run
+    # ("  ⏵⏵ bypass permissions on · 1 shell · ← for agents · ↓ to manage"), and the turn's status line above the
+    # input box while background agents run ("✻ Waiting for 1 background agent to finish"; no "…", so not a spinner)
+    "footer_shells": re.compile(r"·\s+(?P<n>\d+)\s+shells?\b"),
+    "waiting_agents": re.compile(r"^[·✢✳✶✻✽*] Waiting for (?P<n>\d+) background agents? to finish"),
     "prompt_echo": re.compile(rf"^{PROMPT_GLYPH} \S"),
     "question_end": re.compile(r"([?？]|(?:ますか|でしょうか|ください)[。.]?)\s*$"),
     "free_text_option": "Type something.",
@@ -270,6 +276,32 @@ def is_ready(capture: str) -> bool:
         return False
     rest = _input_text(lines, idx)
     return rest == "" or bool(MARKERS["placeholder"].match(rest))
+
+
+def background_work(capture: str) -> dict:
+    """``{"shells": n, "agents": m}``: background work the screen shows running now.
+
+    Shells from the footer under the input box (``· 1 shell ·``); agents from the turn's status line right above
+    the input box (``✻ Waiting for 1 background agent to finish``). Lines higher up are history: the
+    ``✻ Cooked for 0s · 1 shell still running`` line and an older ``Waiting for …`` line stay on screen after the
+    work ended, so they are not read. The footer is masked from poll's progress hash (``MARKERS["footer"]``): it is
+    read here for the state only."""
+    lines = _lines(capture)
+    found = {"shells": 0, "agents": 0}
+    idx = _input_index(lines)
+    if idx is None:
+        return found
+    for line in lines[idx + 1:]:
+        if MARKERS["footer"].match(line):
+            m = MARKERS["footer_shells"].search(line)
+            found["shells"] = int(m.group("n")) if m else 0
+            break
+    j = idx - 1
+    while j >= 0 and (not lines[j].strip() or MARKERS["rule"].match(lines[j])):
+        j -= 1
+    m = MARKERS["waiting_agents"].match(lines[j]) if j >= 0 else None
+    found["agents"] = int(m.group("n")) if m else 0
+    return found
 
 
 def parked_input(capture: str) -> str | None:

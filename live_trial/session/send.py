@@ -9,7 +9,9 @@ stripped; the one comparison used everywhere). Otherwise a named :class:`Deliver
   after one more Enter (counted in ``extra_enters``);
 - ``mangled``: a new prompt arrived but differs only by lost newlines ("AAA\\nBBB" → "AAABBB");
 - ``cross_talk``: a new prompt arrived with other text (another trial's task);
-- ``lost``: no new prompt, nothing parked, nothing on screen to press Enter for.
+- ``lost``: no new prompt, nothing parked, nothing on screen to press Enter for;
+- ``transcript_moved``: the session moved to another transcript file while the text was sent (``follow`` names the
+  file the session writes now: it changes on ``/clear``) and the prompt is not found in that file either.
 
 A file ending in blank lines is pasted once and submitted with one Enter: bracketed paste keeps
 its newlines inside the paste, so it never submits twice or submits an empty prompt.
@@ -48,15 +50,16 @@ class Delivery:
 
 
 class _NewPrompts:
-    """The human prompts written to a transcript after byte ``start``, read incrementally: each look reads only the
+    """The human prompts written to a transcript after byte ``start`` (default: the end of its last whole line now),
+    read incrementally: each look reads only the
     bytes written since the last one, so confirming a delivery costs the same on a 500 MB transcript as on an empty
     one (ARCHITECTURE invariant 9)."""
 
-    def __init__(self, transcript_path: Path) -> None:
+    def __init__(self, transcript_path: Path, start: int | None = None) -> None:
         from live_trial.transcript.reader import complete_end_offset
 
         self.path = Path(transcript_path)
-        self.offset = complete_end_offset(self.path)
+        self.offset = complete_end_offset(self.path) if start is None else start
         self.found: list[dict] = []
 
     def look(self) -> list[dict]:
@@ -100,13 +103,16 @@ def classify_arrival(expected: str, got: str) -> str:
 
 def send_file(backend: Backend, session: str, path: str | os.PathLike, *, transcript_path: str | os.PathLike,
               expect_text: str | None = None, clock: Callable[[], float] = time.monotonic,
-              sleep: Callable[[float], None] = time.sleep, timeout_s: float = RECORD_WAIT_S) -> Delivery:
+              sleep: Callable[[float], None] = time.sleep, timeout_s: float = RECORD_WAIT_S,
+              follow: Callable[[], os.PathLike] | None = None) -> Delivery:
     """Paste ``path`` into ``session``, press Enter, and confirm the transcript got exactly its text.
 
     ``transcript_path``: the trial's main transcript (may not exist yet: the CLI creates it at the first
-    prompt). ``expect_text``: what must arrive (default: the file's text). Returns :class:`Delivery`.
-    Raises RefusedInput (missing / empty / non-UTF-8 file, session gone) or DeliveryFailed (code parked,
-    mangled, cross_talk, lost; ``details`` hold the evidence: expected and arrived heads, screen tail).
+    prompt). ``expect_text``: what must arrive (default: the file's text). ``follow()``: the transcript the session
+    writes now, asked again while waiting (a session moved by ``/clear`` writes a new file; delivery is confirmed
+    there). Returns :class:`Delivery`. Raises RefusedInput (missing / empty / non-UTF-8 file, session gone) or
+    DeliveryFailed (code parked, mangled, cross_talk, lost, transcript_moved; ``details`` hold the evidence: expected
+    and arrived heads, screen tail).
     """
     path = Path(path).resolve()
     if not path.is_file():
@@ -119,27 +125,29 @@ def send_file(backend: Backend, session: str, path: str | os.PathLike, *, transc
     expected = expect_text if expect_text is not None else text
     if not _norm(expected):
         raise RefusedInput("task file is empty", where=str(path), fix="write the task text", code="empty_file")
-    prompts = _NewPrompts(Path(transcript_path))
+    watch = _Watch(Path(transcript_path), follow)
     started = clock()
     buf = backend.paste_file(session, path)
     _wait_shown(backend, session, clock=clock, sleep=sleep)
     backend.send_keys(session, "Enter")
     extra = 0
-    record = _wait_record(prompts, timeout_s, clock=clock, sleep=sleep)
+    record = _wait_record(watch, timeout_s, clock=clock, sleep=sleep)
     if record is None:
         capture = backend.capture(session)
         parked = screen.parked_input(capture)
         if parked is None:
-            _fail("lost", session, path, expected, None, capture, extra)
+            _fail("transcript_moved" if watch.moved else "lost", session, path, expected, None, capture, extra)
         backend.send_keys(session, "Enter")
         extra = 1
-        record = _wait_record(prompts, timeout_s, clock=clock, sleep=sleep)
+        record = _wait_record(watch, timeout_s, clock=clock, sleep=sleep)
         if record is None:
             _fail("parked", session, path, expected, None, backend.capture(session), extra)
     verdict = classify_arrival(expected, _prompt_text(record))
     if verdict not in ("ok", "ok_tabs"):
         _fail(verdict, session, path, expected, _prompt_text(record), backend.capture(session), extra)
     notes = ["tabs arrived as four spaces (the CLI's paste handling)"] if verdict == "ok_tabs" else []
+    if watch.moved:
+        notes.append(f"the session moved to another transcript while the text was sent; it arrived in {watch.path.name}")
     return Delivery(delivered=True, extra_enters=extra, record_uuid=record.get("uuid"),
                     elapsed_s=clock() - started, buffer=buf, notes=notes)
 
@@ -153,15 +161,35 @@ def _wait_shown(backend: Backend, session: str, *, clock: Callable[[], float], s
         sleep(POLL_S)
 
 
-def _wait_record(prompts: _NewPrompts, timeout_s: float, *, clock: Callable[[], float],
+class _Watch:
+    """The transcript a delivery is confirmed in and the human prompts written to it since the paste; switches to
+    the file ``follow()`` names when the session moves (that file's prompts all count as new)."""
+
+    def __init__(self, path: Path, follow: Callable[[], os.PathLike] | None) -> None:
+        self.prompts, self.follow, self.moved = _NewPrompts(path), follow, False
+
+    @property
+    def path(self) -> Path:
+        return self.prompts.path
+
+    def look(self) -> list[dict]:
+        """The new human prompts so far, in time order, in the file the session writes now."""
+        if self.follow is not None:
+            now = Path(self.follow())
+            if now != self.prompts.path:
+                self.prompts, self.moved = _NewPrompts(now, start=0), True
+        return self.prompts.look()
+
+
+def _wait_record(watch: _Watch, timeout_s: float, *, clock: Callable[[], float],
                  sleep: Callable[[float], None]) -> dict | None:
     """The first new human prompt once one exists (after a short settle), or None at timeout."""
     deadline = clock() + timeout_s
     while True:
-        if prompts.look():
+        if watch.look():
             sleep(POLL_S)  # let a second (empty) submission show up if there is one
             # More than one new prompt: judge the first; a second (e.g. empty) submission is a bug to surface.
-            return prompts.look()[0]
+            return watch.look()[0]
         if clock() > deadline:
             return None
         sleep(POLL_S)
@@ -171,11 +199,14 @@ def _fail(code: str, session: str, path: Path, expected: str, got: str | None, c
     what = {"parked": "the text stayed in the input box after Enter (and one more Enter)",
             "mangled": "the text arrived without its newlines",
             "cross_talk": "a different text arrived (another trial's task?)",
-            "lost": "no prompt arrived and nothing is waiting in the input box"}[code]
+            "lost": "no prompt arrived and nothing is waiting in the input box",
+            "transcript_moved": "the session moved to another transcript and the text was not found there"}[code]
     fix = {"parked": "look at the screen tail; a dialog or a slow CLI can swallow Enter; send again",
            "mangled": "check that the harness tmux server runs without a user tmux.conf (-f /dev/null)",
            "cross_talk": "check that no other process pastes into this session; each trial needs its own session",
-           "lost": "the CLI may have exited or shown a dialog; read the screen tail"}[code]
+           "lost": "the CLI may have exited or shown a dialog; read the screen tail",
+           "transcript_moved": "read the screen tail; the CLI's sessions/<pid>.json names the transcript it writes "
+                               "now"}[code]
     raise DeliveryFailed(f"delivery failed ({code}): {what}", where=f"{session} {path.name}", fix=fix, code=code,
                          details={"expected_head": _norm(expected)[:EVIDENCE_CHARS],
                                   "arrived_head": None if got is None else _norm(got)[:EVIDENCE_CHARS],
@@ -217,17 +248,43 @@ def answer_gate(backend: Backend, session: str, response: str, *, clock: Callabl
         labels = ", ".join(repr(o.label) for o in box.options)
         raise RefusedInput(f"the dialog has no option {wanted!r}", where=session, fix=f"options: {labels}",
                            code="no_option")
+    rest = response[len(FREE_TEXT_PREFIX):] if free_text else ""
+    if free_text and not rest.strip():
+        raise RefusedInput("text: needs the words to type", where=session, fix="e.g. text:use the blue one")
     keys = _move_to(backend, session, option, box, clock=clock, sleep=sleep)
     if free_text:
-        rest = response[len(FREE_TEXT_PREFIX):]
-        if not rest.strip():
-            raise RefusedInput("text: needs the words to type", where=session, fix="e.g. text:use the blue one")
-        backend.send_line(session, rest)
+        _type_answer(backend, session, rest, option.number, clock=clock, sleep=sleep)
+        backend.send_keys(session, "Enter")
         keys += ["<text>", "Enter"]
     else:
         backend.send_keys(session, "Enter")
         keys.append("Enter")
     return GateAnswer(kind=box.kind, label=option.label, keys=keys)
+
+
+def _type_answer(backend: Backend, session: str, text: str, number: int, *, clock: Callable[[], float],
+                 sleep: Callable[[float], None]) -> None:
+    """Type the free-text answer into option ``number`` and wait until the dialog shows it there, so Enter never
+    submits an empty answer. Seen on 2.1.197 under load: text typed the moment the cursor reached "Type something."
+    was lost and Enter answered ``__other__``. The text is typed once more when nothing of it arrived; raises
+    DeliveryFailed (code gate_text, nothing submitted) when it still is not shown after GATE_WAIT_S."""
+    want = " ".join(text.split())
+    deadline = clock() + GATE_WAIT_S
+    typed_again = False
+    backend.type_text(session, text)
+    while True:
+        sleep(POLL_S)
+        box = screen.dialog(backend.capture(session))
+        shown = " ".join(box.selected.label.split()) if box and box.selected and box.selected.number == number else ""
+        if shown == want or (len(want) > 60 and len(shown) >= 40 and want.startswith(shown)):
+            return
+        if not typed_again and shown == screen.MARKERS["free_text_option"] and clock() > deadline - GATE_WAIT_S / 2:
+            backend.type_text(session, text)
+            typed_again = True
+        if clock() > deadline:
+            raise DeliveryFailed("the free-text answer did not show in the dialog", where=session,
+                                 fix="answer the dialog by hand (tmux attach) or poll again", code="gate_text",
+                                 details={"shown": shown, "expected": want[:EVIDENCE_CHARS]})
 
 
 def _move_to(backend: Backend, session: str, option: screen.DialogOption, box: screen.Dialog, *,

@@ -98,7 +98,8 @@ class TranscriptBuilder:
         return self.add(rec, link=False)
 
     def queue(self, operation: str = "enqueue", content: str | None = "queued text") -> dict:
-        """A ``queue-operation`` record (``enqueue`` / ``dequeue``)."""
+        """A ``queue-operation`` record (``enqueue`` with content / ``dequeue`` / ``remove``: a queued task
+        notification taken into the running turn)."""
         rec = {"type": "queue-operation", "operation": operation, "timestamp": self._ts(),
                "sessionId": self.session_id}
         if operation == "enqueue" and content is not None:
@@ -160,9 +161,102 @@ class TranscriptBuilder:
                                    if result is None else result,
                                    sourceToolAssistantUUID=self.last_uuid))
 
-    def turn_duration(self, ms: int = 1234) -> dict:
-        """``system`` / ``turn_duration``: the turn ended normally."""
-        return self.add(self._base("system", subtype="turn_duration", durationMs=ms, messageCount=3, isMeta=False))
+    def turn_duration(self, ms: int = 1234, *, pending_agents: int | None = None) -> dict:
+        """``system`` / ``turn_duration``: the turn ended normally (``pendingBackgroundAgentCount`` when agents run)."""
+        extra = {"pendingBackgroundAgentCount": pending_agents} if pending_agents else {}
+        return self.add(self._base("system", subtype="turn_duration", durationMs=ms, messageCount=3, isMeta=False,
+                                   **extra))
+
+    # ------------------------------------------------------------------ background work, commands, compaction
+    def output_path(self, task_id: str) -> str:
+        """Where the CLI writes a background task's output: ``/tmp/claude-0/<slug>/<session>/tasks/<id>.output``."""
+        slug = "".join(c if c.isalnum() else "-" for c in self.cwd)
+        return f"/tmp/claude-0/{slug}/{self.session_id}/tasks/{task_id}.output"
+
+    def background_shell(self, command: str = "sleep 60", description: str = "Sleep", *, task_id: str | None = None,
+                         by_user: bool = False) -> str:
+        """A Bash call that runs in the background (``run_in_background``, or moved there by Ctrl+B when
+        ``by_user``) and its tool_result. Returns the task id."""
+        task_id = task_id or "b" + self._id()[-8:]
+        tool_input = {"command": command, "description": description}
+        if not by_user:
+            tool_input["run_in_background"] = True
+        tid = self.tool_use("Bash", tool_input)
+        head = ("Command was manually backgrounded by user with ID: " if by_user
+                else "Command running in background with ID: ")
+        text = f"{head}{task_id}. Output is being written to: {self.output_path(task_id)}" + (
+            "" if by_user else ". You will be notified when it completes. To check interim output, use Read on "
+                               "that file path.")
+        result = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False,
+                  "backgroundTaskId": task_id}
+        if by_user:
+            result["backgroundedByUser"] = True
+        self.tool_result(tid, text, result=result)
+        return task_id
+
+    def background_agent(self, description: str = "Probe", prompt: str = "SUBTASK", *,
+                         agent_id: str | None = None) -> str:
+        """An Agent call with ``run_in_background`` and its ``async_launched`` tool_result. Returns the agent id."""
+        agent_id = agent_id or "a" + self._id()[-16:].replace("-", "")
+        tid = self.tool_use("Agent", {"description": description, "prompt": prompt,
+                                      "subagent_type": "general-purpose", "run_in_background": True})
+        text = (f"Async agent launched successfully.\nagentId: {agent_id} (internal ID)\n"
+                f"output_file: {self.output_path(agent_id)}")
+        self.tool_result(tid, [{"type": "text", "text": text}], result={
+            "isAsync": True, "status": "async_launched", "agentId": agent_id, "description": description,
+            "prompt": prompt, "outputFile": self.output_path(agent_id), "canReadOutputFile": True})
+        return agent_id
+
+    def notification_text(self, task_id: str, status: str = "completed", summary: str = "Background command done") -> str:
+        """The ``<task-notification>`` text the CLI writes when a background task ends."""
+        return (f"<task-notification>\n<task-id>{task_id}</task-id>\n<tool-use-id>toolu_x</tool-use-id>\n"
+                f"<output-file>{self.output_path(task_id)}</output-file>\n<status>{status}</status>\n"
+                f"<summary>{summary}</summary>\n</task-notification>")
+
+    def task_notification(self, task_id: str, status: str = "completed") -> dict:
+        """The wake-up after a background task ended while the CLI was idle: enqueue, dequeue, and the ``user``
+        record with ``origin.kind: task-notification``, ``promptSource: system``."""
+        text = self.notification_text(task_id, status)
+        self.queue("enqueue", text)
+        self.queue("dequeue")
+        return self.add(self._base("user", message={"role": "user", "content": text},
+                                   origin={"kind": "task-notification"}, promptSource="system",
+                                   promptId=self._id(), permissionMode="bypassPermissions"))
+
+    def notification_in_turn(self, task_id: str, status: str = "completed") -> dict:
+        """A background task that ended while a turn ran: enqueue, ``remove``, and a ``queued_command`` attachment."""
+        text = self.notification_text(task_id, status)
+        self.queue("enqueue", text)
+        self.queue("remove")
+        return self.attachment("queued_command", prompt=text, commandMode="task-notification")
+
+    def slash_command(self, name: str = "/compact", stdout: str = "", *, system_stdout: bool = True) -> None:
+        """A local slash command: the ``isMeta`` caveat, the ``<command-name>`` record, and its output as a
+        ``system/local_command`` record (``/clear``, a refused ``/compact``) or a ``user`` record (a done ``/compact``)."""
+        self.meta("<local-command-caveat>Caveat: The messages below were generated by the user while running local "
+                  "commands.</local-command-caveat>")
+        bare = name.lstrip("/")
+        self.add(self._base("user", message={"role": "user", "content":
+                                             f"<command-name>{name}</command-name>\n            <command-message>"
+                                             f"{bare}</command-message>\n            <command-args></command-args>"}))
+        out = f"<local-command-stdout>{stdout}</local-command-stdout>"
+        if system_stdout:
+            self.add(self._base("system", subtype="local_command", content=out, level="info", isMeta=False))
+        else:
+            self.add(self._base("user", message={"role": "user", "content": out}))
+
+    def compaction(self, summary: str = "SUMMARY") -> None:
+        """What a finished ``/compact`` appends: ``compact_boundary``, the ``isCompactSummary`` user record, the
+        command records and its output as a ``user`` record (no assistant record, no turn_duration)."""
+        parent = self.last_uuid
+        self.last_uuid = None
+        self.add(self._base("system", subtype="compact_boundary", content="Conversation compacted", isMeta=False,
+                            level="info", logicalParentUuid=parent, compactMetadata={"trigger": "manual"}))
+        self.add(self._base("user", message={"role": "user", "content":
+                                             "This session is being continued from a previous conversation that ran "
+                                             f"out of context.\n\nSummary:\n{summary}"},
+                            isVisibleInTranscriptOnly=True, isCompactSummary=True))
+        self.slash_command("/compact", "Compacted (ctrl+o to see full summary)", system_stdout=False)
 
     def interrupt(self, *, for_tool: bool = False) -> dict:
         """The user record the CLI writes on Esc."""

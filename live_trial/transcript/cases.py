@@ -1,7 +1,8 @@
 """Named synthetic transcripts with the state each must classify to: ``status --self-test`` and the unit tests.
 
-Each case is ``Case(name, build, expect)`` where ``build()`` returns ``(records, session_status)`` and
-``expect`` maps Status fields to expected values. The shapes follow what CLI 2.1.197 writes
+Each case is ``Case(name, build, expect)`` where ``build()`` returns ``(records, session_status)`` (or with a third
+item, the screen's background counts) and ``expect`` maps Status fields to expected values (``background_kind``: the
+kind of ``Status.background``, ``warnings_contain``: a text one warning holds). The shapes follow what CLI 2.1.197 writes
 (references/transcript-jsonl.md); the cases cover every rule documented there.
 """
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from live_trial.transcript.builder import TranscriptBuilder
+from live_trial.transcript.cases_session import SESSION_CASES
 from live_trial.transcript.status import BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE, Status, classify
 
 ASK_INPUT = {"questions": [{"question": "Which colour?", "header": "Colour", "multiSelect": False,
@@ -277,15 +279,20 @@ CASES: tuple[Case, ...] = (
     Case("Esc before the first token (no end record, live CLI idle)", _cancelled_before_first_token,
          {"state": IDLE_TURN_COMPLETE, "interrupted": True}),
     Case("no records", _nothing, {"state": BUSY_GENERATING}),
-)
+) + tuple(Case(name, build, expect) for name, build, expect in SESSION_CASES)
 
 
 def check(case: Case) -> tuple[Status, list[str]]:
     """Classify ``case`` and return the Status and a list of mismatches (empty when it passes)."""
-    records, session_status = case.build()
-    st = classify(records, session_status)
+    records, session_status, *screen = case.build()
+    st = classify(records, session_status, screen[0] if screen else None)
     problems = []
     for key, want in case.expect.items():
+        if key == "background_kind":
+            got = (st.background or {}).get("kind")
+            if got != want:
+                problems.append(f"background kind {got!r}, expected {want!r}")
+            continue
         if key == "warnings_contain":
             if not any(want in w for w in st.warnings):
                 problems.append(f"warnings {st.warnings!r} lack {want!r}")

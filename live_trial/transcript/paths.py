@@ -100,8 +100,10 @@ def locate(session_id: str, cwd: str | os.PathLike | None = None, config: str | 
 
 
 def read_cli_session_status(config: str | os.PathLike | None, pid: int | None) -> dict | None:
-    """``<config>/sessions/<pid>.json`` as a dict (``status`` idle|busy|waiting, ``waitingFor``, ``sessionId``).
+    """``<config>/sessions/<pid>.json`` as a dict (``status`` idle|busy|waiting|shell, ``waitingFor``, ``sessionId``).
 
+    ``shell``: idle with background shells running; ``busy`` also while background agents run. ``sessionId`` is the
+    session the CLI writes now: it switches on ``/clear`` (references/transcript-jsonl.md "A moved transcript").
     None when the pid is unknown or the file is missing or unreadable. The file stays ``busy`` after a
     SIGKILL: callers must check that the pid is alive before trusting it (claude-cli-observed.md, pitfall 7).
     """

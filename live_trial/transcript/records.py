@@ -25,6 +25,13 @@ SYNTHETIC_MODEL = "<synthetic>"
 #: User text that the CLI writes for local slash commands: neither a prompt nor a conversation event.
 LOCAL_COMMAND_PREFIXES = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>")
 
+#: User text of a slash-command record (``/compact``, ``/clear``: ``<command-name>/compact</command-name>
+#: <command-message>…``), seen on 2.1.197: the command a person typed, never a prompt to the model.
+COMMAND_PREFIXES = ("<command-name>", "<command-message>")
+
+#: The text a task notification (a background shell or agent ended) starts with.
+TASK_NOTIFICATION_PREFIX = "<task-notification>"
+
 
 def record_time(rec: Mapping[str, Any]) -> float | None:
     """The record's ``timestamp`` as epoch seconds, or None when missing or unparseable."""
@@ -56,11 +63,16 @@ def prompt_text(rec: Mapping[str, Any]) -> str:
 
 def is_human_prompt(rec: Mapping[str, Any]) -> bool:
     """True for a prompt a person (or the harness) submitted: a main-chain, non-meta user record whose
-    content is text (no tool_result), that is not an interrupt marker or local-command output, and whose
-    ``origin.kind`` (when present) is ``human``."""
+    content is text (no tool_result), and whose ``origin.kind`` (when present) is ``human``.
+
+    Never a prompt (references/transcript-jsonl.md, "Records that are not prompts"): an interrupt marker,
+    local-command output or caveat, a slash-command record (``<command-name>/compact…``), the compaction summary
+    (``isCompactSummary`` / ``isVisibleInTranscriptOnly``), a task notification (``origin.kind``
+    ``task-notification``, ``promptSource`` ``system``, or text starting ``<task-notification>``)."""
     if rec.get("type") != "user" or rec.get("isSidechain") is True or rec.get("isMeta") is True:
         return False
-    if rec.get("toolUseResult") is not None:
+    if rec.get("toolUseResult") is not None or rec.get("isCompactSummary") is True \
+            or rec.get("isVisibleInTranscriptOnly") is True or rec.get("promptSource") == "system":
         return False
     origin = rec.get("origin")
     if isinstance(origin, dict) and origin.get("kind") not in (None, "human"):
@@ -72,9 +84,27 @@ def is_human_prompt(rec: Mapping[str, Any]) -> bool:
     elif not isinstance(content, str):
         return False
     text = prompt_text(rec).strip()
-    if text in INTERRUPT_TEXTS or text.startswith(LOCAL_COMMAND_PREFIXES):
+    if text in INTERRUPT_TEXTS or is_command_text(text) or text.startswith(TASK_NOTIFICATION_PREFIX):
         return False
     return True
+
+
+def is_command_text(text: str) -> bool:
+    """True for the text of a slash-command record or of local-command output / caveat (not a prompt, not a
+    conversation event): starts with ``<command-name>``, ``<command-message>``, ``<local-command-stdout>``,
+    ``<local-command-stderr>`` or ``<local-command-caveat>``."""
+    return text.lstrip().startswith(LOCAL_COMMAND_PREFIXES + COMMAND_PREFIXES)
+
+
+def is_task_notification(rec: Mapping[str, Any]) -> bool:
+    """True for the main-chain user record with which the CLI wakes the model after a background shell or agent
+    ended: ``origin.kind`` ``task-notification`` (2.1.197), or string content starting ``<task-notification>``."""
+    if rec.get("type") != "user" or rec.get("isSidechain") is True:
+        return False
+    origin = rec.get("origin")
+    if isinstance(origin, dict) and origin.get("kind") == "task-notification":
+        return True
+    return prompt_text(rec).lstrip().startswith(TASK_NOTIFICATION_PREFIX)
 
 
 def human_prompts(records: Iterable[Mapping[str, Any]]) -> list[dict]:

@@ -6,25 +6,32 @@
 States:
 - ``BUSY_GENERATING``: the newest main-chain event is the human prompt or a tool_result (or a queued
   prompt is still waiting to run). A killed session also looks like this; poll checks the session.
-- ``BUSY_TOOL``: a tool_use (not a gate tool) has no tool_result and the CLI is not waiting on a permission prompt.
+- ``BUSY_TOOL``: a tool_use (not a gate tool) has no tool_result and the CLI is not waiting on a permission prompt;
+  or the turn ended while background work it started (a background shell or subagent) still runs.
 - ``GATE``: an AskUserQuestion / ExitPlanMode tool_use without its tool_result, or any pending tool while the
   CLI's session status is ``waiting``.
 - ``IDLE_TURN_COMPLETE``: turn_duration after the newest prompt, or a real-model assistant record with a final
   stop_reason and every tool answered (unless the live CLI status still says busy: Stop hooks run then);
   an interrupt (``interrupted``) or an API error (``api_error``) also ends it, and so does a live CLI status
-  ``idle`` while the turn shows no end record (Esc before the first token writes none).
+  ``idle`` while the turn shows no end record (Esc before the first token writes none). Never while background
+  work the session started still runs (``transcript.background``): that is ``BUSY_TOOL`` with ``background`` set.
+
+Records that are not prompts (slash commands, compaction records, task notifications) never start a turn: a task
+notification continues the turn of the newest human prompt (the CLI woke the model), the others change nothing.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
+from live_trial.transcript.background import outstanding
 from live_trial.transcript.order import causal_order
 from live_trial.transcript.records import (
     INTERRUPT_TEXTS,
-    LOCAL_COMMAND_PREFIXES,
     SYNTHETIC_MODEL,
+    is_command_text,
     is_human_prompt,
+    is_task_notification,
     message_content,
     prompt_text,
 )
@@ -50,7 +57,9 @@ class Status:
     text; ``gate_kind`` ``ask_user_question`` | ``exit_plan_mode`` | ``permission``; ``options`` the offered
     answer labels; ``last_assistant_text`` the newest real-model text of the turn (for the STALL table's
     question / done-report rows); ``warnings`` oddities worth recording (e.g. a gate answered at once with
-    empty answers).
+    empty answers); ``background`` the background work still running
+    (:meth:`live_trial.transcript.background.Background.to_dict`: kind, shells, agents, tasks with their output
+    files, sources), None when none runs.
     """
 
     state: str
@@ -69,6 +78,7 @@ class Status:
     session_status: str | None = None
     last_assistant_text: str = ""
     warnings: list[str] = field(default_factory=list)
+    background: dict | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict (``status --json``)."""
@@ -113,6 +123,8 @@ def _question_of(name: str, tool_input: Any) -> tuple[str, list[str]]:
 
 #: Screen dialog kinds (``live_trial.session.screen.Dialog.kind``) that are gates of a running turn.
 SCREEN_GATE_KINDS = ("ask_user_question", "exit_plan_mode", "permission")
+#: What the AskUserQuestion dialog adds to the skill's options on 2.1.197 (claude-cli-observed.md "TUI markers").
+ASK_CLI_OPTIONS = ("Type something.", "Chat about this")
 
 
 def gate_from_screen(status: Status, kind: str | None, question: str, options: list[str]) -> Status:
@@ -132,6 +144,8 @@ def gate_from_screen(status: Status, kind: str | None, question: str, options: l
     status.question = status.question or question or {"ask_user_question": "AskUserQuestion (read from the screen)",
                                                       "exit_plan_mode": "Approve the plan and start coding?",
                                                       "permission": "Permission for a tool"}[kind]
+    if kind == "ask_user_question":      # the CLI's own ways out are not the skill's options
+        options = [o for o in options if o not in ASK_CLI_OPTIONS]
     status.options = status.options or list(options)
     status.reason = f"{kind} dialog on screen; its tool_use is not in the transcript yet"
     return status
@@ -143,21 +157,25 @@ def _empty_answers(result: Any) -> bool:
     return not result.get("answers")
 
 
-def classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str, Any] | None = None) -> Status:
+def classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str, Any] | None = None,
+             screen_background: Mapping[str, Any] | None = None) -> Status:
     """Classify the newest turn of a main transcript into one of four states. Pure; never raises.
 
     ``records``: transcript records (any order; sidechain and bookkeeping records are ignored).
     ``session_status``: the CLI's ``sessions/<pid>.json`` **only when its pid is alive** (else None).
+    ``screen_background``: ``{"shells": n, "agents": m}`` read from the screen (poll passes
+    ``session.screen.background_work``), None when the screen was not read.
     Rules: seed 001 "完了 = 二層判定"; each documented in references/transcript-jsonl.md.
     """
     try:
-        return _classify(records, session_status)
+        return _classify(records, session_status, screen_background)
     except Exception as exc:  # noqa: BLE001 - a classifier bug must not crash a trial; it is reported
         return Status(state=BUSY_GENERATING, reason=f"classifier_error: {type(exc).__name__}: {exc}",
                       warnings=[f"classifier_error: {exc!r}"])
 
 
-def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str, Any] | None) -> Status:
+def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str, Any] | None,
+              screen_background: Mapping[str, Any] | None = None) -> Status:
     events = causal_order(records)
     cli_status = session_status.get("status") if isinstance(session_status, Mapping) else None
     cli_status = cli_status if isinstance(cli_status, str) else None
@@ -186,6 +204,7 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
     last_text = ""
     interrupted = False
     api_error: Any = None
+    pending_agents: int | None = None
     for rec in events[prompt_i + 1:]:
         rtype = rec.get("type")
         kind = None
@@ -206,7 +225,7 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
                         pending[b["id"]] = b
                         asked[b["id"]] = str(b.get("name"))
         elif rtype == "user":
-            if rec.get("isMeta") is True:
+            if rec.get("isMeta") is True or rec.get("isCompactSummary") is True:
                 continue
             text = prompt_text(rec).strip()
             results = [b for b in _blocks(rec) if b.get("type") == "tool_result"]
@@ -225,12 +244,16 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
                 interrupted = True
                 pending.clear()
                 kind = "interrupt"
-            elif text.startswith(LOCAL_COMMAND_PREFIXES):
+            elif is_command_text(text):
                 continue
+            elif is_task_notification(rec):
+                kind = "notification"
             else:
                 kind = "user_other"
         elif rtype == "system" and rec.get("subtype") == "turn_duration":
             pending.clear()
+            count = rec.get("pendingBackgroundAgentCount")
+            pending_agents = count if isinstance(count, int) and count > 0 else None
             kind = "turn_duration"
         if kind:
             last = kind
@@ -280,13 +303,31 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
     else:
         status.reason = {"synthetic": "<synthetic> record without its interrupt record yet",
                          "user_other": "newest event is a user message",
+                         "notification": "a task notification woke the model (a background task ended)",
                          "assistant": f"assistant stop_reason {stop_reason}"}.get(last, last)
     if status.state == BUSY_GENERATING and prompt is not None and cli_status == "idle" \
-            and last in (None, "tool_result", "user_other"):
+            and last in (None, "tool_result", "user_other", "notification"):
         # Esc before the first token: 2.1.197 writes no interrupt record (the file ends at the prompt) and puts
         # the prompt back into the input box; only the live CLI status (idle) tells (re-checked on the real CLI).
         status.state, status.interrupted = IDLE_TURN_COMPLETE, True
         status.reason = "the CLI is idle but wrote no end record (cancelled before any response)"
+    if status.state == BUSY_GENERATING and prompt is None and last is None and cli_status == "idle" \
+            and any(r.get("type") in ("user", "system") for r in events):
+        # /clear starts a new transcript with only its command records (references/transcript-jsonl.md): no turn
+        # was asked for, and the CLI is idle.
+        status.state, status.reason = IDLE_TURN_COMPLETE, "no prompt in this transcript and the CLI is idle"
     if status.state == IDLE_TURN_COMPLETE and queued:
         status.state, status.reason = BUSY_GENERATING, f"{queued} queued prompt(s) not yet dequeued"
+    bg = outstanding(events, cli_status=cli_status, pending_agents=pending_agents if last == "turn_duration" else None,
+                     screen=screen_background)
+    for task_id in bg.ended_silently:
+        status.warnings.append(f"background_ended_silently: background task {task_id} ended without a notification "
+                               "(stopped from the CLI's task panel?)")
+    if bg.running:
+        status.background = bg.to_dict()
+        if status.state == IDLE_TURN_COMPLETE:
+            # Work the session started still runs and will wake the model when it ends: not a finished turn, so
+            # no nudge and no DONE (ARCHITECTURE invariant 8; references/transcript-jsonl.md "Background work").
+            status.state = BUSY_TOOL
+            status.reason = f"{bg.describe()} (the turn itself ended: {status.reason})"
     return status

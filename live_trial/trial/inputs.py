@@ -8,9 +8,11 @@ from live_trial.errors import RefusedInput, require_utf8
 
 
 def validate(trial) -> None:
-    """Resolve and check ``trial.req`` in place: denylist, gate kind, cwd, eval root, args, target, plugin
-    closure, scenario, model, root sandbox, contractual grounding. Raises :class:`RefusedInput` (or the
-    closure's BOOT_FAIL, exit 2) and creates nothing."""
+    """Resolve and check ``trial.req`` in place: denylist, gate kind, eval root, args, target, plugin closure,
+    scenario, model, root sandbox, contractual grounding, a tmux server no harness started, then the trial's folder
+    (:func:`check_folder`). Raises :class:`RefusedInput` (or the closure's BOOT_FAIL, exit 2) and creates nothing
+    but, for ``--in-place``, the folder's lock (held from here on; released when the trial ends or when
+    :meth:`Trial.run` fails to start)."""
     from live_trial.closure.pinning import pin
     from live_trial.closure.target import resolve_target
     from live_trial.session.rules import check_target_allowed
@@ -19,14 +21,12 @@ def validate(trial) -> None:
     check_target_allowed(req.target)
     if req.gate_kind not in ("rescue", "contractual"):
         raise RefusedInput(f"unknown gate kind {req.gate_kind!r}", fix="use rescue or contractual")
+    req.gate_response_kinds = gate_kinds(req)
     for answer in req.gate_responses:
         if not answer.strip() or answer.strip() in ("text:", "text: "):
             raise RefusedInput("an empty --gate-response cannot answer a question", where=f"--gate-response {answer!r}",
                                code="empty_gate_response",
                                fix='give the option label as shown, e.g. --gate-response "Casual", or "text:your words"')
-    req.cwd = Path(req.cwd).resolve()
-    if not req.fresh_cwd and not req.cwd.is_dir():
-        raise RefusedInput("trial cwd is not a folder", where=str(req.cwd), fix="pass an existing --cwd")
     req.plugins_root = Path(req.plugins_root).resolve()
     req.eval_root = Path(req.eval_root).resolve()
     if req.eval_root.exists() and not req.eval_root.is_dir():
@@ -59,7 +59,48 @@ def validate(trial) -> None:
     boot.validate_model(req.model, proof=req.proof)
     if req.rehearsal is None:  # a rehearsal sets IS_SANDBOX=1 itself
         boot.check_root_sandbox(boot.child_env(trial.env, {}, rehearsal=False))
-    if req.gate_kind == "contractual":
+    if req.gate_kind == "contractual" or "contractual" in req.gate_response_kinds:
         from live_trial.acceptance.tier import contract_evidence
 
-        contract_evidence(trial.target.frontmatter)  # raises RefusedInput without grounding
+        contract_evidence(trial.target.frontmatter)  # raises RefusedInput without grounding (seed 001 gate kinds)
+    from live_trial.session.backend import Backend
+
+    # A tmux server the harness did not start (a person's own) keeps its options: refused before anything exists.
+    Backend(req.socket).refuse_foreign_server()
+    check_folder(trial)
+
+
+def gate_kinds(req) -> list[str]:
+    """The kind of each of ``req.gate_responses``, in order: those of ``--gate-response`` (rescue) and
+    ``--gate-response-contractual`` (contractual) as given, every one contractual with ``--gate-kind contractual``
+    (README "Questions (gates)"). Raises :class:`RefusedInput` when the kinds and the answers do not pair up."""
+    kinds = list(req.gate_response_kinds) or [req.gate_kind] * len(req.gate_responses)
+    if len(kinds) != len(req.gate_responses) or any(k not in ("rescue", "contractual") for k in kinds):
+        raise RefusedInput("each gate answer needs its kind (rescue or contractual)", where="--gate-response",
+                           code="bad_value", fix="give answers with --gate-response or --gate-response-contractual")
+    return ["contractual" if req.gate_kind == "contractual" else k for k in kinds]
+
+
+def check_folder(trial) -> None:
+    """Decide the trial's own folder (:func:`live_trial.trial.folder.plan_folder`: a copy over the size limit is
+    refused), check that a real trial's folder is trusted in Claude Code (the eval root, under which fresh folders and
+    copies are made; DIR itself in place), and take an in-place folder's lock, naming its holder when another trial
+    has it. Sets ``trial.folder_plan``, ``trial.folder_lock`` and ``trial.req.run_id``. Source: README "Running a
+    real trial"."""
+    from live_trial.acceptance.evallog import workdir_path
+    from live_trial.trial import folder, folder_lock
+    from live_trial.trial.workdir import new_run_id
+
+    req = trial.req
+    plan = folder.plan_folder(req.folder, req.source, req.eval_root, max_bytes=trial.policy.copy_max_bytes,
+                              keep=req.keep_cwd, include_ignored=req.include_ignored)
+    if req.rehearsal is None:           # a rehearsal seeds its own config and trusts its folder there
+        if plan.form == folder.IN_PLACE:
+            folder.check_trusted(plan.source, trial.env, what="the trial folder", flag="--in-place")
+        else:
+            folder.check_trusted(req.eval_root, trial.env, what="the eval root", flag="--eval-root")
+    trial.folder_plan = plan
+    if plan.form == folder.IN_PLACE:
+        req.run_id = req.run_id or new_run_id()
+        where = workdir_path(req.eval_root, trial.target.plugin_name, trial.target.skill, req.run_id)
+        trial.folder_lock = folder_lock.acquire(plan.source, where)

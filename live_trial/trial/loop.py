@@ -8,6 +8,7 @@ from live_trial.errors import Blocked
 from live_trial.jsonfile import write_text_atomic
 from live_trial.session import screen, send
 from live_trial.trial import stall as stall_table
+from live_trial.trial.moves import UNFOLLOWED, move_note
 
 NO_RESPONSE_LEFT = "stopped at a question it had to ask"
 
@@ -17,11 +18,32 @@ def _state(result) -> str | None:
     return getattr(status, "state", None) if status is not None else None
 
 
+def _record_moves(trial, result) -> None:
+    """Each move of the session to a new transcript (``/clear``) goes once into trial-log.jsonl and the notes."""
+    for move in getattr(result, "moves", None) or ():
+        note = move_note(move)
+        if note not in trial.facts.notes:
+            trial.facts.notes.append(note)
+            trial.journal.log("poll", "transcript_moved", **move)
+
+
+def _busy_what(result) -> str:
+    """``BUSY_TOOL (1 background shell still running)`` for a STALL while background work runs, else the state."""
+    background = getattr(getattr(result, "status", None), "background", None)
+    if not background:
+        return _state(result) or "unknown"
+    parts = [f"{n} background {k}{'s' if n > 1 else ''}" for k, n in (("shell", background.get("shells") or 0),
+                                                                      ("agent", background.get("agents") or 0)) if n]
+    return f"{_state(result)} ({' and '.join(parts)} still running, silent)"
+
+
 def poll_until_terminal(trial) -> None:
     """Poll until DONE, HARD_CAP, an unanswerable GATE or a STALL the table ends; record facts on ``trial``.
 
-    GATE (poll exit 4): answer with the next --gate-response and poll again, counting responses; none left
-    ends the trial as "stopped at a question it had to ask". STALL (exit 2): rows 1-6 of seed 001's table,
+    GATE (poll exit 4): answer with the next --gate-response (each with its own kind, rescue or contractual) and
+    poll again, recording the question, the options shown, the answer and its kind; none left ends the trial as
+    "stopped at a question it had to ask". STALL (exit 2): first, a session that vanished from outside (tmux's
+    server gone, the session removed) is BLOCKED, not row 1 (acceptance/causes.py); then rows 1-6 of seed 001's table,
     each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge is written to
     ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
     """
@@ -29,6 +51,7 @@ def poll_until_terminal(trial) -> None:
         limit = trial.policy.stall_limit_s * (2 if trial.state["stall_extended"] else 1)
         result = trial.poll_once(limit)
         trial.facts.poll_exit = result.exit
+        _record_moves(trial, result)
         for warning in getattr(result.status, "warnings", None) or ():
             # e.g. an AskUserQuestion answered at once with empty answers (references/transcript-jsonl.md): not a gate.
             if warning not in trial.facts.warnings:
@@ -52,15 +75,35 @@ def poll_until_terminal(trial) -> None:
             used = trial.state["gate_response_count"]
             if used >= len(trial.state["gate_responses"]):
                 trial.facts.stop_reason = "gate_unanswered"
-                trial.journal.log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT)
+                trial.journal.log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT,
+                                  options=list(getattr(result.status, "options", None) or []))
                 trial.facts.notes.append(f"{NO_RESPONSE_LEFT}: {result.question}")
                 return
             response = trial.state["gate_responses"][used]
+            kinds = trial.state.get("gate_response_kinds") or []
+            kind = kinds[used] if used < len(kinds) else trial.req.gate_kind
             send.answer_gate(trial.backend, trial.state["session"], response, sleep=trial.sleep)
-            trial.journal.save(gate_response_count=used + 1)
-            trial.journal.log("poll", "GATE", question=result.question, answered=response, gate_kind=trial.req.gate_kind)
+            # One line per answered question (README "Questions (gates)"): what was asked, what was offered, the answer.
+            answer = {"question": result.question, "options": list(getattr(result.status, "options", None) or []),
+                      "answer": response, "kind": kind}
+            trial.journal.save(gate_response_count=used + 1,
+                               gate_answers=list(trial.state.get("gate_answers") or []) + [answer])
+            trial.journal.log("poll", "GATE", question=result.question, answered=response, gate_kind=kind)
             continue
         # STALL
+        if result.reason.startswith(UNFOLLOWED):
+            # The CLI continues under a session whose transcript the harness cannot find: what the session does now
+            # cannot be observed, so the harness stops here (never "lost", never a guess).
+            trial.facts.blocked, trial.facts.stop_reason = True, "transcript_moved"
+            trial.facts.notes.append(f"the session moved to a new transcript that could not be followed: {result.reason}")
+            trial.journal.log("poll", "transcript_moved", reason=result.reason, tail=result.capture_tail)
+            return
+        gone = trial.environment_cause()
+        if gone is not None:   # tmux's server, or the session itself, went away: not claude's own exit (row 1)
+            from live_trial.acceptance.causes import cause
+
+            trial.facts.poll_exit = "BLOCKED"
+            raise Blocked(cause(gone).why, where=f"socket {trial.backend.socket}", code=gone)
         capture = trial.backend.capture(trial.state["session"]) if trial.backend.has_session(trial.state["session"]) else ""
         last_text = getattr(result.status, "last_assistant_text", None) or ""
         decision = stall_table.decide_stall(
@@ -70,6 +113,9 @@ def poll_until_terminal(trial) -> None:
             nudge_max=trial.policy.nudge_max,
             asks_question=stall_table.ends_with_question(last_text) or screen.ends_with_question(capture),
             said_done=stall_table.reports_done(last_text) or screen.reports_done(capture))
+        if decision.row == 2:
+            decision = stall_table.StallDecision(2, decision.action, decision.reason.replace(
+                str(_state(result)), _busy_what(result), 1))
         trial.facts.stall_row = decision.row
         trial.journal.log("stall", decision.action, row=decision.row, reason=decision.reason, state=_state(result),
                   tail=screen.tail(capture) if capture else result.capture_tail)

@@ -6,11 +6,15 @@ Spec: seed 001 "poll" (exit table) and "完了 = 二層判定". One tick:
    a ``WARN: HARD_CAP 80%`` warning once at ``hard_cap_warn_ratio``.
 2. The session: gone, or its pane dead -> STALL reason ``session_gone`` at once (exit 2).
 3. Observe: the screen (masked by ``screen.mask_volatile``) and the transcript (grown since the stored
-   byte offset?); classify the transcript's tail with the CLI's ``sessions/<pid>.json`` when that pid is alive.
+   byte offset?); classify the transcript's tail with the CLI's ``sessions/<pid>.json`` when that pid is alive and
+   the background work the screen shows (``screen.background_work``). When that status file names another session id
+   (``/clear``), follow the session into its new transcript (``trial.moves``; recorded in the state's ``moves``).
 4. GATE (exit 4) when the state is GATE on ``done_stable_ticks`` consecutive ticks.
 5. DONE (exit 0) when the marker file exists AND the state is IDLE_TURN_COMPLETE AND the screen shows no busy
    spinner, on ``done_stable_ticks`` consecutive ticks.
-6. Progress = the transcript grew or the masked screen changed; none for ``stall_limit_s`` -> STALL (exit 2).
+6. Progress = the transcript grew, the masked screen changed, or the output file of a background task still running
+   grew; none for ``stall_limit_s`` -> STALL (exit 2); its reason starts ``transcript_moved`` when the CLI named a
+   new session whose transcript never appeared.
 7. ``max_ticks`` ticks in this call -> TICK_BUDGET (exit 5): re-run the same command to continue.
 tmux missing -> BLOCKED (exit 3). The state file is written (schema-validated, atomic) every tick.
 """
@@ -29,7 +33,9 @@ from live_trial.jsonfile import read_json, write_json
 from live_trial.policy import Policy
 from live_trial.transcript.paths import config_dir, find_cli_session, locate, read_cli_session_status
 from live_trial.transcript.reader import TAIL_MAX_BYTES, complete_end_offset, read_from, read_tail
+from live_trial.transcript.records import is_human_prompt
 from live_trial.transcript.status import BUSY_GENERATING, GATE, IDLE_TURN_COMPLETE, Status, classify, gate_from_screen
+from live_trial.trial.moves import UNFOLLOWED, moved_session
 
 SCHEMA = "poll-state.schema.json"
 STATE_VERSION = 1
@@ -65,7 +71,9 @@ class PollResult:
     """How a poll call ended. ``exit`` DONE|STALL|GATE|HARD_CAP|TICK_BUDGET|BLOCKED, ``code`` its exit code,
     ``reason`` (e.g. ``session_gone``, ``no_progress``), ``status`` the last classification (None without a
     transcript), ``state`` its state word (or NO_TRANSCRIPT / the screen's), ``question`` for GATE,
-    ``capture_tail`` the last screen lines, ``elapsed_s`` since the state file's ``started_at``."""
+    ``capture_tail`` the last screen lines, ``elapsed_s`` since the state file's ``started_at``, ``moves`` every
+    move of the session to a new transcript seen so far (``{from_session_id, to_session_id, from_path, to_path,
+    at}``; ``transcript_path`` is the file followed now)."""
 
     exit: str
     code: int
@@ -80,6 +88,7 @@ class PollResult:
     transcript_path: str | None
     marker: str
     warnings: list[str] = field(default_factory=list)
+    moves: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready (``poll --json``)."""
@@ -109,15 +118,22 @@ class TurnCache:
 
     REREAD_BYTES = TAIL_MAX_BYTES + TAIL_MAX_BYTES // 4
 
-    def __init__(self) -> None:
+    def __init__(self, previous: Path | None = None) -> None:
         self.path: Path | None = None
+        self.previous = previous
         self.start = self.end = self.held = 0
         self.items: list[dict] = []
 
+    def move_to(self, path: Path) -> None:
+        """The session continues in ``path`` (a moved transcript): keep the records read so far (the turn the new
+        file continues) and read the new file from its start."""
+        self.previous, self.path, self.start, self.end = self.path, path, 0, 0
+
     def records(self, path: Path, end: int) -> tuple[list[dict], int]:
         """``(records, how many are new since the last call)`` for ``path`` whose complete lines end at byte
-        ``end``; records in file order (the classifier orders them). Never raises for I/O (a missing file
-        reads as no records)."""
+        ``end``; records in file order (the classifier orders them). A moved-to file whose tail holds no human
+        prompt yet is read after the tail of the file it moved from (``previous``). Never raises for I/O (a missing
+        file reads as no records)."""
         if path == self.path and end == self.end:
             return self.items, 0
         if path != self.path or end < self.end or self.held + (end - self.end) > self.REREAD_BYTES:
@@ -125,6 +141,10 @@ class TurnCache:
             tail = read_tail(path)
             self.path, self.start, self.end, self.items = path, tail.start_offset, tail.end_offset, tail.records
             self.held = tail.parsed_bytes
+            if self.previous is not None and self.previous != path and not any(map(is_human_prompt, self.items)):
+                earlier = read_tail(self.previous)
+                self.items = earlier.records + self.items
+                self.held += earlier.parsed_bytes
             return self.items, len(self.items) if first else 0
         before = self.end
         new, self.end = read_from(path, self.end, until=end)
@@ -150,23 +170,43 @@ def load_state(cfg: PollConfig, marker: Path, now: float) -> dict:
             "started_at": _iso(now), "updated_at": _iso(now), "calls": 1, "ticks": 0,
             "transcript_path": None, "transcript_offset": 0, "last_change_at": _iso(now),
             "last_screen_hash": None, "last_state": None, "done_streak": 0, "gate_streak": 0, "last_gate_id": None,
-            "warned": {"hard_cap": False}, "exits": []}
+            "warned": {"hard_cap": False}, "exits": [], "moves": [], "move_pending": None, "background_outputs": {}}
 
 
-def _cli_session_status(pane_pid: int | None, cfg: PollConfig, config: Path) -> dict | None:
+def _cli_session_status(pane_pid: int | None, cfg: PollConfig, config: Path,
+                        session_id: str | None = None) -> dict | None:
     """The CLI's sessions/<pid>.json, only when that pid is alive (it stays ``busy`` after SIGKILL).
-    The pane's pid first (the CLI is the pane's command), else the file whose sessionId matches."""
+    The pane's pid first (the CLI is the pane's command), else the file whose sessionId matches ``session_id``
+    (default: the configured one)."""
     from live_trial.session.rules import pid_alive
 
     pid = pane_pid
     doc = read_cli_session_status(config, pid) if pid else None
-    if doc is None and cfg.session_id:
-        found = find_cli_session(config, cfg.session_id)
+    session_id = session_id or cfg.session_id
+    if doc is None and session_id:
+        found = find_cli_session(config, session_id)
         if found:
             pid, doc = found
     if doc is None or not pid or not pid_alive(int(pid)):
         return None
     return doc
+
+
+def _outputs_grew(state: dict, status: Status) -> bool:
+    """Whether the output file of a background task still running grew since the last tick (a background job's
+    output is its progress, like the transcript's growth; references/transcript-jsonl.md "Background work").
+    Keeps the sizes in ``state["background_outputs"]`` (only the files of tasks still running)."""
+    known = state.get("background_outputs") or {}
+    sizes: dict[str, int] = {}
+    for task in (status.background or {}).get("tasks") or []:
+        path = task.get("output_file")
+        if path:
+            try:
+                sizes[path] = os.stat(path).st_size       # follows an agent's symlink to its subagent transcript
+            except OSError:
+                continue
+    state["background_outputs"] = sizes
+    return any(path in known and size != known[path] for path, size in sizes.items())
 
 
 def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.time,
@@ -177,8 +217,8 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
     ``backend``: a :class:`live_trial.session.backend.Backend` (pane_alive, pane_pid, capture).
     ``clock``: epoch seconds (wall clock: the state file carries it across processes); ``sleep``: seconds.
     ``on_tick(progress)`` gets a dict per tick (tick, elapsed_s, since_progress_s, stall_in_s, hard_cap_in_s,
-    state, pending_tool, screen_busy, transcript_offset, new_records, done_streak) and ``{"warn": text}``
-    once for the HARD_CAP warning.
+    state, pending_tool, background (the kind of background work running, or None), screen_busy, transcript_offset,
+    new_records, done_streak) and ``{"warn": text}`` once for the HARD_CAP warning.
     ``screen``: the TUI marker module (default :mod:`live_trial.session.screen`). Raises RefusedInput for a state
     file of another poll. Spec: seed 001 "poll".
     """
@@ -196,13 +236,17 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
     started = _epoch(state["started_at"])
     tpath = Path(cfg.transcript_path) if cfg.transcript_path else (
         locate(cfg.session_id, cfg.cwd, config) if cfg.session_id else None)
+    moves = state.setdefault("moves", [])
+    current_id = moves[-1]["to_session_id"] if moves else cfg.session_id
+    if moves and not cfg.transcript_path:
+        tpath = Path(moves[-1]["to_path"])
     warnings: list[str] = []
     ticks_here = 0
     capture = ""
     status: Status | None = None
     shown_state: str | None = state.get("last_state")
     pane_pid: int | None = None       # asked once per call: a pane keeps its pid
-    turn_cache = TurnCache()
+    turn_cache = TurnCache(Path(moves[-1]["from_path"]) if moves else None)
 
     def finish(exit_word: str, reason: str, question: str | None = None) -> PollResult:
         t = clock()
@@ -214,7 +258,8 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
         return PollResult(exit=exit_word, code=EXIT_CODES[exit_word], reason=reason, status=status,
                           state=shown_state, question=question, capture_tail=tail, elapsed_s=round(t - started, 3),
                           ticks=state["ticks"], since_change_s=round(t - _epoch(state["last_change_at"]), 3),
-                          transcript_path=str(tpath) if tpath else None, marker=str(marker), warnings=warnings)
+                          transcript_path=str(tpath) if tpath else None, marker=str(marker), warnings=warnings,
+                          moves=list(moves))
 
     while True:
         now = clock()
@@ -247,8 +292,27 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
         progress = screen_hash != state["last_screen_hash"]
         state["last_screen_hash"] = screen_hash
 
-        if tpath is not None and not tpath.exists() and cfg.session_id and not cfg.transcript_path:
-            tpath = locate(cfg.session_id, cfg.cwd, config)
+        if tpath is not None and not tpath.exists() and current_id and not cfg.transcript_path:
+            tpath = locate(current_id, cfg.cwd, config)
+        cli_doc = None
+        if tpath is not None:
+            if pane_pid is None:
+                try:
+                    pane_pid = backend.pane_pid(cfg.session) or 0
+                except LiveTrialError:
+                    pane_pid = 0
+            cli_doc = _cli_session_status(pane_pid, cfg, config, current_id)
+            new_id = moved_session(current_id, cli_doc) if not cfg.transcript_path else None
+            if new_id:
+                # /clear: the CLI continues under a new session id, in a new file next to the old one.
+                new_path = locate(new_id, cfg.cwd, config)
+                if new_path.exists():
+                    moves.append({"from_session_id": current_id, "to_session_id": new_id, "from_path": str(tpath),
+                                  "to_path": str(new_path), "at": _iso(now)})
+                    current_id, tpath, state["move_pending"], progress = new_id, new_path, None, True
+                    turn_cache.move_to(new_path)
+                elif not state.get("move_pending"):
+                    state["move_pending"] = {"to_session_id": new_id, "since": _iso(now)}
         if tpath is not None and tpath.exists():
             state["transcript_path"] = str(tpath)
             end = complete_end_offset(tpath)
@@ -256,18 +320,15 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
             if end != state["transcript_offset"]:
                 progress = True
                 state["transcript_offset"] = end
-            if pane_pid is None:
-                try:
-                    pane_pid = backend.pane_pid(cfg.session) or 0
-                except LiveTrialError:
-                    pane_pid = 0
-            status = classify(records, _cli_session_status(pane_pid, cfg, config))
+            background_screen = screen.background_work(capture) if hasattr(screen, "background_work") else None
+            status = classify(records, cli_doc, background_screen)
             if status.state != IDLE_TURN_COMPLETE:
                 box = screen.dialog(capture)
                 if box is not None:
                     status = gate_from_screen(status, box.kind, box.question, [o.label for o in box.options])
                     screen_gate = f"screen:{box.kind}:{box.question}"
             shown_state = status.state
+            progress = _outputs_grew(state, status) or progress
         elif cfg.session_id:
             status, shown_state = None, (BUSY_GENERATING if screen_busy else NO_TRANSCRIPT)
         else:  # screen only: busy from the spinner line; a dialog is never idle
@@ -295,6 +356,7 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
                      "stall_in_s": round(max(0.0, pol.stall_limit_s - since_change), 1),
                      "hard_cap_in_s": round(max(0.0, pol.hard_cap_s - elapsed), 1),
                      "state": shown_state, "pending_tool": status.pending_tool if status else None,
+                     "background": (status.background or {}).get("kind") if status else None,
                      "screen_busy": screen_busy, "transcript_offset": state["transcript_offset"],
                      "new_records": new_records, "done_streak": state["done_streak"]})
         stable = max(1, pol.done_stable_ticks)
@@ -307,6 +369,10 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
                           + (" (interrupted)" if status and status.interrupted else "")
                           + (f" (api_error {status.api_error})" if status and status.api_error is not None else ""))
         if since_change >= pol.stall_limit_s:
+            pending = state.get("move_pending")
+            if pending:
+                return finish("STALL", f"{UNFOLLOWED}: the CLI continues as session {pending['to_session_id']} "
+                                       f"(since {pending['since']}) but no transcript of it was found")
             return finish("STALL", f"no progress for {since_change:.0f}s (stall_limit_s {pol.stall_limit_s:.0f})")
         if cfg.max_ticks is not None and ticks_here >= cfg.max_ticks:
             return finish("TICK_BUDGET", f"{ticks_here} ticks in this call")

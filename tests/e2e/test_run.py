@@ -107,6 +107,8 @@ def test_ask_user_question_gate_answered_by_label(tmp_path, kind, code, overall)
     assert proc.returncode == code, proc.stderr[-3000:]
     doc = _verdict(result)
     assert (doc["gate_response_count"], doc["gate_kind"], doc["overall"]["verdict"]) == (1, kind, overall)
+    assert doc["gate_answers"] == [{"n": 1, "question": "Which greeting style?", "options": ["Formal", "Casual"],
+                                    "answer": "Casual", "kind": kind}]      # --gate-kind: every answer of that kind
     if kind == "contractual":
         assert doc["gate_contract_evidence"]
     wd = workdirs(tmp_path)[0]
@@ -226,8 +228,8 @@ def test_sigterm_to_the_harness_kills_the_session_and_keeps_the_evidence(tmp_pat
             proc.kill()
     assert proc.returncode == 3, err[-3000:]
     doc = _verdict(json.loads(out.strip().splitlines()[-1]))
-    assert (doc["stop_reason"], doc["overall"]["verdict"]) == ("harness_interrupted", "BLOCKED")
-    assert doc["overall"]["reasons"] == ["blocked: the harness was stopped (Ctrl-C or SIGTERM) before the trial finished"]
+    assert (doc["stop_reason"], doc["overall"]["verdict"]) == ("harness_terminated", "BLOCKED")
+    assert doc["overall"]["reasons"] == ["blocked: the harness was stopped by a signal (SIGTERM) before the trial finished"]
     wd = workdirs(tmp_path)[0]
     assert (wd / "pane.txt").is_file() and (wd / "transcript.jsonl").is_file()
     _no_leftovers(wd, state)
@@ -253,7 +255,7 @@ def test_sigterm_while_the_evaluator_judges_stops_it_and_leaves_no_process(tmp_p
     assert children, "no evaluator process was found to check"
     assert not [p for p in children if pid_alive(p)], "the evaluator's claude -p outlived the harness"
     doc = _verdict(json.loads(out.strip().splitlines()[-1]))
-    assert (doc["stop_reason"], doc["overall"]["verdict"], doc["goal_result"]) == ("harness_interrupted", "BLOCKED", None)
+    assert (doc["stop_reason"], doc["overall"]["verdict"], doc["goal_result"]) == ("harness_terminated", "BLOCKED", None)
     assert "the harness was stopped while the evaluator judged the goal" in doc["notes"]
     _no_leftovers(workdirs(tmp_path)[0])
 
@@ -361,14 +363,17 @@ def test_missing_tmux_or_claude_is_blocked_with_a_recorded_verdict(tmp_path):
 
 @pytest.mark.budget(8)
 def test_readme_demo_trial_passes_with_evidence_from_real_files_and_uuids(tmp_path):
-    """The README's first command (make demo), with its eval-root and cwd moved under tmp_path."""
+    """The README's first command (make demo), with its eval-root moved under tmp_path: the trial works in its own new
+    folder <workdir>/cwd, which stays with the workdir and holds only what the session wrote."""
     proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
                    "--rehearsal", str(EXAMPLES / "scenarios" / "greet-happy.yaml"), "--args", "World", *FAST)
     result = final_json(proc)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = _verdict(result)
     wd = workdirs(tmp_path)[0]
-    assert (tmp_path / "cwd" / "greeting.txt").read_text() == "Hello, World!\n"
+    assert json.loads((wd / "trial-state.json").read_text())["cwd"] == str(wd / "cwd")
+    assert sorted(p.name for p in (wd / "cwd").iterdir()) == ["greeting.txt"]
+    assert (wd / "cwd" / "greeting.txt").read_text() == "Hello, World!\n"
     assert (wd / "side-effects" / "files" / "greeting.txt").read_text() == "Hello, World!\n"
     uuids = {r.get("uuid") for r in records(wd / "transcript.jsonl")}
     sources = [e["source"] for e in doc["evidence"]]

@@ -3,7 +3,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from live_trial.trial.collect import collect, snapshot_cwd
+from live_trial.trial.changes import snapshot_cwd
+from live_trial.trial.collect import collect
 
 
 def test_snapshot_diff_records_and_copies_side_effects(tmp_path):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -533,7 +534,7 @@ def test_a_gate_dialog_on_screen_is_gate_before_its_record_is_written(env):
     env.write()
     r = run(env, FakeBackend([ASK_SCREEN]))
     assert (r.exit, r.reason, r.question) == ("GATE", "ask_user_question", "Which greeting style?"), r
-    assert r.status.options == ["Formal", "Casual", "Type something.", "Chat about this"]
+    assert r.status.options == ["Formal", "Casual"]         # the CLI's own "Type something." etc. are not options
     # the next call (after an answer) does not report the same dialog again at once
     r = run(env, FakeBackend([ASK_SCREEN]), max_ticks=3)
     assert r.exit == "TICK_BUDGET"
@@ -555,3 +556,86 @@ def test_the_live_cli_status_waiting_is_gate_without_its_record(env):
         {"pid": os.getpid(), "sessionId": SID, "status": "waiting", "waitingFor": "permission prompt"}))
     r = run(env, FakeBackend(pid=os.getpid()))
     assert r.exit == "GATE" and "not in the transcript yet" in r.status.reason, r
+# ------------------------------------------------------------------ background work, moved transcripts
+
+def _bg_waiting(env) -> str:
+    """A turn that ended to wait for a background shell (its output file is created)."""
+    env.builder.prompt()
+    task = env.builder.background_shell("for i in 1 2 3; do echo t; sleep 9; done", "Tick")
+    env.builder.text("Waiting for the background job.")
+    env.builder.turn_duration()
+    env.write()
+    out = Path(env.builder.output_path(task))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("")
+    return str(out)
+
+
+def test_background_shell_is_busy_its_output_growth_is_progress_and_silence_is_a_stall(env, tmp_path):
+    env.builder.cwd = str(tmp_path / "bgtmp")          # where output_path() puts the task's output
+    out = Path(_bg_waiting(env))
+    clock = Clock()
+    for tick in range(1, 20):                          # the job prints a line each tick for 19 ticks (9.5 s)
+        clock.actions[tick] = [lambda: out.open("a").write("tick\n")]
+    r = run(env, FakeBackend(), clock=clock, max_ticks=24, stall_limit_s=3)
+    assert (r.exit, r.state) == ("TICK_BUDGET", "BUSY_TOOL"), r.reason      # 12 s, never a STALL, never DONE
+    assert r.status.background["kind"] == "shell" and "1 background shell still running" in r.status.reason
+    doc = read_json(env.state_file, P.SCHEMA)
+    assert doc["background_outputs"] == {str(out): out.stat().st_size}
+    r = run(env, FakeBackend(), clock=clock, max_ticks=40, stall_limit_s=3)    # the job went silent
+    assert (r.exit, r.state) == ("STALL", "BUSY_TOOL")
+
+
+def test_no_done_while_background_work_runs_even_with_the_marker(env, tmp_path):
+    env.builder.cwd = str(tmp_path / "bgtmp")
+    _bg_waiting(env)
+    env.marker.write_text("{}")
+    r = run(env, FakeBackend(), max_ticks=6)
+    assert (r.exit, r.state) == ("TICK_BUDGET", "BUSY_TOOL")
+
+
+def _cli_status_file(env, pid: int, session_id: str, status: str = "idle") -> None:
+    folder = env.config / "sessions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{pid}.json").write_text(json.dumps({"pid": pid, "sessionId": session_id, "status": status}))
+
+
+def test_a_moved_transcript_is_followed_and_recorded(env, transcript_builder):
+    env.builder.prompt("Run the task.")
+    env.builder.text("Which folder should I use?")
+    env.builder.turn_duration()
+    env.write()
+    new_id = "22222222-3333-4444-8555-666666666666"
+    new = transcript_builder(session_id=new_id, start=env.builder.now)
+    new.mode()
+    new.slash_command("/clear", "")
+    new_path = env.tpath().with_name(f"{new_id}.jsonl")
+    clock = Clock()
+    clock.actions[2] = [lambda: (new.write(new_path), _cli_status_file(env, os.getpid(), new_id))]
+    _cli_status_file(env, os.getpid(), SID)
+    r = run(env, FakeBackend(pid=os.getpid()), clock=clock, max_ticks=6)
+    assert (r.exit, r.state, r.transcript_path) == ("TICK_BUDGET", "IDLE_TURN_COMPLETE", str(new_path))
+    assert r.status.last_assistant_text == "Which folder should I use?"      # the turn the new file continues
+    assert [(m["from_session_id"], m["to_session_id"]) for m in r.moves] == [(SID, new_id)]
+    r = run(env, FakeBackend(pid=os.getpid()), max_ticks=2)                  # a new call keeps following it
+    assert (r.transcript_path, r.state, len(r.moves)) == (str(new_path), "IDLE_TURN_COMPLETE", 1)
+    assert r.status.last_assistant_text == "Which folder should I use?"
+
+
+def test_a_move_that_cannot_be_followed_stalls_as_transcript_moved(env):
+    env.builder.turn()
+    env.write()
+    _cli_status_file(env, os.getpid(), "33333333-4444-4555-8666-777777777777")
+    r = run(env, FakeBackend(pid=os.getpid()), stall_limit_s=3)
+    assert r.exit == "STALL" and r.reason.startswith("transcript_moved: the CLI continues as session 33333333")
+
+
+def test_a_state_file_written_before_moves_existed_is_read(env):
+    env.builder.turn()
+    env.write()
+    run(env, FakeBackend(), max_ticks=1)
+    doc = json.loads(env.state_file.read_text())
+    for key in ("moves", "move_pending", "background_outputs"):
+        del doc[key]
+    env.state_file.write_text(json.dumps(doc))
+    assert run(env, FakeBackend(), max_ticks=1).exit == "TICK_BUDGET"

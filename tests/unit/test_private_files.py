@@ -15,7 +15,7 @@ from live_trial.cli.main import main
 from live_trial.jsonfile import append_jsonl, write_json, write_text_atomic
 from live_trial.notices import notify as nt
 from live_trial.transcript.reader import copy_transcript
-from live_trial.trial.collect import record_side_effects, snapshot_cwd
+from live_trial.trial.changes import record_side_effects, snapshot_cwd
 from live_trial.trial.journal import Journal
 from live_trial.trial.workdir import create_workdir
 from tests.unit.fakes import write_state
@@ -122,7 +122,7 @@ def test_evaluate_writes_evaluation_json_from_a_transcript_with_a_lone_surrogate
                {"verdict": "FAIL", "blockers": ["nothing in out/"], "evidence": [], "checks": []}}
         return ev.ProcessResult(0, json.dumps(doc), "", False, 0.1)
     target = SimpleNamespace(qualified="hello:greet", frontmatter={"description": "d"}, skill_md=None)
-    doc = ev.evaluate(wd, target, "/bin/claude-fake", {}, runner=fake)
+    doc = ev.evaluate(wd, target, "/bin/claude-fake", {}, produced=None, runner=fake)
     assert doc["goal_result"] == "FAIL"
     assert json.loads((wd / "evaluation.json").read_text())["attempts"][0]["request"] == doc["attempts"][0]["request"]
 

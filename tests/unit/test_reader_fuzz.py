@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from live_trial.judge.answer import index_records, index_rows
+from live_trial.judge.index import index_records, read_index
 from live_trial.transcript import reader, stream
 from live_trial.transcript.order import causal_order
 from live_trial.transcript.reader import (
@@ -151,9 +151,10 @@ def test_damaged_transcripts_never_raise_and_reads_stay_within_their_budgets(tmp
         human_prompts(recs)
         main_chain_assistant_models(recs)
         skill_calls(recs)
-        rows = index_rows(recs)
-        must_encode(index_records(recs))
-        assert len(rows) == len(recs)
+        rows, facts = read_index(recs)
+        must_encode(rows)
+        must_encode([vars(f) for f in facts.values()])
+        assert len(rows) == len([r for r in recs if isinstance(r.get("uuid"), str)])
 
 
 @settings(max_examples=300, deadline=None)

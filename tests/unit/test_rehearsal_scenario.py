@@ -139,3 +139,104 @@ def test_a_non_mapping_file_is_refused_without_echoing_its_content(tmp_path):
     with pytest.raises(RefusedInput) as err:
         load_scenario(secret)
     assert "secret-value-123" not in err.value.message and "not a mapping" in err.value.message
+
+
+# ---------------------------------------------------------------- wake-ups, compaction, subagents (2.1.197 bodies)
+
+REMINDER = {"type": "text", "text": "<system-reminder>\ncontext\n</system-reminder>\n"}
+NOTICE = "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>"
+COMPACT = ("CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\nYour task is to create a detailed summary of "
+           "the conversation so far, paying close attention to the user's explicit requests")
+
+
+def _body(messages, *, system="You are Claude Code", tools=("Bash", "Skill")):
+    return {"model": "m", "system": [{"type": "text", "text": system}], "tools": [{"name": t} for t in tools],
+            "messages": messages}
+
+
+def _turn():
+    return [{"role": "user", "content": [REMINDER, {"type": "text", "text": "SCEN task"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "Command running in "
+                                                                                              "background"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "waiting"}]}]
+
+
+def test_a_wake_up_by_a_task_notification_is_not_a_human_turn():
+    view = analyse_request(_body(_turn() + [{"role": "user", "content": [{"type": "text", "text": NOTICE}]}]))
+    assert (view.human_turn, view.step, view.last_prompt, view.compaction) == (1, 2, "SCEN task", False)
+    assert view.task_notification.startswith("<task-notification>")
+    after_clear = analyse_request(_body([{"role": "user", "content": [
+        REMINDER, {"type": "text", "text": "<local-command-caveat>Caveat</local-command-caveat>\n"},
+        {"type": "text", "text": "<command-name>/clear</command-name>\n"},
+        {"type": "text", "text": "<local-command-stdout></local-command-stdout>\n"}, {"type": "text", "text": NOTICE}]}]))
+    assert (after_clear.human_turn, after_clear.task_notification is not None) == (0, True)
+
+
+def test_a_compaction_request_and_the_summary_that_starts_the_next_conversation():
+    msgs = _turn()
+    msgs[2]["content"].append({"type": "text", "text": COMPACT})
+    view = analyse_request(_body(msgs))
+    assert (view.compaction, view.human_turn, view.task_notification) == (True, 1, None)
+    after = analyse_request(_body([
+        {"role": "user", "content": [REMINDER, {"type": "text", "text": "This session is being continued from a previous "
+                                                                       "conversation that ran out of context."}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "waiting"}]},
+        {"role": "user", "content": [{"type": "text", "text": "<command-name>/compact</command-name>\n"},
+                                     {"type": "text", "text": "next prompt"}]}]))
+    assert (after.human_turn, after.first_prompt, after.last_prompt, after.compaction) == (1, "next prompt",
+                                                                                          "next prompt", False)
+
+
+def test_new_predicates_match_and_a_rule_without_compaction_never_answers_one(tmp_path):
+    from live_trial.rehearsal.scenario import select_rule
+
+    scen = load_scenario({"rules": [
+        {"id": "any", "reply": {}},
+    ]})
+    msgs = _turn()
+    msgs[2]["content"].append({"type": "text", "text": COMPACT})
+    assert select_rule(scen, analyse_request(_body(msgs))) is None
+    scen = load_scenario({"rules": [
+        {"id": "summary", "when": {"compaction": True}, "reply": {}},
+        {"id": "sub", "when": {"subagent": True}, "reply": {}},
+        {"id": "woken-ok", "when": {"task_notification": "<status>completed"}, "reply": {}},
+        {"id": "not-woken", "when": {"task_notification": False}, "reply": {}},
+    ]})
+    assert select_rule(scen, analyse_request(_body(msgs))).id == "summary"
+    sub = _body(_turn()[:1], system="x-anthropic-billing-header: cc_version=2.1.197; cc_is_subagent=true;")
+    assert select_rule(scen, analyse_request(sub)).id == "sub"
+    woken = _body(_turn() + [{"role": "user", "content": [{"type": "text", "text": NOTICE}]}])
+    assert select_rule(scen, analyse_request(woken)).id == "woken-ok"
+    assert select_rule(scen, analyse_request(_body(_turn()[:1]))).id == "not-woken"
+    with pytest.raises(RefusedInput, match="task_notification"):
+        load_scenario({"rules": [{"when": {"task_notification": "(bad"}, "reply": {}}]})
+
+
+def test_every_scripted_evaluator_answer_fits_the_answer_schema():
+    """A scenario's scripted evaluator must answer in the shape the real evaluator is asked for (the CLI's
+    StructuredOutput tool validates it against judge.answer.ANSWER_SCHEMA and gives up after 5 tries, which reads as
+    "the evaluator gave no valid judgement"). Placeholders are filled with a stand-in before checking."""
+    import re
+    from pathlib import Path
+
+    import yaml
+    from jsonschema import Draft202012Validator
+
+    from live_trial.judge.answer import ANSWER_SCHEMA
+
+    root = Path(__file__).resolve().parents[2]
+    validator = Draft202012Validator(ANSWER_SCHEMA)
+    checked, bad = 0, []
+    for path in sorted([*(root / "examples" / "scenarios").glob("*.yaml"),
+                        *(root / "tests" / "e2e" / "scenarios").glob("*.yaml")]):
+        doc = yaml.safe_load(path.read_text())
+        for rule in doc.get("rules", []):
+            for block in (rule.get("reply") or {}).get("content") or []:
+                use = block.get("tool_use") if isinstance(block, dict) else None
+                if not use or use.get("name") != "StructuredOutput" or "verdict" not in (use.get("input") or {}):
+                    continue
+                answer = yaml.safe_load(re.sub(r"\{\{[^}]*\}\}", "x", yaml.safe_dump(use["input"])))
+                checked += 1
+                bad += [f"{path.name} rule {rule.get('id')}: {e.message}" for e in validator.iter_errors(answer)]
+    assert checked >= 10 and bad == []

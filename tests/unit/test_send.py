@@ -134,6 +134,27 @@ def test_lost_when_nothing_parked(files):
     assert exc.value.code == "lost"
 
 
+def test_a_session_that_moved_is_confirmed_in_the_file_it_writes_now(files):
+    """/clear between the send's start and Enter: the prompt lands in the new transcript, which ``follow`` names."""
+    t, task = files
+    t.write_text("")
+    moved = t.with_name("new.jsonl")
+    cli = FakeCLI(moved)
+    clock = Clock()
+    d = send.send_file(cli, S, task, transcript_path=t, follow=lambda: moved, clock=clock, sleep=clock.sleep)
+    assert d.delivered and any("moved to another transcript" in n for n in d.notes)
+
+
+def test_a_move_whose_new_file_never_gets_the_prompt_is_transcript_moved_not_lost(files):
+    t, task = files
+    cli = FakeCLI(t.with_name("elsewhere.jsonl"))
+    clock = Clock()
+    with pytest.raises(DeliveryFailed) as err:
+        send.send_file(cli, S, task, transcript_path=t, follow=lambda: t.with_name("new.jsonl"), clock=clock,
+                       sleep=clock.sleep, timeout_s=1)
+    assert err.value.code == "transcript_moved"
+
+
 def test_earlier_prompts_do_not_count(files):
     t, task = files
     cli = FakeCLI(t, swallow=5)
@@ -165,12 +186,14 @@ def test_classify_arrival_normalises():
 class GateCLI:
     """An AskUserQuestion dialog whose cursor moves with Down/Up; digits do nothing (as in the real TUI)."""
 
-    def __init__(self, stuck=False):
+    def __init__(self, stuck=False, lose_typing=0):
         self.base = (SCREENS / "ask_user_question.txt").read_text()
         self.cursor = 1
         self.keys: list[str] = []
-        self.lines: list[str] = []
+        self.typed: list[str] = []
+        self.shown_text = ""
         self.stuck = stuck
+        self.lose_typing = lose_typing       # how many typings the CLI drops (seen under load)
 
     def capture(self, session, scrollback=False):
         out = []
@@ -178,6 +201,8 @@ class GateCLI:
             stripped = line.lstrip("❯ ")
             if stripped[:2] in {f"{n}." for n in range(1, 6)}:
                 n = int(stripped[0])
+                if self.shown_text and stripped.endswith("Type something."):
+                    stripped = stripped.replace("Type something.", self.shown_text)
                 line = ("❯ " if n == self.cursor else "  ") + stripped
             out.append(line)
         return "\n".join(out)
@@ -188,8 +213,12 @@ class GateCLI:
             if not self.stuck:
                 self.cursor += {"Down": 1, "Up": -1}.get(k, 0)
 
-    def send_line(self, session, text):
-        self.lines.append(text)
+    def type_text(self, session, text):
+        self.typed.append(text)
+        if self.lose_typing:
+            self.lose_typing -= 1
+        else:
+            self.shown_text = text
 
 
 def gate(cli, response):
@@ -211,8 +240,23 @@ def test_gate_number_is_mapped_to_its_label():
 def test_gate_free_text():
     cli = GateCLI()
     done = gate(cli, "text:medium please")
-    assert done.label == "Type something." and cli.keys == ["Down", "Down", "Down"]
-    assert cli.lines == ["medium please"]
+    assert done.label == "Type something." and cli.keys == ["Down", "Down", "Down", "Enter"]
+    assert cli.typed == ["medium please"]
+
+
+def test_gate_free_text_lost_once_is_typed_again_before_enter():
+    """Seen on 2.1.197 under load: the typed answer was lost and Enter submitted "__other__". Enter waits until the
+    dialog shows the text; nothing of it arrived, so it is typed once more."""
+    cli = GateCLI(lose_typing=1)
+    gate(cli, "text:medium please")
+    assert cli.typed == ["medium please", "medium please"] and cli.keys[-1] == "Enter"
+
+
+def test_gate_free_text_never_shown_submits_nothing():
+    cli = GateCLI(lose_typing=5)
+    with pytest.raises(DeliveryFailed) as exc:
+        gate(cli, "text:medium please")
+    assert exc.value.code == "gate_text" and "Enter" not in cli.keys
 
 
 def test_gate_refusals_press_nothing():

@@ -72,3 +72,22 @@ def test_done_report():
     assert reports_done("● DONE: failed")
     assert not reports_done("I am not DONE yet")
     assert not reports_done("DONE:")
+
+
+def test_a_session_moved_to_a_transcript_that_cannot_be_found_stops_as_blocked_transcript_moved():
+    """The CLI names a new session whose transcript never appears: the harness cannot see what the session does, so
+    the trial stops BLOCKED with stop reason transcript_moved (never "lost", never a guess at the STALL table)."""
+    from types import SimpleNamespace
+
+    from live_trial.trial.facts import Facts
+    from live_trial.trial.loop import poll_until_terminal
+
+    logged = []
+    result = SimpleNamespace(exit="STALL", reason="transcript_moved: the CLI continues as session x", status=None,
+                             capture_tail=["tail"], moves=[], warnings=[])
+    trial = SimpleNamespace(policy=SimpleNamespace(stall_limit_s=5), state={"stall_extended": False},
+                            poll_once=lambda limit: result, facts=Facts(),
+                            journal=SimpleNamespace(log=lambda *a, **k: logged.append((a, k))))
+    poll_until_terminal(trial)
+    assert (trial.facts.blocked, trial.facts.stop_reason, trial.facts.stall_row) == (True, "transcript_moved", None)
+    assert logged[0][0] == ("poll", "transcript_moved")

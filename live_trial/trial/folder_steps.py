@@ -1,0 +1,124 @@
+"""The steps of a trial that make, record and give back its own folder (README "Running a real trial", "What a trial
+leaves behind"): :func:`prepare` before boot, :func:`folder_changes` and :func:`side_effects_recorded` around
+collect, :func:`release` after the session is gone (every exit path of ``run`` and ``run --resume``), :func:`reclaim`
+when a resume takes a trial over, :func:`reap_copy` when ``reap`` removes a session whose harness is gone.
+
+Works on a trial (:class:`~live_trial.trial.runner.Trial`) through its request, state and journal only; the folder
+rules themselves are in :mod:`live_trial.trial.folder` and :mod:`live_trial.trial.changes`.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from live_trial.errors import Blocked
+from live_trial.trial import changes, folder, gitrepo
+
+
+def _record(trial) -> dict | None:
+    rec = trial.state.get("folder")
+    return dict(rec) if isinstance(rec, dict) else None
+
+
+def prepare(trial) -> None:
+    """Make the trial's folder (:func:`live_trial.trial.folder.make_folder`) unless it exists (a resume), then record
+    its state at start: the content snapshot (``cwd-snapshot.json``) and, in a git work tree, its git tree (trial-state
+    ``folder.baseline``). Raises :class:`~live_trial.errors.Blocked` when git or the disk fails (an environment
+    failure: the verdict is BLOCKED with its cause, never a FAIL of the skill)."""
+    rec = _record(trial)
+    own = Path(rec["path"])
+    if rec["form"] != folder.IN_PLACE and not own.exists():
+        try:
+            folder.make_folder(trial.folder_plan, trial.wd.root)
+        except OSError as exc:
+            raise Blocked(f"could not make the trial's folder: {exc}", where=str(own), code="folder_failed",
+                          fix="free disk space or fix the permissions named, then run again") from None
+    exclude = [trial.req.eval_root, trial.wd.root]
+    snap = changes.snapshot_cwd(own, exclude=exclude)
+    path = trial.wd.path("cwd-snapshot.json")
+    changes.save_snapshot(path, snap)
+    if rec["git"]:
+        rec["baseline_head"] = gitrepo.head_commit(own)
+        rec["baseline"] = changes.record_baseline(trial.wd.root, own, exclude=exclude)
+    trial.journal.save(cwd_snapshot=str(path), folder=rec)
+    trial.journal.log("folder", rec["form"], path=rec["path"], cwd=rec["cwd"], source=rec["source"],
+                      files=len(snap), copied_files=rec["files"], copied_bytes=rec["bytes"], git=rec["git"])
+
+
+def folder_changes(trial) -> dict:
+    """The keywords of :func:`live_trial.trial.collect.collect` for the trial's folder: ``cwd`` (the trial's own
+    folder; None once its side effects were recorded, when it is gone, or when its start was never recorded (the
+    harness was killed while making it): a second collect keeps the first one's, and nothing the session did not do
+    is ever recorded), ``before`` (the snapshot at start), ``by_content``, ``baseline``, ``baseline_head`` and
+    ``exclude``."""
+    rec = _record(trial)
+    own = Path(rec["path"]) if rec else Path(trial.req.cwd)
+    kw = {"cwd": own, "before": None, "exclude": [trial.req.eval_root, trial.wd.root], "by_content": True,
+          "baseline": (rec or {}).get("baseline"), "baseline_head": (rec or {}).get("baseline_head")}
+    if trial.state.get("cwd_snapshot") and Path(trial.state["cwd_snapshot"]).is_file():
+        kw["before"], kw["by_content"] = changes.load_snapshot(Path(trial.state["cwd_snapshot"]))
+    if rec and (rec.get("recorded") or rec.get("removed") or not own.is_dir() or kw["before"] is None):
+        kw["cwd"] = None
+    return kw
+
+
+def side_effects_recorded(trial) -> None:
+    """Mark in trial-state ``folder.recorded`` that the side effects are in the workdir (the session is dead by now)."""
+    rec = _record(trial)
+    if rec is not None and not rec.get("recorded"):
+        trial.journal.save(folder={**rec, "recorded": True})
+
+
+def release(trial) -> None:
+    """After the session is killed and its side effects recorded: remove the trial's copy (exactly the folder the
+    state records as harness-made, never anything else; kept with ``--keep-cwd``), drop the private git store of
+    the folder's states, and give back an in-place folder's lock. Never raises: a failure is logged."""
+    try:
+        if trial.wd is not None:
+            rec = _record(trial)
+            copy = folder.harness_copy(rec, trial.wd.root)
+            if copy is not None:
+                if copy.exists():
+                    folder.remove_tree(copy)
+                trial.journal.save(folder={**rec, "removed": True})
+                trial.journal.log("cleanup", "folder_removed", path=str(copy))
+            shutil.rmtree(trial.wd.path(changes.BASELINE_DIR), ignore_errors=True)
+    except Exception as exc:  # noqa: BLE001 - cleanup must go on
+        trial.journal.log("cleanup", "error", problem=f"could not remove the trial's folder: {type(exc).__name__}: {exc}")
+    finally:
+        if trial.folder_lock is not None:
+            trial.folder_lock.release()
+            trial.folder_lock = None
+
+
+def reclaim(trial) -> None:
+    """``run --resume`` of an in-place trial: take its folder's lock again. Raises
+    :class:`~live_trial.errors.RefusedInput` (nothing changed) when another trial holds it now."""
+    from live_trial.trial import folder_lock
+
+    rec = _record(trial)
+    if rec is not None and rec.get("form") == folder.IN_PLACE:
+        trial.folder_lock = folder_lock.acquire(Path(rec["path"]), trial.wd.root)
+
+
+def reap_copy(session: str, cwd: str | None) -> Path | None:
+    """For ``reap``, after it removed ``session`` (whose harness is gone): remove that trial's copy when its
+    trial-state.json names this session, records the folder as a copy the harness made and still holds, and its owner
+    harness is dead; mark it removed there. Returns the folder removed, or None (nothing touched)."""
+    from live_trial.jsonfile import read_json, write_json
+    from live_trial.session.rules import pid_alive
+    from live_trial.trial.journal import STATE_FILE, STATE_SCHEMA
+
+    found = folder.copy_of_session(cwd, session)
+    if found is None:
+        return None
+    workdir, copy = found
+    state_file = workdir / STATE_FILE
+    state = read_json(state_file, STATE_SCHEMA)
+    if isinstance(state.get("owner_pid"), int) and pid_alive(state["owner_pid"]):
+        return None
+    folder.remove_tree(copy)
+    state["folder"] = {**state["folder"], "removed": True}
+    write_json(state_file, state, STATE_SCHEMA)
+    shutil.rmtree(workdir / changes.BASELINE_DIR, ignore_errors=True)
+    return copy

@@ -1,0 +1,119 @@
+"""The plugin under trial is loaded: the skill listing of the session's first prompt must name the target.
+
+The CLI drops a plugin it cannot load without a word on screen or stderr (a dependency it does not find, a manifest
+field of a type it rejects); the model then never sees the skill. Boot runs the CLI's own validator first
+(:mod:`live_trial.session.plugin_check`); what it cannot see shows here: the ``skill_listing`` attachment the CLI
+writes with the first prompt (``names``: every skill the model may call, ``plugin:skill`` for plugin skills) lacks
+the target. Then the trial stops at once (Escape, then the session is killed) as FAIL, stop reason
+``plugin_not_loaded``, instead of waiting out the STALL limit (references/transcript-jsonl.md, "Plugins").
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from live_trial.errors import BootFail
+
+#: How long to wait for the skill listing after the task was delivered (it is written with the prompt, within
+#: about 0.3 s on 2.1.197; generous for a loaded machine).
+LISTING_WAIT_S = 10.0
+POLL_S = 0.2
+
+
+class PluginNotLoaded(BootFail):
+    """The CLI did not load the plugin (or skill) under trial, so the model cannot call it. ``run``: FAIL."""
+
+    code = "plugin_not_loaded"
+
+
+def skill_listing(records: Iterable[Mapping[str, Any]]) -> list[str] | None:
+    """``names`` of the first main-chain ``skill_listing`` attachment, or None when the records hold none."""
+    for rec in records:
+        att = rec.get("attachment") if rec.get("type") == "attachment" else None
+        if isinstance(att, dict) and att.get("type") == "skill_listing" and rec.get("isSidechain") is not True:
+            names = att.get("names")
+            if isinstance(names, list):
+                return [str(n) for n in names]
+    return None
+
+
+def missing_dependencies(plugin_dirs: Iterable[Path]) -> list[tuple[str, str]]:
+    """``[(plugin, dependency)]``: dependencies that a loaded plugin's plugin.json declares and no loaded plugin is.
+
+    Boot loads the target and its direct dependencies only (seed 001 rule 3), so a dependency of a dependency is
+    not loaded, and the CLI then drops the plugin that needs it (and every plugin needing that one)."""
+    from live_trial.closure.index import MANIFEST
+    from live_trial.closure.manifest import name_list, read_json_object
+
+    manifests = {}
+    for root in plugin_dirs:
+        try:
+            doc = read_json_object(Path(root) / MANIFEST, "plugin.json")
+            manifests[str(doc.get("name") or Path(root).name)] = name_list(doc.get("dependencies"), str(root),
+                                                                           "dependencies")
+        except Exception:  # noqa: BLE001 - only a hint for the message
+            continue
+    return [(name, dep) for name, deps in manifests.items() for dep in deps if dep not in manifests]
+
+
+def likely_cause(target: Any, names: list[str], plugin_dirs: Iterable[Path]) -> str:
+    """One sentence naming the most likely reason the target is missing from ``names`` (the skill listing).
+
+    ``target``: the resolved :class:`~live_trial.closure.index.Target`; ``plugin_dirs``: the plugins boot loaded.
+    """
+    plugin, skill = target.plugin_name, target.skill
+    frontmatter = target.frontmatter or {}
+    if frontmatter.get("disable-model-invocation") in (True, "true"):
+        return (f"{target.qualified} sets disable-model-invocation: true in its SKILL.md, so the CLI hides it from "
+                "the model and no Skill call can reach it")
+    if any(n.startswith(f"{plugin}:") for n in names):
+        return (f"the CLI loaded plugin {plugin} but not its skill {skill}: it did not accept skills/{skill}/SKILL.md "
+                "(its frontmatter, or a skills path in plugin.json that points elsewhere)")
+    missing = missing_dependencies(plugin_dirs)
+    if missing:
+        pairs = ", ".join(f"{name} needs {dep}" for name, dep in missing)
+        return (f"the CLI dropped plugin {plugin} without a message because a plugin it depends on is not loaded "
+                f"({pairs}; a trial loads only the target's direct dependencies): declare that plugin as a direct "
+                f"dependency of {plugin}")
+    return (f"the CLI dropped plugin {plugin} without a message: a dependency it cannot find, or a plugin.json field "
+            "it rejects (its validator found none)")
+
+
+def require_target_listed(trial, *, clock=time.monotonic) -> float | None:
+    """After the task was delivered, wait (at most :data:`LISTING_WAIT_S`) for the skill listing and check that it
+    names the target. Returns the seconds waited, or None when no check applies (a plain skill name, which is
+    loaded from the user's or project's skills, or no listing written).
+
+    Raises :class:`PluginNotLoaded` (after pressing Escape to interrupt the turn; the caller's cleanup kills the
+    session) when the listing lacks the target. A missing listing is recorded as a warning, never a failure.
+    """
+    from live_trial.transcript.reader import read_records
+
+    target = trial.target
+    if target is None or target.plugin_name is None:
+        return None
+    started = clock()
+    names = None
+    while names is None:
+        names = skill_listing(read_records(trial.transcript_path()).records)
+        if names is None:
+            if clock() - started > LISTING_WAIT_S:
+                trial.facts.warnings.append("no skill listing was written with the first prompt: whether the CLI "
+                                            "loaded the plugin under trial could not be checked at the start")
+                return None
+            trial.sleep(POLL_S)
+    waited = round(clock() - started, 3)
+    if target.qualified in names:
+        trial.journal.log("loading", "listed", target=target.qualified, skills=len(names), waited_s=waited)
+        return waited
+    try:
+        trial.backend.send_keys(trial.state["session"], "Escape")      # interrupt the turn the task started
+    except Exception:  # noqa: BLE001 - the session is killed next anyway
+        pass
+    cause = likely_cause(target, names, [Path(d) for d in (trial.state.get("closure") or {}).get("plugin_dirs") or []])
+    trial.journal.log("loading", "not_listed", target=target.qualified, skills=names, waited_s=waited, cause=cause)
+    raise PluginNotLoaded(f"the CLI did not load {target.qualified}: the session's skill listing does not name it "
+                          f"({len(names)} skills listed); {cause}", where=str(trial.transcript_path()),
+                          fix="fix the plugin so the CLI loads it (run `claude plugin validate <plugin dir>`, check "
+                              "its dependencies), then run the trial again")
