@@ -33,7 +33,7 @@ from live_trial.acceptance.overall import (
 )
 from live_trial.acceptance.tier import contract_evidence
 from live_trial.errors import RefusedInput
-from live_trial.jsonfile import utc_now, write_json
+from live_trial.jsonfile import parse_json, utc_now, write_json
 from live_trial.transcript.reader import hashed_fold
 
 SCHEMA = "live-trial-verdict.schema.json"
@@ -149,7 +149,7 @@ def _evaluation_checks(workdir: Path) -> list[dict] | None:
     """The criterion checks the evaluator recorded in ``<workdir>/evaluation.json``; None when there is none."""
     path = workdir / EVALUATION_FILE
     try:
-        checks = json.loads(path.read_text(encoding="utf-8")).get("checks") if path.is_file() else None
+        checks = parse_json(path.read_text(encoding="utf-8")).get("checks") if path.is_file() else None
     except (OSError, ValueError, AttributeError):
         return None
     return checks if isinstance(checks, list) else None
@@ -358,7 +358,7 @@ def cause_lines(workdir: Path, goal_result: str | None, goal_blockers: Iterable[
     (a boot failure's screen line, the question left unanswered, an API error's text). Never raises."""
     lines = [f"the evaluator found: {b}" for b in goal_blockers if goal_result == "FAIL" and str(b).strip()]
     try:
-        evaluation = json.loads((Path(workdir) / EVALUATION_FILE).read_text(encoding="utf-8"))
+        evaluation = parse_json((Path(workdir) / EVALUATION_FILE).read_text(encoding="utf-8"))
         attempts = evaluation.get("attempts") or [] if evaluation.get("judged_by") == "fallback" else []
         lines += [f"the evaluator could not judge: {p}" for p in (attempts[-1].get("problems") or [])[:3]]
     except (OSError, ValueError, AttributeError, IndexError, TypeError):

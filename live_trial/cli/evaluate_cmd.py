@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from live_trial.errors import RefusedInput
+from live_trial.jsonfile import parse_json
 
 WATCH_ACTIONS = ("due", "check", "sweep", "daily", "list")
 
@@ -66,7 +67,7 @@ def _target_for(args) -> object:
     state = {}
     if state_path.is_file():
         try:
-            state = json.loads(state_path.read_text(encoding="utf-8"))
+            state = parse_json(state_path.read_text(encoding="utf-8"))
         except (ValueError, RecursionError, OSError):
             state = {}
     name = args.target or state.get("target")
@@ -80,7 +81,7 @@ def _target_for(args) -> object:
 def _folder_of(workdir: Path) -> str | None:
     """The trial's own folder as its trial-state.json records it (``folder.path``), or None."""
     try:
-        folder = json.loads((workdir / "trial-state.json").read_text(encoding="utf-8")).get("folder")
+        folder = parse_json((workdir / "trial-state.json").read_text(encoding="utf-8")).get("folder")
     except (OSError, ValueError, AttributeError):
         return None
     return folder.get("path") if isinstance(folder, dict) else None

@@ -35,7 +35,6 @@ the outcome in plain words).
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -45,7 +44,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from live_trial.acceptance.criteria import elsewhere_note
 from live_trial.errors import LiveTrialError, RefusedInput
-from live_trial.jsonfile import append_jsonl, utc_now, validate
+from live_trial.jsonfile import append_jsonl, parse_json, utc_now, validate
 from live_trial.notices.catalogue import (  # noqa: F401 - the catalogue's API, used through this module too
     DEFAULT_LANG,
     LANG_ENV,
@@ -271,7 +270,7 @@ def _read_records(path: Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            doc = json.loads(line)
+            doc = parse_json(line)
         except (ValueError, RecursionError):
             continue
         if isinstance(doc, dict):
@@ -301,13 +300,13 @@ def _trial_objective(workdir: Path | None) -> str | None:
     if not workdir:
         return None
     try:
-        return json.loads((Path(workdir) / "evaluation.json").read_text(encoding="utf-8")).get("description") or None
+        return parse_json((Path(workdir) / "evaluation.json").read_text(encoding="utf-8")).get("description") or None
     except (OSError, ValueError, RecursionError, AttributeError):
         pass
     try:
         from live_trial.closure.target import resolve_target
 
-        state = json.loads((Path(workdir) / "trial-state.json").read_text(encoding="utf-8"))
+        state = parse_json((Path(workdir) / "trial-state.json").read_text(encoding="utf-8"))
         found = resolve_target(str(state["target"]), Path(state["plugins_root"]))
         return str(found.frontmatter.get("description") or "") or None
     except Exception:  # noqa: BLE001 - the message names the skill without its promise then
