@@ -7,11 +7,17 @@ write changes the ctime even when the mtime is set back. A file whose mtime or c
 :data:`RACY_NS` of the moment it was read is "racily clean" in git's words (a second write in the same clock tick
 would leave every stat field as it was) and is read again, so a changed file never hits the cache. A cache file that
 is missing, unreadable or does not fit its schema is an empty cache; one that cannot be written is not kept (plan
-still plans). Rule: README "Planning many skills" (reuse needs the transcript to still hash to
+still plans). What is remembered is a reading of the file under the harness's rules of the day (what counts as a human
+prompt changes as the CLI is better understood): the cache records :func:`rules_fingerprint`, the hash of the code
+that reads and counts, and a cache written under other rules (or by a harness that did not record them, version 1)
+is an empty cache. Rule: README "Planning many skills" (reuse needs the transcript to still hash to
 ``transcript_sha256`` and to hold exactly one human prompt).
 """
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib
 import os
 import time
 from dataclasses import dataclass
@@ -23,6 +29,21 @@ from live_trial.jsonfile import read_json, write_json
 CACHE_FILE = "transcript-cache.json"
 SCHEMA = "transcript-cache.schema.json"
 RACY_NS = 2_000_000_000
+CACHE_VERSION = 2
+
+#: The modules whose code decides what an entry holds: how lines become records, what a human prompt is, what a
+#: rehearsal reply is, and this module.
+RULE_MODULES = ("live_trial.transcript.stream", "live_trial.transcript.summary", "live_trial.transcript.reader",
+                "live_trial.transcript.records", "live_trial.acceptance.origin", __name__)
+
+
+@functools.lru_cache(maxsize=1)
+def rules_fingerprint() -> str:
+    """``sha256:<hex>`` of the source of :data:`RULE_MODULES`: equal only while the reading and counting rules are."""
+    h = hashlib.sha256()
+    for name in RULE_MODULES:
+        h.update(Path(importlib.import_module(name).__file__ or "").read_bytes())
+    return "sha256:" + h.hexdigest()
 
 
 def may_hold_reply_or_prompt(line: bytes) -> bool:
@@ -50,9 +71,10 @@ class TranscriptCache:
         self.used: dict[str, dict] = {}
         if self.path.is_file():
             try:
-                self.old = read_json(self.path, SCHEMA)["entries"]
+                doc = read_json(self.path, SCHEMA)
             except LiveTrialError:
-                self.old = {}
+                doc = {}
+            self.old = doc["entries"] if doc and doc["rules"] == rules_fingerprint() else {}
 
     def scripted(self, transcript: Path) -> bool:
         """Whether ``transcript`` holds a reply of the rehearsal server (for
@@ -102,6 +124,7 @@ class TranscriptCache:
         if self.used == self.old or not self.root.is_dir():
             return
         try:
-            write_json(self.path, {"version": 1, "entries": self.used}, SCHEMA)
+            write_json(self.path, {"version": CACHE_VERSION, "rules": rules_fingerprint(), "entries": self.used},
+                       SCHEMA)
         except OSError:
             pass

@@ -229,3 +229,29 @@ def test_verdict_and_plan_keep_no_record_of_a_transcript_of_many_small_records(t
     assert doc["actual_model"] == [MODEL] and peak < 3 * MB
     facts, peak = peak_of(lambda: TranscriptCache(tmp_path / "eval-log").facts(wd / "transcript.jsonl"))
     assert (facts.human_prompts, facts.scripted) == (1, False) and peak < 3 * MB
+
+
+def test_a_cache_written_under_older_counting_rules_is_read_again(tmp_path, plugins):
+    """An entry is a reading of the file under the rules of its day: a cache file from a harness that counted a task
+    notification or a /compact record as a human prompt (here: 2 prompts remembered for a file with 1) must not make
+    plan re-run a PASS, nor reuse one that the rules of today would re-run."""
+    from live_trial.acceptance import transcript_cache as tc
+
+    eval_root = tmp_path / "eval-log"
+    wd = _record_pass(eval_root, plugins)
+    transcript = wd / "transcript.jsonl"
+    _age(transcript)
+    assert _reuse(eval_root, plugins)["action"] == "reuse"
+    path = eval_root / "transcript-cache.json"
+    cache = json.loads(path.read_text())
+    assert cache["version"] == 2 and cache["rules"] == tc.rules_fingerprint()
+    for entry in cache["entries"].values():
+        entry.update(human_prompts=2, read_at_ns=entry["read_at_ns"] + 10 * 10**9)
+    for doc in ({"version": 1, "entries": cache["entries"]},                      # written before rules were kept
+                {**cache, "rules": "sha256:" + "0" * 64}):                         # written under other rules
+        path.write_text(json.dumps(doc))
+        COUNTER.bytes = 0
+        assert _reuse(eval_root, plugins)["action"] == "reuse"
+        assert COUNTER.bytes == transcript.stat().st_size
+    path.write_text(json.dumps(cache))                                            # today's rules: trusted as it is
+    assert _reuse(eval_root, plugins)["action"] == "run"
