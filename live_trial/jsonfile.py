@@ -11,6 +11,7 @@ never raised. :func:`parse_json` reads JSON from outside (plugin manifests) with
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -30,9 +31,15 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+@functools.lru_cache(maxsize=None)
+def _validator(schema_name: str) -> Draft202012Validator:
+    """One validator per shipped schema for the life of the process (building one costs milliseconds)."""
+    return Draft202012Validator(load_schema(schema_name))
+
+
 def schema_errors(doc: Any, schema_name: str) -> list[str]:
     """Return every schema error of ``doc`` against ``schemas/<schema_name>``, sorted by path; empty when valid."""
-    validator = Draft202012Validator(load_schema(schema_name))
+    validator = _validator(schema_name)
     errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
     return [f"{'/'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in errors]
 

@@ -66,6 +66,7 @@ class TranscriptCache:
 
     def __init__(self, eval_root: Path) -> None:
         self.root = Path(eval_root)
+        self.root_abs = os.path.abspath(self.root)
         self.path = self.root / CACHE_FILE
         self.old: dict[str, dict] = {}
         self.used: dict[str, dict] = {}
@@ -88,10 +89,8 @@ class TranscriptCache:
         from live_trial.transcript.records import is_human_prompt
 
         transcript = Path(transcript)
-        try:
-            key = transcript.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            key = str(transcript.resolve())
+        path = os.path.abspath(transcript)         # the key only names the entry: the file's identity decides
+        key = os.path.relpath(path, self.root_abs) if path.startswith(self.root_abs + os.sep) else path
         st = os.stat(transcript)
         ident = {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
                  "ctime_ns": st.st_ctime_ns}
