@@ -88,12 +88,14 @@ def _folder_of(workdir: Path) -> str | None:
 
 
 def _evaluate(args) -> int:
+    from live_trial.acceptance.origin import trial_folder
     from live_trial.judge.evaluator import evaluate
     from live_trial.session.claude_bin import find_claude
     from live_trial.trial.changes import session_output
 
-    if not args.workdir.is_dir():
+    if not args.workdir.is_dir() and not args.workdir.is_symlink():
         raise RefusedInput("the workdir does not exist", where=str(args.workdir), code="not_found")
+    args.workdir = trial_folder(args.workdir)      # never evaluation.json in a folder run did not make, or via a link
     target = _target_for(args)
     claude = find_claude(args.claude_bin)
     produced = session_output(args.workdir, _folder_of(args.workdir))

@@ -91,6 +91,28 @@ def test_collect_refuses_a_symlinked_workdir(tmp_path, capsys):
     assert "the workdir is a symlink" in capsys.readouterr().err
 
 
+def test_evaluate_and_report_write_only_into_a_trial_folder_itself(tmp_path, capsys):
+    """evaluate wrote evaluation.json into any folder, and evaluate and report followed a symlinked workdir."""
+    folder = tmp_path / "somewhere"
+    (folder / "out").mkdir(parents=True)
+    (folder / "transcript.jsonl").write_text("")
+    argv = ["evaluate", "--workdir", str(folder), "--target", "hello:greet", "--plugins-root", "examples/plugins",
+            "--claude-bin", "/bin/false"]
+    assert main(argv) == 2
+    assert "not a trial workdir (no trial-state.json)" in capsys.readouterr().err
+    assert sorted(p.name for p in folder.iterdir()) == ["out", "transcript.jsonl"]
+    wd = create_workdir(tmp_path / "eval-log", "hello", "greet", "20261130T101500-abcd")
+    write_state(wd.root, "hello", "greet")
+    link = tmp_path / "link"
+    link.symlink_to(wd.root, target_is_directory=True)
+    before = sorted(p.name for p in wd.root.iterdir())
+    for args in (["evaluate", "--workdir", str(link), "--target", "hello:greet", "--claude-bin", "/bin/false"],
+                 ["report", str(link)]):
+        assert main(args) == 2
+        assert "the workdir is a symlink" in capsys.readouterr().err
+    assert sorted(p.name for p in wd.root.iterdir()) == before
+
+
 def test_a_lone_surrogate_in_a_transcript_never_breaks_status_json(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_text('{"type":"user","uuid":"u1","timestamp":"2026-11-30T10:00:00.000Z","origin":{"kind":"human"},'

@@ -119,9 +119,10 @@ def test_evaluate_refuses_a_missing_workdir(tmp_path, capsys):
 
 
 def test_evaluate_needs_a_target(tmp_path, capsys):
+    (tmp_path / "trial-state.json").write_text("{}")       # a trial folder whose state names no target
     assert main(["evaluate", "--workdir", str(tmp_path)]) == 2
     assert "--target" in capsys.readouterr().err
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["trial-state.json"]
 
 
 def test_notify_subcommand_list_matches_the_parser():
