@@ -31,7 +31,7 @@ from live_trial.errors import RefusedInput
 from live_trial.jsonfile import utc_now, write_json
 from live_trial.judge import answer as ea
 from live_trial.judge.evidence import check_evidence
-from live_trial.judge.index import read_index
+from live_trial.judge.index import index_fields, read_index
 from live_trial.judge.prompt import build_prompt, describe_files
 from live_trial.judge.sources import MARKER_SOURCE
 
@@ -243,7 +243,7 @@ def build_context(workdir: Path, target: Any, produced: ea.Produced | None = Non
         from live_trial.judge.sources import MOVED_FROM_DIR
 
         paths = [*sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl")), tpath]    # the session moved (/clear)
-        records = [r for path in paths for r in iter_records(path)]
+        records = [index_fields(r) for path in paths for r in iter_records(path)]
         ctx.transcript_path = "transcript.jsonl"
         ctx.transcript_index, ctx.transcript_facts = read_index(causal_order(records, sidechains=True), workdir)
         ctx.transcript_uuids = {r["uuid"].lower() for r in ctx.transcript_index}

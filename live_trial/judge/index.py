@@ -128,6 +128,24 @@ def _body(uses: list[dict], results: list[dict]) -> str | None:
     return result_text(ok[0]) if ok else None
 
 
+#: The keys of a record the index and :func:`live_trial.transcript.order.causal_order` read.
+INDEX_KEYS = ("type", "subtype", "uuid", "parentUuid", "timestamp", "isSidechain")
+
+
+def index_fields(rec: Any) -> Any:
+    """``rec`` cut to what :func:`read_index` and the causal order read (:data:`INDEX_KEYS` and
+    ``message.content``): a transcript's records can be held for pairing without their copies of a tool's output
+    (``toolUseResult`` repeats a Write's whole content), usage or metadata. Anything that is not a dict is returned
+    as it is."""
+    if not isinstance(rec, dict):
+        return rec
+    slim = {k: rec[k] for k in INDEX_KEYS if k in rec}
+    msg = rec.get("message")
+    if isinstance(msg, dict) and "content" in msg:
+        slim["message"] = {"content": msg["content"]}
+    return slim
+
+
 def read_index(records: Iterable[dict], base: Path | None = None) -> tuple[list[dict], dict[str, RecordFacts]]:
     """``(rows, facts)`` for the records of a transcript (in the order they happened).
 

@@ -255,3 +255,18 @@ def test_a_cache_written_under_older_counting_rules_is_read_again(tmp_path, plug
         assert COUNTER.bytes == transcript.stat().st_size
     path.write_text(json.dumps(cache))                                            # today's rules: trusted as it is
     assert _reuse(eval_root, plugins)["action"] == "run"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).parent / "transcripts").glob("*.jsonl")))
+def test_the_evaluator_index_of_cut_records_is_the_index_of_whole_ones(name):
+    """The evaluator holds a session's records cut to what its index reads (no toolUseResult copy of a Write's
+    content, no usage): on every recorded session the index and the facts are those of the whole records."""
+    from live_trial.judge.index import index_fields, read_index
+    from live_trial.transcript.order import causal_order
+    from live_trial.transcript.reader import read_records
+
+    records = read_records(Path(__file__).parent / "transcripts" / name).records
+    whole = read_index(causal_order(records, sidechains=True))
+    cut = read_index(causal_order([index_fields(r) for r in records], sidechains=True))
+    assert cut[0] == whole[0] and {k: vars(v) for k, v in cut[1].items()} == {k: vars(v) for k, v in whole[1].items()}
+    assert all("toolUseResult" not in index_fields(r) for r in records)
