@@ -67,7 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv``, run the subcommand, return its exit code."""
+    """Parse ``argv``, run the subcommand, return its exit code.
+
+    Text that cannot be printed as UTF-8 (a path with bytes that are not UTF-8, a lone surrogate) is printed as its
+    backslash escape, never raised (stderr already does so)."""
+    try:
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    except (AttributeError, ValueError):
+        pass
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -88,7 +88,7 @@ def _split_target(target: str, plugins_root: Path | None) -> tuple[str, Path]:
         if ("/" in left or left.startswith(".")) and manifest.is_file():
             try:
                 name = json.loads(manifest.read_text(encoding="utf-8"))["name"]
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError, OSError):
                 raise RefusedInput("plugin manifest has no name", where=str(manifest),
                                    fix='add "name" to .claude-plugin/plugin.json') from None
             return f"{name}:{skill}", plugins_root or Path(left).resolve().parent

@@ -112,7 +112,8 @@ class TurnCache:
     ticks parse only the complete lines written since (:func:`live_trial.transcript.reader.read_from`). A trial is one
     long turn, so re-reading that tail every tick made a tick's cost grow with the turn: 110 ms on a 13 MB turn
     against about 30 ms with this cache (benchmarks/status.py, "one long turn"). The tail is read afresh when the
-    file shrinks or is replaced, or when the cache holds more than ``REREAD_BYTES`` (memory stays bounded).
+    file shrinks or is replaced, or when the records held were parsed from more than ``REREAD_BYTES`` (memory stays
+    bounded; an over-long line counts only the bytes of its summary). A tick with no new complete line reads nothing.
     """
 
     REREAD_BYTES = TAIL_MAX_BYTES + TAIL_MAX_BYTES // 4
@@ -120,7 +121,7 @@ class TurnCache:
     def __init__(self, previous: Path | None = None) -> None:
         self.path: Path | None = None
         self.previous = previous
-        self.start = self.end = 0
+        self.start = self.end = self.held = 0
         self.items: list[dict] = []
 
     def move_to(self, path: Path) -> None:
@@ -133,16 +134,21 @@ class TurnCache:
         ``end``; records in file order (the classifier orders them). A moved-to file whose tail holds no human
         prompt yet is read after the tail of the file it moved from (``previous``). Never raises for I/O (a missing
         file reads as no records)."""
-        if path != self.path or end < self.end or end - self.start > self.REREAD_BYTES:
+        if path == self.path and end == self.end:
+            return self.items, 0
+        if path != self.path or end < self.end or self.held + (end - self.end) > self.REREAD_BYTES:
             first = self.path is None
             tail = read_tail(path)
             self.path, self.start, self.end, self.items = path, tail.start_offset, tail.end_offset, tail.records
+            self.held = tail.parsed_bytes
             if self.previous is not None and self.previous != path and not any(map(is_human_prompt, self.items)):
-                self.items = read_tail(self.previous).records + self.items
+                earlier = read_tail(self.previous)
+                self.items = earlier.records + self.items
+                self.held += earlier.parsed_bytes
             return self.items, len(self.items) if first else 0
-        if end == self.end:
-            return self.items, 0
-        new, self.end = read_from(path, self.end)
+        before = self.end
+        new, self.end = read_from(path, self.end, until=end)
+        self.held += self.end - before
         self.items.extend(new)
         return self.items, len(new)
 

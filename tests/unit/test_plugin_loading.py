@@ -2,6 +2,7 @@
 the first prompt (``trial.loading``), and a Skill call the CLI resolved to the target (``trial.judgement``)."""
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -175,3 +176,22 @@ def test_a_bare_name_call_the_cli_resolved_counts_as_the_target():
     unresolved = b.tool_use("Skill", {"skill": "other"})
     b.tool_result(unresolved, "Launching skill: other")
     assert skill_calls(b.records) == [("trialkit:mark", True), ("nope", False), ("other", True)]
+
+
+def test_the_launch_check_s_streamed_records_resolve_a_bare_name_call_too(tmp_path):
+    """The launch check reads only the records it needs, cut down (it never holds a whole transcript): the assistant
+    record naming the resolved skill is one of them, in the recorded session and in a built one."""
+    from live_trial.trial.judgement import skill_call_records
+
+    assert skill_calls(skill_call_records(REAL / "bare-name-skill.jsonl")) == [("goodplug:hello", True)]
+    b = TranscriptBuilder()
+    b.prompt()
+    bare = b.tool_use("Skill", {"skill": "mark"})
+    b.tool_result(bare, "Launching skill: mark", result={"success": True, "commandName": "mark"})
+    b.message([{"type": "text", "text": "working " * 1000}], attributionSkill="trialkit:mark")
+    unresolved = b.tool_use("Skill", {"skill": "other"})
+    b.tool_result(unresolved, "Launching skill: other")
+    b.text("DONE: ok")
+    kept = skill_call_records(b.write(tmp_path / "t.jsonl"))
+    assert skill_calls(kept) == [("trialkit:mark", True), ("other", True)]
+    assert all(len(json.dumps(r)) < 1000 for r in kept)
