@@ -58,7 +58,7 @@ MAX_DETAIL_CHARS = 600
 MAX_CONTENT_CHARS = 1900  # Discord rejects content over 2000 characters
 
 # Subcommands of the CLI (kept in step with live_trial.cli; a test compares them with the real parser).
-SUBCOMMANDS = ("run", "plan", "boot", "send", "backend", "status", "poll", "collect", "reap", "evaluate",
+SUBCOMMANDS = ("run", "prepare", "plan", "boot", "send", "backend", "status", "poll", "collect", "reap", "evaluate",
                "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep")
 # Status words and codes that are not keys of the catalogues' reason tables.
 EXTRA_CODES = ("WARN", "BUSY_GENERATING", "BUSY_TOOL", "IDLE_TURN_COMPLETE", "SCHEMA_INVALID", "OK", "NG",

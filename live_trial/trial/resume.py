@@ -29,6 +29,10 @@ def resume(trial, workdir: Path):
     trial.wd = open_workdir(workdir)
     trial.take_lock()
     trial.state = read_json(trial.wd.path("trial-state.json"), "trial-state.schema.json")
+    if trial.state["phase"] == "prepared":
+        raise RefusedInput("this trial is driven by hand (made by `live-trial prepare`): run --resume continues only "
+                           "trials started by run", where=str(trial.wd.root), code="driven_by_hand",
+                           fix="go on with its next step by hand (poll with the same --state-file), or start run")
     if trial.state["phase"] in ("judged", "finished"):
         raise RefusedInput("this trial is already judged", where=str(trial.wd.root),
                            fix="start a new trial with run")

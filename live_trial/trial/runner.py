@@ -9,19 +9,16 @@ invariant 6). The core never prints: progress and decisions go to ``on_event`` a
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import threading
-import uuid
 from pathlib import Path
 from typing import Callable
 
 from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, LiveTrialError, RefusedInput
-from live_trial.jsonfile import utc_now, write_text_atomic
 from live_trial.policy import load_policy
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
 from live_trial.trial.journal import POLL_STATE_FILE, EventSink, Journal
-from live_trial.trial.workdir import Workdir, create_workdir, session_name
+from live_trial.trial.workdir import Workdir
 
 
 class Trial:
@@ -94,37 +91,15 @@ class Trial:
     def run(self) -> TrialOutcome:
         """Run the trial from nothing to a verdict. Raises :class:`RefusedInput` before creating anything
         when the input is bad; every later failure ends in a recorded verdict instead."""
-        from live_trial.trial.folder import folder_record, session_cwd
+        from live_trial.trial import start
 
         self._validate_inputs()
-        req = self.req
         try:
-            self.wd = create_workdir(req.eval_root, self.target.plugin_name, self.target.skill, req.run_id)
-            self.take_lock()
+            start.create(self)      # the workdir, its lock, trial-state.json and task.md, as `prepare` makes them
         except BaseException:
             self.release_folder()
             raise
-        req.cwd = session_cwd(self.folder_plan, self.wd.root)
-        session = session_name(self.wd.run_id, self.target.skill)
-        self.state = {
-            "schema_version": 1, "run_id": self.wd.run_id, "target": req.target,
-            "plugin": self.target.plugin_name, "skill": self.target.skill, "args": req.args,
-            "cwd": str(req.cwd), "plugins_root": str(req.plugins_root), "eval_root": str(req.eval_root),
-            "session": session, "session_id": str(uuid.uuid4()), "socket": req.socket,
-            "config_dir": None, "claude_bin": None, "claude_version": None, "model": req.model,
-            "proof": req.proof, "gate_kind": req.gate_kind, "phase": "created", "owner_pid": os.getpid(),
-            "pane_pid": None, "started_at": utc_now(), "nudge_count": 0, "gate_response_count": 0,
-            "gate_responses": list(req.gate_responses), "gate_response_kinds": list(req.gate_response_kinds),
-            "gate_answers": [], "stall_extended": False,
-            "rehearsal": None, "cwd_snapshot": None, "expect_gate": req.expect_gate,
-            "folder": folder_record(self.folder_plan, self.wd.root, req.cwd),
-            "closure": {"digest": self.pinning.digest, "plugins": [p.name for p in self.pinning.plugins],
-                        "plugin_dirs": [str(p.root) for p in self.pinning.plugins],
-                        "file_count": len(self.pinning.files)},
-        }
-        self.journal.save()
-        self._write_task()
-        self.journal.event("workdir", path=str(self.wd.root), session=session)
+        self.journal.event("workdir", path=str(self.wd.root), session=self.state["session"])
         self._daily_maintenance()
         return self.drive(self.prepare_tools, self.start_rehearsal, self.prepare_folder, self._boot,
                           self._send_task, self.poll_loop)
@@ -193,15 +168,6 @@ class Trial:
             self.journal.log("watches", "notices_resent", resent=done["resent"])
         if done.get("ran"):
             self.journal.log("watches", "maintenance", swept=done["swept"], checked=len(done["checked"]))
-
-    def _write_task(self) -> None:
-        from live_trial.resources import read_reference
-
-        text = (read_reference("task-template.md")
-                .replace("{{TARGET_SKILL}}", self.req.target)
-                .replace('"{{ARGS}}"', json.dumps(self.req.args, ensure_ascii=False))
-                .replace("{{MARKER_PATH}}", str(self.wd.marker)))
-        write_text_atomic(self.wd.path("task.md"), text)
 
     def prepare_tools(self) -> None:
         from live_trial.session.backend import Backend
