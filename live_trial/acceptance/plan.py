@@ -143,6 +143,10 @@ class _VerdictReader:
             return False, f"last verdict's overall {overall} does not follow from its inputs ({derived}): edited (run {run})"
         if overall != "PASS":
             return False, f"last verdict is {overall} (run {run})"
+        override = doc.get("override")
+        if isinstance(override, dict) and override.get("evaluation_goal_result") not in (None, doc["goal_result"]):
+            return False, (f"last PASS overrode the evaluator's {override['evaluation_goal_result']} "
+                           f"({override.get('why')}): never reused (run {run})")
         if doc["schema_version"] in OLDER_SCHEMA_VERSIONS:
             return False, (f"last PASS was judged under the older evidence rules ({doc['schema_version']}: the "
                            f"session's own words could count and quotes were not checked): run again (run {run})")

@@ -17,7 +17,7 @@ from live_trial.closure.target import resolve_target
 from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.jsonfile import schema_errors
 from live_trial.transcript.builder import TranscriptBuilder
-from tests.unit.fakes import write_state
+from tests.unit.fakes import write_evaluation, write_state
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "union"
 MODEL = "claude-opus-4-8"
@@ -461,8 +461,9 @@ def marked(tree: dict) -> dict:
     (wd / "out" / "greeting.txt").write_text("Hello, World!\n")
     (wd / "out" / "status.json").write_text('{"status": "ok", "summary": "greeted"}\n')
     for name in ("task.md", "nudge-1.md", "trial-log.jsonl", "poll-state.json", "cwd-snapshot.json", ".trial.lock",
-                 "evaluation.json", "pane.txt"):
+                 "pane.txt"):
         (wd / name).write_text("{}\n")
+    write_evaluation(wd, "FAIL", judged_by="fallback", answered=False)      # the evaluator judged nothing
     write_state(wd, "union-target", "work")
     (wd / "claude-config").mkdir()
     (wd / "claude-config" / "settings.json").write_text("{}\n")
