@@ -6,7 +6,7 @@ Judgement table, applied by :func:`judge` in this order (the first matching grou
 ==== ====================================================================== ==========
 step condition                                                              overall
 ==== ====================================================================== ==========
-1    ``blocked`` (tmux/claude missing) or last poll exit HARD_CAP or BLOCKED BLOCKED
+1    ``blocked`` (causes.py) or last poll exit HARD_CAP or BLOCKED           BLOCKED
 2    launch FAIL                                                             FAIL
 3    completion FAIL, or completion PASS but the last poll exit is not DONE  FAIL
 4    (collect DEGRADED reasons) goal not PASS; nudges > 0; rescue gate > 0   —
@@ -16,19 +16,21 @@ step condition                                                              over
 7    otherwise                                                               PASS
 ==== ====================================================================== ==========
 
-Precedence: BLOCKED beats FAIL (a trial the environment stopped, tmux missing or the hard cap, was not judged;
-seed 001 says record it ``--blocked`` whatever else happened), also in proof trials (BLOCKED is never a pass, so it
-cannot loosen a proof). Launch beats completion beats goal. In a proof trial every DEGRADED reason becomes FAIL and
-the model gate is checked even when the rest would PASS. Gate kinds (seed 001, gate kinds): each answered question
-has its own kind (``gate_kinds``, one per answer, in order): a ``rescue`` answer degrades, a ``contractual`` one does
-not, and a proof allows none of either. A verdict without per-answer kinds (``live-trial-verdict/1``, or the counts
-given by hand) applies ``gate_kind`` to every answer: default ``rescue``, normalised to ``rescue`` when there were no
-gate responses.
+Precedence: BLOCKED beats FAIL (a trial the environment or the harness stopped was not judged; whose failure it
+was is :mod:`live_trial.acceptance.causes`; seed 001 says record it ``--blocked`` whatever else happened), also in
+proof trials (BLOCKED is never a pass, so it cannot loosen a proof). Launch beats completion beats goal. In a proof
+trial every DEGRADED reason becomes FAIL and the model gate is checked even when the rest would PASS. Gate kinds
+(seed 001, gate kinds): each answered question has its own kind (``gate_kinds``, one per answer, in order): a
+``rescue`` answer degrades, a ``contractual`` one does not, and a proof allows none of either. A verdict without
+per-answer kinds (``live-trial-verdict/1``, or the counts given by hand) applies ``gate_kind`` to every answer:
+default ``rescue``, normalised to ``rescue`` when there were no gate responses.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
+
+from live_trial.acceptance.causes import blocked_reason
 
 RESULTS = ("PASS", "FAIL")
 
@@ -101,23 +103,13 @@ def summary_gate_kind(kinds: Iterable[str]) -> str:
     return "mixed" if found == {"contractual", "rescue"} else "rescue"
 
 
-BLOCKED_WHY = {
-    "tmux_missing": "tmux was missing",
-    "claude_missing": "the claude binary was missing",
-    "tmux_error": "tmux stopped answering",
-    "hard_cap": "the trial reached its hard time cap",
-    "harness_interrupted": "the harness was stopped (Ctrl-C or SIGTERM) before the trial finished",
-    "transcript_moved": "the session continued in a new transcript the harness could not find",
-}
-
-
 def judge(inputs: VerdictInputs) -> Judgement:
     """Apply the judgement table of the module docstring. Pure."""
     i = inputs
     kinds = i.answer_kinds()
     rescues = kinds.count("rescue")
     if i.blocked:
-        return Judgement("BLOCKED", ("blocked: a required tool (tmux or claude) was missing",))
+        return Judgement("BLOCKED", (blocked_reason(None),))
     if i.poll_exit in ("HARD_CAP", "BLOCKED"):
         return Judgement("BLOCKED", (f"poll ended {i.poll_exit}: the trial was stopped before it could be judged",))
     if i.launch != "PASS":

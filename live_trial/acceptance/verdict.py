@@ -16,12 +16,12 @@ import hashlib
 import json
 import platform
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
+from live_trial.acceptance.causes import blocked_reason
 from live_trial.acceptance.criteria import criteria_table
 from live_trial.acceptance.origin import check_state_target, workdir_origin
 from live_trial.acceptance.overall import (
-    BLOCKED_WHY,
     GATE_KINDS,
     POLL_EXITS,
     RESULTS,
@@ -186,7 +186,7 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
                   working_folder: Mapping[str, Any] | None = None,
                   gate_answers: Iterable[Mapping[str, Any]] | None = None,
                   criteria_checks: Iterable[Mapping[str, Any]] | None = None,
-                  not_judged_why: str | None = None) -> dict:
+                  not_judged_why: str | None = None, summarise: Callable[[dict], str] | None = None) -> dict:
     """Build (not write) a verdict document, checking every rule first. Raises :class:`RefusedInput` (exit 2) for
     a denylisted target, a bad value, an ungrounded ``contractual``, a target other than the one the workdir's
     ``trial-state.json`` records, or an unreadable ``trial-state.json``; :class:`~live_trial.closure.manifest.ClosureError`
@@ -210,7 +210,12 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     the overall uses each answer's kind, and any contractual answer must be grounded in the frontmatter.
     ``criteria_checks``: the evaluator's ``[{id, result, evidence}]`` (None: those of the workdir's evaluation.json,
     if any), turned into one line per criterion (:func:`live_trial.acceptance.criteria.criteria_table`);
-    ``not_judged_why`` says why the evaluator's criteria were not judged when there are no checks."""
+    ``not_judged_why`` says why the evaluator's criteria were not judged when there are no checks.
+
+    ``overall.reasons`` of a verdict that is not a PASS ends with the real cause in the words of whoever saw it
+    (:func:`cause_lines`): the evaluator's blockers, why the evaluator could not judge, ``failure_reason`` and the
+    notes recorded with the stop. ``summarise(doc) -> str``: the one sentence in the message language saying what
+    happened (``summary``; :func:`live_trial.notices.outcome.summary`), given by the caller that knows the language."""
     from live_trial.acceptance.tier import derive_tier
     from live_trial.closure.index import Target
     from live_trial.closure.target import resolve_target
@@ -272,9 +277,13 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     why = not_judged_why or ("the goal was not judged" if goal_result is None
                              else "the evaluator recorded no check for it")
     judgement = judge(inputs)
-    if blocked and stop_reason in BLOCKED_WHY:
-        # The table says BLOCKED; the reason says which block it was (tool missing, time cap, harness stopped).
-        judgement = Judgement(judgement.verdict, (f"blocked: {BLOCKED_WHY[stop_reason]}",))
+    if blocked:
+        # The table says BLOCKED; the reason says whose failure stopped it (acceptance/causes.py: tool missing, tmux
+        # gone, time cap, harness stopped, evaluator failed, records not writable).
+        judgement = Judgement(judgement.verdict, (blocked_reason(stop_reason),))
+    if judgement.verdict != "PASS":
+        causes = cause_lines(workdir, goal_result, goal_blockers, failure_reason, notes if stop_reason else ())
+        judgement = Judgement(judgement.verdict, tuple(dict.fromkeys(judgement.reasons + causes)))
     doc = {
         "schema_version": SCHEMA_VERSION,
         "target": qualified,
@@ -324,7 +333,27 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     if working_folder is not None:
         doc["working_folder"] = {k: working_folder.get(k) for k in ("form", "path", "source")}
         doc["working_folder"]["removed"] = bool(working_folder.get("removed"))
+    if summarise is not None:
+        doc["summary"] = summarise(doc)
     return doc
+
+
+def cause_lines(workdir: Path, goal_result: str | None, goal_blockers: Iterable[str], failure_reason: str | None,
+                stop_notes: Iterable[str]) -> tuple[str, ...]:
+    """The real cause of a verdict that is not a PASS, as lines for ``overall.reasons`` (README "Evidence, watches and
+    messages to a person"): ``the evaluator found: <blocker>`` for each blocker of a FAIL goal, ``the evaluator could
+    not judge: <problem>`` when ``evaluation.json`` in ``workdir`` says no attempt gave a valid answer (the CLI's own
+    line, e.g. "Not logged in", is in that problem), then ``failure_reason`` and the notes recorded with the stop
+    (a boot failure's screen line, the question left unanswered, an API error's text). Never raises."""
+    lines = [f"the evaluator found: {b}" for b in goal_blockers if goal_result == "FAIL" and str(b).strip()]
+    try:
+        evaluation = json.loads((Path(workdir) / EVALUATION_FILE).read_text(encoding="utf-8"))
+        attempts = evaluation.get("attempts") or [] if evaluation.get("judged_by") == "fallback" else []
+        lines += [f"the evaluator could not judge: {p}" for p in (attempts[-1].get("problems") or [])[:3]]
+    except (OSError, ValueError, AttributeError, IndexError, TypeError):
+        pass
+    lines += [str(line) for line in (failure_reason, *stop_notes) if line and str(line).strip()]
+    return tuple(lines)
 
 
 def write_verdict(workdir: Path, doc: dict) -> Path:

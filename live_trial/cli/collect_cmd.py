@@ -26,12 +26,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_collect)
 
-    r = sub.add_parser("reap", help="remove lt-* sessions whose harness is gone (never a live trial's), and the "
-                                    "private copies their trials ran in")
+    r = sub.add_parser("reap", help="remove lt-* sessions whose harness is gone (never a live trial's), the private "
+                                    "copies their trials ran in, and their leftover processes",
+                       description="Remove every lt-* session whose harness is gone, with its processes, and the "
+                                   "private copy its trial ran in; then end the leftover processes (tools, evaluator) "
+                                   "of the eval root's trials whose harness is gone. Exit 0 (3 when tmux is missing).")
     r.add_argument("--socket", help="tmux socket name")
     r.add_argument("--expired", action="store_true",
                    help="also remove sessions started by boot whose lease ran out (no step renewed it for its "
                         "time-to-live), even while their owner runs; say why each session is removed or kept")
+    r.add_argument("--eval-root", type=Path, default=Path("eval-log"),
+                   help="where the trials' workdirs are (default ./eval-log)")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_reap)
 
@@ -79,9 +84,11 @@ def cmd_collect(args) -> int:
 
 
 def cmd_reap(args) -> int:
-    """``reap``: remove every lt-* session whose owner harness is gone, and the private copy of DIR its trial ran in
-    (``--cwd``), and print each one; exit 0 (3 when tmux is missing)."""
+    """``reap``: remove every lt-* session whose owner harness is gone (with its process tree) and the private copy of
+    DIR its trial ran in (``--cwd``), end the leftover processes of the eval root's trials whose harness is gone, and
+    print each; exit 0 (3 when tmux is missing)."""
     from live_trial.session.backend import Backend
+    from live_trial.trial.orphans import end_orphans
 
     backend = Backend(args.socket)
     backend.require_tmux()
@@ -89,11 +96,12 @@ def cmd_reap(args) -> int:
     decisions = backend.reap_with_reasons(expired=args.expired)
     removed = [d.session for d in decisions if d.remove]
     copies = _reap_copies(removed, started_in)
+    ended = end_orphans(args.eval_root)
     if args.json:
-        print(json.dumps({"status": "REAPED", "removed": removed, "copies_removed": copies,
+        print(json.dumps({"status": "REAPED", "removed": removed, "copies_removed": copies, "processes": ended,
                           **({"decisions": [vars(d) for d in decisions]} if args.expired else {})}))
     else:
-        print(f"REAPED: {len(removed)} session(s)")
+        print(f"REAPED: {len(removed)} session(s), {sum(len(e['ended']) for e in ended)} leftover process(es)")
         for d in decisions:
             if d.remove:
                 print(f"removed {d.session}" + (f": {d.why}" if args.expired else ""))
@@ -101,6 +109,9 @@ def cmd_reap(args) -> int:
                 print(f"kept {d.session}: {d.why}")
         for path in copies:
             print(f"removed the trial's copy {path}")
+        for item in ended:
+            print(f"ended {len(item['ended'])} process(es) of {item['session']}"
+                  + (f"; still alive: {item['left']}" if item["left"] else ""))
     return 0
 
 

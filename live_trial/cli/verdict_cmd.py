@@ -70,6 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--override", metavar="WHY",
                    help="write even when --goal-result contradicts evaluation.json or a verdict.json exists; the "
                         "verdict records WHY, what the evaluator said and the verdict it replaced")
+    p.add_argument("--lang", choices=["ja", "en"], help="language of the summary sentence (default LIVE_TRIAL_LANG, "
+                                                      "else ja)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_verdict)
 
@@ -214,6 +216,7 @@ def cmd_verdict(args) -> int:
     """Handler of ``verdict``: refuse before writing anything; write; print the status line."""
     from live_trial.acceptance.verdict import SCHEMA, build_verdict, write_verdict
     from live_trial.jsonfile import validate
+    from live_trial.notices.outcome import summariser
     from live_trial.session.rules import check_target_allowed
 
     check_target_allowed(args.target_skill)
@@ -247,7 +250,7 @@ def cmd_verdict(args) -> int:
         poll_exit=args.poll_exit, proof=args.proof, blocked=args.blocked,
         scenario_origin="rehearsal" if args.rehearsal_scenario else "live", scenario_path=args.rehearsal_scenario,
         args=args.args, claude_version=claude_version, stop_reason=args.stop_reason, stall_row=args.stall_row,
-        failure_reason=args.failure_reason)
+        failure_reason=args.failure_reason, summarise=summariser(args.lang))
     if took:
         doc["notes"].append("the goal, its blockers and evidence are the fresh evaluator's (evaluation.json)")
     if override is not None:

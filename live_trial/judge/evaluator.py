@@ -71,16 +71,59 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the child get SIGKILL when the harness dies, even by SIGKILL (Linux
+    ``prctl(PR_SET_PDEATHSIG)``; the signal is sent when the thread that started the child ends, and the harness starts
+    it from the thread that waits for it). Resolved before the fork; None where there is no prctl."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        prctl = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:       # the harness died before the signal was armed: follow it now
+            os.kill(os.getpid(), signal.SIGKILL)
+    return arm
+
+
+def process_failure(result: ProcessResult) -> str | None:
+    """Why the evaluator PROCESS failed, in plain words, or None when it ran and answered (well or badly).
+
+    Failed: it did not answer within its time, was killed by a signal, or exited non-zero without writing a JSON result
+    (a crash). README "Whose failure it is": that is the harness's failure (BLOCKED), never a judgement of the skill;
+    an answer without usable evidence is a judgement (FAIL)."""
+    if result.timed_out:
+        return "the evaluator did not answer in time"
+    if result.exit_code is not None and result.exit_code < 0:
+        return f"the evaluator was killed by signal {-result.exit_code}"
+    if result.exit_code not in (None, 0) and not (result.stdout or "").strip():
+        tail = (result.stderr or "").strip().splitlines()[-1:] or ["no output"]
+        return f"the evaluator exited with status {result.exit_code} without an answer: {tail[0][:200]}"
+    return None
+
+
 def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str], timeout_s: float, *,
-                should_stop: Callable[[], bool] | None = None) -> ProcessResult:
+                should_stop: Callable[[], bool] | None = None,
+                on_start: Callable[[int], None] | None = None) -> ProcessResult:
     """Run ``argv`` in ``cwd`` with ``stdin_text`` on stdin in its own process group; return its
     :class:`ProcessResult`.
 
     The whole group is killed at ``timeout_s`` seconds (``timed_out`` True), within a second of ``should_stop()``
     turning true (the harness was asked to stop: ``timed_out`` True, ``stderr`` says so), and on any exception
-    in this process (a second Ctrl-C), which is then re-raised: an evaluator is never left running on its own.
+    in this process (a second Ctrl-C), which is then re-raised; the process itself gets SIGKILL when the harness dies,
+    even by SIGKILL (:func:`_die_with_parent`): an evaluator is never left running on its own. ``on_start(pid)`` is
+    called once it runs (the trial records it, so a resume or ``reap`` can find it).
     ``env`` loses the nested-session variables (:data:`live_trial.session.boot.NESTED_VARS`), as the trial's claude does:
     run from inside a Claude Code session, ``claude -p`` would otherwise take itself for a nested session.
+    Raises OSError when the process cannot be started.
     """
     from live_trial.session.boot import NESTED_VARS
 
@@ -88,7 +131,13 @@ def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, s
     clean_env = {k: v for k, v in env.items() if k not in NESTED_VARS}
     proc = subprocess.Popen(argv, cwd=str(cwd), env=clean_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_die_with_parent())
+    if on_start is not None:
+        try:
+            on_start(proc.pid)
+        except BaseException:
+            _kill_group(proc)
+            raise
     deadline = start + timeout_s
     talked: dict = {}
 

@@ -114,7 +114,7 @@ MARKER_SOURCE = "out/status.json"
 #: and the transcript records of its tool calls with their results.
 HARNESS_FILES: tuple[str, ...] = (
     MARKER_SOURCE, "task.md", "nudge-*.md", "trial-state.json", "trial-log.jsonl", "poll-state.json",
-    "cwd-snapshot.json", ".trial.lock", "evaluation.json", "verdict.json", "claude-config/**", "rehearsal-watches/**",
+    "cwd-snapshot.json", ".trial.lock", "evaluation.json", "verdict.json", "claude-config/**", "rehearsal-watches/**", "report.html",
 )
 MARKER_ONLY = ("a PASS needs at least one evidence item whose source is not the completion marker (out/status.json is "
                "the harness's own contract file, written by every trial, so it shows nothing of the goal)")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,23 +209,31 @@ def default_owner_pid(env: Mapping[str, str] | None = None) -> int:
     return ppid
 
 
-KILL_WAIT_S = 5.0
+# ---------------------------------------------------------------- what backend calls return
+
+@dataclass(frozen=True)
+class TmuxResult:
+    """One tmux invocation: the argv run, its return code, stdout/stderr lines and wall time in seconds."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: list[str]
+    stderr: list[str]
+    duration_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
 
 
-def stop_process(pid: int) -> None:
-    """Wait up to 5 s for ``pid`` to end (after tmux's SIGHUP); then SIGTERM, then SIGKILL, each followed by the same
-    wait. Returns when it is gone or cannot be signalled; raises nothing."""
-    for sig in (None, signal.SIGTERM, signal.SIGKILL):
-        if sig is not None and pid_alive(pid):
-            try:
-                os.kill(pid, sig)
-            except (ProcessLookupError, PermissionError):
-                return
-        deadline = time.monotonic() + KILL_WAIT_S
-        while time.monotonic() < deadline:
-            if not pid_alive(pid):
-                return
-            time.sleep(0.05)
+@dataclass(frozen=True)
+class SessionInfo:
+    """A created session: its name, tmux session id ($N), pane id (%N) and the pid of the pane's process."""
+
+    name: str
+    session_id: str
+    pane_id: str
+    pane_pid: int
 
 
 # ---------------------------------------------------------------- which sessions reap may remove
@@ -249,6 +256,19 @@ class PaneRow:
     lease: str = ""
 
 
+def pane_row(line: str) -> "PaneRow | None":
+    """One line of ``list-panes -F`` in the backend's format (session, pane id, pane pid, dead flag, dead status,
+    owner token, creation epoch, lease; fields joined by ``|``, the lease absent in older listings) as a
+    :class:`PaneRow`; None for a line that is not one."""
+    parts = line.split("|")
+    if len(parts) not in (7, 8):
+        return None
+    session, pane_id, pid, dead, status, owner, created, lease = (parts + [""])[:8]
+    return PaneRow(session=session, pane_id=pane_id, pane_pid=int(pid) if pid.isdigit() else 0, dead=dead == "1",
+                   dead_status=int(status) if status.lstrip("-").isdigit() else None, owner=owner,
+                   created=int(created) if created.isdigit() else 0, lease=lease)
+
+
 @dataclass(frozen=True)
 class Lease:
     """The lease of a session started by ``boot`` (README "The steps, one by one"): it holds until ``expires``
@@ -264,6 +284,12 @@ class Lease:
     def text(self) -> str:
         """``<expires epoch s>:<ttl s>`` (whole seconds), the value of the session option that holds the lease."""
         return f"{int(self.expires)}:{int(self.ttl_s)}"
+
+    @staticmethod
+    def renewal(text: str | None, now: float) -> "Lease | None":
+        """The lease the session option value ``text`` holds, renewed from ``now``; None when it holds none."""
+        lease = Lease.parse(text)
+        return lease.renewed(now) if lease else None
 
     @staticmethod
     def parse(text: str | None) -> "Lease | None":

@@ -9,9 +9,10 @@ from live_trial.errors import RefusedInput
 
 def validate(trial) -> None:
     """Resolve and check ``trial.req`` in place: denylist, gate kind, eval root, args, target, plugin closure,
-    scenario, model, root sandbox, contractual grounding, then the trial's folder (:func:`check_folder`). Raises
-    :class:`RefusedInput` (or the closure's BOOT_FAIL, exit 2) and creates nothing but, for ``--in-place``, the
-    folder's lock (held from here on; released when the trial ends or when :meth:`Trial.run` fails to start)."""
+    scenario, model, root sandbox, contractual grounding, a tmux server no harness started, then the trial's folder
+    (:func:`check_folder`). Raises :class:`RefusedInput` (or the closure's BOOT_FAIL, exit 2) and creates nothing
+    but, for ``--in-place``, the folder's lock (held from here on; released when the trial ends or when
+    :meth:`Trial.run` fails to start)."""
     from live_trial.closure.pinning import pin
     from live_trial.closure.target import resolve_target
     from live_trial.session.rules import check_target_allowed
@@ -59,6 +60,10 @@ def validate(trial) -> None:
         from live_trial.acceptance.tier import contract_evidence
 
         contract_evidence(trial.target.frontmatter)  # raises RefusedInput without grounding (seed 001 gate kinds)
+    from live_trial.session.backend import Backend
+
+    # A tmux server the harness did not start (a person's own) keeps its options: refused before anything exists.
+    Backend(req.socket).refuse_foreign_server()
     check_folder(trial)
 
 

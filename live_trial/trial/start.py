@@ -10,20 +10,23 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from dataclasses import asdict
 
 from live_trial.jsonfile import utc_now, write_text_atomic
 from live_trial.trial.workdir import create_workdir, session_name
 
 
-def create(trial) -> None:
-    """Create the workdir (refused when it exists), take the workdir's lock for this process, write ``task.md`` and
-    the first ``trial-state.json`` (phase ``created``, the owner pid of this process, the folder record, the behaviour
-    closure pinned now). Sets ``trial.wd``, ``trial.state`` and ``trial.req.cwd`` (where the session starts). Raises
-    :class:`~live_trial.errors.RefusedInput` (the workdir exists, another harness holds its lock) and OSError."""
+def create(trial, run_id: str | None = None) -> None:
+    """Create the workdir ``run_id`` (default ``trial.req.run_id``, else a new one; refused when it exists), take the
+    workdir's lock for this process, write ``task.md`` and then the first ``trial-state.json`` (phase ``created``, the
+    owner pid of this process, the folder record, the behaviour closure pinned now, the policy and language a resume
+    reuses; task.md first: a resume needs it to know the workdir). Sets ``trial.wd``, ``trial.state`` and
+    ``trial.req.cwd`` (where the session starts). Raises :class:`~live_trial.errors.RefusedInput` (the workdir exists,
+    another harness holds its lock) and OSError."""
     from live_trial.trial.folder import folder_record, session_cwd
 
     req = trial.req
-    trial.wd = create_workdir(req.eval_root, trial.target.plugin_name, trial.target.skill, req.run_id)
+    trial.wd = create_workdir(req.eval_root, trial.target.plugin_name, trial.target.skill, run_id or req.run_id)
     trial.take_lock()
     req.cwd = session_cwd(trial.folder_plan, trial.wd.root)
     trial.state = {
@@ -41,9 +44,11 @@ def create(trial) -> None:
         "closure": {"digest": trial.pinning.digest, "plugins": [p.name for p in trial.pinning.plugins],
                     "plugin_dirs": [str(p.root) for p in trial.pinning.plugins],
                     "file_count": len(trial.pinning.files)},
+        "policy": asdict(trial.policy), "lang": req.lang or trial.env.get("LIVE_TRIAL_LANG") or None,
+        "collected": False, "evaluator": None, "notification": None,
     }
-    trial.journal.save()
     write_task(trial)
+    trial.journal.save()
 
 
 def write_task(trial) -> None:

@@ -620,3 +620,36 @@ def test_a_closure_broken_during_the_trial_still_gets_a_verdict(tree) -> None:
     assert any("can no longer be built" in n and "union-contract-dep" in n for n in doc["notes"])
     with pytest.raises(ClosureError):      # without the boot-time closure it is still refused
         _build(tree, t, None)
+
+
+def test_the_verdict_says_what_happened_in_one_sentence_in_the_message_language(tree, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("LIVE_TRIAL_LANG", raising=False)
+    assert run(argv(tree), capsys)[0] == 0
+    ja = written(tree)["summary"]
+    assert ja.startswith("work（union-target のスキル）は最後まで自分で動き") and ja.count("。") == 1
+    (tree["wd"] / "verdict.json").unlink()       # a second verdict is refused without --override: judge it afresh
+    assert run(argv(tree, "--lang", "en"), capsys)[0] == 0
+    assert written(tree)["summary"] == ("work (a skill of union-target) ran to the end on its own, and the result it "
+                                        "was meant to produce was checked and is there.")
+
+
+def test_the_real_cause_of_a_failure_is_in_the_reasons(tree) -> None:
+    """The evaluator's blockers and its own failure (the CLI's line, e.g. "Not logged in", kept in evaluation.json) and
+    the notes recorded with a stop are in overall.reasons, not only in evaluation.json."""
+    t = resolve_target("union-target:work", tree["plugins"])
+    (tree["wd"] / "evaluation.json").write_text(json.dumps({"judged_by": "fallback", "attempts": [
+        {"problems": ["the CLI reported an error (success): Not logged in · Please run /login"]}]}))
+    common = dict(workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id="s", requested_model=None,
+                  launch="PASS", gate_response_count=0, nudge_count=0)
+    doc = build_verdict(**common, completion="PASS", goal_result="FAIL", poll_exit="DONE",
+                        goal_blockers=["the evaluator gave no valid judgement", "report.md does not exist"])
+    assert doc["overall"]["verdict"] == "DEGRADED"
+    assert doc["overall"]["reasons"][1:] == [
+        "the evaluator found: the evaluator gave no valid judgement", "the evaluator found: report.md does not exist",
+        "the evaluator could not judge: the CLI reported an error (success): Not logged in · Please run /login"]
+    (tree["wd"] / "evaluation.json").unlink()
+    doc = build_verdict(**common, completion="FAIL", goal_result=None, poll_exit="STALL", stop_reason="api_error",
+                        notes=["the model's API answered with an error (401): Not logged in"])
+    assert doc["overall"]["reasons"][-1] == "the model's API answered with an error (401): Not logged in"
+    passed = build_verdict(**common, completion="PASS", goal_result="PASS", poll_exit="DONE", notes=["a note"])
+    assert passed["overall"]["reasons"] == [] and "summary" not in passed
