@@ -93,11 +93,12 @@ def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None 
 
 
 def shell_values(p: Prepared) -> dict[str, str]:
-    """The values the README's steps use as shell variables: ``WORKDIR``, ``SESSION``, ``SESSION_ID`` and, for a
-    rehearsal, ``PORT``."""
-    values = {"WORKDIR": str(p.workdir), "SESSION": p.state["session"], "SESSION_ID": p.state["session_id"]}
+    """The values the README's steps use as shell variables: ``WORKDIR``, ``SESSION``, ``SESSION_ID``, ``CWD`` (where
+    the session works) and, for a rehearsal, ``CONFIG_DIR`` (its isolated Claude Code config) and ``PORT``."""
+    values = {"WORKDIR": str(p.workdir), "SESSION": p.state["session"], "SESSION_ID": p.state["session_id"],
+              "CWD": p.state["cwd"]}
     if p.state.get("rehearsal"):
-        values["PORT"] = str(p.state["rehearsal"]["port"])
+        values.update(CONFIG_DIR=p.state["config_dir"], PORT=str(p.state["rehearsal"]["port"]))
     return values
 
 
@@ -137,6 +138,8 @@ def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
         verdict += f" --requested-model {q(s['model'])}"
     if s.get("proof"):
         verdict += " --proof"
+    if rehearsal:
+        verdict += f" --rehearsal-scenario {q(rehearsal['scenario'])}"
     lines += [verdict,
               f"live-trial backend{sock} kill-session {q(session)}",
               f"live-trial reap{sock}"]

@@ -72,8 +72,9 @@ def test_the_next_commands_carry_the_real_arguments(tmp_path):
     assert verdict[verdict.index("--args") + 1] == "World"
     assert kill[2:] == ["--socket", "my-sock", "kill-session", s["session"]] and reap[2:] == ["--socket", "my-sock"]
     assert lines[-1] == "kill %1"
+    assert verdict[verdict.index("--rehearsal-scenario") + 1] == str(SCENARIO)      # recorded as a rehearsal
     assert byhand.shell_values(p) == {"WORKDIR": str(wd), "SESSION": s["session"], "SESSION_ID": s["session_id"],
-                                      "PORT": port}
+                                      "CWD": s["cwd"], "CONFIG_DIR": str(wd / "claude-config"), "PORT": port}
 
 
 def test_prepare_prints_pasteable_values_and_commands(tmp_path, capsys, monkeypatch):
