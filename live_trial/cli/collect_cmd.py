@@ -96,7 +96,7 @@ def cmd_reap(args) -> int:
     decisions = backend.reap_with_reasons(expired=args.expired)
     removed = [d.session for d in decisions if d.remove]
     copies = _reap_copies(removed, started_in)
-    ended = end_orphans(args.eval_root)
+    ended = end_orphans(args.eval_root, keep={d.session for d in decisions if not d.remove})
     if args.json:
         print(json.dumps({"status": "REAPED", "removed": removed, "copies_removed": copies, "processes": ended,
                           **({"decisions": [vars(d) for d in decisions]} if args.expired else {})}))

@@ -116,3 +116,34 @@ def test_reap_keeps_a_held_lease_and_removes_an_expired_one_with_its_reason():
     decisions = t.reap_with_reasons(expired=True)
     assert [(d.session, d.remove) for d in decisions] == [(HAND, True)] and HAND not in t.sessions
     assert "no step renewed it for 5 s" in decisions[0].why
+
+
+def test_reap_never_ends_the_processes_of_a_trial_whose_session_it_kept(tmp_path, monkeypatch):
+    """A prepared trial's owner (the shell that ran prepare) is gone, but its session's lease holds: its claude is no
+    leftover. The trial beside it, whose session reap did not keep, has its tagged processes ended."""
+    import json
+
+    from live_trial.session import proctree
+    from live_trial.trial import orphans
+    from tests.unit.fakes import write_state
+
+    gone = int(dead_owner().split(":")[0])
+    names = {}
+    for run_id, skill in (("20261130T101500-abcd", "hand"), ("20261130T101500-abcd", "run")):
+        wd = tmp_path / "p" / skill / "live-trial" / run_id
+        wd.mkdir(parents=True)
+        write_state(wd, "p", skill)
+        state = json.loads((wd / "trial-state.json").read_text())
+        (wd / "trial-state.json").write_text(json.dumps({**state, "owner_pid": gone}))
+        names[skill] = state["session"]
+    assert set(names.values()) == {HAND, RUN}
+    procs = {HAND: [proctree.Proc(11, "1")], RUN: [proctree.Proc(22, "2")]}
+    ended: list = []
+    monkeypatch.setattr(orphans.proctree, "all_tagged", lambda: procs)
+    monkeypatch.setattr(orphans.proctree, "alive", lambda p: True)
+    monkeypatch.setattr(orphans.proctree, "end", lambda ps, find_more=None: ended.extend(ps) or [])
+    out = orphans.end_orphans(tmp_path, keep={HAND})
+    assert ended == [proctree.Proc(22, "2")] and [o["session"] for o in out] == [RUN]
+    ended.clear()
+    orphans.end_orphans(tmp_path)                   # without the kept session, both trials' processes are leftovers
+    assert sorted(p.pid for p in ended) == [11, 22]
