@@ -134,6 +134,12 @@ def test_a_run_beside_a_by_hand_session_leaves_it_alive_and_reap_expired_says_wh
         assert alive(v["SESSION"])
         assert cli("reap", cwd=tmp_path).stdout.startswith("REAPED: 0 session(s), 0 leftover process(es)")
         assert alive(v["SESSION"])
+        # each step renews the lease for its time-to-live: collect is one
+        left = lease_left(v["SESSION"])
+        wait_for(lambda: lease_left(v["SESSION"]) < left, what="a second of the held lease to pass")
+        before = lease_left(v["SESSION"])
+        assert cli("collect", "--workdir", v["WORKDIR"], cwd=tmp_path).returncode in (0, 1)
+        assert before < lease_left(v["SESSION"]) <= 600
     finally:
         cli("backend", "kill-session", v["SESSION"], cwd=tmp_path)
         server.terminate()
