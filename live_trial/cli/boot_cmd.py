@@ -15,7 +15,7 @@ from pathlib import Path
 from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 
 
-def _positive_seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
     """argparse type: a number of seconds greater than 0 (a usage error, exit 64, otherwise)."""
     try:
         value = float(text)
@@ -47,12 +47,12 @@ def register(subparsers) -> None:
                    help="pid the session's lease follows: reap and run keep the session while it lives (default: the "
                         "workdir's owner with --workdir, else LIVE_TRIAL_OWNER_PID, inside Claude Code its claude "
                         "process, else the shell that runs boot)")
-    p.add_argument("--ttl", type=_positive_seconds, default=None, metavar="S",
+    p.add_argument("--ttl", type=positive_seconds, default=None, metavar="S",
                    help="the lease also holds S seconds after each step, whoever its owner was (default: the "
                         "workdir's, else the policy's hard cap); reap --expired removes it once that ran out")
     p.add_argument("--workdir", type=Path, default=None,
                    help="the workdir `live-trial prepare` made for this session: the session belongs to it")
-    p.add_argument("--timeout", type=_positive_seconds, default=None,
+    p.add_argument("--timeout", type=positive_seconds, default=None,
                    help="seconds to wait for READY (default: policy)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_boot)
@@ -67,7 +67,7 @@ def register(subparsers) -> None:
     s.add_argument("--cwd", default=None, help="trial folder (default: boot's record)")
     s.add_argument("--config-dir", default=None, help="claude config folder (default: boot's record, else env)")
     s.add_argument("--socket", default=None)
-    s.add_argument("--timeout", type=_positive_seconds, default=None, help="seconds to wait for the transcript record")
+    s.add_argument("--timeout", type=positive_seconds, default=None, help="seconds to wait for the transcript record")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_send)
 

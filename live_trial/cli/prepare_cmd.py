@@ -10,18 +10,8 @@ import json
 import shlex
 from pathlib import Path
 
+from live_trial.cli.boot_cmd import positive_seconds
 from live_trial.cli.folder_args import add_folder_arguments
-
-
-def _seconds(text: str) -> float:
-    """argparse type: seconds greater than 0 (a usage error, exit 64, otherwise)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0 seconds, got {text}")
-    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--owner-pid", type=int, default=None,
                    help="the process the session's lease follows (default: LIVE_TRIAL_OWNER_PID, inside Claude Code "
                         "its claude process, else the shell that runs prepare)")
-    p.add_argument("--ttl", type=_seconds, default=None, metavar="S",
+    p.add_argument("--ttl", type=positive_seconds, default=None, metavar="S",
                    help="seconds the lease holds after each step once its owner is gone (default: the policy's "
                         "hard cap)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
