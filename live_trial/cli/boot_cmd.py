@@ -127,7 +127,8 @@ def cmd_boot(args) -> int:
         if not args.config_dir:
             raise RefusedInput("--rehearsal-server needs --config-dir", where="boot",
                                fix="pass an isolated config folder, e.g. <workdir>/claude-config")
-        overrides = _rehearsal_overrides(args.rehearsal_server, Path(args.config_dir), Path(args.cwd))
+        overrides = _rehearsal_overrides(args.rehearsal_server, Path(args.config_dir), Path(args.cwd),
+                                         wait=state is not None)
         rehearsal = True
     elif args.config_dir:
         overrides["CLAUDE_CONFIG_DIR"] = str(Path(args.config_dir).resolve())
@@ -207,11 +208,15 @@ def _wait_for_server(url: str, timeout_s: float = 10.0) -> None:
             time.sleep(0.1)
 
 
-def _rehearsal_overrides(url: str, config_dir: Path, cwd: Path) -> dict[str, str]:
+def _rehearsal_overrides(url: str, config_dir: Path, cwd: Path, *, wait: bool = False) -> dict[str, str]:
+    """The environment of a rehearsal boot; ``wait`` (a prepared workdir, whose server the steps by hand start in the
+    background just before boot): first wait for the server (:func:`_wait_for_server`). A plain boot needs no server
+    until the first prompt, so it never waits."""
     if not url.startswith(("http://127.0.0.1:", "http://localhost:")):
         raise RefusedInput(f"rehearsal server must be on 127.0.0.1, got {url!r}", where="--rehearsal-server",
                            fix="pass the URL printed by `live-trial rehearsal`")
-    _wait_for_server(url)
+    if wait:
+        _wait_for_server(url)
     from live_trial.rehearsal.config import seed_config
 
     if not (config_dir / ".claude.json").exists():
