@@ -22,6 +22,7 @@ from live_trial.rehearsal.server import rehearsal_env
 from live_trial.session import screen, send
 from live_trial.session.backend import Backend
 from live_trial.session.claude_bin import find_claude
+from live_trial.transcript.order import causal_order
 from live_trial.transcript.paths import locate
 from live_trial.transcript.reader import read_records
 
@@ -201,7 +202,9 @@ def _marker_state(claude: _Claude) -> dict | None:
 
 
 def _last_assistant_texts(records: list[dict]) -> list[str]:
-    return [b.get("text", "") for r in records if r.get("type") == "assistant"
+    """The assistant's text blocks in the order they happened (file order is not that order: references/
+    transcript-jsonl.md "Order"; seen here: the text before the Skill call written after the final text)."""
+    return [b.get("text", "") for r in causal_order(records) if r.get("type") == "assistant"
             for b in r["message"]["content"] if b.get("type") == "text"]
 
 
