@@ -169,6 +169,10 @@ class _VerdictReader:
             return False, f"last verdict's overall {overall} does not follow from its inputs ({derived}): edited (run {run})"
         if overall != "PASS":
             return False, f"last verdict is {overall} (run {run})"
+        override = doc.get("override")
+        if isinstance(override, dict) and override.get("evaluation_goal_result") not in (None, doc["goal_result"]):
+            return False, (f"last PASS overrode the evaluator's {override['evaluation_goal_result']} "
+                           f"({override.get('why')}): never reused (run {run})")
         if doc["schema_version"] in OLDER_SCHEMA_VERSIONS:
             return False, (f"last PASS was judged under the older evidence rules ({doc['schema_version']}: the "
                            f"session's own words could count and quotes were not checked): run again (run {run})")
@@ -195,6 +199,9 @@ class _VerdictReader:
         if facts.human_prompts != 1:
             return False, (f"the transcript holds {facts.human_prompts} human prompts, a PASS has exactly one (the task): "
                            f"nudges were not counted, edited (run {run})")
+        if doc["scenario_origin"] != "live":
+            return True, (f"rehearsal PASS with the same behaviour closure, scenario and transcript (run {run}): "
+                          "reused only because of --rehearsal-reuse")
         return True, f"PASS with the same behaviour closure, scenario and transcript (run {run})"
 
 
@@ -222,9 +229,12 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
     ``action`` reuse|run|defer|watching|not_live|refused and ``reason``), ``live_batches`` (lists of
     ``{"target", "plugins_root", "proof", "args"}``), ``deferred`` and ``counts``. ``plugins_root`` is where
     dependencies are looked up (default: each plugin's parent folder). ``watches`` are the open watches
-    (``live_trial.notices.watch.open_watches``; plan reads no ledger itself). ``reuse_rehearsal`` and
-    ``scenario_path`` exist for the harness's own e2e test only: they let a rehearsal verdict stand in for a live
-    one. Raises :class:`RefusedInput` for bad arguments. Runs no model and no tmux.
+    (``live_trial.notices.watch.open_watches``; plan reads no ledger itself). ``reuse_rehearsal`` with
+    ``scenario_path`` (``plan --rehearsal-reuse SCENARIO``, README "Planning many skills") lets a rehearsal PASS
+    played from that scenario count as reusable, to try the reuse rules offline: the plan records
+    ``reuse_rehearsal`` and ``rehearsal_scenario``, and ``run --plan`` refuses such a plan without ``--rehearsal``
+    of the same scenario. Raises :class:`RefusedInput` for bad arguments (``reuse_rehearsal`` without a scenario
+    file). Runs no model and no tmux.
     """
     if profile not in PROFILES:
         raise RefusedInput(f"unknown profile {profile!r}", code="bad_value", fix="use incremental or exhaustive")
@@ -232,6 +242,10 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
         if not isinstance(value, int) or value < (0 if name == "--max-live-trials" else 1):
             raise RefusedInput(f"{name} must be a whole number >= {0 if 'trials' in name else 1} (got {value!r})",
                                code="bad_value")
+    if reuse_rehearsal and (scenario_path is None or not Path(scenario_path).is_file()):
+        raise RefusedInput("--rehearsal-reuse needs the scenario file the rehearsal PASSes were played from",
+                           where=f"--rehearsal-reuse {scenario_path}", code="scenario_not_found",
+                           fix="pass the scenario YAML given to run --rehearsal")
     eval_root = Path(eval_root).resolve()
     roots, broken = _plugin_roots(plugin_dirs)
     watching: dict[str, list[Mapping[str, Any]]] = {}
@@ -315,7 +329,10 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
         if s.entry.get("superseded_watch_ids"):
             s.entry["reason"] += (f"; watch {', '.join(s.entry['superseded_watch_ids'])} superseded: the behaviour "
                                   "closure changed since it was opened")
-    return _budget(skills, eval_root, profile, max_live_trials, max_concurrency, proof, reuse_rehearsal, utc_now())
+    doc = _budget(skills, eval_root, profile, max_live_trials, max_concurrency, proof, reuse_rehearsal, utc_now())
+    if reuse_rehearsal:
+        doc["rehearsal_scenario"] = str(Path(scenario_path).resolve())
+    return doc
 
 
 def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, width: int, proof: bool,

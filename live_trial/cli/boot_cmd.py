@@ -15,7 +15,7 @@ from pathlib import Path
 from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 
 
-def _positive_seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
     """argparse type: a number of seconds greater than 0 (a usage error, exit 64, otherwise)."""
     try:
         value = float(text)
@@ -43,8 +43,16 @@ def register(subparsers) -> None:
     p.add_argument("--rehearsal-server", default=None, metavar="URL", help="point claude at a rehearsal server")
     p.add_argument("--config-dir", default=None, help="CLAUDE_CONFIG_DIR for rehearsal (seeded when empty)")
     p.add_argument("--session-id", default=None, help="uuid for the CLI session (default: a fresh uuid4)")
-    p.add_argument("--owner-pid", type=int, default=None, help="pid that owns the session (reap keeps it while alive)")
-    p.add_argument("--timeout", type=_positive_seconds, default=None,
+    p.add_argument("--owner-pid", type=int, default=None,
+                   help="pid the session's lease follows: reap and run keep the session while it lives (default: the "
+                        "workdir's owner with --workdir, else LIVE_TRIAL_OWNER_PID, inside Claude Code its claude "
+                        "process, else the shell that runs boot)")
+    p.add_argument("--ttl", type=positive_seconds, default=None, metavar="S",
+                   help="the lease also holds S seconds after each step, whoever its owner was (default: the "
+                        "workdir's, else the policy's hard cap); reap --expired removes it once that ran out")
+    p.add_argument("--workdir", type=Path, default=None,
+                   help="the workdir `live-trial prepare` made for this session: the session belongs to it")
+    p.add_argument("--timeout", type=positive_seconds, default=None,
                    help="seconds to wait for READY (default: policy)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_boot)
@@ -59,7 +67,7 @@ def register(subparsers) -> None:
     s.add_argument("--cwd", default=None, help="trial folder (default: boot's record)")
     s.add_argument("--config-dir", default=None, help="claude config folder (default: boot's record, else env)")
     s.add_argument("--socket", default=None)
-    s.add_argument("--timeout", type=_positive_seconds, default=None, help="seconds to wait for the transcript record")
+    s.add_argument("--timeout", type=positive_seconds, default=None, help="seconds to wait for the transcript record")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_send)
 
@@ -105,15 +113,22 @@ def cmd_boot(args) -> int:
     """``boot``: see the parser description."""
     from live_trial.session import boot
     from live_trial.session.backend import Backend
-    from live_trial.session.rules import default_owner_pid
 
+    state = None
+    if args.workdir is not None:
+        from live_trial.trial.byhand import prepared_state
+
+        state = prepared_state(args.workdir.resolve(), args.session, cwd=Path(args.cwd),   # refused before anything
+                               target=args.target_skill)                                     # starts
+    owner, lease = _lease(args, state)
     overrides: dict[str, str] = {}
     rehearsal = False
     if args.rehearsal_server:
         if not args.config_dir:
             raise RefusedInput("--rehearsal-server needs --config-dir", where="boot",
                                fix="pass an isolated config folder, e.g. <workdir>/claude-config")
-        overrides = _rehearsal_overrides(args.rehearsal_server, Path(args.config_dir), Path(args.cwd))
+        overrides = _rehearsal_overrides(args.rehearsal_server, Path(args.config_dir), Path(args.cwd),
+                                         wait=state is not None)
         rehearsal = True
     elif args.config_dir:
         overrides["CLAUDE_CONFIG_DIR"] = str(Path(args.config_dir).resolve())
@@ -124,21 +139,30 @@ def cmd_boot(args) -> int:
     req = boot.BootRequest(session=args.session, cwd=Path(args.cwd), model=args.model, session_id=args.session_id,
                            target=args.target_skill, plugins_root=Path(args.plugins_root) if args.plugins_root else None,
                            claude=claude, env_overrides=overrides, proof=args.proof, rehearsal=rehearsal,
-                           owner_pid=args.owner_pid if args.owner_pid is not None else default_owner_pid(),
-                           timeout_s=args.timeout)
+                           owner_pid=owner, lease=lease, timeout_s=args.timeout)
+    backend = Backend(args.socket)
     try:
-        result = boot.boot(req, Backend(args.socket))
+        result = boot.boot(req, backend)
     except LiveTrialError as exc:
         return _print_failure(exc, args)
+    if state is not None:
+        from live_trial.trial.byhand import record_boot
+
+        backend.set_meta(args.session, workdir=str(args.workdir.resolve()))
+        record_boot(args.workdir.resolve(), state, pane_pid=result.pane_pid, claude_bin=claude.path,
+                    claude_version=claude.version, config_dir=overrides.get("CLAUDE_CONFIG_DIR"))
     if args.json:
         print(json.dumps({"status": "READY", "session": result.session, "session_id": result.session_id,
                           "model": result.model, "elapsed_s": round(result.elapsed_s, 2),
                           "bypass_dialog_seen": result.bypass_dialog_seen, "pane_pid": result.pane_pid,
                           "plugin_dirs": [str(p) for p in result.plugin_dirs], "plugin_warnings": result.plugin_warnings,
-                          "claude_version": claude.version, "claude_path": claude.path, "claude_warning": warning}))
+                          "claude_version": claude.version, "claude_path": claude.path, "claude_warning": warning,
+                          "owner_pid": owner, "lease_ttl_s": lease.ttl_s, "lease_expires": lease.expires}))
     else:
         print(result.ready_line())
         print(f"claude {claude.version} ({claude.path})", file=sys.stderr)   # stdout stays the READY line
+        print(f"lease: reap and run keep {args.session} while pid {owner} runs, or for {lease.ttl_s:.0f} s after its "
+              "last step", file=sys.stderr)
         if warning:
             print(f"WARN: {warning}", file=sys.stderr)
         for line in result.plugin_warnings:
@@ -146,10 +170,53 @@ def cmd_boot(args) -> int:
     return int(ExitCode.OK)
 
 
-def _rehearsal_overrides(url: str, config_dir: Path, cwd: Path) -> dict[str, str]:
+def _lease(args, state: dict | None):
+    """``(owner pid, Lease)`` of the session boot starts (README "The steps, one by one"): the owner is ``--owner-pid``,
+    else the prepared workdir's owner, else :func:`~live_trial.session.rules.default_owner_pid`; the time-to-live is
+    ``--ttl``, else the workdir's, else the policy's hard cap."""
+    import time
+
+    from live_trial.policy import load_policy
+    from live_trial.session.rules import Lease, default_owner_pid
+
+    state = state or {}
+    owner = args.owner_pid if args.owner_pid is not None else state.get("owner_pid") or default_owner_pid()
+    ttl = args.ttl or state.get("lease_ttl_s") or load_policy().hard_cap_s
+    return int(owner), Lease(expires=time.time() + float(ttl), ttl_s=float(ttl))
+
+
+def _wait_for_server(url: str, timeout_s: float = 10.0) -> None:
+    """Wait until something listens at ``url`` (``http://127.0.0.1:PORT``), at most ``timeout_s`` seconds: a rehearsal
+    server started in the background just before boot may still be starting. Raises :class:`RefusedInput` (exit 2,
+    nothing started) when nothing answers."""
+    import socket
+    import time
+
+    host, _, port = url.split("//", 1)[1].partition(":")
+    port = port.split("/", 1)[0]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=1.0):
+                return
+        except (OSError, ValueError):
+            if time.monotonic() >= deadline:
+                raise RefusedInput(f"no rehearsal server answers at {url}", where="--rehearsal-server",
+                                   code="rehearsal_server_down",
+                                   fix="start it first: live-trial rehearsal serve SCENARIO --port PORT (the command "
+                                       "prepare printed)") from None
+            time.sleep(0.1)
+
+
+def _rehearsal_overrides(url: str, config_dir: Path, cwd: Path, *, wait: bool = False) -> dict[str, str]:
+    """The environment of a rehearsal boot; ``wait`` (a prepared workdir, whose server the steps by hand start in the
+    background just before boot): first wait for the server (:func:`_wait_for_server`). A plain boot needs no server
+    until the first prompt, so it never waits."""
     if not url.startswith(("http://127.0.0.1:", "http://localhost:")):
         raise RefusedInput(f"rehearsal server must be on 127.0.0.1, got {url!r}", where="--rehearsal-server",
                            fix="pass the URL printed by `live-trial rehearsal`")
+    if wait:
+        _wait_for_server(url)
     from live_trial.rehearsal.config import seed_config
 
     if not (config_dir / ".claude.json").exists():
@@ -177,6 +244,7 @@ def cmd_send(args) -> int:
     if not backend.has_session(args.session):
         raise RefusedInput(f"no tmux session named {args.session}", where=f"socket {backend.socket}",
                            fix="boot it first; check with `live-trial backend list`", code="session_gone")
+    backend.renew_lease(args.session)       # a step: the lease of a session started by boot holds on
     session_id = args.session_id or os.environ.get("SESSION_ID") or backend.get_meta(args.session, "session_id")
     if not session_id:
         raise RefusedInput("no session id", where="send", fix="pass --session-id or set SESSION_ID (printed by boot)")
@@ -222,6 +290,8 @@ def cmd_backend(args) -> int:
 
     backend = Backend(args.socket)
     verb = args.verb
+    if verb in ("paste-file", "send-keys", "send-line", "answer-gate"):
+        backend.renew_lease(args.session)   # a step by hand: the session's lease holds on
     if verb == "paste-file":
         buf = backend.paste_file(args.session, args.file)
         print(f"PASTED: {args.session} {Path(args.file).name} (buffer {buf}, deleted)")
@@ -247,19 +317,31 @@ def cmd_backend(args) -> int:
     elif verb == "capture-pane":
         sys.stdout.write(backend.capture(args.session, scrollback=args.scrollback) + "\n")
     elif verb == "kill-session":
+        workdir = backend.get_meta(args.session, "workdir")      # a session boot started for a prepared workdir
         killed = backend.kill_session(args.session)
         print(f"KILLED: {args.session}" if killed else f"GONE: {args.session} (nothing to kill)")
+        if workdir:
+            from live_trial.trial.byhand import release_copy
+
+            removed, kept = release_copy(Path(workdir))
+            if removed or kept:
+                print(f"removed the trial's copy {removed}" if removed else kept)
     elif verb == "reap":
         removed = backend.reap()
         print("REAPED: " + (", ".join(removed) if removed else "none"))
     elif verb == "list":
-        from live_trial.session.rules import owner_alive
+        import time
+
+        from live_trial.session.rules import Lease, owner_alive
 
         rows = {r.session: r for r in backend.panes() if r.session.startswith("lt-")}
         for name in sorted(rows):
             r = rows[name]
+            lease = Lease.parse(r.lease)
+            held = (f"\tlease {max(0, int(lease.expires - time.time()))} s left of {int(lease.ttl_s)}" if lease
+                    else "")
             print(f"{name}\t{'dead' if r.dead else 'alive'}\towner {r.owner or '-'} "
-                  f"({'alive' if r.owner and owner_alive(r.owner) else 'gone'})")
+                  f"({'alive' if r.owner and owner_alive(r.owner) else 'gone'}){held}")
         if not rows:
             print("(no lt-* sessions)")
     return int(ExitCode.OK)

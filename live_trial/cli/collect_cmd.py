@@ -12,11 +12,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``collect`` and ``reap`` subcommands."""
     p = sub.add_parser("collect", help="copy pane.txt, transcript.jsonl and side effects into a workdir",
                        description="Seed 001 collection: out/, pane.txt (capture with scrollback) and transcript.jsonl "
-                                   "in the workdir, side effects as git status/diff. Exit 0 complete, 1 partial.")
+                                   "in the workdir, and the side effects: what changed in the trial's folder since "
+                                   "its snapshot at start (a workdir `live-trial prepare` made has one). Without a "
+                                   "snapshot the side effects cannot be known: the collection is partial. Exit 0 "
+                                   "complete, 1 partial (what is missing is printed), 2 refused.")
     p.add_argument("--workdir", type=Path, required=True)
-    p.add_argument("--session", required=True, help="the trial's tmux session (lt-...)")
-    p.add_argument("--session-id", required=True, help="the claude session id (transcript file name)")
-    p.add_argument("--cwd", type=Path, default=Path("."), help="the trial cwd (default: here)")
+    p.add_argument("--session", help="the trial's tmux session (lt-...; default: the prepared workdir's)")
+    p.add_argument("--session-id", help="the claude session id (transcript file name; default: the prepared "
+                                        "workdir's)")
+    p.add_argument("--cwd", type=Path, default=None, help="the trial cwd (default: the prepared workdir's, else here)")
     p.add_argument("--config-dir", type=Path, help="claude config folder (default CLAUDE_CONFIG_DIR or ~/.claude)")
     p.add_argument("--socket", help="tmux socket name")
     p.add_argument("--json", action="store_true")
@@ -28,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "private copy its trial ran in; then end the leftover processes (tools, evaluator) "
                                    "of the eval root's trials whose harness is gone. Exit 0 (3 when tmux is missing).")
     r.add_argument("--socket", help="tmux socket name")
+    r.add_argument("--expired", action="store_true",
+                   help="also remove sessions started by boot whose lease ran out (no step renewed it for its "
+                        "time-to-live), even while their owner runs; say why each session is removed or kept")
     r.add_argument("--eval-root", type=Path, default=Path("eval-log"),
                    help="where the trials' workdirs are (default ./eval-log)")
     r.add_argument("--json", action="store_true")
@@ -35,30 +42,46 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_collect(args) -> int:
-    """``collect``: copy out/, pane.txt, transcript.jsonl and side effects into the workdir; exit 0 complete,
-    1 partial (what is missing is printed); RefusedInput (exit 2) for a bad session name."""
+    """``collect``: copy out/, pane.txt, transcript.jsonl and the side effects (against the folder's snapshot at start)
+    into the workdir; exit 0 complete, 1 partial (what is missing is printed, and a line when the side effects cannot
+    be known); RefusedInput (exit 2) for a bad session name, a workdir that names no session, a folder without
+    trial-state.json or a symlinked workdir."""
     from live_trial.acceptance.origin import trial_folder
+    from live_trial.errors import RefusedInput
     from live_trial.session.backend import Backend
     from live_trial.session.rules import validate_session_name
     from live_trial.transcript.paths import config_dir, locate
-    from live_trial.trial.collect import collect
+    from live_trial.trial.byhand import collect_by_hand, read_state
     from live_trial.trial.workdir import open_workdir
 
     wd = open_workdir(trial_folder(args.workdir))
-    validate_session_name(args.session)
+    state = read_state(wd.root) or {}
+    session, session_id = args.session or state.get("session"), args.session_id or state.get("session_id")
+    if not session or not session_id:
+        raise RefusedInput("collect needs the session and its id", where=f"--workdir {wd.root}", code="no_session",
+                           fix="pass --session lt-... --session-id <uuid>, or collect a workdir made by "
+                               "`live-trial prepare`")
+    validate_session_name(session)
     backend = Backend(args.socket)
     backend.require_tmux()
-    pane = backend.capture(args.session, scrollback=True) if backend.has_session(args.session) else None
-    config = args.config_dir or config_dir()
-    tpath = locate(args.session_id, args.cwd.resolve(), config)
-    got = collect(wd.root, pane_text=pane, transcript_src=tpath, subagents_src=tpath.with_suffix("") / "subagents",
-                  cwd=args.cwd.resolve(), before=None, exclude=[wd.root])
+    backend.renew_lease(session)        # a step: a session started by boot keeps its lease
+    pane = backend.capture(session, scrollback=True) if backend.has_session(session) else None
+    cwd = (args.cwd or Path(state.get("cwd") or ".")).resolve()
+    config = args.config_dir or state.get("config_dir") or backend.get_meta(session, "config_dir") or config_dir()
+    tpath = locate(session_id, cwd, config)
+    got, notes = collect_by_hand(wd.root, state or None, pane_text=pane, transcript=tpath, cwd=cwd)
     doc = {"status": "COLLECTED" if got.complete else "PARTIAL", "missing": got.missing,
-           "out_files": got.out_files, "side_effects": got.side_effects}
+           "out_files": got.out_files, "side_effects": got.side_effects, "notes": notes}
     if args.json:
         print(json.dumps(doc))
     else:
         print(f"{doc['status']}: {wd.root}" + (f" missing: {', '.join(got.missing)}" if got.missing else ""))
+        for note in notes:
+            print(f"  {note}")
+        effects = got.side_effects
+        if "added" in effects:
+            print(f"  side effects: {effects['added']} added, {effects['changed']} changed, {effects['removed']} "
+                  f"removed in the trial's folder since its start")
     return 0 if got.complete else 1
 
 
@@ -72,15 +95,20 @@ def cmd_reap(args) -> int:
     backend = Backend(args.socket)
     backend.require_tmux()
     started_in = {name: backend.get_meta(name, "cwd") for name in backend.list_sessions()}
-    removed = backend.reap()
+    decisions = backend.reap_with_reasons(expired=args.expired)
+    removed = [d.session for d in decisions if d.remove]
     copies = _reap_copies(removed, started_in)
-    ended = end_orphans(args.eval_root)
+    ended = end_orphans(args.eval_root, keep={d.session for d in decisions if not d.remove})
     if args.json:
-        print(json.dumps({"status": "REAPED", "removed": removed, "copies_removed": copies, "processes": ended}))
+        print(json.dumps({"status": "REAPED", "removed": removed, "copies_removed": copies, "processes": ended,
+                          **({"decisions": [vars(d) for d in decisions]} if args.expired else {})}))
     else:
         print(f"REAPED: {len(removed)} session(s), {sum(len(e['ended']) for e in ended)} leftover process(es)")
-        for name in removed:
-            print(f"removed {name}")
+        for d in decisions:
+            if d.remove:
+                print(f"removed {d.session}" + (f": {d.why}" if args.expired else ""))
+            elif args.expired:
+                print(f"kept {d.session}: {d.why}")
         for path in copies:
             print(f"removed the trial's copy {path}")
         for item in ended:

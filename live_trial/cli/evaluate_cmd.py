@@ -1,6 +1,7 @@
 """``evaluate`` and ``watch`` subcommands (seed 001 "goal verification"; seed 000 watches).
 
   live-trial evaluate --workdir W [--target plugin:skill] [--plugins-root DIR] [--model M] [--timeout S]
+                     [--rehearsal SCENARIO]
   live-trial watch --id ID --result ok|ng --note TEXT     record one check result
   live-trial watch due      list watches due for a check (stamps them listed; once a day)
   live-trial watch check    start one check-only evaluator per due watch
@@ -8,7 +9,8 @@
   live-trial watch daily    sweep + due checks, at most once a UTC day (for cron; plan and run do it too)
   live-trial watch list     every watch and its state (read only)
 
-Exit codes: 0 done, 2 refused input (nothing changed), 3 BLOCKED (claude missing).
+Exit codes: 0 done (evaluate: judged, PASS or FAIL), 2 refused input (nothing changed), 3 BLOCKED (claude missing;
+evaluate: the evaluator could not answer, its reason printed and kept in evaluation.json).
 """
 from __future__ import annotations
 
@@ -29,7 +31,9 @@ def register(subparsers) -> None:
                               description="Start a separate claude -p process with read-only tools in the trial "
                                           "folder; it answers PASS or FAIL with blockers and evidence, which is "
                                           "checked and kept in evaluation.json. Exit 0 when judged (PASS or FAIL; "
-                                          "see the first line), 2 refused input, 3 claude missing.")
+                                          "see the first line), 2 refused input, 3 claude missing or the evaluator "
+                                          "could not answer (the first line says why: e.g. the CLI is not logged "
+                                          "in).")
     p.add_argument("--workdir", type=Path, required=True, help="the trial folder (holds out/ and transcript.jsonl)")
     p.add_argument("--target", help="plugin:skill (default: the target in the folder's trial-state.json)")
     p.add_argument("--plugins-root", type=Path, help="folder holding the plugins (default: from trial-state.json, "
@@ -37,6 +41,9 @@ def register(subparsers) -> None:
     p.add_argument("--model", help="model for the evaluator")
     p.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds per evaluator attempt")
     p.add_argument("--claude-bin", help="the claude executable")
+    p.add_argument("--rehearsal", type=Path, metavar="SCENARIO",
+                   help="judge with the scripted evaluator of this scenario (its StructuredOutput rule) instead of "
+                        "the real model: the rehearsal server runs while the evaluator does")
     p.add_argument("--json", action="store_true", help="print evaluation.json instead of text")
     p.set_defaults(func=_evaluate)
 
@@ -99,10 +106,29 @@ def _evaluate(args) -> int:
     target = _target_for(args)
     claude = find_claude(args.claude_bin)
     produced = session_output(args.workdir, _folder_of(args.workdir))
-    doc = evaluate(args.workdir, target, claude, dict(os.environ), produced=produced, model=args.model,
-                   timeout_s=args.timeout)
+    server = None
+    env = dict(os.environ)
+    if args.rehearsal is not None:
+        from live_trial.rehearsal.config import seed_config
+        from live_trial.rehearsal.scenario import load_scenario
+        from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
+
+        scenario = load_scenario(args.rehearsal)          # refused (exit 2) before anything starts
+        config = args.workdir.resolve() / "claude-config"
+        if not (config / ".claude.json").exists():
+            seed_config(config, [args.workdir.resolve()])
+        server = RehearsalServer(scenario).start()
+        env.update(rehearsal_env(server.url, config))
+    try:
+        doc = evaluate(args.workdir, target, claude, env, produced=produced, model=args.model, timeout_s=args.timeout)
+    finally:
+        if server is not None:
+            server.stop()
+    unable = _could_not_answer(doc)
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
+    elif unable:
+        print(f"BLOCKED: the evaluator could not judge: {unable}; kept in {args.workdir / 'evaluation.json'}")
     else:
         print(f"{doc['goal_result']}: {len(doc['evidence'])} evidence items, {len(doc['blockers'])} blockers, "
               f"{len(doc['attempts'])} attempt(s); written {args.workdir / 'evaluation.json'}")
@@ -110,7 +136,22 @@ def _evaluate(args) -> int:
             print(f"  blocker: {b}")
         for e in doc["evidence"]:
             print(f"  evidence: {e['observed']} ({e['source']})")
-    return 0
+        if doc.get("judged_by") != "evaluator":
+            problems = (doc["attempts"][-1].get("problems") or [])[:2] if doc.get("attempts") else []
+            for problem in problems:
+                print(f"  why: {problem}")
+    return 3 if unable else 0
+
+
+def _could_not_answer(doc: dict) -> str | None:
+    """Why the evaluator gave no answer at all (its CLI reported an error, e.g. "Not logged in · Please run /login",
+    gave no JSON, or did not answer in time), from the last attempt kept in evaluation.json; None when it answered
+    (even an answer that broke the rules is a judgement: a FAIL)."""
+    attempts = doc.get("attempts") or []
+    if doc.get("judged_by") != "fallback" or not attempts or attempts[-1].get("answer") is not None:
+        return None
+    problems = attempts[-1].get("problems") or []
+    return "; ".join(problems) or (attempts[-1].get("stderr_tail") or "no answer")[:300]
 
 
 def _starter(args):

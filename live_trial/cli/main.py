@@ -19,6 +19,7 @@ from live_trial.errors import ExitCode, LiveTrialError
 # Command modules, in the order their subcommands appear in --help.
 COMMAND_MODULES = (
     "live_trial.cli.trial_cmd",      # run
+    "live_trial.cli.prepare_cmd",    # prepare (the steps by hand)
     "live_trial.cli.plan_cmd",       # plan
     "live_trial.cli.boot_cmd",       # boot, send, backend
     "live_trial.cli.poll_cmd",       # status, poll
@@ -35,7 +36,9 @@ EPILOG = """exit codes:
   run      0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED (not the skill's failure), 2 refused input (nothing created)
   boot     0 READY, 1 TIMEOUT, 2 BOOT_FAIL or refused input, 3 BLOCKED
   poll     0 DONE, 1 HARD_CAP, 2 STALL, 4 GATE, 5 TICK_BUDGET, 3 BLOCKED, 64 refused input
-  verdict  0 written, 2 refused (nothing written)
+  prepare  0 prepared, 2 refused input (nothing created), 3 BLOCKED
+  verdict  0 written, 2 refused (nothing written, also when it would contradict evaluation.json or
+           replace a verdict, unless --override)
   report, ls, show  0 done, 2 refused (not a workdir, no eval root)
   merge    0 merged, 2 refused (a conflict; nothing written)
   any      64 usage error

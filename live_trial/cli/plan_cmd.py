@@ -29,8 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-live-trials", type=int, default=2, help="new live trials at most (default 2)")
     p.add_argument("--max-concurrency", type=int, default=2, help="trials at once per batch (default 2)")
     p.add_argument("--proof", action="store_true", help="proof trials: always run, never reused")
-    p.add_argument("--reuse-rehearsal", action="store_true", help=argparse.SUPPRESS)  # harness e2e tests only
-    p.add_argument("--scenario", type=Path, help=argparse.SUPPRESS)                   # with --reuse-rehearsal
+    p.add_argument("--rehearsal-reuse", type=Path, metavar="SCENARIO",
+                   help="try the reuse rules offline: a rehearsal PASS played from SCENARIO counts as reusable (never "
+                        "evidence of a live run: the plan says so, and run --plan refuses it without --rehearsal "
+                        "SCENARIO)")
     p.add_argument("--out", type=Path, help="also write the plan JSON to this file")
     p.add_argument("--json", action="store_true", help="print the plan JSON")
     p.set_defaults(func=cmd_plan)
@@ -45,8 +47,8 @@ def cmd_plan(args) -> int:
     eval_root = Path(args.eval_root).resolve()
     swept = _sweep(eval_root)
     doc = plan(args.plugin_dir, eval_root, args.profile, args.max_live_trials, args.max_concurrency,
-               plugins_root=args.plugins_root, proof=args.proof, reuse_rehearsal=args.reuse_rehearsal,
-               scenario_path=args.scenario, watches=open_watches(eval_root))
+               plugins_root=args.plugins_root, proof=args.proof, reuse_rehearsal=args.rehearsal_reuse is not None,
+               scenario_path=args.rehearsal_reuse, watches=open_watches(eval_root))
     validate(doc, SCHEMA, what="plan")
     supersede(eval_root, superseded_watches(doc))     # no notice: what was watched no longer describes the skill
     if args.out:
@@ -81,6 +83,9 @@ def _table(doc: dict, swept: list[str]) -> None:
     c = doc["counts"]
     print(f"PLANNED: {c['run']} to run, {c['reuse']} reused, {c['defer']} deferred, {c['watching']} watching, "
           f"{c['not_live']} not live, {c['refused']} refused (profile {doc['profile']})", flush=True)
+    if doc.get("reuse_rehearsal"):
+        print(f"REHEARSAL REUSE: rehearsal PASSes of {doc.get('rehearsal_scenario')} count as reusable here: this plan "
+              "says nothing about a live run (run --plan needs --rehearsal with the same scenario)", flush=True)
     console = Console(file=sys.stdout)
     table = Table(show_lines=False)
     for col in ("skill", "tier", "action", "reason"):

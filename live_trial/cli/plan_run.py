@@ -38,6 +38,19 @@ def plan_items(plan: dict) -> list[list[dict]]:
     return out
 
 
+def _check_rehearsal_reuse(plan: dict, rehearsal: Path | None) -> None:
+    """Refuse (exit 2, nothing run) a plan made with ``plan --rehearsal-reuse`` unless ``run --plan`` rehearses with
+    the same scenario: its reuse rows rest on rehearsal PASSes, never on a live run (README "Planning many
+    skills")."""
+    if not plan.get("reuse_rehearsal"):
+        return
+    scenario = plan.get("rehearsal_scenario") or "its scenario"
+    if rehearsal is None or Path(rehearsal).resolve() != Path(scenario).resolve():
+        raise RefusedInput(f"the plan counted rehearsal PASSes of {scenario} as reusable (plan --rehearsal-reuse): it "
+                           "says nothing about a live run", where="run --plan", code="rehearsal_reuse_plan",
+                           fix=f"run it with --rehearsal {scenario}, or make a plan without --rehearsal-reuse")
+
+
 def run_plan(args, policy) -> int:
     """Run every batch of the plan in ``args.plan``; return the worst exit code (FAIL > BLOCKED > DEGRADED > PASS)."""
     from live_trial.cli.folder_args import folder_options
@@ -57,6 +70,7 @@ def run_plan(args, policy) -> int:
     shard = parse_shard(args.shard) if getattr(args, "shard", None) is not None else None
     junit = _junit_target(getattr(args, "junit", None))
     plan = read_json(args.plan, "plan.schema.json")
+    _check_rehearsal_reuse(plan, args.rehearsal)
     batches = plan_items(plan)
     width = args.max_concurrency or int(plan.get("max_concurrency") or 2)
     if width < 1:

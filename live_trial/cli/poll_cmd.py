@@ -188,10 +188,12 @@ def _poll(args) -> int:
     cfg = PollConfig(marker=args.marker, session=args.session, session_id=sid, cwd=Path(cwd).absolute(),
                      config_dir=config_dir, state_file=args.state_file, policy=policy, max_ticks=args.max_ticks)
     show = _TickDisplay(enabled=sys.stderr.isatty() and not args.json)
+    renew = _LeaseRenewal(backend, args.session, show)      # a step: a session started by boot keeps its lease
     try:
-        result = poll(cfg, backend, on_tick=show)
+        result = poll(cfg, backend, on_tick=renew)
     finally:
         show.close()
+        renew.now()
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
         return result.code
@@ -231,6 +233,34 @@ def _poll_line(r) -> str:
     if r.exit == "TICK_BUDGET":
         return f"TICK_BUDGET: {r.reason}; re-run the same command to continue ({timing}) state: {state}"
     return f"{r.exit}: {r.reason} state: {state}"
+
+
+class _LeaseRenewal:
+    """The ``on_tick`` of a poll by hand: renews the lease of the session (README "The steps, one by one") when the
+    poll starts, every :attr:`EVERY_S` seconds while it runs and when it ends, then passes the tick on to ``then``."""
+
+    EVERY_S = 30.0
+
+    def __init__(self, backend, session: str, then) -> None:
+        self.backend, self.session, self.then = backend, session, then
+        self.last = 0.0
+        self.now()
+
+    def now(self) -> None:
+        import time
+
+        try:
+            self.backend.renew_lease(self.session)
+        except Exception:  # noqa: BLE001 - a lease that cannot be renewed must not stop a poll; reap decides later
+            pass
+        self.last = time.monotonic()
+
+    def __call__(self, data: dict) -> None:
+        import time
+
+        if time.monotonic() - self.last >= self.EVERY_S:
+            self.now()
+        self.then(data)
 
 
 class _TickDisplay:

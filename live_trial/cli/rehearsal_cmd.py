@@ -1,8 +1,11 @@
-"""``live-trial rehearsal serve|check``: play a scenario to a claude you run by hand, or validate a scenario.
+"""``live-trial rehearsal serve|check|new``: play a scenario to a claude you run by hand, validate a scenario, or write
+one for a skill.
 
 ``serve`` prints ``SERVING: <url>``, the environment to export and a sample ``claude`` command, one line
 per request received, and serves until Ctrl-C (exit 0). ``check`` prints ``OK: ...`` (exit 0) or the
-one-line error of a malformed scenario (exit 2, via ``cli.main``).
+one-line error of a malformed scenario (exit 2, via ``cli.main``). ``new PLUGIN:SKILL`` writes a scenario that plays
+the skill (:mod:`live_trial.rehearsal.scaffold`) to ``-o FILE`` or stdout (exit 0; 2 refused: unknown skill, FILE
+exists).
 """
 from __future__ import annotations
 
@@ -38,6 +41,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check.add_argument("scenario", type=Path)
     check.add_argument("--json", action="store_true")
     check.set_defaults(func=cmd_check)
+    new = sub.add_parser("new", help="write a scenario that plays PLUGIN:SKILL: its Skill call, a Write of what its "
+                                     "description promises, the marker, DONE, and an evaluator PASS citing the file",
+                         description="Write a rehearsal scenario for a skill: the Skill call by the name the CLI "
+                                     "needs, a Write of the file the description promises (a placeholder to edit), "
+                                     "the completion marker, DONE, and an evaluator rule answering PASS with evidence "
+                                     "citing the written file's copy. As written it runs to PASS with `run "
+                                     "--rehearsal`. Exit 0 written, 2 refused.")
+    new.add_argument("target", help="plugin:skill (plugin by its plugin.json name) or PLUGIN_DIR:skill")
+    new.add_argument("--plugins-root", type=Path, default=None, help="folder holding the plugins (default ./plugins)")
+    new.add_argument("--gate", action="store_true",
+                     help="stop at a question (AskUserQuestion) first; run it with --gate-response \"Go on\"")
+    new.add_argument("--no-marker", action="store_true", help="report DONE without writing the completion marker")
+    new.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (refused when it exists; "
+                                                                          "default: print it)")
+    new.set_defaults(func=cmd_new)
     p.set_defaults(func=lambda args: (p.print_help(), 64)[1])
 
 
@@ -51,12 +69,49 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_new(args: argparse.Namespace) -> int:
+    """Write (or print) the scenario of ``args.target``; checked by loading it before it is written."""
+    from live_trial.cli.trial_cmd import _split_target
+    from live_trial.closure.target import resolve_target
+    from live_trial.errors import RefusedInput
+    from live_trial.jsonfile import write_text_atomic
+    from live_trial.judge.answer import split_criteria
+    from live_trial.rehearsal.scaffold import scenario_text
+
+    target, plugins_root = _split_target(args.target, args.plugins_root)
+    found = resolve_target(target, plugins_root)
+    front = found.frontmatter or {}
+    judged, _ = split_criteria(front)
+    text = scenario_text(found.qualified, str(front.get("description") or ""), [c["id"] for c in judged],
+                         gate=args.gate, no_marker=args.no_marker)
+    load_scenario(yaml_doc(text))          # the scaffold always loads; a failure here is a harness bug
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    if args.output.exists():
+        raise RefusedInput("the scenario file exists", where=str(args.output), code="file_exists",
+                           fix="pass another -o FILE, or remove it first")
+    write_text_atomic(args.output, text)
+    answer = ' --gate-response "Go on"' if args.gate else ""
+    print(f"WRITTEN: {args.output} (plays {found.qualified}; run it with live-trial run {found.qualified} "
+          f"--rehearsal {args.output}{answer})", file=sys.stderr)
+    return 0
+
+
+def yaml_doc(text: str) -> dict:
+    """``text`` parsed as YAML (safe loader)."""
+    import yaml
+
+    return yaml.safe_load(text)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C. Exit 0; a malformed scenario raises RefusedInput before anything is created."""
     scenario = load_scenario(args.scenario)
     cwd = (args.cwd or Path.cwd()).resolve()
     config_dir = args.config_dir or Path(tempfile.mkdtemp(prefix="live-trial-rehearsal-config-"))
-    seed_config(config_dir, [cwd])
+    if not (config_dir / ".claude.json").exists():      # a prepared trial's config is seeded already: keep it
+        seed_config(config_dir, [cwd])
     server = RehearsalServer(scenario, port=args.port).start()
 
     def _on_term(signum: int, frame: object) -> None:

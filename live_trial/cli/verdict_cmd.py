@@ -7,7 +7,10 @@ confidence ...), an evidence item whose source is no file under the workdir and 
 whose every evidence item cites a file the harness writes (the completion marker out/status.json, trial-state.json,
 task.md, ... under any spelling, also absolute, or the transcript record of the Write that wrote it;
 :data:`live_trial.judge.sources.HARNESS_FILES`), a target other than the workdir's trial-state.json target, a behaviour
-closure that cannot be built). The scenario origin comes from the workdir: a rehearsal workdir is recorded
+closure that cannot be built, a ``--goal-result`` other than the fresh evaluator's in ``evaluation.json``, a workdir
+that holds a verdict already; the last two unless ``--override "why"``, which the verdict records). Without
+``--goal-result``, the evaluator's judgement in ``evaluation.json`` (goal, blockers, evidence, what it could not see
+yet, criterion checks) is the goal's. The scenario origin comes from the workdir: a rehearsal workdir is recorded
 rehearsal even without ``--rehearsal-scenario`` (see :func:`live_trial.acceptance.verdict.build_verdict`).
 """
 from __future__ import annotations
@@ -37,7 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--requested-model", default="", help="the model asked for ('' = user default)")
     p.add_argument("--launch", choices=("PASS", "FAIL"), required=True)
     p.add_argument("--completion", choices=("PASS", "FAIL"), required=True)
-    p.add_argument("--goal-result", choices=("PASS", "FAIL"), help="the fresh evaluator's answer (omit if not judged)")
+    p.add_argument("--goal-result", choices=("PASS", "FAIL"),
+                   help="the fresh evaluator's answer (default: the judgement in the workdir's evaluation.json; "
+                        "omitted without one: not judged); one that contradicts evaluation.json is refused unless "
+                        "--override")
     p.add_argument("--goal-blocker", action="append", default=[], metavar="TEXT", help="a blocker (repeatable)")
     p.add_argument("--evidence", help="what actually happened, counted (required for --goal-result PASS; seed 000); "
                                       "or a JSON list [{claim, source, observed}] whose sources are files under "
@@ -61,6 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--failure-reason", help="boot, delivery or crash reason")
     p.add_argument("--claude-version", help="version of the claude CLI used (default: look it up)")
     p.add_argument("--eval-root", type=Path, help="eval-log root for the watch ledger (default: from --workdir)")
+    p.add_argument("--override", metavar="WHY",
+                   help="write even when --goal-result contradicts evaluation.json or a verdict.json exists; the "
+                        "verdict records WHY, what the evaluator said and the verdict it replaced")
     p.add_argument("--lang", choices=["ja", "en"], help="language of the summary sentence (default LIVE_TRIAL_LANG, "
                                                       "else ja)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -130,6 +139,79 @@ def _evidence_kind(args, workdir: Path) -> tuple[str | None, list[dict] | None]:
     return check_evidence_items(args.goal_result or "", items, args.unverified, exists, harness_files), items
 
 
+def _evaluator_judgement(workdir: Path) -> dict | None:
+    """The fresh evaluator's judgement kept in ``<workdir>/evaluation.json`` (``goal_result``, ``blockers``,
+    ``evidence``, ``unverified``, ``judged_by``), or None when there is none, or when the evaluator gave no valid
+    answer (``judged_by`` fallback: nothing was judged). Raises :class:`RefusedInput` when the file does not fit its
+    schema (a verdict must not rest on an unreadable judgement)."""
+    from live_trial.jsonfile import read_json
+
+    path = workdir / "evaluation.json"
+    if not path.is_file():
+        return None
+    doc = read_json(path, "evaluation.schema.json")
+    return doc if doc.get("judged_by") in ("evaluator", "insufficient_evidence") else None
+
+
+def _check_override(args, workdir: Path, judged: dict | None) -> dict | None:
+    """Refuse (exit 2, nothing written) a verdict that contradicts the evaluator's judgement or replaces an existing
+    verdict.json, unless ``--override "why"``; return what the verdict records of the override (``why``, the
+    evaluator's goal result, the verdict replaced), or None without ``--override``. Source: README "The steps, one by
+    one" (a verdict never silently contradicts the evaluator)."""
+    from live_trial.acceptance.verdict import VERDICT_FILE
+
+    previous = None
+    path = workdir / VERDICT_FILE
+    if path.is_file():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+            previous = {"overall": str(old["overall"]["verdict"]), "written_at": old.get("written_at")}
+        except (OSError, ValueError, KeyError, TypeError):
+            previous = {"overall": None, "written_at": None}
+    contradicts = judged is not None and args.goal_result is not None and args.goal_result != judged["goal_result"]
+    if args.override is not None:
+        if not args.override.strip():
+            raise RefusedInput("--override needs the reason", where="--override", code="bad_value",
+                               fix='say why, e.g. --override "the evaluator could not read the binary output"')
+        return {"why": args.override.strip(), "evaluation_goal_result": judged["goal_result"] if judged else None,
+                "replaced": previous}
+    if contradicts:
+        said = "; ".join(judged["blockers"][:2]) if judged["goal_result"] == "FAIL" else \
+            f"{len(judged['evidence'])} evidence item(s)"
+        raise RefusedInput(f"--goal-result {args.goal_result} contradicts the fresh evaluator's {judged['goal_result']} "
+                           f"in evaluation.json ({said})", where=str(workdir / "evaluation.json"),
+                           code="contradicts_evaluation",
+                           fix="leave out --goal-result to take the evaluator's judgement, evaluate again, or pass "
+                               '--override "why" (the verdict records it)')
+    if previous is not None:
+        raise RefusedInput(f"a verdict is already written here ({previous['overall']}, {previous['written_at']})",
+                           where=str(path), code="verdict_exists",
+                           fix='pass --override "why" to replace it (the verdict records it), or start a new trial')
+    return None
+
+
+def _take_judgement(args, judged: dict) -> tuple[str, list[dict]]:
+    """The goal of a verdict written without ``--goal-result``: the evaluator's result, blockers and what it could not
+    see yet go into ``args``; returns ``(ledger kind, evidence items)``, the items as the evaluator's rules kept them
+    (with their quotes). ``--evidence``, ``--goal-blocker`` and ``--unverified`` given as well are refused: the
+    judgement is the evaluator's."""
+    if args.goal_result is not None:            # agrees with the evaluator and brings nothing of its own
+        args.goal_result = None
+    given = [flag for flag, value in (("--evidence", args.evidence), ("--goal-blocker", args.goal_blocker),
+                                      ("--unverified", args.unverified)) if value]
+    if given:
+        raise RefusedInput(f"{', '.join(given)} without --goal-result: the goal is then the evaluator's judgement in "
+                           "evaluation.json", where=given[0], code="bad_value",
+                           fix="drop them, or give --goal-result too (it must agree with evaluation.json)")
+    args.goal_result = judged["goal_result"]
+    args.goal_blocker = list(judged.get("blockers") or [])
+    unverified = [u for u in judged.get("unverified") or [] if u]
+    args.unverified = "; ".join(unverified) or None
+    if args.goal_result != "PASS":
+        return "not_done", list(judged.get("evidence") or [])
+    return ("mostly_done" if unverified else "done"), list(judged.get("evidence") or [])
+
+
 def cmd_verdict(args) -> int:
     """Handler of ``verdict``: refuse before writing anything; write; print the status line."""
     from live_trial.acceptance.origin import trial_folder
@@ -143,7 +225,11 @@ def cmd_verdict(args) -> int:
         if getattr(args, name):
             require_utf8(getattr(args, name), f"--{name}", fix="pass UTF-8 text")
     workdir = trial_folder(args.workdir)
-    kind, items = _evidence_kind(args, workdir)
+    judged = _evaluator_judgement(workdir)
+    override = _check_override(args, workdir, judged)
+    took = judged is not None and (args.goal_result is None or (
+        args.goal_result == judged["goal_result"] and not (args.evidence or args.goal_blocker or args.unverified)))
+    kind, items = _take_judgement(args, judged) if took else _evidence_kind(args, workdir)
     eval_root = _eval_root(args, workdir) if kind == "mostly_done" else None
     target, plugins_root = _target(args)
     claude_version = args.claude_version
@@ -166,6 +252,10 @@ def cmd_verdict(args) -> int:
         scenario_origin="rehearsal" if args.rehearsal_scenario else "live", scenario_path=args.rehearsal_scenario,
         args=args.args, claude_version=claude_version, stop_reason=args.stop_reason, stall_row=args.stall_row,
         failure_reason=args.failure_reason, summarise=summariser(args.lang))
+    if took:
+        doc["notes"].append("the goal, its blockers and evidence are the fresh evaluator's (evaluation.json)")
+    if override is not None:
+        doc["override"] = override
     validate(doc, SCHEMA, what="verdict.json")  # before the watch is registered: a bad doc changes nothing
     if kind == "mostly_done" and doc["scenario_origin"] == "rehearsal":
         # A scripted model confirms nothing real: a watch would keep the skill out of plan's live trials
@@ -176,7 +266,9 @@ def cmd_verdict(args) -> int:
         from live_trial.notices.watch import register_watch
 
         watch = register_watch(eval_root, objective=str(target.frontmatter.get("description") or doc["target"]),
-                               unverified=args.unverified, evidence=args.evidence or "", target=doc["target"],
+                               unverified=args.unverified,
+                               evidence=args.evidence or "; ".join(e["observed"] for e in doc["evidence"]),
+                               target=doc["target"],
                                workdir=str(workdir), closure=doc["skill_dir_tree_sha"])
         doc["watch_id"] = watch["id"]
     path = write_verdict(workdir, doc)

@@ -37,16 +37,19 @@ from live_trial.errors import Blocked, LiveTrialError, RefusedInput
 from live_trial.session import proctree
 from live_trial.session.rules import (
     SEP,
+    Lease,
     PaneRow,
+    ReapDecision,
     SessionInfo,
     TmuxResult,
     buffer_name,
     check_keys,
     format_literal,
     owner_token,
+    pane_row,
     proc_start_ticks,
+    reap_decisions,
     resolve_socket,
-    sessions_to_reap,
     tmux_args,
     validate_session_name,
 )
@@ -54,6 +57,7 @@ from live_trial.session.rules import (
 PID_LOG_ENV = "LIVE_TRIAL_PID_LOG"
 NO_CONFIG = "/dev/null"
 OWNER_OPTION = "@live_trial_owner"
+LEASE_OPTION = "@live_trial_lease"
 SERVER_OPTION = "@live_trial_server"
 META_PREFIX = "@lt_"
 MIN_WIDTH, MIN_HEIGHT = 200, 50
@@ -61,7 +65,6 @@ HISTORY_LIMIT = 100_000
 TMUX_TIMEOUT_S = 30.0
 SERVER_RACE_RETRIES = 3
 PANE_GRACE_S = 5.0        # claude's own exit after SIGHUP / SIGTERM (it ends its background shells) before SIGKILL
-
 SEND_LINE_MAX = 500
 
 
@@ -202,6 +205,12 @@ class Backend:
         validate_session_name(name)
         self._check(self._run("set-option", "-t", f"={name}:", OWNER_OPTION, owner_token(owner_pid)), "set-option")
 
+    def renew_lease(self, name: str) -> Lease | None:
+        """Renew the lease of a session started by ``boot`` for its time-to-live from now, as each step does (README
+        "The steps, one by one"). Returns the new lease; None (nothing changed) for a session without one or gone."""
+        lease = Lease.renewal(row.lease, time.time()) if (row := self._pane(name)) else None
+        return lease if lease and self._run("set-option", "-t", f"={name}:", LEASE_OPTION, lease.text()).ok else None
+
     def get_meta(self, name: str, key: str) -> str | None:
         """A value stored with :meth:`set_meta`, or None when unset or the session is gone."""
         validate_session_name(name)
@@ -221,24 +230,15 @@ class Backend:
 
     # -- listing
     def panes(self) -> list[PaneRow]:
-        """Every pane on the socket, with its session, id, pid, dead flag and status, owner and creation time."""
+        """Every pane on the socket, with its session, id, pid, dead flag and status, owner, creation time and lease."""
         fmt = "|".join(["#{session_name}", "#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{pane_dead_status}",
-                         "#{" + OWNER_OPTION + "}", "#{session_created}"])
+                         "#{" + OWNER_OPTION + "}", "#{session_created}", "#{" + LEASE_OPTION + "}"])
         result = self._run("list-panes", "-a", "-F", fmt)
         if not result.ok:
             if self._gone(result):
                 return []
             self._check(result, "list-panes")
-        rows = []
-        for line in result.stdout:
-            parts = line.split("|")
-            if len(parts) != 7:
-                continue
-            session, pane_id, pid, dead, status, owner, created = parts
-            rows.append(PaneRow(session=session, pane_id=pane_id, pane_pid=int(pid) if pid.isdigit() else 0,
-                                dead=dead == "1", dead_status=int(status) if status.lstrip("-").isdigit() else None,
-                                owner=owner, created=int(created) if created.isdigit() else 0))
-        return rows
+        return [row for row in map(pane_row, result.stdout) if row is not None]
 
     def _pane(self, name: str) -> PaneRow | None:
         validate_session_name(name)
@@ -280,16 +280,16 @@ class Backend:
 
     # -- creation
     def new_session(self, name: str, argv: Sequence[str], *, cwd: str | os.PathLike, env: Mapping[str, str],
-                    owner_pid: int | None = None, width: int = MIN_WIDTH, height: int = MIN_HEIGHT) -> SessionInfo:
+                    owner_pid: int | None = None, width: int = MIN_WIDTH, height: int = MIN_HEIGHT,
+                    lease: Lease | None = None) -> SessionInfo:
         """Start ``argv`` as the pane's own command (no shell: tmux execs a multi-word command directly).
 
-        ``env`` is the complete environment of the process. The window keeps the pane after the
-        process exits (remain-on-exit) so its last lines and ``#{pane_dead}`` can be read. The owner
-        token of ``owner_pid`` (default: this process) is stored in the session option
-        ``@live_trial_owner``. The pane pid and its start ticks are appended to ``$LIVE_TRIAL_PID_LOG`` when set.
-        Raises RefusedInput (bad name, existing session, size below 200x50, argv of one word),
-        Blocked (tmux missing), TmuxError.
-        """
+        ``env`` is the complete environment of the process. The window keeps the pane after the process exits
+        (remain-on-exit) so its last lines and ``#{pane_dead}`` can be read. The owner token of ``owner_pid``
+        (default: this process) is stored in the session option ``@live_trial_owner``, a ``lease`` in
+        ``@live_trial_lease`` (same call). The pane pid and its start ticks are appended to ``$LIVE_TRIAL_PID_LOG``
+        when set. Raises RefusedInput (bad name, existing session, size below 200x50, argv of one word), Blocked
+        (tmux missing), TmuxError."""
         validate_session_name(name)
         if width < MIN_WIDTH or height < MIN_HEIGHT:
             raise RefusedInput(f"pane size {width}x{height} is below {MIN_WIDTH}x{MIN_HEIGHT}", where=name,
@@ -316,6 +316,8 @@ class Backend:
         args += ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
                  "-c", format_literal(os.fspath(cwd)), "-e", f"{proctree.TAG_ENV}={name}",
                  "-P", "-F", fmt, *argv, SEP, "set-option", "-t", f"={name}:", OWNER_OPTION, owner]
+        if lease is not None:
+            args += [SEP, "set-option", "-t", f"={name}:", LEASE_OPTION, lease.text()]
         result = self._run(*args, env=env)
         if not result.ok:
             if self.has_session(name):  # created, but a later command of the chain failed: leave nothing
@@ -437,14 +439,12 @@ class Backend:
         self.procs.end(tree, find_more=lambda: self.procs.tagged(name), grace_s=PANE_GRACE_S)
         return removed
 
-    def reap(self) -> list[str]:
-        """Kill every ``lt-*`` session whose owner process is gone; return the names removed.
+    def reap(self, *, expired: bool = False) -> list[str]:
+        """The names of the ``lt-*`` sessions :meth:`reap_with_reasons` removed."""
+        return [d.session for d in self.reap_with_reasons(expired=expired) if d.remove]
 
-        A session whose owner is alive is never touched (parallel trials are safe). A session with
-        no owner option is removed only when older than 30 s (it may be mid-creation).
-        """
-        removed = []
-        for name in sessions_to_reap(self.panes(), time.time()):
-            if self.kill_session(name):
-                removed.append(name)
-        return removed
+    def reap_with_reasons(self, *, expired: bool = False) -> list[ReapDecision]:
+        """Kill the sessions :func:`~live_trial.session.rules.reap_decisions` removes (never one whose owner lives or
+        whose lease holds); return every decision with its reason (``remove`` False for one gone already)."""
+        return [d if not d.remove or self.kill_session(d.session) else ReapDecision(d.session, False, "gone already")
+                for d in reap_decisions(self.panes(), time.time(), expired=expired)]

@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 from live_trial.errors import Blocked, BootFail, BootTimeout, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
-from live_trial.session.rules import check_target_allowed, validate_session_name
+from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
 
 # Variables the CLI sets for the processes it starts (read from the 2.1.197 bundle: the env it gives
 # Bash/hooks/MCP children and the list it deletes before re-spawning itself) plus the IDE/SDK markers.
@@ -57,7 +57,9 @@ class BootRequest:
     skill name (no pinning) or None. ``claude``: a ClaudeBinary (or its path) — found with
     ``claude_bin.find_claude`` when None. ``env_overrides``: added to the child environment (rehearsal:
     ``rehearsal.rehearsal_env``). ``rehearsal``: sets IS_SANDBOX=1. ``timeout_s``: default the policy's
-    ``boot_timeout_s``. ``plugin_dirs``: when given, used instead of computing the closure."""
+    ``boot_timeout_s``. ``plugin_dirs``: when given, used instead of computing the closure. ``lease``: a session started
+    by the ``boot`` command holds one (reap keeps it while it holds; README "The steps, one by one"); ``run``'s sessions
+    have none (their harness owns them)."""
 
     session: str
     cwd: Path
@@ -72,6 +74,7 @@ class BootRequest:
     owner_pid: int | None = None
     timeout_s: float | None = None
     plugin_dirs: Sequence[Path] | None = None
+    lease: Lease | None = None
 
 
 @dataclass
@@ -213,7 +216,8 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
 
         plugin_warnings = check_plugins(claude_path, plugin_dirs, env)   # BootFail before anything starts
     timeout_s = req.timeout_s if req.timeout_s is not None else _policy_boot_timeout(base_env)
-    info = backend.new_session(req.session, argv, cwd=cwd, env=env, owner_pid=req.owner_pid)
+    leased = {"lease": req.lease} if req.lease is not None else {}
+    info = backend.new_session(req.session, argv, cwd=cwd, env=env, owner_pid=req.owner_pid, **leased)
     ok = False
     try:
         backend.set_meta(req.session, cwd=str(cwd), session_id=req.session_id,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -253,20 +254,109 @@ class PaneRow:
     dead_status: int | None
     owner: str
     created: int
+    lease: str = ""
 
 
-def sessions_to_reap(rows: Sequence[PaneRow], now: float) -> list[str]:
-    """The ``lt-*`` sessions of ``rows`` whose owner process is gone, each once, in listing order.
+def pane_row(line: str) -> "PaneRow | None":
+    """One line of ``list-panes -F`` in the backend's format (session, pane id, pane pid, dead flag, dead status,
+    owner token, creation epoch, lease; fields joined by ``|``, the lease absent in older listings) as a
+    :class:`PaneRow`; None for a line that is not one."""
+    parts = line.split("|")
+    if len(parts) not in (7, 8):
+        return None
+    session, pane_id, pid, dead, status, owner, created, lease = (parts + [""])[:8]
+    return PaneRow(session=session, pane_id=pane_id, pane_pid=int(pid) if pid.isdigit() else 0, dead=dead == "1",
+                   dead_status=int(status) if status.lstrip("-").isdigit() else None, owner=owner,
+                   created=int(created) if created.isdigit() else 0, lease=lease)
 
-    A session whose owner is alive is never named (parallel trials are safe); one with no owner option only when
-    it is older than :data:`REAP_GRACE_S` (it may be mid-creation). ``now``: epoch seconds. Raises nothing."""
-    out: list[str] = []
+
+@dataclass(frozen=True)
+class Lease:
+    """The lease of a session started by ``boot`` (README "The steps, one by one"): it holds until ``expires``
+    (epoch seconds) and each step renews it for ``ttl_s`` more seconds. Stored on the session as :meth:`text`."""
+
+    expires: float
+    ttl_s: float
+
+    def renewed(self, now: float) -> "Lease":
+        """The same lease, held ``ttl_s`` seconds from ``now``."""
+        return Lease(expires=now + self.ttl_s, ttl_s=self.ttl_s)
+
+    def text(self) -> str:
+        """``<expires epoch s>:<ttl s>`` (whole seconds), the value of the session option that holds the lease."""
+        return f"{int(self.expires)}:{int(self.ttl_s)}"
+
+    @staticmethod
+    def renewal(text: str | None, now: float) -> "Lease | None":
+        """The lease the session option value ``text`` holds, renewed from ``now``; None when it holds none."""
+        lease = Lease.parse(text)
+        return lease.renewed(now) if lease else None
+
+    @staticmethod
+    def parse(text: str | None) -> "Lease | None":
+        """The lease a session option value written by :meth:`text` holds; None when there is none or it is not one
+        (a session started by ``run`` has none: its harness owns it)."""
+        expires, sep, ttl = (text or "").partition(":")
+        if not sep or not expires.isdigit() or not ttl.isdigit():
+            return None
+        return Lease(expires=float(expires), ttl_s=float(ttl))
+
+
+@dataclass(frozen=True)
+class ReapDecision:
+    """Whether ``reap`` removes ``session`` and why, in words a person reads (``reap --expired`` prints them)."""
+
+    session: str
+    remove: bool
+    why: str
+
+
+def _when(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def reap_decisions(rows: Sequence[PaneRow], now: float, *, expired: bool = False) -> list[ReapDecision]:
+    """What ``reap`` does with each ``lt-*`` session of ``rows`` (each once, in listing order), and why.
+
+    The rules, in order (README "The steps, one by one", "the session's lease"): with ``expired`` (``reap
+    --expired``), a session whose lease ran out (no step renewed it for its time-to-live) is removed, even while its
+    owner still runs; a session whose owner process lives is kept (a trial's harness, or the shell or process that
+    owns a session started by ``boot``); a session whose lease still holds is kept, whoever its owner was; a session
+    with no owner and no lease is kept while younger than :data:`REAP_GRACE_S` (it may be mid-creation); every other
+    session is removed: its harness or owner is gone and no lease holds it. ``now``: epoch seconds. Pure."""
+    out: list[ReapDecision] = []
+    seen: set[str] = set()
     for row in rows:
-        if row.session in out or not SESSION_RE.fullmatch(row.session):
+        if row.session in seen or not SESSION_RE.fullmatch(row.session):
             continue
-        if row.owner and owner_alive(row.owner):
-            continue
-        if not row.owner and now - row.created < REAP_GRACE_S:
-            continue
-        out.append(row.session)
+        seen.add(row.session)
+        lease = Lease.parse(row.lease)
+        owner = row.owner.partition(":")[0] or "?"
+        alive = bool(row.owner) and owner_alive(row.owner)
+        if expired and lease is not None and now >= lease.expires:
+            out.append(ReapDecision(row.session, True, f"its lease ran out at {_when(lease.expires)}: no step renewed "
+                                    f"it for {int(lease.ttl_s)} s" + (f" (owner pid {owner} still runs)" if alive
+                                                                       else f" and its owner pid {owner} is gone")))
+        elif alive:
+            out.append(ReapDecision(row.session, False, f"{'its owner' if lease else 'its harness'} pid {owner} runs"))
+        elif lease is not None and now < lease.expires:
+            out.append(ReapDecision(row.session, False, f"its lease holds until {_when(lease.expires)} (owner pid "
+                                                        f"{owner} is gone; each step renews it)"))
+        elif not row.owner and lease is None and now - row.created < REAP_GRACE_S:
+            out.append(ReapDecision(row.session, False, "it is being created (no owner recorded yet)"))
+        elif lease is not None:
+            out.append(ReapDecision(row.session, True, f"its owner pid {owner} is gone and its lease ran out at "
+                                                       f"{_when(lease.expires)}"))
+        else:
+            out.append(ReapDecision(row.session, True, f"its harness pid {owner} is gone" if row.owner
+                                    else "no harness owns it"))
     return out
+
+
+def sessions_to_reap(rows: Sequence[PaneRow], now: float, *, expired: bool = False) -> list[str]:
+    """The ``lt-*`` sessions of ``rows`` that ``reap`` removes, each once, in listing order (:func:`reap_decisions`).
+
+    A session whose owner is alive or whose lease holds is never named (parallel trials and sessions driven by hand
+    are safe); one with no owner option only when it is older than :data:`REAP_GRACE_S` (it may be mid-creation).
+    ``now``: epoch seconds. Raises nothing."""
+    return [d.session for d in reap_decisions(rows, now, expired=expired) if d.remove]

@@ -51,13 +51,20 @@ def folder_changes(trial) -> dict:
     harness was killed while making it): a second collect keeps the first one's, and nothing the session did not do
     is ever recorded), ``before`` (the snapshot at start), ``by_content``, ``baseline``, ``baseline_head`` and
     ``exclude``."""
-    rec = _record(trial)
-    own = Path(rec["path"]) if rec else Path(trial.req.cwd)
-    kw = {"cwd": own, "before": None, "exclude": [trial.req.eval_root, trial.wd.root], "by_content": True,
+    return changes_since_start(trial.state, trial.wd.root, trial.req.eval_root, trial.req.cwd)
+
+
+def changes_since_start(state: dict, workdir: Path, eval_root: Path, cwd: Path, *, again: bool = False) -> dict:
+    """:func:`folder_changes` for a trial known by its ``state`` (trial-state.json) and ``workdir``. ``again``: measure
+    the folder again even when its side effects were recorded before (``collect`` by hand while the session still
+    runs in the folder)."""
+    rec = dict(state["folder"]) if isinstance(state.get("folder"), dict) else None
+    own = Path(rec["path"]) if rec else Path(cwd)
+    kw = {"cwd": own, "before": None, "exclude": [Path(eval_root), Path(workdir)], "by_content": True,
           "baseline": (rec or {}).get("baseline"), "baseline_head": (rec or {}).get("baseline_head")}
-    if trial.state.get("cwd_snapshot") and Path(trial.state["cwd_snapshot"]).is_file():
-        kw["before"], kw["by_content"] = changes.load_snapshot(Path(trial.state["cwd_snapshot"]))
-    if rec and (rec.get("recorded") or rec.get("removed") or not own.is_dir() or kw["before"] is None):
+    if state.get("cwd_snapshot") and Path(state["cwd_snapshot"]).is_file():
+        kw["before"], kw["by_content"] = changes.load_snapshot(Path(state["cwd_snapshot"]))
+    if rec and ((rec.get("recorded") and not again) or rec.get("removed") or not own.is_dir() or kw["before"] is None):
         kw["cwd"] = None
     return kw
 

@@ -35,6 +35,10 @@ def resume(trial, workdir: Path):
     trial.wd = open_workdir(workdir)
     trial.take_lock()
     trial.state = read_json(trial.wd.path("trial-state.json"), "trial-state.schema.json")
+    if trial.state["phase"] == "prepared":
+        raise RefusedInput("this trial is driven by hand (made by `live-trial prepare`): run --resume continues only "
+                           "trials started by run", where=str(trial.wd.root), code="driven_by_hand",
+                           fix="go on with its next step by hand (poll with the same --state-file), or start run")
     owner = trial.state["owner_pid"]
     if owner != os.getpid() and _alive(owner):
         raise RefusedInput(f"the trial is still driven by harness pid {owner}", where=str(trial.wd.root),

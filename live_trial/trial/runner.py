@@ -10,23 +10,19 @@ the workdir's ``trial-log.jsonl``.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import shutil
 import threading
-import uuid
-from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
 from live_trial.acceptance import causes
 from live_trial.acceptance.evallog import workdir_path
 from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, LiveTrialError, RefusedInput
-from live_trial.jsonfile import utc_now, write_text_atomic
 from live_trial.policy import load_policy
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest, phase_at_least
 from live_trial.trial.journal import POLL_STATE_FILE, EventSink, Journal
-from live_trial.trial.workdir import Workdir, create_workdir, new_run_id, session_name
+from live_trial.trial.workdir import Workdir, new_run_id
 
 
 class Trial:
@@ -112,13 +108,15 @@ class Trial:
         """Run the trial from nothing to a verdict. Raises :class:`RefusedInput` before creating anything
         when the input is bad, a one-line :class:`Blocked` (nothing half-written) when the eval root cannot be
         written; every later failure ends in a recorded verdict instead."""
+        from live_trial.trial import start
+
         self._validate_inputs()
         req = self.req
         run_id = req.run_id or new_run_id()
         root = workdir_path(req.eval_root, self.target.plugin_name, self.target.skill, run_id)
         first_new = next((p for p in reversed([root, *root.parents]) if not p.exists()), None)
         try:
-            self._create(run_id)
+            start.create(self, run_id)     # the workdir, its lock, task.md and trial-state.json, as `prepare` makes them
         except BaseException as exc:
             self.release_folder()
             if getattr(self, "_lock_file", None) is not None:
@@ -133,35 +131,6 @@ class Trial:
         self._daily_maintenance()
         return self.drive(self.prepare_tools, self.start_rehearsal, self.prepare_folder, self._boot,
                           self._send_task, self.poll_loop)
-
-    def _create(self, run_id: str) -> None:
-        """Create the workdir, its lock, task.md and the first trial-state.json (the options a resume reuses)."""
-        from live_trial.trial.folder import folder_record, session_cwd
-
-        req = self.req
-        self.wd = create_workdir(req.eval_root, self.target.plugin_name, self.target.skill, run_id)
-        self.take_lock()
-        req.cwd = session_cwd(self.folder_plan, self.wd.root)
-        self.state = {
-            "schema_version": 1, "run_id": self.wd.run_id, "target": req.target,
-            "plugin": self.target.plugin_name, "skill": self.target.skill, "args": req.args,
-            "cwd": str(req.cwd), "plugins_root": str(req.plugins_root), "eval_root": str(req.eval_root),
-            "session": session_name(self.wd.run_id, self.target.skill), "session_id": str(uuid.uuid4()),
-            "socket": req.socket, "config_dir": None, "claude_bin": None, "claude_version": None, "model": req.model,
-            "proof": req.proof, "gate_kind": req.gate_kind, "phase": "created", "owner_pid": os.getpid(),
-            "pane_pid": None, "started_at": utc_now(), "nudge_count": 0, "gate_response_count": 0,
-            "gate_responses": list(req.gate_responses), "gate_response_kinds": list(req.gate_response_kinds),
-            "gate_answers": [], "stall_extended": False,
-            "rehearsal": None, "cwd_snapshot": None, "expect_gate": req.expect_gate,
-            "folder": folder_record(self.folder_plan, self.wd.root, req.cwd),
-            "closure": {"digest": self.pinning.digest, "plugins": [p.name for p in self.pinning.plugins],
-                        "plugin_dirs": [str(p.root) for p in self.pinning.plugins],
-                        "file_count": len(self.pinning.files)},
-            "policy": asdict(self.policy), "lang": req.lang or self.env.get("LIVE_TRIAL_LANG") or None,
-            "collected": False, "evaluator": None, "notification": None,
-        }
-        self._write_task()                      # before the state: a resume needs task.md to know the workdir
-        self.journal.save()
 
     def drive(self, *steps: Callable[[], None]) -> TrialOutcome:
         """Run ``steps`` in order; whatever ends them (success, a refusal, a missing tool, a boot or delivery
@@ -242,15 +211,6 @@ class Trial:
             self.journal.log("watches", "notices_resent", resent=done["resent"])
         if done.get("ran"):
             self.journal.log("watches", "maintenance", swept=done["swept"], checked=len(done["checked"]))
-
-    def _write_task(self) -> None:
-        from live_trial.resources import read_reference
-
-        text = (read_reference("task-template.md")
-                .replace("{{TARGET_SKILL}}", self.req.target)
-                .replace('"{{ARGS}}"', json.dumps(self.req.args, ensure_ascii=False))
-                .replace("{{MARKER_PATH}}", str(self.wd.marker)))
-        write_text_atomic(self.wd.path("task.md"), text)
 
     def prepare_tools(self) -> None:
         from live_trial.session.backend import Backend

@@ -2,8 +2,9 @@
 one byte of its SKILL.md changes.
 
 The trial is a rehearsal (the model is scripted), and plan never reuses rehearsal verdicts — so the test first
-shows that honest default, then uses the planner's hidden, test-only ``--reuse-rehearsal --scenario`` switch to let
-this rehearsal verdict stand in for a live one. Everything else about reuse (closure digest, scenario_id,
+shows that honest default, then uses ``plan --rehearsal-reuse SCENARIO`` (README "Planning many skills": try the reuse
+rules offline) to let this rehearsal verdict count; that plan says so, and ``run --plan`` refuses it without
+``--rehearsal`` of the same scenario. Everything else about reuse (closure digest, scenario_id,
 transcript sha, re-derived overall) is exactly the live path; reuse of live-origin verdicts and tampering are
 covered in tests/unit/test_plan.py with verdicts written by the same write_trial_verdict the trial uses.
 """
@@ -28,15 +29,18 @@ def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProc
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
-def plan(tmp: Path, *extra: str) -> dict:
+def plan_doc(tmp: Path, *extra: str) -> dict:
     proc = cli("plan", "--plugin-dir", str(tmp / "plugins" / "hello"), "--eval-root", str(tmp / "eval-log"),
                "--json", *extra, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)
-    return next(s for s in doc["skills"] if s["target"] == "hello:greet")
+    return json.loads(proc.stdout)
 
 
-@pytest.mark.budget(8)
+def plan(tmp: Path, *extra: str) -> dict:
+    return next(s for s in plan_doc(tmp, *extra)["skills"] if s["target"] == "hello:greet")
+
+
+@pytest.mark.budget(12)
 def test_trial_is_reused_then_rerun_after_one_byte(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "examples" / "plugins", tmp_path / "plugins")
     (tmp_path / "work").mkdir()
@@ -53,14 +57,25 @@ def test_trial_is_reused_then_rerun_after_one_byte(tmp_path: Path) -> None:
     first = plan(tmp_path)
     assert first["action"] == "run" and "rehearsal verdicts are never reused" in first["reason"]
 
-    # test-only: let the rehearsal verdict stand in for a live one; reused on the second plan call
+    # plan --rehearsal-reuse: the rehearsal PASS counts, and the row and the plan say so; reused on the second call
     for _ in range(2):
-        again = plan(tmp_path, "--reuse-rehearsal", "--scenario", str(SCENARIO))
+        again = plan(tmp_path, "--rehearsal-reuse", str(SCENARIO))
         assert again["action"] == "reuse", again["reason"]
+        assert "reused only because of --rehearsal-reuse" in again["reason"]
         assert again["skill_dir_tree_sha"] == doc["skill_dir_tree_sha"]
+    whole = plan_doc(tmp_path, "--rehearsal-reuse", str(SCENARIO), "--out", str(tmp_path / "plan.json"))
+    assert whole["reuse_rehearsal"] is True and whole["rehearsal_scenario"] == str(SCENARIO.resolve())
+
+    # run --plan refuses that plan without --rehearsal of the same scenario: nothing runs, nothing is written
+    before = sorted(str(p) for p in (tmp_path / "eval-log").rglob("*"))
+    for extra in ([], ["--rehearsal", str(ROOT / "examples" / "scenarios" / "greet-eval-fail.yaml")]):
+        refused = cli("run", "--plan", str(tmp_path / "plan.json"), "--json", *extra, cwd=tmp_path)
+        assert refused.returncode == 2, (refused.stdout, refused.stderr)
+        assert "rehearsal_reuse_plan" in refused.stdout + refused.stderr
+    assert sorted(str(p) for p in (tmp_path / "eval-log").rglob("*")) == before
 
     # one byte of SKILL.md changes: run again
     skill_md = tmp_path / "plugins" / "hello" / "skills" / "greet" / "SKILL.md"
     skill_md.write_bytes(skill_md.read_bytes() + b" ")
-    changed = plan(tmp_path, "--reuse-rehearsal", "--scenario", str(SCENARIO))
+    changed = plan(tmp_path, "--rehearsal-reuse", str(SCENARIO))
     assert (changed["action"], changed["reason"]) == ("run", "behaviour closure changed since the last PASS")

@@ -22,6 +22,7 @@ from live_trial.rehearsal.server import rehearsal_env
 from live_trial.session import screen, send
 from live_trial.session.backend import Backend
 from live_trial.session.claude_bin import find_claude
+from live_trial.transcript.order import causal_order
 from live_trial.transcript.paths import locate
 from live_trial.transcript.reader import read_records
 
@@ -201,20 +202,24 @@ def _marker_state(claude: _Claude) -> dict | None:
 
 
 def _last_assistant_texts(records: list[dict]) -> list[str]:
-    return [b.get("text", "") for r in records if r.get("type") == "assistant"
+    """The assistant's text blocks in the order they happened (file order is not that order: references/
+    transcript-jsonl.md "Order"; seen here: the text before the Skill call written after the final text)."""
+    return [b.get("text", "") for r in causal_order(records) if r.get("type") == "assistant"
             for b in r["message"]["content"] if b.get("type") == "text"]
 
 
 # scenario -> (keys/lines to send after the first turn settled, rules expected in order, marker expected, last text)
 EXAMPLE_RUNS = {
-    "ask-user-question": (["Enter"], ["ask", "answered", "report-done"], "asked; answer: Red", "DONE: ok"),
+    "ask-user-question": (["Enter"], ["skill-call", "ask", "answered", "write-marker", "report-done"],
+                          "asked; answer: Red", "DONE: ok"),
     "plain-question": (["line:Please continue on your own."],
-                       ["skill-call", "ask-in-text", "after-nudge-marker", "after-nudge-done"],
+                       ["skill-call", "ask-in-text", "after-nudge-greeting", "after-nudge-marker", "after-nudge-done"],
                        "continued after a nudge", "DONE: ok"),
-    "done-no-marker": ([], ["claims-done"], None, "DONE: ok"),
-    "api-error-400": ([], ["api-400"], None, "API Error: 400 rehearsal: the request was refused (scripted 400)"),
-    "overloaded-then-ok": ([], ["overloaded", "overloaded", "write-marker", "report-done"], "after two 529s",
-                           "DONE: ok"),
+    "done-no-marker": ([], ["skill-call", "claims-done"], None, "DONE: ok"),
+    "api-error-400": ([], ["skill-call", "api-400"], None,
+                      "API Error: 400 rehearsal: the request was refused (scripted 400)"),
+    "overloaded-then-ok": ([], ["overloaded", "overloaded", "skill-call", "write-greeting", "write-marker",
+                                "report-done"], "after two 529s", "DONE: ok"),
 }
 
 
@@ -241,8 +246,10 @@ def test_example_scenarios_play_on_the_real_cli(name, tmp_path, rehearsal_server
         assert server.wait_for(lambda r: r["rule"] == rules[-1] and len(server.main_requests()) >= len(rules),
                                TURN_WAIT_S), server.requests
         expected_turns = 2 if name == "plain-question" else 1
-        records = wait_for(lambda: (lambda rs: rs if sum(map(_is_turn_end, rs)) >= expected_turns else None)(
-            claude.records()), what=f"{expected_turns} completed turn(s)", seen=lambda: str(claude.records()[-3:]))
+        records = wait_for(lambda: (lambda rs: rs if sum(map(_is_turn_end, rs)) >= expected_turns
+                                    and last_text in _last_assistant_texts(rs) else None)(claude.records()),
+                           what=f"{expected_turns} completed turn(s) and the text {last_text!r}",
+                           seen=lambda: str(claude.records()[-3:]))
     finally:
         claude.kill()
     assert [r["rule"] for r in server.main_requests()] == rules

@@ -27,3 +27,23 @@ def write_state(wd: Path, plugin: str | None, skill: str, *, rehearsal: dict | N
         "session_id": "s-1", "phase": "finished", "owner_pid": 1, "started_at": "2026-11-30T10:15:00.000Z",
         "nudge_count": 0, "gate_response_count": 0, "gate_responses": [], "stall_extended": False,
         "rehearsal": rehearsal}, "trial-state.schema.json")
+
+
+def write_evaluation(wd: Path, goal: str, *, judged_by: str = "evaluator", evidence: list[dict] | None = None,
+                     blockers: list[str] | None = None, unverified: list[str] | None = None,
+                     answered: bool = True) -> dict:
+    """A schema-valid evaluation.json the way the fresh evaluator writes it (one attempt); ``answered`` False: the
+    CLI gave no answer at all (its error in the attempt's problems, as for "Not logged in")."""
+    blockers = blockers if blockers is not None else ([] if goal == "PASS" else ["0 files found"])
+    attempt = {"n": 1, "session_id": "11111111-2222-4333-8444-555555555555", "started_at": "2026-11-30T10:15:00Z",
+               "duration_s": 0.1, "exit_code": 0 if answered else 1, "timed_out": False, "request": "judge",
+               "answer": {"verdict": goal} if answered else None, "raw_result": None if answered else
+               "Not logged in · Please run /login", "stderr_tail": None,
+               "problems": [] if answered else ["the CLI reported an error (success): Not logged in · Please run "
+                                                "/login"], "valid": answered}
+    doc = {"version": 2, "workdir": str(wd), "target": "t", "description": "", "criteria": [], "criteria_skipped": [],
+           "model": None, "judged_by": judged_by, "session_id": attempt["session_id"], "goal_result": goal,
+           "blockers": blockers, "evidence": evidence or [], "checks": [], "unverified": unverified or [],
+           "attempts": [attempt], "finished_at": "2026-11-30T10:16:00Z"}
+    write_json(wd / "evaluation.json", doc, "evaluation.schema.json")
+    return doc

@@ -81,12 +81,12 @@ def test_a_disk_that_refuses_the_records_is_one_line_exit_3(err, code, words):
 
 
 def test_a_full_disk_at_the_start_leaves_nothing_half_written(tmp_path, monkeypatch):
-    from live_trial.trial import runner
+    from live_trial.trial import runner, start
     from live_trial.trial.facts import TrialRequest
 
     def full(path, text):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-    monkeypatch.setattr(runner, "write_text_atomic", full)           # task.md: the first file written
+    monkeypatch.setattr(start, "write_text_atomic", full)            # task.md: the first file written
     eval_root = tmp_path / "eval"
     eval_root.mkdir()
     (eval_root / "kept.txt").write_text("x")

@@ -165,9 +165,11 @@ def test_rehearsal_verdict_is_never_reused(env) -> None:
     record(env, "union-target:work", "20261130T101500-aaaa", origin="rehearsal", scenario=scen)
     e = entry(make_plan(env), "union-target:work")
     assert e["action"] == "run" and "rehearsal verdicts are never reused" in e["reason"]
-    # test-only switch used by the harness's own e2e test
-    e = entry(make_plan(env, reuse_rehearsal=True, scenario_path=scen), "union-target:work")
-    assert e["action"] == "reuse", e["reason"]
+    # plan --rehearsal-reuse SCENARIO: the rehearsal PASS counts, and the row and the plan say so
+    doc = make_plan(env, reuse_rehearsal=True, scenario_path=scen)
+    e = entry(doc, "union-target:work")
+    assert e["action"] == "reuse" and "reused only because of --rehearsal-reuse" in e["reason"], e["reason"]
+    assert doc["reuse_rehearsal"] is True and doc["rehearsal_scenario"] == str(scen.resolve())
 
 
 def test_newest_verdict_decides(env) -> None:
@@ -421,7 +423,9 @@ def test_live_verdict_in_a_rehearsal_workdir_is_never_reused(env, mark, reuse_re
         write_state(wd, "union-target", "work", rehearsal={"scenario": "s.yaml", "port": 1})
     else:
         (wd / "claude-config").mkdir()
-    e = entry(make_plan(env, reuse_rehearsal=reuse_rehearsal), "union-target:work")
+    scen = env["tmp"] / "s.yaml"
+    scen.write_text("rules: []\n")
+    e = entry(make_plan(env, reuse_rehearsal=reuse_rehearsal, scenario_path=scen), "union-target:work")
     assert e["action"] == "run", e["reason"]
     assert "says scenario_origin live but its workdir is rehearsal" in e["reason"]
 

@@ -17,7 +17,7 @@ from live_trial.closure.target import resolve_target
 from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.jsonfile import schema_errors
 from live_trial.transcript.builder import TranscriptBuilder
-from tests.unit.fakes import write_state
+from tests.unit.fakes import write_evaluation, write_state
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "union"
 MODEL = "claude-opus-4-8"
@@ -466,8 +466,9 @@ def marked(tree: dict) -> dict:
     (wd / "out" / "greeting.txt").write_text("Hello, World!\n")
     (wd / "out" / "status.json").write_text('{"status": "ok", "summary": "greeted"}\n')
     for name in ("task.md", "nudge-1.md", "trial-log.jsonl", "poll-state.json", "cwd-snapshot.json", ".trial.lock",
-                 "evaluation.json", "pane.txt"):
+                 "pane.txt"):
         (wd / name).write_text("{}\n")
+    write_evaluation(wd, "FAIL", judged_by="fallback", answered=False)      # the evaluator judged nothing
     write_state(wd, "union-target", "work")
     (wd / "claude-config").mkdir()
     (wd / "claude-config" / "settings.json").write_text("{}\n")
@@ -651,6 +652,7 @@ def test_the_verdict_says_what_happened_in_one_sentence_in_the_message_language(
     assert run(argv(tree), capsys)[0] == 0
     ja = written(tree)["summary"]
     assert ja.startswith("work（union-target のスキル）は最後まで自分で動き") and ja.count("。") == 1
+    (tree["wd"] / "verdict.json").unlink()       # a second verdict is refused without --override: judge it afresh
     assert run(argv(tree, "--lang", "en"), capsys)[0] == 0
     assert written(tree)["summary"] == ("work (a skill of union-target) ran to the end on its own, and the result it "
                                         "was meant to produce was checked and is there.")

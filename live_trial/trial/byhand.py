@@ -1,0 +1,231 @@
+"""A trial driven step by step by a person (or an agent) instead of ``run`` (seed 001 uses the harness that way:
+plan, boot, send, poll re-called with its state file until a terminal exit, collect, evaluate, verdict, reap; README
+"The steps, one by one").
+
+- :func:`prepare` makes what ``run`` makes before boot, through the same code (:mod:`live_trial.trial.start`,
+  :func:`live_trial.trial.folder_steps.prepare`): the workdir, ``task.md``, ``trial-state.json`` (phase
+  ``prepared``) and the trial's own folder with its snapshot at start; for a rehearsal, the isolated config and the
+  port the scripted model will be served on. :func:`next_commands` are the steps that follow, with their real
+  arguments.
+- The session ``boot`` starts for it holds a lease (:class:`~live_trial.session.rules.Lease`): ``reap`` and ``run``
+  keep it while the workdir's owner process lives or until its time-to-live runs out, and each step renews it.
+- :func:`record_boot`, :func:`collect_by_hand` and :func:`release_copy` are what ``boot --workdir``, ``collect`` and
+  ``backend kill-session`` do with a prepared workdir.
+"""
+from __future__ import annotations
+
+import shlex
+import shutil
+import socket as socketlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from live_trial.errors import RefusedInput
+from live_trial.jsonfile import read_json, write_json
+from live_trial.trial.journal import POLL_STATE_FILE, STATE_FILE, STATE_SCHEMA
+
+PREPARED = "prepared"
+REHEARSAL_CONFIG = "claude-config"
+NO_SNAPSHOT = ("no snapshot of the trial's folder at start (cwd-snapshot.json): its side effects cannot be known, "
+               "so none are recorded")
+
+
+@dataclass
+class Prepared:
+    """A prepared workdir: its path, its trial-state, the target skill's folder, and notes for the person."""
+
+    workdir: Path
+    state: dict
+    skill_dir: Path
+    notes: list[str] = field(default_factory=list)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick), for the rehearsal server of a prepared
+    trial. Another process may take it before the server starts: ``rehearsal serve`` then fails naming the port."""
+    with socketlib.socket(socketlib.AF_INET, socketlib.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None = None) -> Prepared:
+    """Make a trial ready for the steps by hand and return it (see the module docstring).
+
+    ``req``: a :class:`~live_trial.trial.facts.TrialRequest` checked as ``run`` checks it
+    (:func:`live_trial.trial.inputs.validate`: bad input is refused, nothing created). ``owner_pid``: the process the
+    lease of the session follows (trial-state ``owner_pid``); ``ttl_s``: the lease's time-to-live in seconds
+    (trial-state ``lease_ttl_s``). Raises :class:`RefusedInput` (exit 2, nothing created) and
+    :class:`~live_trial.errors.Blocked` (exit 3) when the folder cannot be made (the workdir is removed again)."""
+    from live_trial.trial import folder, folder_steps, start
+    from live_trial.trial.inputs import validate
+    from live_trial.trial.runner import Trial
+
+    trial = Trial(req, env=dict(env) if env is not None else None)
+    validate(trial)
+    notes: list[str] = []
+    try:
+        start.create(trial)
+        try:
+            folder_steps.prepare(trial)
+            if req.rehearsal is not None:
+                from live_trial.rehearsal.config import seed_config
+
+                config = trial.wd.path(REHEARSAL_CONFIG)
+                seed_config(config, [req.cwd])
+                trial.journal.save(config_dir=str(config),
+                                   rehearsal={"scenario": str(req.rehearsal), "port": free_port()})
+            trial.journal.save(phase=PREPARED, owner_pid=int(owner_pid), lease_ttl_s=float(ttl_s))
+        except BaseException:
+            shutil.rmtree(trial.wd.root, ignore_errors=True)     # nothing half-made stays behind
+            raise
+    finally:
+        if trial.folder_lock is not None:
+            trial.folder_lock.release()
+            trial.folder_lock = None
+            notes.append(f"the trial works in {req.cwd} itself; by hand no lock holds it between the steps: start no "
+                         "other trial there until you are done")
+    if (trial.state.get("folder") or {}).get("form") == folder.COPY:
+        notes.append(f"the copy {trial.state['folder']['path']} is removed by `backend kill-session` once collect "
+                     "recorded its side effects")
+    return Prepared(workdir=trial.wd.root, state=dict(trial.state), skill_dir=Path(trial.target.skill_dir),
+                    notes=notes)
+
+
+def shell_values(p: Prepared) -> dict[str, str]:
+    """The values the README's steps use as shell variables: ``WORKDIR``, ``SESSION``, ``SESSION_ID``, ``CWD`` (where
+    the session works) and, for a rehearsal, ``CONFIG_DIR`` (its isolated Claude Code config) and ``PORT``."""
+    values = {"WORKDIR": str(p.workdir), "SESSION": p.state["session"], "SESSION_ID": p.state["session_id"],
+              "CWD": p.state["cwd"]}
+    if p.state.get("rehearsal"):
+        values.update(CONFIG_DIR=p.state["config_dir"], PORT=str(p.state["rehearsal"]["port"]))
+    return values
+
+
+def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
+    """The steps after ``prepare``, in order, with their real arguments, one shell command line each (a line starting
+    with ``#`` says what the next one needs): the rehearsal server (in the background), boot, send, poll with its
+    state file, collect, evaluate, verdict (as after a DONE), kill-session, reap, and stopping the server."""
+    s, q = p.state, shlex.quote
+    wd, cwd, session = p.workdir, s["cwd"], s["session"]
+    sock = f" --socket {q(socket)}" if socket else ""
+    rehearsal = s.get("rehearsal")
+    lines = []
+    boot = (f"live-trial boot {q(session)} {q(cwd)} --workdir {q(str(wd))} --target-skill {q(s['target'])} "
+            f"--plugins-root {q(s['plugins_root'])} --session-id {q(s['session_id'])}")
+    if s.get("model"):
+        boot += f" --model {q(s['model'])}"
+    if s.get("proof"):
+        boot += " --proof"
+    if rehearsal:
+        lines.append(f"live-trial rehearsal serve {q(rehearsal['scenario'])} --port {rehearsal['port']} --cwd {q(cwd)} "
+                     f"--config-dir {q(s['config_dir'])} &")
+        boot += f" --rehearsal-server http://127.0.0.1:{rehearsal['port']} --config-dir {q(s['config_dir'])}"
+    lines += [boot + sock,
+              f"live-trial send {q(session)} {q(str(wd / 'task.md'))}{sock}",
+              f"live-trial poll {q(str(wd / 'out' / 'status.json'))} {q(session)} "
+              f"--state-file {q(str(wd / POLL_STATE_FILE))}{sock}",
+              f"live-trial collect --workdir {q(str(wd))}{sock}",
+              f"live-trial evaluate --workdir {q(str(wd))}" + (f" --rehearsal {q(rehearsal['scenario'])}"
+                                                               if rehearsal else ""),
+              "# after poll said DONE (else: --completion FAIL --poll-exit <its exit>)"]
+    verdict = (f"live-trial verdict --workdir {q(str(wd))} --target-skill {q(s['target'])} "
+               f"--skill-dir {q(str(p.skill_dir))} --session-id {q(s['session_id'])} --launch PASS "
+               "--completion PASS --poll-exit DONE")
+    if s.get("args"):
+        verdict += f" --args {q(s['args'])}"
+    if s.get("model"):
+        verdict += f" --requested-model {q(s['model'])}"
+    if s.get("proof"):
+        verdict += " --proof"
+    if rehearsal:
+        verdict += f" --rehearsal-scenario {q(rehearsal['scenario'])}"
+    lines += [verdict,
+              f"live-trial backend{sock} kill-session {q(session)}",
+              f"live-trial reap{sock}"]
+    if rehearsal:
+        lines.append("kill %1")
+    return lines
+
+
+def read_state(workdir: Path) -> dict | None:
+    """The workdir's trial-state.json (schema-checked), or None when it has none (a workdir made by hand).
+    Raises :class:`~live_trial.errors.SchemaInvalid` when it does not fit its schema."""
+    path = Path(workdir) / STATE_FILE
+    return read_json(path, STATE_SCHEMA) if path.is_file() else None
+
+
+def prepared_state(workdir: Path, session: str, *, cwd: Path | None = None, target: str | None = None) -> dict:
+    """The trial-state of a workdir ``prepare`` made for ``session``. Raises :class:`RefusedInput` (exit 2, nothing
+    changed) when the workdir was not prepared, or was prepared for another session, another folder (``cwd``: where
+    the session would start) or another target."""
+    state = read_state(workdir)
+    if state is None or state.get("phase") != PREPARED:
+        raise RefusedInput("the workdir was not made by `live-trial prepare`", where=f"--workdir {workdir}",
+                           code="not_prepared", fix="run `live-trial prepare <plugin:skill>` and use the workdir it "
+                                                    "prints, or boot without --workdir")
+    if state["session"] != session:
+        raise RefusedInput(f"the workdir was prepared for session {state['session']}, not {session}",
+                           where=f"--workdir {workdir}", code="session_mismatch",
+                           fix=f"boot {state['session']} (the name prepare printed)")
+    if cwd is not None and Path(cwd).resolve() != Path(state["cwd"]).resolve():
+        raise RefusedInput(f"the workdir's trial works in {state['cwd']}, not {cwd}", where=f"--workdir {workdir}",
+                           code="cwd_mismatch", fix="boot in the folder prepare printed: its start is what the side "
+                                                    "effects are measured against")
+    if target is not None and target != state["target"]:
+        raise RefusedInput(f"the workdir was prepared for {state['target']}, not {target}",
+                           where=f"--workdir {workdir}", code="target_mismatch",
+                           fix=f"pass --target-skill {state['target']}")
+    return state
+
+
+def record_boot(workdir: Path, state: dict, **facts) -> None:
+    """Add what boot established (``pane_pid``, ``claude_bin``, ``claude_version``, ``config_dir``) to the prepared
+    workdir's trial-state.json (schema-checked, atomic)."""
+    write_json(Path(workdir) / STATE_FILE, {**state, **facts}, STATE_SCHEMA)
+
+
+def collect_by_hand(workdir: Path, state: dict | None, *, pane_text: str | None, transcript: Path | None,
+                    cwd: Path):
+    """``collect`` of one workdir: :func:`live_trial.trial.collect.collect` with the side effects measured against the
+    trial folder's snapshot at start when the workdir has one (a prepared workdir; measured again at each collect),
+    then trial-state ``folder.recorded``. Returns ``(Collected, notes)``; a workdir without a snapshot gets
+    :data:`NO_SNAPSHOT` among the notes and ``cwd-snapshot.json`` among ``missing`` (the collection is partial)."""
+    from live_trial.trial.collect import collect
+    from live_trial.trial.folder_steps import changes_since_start
+
+    workdir = Path(workdir)
+    eval_root = Path(state.get("eval_root") or workdir) if state else workdir
+    kw = changes_since_start(state or {}, workdir, eval_root, cwd, again=True)
+    subagents = transcript.with_suffix("") / "subagents" if transcript is not None else None
+    got = collect(workdir, pane_text=pane_text, transcript_src=transcript, subagents_src=subagents, **kw)
+    notes = []
+    if kw["before"] is None:
+        got.missing.append("cwd-snapshot.json")
+        notes.append(NO_SNAPSHOT)
+    elif state and isinstance(state.get("folder"), dict) and kw["cwd"] is not None:
+        write_json(workdir / STATE_FILE, {**state, "folder": {**state["folder"], "recorded": True}}, STATE_SCHEMA)
+    return got, notes
+
+
+def release_copy(workdir: Path) -> tuple[Path | None, str | None]:
+    """After ``backend kill-session`` of a prepared trial's session: remove the copy of ``--cwd DIR`` the trial ran
+    in (exactly the folder its state records as a copy the harness made and may delete) once collect recorded its
+    side effects, and mark it removed. Returns ``(removed folder or None, why it was kept or None)``."""
+    from live_trial.trial import folder
+    from live_trial.trial.changes import BASELINE_DIR
+
+    state = read_state(workdir)
+    if state is None or state.get("phase") != PREPARED:
+        return None, None
+    copy = folder.harness_copy(state.get("folder"), Path(workdir))
+    if copy is None:
+        return None, None
+    if not state["folder"].get("recorded"):
+        return None, (f"kept the trial's copy {copy}: its side effects were not collected yet (run "
+                      f"`live-trial collect --workdir {workdir}`, then remove it)")
+    if copy.exists():
+        folder.remove_tree(copy)
+    write_json(Path(workdir) / STATE_FILE, {**state, "folder": {**state["folder"], "removed": True}}, STATE_SCHEMA)
+    shutil.rmtree(Path(workdir) / BASELINE_DIR, ignore_errors=True)
+    return copy, None
