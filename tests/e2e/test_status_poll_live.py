@@ -120,7 +120,7 @@ class Live:
                 if st.state == state:
                     return st
                 time.sleep(0.2)
-            print(f"Escape #{attempt + 1} not taken; screen tail:\n" + "\n".join(
+            print(f"Escape #{attempt + 1} not taken; the classifier said {st!r}; screen tail:\n" + "\n".join(
                 screen.tail(self.backend.capture(self.session))))
         pytest.fail(f"{attempts} Escape presses did not reach {state}")
 
