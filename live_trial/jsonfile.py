@@ -10,10 +10,9 @@ import json
 import os
 import tempfile
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
-from jsonschema import Draft202012Validator
 
 from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.resources import load_schema
@@ -24,9 +23,18 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+@lru_cache(maxsize=None)
+def _validator(schema_name: str):
+    """One validator per schema for the process (building one costs more than most validations). jsonschema is
+    imported here, on the first validation, so commands that validate nothing never load it."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load_schema(schema_name))
+
+
 def schema_errors(doc: Any, schema_name: str) -> list[str]:
     """Return every schema error of ``doc`` against ``schemas/<schema_name>``, sorted by path; empty when valid."""
-    validator = Draft202012Validator(load_schema(schema_name))
+    validator = _validator(schema_name)
     errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
     return [f"{'/'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in errors]
 

@@ -15,10 +15,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from live_trial.rehearsal.config import seed_config
-from live_trial.rehearsal.scenario import load_scenario
-from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``rehearsal`` command group (``serve``, ``check``) to the top-level parser."""
@@ -43,6 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Load the scenario; print ``OK: <name>: N rules``. Malformed -> RefusedInput (exit 2)."""
+    from live_trial.rehearsal.scenario import load_scenario
+
     scenario = load_scenario(args.scenario)
     if args.json:
         print(json.dumps({"status": "OK", "name": scenario.name, "rules": [r.id for r in scenario.rules]}))
@@ -53,6 +51,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C. Exit 0; a malformed scenario raises RefusedInput before anything is created."""
+    from live_trial.rehearsal.config import seed_config
+    from live_trial.rehearsal.scenario import load_scenario
+    from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
+
     scenario = load_scenario(args.scenario)
     cwd = (args.cwd or Path.cwd()).resolve()
     config_dir = args.config_dir or Path(tempfile.mkdtemp(prefix="live-trial-rehearsal-config-"))

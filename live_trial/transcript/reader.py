@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from live_trial.transcript.records import KNOWN_TYPES, is_human_prompt, record_time
 
@@ -25,7 +24,6 @@ TAIL_MAX_BYTES = 8 * 1024 * 1024
 TAIL_MARGIN_RECORDS = 16
 
 
-@dataclass
 class ReadResult:
     """Records parsed from a transcript (file order) and what was skipped.
 
@@ -37,14 +35,14 @@ class ReadResult:
     ``reached_start`` is false when a tail read stopped before the start of the file.
     """
 
-    records: list[dict] = field(default_factory=list)
-    skipped_malformed: int = 0
-    skipped_unknown: int = 0
-    first_error: str | None = None
-    torn_tail: bool = False
-    start_offset: int = 0
-    end_offset: int = 0
-    reached_start: bool = True
+    def __init__(self, records: list[dict] | None = None, skipped_malformed: int = 0, skipped_unknown: int = 0,
+                 first_error: str | None = None, torn_tail: bool = False, start_offset: int = 0, end_offset: int = 0,
+                 reached_start: bool = True) -> None:
+        # A plain class: importing dataclasses would cost ``live-trial status`` a quarter of its start-up.
+        self.records = list(records or [])
+        self.skipped_malformed, self.skipped_unknown, self.first_error = skipped_malformed, skipped_unknown, first_error
+        self.torn_tail, self.start_offset, self.end_offset = torn_tail, start_offset, end_offset
+        self.reached_start = reached_start
 
 
 def _parse_lines(lines: Iterable[tuple[int, bytes]], result: ReadResult) -> list[dict]:
