@@ -236,6 +236,10 @@ class Backend:
                                 owner=owner, created=int(created) if created.isdigit() else 0))
         return rows
 
+    def pane(self, name: str) -> PaneRow | None:
+        """The pane of exactly this session (id, pid, dead flag, …) in one tmux call; None when the session is gone."""
+        return self._pane(name)
+
     def _pane(self, name: str) -> PaneRow | None:
         validate_session_name(name)
         for row in self.panes():

@@ -299,7 +299,7 @@ class Trial:
             marker=self.wd.marker, session=self.state["session"], session_id=self.state["session_id"],
             cwd=self.req.cwd, config_dir=self.config_dir(), state_file=self.wd.path(POLL_STATE_FILE),
             policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None)
-        return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick)
+        return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick, watch=True)
 
     def _on_tick(self, progress: dict) -> None:
         """Poll's per-tick report: the 80% HARD_CAP warning is printed and logged; ticks feed the live line."""

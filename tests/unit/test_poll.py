@@ -639,3 +639,102 @@ def test_a_state_file_written_before_moves_existed_is_read(env):
         del doc[key]
     env.state_file.write_text(json.dumps(doc))
     assert run(env, FakeBackend(), max_ticks=1).exit == "TICK_BUDGET"
+
+
+# ------------------------------------------------------------------ DONE on the CLI's own end-of-turn signal, waking on writes
+def test_done_at_once_when_the_cli_wrote_turn_duration_and_says_idle(env):
+    """turn_duration is the CLI's last record of a turn and its live status is idle by then (2.1.197): the first tick
+    that sees both (and the marker) is DONE; a second timed observation would only add poll_interval_s."""
+    env.builder.turn()
+    env.write()
+    env.marker.write_text("{}")
+    _cli_status_file(env, os.getpid(), SID, "idle")
+    ticks = []
+    clock = Clock()
+    r = P.poll(env.cfg(), FakeBackend(pid=os.getpid()), clock=clock, sleep=clock.sleep, on_tick=ticks.append)
+    assert (r.exit, r.ticks, clock.sleeps) == ("DONE", 1, 0)
+    assert r.status.ended_by == "turn_duration" and r.status.session_status == "idle"
+
+
+@pytest.mark.parametrize("cli_status", ["busy", "shell", None])
+def test_no_done_at_once_unless_the_live_status_is_idle(env, cli_status):
+    """busy after turn_duration: a queued prompt or Stop hook continuation is on its way; shell: a background shell
+    runs (BUSY_TOOL). Without a live status the timed confirmation rule holds (done_stable_ticks)."""
+    env.builder.turn()
+    env.write()
+    env.marker.write_text("{}")
+    if cli_status:
+        _cli_status_file(env, os.getpid(), SID, cli_status)
+    r = run(env, FakeBackend(pid=os.getpid()), max_ticks=1)
+    assert r.exit == "TICK_BUDGET"
+
+
+def test_no_done_at_once_for_an_end_turn_record_without_turn_duration(env):
+    """The CLI says idle about 0.1 s before it writes turn_duration: the final assistant record alone, even with an
+    idle status, needs the confirming tick."""
+    env.builder.prompt()
+    env.builder.text("DONE: ok")
+    env.write()
+    env.marker.write_text("{}")
+    _cli_status_file(env, os.getpid(), SID, "idle")
+    r = run(env, FakeBackend(pid=os.getpid()), max_ticks=1)
+    assert (r.exit, r.state, r.status.ended_by) == ("TICK_BUDGET", "IDLE_TURN_COMPLETE", "assistant")
+
+
+def test_a_screen_still_drawing_the_spinner_is_looked_at_again_soon(env):
+    env.builder.turn()
+    env.write()
+    env.marker.write_text("{}")
+    _cli_status_file(env, os.getpid(), SID, "idle")
+    slept = []
+    clock = Clock()
+
+    def sleep(s):
+        slept.append(s)
+        clock.sleep(s)
+    r = P.poll(env.cfg(), FakeBackend([busy(1), IDLE], pid=os.getpid()), clock=clock, sleep=sleep)
+    assert r.exit == "DONE" and r.ticks == 2 and slept == [P.QUICK_RECHECK_S]
+
+
+def test_a_write_to_the_transcript_wakes_poll_before_its_timed_tick(env):
+    """With a 30 s tick, only the file event can explain a DONE right after the turn_duration write."""
+    import threading
+
+    env.builder.prompt()
+    env.builder.text("DONE: ok")
+    env.write()
+    env.marker.write_text("{}")
+    _cli_status_file(env, os.getpid(), SID, "idle")
+    seen = threading.Event()
+
+    def end_the_turn():
+        seen.wait(30)
+        env.builder.turn_duration()
+        env.write()
+    writer = threading.Thread(target=end_the_turn)
+    writer.start()
+    cfg = env.cfg(poll_interval_s=30, stall_limit_s=300)
+    started = time.monotonic()
+    r = P.poll(cfg, FakeBackend(pid=os.getpid()), on_tick=lambda d: seen.set(), watch=True)
+    writer.join()
+    assert (r.exit, r.ticks) == ("DONE", 2) and time.monotonic() - started < 30
+
+
+def test_file_wake_counts_only_the_watched_files(tmp_path):
+    """poll's own state file, another session's status file or another transcript in the same folder never wake it."""
+    from live_trial.trial import wake
+
+    watched, other = tmp_path / "t.jsonl", tmp_path / "poll-state.json"
+    waker = wake.FileWake()
+    assert waker.available
+    waker.watch([watched, tmp_path / "not-yet" / "x.json", None])
+    other.write_text("{}")
+    assert waker.wait(0.2) is False
+    with open(watched, "a") as fh:
+        fh.write("{}\n")
+    assert waker.wait(5) is True
+    waker.close()
+    slept: list[float] = []
+    closed = wake.FileWake(sleep=slept.append)
+    closed.close()                          # as on a system without inotify: the whole interval is slept
+    assert closed.wait(0.25) is False and slept == [0.25]
