@@ -41,6 +41,7 @@ from live_trial.transcript.paths import config_dir, find_cli_session, locate, re
 from live_trial.transcript.reader import TAIL_MAX_BYTES, complete_end_offset, read_from, read_tail
 from live_trial.transcript.records import is_human_prompt
 from live_trial.transcript.status import BUSY_GENERATING, GATE, IDLE_TURN_COMPLETE, Status, classify, gate_from_screen
+from live_trial.transcript.turn import TurnWindow
 from live_trial.trial.moves import UNFOLLOWED, moved_session
 from live_trial.trial.wake import FileWake
 
@@ -121,8 +122,10 @@ class TurnCache:
     The first tick reads the tail back to the newest human prompt (:func:`live_trial.transcript.reader.read_tail`); later
     ticks parse only the complete lines written since (:func:`live_trial.transcript.reader.read_from`). A trial is one
     long turn, so re-reading that tail every tick made a tick's cost grow with the turn: 110 ms on a 13 MB turn
-    against about 30 ms with this cache (benchmarks/status.py, "one long turn"). The tail is read afresh when the
-    file shrinks or is replaced, or when the cache holds more than ``REREAD_BYTES`` (memory stays bounded).
+    against about 30 ms with this cache (benchmarks/status.py, "one long turn"). The records are kept as a
+    :class:`live_trial.transcript.turn.TurnWindow` (the newest assistant message and the older records that still
+    matter), so classifying them costs the same on the turn's first tool call and on its thousandth. The tail is
+    read afresh when the file shrinks or is replaced, or when more than ``REREAD_BYTES`` were read since.
     """
 
     REREAD_BYTES = TAIL_MAX_BYTES + TAIL_MAX_BYTES // 4
@@ -131,7 +134,7 @@ class TurnCache:
         self.path: Path | None = None
         self.previous = previous
         self.start = self.end = 0
-        self.items: list[dict] = []
+        self.window = TurnWindow()
 
     def move_to(self, path: Path) -> None:
         """The session continues in ``path`` (a moved transcript): keep the records read so far (the turn the new
@@ -146,15 +149,16 @@ class TurnCache:
         if path != self.path or end < self.end or end - self.start > self.REREAD_BYTES:
             first = self.path is None
             tail = read_tail(path)
-            self.path, self.start, self.end, self.items = path, tail.start_offset, tail.end_offset, tail.records
-            if self.previous is not None and self.previous != path and not any(map(is_human_prompt, self.items)):
-                self.items = read_tail(self.previous).records + self.items
-            return self.items, len(self.items) if first else 0
+            self.path, self.start, self.end, items = path, tail.start_offset, tail.end_offset, tail.records
+            if self.previous is not None and self.previous != path and not any(map(is_human_prompt, items)):
+                items = read_tail(self.previous).records + items
+            self.window = TurnWindow(items)
+            return self.window.records(), len(items) if first else 0
         if end == self.end:
-            return self.items, 0
+            return self.window.records(), 0
         new, self.end = read_from(path, self.end)
-        self.items.extend(new)
-        return self.items, len(new)
+        self.window.add(new)
+        return self.window.records(), len(new)
 
 
 def load_state(cfg: PollConfig, marker: Path, now: float) -> dict:
