@@ -12,8 +12,8 @@ Bash call still running. Then, in the same run, each the median of ``--repeat`` 
   that read goes back to the prompt or to the 8 MB read limit.
 - ``status`` as a process (``live-trial status --transcript``, the console script, bytecode compiled as an install
   does) against a Python process that reads the last 64 KiB of the same file. Goal: ratio <= 3 (wall, median).
-- ``poll`` per tick (fake tmux backend, real screen masking, real transcript reads, one record appended between
-  ticks, state file written each tick) on 1 MB and on the big many-turn file (goal: within 20 %), and on a 1 MB
+- ``poll`` per tick (fake tmux backend, real screen masking, real transcript reads, one tool call and its result
+  appended between ticks, state file written each tick) on 1 MB and on the big many-turn file (goal: within 20 %), and on a 1 MB
   against the 1 GB one long turn (goal: within 20 %).
 
 Usage: ``python benchmarks/status.py [--size-mb 1024] [--repeat 20] [--keep DIR]``
@@ -196,7 +196,7 @@ def time_poll_tick(path: Path, work: Path, ticks: int) -> list[float]:
 
     def sleep(_s):
         extra.records.clear()
-        extra.tool_result("toolu_x", "progress")
+        extra.tool_result(extra.tool_use("Bash", {"command": "make step"}), "progress")
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(extra.text_jsonl())
         stamps.append(time.perf_counter())

@@ -267,7 +267,7 @@ class Trial:
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2), bypass_dialog_seen=result.bypass_dialog_seen,
-                  plugin_dirs=[str(p) for p in result.plugin_dirs])
+                  plugin_dirs=[str(p) for p in result.plugin_dirs], plugin_checks=result.plugin_checks)
         self.journal.event("ready", session=self.state["session"], elapsed_s=result.elapsed_s)
 
     def transcript_path(self) -> Path:
