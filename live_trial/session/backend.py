@@ -106,6 +106,7 @@ class Backend:
     # -- the one process boundary
     def _tmux(self) -> str:
         found = self._tmux_bin or shutil.which("tmux")
+        self._tmux_bin = found          # a PATH search per tmux command was a tenth of a trial's own CPU
         if not found:
             raise Blocked("tmux not found", where="PATH", fix="install tmux (apt-get install tmux / brew install tmux)",
                           code="tmux_missing")
