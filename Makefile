@@ -1,7 +1,7 @@
 # The two set-up commands of the README:
 #   make demo   install what is needed, then run the example trial (rehearsal: scripted model, real claude, real tmux)
 #   make test   install what is needed, then run the whole test suite with the end-to-end tests required
-.PHONY: setup demo test unit bench clean-sessions
+.PHONY: setup setup-test demo test unit bench clean-sessions
 
 # Test processes: the e2e tests mostly wait on the real CLI, so four fit two cores (README "Tests").
 TEST_WORKERS ?= 4
@@ -9,13 +9,17 @@ TEST_WORKERS ?= 4
 setup:
 	@bash scripts/setup.sh
 
+# The tests also open a trial's report.html in Debian's headless Chromium (installed here when we are root).
+setup-test:
+	@bash scripts/setup.sh --browser
+
 # The demo's trial works in its own new empty folder, <workdir>/cwd (the default): the example skill writes
 # greeting.txt there, and the trial copies it into its workdir (side-effects/files/) for the evaluator.
 demo: setup
 	@.venv/bin/python -m live_trial run hello:greet --plugins-root examples/plugins \
 	    --rehearsal examples/scenarios/greet-happy.yaml --args World
 
-test: setup
+test: setup-test
 	LIVE_TRIAL_REQUIRE_E2E=1 .venv/bin/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 unit: setup
@@ -27,6 +31,7 @@ bench: setup
 	.venv/bin/python benchmarks/plan.py
 	.venv/bin/python benchmarks/latency.py
 	.venv/bin/python benchmarks/folder.py
+	.venv/bin/python benchmarks/report.py
 
 clean-sessions:
 	.venv/bin/python -m live_trial reap

@@ -2,7 +2,8 @@
 
 - Tests under ``tests/e2e`` are marked ``e2e``. They need tmux and the real ``claude``. Outside CI a missing tool
   skips them with a reason that says how to install it; with ``CI=true`` or ``LIVE_TRIAL_REQUIRE_E2E=1`` a missing
-  tool is a failure, never a skip.
+  tool is a failure, never a skip. Tests marked ``browser`` (the report opened in a real browser) also need Debian's
+  ``chromium`` and ``chromium-driver`` and the ``selenium`` package, under the same rule.
 - Isolation: every pytest process (the main one and each xdist worker) gets its own tmux socket
   (``LIVE_TRIAL_SOCKET``), its own Claude Code config folder (``CLAUDE_CONFIG_DIR``) and its own pid log
   (``LIVE_TRIAL_PID_LOG``, where the backend records each pane process it starts), whatever the caller's
@@ -49,6 +50,17 @@ def _missing_tools() -> list[str]:
     return missing
 
 
+def _missing_browser() -> list[str]:
+    """What a ``browser`` test needs and this machine lacks: Chromium, its driver, selenium."""
+    missing = [f"{exe} (install: apt-get install {pkg}, or `bash scripts/setup.sh --browser` as root)"
+               for exe, pkg in (("chromium", "chromium"), ("chromedriver", "chromium-driver")) if not shutil.which(exe)]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("selenium (install: pip install -e '.[test]')")
+    return missing
+
+
 def _is_worker(config) -> bool:
     return hasattr(config, "workerinput")
 
@@ -56,6 +68,8 @@ def _is_worker(config) -> bool:
 def pytest_configure(config):
     config.addinivalue_line("markers", "budget(seconds): the time an e2e test should take; the summary reports "
                                        "tests over budget")
+    config.addinivalue_line("markers", "browser: opens a page in headless Chromium through selenium (required with "
+                                       "CI=true or LIVE_TRIAL_REQUIRE_E2E=1, else skipped when missing)")
     worker = config.workerinput["workerid"] if _is_worker(config) else "main"
     own = tempfile.mkdtemp(prefix=f"live-trial-test-{os.getpid()}-{worker}-")
     _STATE["user_socket"] = os.environ.get("LIVE_TRIAL_SOCKET")
@@ -74,17 +88,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.e2e)
         if item.get_closest_marker("e2e"):
             e2e_items.append(item)
-    if not e2e_items:
-        return
-    missing = _missing_tools()
-    if not missing:
-        return
-    if _require_e2e():
-        raise pytest.UsageError("e2e tests are required here (CI=true or LIVE_TRIAL_REQUIRE_E2E=1) but missing: "
-                                + "; ".join(missing))
-    skip = pytest.mark.skip(reason="e2e needs " + "; ".join(missing))
-    for item in e2e_items:
-        item.add_marker(skip)
+    browser_items = [item for item in items if item.get_closest_marker("browser")]
+    for group, what, missing_of in ((e2e_items, "e2e", _missing_tools), (browser_items, "browser", _missing_browser)):
+        missing = missing_of() if group else []
+        if not missing:
+            continue
+        if _require_e2e():
+            raise pytest.UsageError(f"{what} tests are required here (CI=true or LIVE_TRIAL_REQUIRE_E2E=1) but "
+                                    "missing: " + "; ".join(missing))
+        skip = pytest.mark.skip(reason=f"{what} needs " + "; ".join(missing))
+        for item in group:
+            item.add_marker(skip)
 
 
 def pytest_runtest_setup(item):

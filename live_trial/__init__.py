@@ -13,7 +13,8 @@ subpackage, from a lower floor, or from the bottom; never upward and never in a 
 - floor 4: ``acceptance/`` (tier, the overall verdict table, verdict.json, plan and reuse).
 - floor 5: ``notices/`` (watches, plain-language messages, the webhook).
 - floor 6: ``trial/`` (one whole trial: workdir, runner, poll, the STALL table, collect, resume, judgement).
-- floor 7: ``cli/`` (arguments, printing, exit codes); then ``pytest_plugin`` (fixtures for test suites).
+- floor 7: ``report/`` (reading past trials: the page of one trial, the list, the summary and next step).
+- floor 8: ``cli/`` (arguments, printing, exit codes); then ``pytest_plugin`` (fixtures for test suites).
 """
 from __future__ import annotations
 

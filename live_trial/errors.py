@@ -14,7 +14,7 @@ class ExitCode(IntEnum):
     OK = 0            # PASS, READY, DONE, written
     FAIL = 1          # FAIL (run), TIMEOUT (boot), HARD_CAP (poll)
     REFUSED = 2       # refused input, BOOT_FAIL (boot), STALL (poll), refused (verdict)
-    BLOCKED = 3       # tmux or claude missing
+    BLOCKED = 3       # not the skill's failure: tmux or claude missing, tmux gone, records unwritable...
     GATE = 4          # poll: a question is waiting
     TICK_BUDGET = 5   # poll: --max-ticks used up; re-run the same command
     DEGRADED = 6      # run: finished, but the goal failed or a person had to step in
@@ -62,7 +62,8 @@ class RefusedInput(LiveTrialError):
 
 
 class Blocked(LiveTrialError):
-    """A required tool (tmux, claude) is missing. Exit 3 (seed 001: tmux missing is BLOCKED)."""
+    """The environment stopped the trial, not the skill: a required tool (tmux, claude) is missing (seed 001: tmux
+    missing is BLOCKED), tmux went away, the records cannot be written. Exit 3 (acceptance/causes.py)."""
 
     status = "BLOCKED"
     exit_code = ExitCode.BLOCKED

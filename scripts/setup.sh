@@ -3,9 +3,18 @@
 #   - a Python venv in .venv with live_trial and its test extra (pip, from PyPI)
 #   - the pinned Claude Code CLI in ./claude-pin (npm; nothing global)
 #   - tmux (Debian package; only installed when missing and we are root, else we say how)
+#   - with --browser: Debian's chromium and chromium-driver, for the tests that open a trial's report.html in a real
+#     browser (installed when missing and we are root; else we say how, and those tests are skipped outside CI)
 # Idempotent: a second run installs nothing new.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --browser) browser=1 ;;
+    *) echo "setup: unknown option $arg (known: --browser)" >&2; exit 64 ;;
+  esac
+done
 
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
@@ -32,6 +41,15 @@ if ! command -v tmux >/dev/null 2>&1; then
   fi
 fi
 
+if [ "$browser" = 1 ] && { ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; }; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    echo "setup: chromium or chromedriver is missing; the report's browser tests need them" \
+         "(e.g. sudo apt-get install chromium chromium-driver)" >&2
+  fi
+fi
+
 pinned=$(.venv/bin/python -c 'import live_trial; print(live_trial.PINNED_CLAUDE_VERSION)')
 bin=claude-pin/node_modules/.bin/claude
 have=""
@@ -49,3 +67,6 @@ if [ "$have" != "$pinned" ]; then
   have=$("$bin" --version 2>/dev/null | awk '{print $1}')
 fi
 echo "setup: python $(.venv/bin/python -c 'import platform; print(platform.python_version())'), $(tmux -V), claude $have (pinned $pinned) at $bin"
+if [ "$browser" = 1 ] && command -v chromium >/dev/null 2>&1; then
+  echo "setup: $(chromium --version 2>/dev/null | head -1), $(chromedriver --version 2>/dev/null | awk '{print $1, $2}')"
+fi

@@ -6,7 +6,7 @@ Judgement table, applied by :func:`judge` in this order (the first matching grou
 ==== ====================================================================== ==========
 step condition                                                              overall
 ==== ====================================================================== ==========
-1    ``blocked`` (tmux/claude missing) or last poll exit HARD_CAP or BLOCKED BLOCKED
+1    ``blocked`` (causes.py) or last poll exit HARD_CAP or BLOCKED           BLOCKED
 2    launch FAIL                                                             FAIL
 3    completion FAIL, or completion PASS but the last poll exit is not DONE  FAIL
 4    (collect DEGRADED reasons) goal not PASS; nudges > 0; rescue gate > 0   —
@@ -16,16 +16,21 @@ step condition                                                              over
 7    otherwise                                                               PASS
 ==== ====================================================================== ==========
 
-Precedence: BLOCKED beats FAIL (a trial the environment stopped, tmux missing or the hard cap, was not judged;
-seed 001 says record it ``--blocked`` whatever else happened), also in proof trials (BLOCKED is never a pass, so it
-cannot loosen a proof). Launch beats completion beats goal. In a proof trial every DEGRADED reason becomes FAIL and
-the model gate is checked even when the rest would PASS. Gate kind: default ``rescue``; normalised to ``rescue``
-when there were no gate responses (seed 001, gate kinds).
+Precedence: BLOCKED beats FAIL (a trial the environment or the harness stopped was not judged; whose failure it
+was is :mod:`live_trial.acceptance.causes`; seed 001 says record it ``--blocked`` whatever else happened), also in
+proof trials (BLOCKED is never a pass, so it cannot loosen a proof). Launch beats completion beats goal. In a proof
+trial every DEGRADED reason becomes FAIL and the model gate is checked even when the rest would PASS. Gate kinds
+(seed 001, gate kinds): each answered question has its own kind (``gate_kinds``, one per answer, in order): a
+``rescue`` answer degrades, a ``contractual`` one does not, and a proof allows none of either. A verdict without
+per-answer kinds (``live-trial-verdict/1``, or the counts given by hand) applies ``gate_kind`` to every answer:
+default ``rescue``, normalised to ``rescue`` when there were no gate responses.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
+
+from live_trial.acceptance.causes import blocked_reason
 
 RESULTS = ("PASS", "FAIL")
 
@@ -54,15 +59,26 @@ class VerdictInputs:
     blocked: bool = False
     requested_model: str | None = None
     actual_model: tuple[str, ...] = ()
+    gate_kinds: tuple[str, ...] = ()
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> "VerdictInputs":
-        """The inputs recorded in a verdict document (for re-deriving its overall)."""
+        """The inputs recorded in a verdict document (for re-deriving its overall); the kinds of ``gate_answers``
+        when it lists them (``live-trial-verdict/2``)."""
+        answers = doc.get("gate_answers")
+        kinds = tuple(str(a.get("kind")) for a in answers) if isinstance(answers, list) else ()
         return cls(launch=doc["launch"], completion=doc["completion"], goal_result=doc.get("goal_result"),
                    nudge_count=doc["nudge_count"], gate_response_count=doc["gate_response_count"],
                    gate_kind=doc["gate_kind"], poll_exit=doc.get("poll_exit"), proof=doc["proof"],
                    blocked=doc["blocked"], requested_model=doc.get("requested_model"),
-                   actual_model=tuple(doc.get("actual_model") or ()))
+                   actual_model=tuple(doc.get("actual_model") or ()), gate_kinds=kinds)
+
+    def answer_kinds(self) -> tuple[str, ...]:
+        """The kind of each answered question: ``gate_kinds`` when it holds one per answer, else the normalised
+        ``gate_kind`` for every answer."""
+        if self.gate_kinds and len(self.gate_kinds) == self.gate_response_count:
+            return tuple("contractual" if k == "contractual" else "rescue" for k in self.gate_kinds)
+        return (normalise_gate_kind(self.gate_kind, self.gate_response_count),) * self.gate_response_count
 
 
 @dataclass(frozen=True)
@@ -78,22 +94,22 @@ def normalise_gate_kind(kind: str | None, gate_response_count: int) -> str:
     return "contractual" if kind == "contractual" and gate_response_count > 0 else "rescue"
 
 
-BLOCKED_WHY = {
-    "tmux_missing": "tmux was missing",
-    "claude_missing": "the claude binary was missing",
-    "tmux_error": "tmux stopped answering",
-    "hard_cap": "the trial reached its hard time cap",
-    "harness_interrupted": "the harness was stopped (Ctrl-C or SIGTERM) before the trial finished",
-    "transcript_moved": "the session continued in a new transcript the harness could not find",
-}
+def summary_gate_kind(kinds: Iterable[str]) -> str:
+    """The one word a verdict records for its answers' kinds: ``contractual`` when there are answers and all are
+    contractual, ``mixed`` when both kinds were given, else ``rescue`` (also with no answers: seed 001's default)."""
+    found = set(kinds)
+    if found == {"contractual"}:
+        return "contractual"
+    return "mixed" if found == {"contractual", "rescue"} else "rescue"
 
 
 def judge(inputs: VerdictInputs) -> Judgement:
     """Apply the judgement table of the module docstring. Pure."""
     i = inputs
-    kind = normalise_gate_kind(i.gate_kind, i.gate_response_count)
+    kinds = i.answer_kinds()
+    rescues = kinds.count("rescue")
     if i.blocked:
-        return Judgement("BLOCKED", ("blocked: a required tool (tmux or claude) was missing",))
+        return Judgement("BLOCKED", (blocked_reason(None),))
     if i.poll_exit in ("HARD_CAP", "BLOCKED"):
         return Judgement("BLOCKED", (f"poll ended {i.poll_exit}: the trial was stopped before it could be judged",))
     if i.launch != "PASS":
@@ -109,12 +125,13 @@ def judge(inputs: VerdictInputs) -> Judgement:
                         if i.goal_result == "FAIL" else "goal not judged")
     if i.nudge_count > 0:
         degraded.append(f"{i.nudge_count} nudge(s) were needed: not self-driven")
-    if i.gate_response_count > 0 and kind == "rescue":
-        degraded.append(f"{i.gate_response_count} rescue gate response(s): a person had to step in")
+    if rescues > 0:
+        degraded.append(f"{rescues} rescue gate response(s): a person had to step in")
     if i.proof:
         fails: list[str] = []
         if i.gate_response_count > 0:
-            fails.append(f"proof: {i.gate_response_count} gate response(s) ({kind}); a proof allows none")
+            fails.append(f"proof: {i.gate_response_count} gate response(s) ({summary_gate_kind(kinds)}); "
+                         "a proof allows none")
         fails += [f"proof: {r}" for r in degraded]
         model_problem = proof_model_problem(i.requested_model, i.actual_model)
         if model_problem:

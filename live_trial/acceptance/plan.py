@@ -7,17 +7,22 @@ Per skill (``skills[].action``):
 - ``not_live`` — the tier (:func:`derive_tier`) is fork or static: fork/static acceptance is enough, no trial.
 - ``refused`` — denylisted target (run-skill-live-trial, run-skill-iter-improve) or a closure that cannot be
   built (a boot would end BOOT_FAIL): the reason says what to fix.
-- ``watching`` — an open watch exists for it (seed 000 rule 2): neither reused as a clean PASS nor re-run (a
-  re-run cannot confirm what only time shows). ``--proof`` runs it anyway.
+- ``watching`` — an open watch exists for it (seed 000 rule 2) and the behaviour closure is the one the watch's
+  trial tested: neither reused as a clean PASS nor re-run (a re-run cannot confirm what only time shows). ``--proof``
+  runs it anyway. The closure is compared first: a watch opened for other files (the skill was edited since) hides
+  nothing; it is listed in ``superseded_watch_ids`` (the ``plan`` command closes it quietly, no notice) and the skill
+  is planned as if it had no watch. A watch whose closure cannot be known (no ``closure`` and no readable verdict in
+  its workdir) still means watching.
 - ``reuse`` — profile incremental, not ``--proof``, and the newest verdict of the skill is reusable:
   schema-valid; its recorded ``scenario_origin`` agrees with the origin re-derived from its workdir
   (:func:`live_trial.acceptance.origin.workdir_origin`: trial-state.json ``rehearsal`` or a ``claude-config/`` folder make it
   rehearsal), and that origin is live (rehearsal verdicts are never reused); ``overall.verdict`` PASS; the
   same behaviour-closure digest (``skill_dir_tree_sha``) and ``scenario_id`` as now; ``transcript.jsonl`` in its
   workdir hashes to ``transcript_sha256``; :func:`~live_trial.acceptance.overall.derive_overall` over the verdict's own
-  recorded inputs gives back its overall; a ``contractual`` gate kind is still grounded in the (unchanged)
-  frontmatter with the recorded evidence; and the transcript holds exactly one human prompt (the task: a nudge
-  would be a second one).
+  recorded inputs gives back its overall; it was judged under today's evidence rules (``live-trial-verdict/2``: a
+  ``/1`` PASS could rest on the session's own words, so it runs again, and the row says so); a ``contractual`` (or
+  ``mixed``) gate kind is still grounded in the (unchanged) frontmatter with the recorded evidence; and the transcript
+  holds exactly one human prompt (the task: a nudge would be a second one).
 - ``run`` — everything else, up to ``max_live_trials`` (exhaustive: every live skill), in ``live_batches`` of at
   most ``max_concurrency``, in plugin/skill order.
 - ``defer`` — over the budget; the reason names it.
@@ -43,8 +48,8 @@ from live_trial.acceptance.evallog import skill_trials_dir
 from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
+from live_trial.acceptance.verdict import OLDER_SCHEMA_VERSIONS, TRANSCRIPT_FILE, VERDICT_FILE, scenario_id
 from live_trial.acceptance.verdict import SCHEMA as VERDICT_SCHEMA
-from live_trial.acceptance.verdict import TRANSCRIPT_FILE, scenario_id
 from live_trial.closure.index import MANIFEST, PluginIndex, discover_plugins, skills_of
 from live_trial.closure.pinning import closure_digest
 from live_trial.closure.target import resolve_target
@@ -138,6 +143,9 @@ class _VerdictReader:
             return False, f"last verdict's overall {overall} does not follow from its inputs ({derived}): edited (run {run})"
         if overall != "PASS":
             return False, f"last verdict is {overall} (run {run})"
+        if doc["schema_version"] in OLDER_SCHEMA_VERSIONS:
+            return False, (f"last PASS was judged under the older evidence rules ({doc['schema_version']}: the "
+                           f"session's own words could count and quotes were not checked): run again (run {run})")
         if doc["skill_dir_tree_sha"] != digest:
             return False, "behaviour closure changed since the last PASS"
         if doc["scenario_id"] != scen:
@@ -147,7 +155,7 @@ class _VerdictReader:
             return False, f"the last PASS has no transcript (run {run})"
         if transcript_sha256(transcript) != doc["transcript_sha256"]:
             return False, f"transcript does not match transcript_sha256: edited (run {run})"
-        if doc["gate_kind"] == "contractual":
+        if doc["gate_kind"] in ("contractual", "mixed"):
             try:
                 grounded = contract_evidence(frontmatter)
             except LiveTrialError:
@@ -197,10 +205,10 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
                                code="bad_value")
     eval_root = Path(eval_root).resolve()
     roots = _plugin_roots(plugin_dirs)
-    watching: dict[str, list[str]] = {}
+    watching: dict[str, list[Mapping[str, Any]]] = {}
     for w in watches:
         if w.get("target"):
-            watching.setdefault(str(w["target"]), []).append(str(w.get("id", "")))
+            watching.setdefault(str(w["target"]), []).append(w)
     reader = _VerdictReader()
     indexes: dict[Path, PluginIndex] = {}
     template_sha = None
@@ -217,7 +225,7 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             entry: dict[str, Any] = {"target": target, "plugin": name, "skill": skill_name, "tier": None,
                                      "tier_reason": None, "action": None, "reason": None,
                                      "skill_dir_tree_sha": None, "scenario_id": None, "verdict": None,
-                                     "watch_ids": watching.get(target, [])}
+                                     "watch_ids": [str(w.get("id", "")) for w in watching.get(target, [])]}
             skills.append(_Skill(target, name, skill_name, proot, entry))
             try:
                 check_target_allowed(target)
@@ -239,6 +247,11 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
                 from live_trial.resources import read_reference
                 template_sha = read_reference("task-template.md")
             entry["scenario_id"] = scenario_id(target, "", scenario_path if reuse_rehearsal else None, template_sha)
+            stale = [str(w.get("id", "")) for w in watching.get(target, [])
+                     if watch_closure(w) not in (None, entry["skill_dir_tree_sha"])]
+            if stale:
+                entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
+                entry["superseded_watch_ids"] = stale
             if proof:
                 entry.update(action="run", reason="--proof: proof trials always run")
                 continue
@@ -258,6 +271,10 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
                                    reuse_rehearsal=reuse_rehearsal)
             entry.update(action="reuse" if ok else "run", reason=why,
                          verdict=str(found[0].relative_to(eval_root)))
+    for s in skills:
+        if s.entry.get("superseded_watch_ids"):
+            s.entry["reason"] += (f"; watch {', '.join(s.entry['superseded_watch_ids'])} superseded: the behaviour "
+                                  "closure changed since it was opened")
     return _budget(skills, eval_root, profile, max_live_trials, max_concurrency, proof, reuse_rehearsal, utc_now())
 
 
@@ -280,6 +297,26 @@ def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, 
             "reuse_rehearsal": reuse_rehearsal, "eval_root": str(eval_root), "max_live_trials": max_live,
             "max_concurrency": width, "skills": [s.entry for s in skills], "live_batches": batches,
             "deferred": [s.target for s in skills if s.entry["action"] == "defer"], "counts": counts}
+
+
+def watch_closure(watch: Mapping[str, Any]) -> str | None:
+    """The behaviour-closure digest the trial behind ``watch`` tested: its ``closure``, else the
+    ``skill_dir_tree_sha`` of the verdict in its workdir; None when neither can be read."""
+    if isinstance(watch.get("closure"), str):
+        return watch["closure"]
+    if not watch.get("workdir"):
+        return None
+    try:
+        doc = json.loads((Path(str(watch["workdir"])) / VERDICT_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    sha = doc.get("skill_dir_tree_sha") if isinstance(doc, dict) else None
+    return sha if isinstance(sha, str) else None
+
+
+def superseded_watches(doc: Mapping[str, Any]) -> list[str]:
+    """The ids of the open watches a plan found superseded (their skill's behaviour closure changed since)."""
+    return [i for s in doc["skills"] for i in s.get("superseded_watch_ids") or []]
 
 
 def plan_digest(doc: Mapping[str, Any]) -> str:

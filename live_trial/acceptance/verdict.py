@@ -2,8 +2,13 @@
 ``schemas/live-trial-verdict.schema.json`` (seed 001 "verdict + 掃除"; README "What a trial leaves behind").
 
 The overall word comes from :mod:`live_trial.acceptance.overall`; the tier and the grounding of a contractual gate
-from :mod:`live_trial.acceptance.tier`. Also here: the actual model (the proof gate's input), the task contract's
-``scenario_id``, the environment versions and the behaviour closure recorded for reuse.
+from :mod:`live_trial.acceptance.tier`; the line per criterion from :mod:`live_trial.acceptance.criteria`. Also here:
+the line per answered question, the actual model (the proof gate's input), the task contract's ``scenario_id``, the
+environment versions and the behaviour closure recorded for reuse.
+
+Version ``live-trial-verdict/2`` (written now) adds ``criteria`` and ``gate_answers`` and is judged under the evidence
+rules of README "Evidence, watches and messages to a person" (the session's own words never count, each item's quote
+and counts checked). ``live-trial-verdict/1`` documents are still read; plan never reuses such a PASS.
 """
 from __future__ import annotations
 
@@ -11,11 +16,12 @@ import hashlib
 import json
 import platform
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
+from live_trial.acceptance.causes import blocked_reason
+from live_trial.acceptance.criteria import criteria_table
 from live_trial.acceptance.origin import check_state_target, workdir_origin
 from live_trial.acceptance.overall import (
-    BLOCKED_WHY,
     GATE_KINDS,
     POLL_EXITS,
     RESULTS,
@@ -23,6 +29,7 @@ from live_trial.acceptance.overall import (
     VerdictInputs,
     judge,
     normalise_gate_kind,
+    summary_gate_kind,
 )
 from live_trial.acceptance.tier import contract_evidence
 from live_trial.errors import RefusedInput
@@ -32,7 +39,11 @@ from live_trial.transcript.reader import transcript_sha256
 SCHEMA = "live-trial-verdict.schema.json"
 
 
-SCHEMA_VERSION = "live-trial-verdict/1"
+SCHEMA_VERSION = "live-trial-verdict/2"
+
+
+#: Verdicts judged under the older evidence rules: still read, never reused by plan.
+OLDER_SCHEMA_VERSIONS = ("live-trial-verdict/1",)
 
 
 VERDICT_FILE = "verdict.json"
@@ -106,8 +117,36 @@ def _check_count(value: Any, name: str) -> None:
 def _evidence_items(items: Iterable[Mapping[str, Any]] | None) -> list[dict]:
     out = []
     for item in items or ():
-        out.append({k: str(item.get(k, "")) for k in ("claim", "source", "observed")})
+        keys = ("claim", "source", "quote", "observed") if item.get("quote") else ("claim", "source", "observed")
+        out.append({k: str(item.get(k, "")) for k in keys})
     return out
+
+
+def gate_answer_rows(answers: Iterable[Mapping[str, Any]] | None, count: int, kind: str) -> list[dict]:
+    """One line per answered question ``[{n, question, options, answer, kind}]``: ``answers`` as the trial recorded
+    them, or, when None (``verdict`` by hand knows only the count), ``count`` lines of ``kind`` whose question is
+    unknown. Raises :class:`RefusedInput` when the lines and ``count`` disagree or a kind is not rescue/contractual."""
+    if answers is None:
+        answers = [{"question": None, "options": [], "answer": None, "kind": kind} for _ in range(count)]
+    rows = []
+    for n, a in enumerate(answers, 1):
+        _check_choice(a.get("kind"), GATE_KINDS, f"gate answer {n} kind")
+        rows.append({"n": n, "question": a.get("question"), "options": [str(o) for o in a.get("options") or []],
+                     "answer": a.get("answer"), "kind": a["kind"]})
+    if len(rows) != count:
+        raise RefusedInput(f"{len(rows)} gate answer line(s) for a gate response count of {count}",
+                           where="--gate-response-count", code="bad_value", fix="record one line per answer")
+    return rows
+
+
+def _evaluation_checks(workdir: Path) -> list[dict] | None:
+    """The criterion checks the evaluator recorded in ``<workdir>/evaluation.json``; None when there is none."""
+    path = workdir / EVALUATION_FILE
+    try:
+        checks = json.loads(path.read_text(encoding="utf-8")).get("checks") if path.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+    return checks if isinstance(checks, list) else None
 
 
 def _closure_fields(target: Any, plugins_root: Path | None, at_boot: Mapping[str, Any] | None,
@@ -144,7 +183,10 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
                   stop_reason: str | None = None, stall_row: int | None = None, failure_reason: str | None = None,
                   notes: Iterable[str] = (), warnings: Iterable[str] = (), started_at: str | None = None,
                   watch_id: str | None = None, closure_at_boot: Mapping[str, Any] | None = None,
-                  working_folder: Mapping[str, Any] | None = None) -> dict:
+                  working_folder: Mapping[str, Any] | None = None,
+                  gate_answers: Iterable[Mapping[str, Any]] | None = None,
+                  criteria_checks: Iterable[Mapping[str, Any]] | None = None,
+                  not_judged_why: str | None = None, summarise: Callable[[dict], str] | None = None) -> dict:
     """Build (not write) a verdict document, checking every rule first. Raises :class:`RefusedInput` (exit 2) for
     a denylisted target, a bad value, an ungrounded ``contractual``, a target other than the one the workdir's
     ``trial-state.json`` records, or an unreadable ``trial-state.json``; :class:`~live_trial.closure.manifest.ClosureError`
@@ -161,7 +203,19 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     now or the closure can no longer be built (then no ClosureError is raised: the trial did run).
 
     ``working_folder`` (``{"form", "path", "source", "removed"}``, from trial-state.json ``folder``): the trial's own
-    folder, recorded as ``working_folder`` when given."""
+    folder, recorded as ``working_folder`` when given.
+
+    ``gate_answers`` (``[{question, options, answer, kind}]`` in the order answered, kind rescue|contractual): one
+    line per answered question (:func:`gate_answer_rows`; None = ``gate_response_count`` answers of ``gate_kind``);
+    the overall uses each answer's kind, and any contractual answer must be grounded in the frontmatter.
+    ``criteria_checks``: the evaluator's ``[{id, result, evidence}]`` (None: those of the workdir's evaluation.json,
+    if any), turned into one line per criterion (:func:`live_trial.acceptance.criteria.criteria_table`);
+    ``not_judged_why`` says why the evaluator's criteria were not judged when there are no checks.
+
+    ``overall.reasons`` of a verdict that is not a PASS ends with the real cause in the words of whoever saw it
+    (:func:`cause_lines`): the evaluator's blockers, why the evaluator could not judge, ``failure_reason`` and the
+    notes recorded with the stop. ``summarise(doc) -> str``: the one sentence in the message language saying what
+    happened (``summary``; :func:`live_trial.notices.outcome.summary`), given by the caller that knows the language."""
     from live_trial.acceptance.tier import derive_tier
     from live_trial.closure.index import Target
     from live_trial.closure.target import resolve_target
@@ -184,7 +238,9 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
         target = resolve_target(qualified, plugins_root)  # type: ignore[arg-type]
     found = workdir_origin(workdir)
     check_state_target(found.state, target.plugin_name, target.skill, qualified)
-    kind = normalise_gate_kind(gate_kind, gate_response_count)
+    answers = gate_answer_rows(gate_answers, gate_response_count, normalise_gate_kind(gate_kind, gate_response_count))
+    kinds = tuple(a["kind"] for a in answers)
+    kind = summary_gate_kind(kinds)
     notes = list(notes)
     if found.origin == "rehearsal" and scenario_origin != "rehearsal":
         # The workdir is the authority: a rehearsal is never recorded as live (it would be reused as a live PASS).
@@ -194,7 +250,7 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
             scenario_path = found.scenario
     if gate_kind == "contractual" and kind == "rescue":
         notes.append("gate kind contractual was normalised to rescue: there were no gate responses")
-    grounding = contract_evidence(target.frontmatter) if kind == "contractual" else []
+    grounding = contract_evidence(target.frontmatter) if "contractual" in kinds else []
     digest, plugin_names, file_count = _closure_fields(target, plugins_root, closure_at_boot, notes)
     transcript = workdir / TRANSCRIPT_FILE
     transcript_sha, models = None, []
@@ -214,11 +270,20 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     elif tier != "live":
         downgrade = f"the skill's tier is {tier}: fork or static acceptance would have been enough"
     inputs = VerdictInputs(launch, completion, goal_result, nudge_count, gate_response_count, kind, poll_exit,
-                           bool(proof), bool(blocked), requested_model or None, tuple(models))
+                           bool(proof), bool(blocked), requested_model or None, tuple(models), kinds)
+    checks = _evaluation_checks(workdir) if criteria_checks is None else list(criteria_checks)
+    if goal_result is None and criteria_checks is None:
+        checks = None
+    why = not_judged_why or ("the goal was not judged" if goal_result is None
+                             else "the evaluator recorded no check for it")
     judgement = judge(inputs)
-    if blocked and stop_reason in BLOCKED_WHY:
-        # The table says BLOCKED; the reason says which block it was (tool missing, time cap, harness stopped).
-        judgement = Judgement(judgement.verdict, (f"blocked: {BLOCKED_WHY[stop_reason]}",))
+    if blocked:
+        # The table says BLOCKED; the reason says whose failure stopped it (acceptance/causes.py: tool missing, tmux
+        # gone, time cap, harness stopped, evaluator failed, records not writable).
+        judgement = Judgement(judgement.verdict, (blocked_reason(stop_reason),))
+    if judgement.verdict != "PASS":
+        causes = cause_lines(workdir, goal_result, goal_blockers, failure_reason, notes if stop_reason else ())
+        judgement = Judgement(judgement.verdict, tuple(dict.fromkeys(judgement.reasons + causes)))
     doc = {
         "schema_version": SCHEMA_VERSION,
         "target": qualified,
@@ -243,6 +308,8 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
         "gate_response_count": gate_response_count,
         "gate_kind": kind,
         "gate_contract_evidence": grounding,
+        "gate_answers": answers,
+        "criteria": criteria_table(target.frontmatter, checks, why),
         "poll_exit": poll_exit,
         "stop_reason": stop_reason,
         "stall_row": stall_row,
@@ -266,7 +333,27 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     if working_folder is not None:
         doc["working_folder"] = {k: working_folder.get(k) for k in ("form", "path", "source")}
         doc["working_folder"]["removed"] = bool(working_folder.get("removed"))
+    if summarise is not None:
+        doc["summary"] = summarise(doc)
     return doc
+
+
+def cause_lines(workdir: Path, goal_result: str | None, goal_blockers: Iterable[str], failure_reason: str | None,
+                stop_notes: Iterable[str]) -> tuple[str, ...]:
+    """The real cause of a verdict that is not a PASS, as lines for ``overall.reasons`` (README "Evidence, watches and
+    messages to a person"): ``the evaluator found: <blocker>`` for each blocker of a FAIL goal, ``the evaluator could
+    not judge: <problem>`` when ``evaluation.json`` in ``workdir`` says no attempt gave a valid answer (the CLI's own
+    line, e.g. "Not logged in", is in that problem), then ``failure_reason`` and the notes recorded with the stop
+    (a boot failure's screen line, the question left unanswered, an API error's text). Never raises."""
+    lines = [f"the evaluator found: {b}" for b in goal_blockers if goal_result == "FAIL" and str(b).strip()]
+    try:
+        evaluation = json.loads((Path(workdir) / EVALUATION_FILE).read_text(encoding="utf-8"))
+        attempts = evaluation.get("attempts") or [] if evaluation.get("judged_by") == "fallback" else []
+        lines += [f"the evaluator could not judge: {p}" for p in (attempts[-1].get("problems") or [])[:3]]
+    except (OSError, ValueError, AttributeError, IndexError, TypeError):
+        pass
+    lines += [str(line) for line in (failure_reason, *stop_notes) if line and str(line).strip()]
+    return tuple(lines)
 
 
 def write_verdict(workdir: Path, doc: dict) -> Path:

@@ -22,9 +22,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_collect)
 
-    r = sub.add_parser("reap", help="remove lt-* sessions whose harness is gone (never a live trial's), and the "
-                                    "private copies their trials ran in")
+    r = sub.add_parser("reap", help="remove lt-* sessions whose harness is gone (never a live trial's), the private "
+                                    "copies their trials ran in, and their leftover processes",
+                       description="Remove every lt-* session whose harness is gone, with its processes, and the "
+                                   "private copy its trial ran in; then end the leftover processes (tools, evaluator) "
+                                   "of the eval root's trials whose harness is gone. Exit 0 (3 when tmux is missing).")
     r.add_argument("--socket", help="tmux socket name")
+    r.add_argument("--eval-root", type=Path, default=Path("eval-log"),
+                   help="where the trials' workdirs are (default ./eval-log)")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_reap)
 
@@ -57,23 +62,29 @@ def cmd_collect(args) -> int:
 
 
 def cmd_reap(args) -> int:
-    """``reap``: remove every lt-* session whose owner harness is gone, and the private copy of DIR its trial ran in
-    (``--cwd``), and print each one; exit 0 (3 when tmux is missing)."""
+    """``reap``: remove every lt-* session whose owner harness is gone (with its process tree) and the private copy of
+    DIR its trial ran in (``--cwd``), end the leftover processes of the eval root's trials whose harness is gone, and
+    print each; exit 0 (3 when tmux is missing)."""
     from live_trial.session.backend import Backend
+    from live_trial.trial.orphans import end_orphans
 
     backend = Backend(args.socket)
     backend.require_tmux()
     started_in = {name: backend.get_meta(name, "cwd") for name in backend.list_sessions()}
     removed = backend.reap()
     copies = _reap_copies(removed, started_in)
+    ended = end_orphans(args.eval_root)
     if args.json:
-        print(json.dumps({"status": "REAPED", "removed": removed, "copies_removed": copies}))
+        print(json.dumps({"status": "REAPED", "removed": removed, "copies_removed": copies, "processes": ended}))
     else:
-        print(f"REAPED: {len(removed)} session(s)")
+        print(f"REAPED: {len(removed)} session(s), {sum(len(e['ended']) for e in ended)} leftover process(es)")
         for name in removed:
             print(f"removed {name}")
         for path in copies:
             print(f"removed the trial's copy {path}")
+        for item in ended:
+            print(f"ended {len(item['ended'])} process(es) of {item['session']}"
+                  + (f"; still alive: {item['left']}" if item["left"] else ""))
     return 0
 
 

@@ -77,15 +77,27 @@ def _target_for(args) -> object:
     return resolve_target(name, root)
 
 
+def _folder_of(workdir: Path) -> str | None:
+    """The trial's own folder as its trial-state.json records it (``folder.path``), or None."""
+    try:
+        folder = json.loads((workdir / "trial-state.json").read_text(encoding="utf-8")).get("folder")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return folder.get("path") if isinstance(folder, dict) else None
+
+
 def _evaluate(args) -> int:
     from live_trial.judge.evaluator import evaluate
     from live_trial.session.claude_bin import find_claude
+    from live_trial.trial.changes import session_output
 
     if not args.workdir.is_dir():
         raise RefusedInput("the workdir does not exist", where=str(args.workdir), code="not_found")
     target = _target_for(args)
     claude = find_claude(args.claude_bin)
-    doc = evaluate(args.workdir, target, claude, dict(os.environ), model=args.model, timeout_s=args.timeout)
+    produced = session_output(args.workdir, _folder_of(args.workdir))
+    doc = evaluate(args.workdir, target, claude, dict(os.environ), produced=produced, model=args.model,
+                   timeout_s=args.timeout)
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
     else:

@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "live_trial.cli.verdict_cmd",    # verdict
     "live_trial.cli.rehearsal_cmd",  # rehearsal (serve a scenario by hand)
     "live_trial.cli.selftest_cmd",   # self-test (every offline check)
+    "live_trial.cli.report_cmd",     # report, ls, show (reading past trials)
 )
 #: Each subcommand and the module that registers it (tests/unit/test_cli_startup.py checks it against the modules).
 COMMANDS = {"run": "live_trial.cli.trial_cmd", "plan": "live_trial.cli.plan_cmd", "boot": "live_trial.cli.boot_cmd",
@@ -42,10 +43,11 @@ COMMANDS = {"run": "live_trial.cli.trial_cmd", "plan": "live_trial.cli.plan_cmd"
             "self-test": "live_trial.cli.selftest_cmd"}
 
 EPILOG = """exit codes:
-  run      0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED, 2 refused input (nothing created)
+  run      0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED (not the skill's failure), 2 refused input (nothing created)
   boot     0 READY, 1 TIMEOUT, 2 BOOT_FAIL or refused input, 3 BLOCKED
   poll     0 DONE, 1 HARD_CAP, 2 STALL, 4 GATE, 5 TICK_BUDGET, 3 BLOCKED, 64 refused input
   verdict  0 written, 2 refused (nothing written)
+  report, ls, show  0 done, 2 refused (not a workdir, no eval root)
   any      64 usage error
 """
 

@@ -1,7 +1,8 @@
 """``plan``: decide, before any session starts, which skills reuse evidence, which run, which wait (seed 001 事前計画).
 
 Exit codes: 0 planned, 2 refused input. The planner runs no model and no tmux. With ``--json`` it prints the plan
-document (schemas/plan.schema.json), which ``run --plan`` takes; otherwise a table.
+document (schemas/plan.schema.json), which ``run --plan`` takes; otherwise a table. The command (not the pure
+planner) closes, quietly, the watches the plan found superseded: their skill changed since they were opened.
 """
 from __future__ import annotations
 
@@ -37,9 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_plan(args) -> int:
     """Handler of ``plan``."""
-    from live_trial.acceptance.plan import SCHEMA, plan
+    from live_trial.acceptance.plan import SCHEMA, plan, superseded_watches
     from live_trial.jsonfile import validate, write_json
-    from live_trial.notices.watch import open_watches
+    from live_trial.notices.watch import open_watches, supersede
 
     eval_root = Path(args.eval_root).resolve()
     swept = _sweep(eval_root)
@@ -47,6 +48,7 @@ def cmd_plan(args) -> int:
                plugins_root=args.plugins_root, proof=args.proof, reuse_rehearsal=args.reuse_rehearsal,
                scenario_path=args.scenario, watches=open_watches(eval_root))
     validate(doc, SCHEMA, what="plan")
+    supersede(eval_root, superseded_watches(doc))     # no notice: what was watched no longer describes the skill
     if args.out:
         write_json(args.out, doc, SCHEMA)
     if args.json:

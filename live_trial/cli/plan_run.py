@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import signal
 import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from rich.table import Table
 
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import read_json
+from live_trial.trial.facts import StopRequest
 
 
 def plan_items(plan: dict) -> list[list[dict]]:
@@ -39,10 +39,12 @@ def run_plan(args, policy) -> int:
     """Run every batch of the plan in ``args.plan``; return the worst exit code (FAIL > BLOCKED > DEGRADED > PASS)."""
     from live_trial.cli.folder_args import folder_options
     from live_trial.cli.progress import Progress
+    from live_trial.cli.report_cmd import write_report_after_run
     from live_trial.trial.facts import TrialRequest
     from live_trial.trial.runner import Trial
 
     per_skill = [flag for flag, given in (("--gate-response", args.gate_response),
+                                          ("--gate-response-contractual", args.gate_response_contractual),
                                           ("--gate-kind contractual", args.gate_kind == "contractual"),
                                           ("--expect-gate", args.expect_gate)) if given]
     if per_skill:
@@ -60,10 +62,10 @@ def run_plan(args, policy) -> int:
                            fix="pass --max-concurrency 1, or use --cwd DIR (a private copy per trial)")
     folder = folder_options(args)
     eval_root = args.eval_root or Path(plan.get("eval_root") or "eval-log")
-    stop = threading.Event()
+    stop = StopRequest()
 
     def handler(signum, frame):
-        stop.set()
+        stop.request(signum)
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     results: list[tuple[str, object]] = []
@@ -79,9 +81,11 @@ def run_plan(args, policy) -> int:
                 progress = Progress(json_mode=args.json, prefix=f"[{entry['target']}] ")
                 progress.tty = False
                 try:
-                    return Trial(req, on_event=progress.event, stop_event=stop).run()
+                    outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
                 except LiveTrialError as exc:      # refused or failed before its workdir: one row, not the batch
                     return exc
+                outcome.report = write_report_after_run(outcome)
+                return outcome
             with ThreadPoolExecutor(max_workers=width) as pool:
                 for entry, outcome in zip(batch, pool.map(one, batch)):
                     results.append((entry["target"], outcome))

@@ -105,6 +105,8 @@ class Progress:
         body.append(outcome.summary + "\n")
         if outcome.verdict_path:
             body.append(f"verdict: {outcome.verdict_path}\n")
+        if getattr(outcome, "report", None):
+            body.append(f"report: {outcome.report}\n")
         for warning in ((outcome.verdict or {}).get("warnings") or [])[:5]:
             body.append(f"WARN: {warning}\n", style="yellow")
         if outcome.notification:
@@ -122,4 +124,5 @@ def outcome_json(outcome) -> dict:
             "verdict_path": str(outcome.verdict_path) if outcome.verdict_path else None,
             "scenario_origin": outcome.scenario_origin, "stop_reason": outcome.stop_reason,
             "summary": outcome.summary, "notification": outcome.notification,
-            "notification_delivery": getattr(outcome, "notification_delivery", None)}
+            "notification_delivery": getattr(outcome, "notification_delivery", None),
+            "report": str(outcome.report) if getattr(outcome, "report", None) else None}

@@ -5,11 +5,11 @@ import argparse
 import json
 import signal
 import sys
-import threading
 from pathlib import Path
 
 from live_trial.cli.folder_args import add_folder_arguments, folder_options
 from live_trial.errors import RefusedInput
+from live_trial.trial.facts import StopRequest
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,15 +20,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "end, judge the goal with a separate evaluator and write verdict.json. Exit codes: 0 PASS, 1 FAIL, "
                     "6 DEGRADED, 3 BLOCKED, 2 refused input (nothing created).")
     p.add_argument("target", nargs="?", help="plugin:skill (plugin by its plugin.json name) or PLUGIN_DIR:skill")
-    p.add_argument("--args", default="", help="arguments passed to the skill")
+    p.add_argument("--args", default=None, help="arguments passed to the skill")
     p.add_argument("--model", help="model id for the trial session (proof trials need a full id)")
     p.add_argument("--proof", action="store_true", help="proof trial: any intervention or model mismatch fails")
     p.add_argument("--rehearsal", type=Path, metavar="SCENARIO",
                    help="play a scripted model from this YAML scenario instead of the real API")
-    p.add_argument("--gate-response", action="append", default=[], metavar="TEXT",
-                   help="answer for the next question gate: an option label, or text:<free text>; repeatable")
-    p.add_argument("--gate-kind", choices=["rescue", "contractual"], default="rescue",
-                   help="contractual only when the skill's frontmatter declares the gate (default rescue)")
+    p.add_argument("--gate-response", action=GateAnswer, const="rescue", default=[], metavar="TEXT",
+                   help="a rescue answer for the next question gate (degrades the verdict): an option label, or "
+                        "text:<free text>; repeatable, used in order with --gate-response-contractual")
+    p.add_argument("--gate-response-contractual", action=GateAnswer, const="contractual", default=[],
+                   metavar="TEXT", help="a contractual answer for the next question gate (the skill's frontmatter must "
+                                        "declare the gate, else refused before start); repeatable, in order")
+    p.add_argument("--gate-kind", choices=["rescue", "contractual"], default=None,
+                   help="contractual: every answer is contractual (same grounding); default rescue")
     p.add_argument("--expect-gate", action="store_true", help="the skill must stop at a question gate")
     p.add_argument("--plugins-root", type=Path, default=None, help="folder holding the plugins (default ./plugins)")
     add_folder_arguments(p)
@@ -39,11 +43,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lang", choices=["ja", "en"], help="language of the notification (default LIVE_TRIAL_LANG)")
     p.add_argument("--stall-limit", type=float, metavar="S", help="seconds without progress before STALL")
     p.add_argument("--hard-cap", type=float, metavar="S", help="seconds before the trial is stopped (BLOCKED)")
-    p.add_argument("--resume", type=Path, metavar="WORKDIR", help="continue a trial whose harness was killed")
+    p.add_argument("--resume", type=Path, metavar="WORKDIR",
+                   help="continue a trial whose harness was killed, with the options it started with (no others)")
     p.add_argument("--plan", type=Path, metavar="PLAN_JSON", help="run the live_batches of a plan (from `plan --json`)")
     p.add_argument("--max-concurrency", type=int, default=None, help="with --plan: trials at once (default: the plan's)")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end instead of text")
     p.set_defaults(func=cmd_run)
+
+
+class GateAnswer(argparse.Action):
+    """``--gate-response`` / ``--gate-response-contractual``: appends the answer to its own list and, with its kind
+    (``const``), to ``gate_answers``, so answers given with either option are used in the order given."""
+
+    def __init__(self, option_strings, dest, const=None, **kw):
+        super().__init__(option_strings, dest, nargs=None, const=const, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), values])
+        namespace.gate_answers = [*(getattr(namespace, "gate_answers", None) or []), (values, self.const)]
 
 
 def _policy(args):
@@ -72,11 +89,24 @@ def _split_target(target: str, plugins_root: Path | None) -> tuple[str, Path]:
     return target, plugins_root or Path("plugins")
 
 
-def _install_signal_handlers(stop: threading.Event):
+#: Options that describe a trial: ``run --resume`` takes none of them, it reuses those recorded at the start.
+TRIAL_OPTIONS = (("args", "--args"), ("model", "--model"), ("proof", "--proof"), ("rehearsal", "--rehearsal"),
+                 ("gate_response", "--gate-response"), ("gate_response_contractual", "--gate-response-contractual"),
+                 ("gate_kind", "--gate-kind"), ("expect_gate", "--expect-gate"),
+                 ("plugins_root", "--plugins-root"), ("cwd", "--cwd"), ("eval_root", "--eval-root"),
+                 ("claude_bin", "--claude-bin"), ("socket", "--socket"), ("lang", "--lang"),
+                 ("stall_limit", "--stall-limit"), ("hard_cap", "--hard-cap"), ("max_concurrency", "--max-concurrency"))
+
+
+def _trial_options_given(args) -> list[str]:
+    return [flag for dest, flag in TRIAL_OPTIONS if getattr(args, dest, None) not in (None, False, [])]
+
+
+def _install_signal_handlers(stop: StopRequest):
     def handler(signum, frame):
         if stop.is_set():
             raise KeyboardInterrupt
-        stop.set()
+        stop.request(signum)
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     return lambda: [signal.signal(s, h) for s, h in previous.items()]
@@ -93,29 +123,38 @@ def cmd_run(args) -> int:
         print("live-trial run: error: give exactly one of TARGET, --resume WORKDIR or --plan PLAN_JSON "
               "(see live-trial run --help)", file=sys.stderr)
         return 64
+    if args.resume and _trial_options_given(args):
+        print(f"live-trial run: error: --resume continues with the options the trial started with; remove "
+              f"{', '.join(_trial_options_given(args))} (see live-trial run --help)", file=sys.stderr)
+        return 64
+    args.args, args.gate_kind = args.args or "", args.gate_kind or "rescue"
     policy = _policy(args)
     if args.plan:
         from live_trial.cli.plan_run import run_plan
 
         return run_plan(args, policy)
-    stop = threading.Event()
+    stop = StopRequest()
     restore = _install_signal_handlers(stop)
     progress = Progress(json_mode=args.json)
     try:
         if args.resume:
-            req = TrialRequest(target="", socket=args.socket, claude_bin=args.claude_bin, lang=args.lang, policy=policy)
-            outcome = Trial(req, on_event=progress.event, stop_event=stop).resume(args.resume)
+            outcome = Trial(TrialRequest(target=""), on_event=progress.event, stop_event=stop).resume(args.resume)
         else:
             target, plugins_root = _split_target(args.target, args.plugins_root)
             req = TrialRequest(target=target, plugins_root=plugins_root, **folder_options(args),
                                eval_root=args.eval_root or Path("eval-log"),
                                args=args.args, model=args.model, proof=args.proof, rehearsal=args.rehearsal,
-                               gate_responses=args.gate_response, gate_kind=args.gate_kind,
+                               gate_responses=[a for a, _ in getattr(args, "gate_answers", None) or []],
+                               gate_response_kinds=[k for _, k in getattr(args, "gate_answers", None) or []],
+                               gate_kind=args.gate_kind,
                                expect_gate=args.expect_gate, claude_bin=args.claude_bin, socket=args.socket,
                                lang=args.lang, policy=policy)
             outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
     finally:
         progress.close()
         restore()
+    from live_trial.cli.report_cmd import write_report_after_run
+
+    outcome.report = write_report_after_run(outcome)
     progress.final(outcome)
     return outcome.exit_code

@@ -61,6 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--failure-reason", help="boot, delivery or crash reason")
     p.add_argument("--claude-version", help="version of the claude CLI used (default: look it up)")
     p.add_argument("--eval-root", type=Path, help="eval-log root for the watch ledger (default: from --workdir)")
+    p.add_argument("--lang", choices=["ja", "en"], help="language of the summary sentence (default LIVE_TRIAL_LANG, "
+                                                      "else ja)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_verdict)
 
@@ -132,6 +134,7 @@ def cmd_verdict(args) -> int:
     """Handler of ``verdict``: refuse before writing anything; write; print the status line."""
     from live_trial.acceptance.verdict import SCHEMA, build_verdict, write_verdict
     from live_trial.jsonfile import validate
+    from live_trial.notices.outcome import summariser
     from live_trial.session.rules import check_target_allowed
 
     check_target_allowed(args.target_skill)
@@ -161,7 +164,7 @@ def cmd_verdict(args) -> int:
         poll_exit=args.poll_exit, proof=args.proof, blocked=args.blocked,
         scenario_origin="rehearsal" if args.rehearsal_scenario else "live", scenario_path=args.rehearsal_scenario,
         args=args.args, claude_version=claude_version, stop_reason=args.stop_reason, stall_row=args.stall_row,
-        failure_reason=args.failure_reason)
+        failure_reason=args.failure_reason, summarise=summariser(args.lang))
     validate(doc, SCHEMA, what="verdict.json")  # before the watch is registered: a bad doc changes nothing
     if kind == "mostly_done" and doc["scenario_origin"] == "rehearsal":
         # A scripted model confirms nothing real: a watch would keep the skill out of plan's live trials
@@ -173,7 +176,7 @@ def cmd_verdict(args) -> int:
 
         watch = register_watch(eval_root, objective=str(target.frontmatter.get("description") or doc["target"]),
                                unverified=args.unverified, evidence=args.evidence or "", target=doc["target"],
-                               workdir=str(workdir))
+                               workdir=str(workdir), closure=doc["skill_dir_tree_sha"])
         doc["watch_id"] = watch["id"]
     path = write_verdict(workdir, doc)
     overall = doc["overall"]

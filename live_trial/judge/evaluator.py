@@ -6,9 +6,11 @@ and answers through ``--json-schema`` / ``--output-format json`` (the CLI offers
 the parsed answer is ``structured_output`` in its stdout JSON, as observed on claude 2.1.197). A missing
 ``structured_output`` is a failure even when the exit code is 0.
 
-The answer is validated by :mod:`live_trial.judge.answer`; one retry carries the reason; then the goal
-is FAIL with the blocker "the evaluator gave no valid judgement". Request, answers and session ids are kept
-in ``<workdir>/evaluation.json`` (schema ``evaluation.schema.json``).
+The request is :func:`live_trial.judge.prompt.build_prompt` (what the trial's session produced, never the harness's
+workings); the answer is checked by :mod:`live_trial.judge.answer`; one retry carries the reason; then the goal is FAIL
+with the blocker "insufficient evidence: <why>" when only the evidence failed to hold, else "the evaluator gave no
+valid judgement". Request, answers and session ids are kept in ``<workdir>/evaluation.json`` (schema
+``evaluation.schema.json``).
 
 :func:`check_starter` builds the check-only evaluator that ``watch check`` starts for a due watch.
 """
@@ -29,6 +31,9 @@ from live_trial.errors import RefusedInput
 from live_trial.jsonfile import utc_now, write_json
 from live_trial.judge import answer as ea
 from live_trial.judge.evidence import check_evidence
+from live_trial.judge.index import read_index
+from live_trial.judge.prompt import build_prompt, describe_files
+from live_trial.judge.sources import MARKER_SOURCE
 
 EVALUATION_FILE = "evaluation.json"
 DEFAULT_TIMEOUT_S = 600.0
@@ -66,16 +71,59 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the child get SIGKILL when the harness dies, even by SIGKILL (Linux
+    ``prctl(PR_SET_PDEATHSIG)``; the signal is sent when the thread that started the child ends, and the harness starts
+    it from the thread that waits for it). Resolved before the fork; None where there is no prctl."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        prctl = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:       # the harness died before the signal was armed: follow it now
+            os.kill(os.getpid(), signal.SIGKILL)
+    return arm
+
+
+def process_failure(result: ProcessResult) -> str | None:
+    """Why the evaluator PROCESS failed, in plain words, or None when it ran and answered (well or badly).
+
+    Failed: it did not answer within its time, was killed by a signal, or exited non-zero without writing a JSON result
+    (a crash). README "Whose failure it is": that is the harness's failure (BLOCKED), never a judgement of the skill;
+    an answer without usable evidence is a judgement (FAIL)."""
+    if result.timed_out:
+        return "the evaluator did not answer in time"
+    if result.exit_code is not None and result.exit_code < 0:
+        return f"the evaluator was killed by signal {-result.exit_code}"
+    if result.exit_code not in (None, 0) and not (result.stdout or "").strip():
+        tail = (result.stderr or "").strip().splitlines()[-1:] or ["no output"]
+        return f"the evaluator exited with status {result.exit_code} without an answer: {tail[0][:200]}"
+    return None
+
+
 def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str], timeout_s: float, *,
-                should_stop: Callable[[], bool] | None = None) -> ProcessResult:
+                should_stop: Callable[[], bool] | None = None,
+                on_start: Callable[[int], None] | None = None) -> ProcessResult:
     """Run ``argv`` in ``cwd`` with ``stdin_text`` on stdin in its own process group; return its
     :class:`ProcessResult`.
 
     The whole group is killed at ``timeout_s`` seconds (``timed_out`` True), within a second of ``should_stop()``
     turning true (the harness was asked to stop: ``timed_out`` True, ``stderr`` says so), and on any exception
-    in this process (a second Ctrl-C), which is then re-raised: an evaluator is never left running on its own.
+    in this process (a second Ctrl-C), which is then re-raised; the process itself gets SIGKILL when the harness dies,
+    even by SIGKILL (:func:`_die_with_parent`): an evaluator is never left running on its own. ``on_start(pid)`` is
+    called once it runs (the trial records it, so a resume or ``reap`` can find it).
     ``env`` loses the nested-session variables (:data:`live_trial.session.boot.NESTED_VARS`), as the trial's claude does:
     run from inside a Claude Code session, ``claude -p`` would otherwise take itself for a nested session.
+    Raises OSError when the process cannot be started.
     """
     from live_trial.session.boot import NESTED_VARS
 
@@ -83,7 +131,13 @@ def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, s
     clean_env = {k: v for k, v in env.items() if k not in NESTED_VARS}
     proc = subprocess.Popen(argv, cwd=str(cwd), env=clean_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_die_with_parent())
+    if on_start is not None:
+        try:
+            on_start(proc.pid)
+        except BaseException:
+            _kill_group(proc)
+            raise
     deadline = start + timeout_s
     talked: dict = {}
 
@@ -158,8 +212,10 @@ def parse_output(result: ProcessResult) -> tuple[Any, str | None, str | None]:
     return doc["structured_output"], raw, None
 
 
-def build_context(workdir: Path, target: Any) -> ea.Context:
-    """Collect the promise (description, criteria), the out/ artifacts and the transcript index of a workdir.
+def build_context(workdir: Path, target: Any, produced: ea.Produced | None = None) -> ea.Context:
+    """Collect what the evaluator is shown for a workdir: the promise (description, criteria), what the trial's
+    session produced (``produced``, :func:`live_trial.trial.changes.session_output`; None = nothing), whether the
+    completion marker is there, and the transcript index.
 
     The index lists the records in the order they happened (:func:`live_trial.transcript.order.causal_order`,
     subagent records included), not in line order, which the CLI does not keep for a session's first turn.
@@ -175,19 +231,11 @@ def build_context(workdir: Path, target: Any) -> ea.Context:
         frontmatter = read_frontmatter(Path(skill_md))
     judged, skipped = ea.split_criteria(frontmatter)
     name = getattr(target, "qualified", None) or str(target)
-    ctx = ea.Context(workdir=workdir, target=name, description=" ".join(str(frontmatter.get("description", "")).split()),
-                     criteria=judged, criteria_skipped=skipped)
-    out, budget = workdir / "out", ea.MAX_PREVIEW_TOTAL_BYTES
-    for path in sorted(p for p in out.rglob("*") if p.is_file()) if out.is_dir() else []:
-        size = path.stat().st_size
-        preview = None
-        if size <= ea.MAX_FILE_PREVIEW_BYTES and size <= budget:
-            try:
-                preview = path.read_text(encoding="utf-8")
-                budget -= size
-            except (UnicodeDecodeError, OSError):
-                preview = None
-        ctx.artifacts.append({"path": str(path.relative_to(workdir)), "bytes": size, "preview": preview})
+    produced = produced or ea.Produced()
+    description = " ".join(str(frontmatter.get("description", "")).split())
+    ctx = ea.Context(workdir=workdir, target=name, description=description, criteria=judged,
+                     criteria_skipped=skipped, produced=produced, files=describe_files(workdir, produced),
+                     marker_present=(workdir / MARKER_SOURCE).is_file())
     tpath = workdir / "transcript.jsonl"
     if tpath.is_file():
         from live_trial.judge.sources import MOVED_FROM_DIR
@@ -195,7 +243,7 @@ def build_context(workdir: Path, target: Any) -> ea.Context:
         records = [r for earlier in sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl"))   # the session moved (/clear)
                    for r in read_records(earlier).records] + read_records(tpath).records
         ctx.transcript_path = "transcript.jsonl"
-        ctx.transcript_index = ea.index_records(causal_order(records, sidechains=True), workdir)
+        ctx.transcript_index, ctx.transcript_facts = read_index(causal_order(records, sidechains=True), workdir)
         ctx.transcript_uuids = {r["uuid"].lower() for r in ctx.transcript_index}
     return ctx
 
@@ -213,50 +261,60 @@ def _attempt(n: int, prompt: str, ctx: ea.Context, claude_path: str, env: Mappin
     started = clock()
     result = runner(build_argv(claude_path, ea.ANSWER_SCHEMA, session_id, model), prompt, ctx.workdir, env, timeout_s)
     answer, raw, error = parse_output(result)
-    problems = [error] if error else ea.answer_problems(answer, ctx)
+    checked = ea.Review(form=[error]) if error else ea.review(answer, ctx)
     return {"n": n, "session_id": session_id, "started_at": started, "duration_s": round(result.duration_s, 3),
             "exit_code": result.exit_code, "timed_out": result.timed_out, "request": prompt,
             "answer": answer if isinstance(answer, dict) else None,
             "raw_result": (raw or "")[:MAX_RAW_CHARS] or None,
             "stderr_tail": (result.stderr or "").strip()[-MAX_RAW_CHARS:] or None,
-            "problems": problems, "valid": not problems}
+            "problems": checked.problems, "evidence_problems": checked.evidence, "dropped": checked.dropped,
+            "valid": not checked.problems, "_review": checked}
 
 
-def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *, model: str | None = None,
-             timeout_s: float = DEFAULT_TIMEOUT_S, runner: Runner | None = None,
+def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *, produced: ea.Produced | None,
+             model: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, runner: Runner | None = None,
              clock: Callable[[], str] = utc_now) -> dict:
     """Judge the goal of the trial in ``workdir`` with a fresh evaluator; write and return evaluation.json.
 
     ``target``: closure.Target (qualified, frontmatter, skill_md) or a name. ``claude``: ClaudeBinary, a path,
     or None (find_claude). ``env``: the environment of the evaluator process (the rehearsal env in rehearsal).
-    ``timeout_s``: per attempt. Returns the evaluation dict: ``goal_result`` PASS|FAIL, ``blockers``,
-    ``evidence`` [{claim, source, observed}], ``checks``, ``attempts`` (request, answer, session id each),
-    ``session_id`` (of the judging attempt). Never raises for a bad answer (that is a FAIL); raises Blocked
-    when no claude is found and SchemaInvalid on a harness bug (nothing written then).
+    ``produced``: what the trial's session produced (:func:`live_trial.trial.changes.session_output`), the only files
+    the evaluator may cite; None when nothing was recorded. ``timeout_s``: per attempt. Returns the evaluation dict:
+    ``goal_result`` PASS|FAIL, ``blockers``, ``evidence`` [{claim, source, quote, observed}] (the items that hold),
+    ``checks``, ``unverified`` (what the trial cannot show yet, for a PASS), ``attempts`` (request, answer, session
+    id, problems each), ``judged_by`` evaluator | insufficient_evidence (the last answer's evidence did not hold:
+    goal FAIL "insufficient evidence: <why>") | fallback (no valid answer: goal FAIL "the evaluator gave no valid
+    judgement"), ``session_id`` (of the judging attempt). Never raises for a bad answer (that is a FAIL); raises
+    Blocked when no claude is found and SchemaInvalid on a harness bug (nothing written then).
     """
     workdir = Path(workdir).resolve()
     if not workdir.is_dir():
         raise RefusedInput("the workdir does not exist", where=str(workdir), code="not_found")
     runner = runner or run_process
     claude_path = _claude_path(claude, env)
-    ctx = build_context(workdir, target)
+    ctx = build_context(workdir, target, produced)
     attempts: list[dict] = []
     reason = None
     for n in (1, 2):
-        att = _attempt(n, ea.build_prompt(ctx, reason), ctx, claude_path, env, model, timeout_s, runner, clock)
+        att = _attempt(n, build_prompt(ctx, reason), ctx, claude_path, env, model, timeout_s, runner, clock)
         attempts.append(att)
         if att["valid"]:
             break
         reason = "; ".join(att["problems"])
     last = attempts[-1]
+    checked = last.pop("_review")
+    for att in attempts:
+        att.pop("_review", None)
     if last["valid"]:
-        settled = ea.settle(last["answer"], ctx)
+        settled = ea.settle(last["answer"], ctx, checked)
         judged_by = "evaluator"
     else:
-        settled = {"goal_result": "FAIL", "blockers": [ea.NO_VALID_JUDGEMENT], "evidence": [],
+        # Only the evidence was wrong: the evaluator judged, but what it showed does not hold (README "Evidence").
+        judged_by = "fallback" if checked.form else "insufficient_evidence"
+        blocker = ea.NO_VALID_JUDGEMENT if checked.form else ea.insufficient(checked.evidence)
+        settled = {"goal_result": "FAIL", "blockers": [blocker], "evidence": [], "unverified": [],
                    "checks": [{"id": c["id"], "result": "fail", "evidence": "not checked"} for c in ctx.criteria]}
-        judged_by = "fallback"
-    doc = {"version": 1, "workdir": str(workdir), "target": ctx.target, "description": ctx.description,
+    doc = {"version": 2, "workdir": str(workdir), "target": ctx.target, "description": ctx.description,
            "criteria": [{"id": c["id"], "text": c["text"]} for c in ctx.criteria],
            "criteria_skipped": [{"id": c["id"], "verify_by": str(c["verify_by"])} for c in ctx.criteria_skipped],
            "model": model, "judged_by": judged_by, "session_id": last["session_id"], **settled,

@@ -90,7 +90,7 @@ _NOT_COUNTS = re.compile(
         r"\b(?:sha256:)?[0-9a-f]{12,}\b",                                     # hash
         r"\b(?:port|pid|pr|issue|commit|version|build|run)\s*#?\s*\d+\b",     # identifiers
         r"#\d+",
-        r"\S*[/\\]\S*",                                                       # paths and urls
+        r"(?<!\S)(?!\d+/\d+\b(?!/))\S*[/\\]\S*",          # paths and urls; not a counted ratio ("9/10 rows")
     ]),
     re.IGNORECASE,
 )
@@ -125,14 +125,16 @@ _PAST_VERBS = frozenset("sent wrote written made found got read held kept built 
                         "told brought caught drew drove fed hit put set shot spent split".split())
 _JA_PROXY_BEFORE = re.compile(r"(?:テスト|ジョブ|チェック|ビルド|マーカー|CI|パイプライン|ステップ|コミット|エラー|秒|分|時間)"
                               r"\s*(?:が|を|は|の|で)?\s*$", re.IGNORECASE)
-_SCORE_VALUE = r"\s*(?:[:=]|\bis\b|\bwas\b|\bof\b)?\s*(?:\d+(?:\.\d+)?(?:\s*/\s*\d+)?|[A-F][+-]?(?![\w]))"
-#: A score, rating, grade or points given a value, anywhere in the text ("score: 9/10", "rated 4/5", "8 points",
-#: "grade B+", "9/10 score"); the bare word without a value ("rating of the lines not given") is no score.
+#: The value of a score: a number, a ratio, or a grade letter written as one (upper case: "a rate of a file" is no grade).
+_SCORE_VALUE = r"\s*(?:[:=]|\bis\b|\bwas\b|\bof\b)?\s*(?:\d+(?:\.\d+)?(?:\s*/\s*\d+)?|(?-i:[A-F][+-]?)(?![\w]))"
+#: A score, rating, grade, confidence or points given a value, anywhere in the text ("score: 9/10", "rated 4/5",
+#: "8 points", "grade B+", "9/10 score", "confidence 0.9", "信頼度 90"); the bare word without a value ("rating of the
+#: lines not given") is no score, and neither is a plain counted ratio ("9/10 rows dated").
 _SCORE_RE = re.compile(
-    r"\b(?:scor(?:e|es|ed|ing)|rat(?:e|es|ing|ings|ed)|grad(?:e|es|ed|ing)|marks?)\b" + _SCORE_VALUE
+    r"\b(?:scor(?:e|es|ed|ing)|rat(?:e|es|ing|ings|ed)|grad(?:e|es|ed|ing)|marks?|confiden(?:ce|t))\b" + _SCORE_VALUE
     + r"|\b\d+(?:\.\d+)?(?:\s*/\s*\d+)?\s*(?:points?|pts|stars?|marks?)\b"
     + r"|\b\d+(?:\.\d+)?\s*/\s*\d+\s*(?:score|rating|grade)\b|\b(?:points?|pts|stars?)\s*[:=]\s*\d"
-    + r"|スコア|点数|採点|評点|満点|\d+\s*点\s*(?:/|中|満点)|(?:評価|得点)\s*[:：は]?\s*[A-F\d]",
+    + r"|スコア|点数|採点|評点|満点|\d+\s*点\s*(?:/|中|満点)|(?:評価|得点|信頼度|確信度)\s*[:：は]?\s*[A-F\d]",
     re.IGNORECASE)
 
 

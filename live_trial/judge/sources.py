@@ -108,12 +108,13 @@ MARKER_SOURCE = "out/status.json"
 #: task makes every trial write it), ``task.md`` and ``nudge-<n>.md`` the text pasted into the session (``trial``,
 #: ``trial_loop``), ``trial-state.json`` / ``trial-log.jsonl`` / ``poll-state.json`` / ``cwd-snapshot.json`` /
 #: ``.trial.lock`` (``trial``), ``evaluation.json`` (``evaluator``), ``verdict.json`` (``verdict``), ``claude-config/``
-#: a rehearsal's isolated claude configuration (``origin.REHEARSAL_CONFIG_DIR``). Still evidence: transcript records
-#: (by uuid), ``pane.txt`` (the screen the skill left), ``side-effects/**``, ``subagents/*.jsonl`` and every file
-#: under ``out/`` other than the marker.
+#: a rehearsal's isolated claude configuration (``origin.REHEARSAL_CONFIG_DIR``), ``rehearsal-watches/`` the watch ledger
+#: of a rehearsal (``live_trial.trial.judgement``: a scripted run never writes eval-root's ledger). What the fresh
+#: evaluator may cite is narrower still (:mod:`live_trial.judge.citable`): only the files the session created or changed
+#: and the transcript records of its tool calls with their results.
 HARNESS_FILES: tuple[str, ...] = (
     MARKER_SOURCE, "task.md", "nudge-*.md", "trial-state.json", "trial-log.jsonl", "poll-state.json",
-    "cwd-snapshot.json", ".trial.lock", "evaluation.json", "verdict.json", "claude-config/**",
+    "cwd-snapshot.json", ".trial.lock", "evaluation.json", "verdict.json", "claude-config/**", "rehearsal-watches/**", "report.html",
 )
 MARKER_ONLY = ("a PASS needs at least one evidence item whose source is not the completion marker (out/status.json is "
                "the harness's own contract file, written by every trial, so it shows nothing of the goal)")

@@ -2,13 +2,15 @@
 
 Texts come from the catalogues ``references/notifications.{ja,en}.json``:
 
-- ``templates.<kind>.text``: ``{objective}`` and ``{detail}`` are filled in; ``templates.<kind>.generic`` is the
-  fallback sentence used when a filled-in text still fails the forbidden-token check.
+- ``templates.<kind>.text``: ``{objective}``, ``{detail}`` and ``{next}`` (what to do next) are filled in;
+  ``templates.<kind>.generic`` is the fallback sentence used when a filled-in text still fails the forbidden-token
+  check.
   Kinds: done ✅, mostly_done 🟡, not_working ⚠️, confirmed ✅ (a watch was confirmed), watch_failed ⚠️ (third
   failed check), watch_expired ⚠️ (7 days without confirmation).
 - ``reasons.<code>``: one plain sentence per stop reason / status word / error code of the harness;
   ``families.<prefix>``: the sentence for other codes starting with bad_, unknown_, missing_, no_.
 - ``exit_codes.<command>.<code>``: one plain sentence per exit code of each command.
+- ``trial``: the sentences of a trial's summary and of the message that ends it (:mod:`live_trial.notices.outcome`).
 
 The language is ``--lang``, else env ``LIVE_TRIAL_LANG``, else Japanese: the seed that defines these
 notifications asks for Japanese that a high-school student understands, and the people running these
@@ -17,6 +19,8 @@ trials read Japanese first.
 Forbidden tokens (checked over every text before it is sent, see :func:`forbidden_tokens`): every status
 word and error code of the harness (and anything snake_case or UPPER_SNAKE), internal field names, every subcommand written as a command and every
 flag, anything shaped like a uuid, run id, session name, watch id, hash or path, and priority tags like [P1].
+The user's own names that a caller passes as ``allowed`` (the plugin, the skill, ``plugin:skill``, the file names
+the skill promises) are not internal codes and stay: a person needs them to know what the message is about.
 A text that fails is sanitised (the offending parts of the filled-in values are replaced by a placeholder)
 and, if it still fails, replaced by the generic sentence; the record says which happened.
 
@@ -40,16 +44,24 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from live_trial.acceptance.criteria import elsewhere_note
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import append_jsonl, utc_now, validate
-from live_trial.resources import resource_path
+from live_trial.notices.catalogue import (  # noqa: F401 - the catalogue's API, used through this module too
+    DEFAULT_LANG,
+    LANG_ENV,
+    LANGS,
+    catalogue,
+    exit_code_sentence,
+    reason_sentence,
+    resolve_lang,
+)
+from live_trial.notices.outcome import compose, joined
+from live_trial.notices.outcome import find_key as _find_key
 
-LANGS = ("ja", "en")
-DEFAULT_LANG = "ja"
 KINDS = ("done", "mostly_done", "not_working", "confirmed", "watch_failed", "watch_expired")
 NOTIFICATIONS_FILE = "notifications.jsonl"
 WEBHOOK_ENV = "LIVE_TRIAL_WEBHOOK_URL"
-LANG_ENV = "LIVE_TRIAL_LANG"
 WEBHOOK_TIMEOUT_S = 5.0
 WEBHOOK_RETRY_WAIT_S = 1.0
 MAX_OBJECTIVE_CHARS = 200
@@ -58,30 +70,11 @@ MAX_CONTENT_CHARS = 1900  # Discord rejects content over 2000 characters
 
 # Subcommands of the CLI (kept in step with live_trial.cli; a test compares them with the real parser).
 SUBCOMMANDS = ("run", "plan", "boot", "send", "backend", "status", "poll", "collect", "reap", "evaluate",
-               "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep")
+               "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep", "report", "ls", "show")
 # Status words and codes that are not keys of the catalogues' reason tables.
 EXTRA_CODES = ("WARN", "BUSY_GENERATING", "BUSY_TOOL", "IDLE_TURN_COMPLETE", "SCHEMA_INVALID", "OK", "NG",
                "daily_iter_cap", "runner_error", "noop", "failed_check", "mostly_done", "not_working",
                "watch_failed", "watch_expired", "goal_result", "overall", "lastCheckAt", "lastListedAt")
-
-
-def resolve_lang(explicit: str | None = None, env: Mapping[str, str] | None = None) -> str:
-    """Return the notification language: ``explicit`` > env LIVE_TRIAL_LANG > "ja".
-
-    Raises :class:`RefusedInput` for a language without a catalogue.
-    """
-    env = os.environ if env is None else env
-    lang = (explicit or env.get(LANG_ENV) or DEFAULT_LANG).strip().lower()
-    if lang not in LANGS:
-        raise RefusedInput(f"no notification catalogue for language {lang!r}", where="--lang / LIVE_TRIAL_LANG",
-                           fix=f"use one of: {', '.join(LANGS)}", code="unknown_lang")
-    return lang
-
-
-@lru_cache(maxsize=None)
-def catalogue(lang: str) -> dict:
-    """The catalogue for ``lang`` (``references/notifications.<lang>.json``) as a dict."""
-    return json.loads(resource_path("references", f"notifications.{lang}.json").read_text(encoding="utf-8"))
 
 
 def _error_codes() -> set[str]:
@@ -142,11 +135,24 @@ def _patterns(lang: str) -> tuple[tuple[str, re.Pattern], ...]:
     return tuple(pats)
 
 
-def forbidden_spans(text: str, lang: str = DEFAULT_LANG) -> list[tuple[int, int, str, str]]:
-    """Return ``(start, end, token, kind)`` for each forbidden token in ``text``, merged and in order."""
+def _allowed_ranges(text: str, allowed: Iterable[str]) -> list[tuple[int, int]]:
+    """Where the user's own names stand in ``text`` as whole names (not inside a longer name or a path)."""
+    ranges = []
+    for name in sorted({n for n in allowed if n and n.strip()}, key=len, reverse=True):
+        rx = re.compile(r"(?<![A-Za-z0-9_./\\-])" + re.escape(name) + r"(?![A-Za-z0-9_/\\-]|\.[A-Za-z0-9])")
+        ranges += [(m.start(), m.end()) for m in rx.finditer(text)]
+    return ranges
+
+
+def forbidden_spans(text: str, lang: str = DEFAULT_LANG,
+                    allowed: Iterable[str] = ()) -> list[tuple[int, int, str, str]]:
+    """Return ``(start, end, token, kind)`` for each forbidden token in ``text``, merged and in order. A token that
+    lies wholly inside one of the ``allowed`` names (the user's own: plugin, skill, file names) is not one."""
     spans = []
+    keep = _allowed_ranges(text, allowed)
     for kind, rx in _patterns(lang):
-        spans += [(m.start(), m.end(), kind) for m in rx.finditer(text) if m.end() > m.start()]
+        spans += [(m.start(), m.end(), kind) for m in rx.finditer(text) if m.end() > m.start()
+                  and not any(a <= m.start() and m.end() <= b for a, b in keep)]
     spans.sort()
     merged: list[list] = []
     for start, end, kind in spans:
@@ -157,21 +163,27 @@ def forbidden_spans(text: str, lang: str = DEFAULT_LANG) -> list[tuple[int, int,
     return [(s, e, text[s:e], k) for s, e, k in merged]
 
 
-def forbidden_tokens(text: str, lang: str = DEFAULT_LANG) -> list[str]:
-    """The forbidden tokens in ``text`` (empty list when it may be sent as is)."""
-    return [tok for _, _, tok, _ in forbidden_spans(text, lang)]
+def forbidden_tokens(text: str, lang: str = DEFAULT_LANG, allowed: Iterable[str] = ()) -> list[str]:
+    """The forbidden tokens in ``text`` (empty list when it may be sent as is); ``allowed``: the user's own names."""
+    return [tok for _, _, tok, _ in forbidden_spans(text, lang, allowed)]
 
 
-def sanitise(text: str, lang: str = DEFAULT_LANG) -> tuple[str, list[str]]:
-    """Replace each forbidden token by the catalogue placeholder; return ``(clean_text, removed_tokens)``."""
-    spans = forbidden_spans(text, lang)
+def sanitise(text: str, lang: str = DEFAULT_LANG, allowed: Iterable[str] = ()) -> tuple[str, list[str]]:
+    """Replace each forbidden token by the catalogue placeholder; return ``(clean_text, removed_tokens)``. A path
+    whose last part is one of the ``allowed`` names keeps that name (``out/greeting.txt`` -> ``greeting.txt``): the
+    folders are the harness's, the file is the user's."""
+    allowed = set(allowed)
+    spans = forbidden_spans(text, lang, allowed)
     if not spans:
         return text, []
     placeholder = catalogue(lang)["placeholder"]
     out, pos = [], 0
-    for start, end, _, _ in spans:
+    for start, end, token, _ in spans:
         out.append(text[pos:start])
-        if not "".join(out).rstrip().endswith(placeholder):
+        name = re.split(r"[/\\]", token)[-1]
+        if name in allowed:
+            out.append(name)
+        elif not "".join(out).rstrip().endswith(placeholder):
             out.append(placeholder)
         pos = end
     out.append(text[pos:])
@@ -183,9 +195,11 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def render(kind: str, objective: str, detail: str, lang: str) -> dict:
+def render(kind: str, objective: str, detail: str, lang: str, *, next_step: str = "",
+           allowed: Iterable[str] = ()) -> dict:
     """Fill the ``kind`` template and check it; return ``{"text", "sanitised", "fallback", "removed"}``.
 
+    ``next_step`` fills ``{next}`` (templates that have it); ``allowed``: the user's own names, which stay.
     The filled-in values are sanitised when the text fails the forbidden-token check; when it still fails
     (a bad template), the kind's generic sentence is used. Raises RefusedInput for an unknown kind.
     """
@@ -195,40 +209,20 @@ def render(kind: str, objective: str, detail: str, lang: str) -> dict:
     tmpl = catalogue(lang)["templates"][kind]
     objective = _clip(objective, MAX_OBJECTIVE_CHARS) or "-"
     detail = _clip(detail, MAX_DETAIL_CHARS) or "-"
-    text = tmpl["text"].format(objective=objective, detail=detail)
+    allowed = tuple(allowed)
+    next_step = _clip(next_step, MAX_DETAIL_CHARS) or "-"
+    text = tmpl["text"].format(objective=objective, detail=detail, next=next_step)
     result = {"text": text, "sanitised": False, "fallback": False, "removed": []}
-    if not forbidden_tokens(text, lang):
+    if not forbidden_tokens(text, lang, allowed):
         return result
-    clean_obj, rem1 = sanitise(objective, lang)
-    clean_det, rem2 = sanitise(detail, lang)
-    text = tmpl["text"].format(objective=clean_obj, detail=clean_det)
-    result.update(sanitised=True, removed=rem1 + rem2, text=text)
-    leftover = forbidden_tokens(text, lang)
+    (clean_obj, rem1), (clean_det, rem2), (clean_next, rem3) = (sanitise(v, lang, allowed)
+                                                                for v in (objective, detail, next_step))
+    text = tmpl["text"].format(objective=clean_obj, detail=clean_det, next=clean_next)
+    result.update(sanitised=True, removed=rem1 + rem2 + rem3, text=text)
+    leftover = forbidden_tokens(text, lang, allowed)
     if leftover:
         result.update(text=tmpl["generic"], fallback=True, removed=result["removed"] + leftover)
     return result
-
-
-def reason_sentence(code: str | None, lang: str = DEFAULT_LANG) -> str:
-    """The plain sentence for a stop reason / status word / error code.
-
-    Exact entry of ``reasons``; else the ``families`` entry whose prefix the code starts with (bad_, unknown_,
-    missing_, no_); else the "unknown" sentence.
-    """
-    cat = catalogue(lang)
-    if code and code in cat["reasons"]:
-        return cat["reasons"][code]
-    for prefix, sentence in cat.get("families", {}).items():
-        if code and code.startswith(prefix):
-            return sentence
-    return cat["reasons"]["unknown"]
-
-
-def exit_code_sentence(command: str, exit_code: int, lang: str = DEFAULT_LANG) -> str:
-    """The plain sentence for ``exit_code`` of ``command`` (run, boot, poll, verdict, evaluate, watch, any)."""
-    table = catalogue(lang)["exit_codes"]
-    return (table.get(command, {}).get(str(int(exit_code))) or table["any"].get(str(int(exit_code)))
-            or catalogue(lang)["reasons"]["unknown"])
 
 
 Poster = Callable[[str, bytes, float], int]
@@ -271,18 +265,21 @@ def send_webhook(url: str, text: str, *, timeout_s: float = WEBHOOK_TIMEOUT_S,
 
 
 def notify(eval_root: Path, kind: str, objective: str, detail: str, lang: str | None = None, *,
+           next_step: str = "", allowed: Iterable[str] = (),
            refs: Mapping[str, str] | None = None, env: Mapping[str, str] | None = None,
            clock: Callable[[], str] = utc_now, post: Poster | None = None,
            sleep: Callable[[float], None] = time.sleep, timeout_s: float = WEBHOOK_TIMEOUT_S) -> dict:
     """Render, check, send and record one notification; return the record appended to notifications.jsonl.
 
+    ``next_step``: what a person should do next (the ``{next}`` of the template); ``allowed``: the user's own names
+    the text may show (:func:`forbidden_spans`).
     ``refs`` (watch id, run id, target...) go into the record only, never into the text. The webhook is
     used when env LIVE_TRIAL_WEBHOOK_URL is set; its outcome (sent / failed after one retry / not
     configured) is part of the record. Raises RefusedInput for an unknown kind or language.
     """
     env = os.environ if env is None else env
     lang = resolve_lang(lang, env)
-    rendered = render(kind, objective, detail, lang)
+    rendered = render(kind, objective, detail, lang, next_step=next_step, allowed=allowed)
     url = (env.get(WEBHOOK_ENV) or "").strip()
     if url:
         webhook = send_webhook(url, rendered["text"], timeout_s=timeout_s, post=post, sleep=sleep)
@@ -299,26 +296,6 @@ def notify(eval_root: Path, kind: str, objective: str, detail: str, lang: str | 
     validate(record, "notification.schema.json", what=NOTIFICATIONS_FILE)
     append_jsonl(Path(eval_root) / NOTIFICATIONS_FILE, record)
     return record
-
-
-def outcome_notice(overall: str, *, evidence: str | None = None, unverified: str | None = None,
-                   reasons: Iterable[str] = (), blockers: Iterable[str] = (),
-                   lang: str = DEFAULT_LANG) -> tuple[str, str]:
-    """Choose the kind and detail of the one notification that ends a trial (README: every run ends with one).
-
-    PASS + unverified -> mostly_done (detail: what is unconfirmed); PASS -> done (detail: the evidence);
-    anything else -> not_working (detail: the sentence of the overall verdict, of each other reason code, then
-    the blockers).
-    """
-    if overall == "PASS" and (unverified or "").strip():
-        return "mostly_done", unverified or ""
-    if overall == "PASS":
-        return "done", evidence or reason_sentence("PASS", lang)
-    parts = [reason_sentence(overall, lang)]
-    parts += [reason_sentence(code, lang) for code in reasons if code not in ("DONE", "PASS", overall)]
-    parts += [b for b in blockers if b]
-    sep = "" if lang == "ja" else " "
-    return "not_working", sep.join(dict.fromkeys(parts))
 
 
 def _read_records(path: Path) -> list[dict]:
@@ -344,56 +321,32 @@ def read_notifications(eval_root: Path) -> list[dict]:
     return _read_records(Path(eval_root) / NOTIFICATIONS_FILE)
 
 
-def _find_key(doc: Any, *names: str) -> Any:
-    """The first value found for any of ``names`` in a nested dict (depth first, top level first)."""
-    if not isinstance(doc, dict):
-        return None
-    for name in names:
-        if doc.get(name) not in (None, "", []):
-            return doc[name]
-    for value in doc.values():
-        found = _find_key(value, *names) if isinstance(value, dict) else None
-        if found not in (None, "", []):
-            return found
-    return None
-
-
-def _evidence_text(evidence: Any) -> str:
-    if isinstance(evidence, str):
-        return evidence
-    items = []
-    for item in evidence or []:
-        if isinstance(item, dict):
-            items.append(str(item.get("observed") or item.get("claim") or ""))
-        elif item:
-            items.append(str(item))
-    return "; ".join(i for i in items if i)
-
-
-def _trial_reasons(doc: Mapping[str, Any], lang: str) -> list[str]:
-    """Reason codes of a verdict that have a plain sentence: why it stopped, and why it was downgraded."""
-    codes = [_find_key(doc, "stop_reason"), _find_key(doc, "failure_reason"), _find_key(doc, "poll_exit")]
-    if str(_find_key(doc, "goal_result") or "") == "FAIL":
-        codes.append("goal_failed")
-    if int(_find_key(doc, "nudge_count") or 0) > 0:
-        codes.append("nudged")
-    if int(_find_key(doc, "gate_response_count") or 0) > 0 and _find_key(doc, "gate_kind") != "contractual":
-        codes.append("gate_answered")
-    unknown = reason_sentence(None, lang)
-    return [str(c) for c in dict.fromkeys(codes) if c and reason_sentence(str(c), lang) != unknown]
-
-
-def _trial_objective(eval_root: Path, doc: Mapping[str, Any], workdir: Path | None) -> str | None:
+def _trial_workdir(eval_root: Path, doc: Mapping[str, Any], workdir: Path | None) -> Path | None:
+    """The trial's workdir: ``workdir``, else found from eval_root, plugin, skill and run id, else the verdict's."""
     if workdir is None and _find_key(doc, "skill") and _find_key(doc, "run_id"):
         from live_trial.acceptance.evallog import workdir_path
         workdir = workdir_path(Path(eval_root), _find_key(doc, "plugin"), str(_find_key(doc, "skill")),
                                str(_find_key(doc, "run_id")))
-    path = Path(str(workdir or _find_key(doc, "workdir") or "")) / "evaluation.json"
-    if not path.name or not path.is_file():
+    found = workdir or _find_key(doc, "workdir")
+    return Path(str(found)) if found else None
+
+
+def _trial_objective(workdir: Path | None) -> str | None:
+    """The skill's description (its promise): as kept in the workdir's evaluation.json, else (a trial the evaluator
+    never saw) as its SKILL.md says, found from trial-state.json's target and plugins root; None when neither."""
+    if not workdir:
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("description") or None
-    except (OSError, ValueError):
+        return json.loads((Path(workdir) / "evaluation.json").read_text(encoding="utf-8")).get("description") or None
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        from live_trial.closure.target import resolve_target
+
+        state = json.loads((Path(workdir) / "trial-state.json").read_text(encoding="utf-8"))
+        found = resolve_target(str(state["target"]), Path(state["plugins_root"]))
+        return str(found.frontmatter.get("description") or "") or None
+    except Exception:  # noqa: BLE001 - the message names the skill without its promise then
         return None
 
 
@@ -404,31 +357,30 @@ def notify_trial_record(eval_root: Path, verdict: Mapping[str, Any], lang: str |
     """Send the one notification that ends a trial (README: every run ends with one); return its record (the line
     appended to notifications.jsonl: ``text``, ``webhook.status`` sent / failed / not_configured...).
 
-    Reads from the verdict dict (searched by key, so it does not depend on the exact nesting): the overall
-    verdict, evidence, unverified, goal blockers, and the reasons (stop reason, failure reason, poll exit, goal
-    failed, nudged, gate answered) that have a plain sentence. The objective is ``objective``, else the skill
-    description kept in the workdir's evaluation.json (``workdir``, else found from eval_root, plugin, skill
-    and run id), else the skill's name. A rehearsal verdict (``scenario_origin`` rehearsal) adds the sentence
-    ``notes.rehearsal`` of the catalogue: the model was a script, so the skill itself is not proven yet.
-    """
+    The parts come from :func:`live_trial.notices.outcome.compose` (read from the verdict dict by key, so it does not
+    depend on the exact nesting): the kind, the objective naming the skill and its plugin with the skill's promise
+    (``objective``, else the description kept in the workdir's evaluation.json), what was found, and what to do
+    next. The user's own names (plugin, skill, the file names it promises or made) stay in the text. A rehearsal
+    verdict (``scenario_origin`` rehearsal) adds the sentence ``notes.rehearsal`` of the catalogue: the model was a
+    script, so the skill itself is not proven yet. ``workdir``: the trial's (else found from eval_root, plugin, skill
+    and run id)."""
     doc = dict(verdict)
     overall = doc.get("overall")
     overall = str((overall.get("verdict") if isinstance(overall, dict) else overall) or "FAIL")
     lang = resolve_lang(lang, env)
-    target = str(_find_key(doc, "target_skill", "target", "skill") or "")
-    objective = objective or _trial_objective(eval_root, doc, workdir) or target.split(":")[-1] or "-"
-    reasons = _trial_reasons(doc, lang)
-    blockers = _find_key(doc, "goal_blockers", "blockers") or []
-    kind, detail = outcome_notice(overall, evidence=_evidence_text(_find_key(doc, "evidence")),
-                                  unverified=_find_key(doc, "unverified"), reasons=reasons or [overall],
-                                  blockers=[str(b) for b in blockers] if isinstance(blockers, list) else [str(blockers)],
-                                  lang=lang)
-    if _find_key(doc, "scenario_origin") == "rehearsal":     # say plainly that the model was scripted (README "Set-up")
+    workdir = _trial_workdir(eval_root, doc, workdir)
+    message = compose(doc, lang, description=objective or _trial_objective(workdir), workdir=workdir)
+    kind, detail = message.kind, message.detail
+    if overall == "PASS" and (n_by := elsewhere_note(doc.get("criteria"))):   # the criteria it did not check
+        detail = _sentences(detail, catalogue(lang)["notes"]["criteria_elsewhere"][n_by[1]].format(n=n_by[0]), lang)
+    if _find_key(doc, "scenario_origin") == "rehearsal" and kind != "not_working":
+        # say plainly that the model was scripted (README "Set-up"); a failure's summary already says so
         detail = _sentences(detail, catalogue(lang)["notes"]["rehearsal"], lang)
+    target = str(_find_key(doc, "target_skill", "target", "skill") or "")
     refs = {k: str(v) for k, v in {"run_id": _find_key(doc, "run_id"), "target": target,
                                    "overall": overall}.items() if v}
-    return notify(eval_root, kind, objective, detail, lang, refs=refs, env=env, clock=clock, post=post,
-                  sleep=sleep)
+    return notify(eval_root, kind, message.objective, detail, lang, next_step=message.next, allowed=message.allowed,
+                  refs=refs, env=env, clock=clock, post=post, sleep=sleep)
 
 
 def notify_trial(eval_root: Path, verdict: Mapping[str, Any], lang: str | None = None, **kw: Any) -> str:
@@ -437,10 +389,5 @@ def notify_trial(eval_root: Path, verdict: Mapping[str, Any], lang: str | None =
 
 
 def _sentences(first: str, second: str, lang: str) -> str:
-    """``first`` and ``second`` as two sentences: a full stop (。 or .) is added to ``first`` when it has none."""
-    first = first.strip()
-    if not first:
-        return second
-    ends = ("。", "！", "？", ".", "!", "?") if lang == "ja" else (".", "!", "?", "。")
-    stop = "" if first.endswith(ends) else ("。" if lang == "ja" else ".")
-    return first + stop + ("" if lang == "ja" else " ") + second
+    """``first`` and ``second`` as two sentences (:func:`live_trial.notices.outcome.joined`)."""
+    return joined([first, second], lang)

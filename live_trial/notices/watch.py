@@ -4,7 +4,8 @@
 read-modify-write) holds every watch, open or closed, with its history::
 
     {id, objective, unverified, evidence, since, lastCheckAt: null, lastListedAt: null, checks: 0, ng: 0,
-     status: open|confirmed|failed|expired, closedAt, target, workdir, notified: [kind], history: [...]}
+     status: open|confirmed|failed|expired|superseded, closedAt, target, workdir, closure, notified: [kind],
+     history: [...]}
 
 - ``record_result(ok)`` closes the watch and notifies once ("confirmed").
 - ``record_result(ng)`` counts; the third ng notifies once ("not working"), closes the watch and records
@@ -16,6 +17,9 @@ read-modify-write) holds every watch, open or closed, with its history::
   with one watch result. Listing alone is never a check.
 - ``sweep`` closes open watches 7 days past ``since`` that were never confirmed, notifies once and records
   ``failed_check``.
+- ``supersede`` closes open watches whose skill changed since (``closure``, the behaviour-closure digest the trial
+  tested, differs from today's: plan finds them), quietly: what was watched no longer describes the skill, and the
+  skill runs again (README "Planning many skills").
 - ``daily_maintenance`` (called first by run, and by cron through ``watch daily``) first sends again the
   notices whose webhook failed (:func:`live_trial.notices.resend.resend_failed`, on every call, at most once an hour per
   notice), then does the sweep and the due checks at most once per UTC day; the last date is kept in the ledger.
@@ -115,8 +119,10 @@ def open_watches(eval_root: Path, target: str | None = None) -> list[dict]:
 
 
 def register_watch(eval_root: Path, *, objective: str, unverified: str, evidence: str = "",
-                   target: str | None = None, workdir: str | None = None, clock: Clock = system_clock) -> dict:
-    """Register a watch for a PASS given with ``unverified`` (seed 000 rule 2); return the new watch.
+                   target: str | None = None, workdir: str | None = None, closure: str | None = None,
+                   clock: Clock = system_clock) -> dict:
+    """Register a watch for a PASS given with ``unverified`` (seed 000 rule 2); return the new watch. ``closure``: the
+    behaviour-closure digest the trial tested (kept, so plan can tell when the skill changed since).
 
     Raises RefusedInput when ``unverified`` or ``objective`` is empty (nothing written).
     """
@@ -130,6 +136,8 @@ def register_watch(eval_root: Path, *, objective: str, unverified: str, evidence
              "evidence": (evidence or "").strip(), "since": iso(now), "lastCheckAt": None, "lastListedAt": None,
              "checks": 0, "ng": 0, "status": "open", "closedAt": None, "target": target, "workdir": workdir,
              "notified": [], "history": []}
+    if closure:
+        watch["closure"] = closure
     _event(watch, now, "registered", watch["unverified"])
     with _locked(eval_root) as ledger:
         ledger["watches"].append(watch)
@@ -274,6 +282,23 @@ def sweep(eval_root: Path, *, clock: Clock = system_clock, lang: str | None = No
     for w in closed:
         notify(eval_root, "watch_expired", w["objective"], w["unverified"], lang, env=env, post=post,
                refs=_refs(w), clock=lambda: iso(clock()))
+    return closed
+
+
+def supersede(eval_root: Path, watch_ids: list[str], *, clock: Clock = system_clock) -> list[str]:
+    """Close the open watches ``watch_ids`` as superseded (their skill's behaviour closure changed since they were
+    opened), with no notification; return the ids closed. Unknown or already closed ids are left alone. No ledger ->
+    [] and nothing is created."""
+    if not watch_ids or not ledger_path(eval_root).exists():
+        return []
+    now = clock()
+    closed = []
+    with _locked(eval_root) as ledger:
+        for w in ledger["watches"]:
+            if w["id"] in watch_ids and w["status"] == "open":
+                w.update(status="superseded", closedAt=iso(now))
+                _event(w, now, "superseded", "the skill's behaviour closure changed since the watch was opened")
+                closed.append(w["id"])
     return closed
 
 

@@ -17,7 +17,9 @@ Environment of the pane: the ``new-session`` client runs with exactly the
 child environment, and every variable name of it and of the server's global environment is put in
 the server's ``update-environment`` list, so the session environment equals the child environment:
 names present are copied, names absent are removed (tmux(1) update-environment). No value ever
-appears on a command line or in a file.
+appears on a command line or in a file but the trial's tag (``new-session -e LIVE_TRIAL_SESSION=<name>``,
+:mod:`~live_trial.session.proctree`). Global options are set only on a server a harness started (it marks it
+``@live_trial_server``); a server without that mark (a person's own tmux) is refused, its options untouched.
 """
 from __future__ import annotations
 
@@ -26,23 +28,24 @@ import re
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import libtmux
 from libtmux import exc as libtmux_exc
 
 from live_trial.errors import Blocked, LiveTrialError, RefusedInput
+from live_trial.session import proctree
 from live_trial.session.rules import (
     SEP,
     PaneRow,
+    SessionInfo,
+    TmuxResult,
     buffer_name,
     check_keys,
     format_literal,
     owner_token,
     resolve_socket,
     sessions_to_reap,
-    stop_process,
     tmux_args,
     validate_session_name,
 )
@@ -50,38 +53,15 @@ from live_trial.session.rules import (
 PID_LOG_ENV = "LIVE_TRIAL_PID_LOG"
 NO_CONFIG = "/dev/null"
 OWNER_OPTION = "@live_trial_owner"
+SERVER_OPTION = "@live_trial_server"
 META_PREFIX = "@lt_"
 MIN_WIDTH, MIN_HEIGHT = 200, 50
 HISTORY_LIMIT = 100_000
 TMUX_TIMEOUT_S = 30.0
 SERVER_RACE_RETRIES = 3
+PANE_GRACE_S = 5.0        # claude's own exit after SIGHUP / SIGTERM (it ends its background shells) before SIGKILL
 
 SEND_LINE_MAX = 500
-
-
-@dataclass(frozen=True)
-class TmuxResult:
-    """One tmux invocation: the argv run, its return code, stdout/stderr lines and wall time in seconds."""
-
-    argv: tuple[str, ...]
-    returncode: int
-    stdout: list[str]
-    stderr: list[str]
-    duration_s: float
-
-    @property
-    def ok(self) -> bool:
-        return self.returncode == 0
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """A created session: its name, tmux session id ($N), pane id (%N) and the pid of the pane's process."""
-
-    name: str
-    session_id: str
-    pane_id: str
-    pane_pid: int
 
 
 class TmuxError(LiveTrialError):
@@ -102,6 +82,8 @@ class Backend:
         self.socket = resolve_socket(socket, env)
         self._tmux_bin = tmux_bin
         self._server = libtmux.Server(socket_name=self.socket, config_file=NO_CONFIG, tmux_bin=tmux_bin)
+        #: Finds and ends a session's processes (:mod:`live_trial.session.proctree`; a fake in unit tests).
+        self.procs = proctree
 
     # -- the one process boundary
     def _tmux(self) -> str:
@@ -179,6 +161,27 @@ class Backend:
     def require_tmux(self) -> str:
         """Path of the tmux binary; raises Blocked (exit 3, seed 001: tmux missing is BLOCKED) when absent."""
         return self._tmux()
+
+    def server_started_here(self) -> bool | None:
+        """True when the socket's server was started by a harness (it carries ``@live_trial_server``), False when
+        another server runs there (a person's own tmux), None when no server runs. Raises Blocked without tmux."""
+        result = self._run("show-options", "-gqv", SERVER_OPTION)
+        if not result.ok:
+            return None if self._gone(result) else False
+        return bool(result.stdout) and result.stdout[0].strip() == "1"
+
+    def refuse_foreign_server(self) -> None:
+        """Raise :class:`RefusedInput` (exit 2, ``foreign_tmux_server``) when a server no harness started runs on the
+        socket; quiet when none runs or tmux is missing (reported later, as BLOCKED)."""
+        try:
+            ours = self.server_started_here()
+        except Blocked:
+            return
+        if ours is False:
+            raise RefusedInput(f"the tmux server on socket {self.socket} was not started by live-trial",
+                               where=f"--socket {self.socket}", code="foreign_tmux_server",
+                               fix="use another --socket: a trial never changes the options of a tmux server it "
+                                   "did not start")
 
     def set_meta(self, name: str, **values: str) -> None:
         """Store facts about a session as tmux user options ``@lt_<key>`` (cwd, session_id, config_dir, model)
@@ -299,20 +302,23 @@ class Backend:
         if len(argv) < 2:
             raise RefusedInput("argv must have at least two words (a single word would run through sh -c)",
                                where=name, fix="pass the program and its arguments as a list")
+        self.refuse_foreign_server()
         if self.has_session(name):
             raise RefusedInput(f"tmux session {name} already exists", where=f"socket {self.socket}",
                                fix="use a new run id, or kill the old session", code="session_exists")
-        env = {k: v for k, v in env.items() if k and "=" not in k and "\0" not in k + v}
+        env = {k: v for k, v in env.items() if k and "=" not in k and "\0" not in k + v and k != proctree.TAG_ENV}
         names = set(env) | self._global_env_names()
         missing = sorted(names - self._update_environment())
         owner = owner_token(owner_pid if owner_pid is not None else os.getpid())
         fmt = "#{session_id}|#{pane_id}|#{pane_pid}"
-        args: list[str] = ["set-option", "-gw", "remain-on-exit", "on", SEP,
-                           "set-option", "-g", "history-limit", str(HISTORY_LIMIT), SEP]
+        # The server is a harness's own (checked above), or this command starts it: its globals are ours to set,
+        # again each time (a server that exited in between is started by this very command).
+        args: list[str] = ["set-option", "-g", SERVER_OPTION, "1", SEP, "set-option", "-gw", "remain-on-exit", "on",
+                           SEP, "set-option", "-g", "history-limit", str(HISTORY_LIMIT), SEP]
         if missing:
             args += ["set-option", "-ga", "update-environment", " ".join(missing), SEP]
         args += ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
-                 "-c", format_literal(os.fspath(cwd)),
+                 "-c", format_literal(os.fspath(cwd)), "-e", f"{proctree.TAG_ENV}={name}",
                  "-P", "-F", fmt, *argv, SEP, "set-option", "-t", f"={name}:", OWNER_OPTION, owner]
         result = self._run(*args, env=env)
         if not result.ok:
@@ -416,20 +422,24 @@ class Backend:
 
     # -- removal
     def kill_session(self, name: str) -> bool:
-        """Kill exactly this session (``kill-session -t =NAME``) and make sure its process ends.
+        """Kill exactly this session (``kill-session -t =NAME``) and end every process it started.
 
-        Returns True when a session was removed, False (quietly) when it was already gone; never
-        touches another session.
+        The pane's process tree is walked before the kill (its tool children run in their own sessions and would
+        be reparented, then lost, once claude dies); after it, that tree and every process carrying the session's
+        tag (:func:`live_trial.session.proctree.tagged`: children born meanwhile, orphans of a pane that died
+        earlier, a server that is gone) are ended: SIGTERM (and SIGCONT), up to 5 s, SIGKILL. Returns True when a
+        session was removed, False (quietly) when it was already gone; never touches another session.
         """
         row = self._pane(name)
-        if row is None:
-            return False
-        result = self._run("kill-session", "-t", f"={name}")
-        if not result.ok and not self._gone(result):
-            self._check(result, "kill-session")
-        if not row.dead:
-            stop_process(row.pane_pid)
-        return result.ok
+        tree = self.procs.descendants(row.pane_pid) if row is not None and not row.dead else []
+        removed = False
+        if row is not None:
+            result = self._run("kill-session", "-t", f"={name}")
+            if not result.ok and not self._gone(result):
+                self._check(result, "kill-session")
+            removed = result.ok
+        self.procs.end(tree, find_more=lambda: self.procs.tagged(name), grace_s=PANE_GRACE_S)
+        return removed
 
     def reap(self) -> list[str]:
         """Kill every ``lt-*`` session whose owner process is gone; return the names removed.

@@ -7,8 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import signal
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -210,23 +208,31 @@ def default_owner_pid(env: Mapping[str, str] | None = None) -> int:
     return ppid
 
 
-KILL_WAIT_S = 5.0
+# ---------------------------------------------------------------- what backend calls return
+
+@dataclass(frozen=True)
+class TmuxResult:
+    """One tmux invocation: the argv run, its return code, stdout/stderr lines and wall time in seconds."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: list[str]
+    stderr: list[str]
+    duration_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
 
 
-def stop_process(pid: int) -> None:
-    """Wait up to 5 s for ``pid`` to end (after tmux's SIGHUP); then SIGTERM, then SIGKILL, each followed by the same
-    wait. Returns when it is gone or cannot be signalled; raises nothing."""
-    for sig in (None, signal.SIGTERM, signal.SIGKILL):
-        if sig is not None and pid_alive(pid):
-            try:
-                os.kill(pid, sig)
-            except (ProcessLookupError, PermissionError):
-                return
-        deadline = time.monotonic() + KILL_WAIT_S
-        while time.monotonic() < deadline:
-            if not pid_alive(pid):
-                return
-            time.sleep(0.05)
+@dataclass(frozen=True)
+class SessionInfo:
+    """A created session: its name, tmux session id ($N), pane id (%N) and the pid of the pane's process."""
+
+    name: str
+    session_id: str
+    pane_id: str
+    pane_pid: int
 
 
 # ---------------------------------------------------------------- which sessions reap may remove

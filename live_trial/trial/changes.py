@@ -207,3 +207,25 @@ def session_files(workdir: Path) -> list[str]:
     doc = read_json(path, "side-effects.schema.json")
     return [f"{SIDE_EFFECTS}/files/{rel}" for rel in doc["copied"]
             if (Path(workdir) / SIDE_EFFECTS / "files" / rel).is_file()]
+
+
+def session_output(workdir: Path, folder: str | None = None):
+    """What the trial's session produced, as the fresh evaluator sees it and may cite it
+    (:class:`live_trial.judge.context.Produced`): :func:`session_files`, how many files the session added or changed
+    (``files.json``), the trial's own folder relative to the workdir when ``folder`` (trial-state.json ``folder.path``)
+    lies inside it, and ``side-effects/git-diff.patch`` when it was recorded against the folder's start (a trial's
+    collect, which also writes ``files.json``; never the HEAD diff of a collect run by hand)."""
+    from live_trial.judge.context import Produced
+
+    workdir = Path(workdir).resolve()
+    recorded = recorded_side_effects(workdir)
+    inside = None
+    if folder:
+        try:
+            inside = Path(folder).resolve().relative_to(workdir).as_posix()
+        except ValueError:
+            inside = None
+    diff = Path(SIDE_EFFECTS) / "git-diff.patch"
+    with_start = (workdir / SIDE_EFFECTS / "files.json").is_file() and (workdir / diff).is_file()
+    return Produced(files=tuple(session_files(workdir)), changed=recorded.get("added", 0) + recorded.get("changed", 0),
+                    folder=inside if inside not in (None, ".") else None, diff=diff.as_posix() if with_start else None)

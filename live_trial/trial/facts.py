@@ -4,19 +4,46 @@ loop, its resume and its final judgement.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import threading
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from live_trial.errors import ExitCode, LiveTrialError
 from live_trial.policy import Policy
 
+#: The phases of a trial in the order they happen, as recorded in trial-state.json; ``run --resume`` continues from
+#: the one recorded (README "Resuming a trial").
+PHASES = ("created", "booting", "sending", "polling", "collecting", "evaluating", "judged", "verdict_written",
+          "finished")
+
+
+def phase_at_least(phase: str | None, other: str) -> bool:
+    """True when ``phase`` comes at or after ``other`` in :data:`PHASES` (an unknown phase comes first)."""
+    return (PHASES.index(phase) if phase in PHASES else -1) >= PHASES.index(other)
+
 
 class TrialInterrupted(LiveTrialError):
-    """The harness itself was stopped (Ctrl-C or SIGTERM) while a trial ran. Exit 3 (BLOCKED)."""
+    """The harness itself was stopped (Ctrl-C or SIGTERM) while a trial ran. Exit 3 (BLOCKED). ``code`` is
+    ``harness_interrupted`` (Ctrl-C) or ``harness_terminated`` (SIGTERM): acceptance/causes.py."""
 
     status = "INTERRUPTED"
     exit_code = ExitCode.BLOCKED
     code = "harness_interrupted"
+
+
+class StopRequest(threading.Event):
+    """The event that stops a running trial, with the signal that asked for it (None: a caller's own stop).
+    Set it with :meth:`request` from a signal handler."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.signum: int | None = None
+
+    def request(self, signum: int | None = None) -> None:
+        """Ask the trial to stop; the first signal is the one remembered."""
+        if not self.is_set():
+            self.signum = signum
+        self.set()
 
 
 @dataclass
@@ -41,6 +68,9 @@ class TrialRequest:
     proof: bool = False
     rehearsal: Path | None = None
     gate_responses: list[str] = field(default_factory=list)
+    #: The kind of each answer in ``gate_responses``, in order (``--gate-response`` rescue,
+    #: ``--gate-response-contractual`` contractual); empty: every answer is of ``gate_kind``.
+    gate_response_kinds: list[str] = field(default_factory=list)
     gate_kind: str = "rescue"
     expect_gate: bool = False
     claude_bin: str | None = None
@@ -59,6 +89,8 @@ class Facts:
     goal: str | None = None       # PASS | FAIL from the evaluator, None when not judged
     goal_blockers: list[str] = field(default_factory=list)
     evidence: list[dict] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)   # what the evaluator could not see yet (a PASS: mostly done)
+    checks: list[dict] | None = None                       # the evaluator's criterion checks; None: not judged
     poll_exit: str | None = None
     stop_reason: str | None = None
     stall_row: int | None = None
@@ -66,6 +98,16 @@ class Facts:
     gate_seen: bool = False
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    def to_doc(self) -> dict:
+        """The facts as trial-state.json keeps them (``facts``), so a resume continues from what was established."""
+        return asdict(self)
+
+    @classmethod
+    def from_doc(cls, doc: dict | None) -> "Facts":
+        """Facts read back from trial-state.json (fields it does not know are ignored; missing ones default)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (doc or {}).items() if k in known})
 
 
 @dataclass
@@ -82,3 +124,4 @@ class TrialOutcome:
     notification: str | None = None
     notification_delivery: str | None = None   # the webhook's outcome: sent / failed / not_configured
     stop_reason: str | None = None
+    report: Path | None = None                  # report.html, once the command that ran the trial wrote it

@@ -9,9 +9,10 @@ from live_trial.errors import RefusedInput
 
 def validate(trial) -> None:
     """Resolve and check ``trial.req`` in place: denylist, gate kind, eval root, args, target, plugin closure,
-    scenario, model, root sandbox, contractual grounding, then the trial's folder (:func:`check_folder`). Raises
-    :class:`RefusedInput` (or the closure's BOOT_FAIL, exit 2) and creates nothing but, for ``--in-place``, the
-    folder's lock (held from here on; released when the trial ends or when :meth:`Trial.run` fails to start)."""
+    scenario, model, root sandbox, contractual grounding, a tmux server no harness started, then the trial's folder
+    (:func:`check_folder`). Raises :class:`RefusedInput` (or the closure's BOOT_FAIL, exit 2) and creates nothing
+    but, for ``--in-place``, the folder's lock (held from here on; released when the trial ends or when
+    :meth:`Trial.run` fails to start)."""
     from live_trial.closure.pinning import pin
     from live_trial.closure.target import resolve_target
     from live_trial.session.rules import check_target_allowed
@@ -20,6 +21,7 @@ def validate(trial) -> None:
     check_target_allowed(req.target)
     if req.gate_kind not in ("rescue", "contractual"):
         raise RefusedInput(f"unknown gate kind {req.gate_kind!r}", fix="use rescue or contractual")
+    req.gate_response_kinds = gate_kinds(req)
     for answer in req.gate_responses:
         if not answer.strip() or answer.strip() in ("text:", "text: "):
             raise RefusedInput("an empty --gate-response cannot answer a question", where=f"--gate-response {answer!r}",
@@ -54,11 +56,26 @@ def validate(trial) -> None:
     boot.validate_model(req.model, proof=req.proof)
     if req.rehearsal is None:  # a rehearsal sets IS_SANDBOX=1 itself
         boot.check_root_sandbox(boot.child_env(trial.env, {}, rehearsal=False))
-    if req.gate_kind == "contractual":
+    if req.gate_kind == "contractual" or "contractual" in req.gate_response_kinds:
         from live_trial.acceptance.tier import contract_evidence
 
-        contract_evidence(trial.target.frontmatter)  # raises RefusedInput without grounding
+        contract_evidence(trial.target.frontmatter)  # raises RefusedInput without grounding (seed 001 gate kinds)
+    from live_trial.session.backend import Backend
+
+    # A tmux server the harness did not start (a person's own) keeps its options: refused before anything exists.
+    Backend(req.socket).refuse_foreign_server()
     check_folder(trial)
+
+
+def gate_kinds(req) -> list[str]:
+    """The kind of each of ``req.gate_responses``, in order: those of ``--gate-response`` (rescue) and
+    ``--gate-response-contractual`` (contractual) as given, every one contractual with ``--gate-kind contractual``
+    (README "Questions (gates)"). Raises :class:`RefusedInput` when the kinds and the answers do not pair up."""
+    kinds = list(req.gate_response_kinds) or [req.gate_kind] * len(req.gate_responses)
+    if len(kinds) != len(req.gate_responses) or any(k not in ("rescue", "contractual") for k in kinds):
+        raise RefusedInput("each gate answer needs its kind (rescue or contractual)", where="--gate-response",
+                           code="bad_value", fix="give answers with --gate-response or --gate-response-contractual")
+    return ["contractual" if req.gate_kind == "contractual" else k for k in kinds]
 
 
 def check_folder(trial) -> None:

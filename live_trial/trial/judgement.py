@@ -2,23 +2,84 @@
 
 Works on a trial (:class:`~live_trial.trial.runner.Trial`) whose session is already collected and killed, through its
 public parts only: its request, its :class:`~live_trial.trial.facts.Facts` and its
-:class:`~live_trial.trial.journal.Journal`.
+:class:`~live_trial.trial.journal.Journal`. Each step is recorded as a phase (evaluating, judged, verdict_written,
+finished) with the facts it established, so a resume continues at the first step not done: it never judges twice,
+never writes a second verdict, and sends the notification exactly once (README "Resuming a trial").
+
+A PASS whose evaluator named what the trial cannot show yet (``unverified``) is "mostly done" (seed 000 rule 2): a
+watch is registered before the verdict is written (its id is in the verdict) and the 🟡 notice is sent. A rehearsal's
+watch goes to its own ledger, ``<workdir>/rehearsal-watches/watches.json``, never the eval root's: a scripted model
+confirms nothing real, and plan must not treat the skill as watched.
 """
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 from live_trial.errors import LiveTrialError
-from live_trial.trial.facts import TrialOutcome
+from live_trial.jsonfile import utc_now
+from live_trial.trial.facts import TrialOutcome, phase_at_least
 
 EXPECTED_GATE_NOT_SHOWN = "expected gate was not shown"
+NOTIFIED = ("sent", "failed", "not_configured")
+#: A rehearsal's own watch ledger, inside its workdir (a harness folder: live_trial.judge.sources.HARNESS_FILES).
+REHEARSAL_WATCHES = "rehearsal-watches"
+
 
 def judge(trial) -> TrialOutcome:
-    """Evaluate the goal when the run completed, write the verdict, notify; return the trial's outcome."""
-    from live_trial.acceptance.verdict import write_trial_verdict
-    from live_trial.notices import notify
+    """Evaluate the goal when the run completed, write the verdict, notify; return the trial's outcome. Continues
+    from the phase recorded in the trial's state (collecting or earlier: from the start). Raises a one-line
+    :class:`~live_trial.errors.Blocked` when the verdict cannot be written (a read-only or full disk)."""
+    from live_trial.acceptance.causes import unwritable
+    from live_trial.acceptance.verdict import SCHEMA, VERDICT_FILE, build_verdict, read_verdict, write_verdict
+    from live_trial.jsonfile import validate
+    from live_trial.notices.outcome import summariser
 
+    phase = trial.state.get("phase")
+    if not phase_at_least(phase, "evaluating"):
+        _checks(trial)
+    if not phase_at_least(phase, "judged") and _can_evaluate(trial):
+        _evaluate(trial)
+    if not phase_at_least(phase, "judged"):
+        trial.journal.save(phase="judged")
+    origin = "rehearsal" if trial.state.get("rehearsal") else "live"
+    path = trial.wd.path(VERDICT_FILE)
+    if phase_at_least(phase, "verdict_written") and path.is_file():
+        doc = read_verdict(path)
+    else:
+        doc = build_verdict(
+            workdir=trial.wd.root, target=trial.target, plugins_root=Path(trial.state["plugins_root"]),
+            session_id=trial.state["session_id"], requested_model=trial.req.model, launch=trial.facts.launch,
+            completion=trial.facts.completion, goal_result=trial.facts.goal, goal_blockers=trial.facts.goal_blockers,
+            evidence=trial.facts.evidence, unverified="; ".join(trial.facts.unverified) or None,
+            goal_ledger=_ledger(trial.facts), nudge_count=trial.state["nudge_count"],
+            gate_response_count=trial.state["gate_response_count"], gate_kind=trial.req.gate_kind,
+            poll_exit=trial.facts.poll_exit, proof=trial.req.proof, blocked=trial.facts.blocked,
+            scenario_origin=origin, scenario_path=trial.req.rehearsal, args=trial.req.args,
+            claude_version=trial.state.get("claude_version"), stop_reason=trial.facts.stop_reason,
+            stall_row=trial.facts.stall_row, notes=trial.facts.notes, warnings=trial.facts.warnings,
+            started_at=trial.state["started_at"], closure_at_boot=trial.state.get("closure"),
+            working_folder=trial.state.get("folder"), gate_answers=_gate_answers(trial),
+            criteria_checks=trial.facts.checks,
+            not_judged_why="the goal was not judged: " + (trial.facts.stop_reason or "the run did not complete")
+            if trial.facts.goal is None else None, summarise=summariser(trial.req.lang))
+        validate(doc, SCHEMA, what="verdict.json")     # before the watch is registered: a bad doc changes nothing
+        _register_watch(trial, doc, origin)
+        try:
+            path = write_verdict(trial.wd.root, doc)
+        except OSError as exc:
+            raise unwritable(exc, path) from None
+        trial.journal.save(phase="verdict_written")
+    overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
+    text, delivery = _notify_once(trial, doc)
+    trial.journal.save(phase="finished")
+    return TrialOutcome(workdir=trial.wd.root, overall=overall, exit_code=exit_code_for(overall),
+                        verdict=doc, verdict_path=path, summary=_summary(overall, origin, trial.facts, doc),
+                        scenario_origin=origin, notification=text, notification_delivery=delivery,
+                        stop_reason=doc.get("stop_reason"))
+
+
+def _checks(trial) -> None:
+    """What the collected evidence says before the goal is judged: the launch, an expected gate, unused answers."""
     records = _session_records(trial)
     _note_compactions(trial, records or [])
     if trial.facts.launch == "PASS" and records is not None:
@@ -32,35 +93,80 @@ def judge(trial) -> TrialOutcome:
     if unused > 0 and not trial.facts.blocked:
         trial.facts.warnings.append(f"{unused} --gate-response answer(s) were never used: the skill asked fewer "
                                     "questions than expected")
-    if trial.facts.completion == "PASS" and trial.facts.launch == "PASS" and not trial.facts.blocked:
-        _evaluate(trial)
-    trial.journal.save(phase="judged")
-    origin = "rehearsal" if trial.state.get("rehearsal") else "live"
-    doc, path = write_trial_verdict(
-        workdir=trial.wd.root, target=trial.target, plugins_root=Path(trial.state["plugins_root"]),
-        session_id=trial.state["session_id"], requested_model=trial.req.model, launch=trial.facts.launch,
-        completion=trial.facts.completion, goal_result=trial.facts.goal, goal_blockers=trial.facts.goal_blockers,
-        evidence=trial.facts.evidence, nudge_count=trial.state["nudge_count"],
-        gate_response_count=trial.state["gate_response_count"], gate_kind=trial.req.gate_kind,
-        poll_exit=trial.facts.poll_exit, proof=trial.req.proof, blocked=trial.facts.blocked,
-        scenario_origin=origin, scenario_path=trial.req.rehearsal, args=trial.req.args,
-        claude_version=trial.state.get("claude_version"), stop_reason=trial.facts.stop_reason,
-        stall_row=trial.facts.stall_row,
-        notes=trial.facts.notes, warnings=trial.facts.warnings, started_at=trial.state["started_at"],
-        closure_at_boot=trial.state.get("closure"), working_folder=trial.state.get("folder"))
-    overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
-    text, delivery = None, None
+
+
+def _can_evaluate(trial) -> bool:
+    return trial.facts.completion == "PASS" and trial.facts.launch == "PASS" and not trial.facts.blocked
+
+
+def _notify_once(trial, doc: dict) -> tuple[str | None, str | None]:
+    """Send the trial's one notification unless it was sent already (README: every run ends with exactly one), and
+    record its status in the state. A harness killed between sending and recording finds its line in
+    notifications.jsonl (``refs.run_id``) and sends nothing again. Returns ``(text, webhook status)``."""
+    from live_trial.notices import notify
+
+    run_id = trial.state["run_id"]
+    status = (trial.state.get("notification") or {}).get("status")
+    if status in NOTIFIED or status == "sending":
+        sent = [r for r in notify.read_notifications(trial.req.eval_root)
+                if (r.get("refs") or {}).get("run_id") == run_id]
+        record = sent[0] if sent else None
+        if record is not None and status == "sending":
+            trial.journal.save(notification={"status": record["webhook"]["status"], "at": record["at"]})
+        if record is not None or status in NOTIFIED:
+            return (record or {}).get("text"), ((record or {}).get("webhook") or {}).get("status") or status
+    trial.journal.save(notification={"status": "sending", "at": utc_now()})
     try:
         record = notify.notify_trial_record(trial.req.eval_root, doc, lang=trial.req.lang)
-        text = record["text"]
-        delivery = record["webhook"]["status"]
     except Exception as exc:  # noqa: BLE001 - a failed notification is recorded, never fatal
         trial.journal.log("notify", "error", problem=f"{type(exc).__name__}: {exc}")
-    trial.journal.save(phase="finished")
-    return TrialOutcome(workdir=trial.wd.root, overall=overall, exit_code=exit_code_for(overall),
-                        verdict=doc, verdict_path=path, summary=_summary(overall, origin, trial.facts, trial.state),
-                        scenario_origin=origin, notification=text, notification_delivery=delivery,
-                        stop_reason=trial.facts.stop_reason)
+        trial.journal.save(notification={"status": "error", "at": utc_now()})
+        return None, None
+    trial.journal.save(notification={"status": record["webhook"]["status"], "at": record["at"]})
+    return record["text"], record["webhook"]["status"]
+
+
+def _ledger(facts) -> str | None:
+    """The goal's ledger kind (seed 000): done, mostly_done (PASS with what cannot be seen yet), not_done; None when
+    the goal was not judged."""
+    if facts.goal is None:
+        return None
+    if facts.goal != "PASS":
+        return "not_done"
+    return "mostly_done" if facts.unverified else "done"
+
+
+def _gate_answers(trial) -> list[dict] | None:
+    """The answered questions as the poll loop recorded them (question, options, answer, kind); None when the record
+    does not hold one line per answer (a trial resumed from an older harness): then each counts as ``gate_kind``."""
+    answers = trial.state.get("gate_answers")
+    if isinstance(answers, list) and len(answers) == trial.state["gate_response_count"]:
+        return answers
+    return None
+
+
+def _register_watch(trial, doc: dict, origin: str) -> None:
+    """A mostly-done PASS registers a watch of what is not confirmed yet (seed 000 rule 2) and records its id in
+    ``doc``: in the eval root's ledger, or in a rehearsal the rehearsal's own ledger (module docstring). A failure is
+    a note, never fatal."""
+    if doc.get("goal_ledger") != "mostly_done" or doc["overall"]["verdict"] != "PASS":
+        return
+    from live_trial.notices.watch import register_watch
+
+    root = trial.wd.path(REHEARSAL_WATCHES) if origin == "rehearsal" else trial.req.eval_root
+    try:
+        watch = register_watch(root, objective=str(trial.target.frontmatter.get("description") or doc["target"]),
+                               unverified=doc["unverified"], evidence="; ".join(e["observed"] for e in doc["evidence"]),
+                               target=doc["target"], workdir=str(trial.wd.root), closure=doc["skill_dir_tree_sha"])
+    except Exception as exc:  # noqa: BLE001 - the verdict is still written; the note says what went wrong
+        doc["notes"].append(f"no watch could be registered: {type(exc).__name__}: {exc}")
+        trial.journal.log("watch", "error", problem=f"{type(exc).__name__}: {exc}")
+        return
+    doc["watch_id"] = watch["id"]
+    if origin == "rehearsal":
+        doc["notes"].append(f"the watch is kept in the rehearsal's own ledger ({REHEARSAL_WATCHES}/watches.json in the "
+                            "workdir), not the eval root's: a scripted model confirms nothing real")
+    trial.journal.log("watch", "registered", watch_id=watch["id"], ledger=str(root))
 
 
 def skill_calls(records) -> list[tuple[str, bool]]:
@@ -143,30 +249,59 @@ def _check_launch(trial, records: list[dict]) -> None:
 
 
 def _evaluate(trial) -> None:
+    """Have the fresh evaluator judge the goal. Its pid and start time are in the state while it runs (a resume or
+    ``reap`` ends one whose harness died); it carries the trial's tag. A process that could not run, crashed or never
+    answered is the harness's failure (BLOCKED ``evaluator_failed``), never a judgement of the skill."""
+    from live_trial.acceptance.causes import cause
     from live_trial.judge import evaluator
+    from live_trial.session import proctree
+    from live_trial.trial.changes import session_output
 
     trial.journal.save(phase="evaluating")
-    env = {**trial.env, **trial.child_overrides}
-    runner = functools.partial(evaluator.run_process, should_stop=trial.stop_event.is_set)
+    env = {**trial.env, **trial.child_overrides, proctree.TAG_ENV: trial.state["session"]}
+    results: list = []
+
+    def started(pid: int) -> None:
+        me = proctree.proc(pid)
+        trial.journal.save(evaluator={"pid": pid, "start": me.start} if me else None)
+
+    def runner(*args, **kw):
+        results.append(evaluator.run_process(*args, should_stop=trial.stop_event.is_set, on_start=started, **kw))
+        return results[-1]
+
+    problem = None
+    produced = session_output(trial.wd.root, (trial.state.get("folder") or {}).get("path"))
     try:
-        result = evaluator.evaluate(trial.wd.root, trial.target, trial.claude, env, model=trial.req.model,
-                                    runner=runner)
-    except LiveTrialError as exc:
-        trial.facts.goal, trial.facts.goal_blockers = "FAIL", [f"the evaluator could not run: {exc.message}"]
-        trial.journal.log("evaluate", "error", problem=exc.message)
-        return
+        result = evaluator.evaluate(trial.wd.root, trial.target, trial.claude, env, produced=produced,
+                                    model=trial.req.model, runner=runner)
+    except (LiveTrialError, OSError) as exc:
+        problem = f"the evaluator could not run: {getattr(exc, 'message', None) or exc}"
+    finally:
+        trial.journal.save(evaluator=None)
     if trial.stop_event.is_set():
         # Ctrl-C / SIGTERM while the evaluator ran: it was killed within a second; the goal was not judged.
-        trial.facts.blocked, trial.facts.stop_reason = True, "harness_interrupted"
+        trial.facts.blocked, trial.facts.stop_reason = True, trial.stop_code()
         trial.facts.goal, trial.facts.goal_blockers = None, []
         trial.facts.notes.append("the harness was stopped while the evaluator judged the goal")
         trial.journal.log("evaluate", "interrupted")
         return
+    failures = [evaluator.process_failure(r) for r in results]
+    if problem is None and results and all(failures):
+        problem = "; ".join(dict.fromkeys(failures))
+    if problem is not None:
+        trial.facts.blocked, trial.facts.stop_reason = True, "evaluator_failed"
+        trial.facts.goal, trial.facts.goal_blockers = None, []
+        trial.facts.notes.append(f"{cause('evaluator_failed').why}: {problem}")
+        trial.journal.log("evaluate", "error", problem=problem)
+        return
     trial.facts.goal = result["goal_result"]
     trial.facts.goal_blockers = list(result.get("blockers", []))
     trial.facts.evidence = list(result.get("evidence", []))
+    trial.facts.unverified = list(result.get("unverified") or [])
+    trial.facts.checks = list(result.get("checks") or [])
     trial.journal.log("evaluate", trial.facts.goal, blockers=trial.facts.goal_blockers,
-              evidence_items=len(trial.facts.evidence))
+                      evidence_items=len(trial.facts.evidence), unverified=trial.facts.unverified,
+                      judged_by=result.get("judged_by"))
 
 
 def exit_code_for(overall: str) -> int:
@@ -174,27 +309,40 @@ def exit_code_for(overall: str) -> int:
     return {"PASS": 0, "FAIL": 1, "DEGRADED": 6, "BLOCKED": 3}.get(overall, 1)
 
 
-def _summary(overall: str, origin: str, facts, state: dict) -> str:
-    """The plain-words summary ``run`` prints: what the verdict means, and why, for this trial."""
+def _summary(overall: str, origin: str, facts, doc: dict) -> str:
+    """The plain-words summary ``run`` prints: what the verdict means, and why, for this trial (``doc``: its
+    verdict). For BLOCKED, whose failure it was comes first (acceptance/causes.py), in plain words."""
+    from live_trial.acceptance.criteria import elsewhere_sentence
+    from live_trial.notices.notify import reason_sentence
+
     words = {"PASS": "The skill ran to the end on its own and reached its goal.",
              "DEGRADED": "The skill finished, but not cleanly: the goal was missed or someone had to step in.",
              "FAIL": "The skill did not finish as required.",
-             "BLOCKED": "The trial could not be completed: a required tool was missing or the time limit was reached."}
+             "BLOCKED": "The trial could not be completed, and not because of the skill:"}
     text = words.get(overall, overall)
-    if facts.stop_reason and not facts.notes:
-        from live_trial.notices.notify import reason_sentence
-
-        sentence = reason_sentence(facts.stop_reason, "en")
-        if sentence != reason_sentence(None, "en"):
-            text += " " + sentence
+    sentence = reason_sentence(facts.stop_reason, "en") if facts.stop_reason else None
+    if sentence == reason_sentence(None, "en"):
+        sentence = None
+    if overall == "BLOCKED":
+        text += " " + (sentence or reason_sentence("BLOCKED", "en"))
+    elif sentence and not facts.notes:
+        text += " " + sentence
     if facts.notes:
         text += " " + "; ".join(facts.notes[:2]) + "."
     if facts.goal == "FAIL" and facts.goal_blockers:
         text += " The evaluator found: " + "; ".join(facts.goal_blockers[:2]) + "."
-    if state.get("nudge_count"):
-        text += f" It needed {state['nudge_count']} nudge(s) to go on."
-    if state.get("gate_response_count"):
-        text += f" {state['gate_response_count']} question(s) were answered for it ({state.get('gate_kind', 'rescue')})."
+    if overall == "PASS" and doc.get("goal_ledger") == "mostly_done":
+        text += f" Mostly done: not confirmed yet: {doc['unverified']}." + (
+            " A watch checks it every day." if origin == "live" and doc.get("watch_id") else
+            " Its watch is in the rehearsal's own ledger." if doc.get("watch_id") else "")
+    if overall == "PASS" and elsewhere_sentence(doc.get("criteria") or []):
+        text += " " + elsewhere_sentence(doc["criteria"])
+    if doc.get("nudge_count"):
+        text += f" It needed {doc['nudge_count']} nudge(s) to go on."
+    if doc.get("gate_response_count"):
+        kinds = [a["kind"] for a in doc.get("gate_answers") or []]
+        told = ", ".join(f"{kinds.count(k)} {k}" for k in ("contractual", "rescue") if kinds.count(k))
+        text += f" {doc['gate_response_count']} question(s) were answered for it ({told or doc['gate_kind']})."
     if origin == "rehearsal":
         text += (" The model was scripted (rehearsal): this proves the harness path and the plugin's loading, "
                  "not the skill's real behaviour.")

@@ -40,8 +40,10 @@ def _busy_what(result) -> str:
 def poll_until_terminal(trial) -> None:
     """Poll until DONE, HARD_CAP, an unanswerable GATE or a STALL the table ends; record facts on ``trial``.
 
-    GATE (poll exit 4): answer with the next --gate-response and poll again, counting responses; none left
-    ends the trial as "stopped at a question it had to ask". STALL (exit 2): rows 1-6 of seed 001's table,
+    GATE (poll exit 4): answer with the next --gate-response (each with its own kind, rescue or contractual) and
+    poll again, recording the question, the options shown, the answer and its kind; none left ends the trial as
+    "stopped at a question it had to ask". STALL (exit 2): first, a session that vanished from outside (tmux's
+    server gone, the session removed) is BLOCKED, not row 1 (acceptance/causes.py); then rows 1-6 of seed 001's table,
     each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge is written to
     ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
     """
@@ -73,13 +75,20 @@ def poll_until_terminal(trial) -> None:
             used = trial.state["gate_response_count"]
             if used >= len(trial.state["gate_responses"]):
                 trial.facts.stop_reason = "gate_unanswered"
-                trial.journal.log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT)
+                trial.journal.log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT,
+                                  options=list(getattr(result.status, "options", None) or []))
                 trial.facts.notes.append(f"{NO_RESPONSE_LEFT}: {result.question}")
                 return
             response = trial.state["gate_responses"][used]
+            kinds = trial.state.get("gate_response_kinds") or []
+            kind = kinds[used] if used < len(kinds) else trial.req.gate_kind
             send.answer_gate(trial.backend, trial.state["session"], response, sleep=trial.sleep)
-            trial.journal.save(gate_response_count=used + 1)
-            trial.journal.log("poll", "GATE", question=result.question, answered=response, gate_kind=trial.req.gate_kind)
+            # One line per answered question (README "Questions (gates)"): what was asked, what was offered, the answer.
+            answer = {"question": result.question, "options": list(getattr(result.status, "options", None) or []),
+                      "answer": response, "kind": kind}
+            trial.journal.save(gate_response_count=used + 1,
+                               gate_answers=list(trial.state.get("gate_answers") or []) + [answer])
+            trial.journal.log("poll", "GATE", question=result.question, answered=response, gate_kind=kind)
             continue
         # STALL
         if result.reason.startswith(UNFOLLOWED):
@@ -89,6 +98,12 @@ def poll_until_terminal(trial) -> None:
             trial.facts.notes.append(f"the session moved to a new transcript that could not be followed: {result.reason}")
             trial.journal.log("poll", "transcript_moved", reason=result.reason, tail=result.capture_tail)
             return
+        gone = trial.environment_cause()
+        if gone is not None:   # tmux's server, or the session itself, went away: not claude's own exit (row 1)
+            from live_trial.acceptance.causes import cause
+
+            trial.facts.poll_exit = "BLOCKED"
+            raise Blocked(cause(gone).why, where=f"socket {trial.backend.socket}", code=gone)
         capture = trial.backend.capture(trial.state["session"]) if trial.backend.has_session(trial.state["session"]) else ""
         last_text = getattr(result.status, "last_assistant_text", None) or ""
         decision = stall_table.decide_stall(

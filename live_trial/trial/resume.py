@@ -1,11 +1,11 @@
-"""``run --resume``: continue a trial after its harness was killed (seed 001: poll with the same state file).
+"""``run --resume``: continue a trial whose harness was killed, from the phase it recorded, to the same verdict
+(seed 001: poll with the same state file; README "Resuming a trial").
 
-The session keeps running while nobody watches it; its owner pid (recorded in trial-state.json and on
-the tmux session) is dead, so a new harness may take it over. The poll clocks continue from the same
-poll-state.json, so STALL and HARD_CAP hold across the kill. A rehearsal server is restarted on the same
-port (the scenario's rules depend only on each request, so the conversation goes on). The trial's own folder is
-the one its state records: a copy is removed when the resumed trial ends, an in-place folder is locked again.
-"""
+The session keeps running while nobody watches it; its owner pid (recorded in trial-state.json and on the tmux
+session) is dead, so a new harness may take it over, with the options recorded when the trial started (the policy's
+STALL limit and hard cap, the gate answers, the language, the claude binary). Where it continues:
+
+=================================  ========================================================================"""
 from __future__ import annotations
 
 import os
@@ -13,15 +13,21 @@ from pathlib import Path
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json
+from live_trial.policy import Policy
 from live_trial.session.rules import pid_alive as _alive
+from live_trial.trial.facts import Facts, phase_at_least
 from live_trial.trial.workdir import open_workdir
+
+#: Phases after which the task's delivery was confirmed: a resume from before them cannot continue the trial.
+UNCONFIRMED = ("created", "booting", "sending")
 
 
 def resume(trial, workdir: Path):
-    """Continue a trial whose harness was killed: same state file, same clocks, while the session lives.
+    """Continue a trial whose harness was killed, from the phase it recorded (module docstring), to its verdict.
 
-    Raises :class:`RefusedInput` when the workdir is not a trial, is already judged, or its owner
-    harness is still alive (two harnesses must never drive one session).
+    Raises :class:`RefusedInput` when the workdir is not a trial, its owner harness is still alive (two harnesses
+    must never drive one session), or an older state without its facts ends past polling; a one-line Blocked
+    (exit 3) when the workdir cannot be written.
     """
     from live_trial.closure.target import resolve_target
     from live_trial.trial.folder_steps import reclaim
@@ -29,40 +35,63 @@ def resume(trial, workdir: Path):
     trial.wd = open_workdir(workdir)
     trial.take_lock()
     trial.state = read_json(trial.wd.path("trial-state.json"), "trial-state.schema.json")
-    if trial.state["phase"] in ("judged", "finished"):
-        raise RefusedInput("this trial is already judged", where=str(trial.wd.root),
-                           fix="start a new trial with run")
     owner = trial.state["owner_pid"]
     if owner != os.getpid() and _alive(owner):
         raise RefusedInput(f"the trial is still driven by harness pid {owner}", where=str(trial.wd.root),
                            fix="wait for it or stop it first")
-    req = trial.req
-    req.target, req.args = trial.state["target"], trial.state.get("args", "")
-    req.cwd = Path(trial.state["cwd"])
-    req.plugins_root = Path(trial.state.get("plugins_root") or req.plugins_root)
-    req.eval_root = Path(trial.state.get("eval_root") or req.eval_root)
-    req.model, req.proof, req.gate_kind = trial.state["model"], trial.state["proof"], trial.state["gate_kind"]
-    req.socket = trial.state.get("socket")
-    req.gate_responses = list(trial.state["gate_responses"])
-    req.expect_gate = bool(trial.state.get("expect_gate", False))
+    state, req = trial.state, trial.req
+    req.target, req.args = state["target"], state.get("args", "")
+    req.cwd = Path(state["cwd"])
+    req.plugins_root = Path(state.get("plugins_root") or req.plugins_root)
+    req.eval_root = Path(state.get("eval_root") or req.eval_root)
+    req.model, req.proof, req.gate_kind = state["model"], state["proof"], state["gate_kind"]
+    req.socket = state.get("socket")
+    req.gate_responses = list(state["gate_responses"])
+    req.gate_response_kinds = list(state.get("gate_response_kinds") or [req.gate_kind] * len(req.gate_responses))
+    req.expect_gate = bool(state.get("expect_gate", False))
+    req.claude_bin = state.get("claude_bin") or req.claude_bin
+    req.lang = state.get("lang") or req.lang
+    if state.get("policy"):
+        trial.policy = Policy(**state["policy"])
     trial.target = resolve_target(req.target, req.plugins_root)
+    phase = state["phase"]
+    if "facts" in state:
+        trial.set_facts(Facts.from_doc(state["facts"]))
+    elif phase in ("collecting", "evaluating", "judged"):
+        raise RefusedInput(f"this trial was recorded in phase {phase} by a live-trial that did not keep what the trial "
+                           "had established, so it cannot be resumed from there", where=str(trial.wd.root),
+                           fix="run the trial again", code="state_without_facts")
+    else:                       # an older state before the end of polling: what its phase implies
+        trial.facts.launch = "PASS" if phase == "polling" else "FAIL"
+    if phase in UNCONFIRMED:
+        # Boot or delivery was never confirmed: the evidence a verdict needs did not survive the kill.
+        trial.facts.blocked, trial.facts.stop_reason = True, "harness_killed"
+        trial.facts.notes.append(f"the harness was killed while {phase}, before the task's delivery was confirmed; "
+                                 "run the trial again")
     reclaim(trial)                     # an in-place folder's lock again; the copy is removed when drive ends
     trial.journal.save(owner_pid=os.getpid())
-    trial.journal.log("harness", "resumed", phase=trial.state["phase"])
-    trial.facts.launch = "PASS" if trial.state["phase"] in ("polling", "collecting", "evaluating") else "FAIL"
+    trial.journal.log("harness", "resumed", phase=phase)
+
+    if state.get("rehearsal"):
+        req.rehearsal = Path(state["rehearsal"]["scenario"])
+
     def take_over() -> None:
+        if phase in UNCONFIRMED or phase_at_least(phase, "judged"):
+            from live_trial.session.backend import Backend
+
+            trial.backend = Backend(req.socket)    # only to end what may be left: no model, no claude needed
+            return
         trial.prepare_tools()
-        if trial.backend.has_session(trial.state["session"]):
-            trial.backend.set_owner(trial.state["session"], os.getpid())
-        if trial.state.get("rehearsal"):
+        if trial.backend.has_session(state["session"]):
+            trial.backend.set_owner(state["session"], os.getpid())
+        if state.get("rehearsal"):
             from live_trial.rehearsal.scenario import load_scenario
 
-            req.rehearsal = Path(trial.state["rehearsal"]["scenario"])
             trial.scenario = load_scenario(req.rehearsal)
-            trial.start_rehearsal(port=trial.state["rehearsal"]["port"])
+            trial.start_rehearsal(port=state["rehearsal"]["port"])
 
     def poll_if_polling() -> None:
-        if trial.state["phase"] == "polling":
+        if phase == "polling":
             trial.poll_loop()
 
     return trial.drive(take_over, poll_if_polling)

@@ -2,34 +2,39 @@
 
 Seed 001 describes what a careful operator does by hand; this module does it the same way every time
 (README "Running a real trial"). Every exit path (DONE, STALL, GATE, HARD_CAP, boot failure, crash of the CLI, delivery
-failure, Ctrl-C / SIGTERM of the harness) collects what exists and kills the session (ARCHITECTURE
-invariant 6). The core never prints: progress and decisions go to ``on_event`` and to the workdir's
-``trial-log.jsonl``.
+failure, Ctrl-C / SIGTERM of the harness, tmux gone, a disk that refuses the records) collects what exists, kills the
+session and ends every process the trial started (ARCHITECTURE invariant 6). Whose failure a stop was comes from one
+table (:mod:`live_trial.acceptance.causes`). The core never prints: progress and decisions go to ``on_event`` and to
+the workdir's ``trial-log.jsonl``.
 """
 from __future__ import annotations
 
 import fcntl
 import json
 import os
+import shutil
 import threading
 import uuid
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
+from live_trial.acceptance import causes
+from live_trial.acceptance.evallog import workdir_path
 from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, LiveTrialError, RefusedInput
 from live_trial.jsonfile import utc_now, write_text_atomic
 from live_trial.policy import load_policy
-from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
+from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest, phase_at_least
 from live_trial.trial.journal import POLL_STATE_FILE, EventSink, Journal
-from live_trial.trial.workdir import Workdir, create_workdir, session_name
+from live_trial.trial.workdir import Workdir, create_workdir, new_run_id, session_name
 
 
 class Trial:
     """Runs one trial. Construct with a :class:`TrialRequest`, then call :meth:`run` (or :meth:`resume`).
 
-    ``stop_event`` lets a caller (signal handler, plan runner) stop the trial: the next poll tick
-    raises :class:`TrialInterrupted`, and cleanup runs as on every other exit path.
-    """
+    ``stop_event`` lets a caller (signal handler, plan runner) stop the trial: the next poll tick raises
+    :class:`TrialInterrupted` and cleanup runs as on every other exit path. A
+    :class:`~live_trial.trial.facts.StopRequest` also says which signal asked (Ctrl-C or SIGTERM: the stop reason)."""
 
     def __init__(self, req: TrialRequest, *, on_event: EventSink | None = None,
                  stop_event: threading.Event | None = None, env: dict[str, str] | None = None) -> None:
@@ -39,6 +44,7 @@ class Trial:
         self.env = dict(os.environ if env is None else env)
         self.policy = req.policy or load_policy(self.env)
         self.facts = Facts()
+        self.journal.facts = self.facts
         self.server = None
         self.backend = None
         self.target = None
@@ -69,8 +75,12 @@ class Trial:
 
     def take_lock(self) -> None:
         """Hold an exclusive lock on the workdir for this harness's lifetime, so two harnesses (two resumes)
-        never drive one session. Raises :class:`RefusedInput` when another process holds it."""
-        fh = open(self.wd.path(".trial.lock"), "a")
+        never drive one session. Raises :class:`RefusedInput` when another process holds it, a one-line
+        :class:`Blocked` when the workdir cannot be written."""
+        try:
+            fh = open(self.wd.path(".trial.lock"), "a")
+        except OSError as exc:
+            raise causes.unwritable(exc, self.wd.root) from None
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -81,84 +91,102 @@ class Trial:
 
     def sleep(self, seconds: float) -> None:
         if self.stop_event.wait(seconds):
-            raise TrialInterrupted("the harness was asked to stop", fix="the session was killed and the evidence collected")
+            raise TrialInterrupted("the harness was asked to stop", fix="the session was killed and the evidence collected",
+                                   code=self.stop_code())
 
-    # ----------------------------------------------------------------- validation (nothing created)
+    def stop_code(self) -> str:
+        """The stop reason of a harness asked to stop: harness_interrupted (Ctrl-C) or harness_terminated (SIGTERM)."""
+        return causes.interrupt_code(getattr(self.stop_event, "signum", None))
+
+    def set_facts(self, facts: Facts) -> None:
+        """Replace the trial's facts (a resume reads them back from trial-state.json)."""
+        self.facts = self.journal.facts = facts
+
     def _validate_inputs(self) -> None:
         """Refuse bad input before anything is created (see :func:`live_trial.trial.inputs.validate`)."""
         from live_trial.trial.inputs import validate
 
         validate(self)
 
-    # ----------------------------------------------------------------- the whole line
     def run(self) -> TrialOutcome:
         """Run the trial from nothing to a verdict. Raises :class:`RefusedInput` before creating anything
-        when the input is bad; every later failure ends in a recorded verdict instead."""
-        from live_trial.trial.folder import folder_record, session_cwd
-
+        when the input is bad, a one-line :class:`Blocked` (nothing half-written) when the eval root cannot be
+        written; every later failure ends in a recorded verdict instead."""
         self._validate_inputs()
         req = self.req
+        run_id = req.run_id or new_run_id()
+        root = workdir_path(req.eval_root, self.target.plugin_name, self.target.skill, run_id)
+        first_new = next((p for p in reversed([root, *root.parents]) if not p.exists()), None)
         try:
-            self.wd = create_workdir(req.eval_root, self.target.plugin_name, self.target.skill, req.run_id)
-            self.take_lock()
-        except BaseException:
+            self._create(run_id)
+        except BaseException as exc:
             self.release_folder()
+            if getattr(self, "_lock_file", None) is not None:
+                self._lock_file.close()
+            if isinstance(exc, (OSError, Blocked)) and first_new is not None:
+                # Nothing half-written: the folders this run created go again (README "Whose failure it is").
+                shutil.rmtree(first_new, ignore_errors=True)
+            if isinstance(exc, OSError):
+                raise causes.unwritable(exc, getattr(exc, "filename", None) or first_new or root) from None
             raise
+        self.journal.event("workdir", path=str(self.wd.root), session=self.state["session"])
+        self._daily_maintenance()
+        return self.drive(self.prepare_tools, self.start_rehearsal, self.prepare_folder, self._boot,
+                          self._send_task, self.poll_loop)
+
+    def _create(self, run_id: str) -> None:
+        """Create the workdir, its lock, task.md and the first trial-state.json (the options a resume reuses)."""
+        from live_trial.trial.folder import folder_record, session_cwd
+
+        req = self.req
+        self.wd = create_workdir(req.eval_root, self.target.plugin_name, self.target.skill, run_id)
+        self.take_lock()
         req.cwd = session_cwd(self.folder_plan, self.wd.root)
-        session = session_name(self.wd.run_id, self.target.skill)
         self.state = {
             "schema_version": 1, "run_id": self.wd.run_id, "target": req.target,
             "plugin": self.target.plugin_name, "skill": self.target.skill, "args": req.args,
             "cwd": str(req.cwd), "plugins_root": str(req.plugins_root), "eval_root": str(req.eval_root),
-            "session": session, "session_id": str(uuid.uuid4()), "socket": req.socket,
-            "config_dir": None, "claude_bin": None, "claude_version": None, "model": req.model,
+            "session": session_name(self.wd.run_id, self.target.skill), "session_id": str(uuid.uuid4()),
+            "socket": req.socket, "config_dir": None, "claude_bin": None, "claude_version": None, "model": req.model,
             "proof": req.proof, "gate_kind": req.gate_kind, "phase": "created", "owner_pid": os.getpid(),
             "pane_pid": None, "started_at": utc_now(), "nudge_count": 0, "gate_response_count": 0,
-            "gate_responses": list(req.gate_responses), "stall_extended": False,
+            "gate_responses": list(req.gate_responses), "gate_response_kinds": list(req.gate_response_kinds),
+            "gate_answers": [], "stall_extended": False,
             "rehearsal": None, "cwd_snapshot": None, "expect_gate": req.expect_gate,
             "folder": folder_record(self.folder_plan, self.wd.root, req.cwd),
             "closure": {"digest": self.pinning.digest, "plugins": [p.name for p in self.pinning.plugins],
                         "plugin_dirs": [str(p.root) for p in self.pinning.plugins],
                         "file_count": len(self.pinning.files)},
+            "policy": asdict(self.policy), "lang": req.lang or self.env.get("LIVE_TRIAL_LANG") or None,
+            "collected": False, "evaluator": None, "notification": None,
         }
+        self._write_task()                      # before the state: a resume needs task.md to know the workdir
         self.journal.save()
-        self._write_task()
-        self.journal.event("workdir", path=str(self.wd.root), session=session)
-        self._daily_maintenance()
-        return self.drive(self.prepare_tools, self.start_rehearsal, self.prepare_folder, self._boot,
-                          self._send_task, self.poll_loop)
 
     def drive(self, *steps: Callable[[], None]) -> TrialOutcome:
         """Run ``steps`` in order; whatever ends them (success, a refusal, a missing tool, a boot or delivery
-        failure, an interrupt), collect what exists, kill the session, judge, and stop the rehearsal server.
-        Every exit path of ``run`` and ``run --resume`` goes through here (ARCHITECTURE invariant 6)."""
+        failure, an interrupt, tmux gone, a disk that refuses the records), collect what exists, kill the session and
+        its processes, judge, and stop the rehearsal server. Every exit path of ``run`` and ``run --resume`` goes
+        through here (ARCHITECTURE invariant 6); whose failure the stop was is :mod:`live_trial.acceptance.causes`."""
         try:
             for step in steps:
                 step()
-        except Blocked as exc:
-            self.facts.blocked = True
-            self.facts.stop_reason = exc.code
-            self.facts.notes.append(exc.message)
-            self.journal.log("tools", "blocked", problem=exc.message)
-        except (BootFail, BootTimeout) as exc:
-            self.facts.stop_reason = exc.code
-            self.facts.notes.append(exc.message)
-            self.journal.log("boot", exc.status, problem=exc.message, **_tail(exc))
-        except DeliveryFailed as exc:
-            self.facts.blocked = exc.code == "transcript_moved"   # the harness lost the session, not a skill failure
-            self.facts.stop_reason = exc.code
-            self.facts.notes.append(exc.message)
-            self.journal.log("send", "delivery_failed", problem=exc.message, **exc.details)
         except TrialInterrupted as exc:
-            self.facts.blocked = True
-            self.facts.stop_reason = exc.code
-            self.journal.log("harness", "interrupted", problem=exc.message)
+            self._stopped(exc.code, "harness", "interrupted", exc.message, note=False)
+        except (BootFail, BootTimeout) as exc:
+            self._stopped(exc.code, "boot", exc.status, exc.message, **_tail(exc))
+        except DeliveryFailed as exc:
+            self._stopped(self.environment_cause() or exc.code, "send", "delivery_failed", exc.message, **exc.details)
+        except Blocked as exc:
+            step = "tools" if exc.code.endswith("_missing") else self.state.get("phase", "trial")
+            self._stopped(exc.code, step, "blocked", exc.message)
         except LiveTrialError as exc:
             # Anything else the steps refuse once the workdir exists still ends in a recorded verdict.
-            self.facts.blocked = exc.exit_code == 3
-            self.facts.stop_reason = exc.code
-            self.facts.notes.append(exc.message)
-            self.journal.log(self.state.get("phase", "trial"), exc.status, problem=exc.message)
+            self._stopped(self.environment_cause() or exc.code, self.state.get("phase", "trial"), exc.status,
+                          exc.message, blocked=exc.exit_code == 3)
+        except OSError as exc:
+            err = causes.unwritable(exc, getattr(exc, "filename", None) or self.wd.root)
+            self._stopped(err.code, "records", "unwritable", err.message)
         finally:
             self.finish_session()
             self.release_folder()
@@ -166,6 +194,28 @@ class Trial:
             return self._judge()
         finally:
             self.stop_server()
+
+    def _stopped(self, code: str, step: str, decision: str, problem: str, *, note: bool = True,
+                 blocked: bool = False, **evidence) -> None:
+        """Record why the steps ended: the stop reason, BLOCKED when the table says it was not the skill's doing."""
+        self.facts.stop_reason = code
+        self.facts.blocked = self.facts.blocked or blocked or causes.blocks(code)
+        if note:
+            self.facts.notes.append(problem)
+        self.journal.log(step, decision, problem=problem, stop_reason=code, **evidence)
+
+    def environment_cause(self) -> str | None:
+        """``tmux_gone`` (no tmux server on the socket) or ``session_removed`` (the server runs, the session does
+        not) when the trial's session vanished from outside while it should run (after READY, before collect);
+        None when it is there (a dead pane there is claude's own exit: a crash) or it cannot be told."""
+        if self.backend is None or self.state.get("phase") not in ("sending", "polling"):
+            return None
+        try:
+            if self.backend.has_session(self.state["session"]):
+                return None
+            return "tmux_gone" if self.backend.server_started_here() is None else "session_removed"
+        except LiveTrialError:
+            return None
 
     def resume(self, workdir: Path) -> TrialOutcome:
         """Continue a trial whose harness was killed (see :func:`live_trial.trial.resume.resume`)."""
@@ -263,7 +313,7 @@ class Trial:
             claude=self.claude, env_overrides=self.child_overrides, proof=self.req.proof,
             rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
             plugin_dirs=[Path(d) for d in self.state["closure"]["plugin_dirs"]])
-        result = boot.boot(req, self.backend, base_env=self.env)
+        result = boot.boot(req, self.backend, base_env=self.env, sleep=self.sleep)
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2), bypass_dialog_seen=result.bypass_dialog_seen,
@@ -302,10 +352,16 @@ class Trial:
         return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick, watch=True)
 
     def _on_tick(self, progress: dict) -> None:
-        """Poll's per-tick report: the 80% HARD_CAP warning is printed and logged; ticks feed the live line."""
+        """Poll's per-tick report: the 80% HARD_CAP warning is logged; ticks feed the live line; each change of
+        state, awaited tool or background work is one ``state`` record (the report's timeline)."""
         if "warn" in progress:
             self.journal.log("poll", "WARN", message=progress["warn"])
             return
+        doing = {"tool": progress.get("pending_tool"), "background": progress.get("background")}
+        if (progress.get("state"), doing) != getattr(self, "_doing", None):
+            self._doing = (progress.get("state"), doing)
+            self.journal.log("state", str(progress.get("state") or "unknown"),
+                             **{k: v for k, v in doing.items() if v}, elapsed_s=progress.get("elapsed_s"))
         self.journal.event("tick", **progress, **self._counts())
 
     def _counts(self) -> dict:
@@ -318,7 +374,8 @@ class Trial:
         poll_until_terminal(self)
 
     def finish_session(self) -> None:
-        """Collect what exists, kill the session, stop the rehearsal server, reap orphans. Never raises."""
+        """Collect what exists (once), kill the session and end every process the trial started, reap orphans.
+        A trial already past collecting (a resume) only ends what may be left. Never raises."""
         from live_trial.trial.collect import collect
         from live_trial.trial.folder_steps import folder_changes, side_effects_recorded
 
@@ -326,6 +383,8 @@ class Trial:
             return
         session = self.state.get("session")
         try:
+            if phase_at_least(self.state.get("phase"), "evaluating") or self.state.get("collected"):
+                return                      # collected before the kill a resume continues from: only end processes
             self.journal.save(phase="collecting")
             pane_text = None
             if self.backend is not None and session and self.backend.has_session(session):
@@ -341,24 +400,45 @@ class Trial:
                              out_files=got.out_files, side_effects=got.side_effects,
                              **({"moved_from": moved} if moved else {}))
             side_effects_recorded(self)
+            self.journal.save(collected=True)
         except Exception as exc:  # noqa: BLE001 - cleanup must go on
             self.journal.log("collect", "error", problem=f"{type(exc).__name__}: {exc}")
         finally:
-            if self.backend is not None and session:
-                try:
-                    killed = self.backend.kill_session(session)
-                    self.journal.log("cleanup", "kill_session", session=session, killed=bool(killed))
-                    removed = self.backend.reap()
-                    if removed:
-                        self.journal.log("cleanup", "reap", removed=removed)
-                except Exception as exc:  # noqa: BLE001
-                    self.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
+            if session:
+                self.end_processes(session)
+
+    def end_processes(self, session: str) -> None:
+        """Kill the session (its process tree walked first), then end whatever still carries the trial's tag and the
+        evaluator recorded in the state (a resume's leftovers). Logs what was left alive, if anything. Never raises."""
+        from live_trial.session import proctree
+
+        if self.backend is not None:
+            try:
+                killed = self.backend.kill_session(session)
+                self.journal.log("cleanup", "kill_session", session=session, killed=bool(killed))
+            except Exception as exc:  # noqa: BLE001 - tmux may be gone; the processes are ended below all the same
+                self.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
+        try:
+            ev = self.state.get("evaluator")
+            left = proctree.end([proctree.Proc(ev["pid"], ev["start"])] if ev else [],
+                                find_more=lambda: proctree.tagged(session))
+            if ev:
+                self.journal.save(evaluator=None)
+            if left:
+                self.journal.log("cleanup", "processes_left", pids=[p.pid for p in left])
+            if self.backend is not None:
+                removed = self.backend.reap()
+                if removed:
+                    self.journal.log("cleanup", "reap", removed=removed)
+        except Exception as exc:  # noqa: BLE001
+            self.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
 
     def stop_server(self) -> None:
         """Stop the rehearsal server (after the evaluator, which the same scenario plays)."""
         if self.server is not None:
             self.server.stop()
             self.server = None
+
     def _judge(self) -> TrialOutcome:
         """Evaluate, write the verdict, notify (see trial_judge)."""
         from live_trial.trial.judgement import judge

@@ -112,6 +112,82 @@ def wait_polled(state: dict) -> None:
     wait_for(path.is_file, what=f"{path.name} written by the first poll tick")
 
 
+def proc_start(pid: int) -> str | None:
+    """The start time of ``pid`` in clock ticks since boot (``/proc/<pid>/stat`` field 22), None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def tree_of(pid: int) -> list[tuple[int, str]]:
+    """``[(pid, start)]`` of ``pid`` and every process below it by parentage, read from ``/proc`` (not from the
+    product): what the test records to check later that each of them is gone."""
+    rows = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            rows[int(name)] = (int(fields[1]), fields[19])
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        if p in rows and (p, rows[p][1]) not in out:
+            out.append((p, rows[p][1]))
+            todo += [c for c, (ppid, _) in rows.items() if ppid == p]
+    return out
+
+
+def still_running(procs) -> list[tuple[int, str]]:
+    """The ``(pid, start)`` of ``procs`` that still run: same pid, same start time, not a zombie."""
+    return [(p, s) for p, s in procs if proc_start(p) == s and pid_alive(p)]
+
+
+def carrying_tag(session: str) -> list[int]:
+    """Pids of the processes whose environment holds ``LIVE_TRIAL_SESSION=<session>`` (a trial's tag)."""
+    needle = f"LIVE_TRIAL_SESSION={session}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                if needle in Path(f"/proc/{name}/environ").read_bytes().split(b"\0") and pid_alive(int(name)):
+                    found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
+def age_s(pid: int) -> float:
+    """Seconds since ``pid`` started (0 when it is gone)."""
+    start = proc_start(pid)
+    if start is None:
+        return 0.0
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    return uptime - int(start) / os.sysconf("SC_CLK_TCK")
+
+
+def stopped(pid: int) -> bool:
+    """True when ``pid`` is stopped (state T), as a harness that stopped itself at a phase is."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
+    except (OSError, IndexError):
+        return False
+
+
+def notifications(tmp_path: Path, run_id: str) -> list[dict]:
+    """The lines of ``eval/notifications.jsonl`` about the trial ``run_id``."""
+    path = tmp_path / "eval" / "notifications.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+    return [r for r in lines if (r.get("refs") or {}).get("run_id") == run_id]
+
+
+def resume_cmd(workdir: Path, *extra: str, env: dict | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
+    """``python -m live_trial run --resume WORKDIR --json`` as a person would run it after a crash."""
+    clean = {k: v for k, v in os.environ.items() if k != "LIVE_TRIAL_STOP_AT_PHASE"}
+    return subprocess.run([sys.executable, "-m", "live_trial", "run", "--resume", str(workdir), *extra, "--json"],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT, env={**clean, **(env or {})})
 def verdict_doc(result: dict) -> dict:
     """The verdict a ``run --json`` result points to, checked against its schema."""
     doc = json.loads(Path(result["verdict_path"]).read_text())

@@ -52,8 +52,8 @@ def test_reap_keeps_live_owner_and_removes_orphan(backend, tmp_path):
         assert orphan_pid and owner_alive(orphan_proc)
         assert backend.reap() == [orphan_s]
         assert backend.has_session(live_s) and not backend.has_session(orphan_s)
-        # kill_session waits up to 3 x 5 s (SIGHUP, SIGTERM, SIGKILL) for the pane's process to end; it may
-        # stay a zombie until tmux reaps it, which owner_alive counts as ended
+        # kill_session ends the pane's process tree (SIGHUP from tmux, SIGTERM, SIGKILL after 5 s); the pane's
+        # process may stay a zombie until tmux reaps it, which owner_alive counts as ended
         assert wait_for(lambda: not owner_alive(orphan_proc), what="not owner_alive(orphan_proc)", timeout_s=30), f"pane process {orphan_pid} still runs"
         owner.terminate()
         owner.wait()

@@ -1,8 +1,10 @@
 """The fresh evaluator on the real CLI (``claude -p --json-schema``), played by the rehearsal server.
 
-A prepared workdir (out/ files + a transcript.jsonl with real uuids) stands in for a collected trial, so
-these tests do not depend on ``run``. Each evaluator reply cites what it found in the evaluator's prompt
-through ``{{re:...}}``: the uuid of the transcript record that called Write.
+A prepared workdir (the session's file in its folder cwd/ and its copy in side-effects/files/, the marker, a
+transcript.jsonl with real uuids) stands in for a collected trial, so these tests do not depend on ``run``. Each
+evaluator reply cites what it found in the evaluator's prompt through ``{{re:...}}``: the file listed as the session's
+and the uuid of the transcript record that called Write. The server keeps every request body (``dump_dir``): the
+tests read the prompt the evaluator really received.
 """
 from __future__ import annotations
 
@@ -14,20 +16,23 @@ from types import SimpleNamespace
 import pytest
 
 from live_trial.jsonfile import schema_errors
+from live_trial.judge.context import Produced
 from live_trial.judge.evaluator import check_starter, evaluate
 from live_trial.session.claude_bin import find_claude
 
-DESCRIPTION = ('Writes a greeting file out/greeting.txt containing exactly one line "Hello, <name>!" '
-               '(name from the arguments, default World), then writes out/status.json.')
+DESCRIPTION = ('Writes a greeting file greeting.txt containing exactly one line "Hello, <name>!" '
+               '(name from the arguments, default World), then writes the completion marker.')
 WRITE_UUID = r'{{re:- ([0-9a-f-]{36}) \| assistant \| Write \| \S*greeting\.txt}}'
+LISTED_FILE = r'{{re:\n- (side-effects/files/\S+) \| \d+ bytes \| sha256:}}'
 TIMEOUT_S = 240.0
+PRODUCED = Produced(files=("side-effects/files/greeting.txt",), changed=1, folder="cwd")
 
 
 def _good_evidence(source_uuid=WRITE_UUID):
-    return [{"claim": "the greeting file holds the promised line", "source": "out/greeting.txt",
+    return [{"claim": "the greeting file holds the promised line", "source": LISTED_FILE, "quote": "Hello, World!",
              "observed": "1 file with 1 line: Hello, World!"},
-            {"claim": "the skill wrote it with the Write tool", "source": source_uuid,
-             "observed": "1 Write call to out/greeting.txt"}]
+            {"claim": "the skill wrote it with the Write tool", "source": source_uuid, "quote": "greeting.txt",
+             "observed": "1 Write call to greeting.txt"}]
 
 
 def _answer(**fields):
@@ -50,9 +55,10 @@ def _scenario(*replies):
 @pytest.fixture
 def workdir(tmp_path):
     wd = tmp_path / "eval-log" / "hello" / "greet" / "live-trial" / "20261130T120000-abcd"
-    (wd / "out").mkdir(parents=True)
-    (wd / "out" / "greeting.txt").write_text("Hello, World!\n")
-    (wd / "out" / "status.json").write_text('{"status": "ok"}\n')
+    for rel, text in {"out/status.json": '{"status": "ok", "summary": "greeting.txt written"}\n',
+                      "cwd/greeting.txt": "Hello, World!\n", "side-effects/files/greeting.txt": "Hello, World!\n"}.items():
+        (wd / rel).parent.mkdir(parents=True, exist_ok=True)
+        (wd / rel).write_text(text)
     ids = [str(uuid.uuid4()) for _ in range(5)]
     sid = str(uuid.uuid4())
     recs = [
@@ -63,7 +69,7 @@ def workdir(tmp_path):
                                                        "input": {"skill": "hello:greet"}}]}},
         {"type": "assistant", "uuid": ids[2], "parentUuid": ids[1], "sessionId": sid,
          "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_2", "name": "Write",
-                                                       "input": {"file_path": str(wd / "out" / "greeting.txt"),
+                                                       "input": {"file_path": str(wd / "cwd" / "greeting.txt"),
                                                                  "content": "Hello, World!\n"}}]}},
         {"type": "user", "uuid": ids[3], "parentUuid": ids[2], "sessionId": sid,
          "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2",
@@ -80,21 +86,32 @@ TARGET = SimpleNamespace(qualified="hello:greet", frontmatter={"description": DE
 
 def _run(workdir, server, config_dir):
     env = {**os.environ, **server.env(config_dir)}
-    return evaluate(workdir.path, TARGET, find_claude(), env, timeout_s=TIMEOUT_S)
+    return evaluate(workdir.path, TARGET, find_claude(), env, produced=PRODUCED, timeout_s=TIMEOUT_S)
 
 
 def _evaluator_requests(server):
     return [r for r in server.requests if r.get("rule") and r["rule"].startswith("evaluator")]
 
 
+def _prompt_received(server) -> str:
+    """The evaluator's prompt as the model server received it (the last user message of the request body)."""
+    body = json.loads(open(_evaluator_requests(server)[0]["body_file"]).read())
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+
+
 @pytest.mark.budget(6)
-def test_pass_with_evidence_pointing_at_real_files_and_transcript_uuids(workdir, rehearsal_server, rehearsal_config):
-    server = rehearsal_server(_scenario(_answer()))
+def test_pass_with_evidence_pointing_at_real_files_and_transcript_uuids(workdir, rehearsal_server, rehearsal_config,
+                                                                        tmp_path):
+    server = rehearsal_server(_scenario(_answer()), dump_dir=tmp_path / "bodies")
     doc = _run(workdir, server, rehearsal_config(workdir.path))
     assert doc["goal_result"] == "PASS", doc["attempts"][-1]["problems"]
     assert len(doc["attempts"]) == 1 and doc["judged_by"] == "evaluator"
     sources = [e["source"] for e in doc["evidence"]]
-    assert sources == ["out/greeting.txt", workdir.write_uuid]
+    assert sources == ["side-effects/files/greeting.txt", workdir.write_uuid]
+    prompt = _prompt_received(server)           # what the evaluator was shown: the session's file, not out/
+    assert "\n- side-effects/files/greeting.txt | 14 bytes | sha256:" in prompt and "    | Hello, World!" in prompt
+    assert "greeting.txt written" not in prompt            # the marker's summary is the session's words
     on_disk = json.loads((workdir.path / "evaluation.json").read_text())
     assert schema_errors(on_disk, "evaluation.schema.json") == [] and on_disk["session_id"] == doc["session_id"]
     reqs = _evaluator_requests(server)
@@ -107,12 +124,18 @@ def test_pass_with_evidence_pointing_at_real_files_and_transcript_uuids(workdir,
     (_answer(score=9), "score-like field"),
     (_answer(evidence=_good_evidence(source_uuid="0badc0de-0000-4000-8000-000000000000")), "does not exist"),
     (_answer(evidence=[]), "needs at least one evidence item"),
+    (_answer(evidence=[{"claim": "done", "source": r'{{re:- ([0-9a-f-]{36}) \| assistant \| - \| DONE}}',
+                        "quote": "DONE: ok", "observed": "1 greeting file written"}]), "own words"),
+    (_answer(evidence=[{**_good_evidence()[0], "source": "out/status.json"}]), "completion marker"),
 ])
 def test_refused_answers_end_fail_after_one_retry(workdir, rehearsal_server, rehearsal_config, bad, needle):
     server = rehearsal_server(_scenario(bad))
     doc = _run(workdir, server, rehearsal_config(workdir.path))
-    assert doc["goal_result"] == "FAIL" and doc["blockers"] == ["the evaluator gave no valid judgement"]
-    assert len(doc["attempts"]) == 2 and doc["judged_by"] == "fallback"
+    assert doc["goal_result"] == "FAIL" and len(doc["attempts"]) == 2
+    if needle == "score-like field":
+        assert doc["blockers"] == ["the evaluator gave no valid judgement"] and doc["judged_by"] == "fallback"
+    else:                                                   # the evidence did not hold (README "Evidence, watches")
+        assert doc["blockers"][0].startswith("insufficient evidence: ") and doc["judged_by"] == "insufficient_evidence"
     assert all(any(needle in p for p in a["problems"]) for a in doc["attempts"]), doc["attempts"]
     assert doc["attempts"][0]["session_id"] != doc["attempts"][1]["session_id"]
     reqs = _evaluator_requests(server)
@@ -130,12 +153,12 @@ def test_a_refused_first_answer_then_a_valid_one_is_pass(workdir, rehearsal_serv
 
 @pytest.mark.budget(6)
 def test_fail_with_a_blocker_is_kept(workdir, rehearsal_server, rehearsal_config):
-    reply = _answer(verdict="FAIL", blockers=["out/greeting.txt was never written by the skill"],
-                    evidence=[{"claim": "no greeting", "source": "out/status.json", "observed": "1 file, 1 key"}])
+    reply = _answer(verdict="FAIL", blockers=["greeting.txt says nothing to Bob"],
+                    evidence=[{"claim": "no greeting", "source": "out/status.json", "quote": "ok", "observed": "1 key"}])
     server = rehearsal_server(_scenario(reply))
     doc = _run(workdir, server, rehearsal_config(workdir.path))
-    assert doc["goal_result"] == "FAIL" and doc["blockers"] == ["out/greeting.txt was never written by the skill"]
-    assert len(doc["attempts"]) == 1
+    assert doc["goal_result"] == "FAIL" and doc["blockers"] == ["greeting.txt says nothing to Bob"]
+    assert len(doc["attempts"]) == 1 and doc["evidence"] == []          # the marker item was dropped
 
 
 @pytest.mark.budget(6)

@@ -130,6 +130,7 @@ def test_two_trials_on_one_cwd_each_see_only_their_own_files(tmp_path):
     assert not (wd_b / "side-effects" / "files").exists()
     verdict_b = json.loads((wd_b / "verdict.json").read_text())
     assert (verdict_b["completion"], verdict_b["goal_result"], verdict_b["evidence"]) == ("PASS", "FAIL", [])
+    assert verdict_b["goal_blockers"][0].startswith("insufficient evidence: ")
     evaluation = json.loads((wd_b / "evaluation.json").read_text())
     problems = " ".join(p for att in evaluation["attempts"] for p in att["problems"])
     assert "side-effects/files/report.md" in problems and "cwd/report.md" in problems and "does not exist" in problems

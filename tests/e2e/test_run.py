@@ -107,6 +107,8 @@ def test_ask_user_question_gate_answered_by_label(tmp_path, kind, code, overall)
     assert proc.returncode == code, proc.stderr[-3000:]
     doc = _verdict(result)
     assert (doc["gate_response_count"], doc["gate_kind"], doc["overall"]["verdict"]) == (1, kind, overall)
+    assert doc["gate_answers"] == [{"n": 1, "question": "Which greeting style?", "options": ["Formal", "Casual"],
+                                    "answer": "Casual", "kind": kind}]      # --gate-kind: every answer of that kind
     if kind == "contractual":
         assert doc["gate_contract_evidence"]
     wd = workdirs(tmp_path)[0]
@@ -226,8 +228,8 @@ def test_sigterm_to_the_harness_kills_the_session_and_keeps_the_evidence(tmp_pat
             proc.kill()
     assert proc.returncode == 3, err[-3000:]
     doc = _verdict(json.loads(out.strip().splitlines()[-1]))
-    assert (doc["stop_reason"], doc["overall"]["verdict"]) == ("harness_interrupted", "BLOCKED")
-    assert doc["overall"]["reasons"] == ["blocked: the harness was stopped (Ctrl-C or SIGTERM) before the trial finished"]
+    assert (doc["stop_reason"], doc["overall"]["verdict"]) == ("harness_terminated", "BLOCKED")
+    assert doc["overall"]["reasons"] == ["blocked: the harness was stopped by a signal (SIGTERM) before the trial finished"]
     wd = workdirs(tmp_path)[0]
     assert (wd / "pane.txt").is_file() and (wd / "transcript.jsonl").is_file()
     _no_leftovers(wd, state)
@@ -253,7 +255,7 @@ def test_sigterm_while_the_evaluator_judges_stops_it_and_leaves_no_process(tmp_p
     assert children, "no evaluator process was found to check"
     assert not [p for p in children if pid_alive(p)], "the evaluator's claude -p outlived the harness"
     doc = _verdict(json.loads(out.strip().splitlines()[-1]))
-    assert (doc["stop_reason"], doc["overall"]["verdict"], doc["goal_result"]) == ("harness_interrupted", "BLOCKED", None)
+    assert (doc["stop_reason"], doc["overall"]["verdict"], doc["goal_result"]) == ("harness_terminated", "BLOCKED", None)
     assert "the harness was stopped while the evaluator judged the goal" in doc["notes"]
     _no_leftovers(workdirs(tmp_path)[0])
 

@@ -25,6 +25,8 @@ class FakeTmux(Backend):
         self.sessions: dict[str, dict] = {}
         self.next_pane = 0
         self.fail_paste = False
+        self.server = "ours"            # ours | foreign | none: what runs on the socket
+        self.procs = NoProcesses()      # the fake panes' pids are not real processes: never signal them
 
     def _tmux(self):
         return "tmux"
@@ -77,9 +79,31 @@ class FakeTmux(Backend):
                     rc, err = 1, [f"no such session: {t}"]
                 elif cmd[-2] == bk.OWNER_OPTION:
                     self.sessions[n]["owner"] = cmd[-1]
+            elif verb == "show-options" and bk.SERVER_OPTION in cmd:
+                if self.server == "none":
+                    rc, err = 1, ["no server running on /tmp/tmux-0/lt-unit"]
+                elif self.server == "ours":
+                    out.append("1")
             elif verb == "paste-buffer" and self.fail_paste:
                 rc, err = 1, ["paste failed"]
         return TmuxResult(argv=("tmux", *args), returncode=rc, stdout=out, stderr=err, duration_s=0.0)
+
+
+class NoProcesses:
+    """Stands in for :mod:`live_trial.session.proctree`: records what the backend asked to end."""
+
+    def __init__(self):
+        self.ended: list[tuple[list, str | None]] = []
+
+    def descendants(self, pid):
+        return [("tree-of", pid)]
+
+    def tagged(self, value):
+        return [("tagged", value)]
+
+    def end(self, procs, find_more=None, grace_s=None):
+        self.ended.append((list(procs), list(find_more()) if find_more else None))
+        return []
 
 
 # ---------------------------------------------------------------- names and denylist
@@ -204,8 +228,42 @@ def test_every_argv_is_escaped_at_the_one_boundary(tmp_path):
     chain = next(c for c in t.calls if "new-session" in c)
     assert chain[chain.index("-c") + 1] == str(cwd)[:-1] + "\\;"
     assert ("sh", "-c", "true\\;") == chain[chain.index("-F") + 2:chain.index("-F") + 5]
-    assert [c[0] for c in _tmux_parse(chain)] == ["set-option", "set-option", "new-session", "set-option"]
+    assert [c[0] for c in _tmux_parse(chain)] == ["set-option"] * 3 + ["new-session", "set-option"]
     assert t.sessions[A12]["owner"].startswith(f"{os.getpid()}:")
+
+
+@pytest.mark.parametrize("server", ["ours", "none"])
+def test_new_session_marks_the_server_it_may_set_globals_on_and_tags_the_pane(tmp_path, server):
+    t = FakeTmux()
+    t.server = server
+    t.new_session(A12, ["sh", "-c", "true"], cwd=tmp_path, env={"LIVE_TRIAL_SESSION": "forged"})
+    chain = _tmux_parse(next(c for c in t.calls if "new-session" in c))
+    assert chain[0] == ["set-option", "-g", bk.SERVER_OPTION, "1"]
+    new = next(c for c in chain if c[0] == "new-session")
+    assert new[new.index("-e") + 1] == f"LIVE_TRIAL_SESSION={A12}"     # the tag is the session's own name
+
+
+def test_a_server_no_harness_started_is_refused_and_left_untouched(tmp_path):
+    t = FakeTmux()
+    t.server = "foreign"
+    with pytest.raises(RefusedInput) as err:
+        t.new_session(A12, ["sh", "-c", "true"], cwd=tmp_path, env={})
+    assert err.value.code == "foreign_tmux_server" and "was not started by live-trial" in err.value.message
+    assert [c[0] for c in t.calls] == ["show-options"]      # nothing but the one question was asked
+
+
+def test_kill_session_walks_the_tree_before_the_kill_and_ends_the_tagged_rest():
+    t = FakeTmux()
+    t.add(A12)
+    order = []
+    t.procs.descendants = lambda pid: order.append("walk") or [("tree-of", pid)]
+    real_run = t._run
+    t._run = lambda *a, env=None: (order.append(a[0]), real_run(*a, env=env))[1]
+    real_end = t.procs.end
+    t.procs.end = lambda procs, find_more=None, grace_s=None: (order.append("end"), real_end(procs, find_more))[1]
+    assert t.kill_session(A12) is True
+    assert order[order.index("walk"):] == ["walk", "kill-session", "end"]
+    assert t.procs.ended == [([("tree-of", 1001)], [("tagged", A12)])]
 
 
 # ---------------------------------------------------------------- exact targets
@@ -316,7 +374,7 @@ def test_new_session_chain_records_owner_pid_log_and_remain_on_exit(tmp_path, mo
     t = FakeTmux()
     info = t.new_session(A1, ["/bin/claude", "--x"], cwd=tmp_path, env={"A": "1"}, owner_pid=os.getpid())
     chain = next(c for c in t.calls if "new-session" in c)
-    assert chain[:4] == ("set-option", "-gw", "remain-on-exit", "on")
+    assert chain[5:9] == ("set-option", "-gw", "remain-on-exit", "on")
     i = chain.index("new-session")
     assert chain[i + 1:i + 3] == ("-d", "-s") and "-x" in chain and "200" in chain and "50" in chain
     assert chain[chain.index("-c") + 1] == str(tmp_path)
@@ -347,7 +405,6 @@ def test_owner_tokens():
 
 
 def test_reap_removes_only_orphans(monkeypatch):
-    monkeypatch.setattr(bk, "stop_process", lambda pid: None)
     t = FakeTmux()
     live = "lt-20261130T101500-abcd-live"
     orphan = "lt-20261130T101500-abcd-orphan"
@@ -373,3 +430,4 @@ def test_self_test_cli_passes(capsys):
 def test_format_literal_doubles_every_hash(text, sent):
     from live_trial.session.rules import format_literal
     assert format_literal(text) == sent
+

@@ -20,7 +20,7 @@ TOP_LEVEL = {"errors", "jsonfile", "policy", "resources"}
 #: Subpackages from the bottom floor up (live_trial/__init__.py); top-level modules are below them all, cli and
 #: pytest_plugin above them all.
 FLOORS = [["transcript", "closure"], ["session", "rehearsal"], ["judge"], ["acceptance"], ["notices"], ["trial"],
-          ["cli"]]
+          ["report"], ["cli"]]
 
 
 def module_name(path: Path) -> str:

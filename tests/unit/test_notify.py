@@ -61,7 +61,7 @@ def test_every_template_passes_the_forbidden_token_check(lang):
     cat = nt.catalogue(lang)
     assert set(cat["templates"]) == set(nt.KINDS)
     for kind, tmpl in cat["templates"].items():
-        for text in (tmpl["text"].format(objective="", detail=""), tmpl["generic"]):
+        for text in (tmpl["text"].format(objective="", detail="", next=""), tmpl["generic"]):
             assert nt.forbidden_tokens(text, lang) == [], (lang, kind, text)
         for obj in SAMPLES:
             for det in SAMPLES:
@@ -168,15 +168,6 @@ def test_file_sink_always_written_and_schema_valid(tmp_path):
     assert "w-1a2b3c4d" not in rec["text"]
 
 
-def test_outcome_notice_kinds():
-    assert nt.outcome_notice("PASS", evidence="2 messages sent") == ("done", "2 messages sent")
-    assert nt.outcome_notice("PASS", evidence="x", unverified="not yet seen") == ("mostly_done", "not yet seen")
-    kind, detail = nt.outcome_notice("DEGRADED", reasons=["goal_failed"], blockers=["no greeting"], lang="en")
-    assert kind == "not_working" and "no greeting" in detail and "meant to produce" in detail
-    kind, detail = nt.outcome_notice("FAIL", reasons=["STALL"], lang="ja")
-    assert detail == nt.reason_sentence("FAIL", "ja") + nt.reason_sentence("STALL", "ja")
-
-
 def test_code_families():
     assert nt.reason_sentence("bad_whatever", "ja") == nt.catalogue("ja")["families"]["bad_"]
 
@@ -261,9 +252,10 @@ def test_notify_trial_from_a_verdict_dict(tmp_path):
            "overall": {"verdict": "DEGRADED"}, "goal": {"result": "FAIL", "blockers": ["out/greeting.txt is empty"]},
            "poll_exit": "DONE", "stop_reason": None}
     text = nt.notify_trial(tmp_path / "eval-log", doc, "ja", env={})
-    assert text.startswith("⚠️ うまくいっていません: あいさつのファイルを書く")
-    assert nt.reason_sentence("DEGRADED", "ja") in text and "（内部の記号） is empty" in text
-    assert nt.forbidden_tokens(text, "ja") == []
+    assert text.startswith("⚠️ うまくいっていません: greet（hello のスキル）: あいさつのファイルを書く")
+    assert "最後まで動きましたが、目的の結果は出ていませんでした" in text
+    assert "greeting.txt is empty" in text and "out/" not in text     # the folders are the harness's, the file not
+    assert nt.forbidden_tokens(text, "ja", {"greeting.txt", "greet", "hello"}) == []
     rec = nt.read_notifications(tmp_path / "eval-log")[-1]
     assert rec["refs"]["run_id"] == "20261130T101010-abcd" and rec["refs"]["overall"] == "DEGRADED"
 
@@ -272,7 +264,7 @@ def test_notify_trial_pass_uses_the_observed_evidence(tmp_path):
     doc = {"overall": "PASS", "target": "hello:greet",
            "evidence": [{"claim": "c", "source": "out/greeting.txt", "observed": "1 file with 1 line"}]}
     text = nt.notify_trial(tmp_path, doc, "en", env={})
-    assert text == "✅ Finished: greet\nWhat was checked: 1 file with 1 line"
+    assert text == "✅ Finished: greet (a skill of hello)\nWhat was checked: 1 file with 1 line"
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
@@ -298,16 +290,38 @@ def test_notify_trial_with_a_verdict_shaped_like_verdict_py(tmp_path):
            "gate_kind": "rescue", "poll_exit": "DONE", "stop_reason": None, "failure_reason": None,
            "overall": {"verdict": "DEGRADED", "reasons": ["nudge_count 1 > 0"]}}
     text = nt.notify_trial(root, doc, "en", env={})
-    assert text.startswith("⚠️ Not working: Writes a greeting file\nWhat we found: ")
-    assert nt.reason_sentence("nudged", "en") in text and nt.reason_sentence("DONE", "en") not in text
+    assert text.startswith("⚠️ Not working: greet (a skill of hello): Writes a greeting file\nWhat we found: ")
+    assert "the result it was meant to produce is there" in text and "it was told 1 time(s) to go on" in text
+    assert nt.reason_sentence("DONE", "en") not in text and "Reply" not in text
+    assert text.splitlines()[-1].startswith("What to do next: ")
     assert nt.forbidden_tokens(text, "en") == []
+
+
+@pytest.mark.parametrize("lang,by,expected", [
+    ("en", ["test", "test"], "2 of its criteria are checked by tests, not by this trial."),
+    ("en", ["test", "script"], "2 of its criteria are checked in other ways, not by this trial."),
+    ("ja", ["script"], "確かめる項目のうち1件はスクリプトで確かめるもので、今回の試しでは確かめていません。"),
+])
+def test_a_pass_says_which_criteria_this_trial_did_not_check(tmp_path, lang, by, expected):
+    """README "Evidence, watches and messages to a person": one line per criterion, and a PASS says plainly that
+    criteria verified by tests or scripts were not checked by the trial."""
+    rows = [{"id": f"IN{i}", "text": "t", "verify_by": b, "result": "not_checked_here", "evidence": "e"}
+            for i, b in enumerate(by)] + [{"id": "OUT1", "text": "t", "verify_by": None, "result": "pass",
+                                           "evidence": "2 rows"}]
+    doc = {"overall": {"verdict": "PASS"}, "target": "hello:greet", "criteria": rows,
+           "evidence": [{"claim": "c", "source": "s", "observed": "1 file with 1 line"}]}
+    text = nt.notify_trial(tmp_path, doc, lang, env={})
+    assert text.endswith(expected) and nt.forbidden_tokens(text, lang) == []
+    failed = nt.notify_trial(tmp_path, {**doc, "overall": {"verdict": "DEGRADED"}}, lang, env={})
+    assert expected not in failed
 
 
 def test_notify_trial_mostly_done(tmp_path):
     doc = {"target": "bot:reply", "overall": {"verdict": "PASS"}, "goal_result": "PASS",
            "unverified": "replies to real people are not seen yet", "evidence_text": "deployed"}
     text = nt.notify_trial(tmp_path, doc, "ja", env={})
-    assert text.startswith("🟡 だいたい終わりました: reply\nまだ確かめられていないこと: replies to real people are not seen yet")
+    assert text.startswith("🟡 だいたい終わりました: reply（bot のスキル）\n"
+                           "まだ確かめられていないこと: replies to real people are not seen yet")
 
 
 # --- failed notices are sent again (seed 000: a person is always told the outcome) ---------------
@@ -531,3 +545,34 @@ def test_every_stop_reason_the_verdict_schema_names_has_a_sentence(lang):
     assert {"plugin_not_loaded", "transcript_moved"} <= set(named)
     unknown = nt.catalogue(lang)["reasons"]["unknown"]
     assert [c for c in named if nt.reason_sentence(c, lang) == unknown] == []
+
+
+def test_the_users_own_names_stay_and_the_harness_codes_paths_and_files_still_go():
+    """Hiding greeting.txt or hello:greet as "internal symbol" hid what a person needs; codes, paths, ids and the
+    harness's own files stay out (seed 000 "通知文の書き方")."""
+    allowed = {"hello", "greet", "hello:greet", "greeting.txt"}
+    text = "1 Skill call to hello:greet wrote greeting.txt."
+    assert nt.forbidden_tokens(text, "en", allowed) == [] and nt.forbidden_tokens(text, "en")
+    assert nt.sanitise("It wrote out/greeting.txt and /tmp/x/status.json", "en", allowed) == (
+        "It wrote greeting.txt and (internal reference)", ["out/greeting.txt", "/tmp/x/status.json"])
+    for bad in ("cwd/greeting.txt", "status.json", "hello:greet2", "greeting.txt.bak", "--gate-response",
+                "gate_unanswered", "20261130T101010-abcd", "lt-20261130T101010-abcd-greet"):
+        assert nt.forbidden_tokens(f"It wrote {bad} here", "en", allowed), bad
+
+
+def test_a_trial_message_names_the_skill_its_plugin_and_the_promised_file(tmp_path):
+    root = tmp_path / "eval-log"
+    wd = root / "hello" / "greet" / "live-trial" / "20261130T101010-abcd"
+    wd.mkdir(parents=True)
+    (wd / "evaluation.json").write_text(json.dumps({"description": "Writes a greeting file greeting.txt in the "
+                                                                   "working folder; then the marker status.json"}))
+    doc = {"target": "hello:greet", "plugin": "hello", "skill": "greet", "run_id": "20261130T101010-abcd",
+           "overall": {"verdict": "PASS", "reasons": []}, "goal_result": "PASS", "poll_exit": "DONE",
+           "evidence": [{"claim": "c", "source": "x", "observed": "1 Skill call to hello:greet; greeting.txt holds 1 "
+                                                                    "line"}]}
+    for lang, head in (("ja", "✅ 終わりました: greet（hello のスキル）: Writes a greeting file greeting.txt in the "
+                              "working folder; then the marker （内部の記号）"),
+                       ("en", "✅ Finished: greet (a skill of hello): Writes a greeting file greeting.txt in the "
+                              "working folder; then the marker (internal reference)")):
+        text = nt.notify_trial(root, doc, lang, env={})
+        assert text.startswith(head) and text.endswith("1 Skill call to hello:greet; greeting.txt holds 1 line")

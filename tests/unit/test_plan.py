@@ -229,6 +229,42 @@ def test_open_watch_means_watching(env) -> None:
                  "union-target:work")["action"] == "run"
 
 
+def test_a_watch_never_hides_a_change_of_the_skill(env, capsys) -> None:
+    """Seed 000 + README "Planning": the closure is compared first; an edited skill under watch runs again and its
+    old watch is closed quietly (no notice) by the plan command."""
+    from live_trial.notices import watch
+    from live_trial.notices.notify import read_notifications
+
+    wd = record(env, "union-target:work", "20261130T101500-aaaa")
+    sha = json.loads((wd / "verdict.json").read_text())["skill_dir_tree_sha"]
+    old = watch.register_watch(env["eval"], objective="o", unverified="u", target="union-target:work",
+                               workdir=str(wd), closure=sha)
+    by_verdict = watch.register_watch(env["eval"], objective="o", unverified="u2", target="union-target:work",
+                                      workdir=str(wd))                       # no closure: read from its verdict
+    assert entry(make_plan(env, watches=watch.open_watches(env["eval"])), "union-target:work")["action"] == "watching"
+    md = env["plugins"] / "union-target" / "skills" / "work" / "SKILL.md"
+    md.write_text(md.read_text() + "\nOne more step.\n")
+    e = entry(make_plan(env, watches=watch.open_watches(env["eval"])), "union-target:work")
+    assert (e["action"], e["watch_ids"], e["superseded_watch_ids"]) == ("run", [], [old["id"], by_verdict["id"]])
+    assert e["reason"].startswith("behaviour closure changed since the last PASS; watch ") and "superseded" in e["reason"]
+    before = len(read_notifications(env["eval"]))
+    assert main(["plan", "--plugin-dir", str(env["plugins"] / "union-target"), "--eval-root", str(env["eval"]),
+                 "--json"]) == 0
+    assert entry(json.loads(capsys.readouterr().out.strip().splitlines()[-1]), "union-target:work")["action"] == "run"
+    ledger = {w["id"]: w for w in watch.load_ledger(env["eval"])["watches"]}
+    assert {ledger[i]["status"] for i in (old["id"], by_verdict["id"])} == {"superseded"}
+    assert ledger[old["id"]]["history"][-1]["event"] == "superseded" and not ledger[old["id"]]["notified"]
+    assert len(read_notifications(env["eval"])) == before                          # quietly: no notice
+    assert watch.open_watches(env["eval"]) == []
+
+
+def test_a_watch_whose_closure_cannot_be_known_still_means_watching(env) -> None:
+    record(env, "union-target:work", "20261130T101500-aaaa")
+    e = entry(make_plan(env, watches=[{"id": "w-1", "target": "union-target:work", "workdir": "/nowhere"}]),
+              "union-target:work")
+    assert (e["action"], e.get("superseded_watch_ids")) == ("watching", None)
+
+
 def test_the_plan_command_reads_open_watches_from_the_ledger(env, capsys) -> None:
     from live_trial.cli.main import main
     from live_trial.notices import watch
@@ -315,7 +351,37 @@ def test_contractual_without_grounding_is_not_reused(env) -> None:
                overall={"verdict": "PASS", "reasons": []})
     (wd / "verdict.json").write_text(json.dumps(doc))
     e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and "does not follow from its inputs (DEGRADED)" in e["reason"]  # the answer's kind
+    doc["gate_answers"][0]["kind"] = "contractual"
+    (wd / "verdict.json").write_text(json.dumps(doc))
+    e = entry(make_plan(env), "union-target:work")
     assert e["action"] == "run" and "not grounded" in e["reason"]
+
+
+def test_a_rescue_answer_among_contractual_ones_is_not_a_pass(env) -> None:
+    """Per-answer kinds: one rescue answer degrades even when the others are contractual (seed 001 gate kinds)."""
+    md = env["plugins"] / "union-target" / "skills" / "work" / "SKILL.md"
+    md.write_text(md.read_text().replace("  - Skill\n", "  - Skill\n  - AskUserQuestion\n"))
+    answers = [{"question": "Push?", "options": ["Yes", "No"], "answer": "Yes", "kind": "contractual"},
+               {"question": "Which one?", "options": ["A", "B"], "answer": "A", "kind": "rescue"}]
+    wd = record(env, "union-target:work", "20261130T101500-aaaa", gate_response_count=2, gate_answers=answers)
+    doc = json.loads((wd / "verdict.json").read_text())
+    assert (doc["gate_kind"], doc["overall"]["verdict"]) == ("mixed", "DEGRADED")
+    assert doc["gate_contract_evidence"] == ["frontmatter allowed-tools: AskUserQuestion"]
+    assert entry(make_plan(env), "union-target:work")["reason"] == "last verdict is DEGRADED (run 20261130T101500-aaaa)"
+
+
+def test_a_pass_judged_under_the_older_evidence_rules_is_run_again(env) -> None:
+    wd = record(env, "union-target:work", "20261130T101500-aaaa")
+    doc = json.loads((wd / "verdict.json").read_text())
+    for key in ("criteria", "gate_answers"):
+        del doc[key]
+    doc["schema_version"] = "live-trial-verdict/1"
+    (wd / "verdict.json").write_text(json.dumps(doc))
+    assert schema_errors(doc, "live-trial-verdict.schema.json") == []        # still read
+    e = entry(make_plan(env), "union-target:work")
+    assert e["action"] == "run" and e["reason"].startswith(
+        "last PASS was judged under the older evidence rules (live-trial-verdict/1")
 
 
 def test_grounded_contractual_pass_is_reused(env) -> None:

@@ -211,3 +211,32 @@ def test_new_predicates_match_and_a_rule_without_compaction_never_answers_one(tm
     assert select_rule(scen, analyse_request(_body(_turn()[:1]))).id == "not-woken"
     with pytest.raises(RefusedInput, match="task_notification"):
         load_scenario({"rules": [{"when": {"task_notification": "(bad"}, "reply": {}}]})
+
+
+def test_every_scripted_evaluator_answer_fits_the_answer_schema():
+    """A scenario's scripted evaluator must answer in the shape the real evaluator is asked for (the CLI's
+    StructuredOutput tool validates it against judge.answer.ANSWER_SCHEMA and gives up after 5 tries, which reads as
+    "the evaluator gave no valid judgement"). Placeholders are filled with a stand-in before checking."""
+    import re
+    from pathlib import Path
+
+    import yaml
+    from jsonschema import Draft202012Validator
+
+    from live_trial.judge.answer import ANSWER_SCHEMA
+
+    root = Path(__file__).resolve().parents[2]
+    validator = Draft202012Validator(ANSWER_SCHEMA)
+    checked, bad = 0, []
+    for path in sorted([*(root / "examples" / "scenarios").glob("*.yaml"),
+                        *(root / "tests" / "e2e" / "scenarios").glob("*.yaml")]):
+        doc = yaml.safe_load(path.read_text())
+        for rule in doc.get("rules", []):
+            for block in (rule.get("reply") or {}).get("content") or []:
+                use = block.get("tool_use") if isinstance(block, dict) else None
+                if not use or use.get("name") != "StructuredOutput" or "verdict" not in (use.get("input") or {}):
+                    continue
+                answer = yaml.safe_load(re.sub(r"\{\{[^}]*\}\}", "x", yaml.safe_dump(use["input"])))
+                checked += 1
+                bad += [f"{path.name} rule {rule.get('id')}: {e.message}" for e in validator.iter_errors(answer)]
+    assert checked >= 10 and bad == []

@@ -25,3 +25,28 @@ def test_an_e2e_test_without_a_budget_fails(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")   # its set-up changes os.environ
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*needs @pytest.mark.budget(seconds)*"])
+
+
+def _browser_test_without_chromium(pytester, monkeypatch, *, required: bool):
+    """A ``browser`` test on a machine whose PATH has no chromium nor chromedriver."""
+    pytester.makeconftest((Path(conftest.__file__)).read_text())
+    pytester.makepyfile(**{"tests/unit/test_page.py": "import pytest\n\n@pytest.mark.browser\n"
+                                                      "def test_page():\n    pass\n"})
+    monkeypatch.setenv("PATH", str(pytester.path))
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("LIVE_TRIAL_REQUIRE_E2E", raising=False)
+    if required:
+        monkeypatch.setenv("LIVE_TRIAL_REQUIRE_E2E", "1")
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist", "-rs")
+
+
+def test_a_browser_test_is_skipped_with_the_reason_when_chromium_is_missing(pytester, monkeypatch):
+    result = _browser_test_without_chromium(pytester, monkeypatch, required=False)
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*browser needs chromium (install: apt-get install chromium*"])
+
+
+def test_a_browser_test_fails_when_required_and_chromium_is_missing(pytester, monkeypatch):
+    result = _browser_test_without_chromium(pytester, monkeypatch, required=True)
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*browser tests are required here*chromedriver*chromium-driver*"])

@@ -26,6 +26,7 @@ def _req(tmp_path, **kw):
     ({"proof": True, "model": "sonnet"}, "proof_alias"),
     ({"model": "a;b"}, "bad_model"),
     ({"gate_kind": "contractual"}, "ungrounded_contractual"),
+    ({"gate_responses": ["Yes", "A"], "gate_response_kinds": ["rescue", "contractual"]}, "ungrounded_contractual"),
     ({"gate_responses": ["Casual", " "]}, "empty_gate_response"),
     ({"gate_responses": ["text:"]}, "empty_gate_response"),
     ({"proof": True, "model": "claude-sonnet-4-5-20250929",
@@ -51,4 +52,37 @@ def test_a_malformed_scenario_is_refused_first(tmp_path):
     bad.write_text("rules: [{reply: {stop_reason: nope}}]\n")
     with pytest.raises(RefusedInput):
         Trial(_req(tmp_path, rehearsal=bad), env={"PATH": os.environ["PATH"]}).run()
+    assert not (tmp_path / "eval").exists()
+
+
+def test_gate_answers_keep_their_order_and_kind_from_the_command_line():
+    """README "Questions (gates)": --gate-response is a rescue answer, --gate-response-contractual a contractual
+    one; answers are used in the order given, whichever option gave them."""
+    from live_trial.cli.main import build_parser
+
+    args = build_parser().parse_args(["run", "p:s", "--gate-response", "A", "--gate-response-contractual", "Yes",
+                                      "--gate-response", "text:why not"])
+    assert args.gate_answers == [("A", "rescue"), ("Yes", "contractual"), ("text:why not", "rescue")]
+    assert args.gate_response == ["A", "text:why not"] and args.gate_response_contractual == ["Yes"]
+    assert not hasattr(build_parser().parse_args(["run", "p:s"]), "gate_answers")
+
+
+def test_gate_kind_contractual_makes_every_answer_contractual():
+    from live_trial.trial.inputs import gate_kinds
+
+    req = TrialRequest(target="p:s", gate_responses=["A", "B"], gate_response_kinds=["rescue", "contractual"])
+    assert gate_kinds(req) == ["rescue", "contractual"]
+    req.gate_kind = "contractual"
+    assert gate_kinds(req) == ["contractual", "contractual"]
+    assert gate_kinds(TrialRequest(target="p:s", gate_responses=["A"])) == ["rescue"]
+
+
+@pytest.mark.parametrize("flag", ["--gate-response", "--gate-response-contractual"])
+def test_a_plan_refuses_answers_to_one_skills_questions(tmp_path, capsys, flag):
+    from live_trial.cli.main import main
+
+    plan = tmp_path / "plan.json"
+    plan.write_text("{}")
+    assert main(["run", "--plan", str(plan), flag, "Yes", "--eval-root", str(tmp_path / "eval")]) == 2
+    assert f"{flag} describe one skill's questions" in capsys.readouterr().err
     assert not (tmp_path / "eval").exists()

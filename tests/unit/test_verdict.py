@@ -47,6 +47,17 @@ def test_contractual_gate_responses_do_not_degrade() -> None:
     assert overall(gate_response_count=3, gate_kind="contractual") == "PASS"
 
 
+def test_each_answer_counts_with_its_own_kind() -> None:
+    """Seed 001 gate kinds, per answer: a rescue answer among contractual ones degrades; a proof allows none."""
+    both = ("contractual", "rescue")
+    assert overall(gate_response_count=2, gate_kind="contractual", gate_kinds=both) == "DEGRADED"
+    assert judge(replace(OK, gate_response_count=2, gate_kinds=both)).reasons == (
+        "1 rescue gate response(s): a person had to step in",)
+    assert overall(gate_response_count=2, gate_kinds=("contractual", "contractual")) == "PASS"
+    assert overall(gate_response_count=2, gate_kinds=("contractual",), gate_kind="rescue") == "DEGRADED"  # 1 of 2
+    assert overall(gate_response_count=1, gate_kinds=("contractual",), proof=True) == "FAIL"
+
+
 def test_gate_kind_defaults_to_rescue_and_normalises_with_zero_responses() -> None:
     assert VerdictInputs("PASS", "PASS", "PASS").gate_kind == "rescue"
     assert normalise_gate_kind("contractual", 0) == "rescue"

@@ -14,7 +14,7 @@ from live_trial.closure.index import Target
 from live_trial.closure.manifest import ClosureError
 from live_trial.closure.pinning import closure_digest, pin
 from live_trial.closure.target import resolve_target
-from live_trial.errors import SchemaInvalid
+from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.jsonfile import schema_errors
 from live_trial.transcript.builder import TranscriptBuilder
 from tests.unit.fakes import write_state
@@ -254,6 +254,71 @@ def test_write_trial_verdict_api(tree) -> None:
     assert path == tree["wd"] / "verdict.json" and json.loads(path.read_text()) == doc
     assert doc["overall"]["verdict"] == "DEGRADED" and doc["goal_blockers"] == ["status.json says nothing"]
     assert doc["evidence"] == [{"claim": "c", "source": "out/status.json", "observed": "1 file"}]
+
+
+CRITERIA_SKILL = """---
+name: crit
+description: writes a report
+allowed-tools: [Skill, Write]
+feedback_contract:
+  criteria:
+    - {id: IN1, text: the parser is unit tested, verify_by: test}
+    - {id: OUT1, text: the report has two rows, verify_by: evaluator}
+    - {id: IN2, text: the schema is checked, verify_by: script}
+    - {id: OUT2, text: the report is dated}
+---
+"""
+
+
+def test_one_line_per_criterion_and_per_answered_question(tree) -> None:
+    """README "Evidence, watches and messages to a person": the criteria table and the gate answer lines."""
+    (tree["plugins"] / "gates" / "skills" / "crit").mkdir()
+    (tree["plugins"] / "gates" / "skills" / "crit" / "SKILL.md").write_text(CRITERIA_SKILL)
+    wd = tree["eval_root"] / "gates" / "crit" / "live-trial" / "20261130T101500-abcd"
+    shutil.copytree(tree["wd"], wd)
+    t = resolve_target("gates:crit", tree["plugins"])
+    checks = [{"id": "OUT1", "result": "pass", "evidence": "2 rows in side-effects/files/report.csv"},
+              {"id": "OUT2", "result": "fail", "evidence": "0 dates"}]
+    answers = [{"question": "Which style?", "options": ["Formal", "Casual"], "answer": "Casual", "kind": "rescue"}]
+    doc = build_verdict(workdir=wd, target=t, plugins_root=tree["plugins"], session_id=None, requested_model=None,
+                        launch="PASS", completion="PASS", goal_result="FAIL", poll_exit="DONE",
+                        gate_response_count=1, gate_answers=answers, criteria_checks=checks)
+    assert schema_errors(doc, SCHEMA) == [] and doc["schema_version"] == "live-trial-verdict/2"
+    assert [(c["id"], c["verify_by"], c["result"]) for c in doc["criteria"]] == [
+        ("IN1", "test", "not_checked_here"), ("OUT1", "evaluator", "pass"), ("IN2", "script", "not_checked_here"),
+        ("OUT2", None, "fail")]
+    assert doc["criteria"][0]["evidence"] == "verified by tests, which this trial does not run"
+    assert doc["gate_answers"] == [{"n": 1, **answers[0]}] and doc["gate_kind"] == "rescue"
+    assert doc["overall"]["verdict"] == "DEGRADED"
+    not_run = build_verdict(workdir=wd, target=t, plugins_root=tree["plugins"], session_id=None, requested_model=None,
+                            launch="PASS", completion="FAIL", goal_result=None, poll_exit="STALL",
+                            not_judged_why="the goal was not judged: hang")
+    assert [c["result"] for c in not_run["criteria"]] == ["not_checked_here", "not_judged", "not_checked_here",
+                                                          "not_judged"]
+    assert not_run["criteria"][1]["evidence"] == "the goal was not judged: hang"
+    with pytest.raises(RefusedInput) as exc:
+        build_verdict(workdir=wd, target=t, plugins_root=tree["plugins"], session_id=None, requested_model=None,
+                      launch="PASS", completion="PASS", goal_result="PASS", poll_exit="DONE",
+                      gate_response_count=2, gate_answers=answers)
+    assert "1 gate answer line(s) for a gate response count of 2" in exc.value.message
+
+
+def test_contractual_answers_need_grounding_and_a_rescue_one_still_degrades(tree) -> None:
+    t = resolve_target("gates:asks", tree["plugins"])
+    wd = tree["eval_root"] / "gates" / "asks" / "live-trial" / "20261130T101500-abcd"
+    shutil.copytree(tree["wd"], wd)
+    both = [{"question": "Push?", "options": ["Yes", "No"], "answer": "Yes", "kind": "contractual"},
+            {"question": "Which?", "options": ["A"], "answer": "A", "kind": "rescue"}]
+    kw = dict(workdir=wd, plugins_root=tree["plugins"], session_id=None, requested_model=None, launch="PASS",
+              completion="PASS", goal_result="PASS", poll_exit="DONE", gate_response_count=2, gate_answers=both)
+    doc = build_verdict(target=t, **kw)
+    assert (doc["gate_kind"], doc["overall"]["verdict"]) == ("mixed", "DEGRADED")
+    assert doc["overall"]["reasons"] == ["1 rescue gate response(s): a person had to step in"]
+    assert doc["gate_contract_evidence"] == ["frontmatter allowed-tools: AskUserQuestion"]
+    assert build_verdict(target=t, **{**kw, "gate_kind": "contractual"})["gate_kind"] == "mixed"   # lines decide
+    with pytest.raises(RefusedInput) as exc:
+        build_verdict(target=resolve_target("union-target:work", tree["plugins"]), **{**kw, "workdir": tree["wd"]})
+    assert exc.value.code == "ungrounded_contractual"
 
 
 def test_invalid_document_is_never_written(tree) -> None:
@@ -554,3 +619,35 @@ def test_a_closure_broken_during_the_trial_still_gets_a_verdict(tree) -> None:
     assert any("can no longer be built" in n and "union-contract-dep" in n for n in doc["notes"])
     with pytest.raises(ClosureError):      # without the boot-time closure it is still refused
         _build(tree, t, None)
+
+
+def test_the_verdict_says_what_happened_in_one_sentence_in_the_message_language(tree, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("LIVE_TRIAL_LANG", raising=False)
+    assert run(argv(tree), capsys)[0] == 0
+    ja = written(tree)["summary"]
+    assert ja.startswith("work（union-target のスキル）は最後まで自分で動き") and ja.count("。") == 1
+    assert run(argv(tree, "--lang", "en"), capsys)[0] == 0
+    assert written(tree)["summary"] == ("work (a skill of union-target) ran to the end on its own, and the result it "
+                                        "was meant to produce was checked and is there.")
+
+
+def test_the_real_cause_of_a_failure_is_in_the_reasons(tree) -> None:
+    """The evaluator's blockers and its own failure (the CLI's line, e.g. "Not logged in", kept in evaluation.json) and
+    the notes recorded with a stop are in overall.reasons, not only in evaluation.json."""
+    t = resolve_target("union-target:work", tree["plugins"])
+    (tree["wd"] / "evaluation.json").write_text(json.dumps({"judged_by": "fallback", "attempts": [
+        {"problems": ["the CLI reported an error (success): Not logged in · Please run /login"]}]}))
+    common = dict(workdir=tree["wd"], target=t, plugins_root=tree["plugins"], session_id="s", requested_model=None,
+                  launch="PASS", gate_response_count=0, nudge_count=0)
+    doc = build_verdict(**common, completion="PASS", goal_result="FAIL", poll_exit="DONE",
+                        goal_blockers=["the evaluator gave no valid judgement", "report.md does not exist"])
+    assert doc["overall"]["verdict"] == "DEGRADED"
+    assert doc["overall"]["reasons"][1:] == [
+        "the evaluator found: the evaluator gave no valid judgement", "the evaluator found: report.md does not exist",
+        "the evaluator could not judge: the CLI reported an error (success): Not logged in · Please run /login"]
+    (tree["wd"] / "evaluation.json").unlink()
+    doc = build_verdict(**common, completion="FAIL", goal_result=None, poll_exit="STALL", stop_reason="api_error",
+                        notes=["the model's API answered with an error (401): Not logged in"])
+    assert doc["overall"]["reasons"][-1] == "the model's API answered with an error (401): Not logged in"
+    passed = build_verdict(**common, completion="PASS", goal_result="PASS", poll_exit="DONE", notes=["a note"])
+    assert passed["overall"]["reasons"] == [] and "summary" not in passed

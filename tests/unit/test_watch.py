@@ -421,3 +421,18 @@ def test_a_failing_resend_never_stops_the_maintenance(root, clock, monkeypatch):
     monkeypatch.setattr(wt, "resend_failed", broken)
     out = wt.daily_maintenance(root, Starter(), clock=clock, env={})
     assert out["ran"] and out["swept"] == [w["id"]] and out["resent"] == []
+
+
+def test_a_superseded_watch_is_closed_quietly(tmp_path):
+    """plan closes a watch whose skill changed since it was opened: no notice, no result can be recorded after."""
+    root = tmp_path / "eval-log"
+    w = wt.register_watch(root, objective="o", unverified="u", target="p:s", closure="sha256:" + "a" * 64)
+    assert wt.load_ledger(root)["watches"][0]["closure"] == "sha256:" + "a" * 64
+    assert wt.supersede(root, [w["id"], "w-00000000"]) == [w["id"]]
+    assert wt.supersede(root, [w["id"]]) == []                     # once
+    got = wt.load_ledger(root)["watches"][0]
+    assert (got["status"], got["history"][-1]["event"], got["notified"]) == ("superseded", "superseded", [])
+    assert read_notifications(root) == [] and wt.open_watches(root) == []
+    with pytest.raises(RefusedInput):
+        wt.record_result(root, w["id"], "ok", "2 replies")
+    assert wt.supersede(tmp_path / "none", ["w-1"]) == [] and not (tmp_path / "none").exists()

@@ -1,0 +1,150 @@
+"""``report``, ``ls``, ``show``: reading past trials (README "Reading a trial").
+
+- ``report WORKDIR|latest`` writes ``<workdir>/report.html`` (also written by ``run`` when a trial ends).
+- ``ls`` lists the trials under the eval root, newest first, one line each (a broken workdir is one line saying what
+  is wrong with it, never a crash).
+- ``show WORKDIR|latest`` prints one trial's summary, reasons, evidence and the next step a person should take.
+
+Exit codes: 0 done; 2 refused (not a workdir, no eval root, no trial yet), nothing changed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+LANG_HELP = "language of a summary made for an old verdict that has none (default LIVE_TRIAL_LANG, else ja)"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``report``, ``ls`` and ``show`` subcommands."""
+    p = sub.add_parser("report", help="write a trial's report.html (one self-contained page)",
+                       description="Write <workdir>/report.html: the verdict and its summary, the timeline, the "
+                                   "evidence, the criteria and answered questions, the conversation and the last "
+                                   "screen, in one page that loads nothing from the network. Exit 0 written, "
+                                   "2 refused.")
+    p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, or `latest`")
+    _common(p)
+    p.set_defaults(func=cmd_report)
+    p = sub.add_parser("ls", help="list past trials, newest first",
+                       description="One line per trial under the eval root, newest first: when, target, verdict, "
+                                   "reason, duration, rehearsal or live. Exit 0, 2 when the eval root is missing.")
+    p.add_argument("--skill", help="only this skill (its name or plugin:skill)")
+    p.add_argument("--verdict", type=str.upper, choices=["PASS", "FAIL", "DEGRADED", "BLOCKED", "NONE"],
+                   help="only trials with this verdict (NONE: without a valid verdict)")
+    _common(p)
+    p.set_defaults(func=cmd_ls)
+    p = sub.add_parser("show", help="print one trial's summary, reasons, evidence and next step",
+                       description="Print a trial's summary, the reasons for its verdict, its evidence and the next "
+                                   "step to take. Exit 0 shown, 2 refused.")
+    p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, or `latest`")
+    _common(p)
+    p.set_defaults(func=cmd_show)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--eval-root", type=Path, default=Path("eval-log"), help="where the trials are (default ./eval-log)")
+    p.add_argument("--lang", choices=["ja", "en"], help=LANG_HELP)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _workdir(args) -> Path:
+    from live_trial.errors import RefusedInput
+    from live_trial.report.trials import latest
+
+    if args.workdir == "latest":
+        return latest(args.eval_root).resolve()
+    path = Path(args.workdir)
+    if not path.is_dir():
+        raise RefusedInput("no such workdir", where=str(path), code="not_found",
+                           fix="pass eval-log/<plugin>/<skill>/live-trial/<run-id> (see `live-trial ls`), or `latest`")
+    return path.resolve()
+
+
+def cmd_report(args) -> int:
+    """Handler of ``report``: write report.html, print its path."""
+    from live_trial.report.page import write_report
+
+    path = write_report(_workdir(args), args.lang)
+    print(json.dumps({"status": "WRITTEN", "path": str(path)}) if args.json else f"WRITTEN: {path}")
+    return 0
+
+
+def _row(info, lang: str | None) -> dict:
+    from live_trial.report.trials import duration_text, when_text
+
+    return {"when": info.when, "target": info.target, "verdict": info.overall, "reason": info.reason if info.verdict
+            else info.problem, "duration_s": info.duration_s, "origin": info.origin, "workdir": str(info.workdir),
+            "summary": info.summary(lang), "_when": when_text(info.when), "_duration": duration_text(info.duration_s)}
+
+
+def cmd_ls(args) -> int:
+    """Handler of ``ls``: one line per trial, newest first."""
+    from live_trial.report.trials import list_trials
+
+    rows = [_row(info, args.lang) for info in list_trials(args.eval_root, skill=args.skill, verdict=args.verdict)]
+    if args.json:
+        print(json.dumps({"trials": [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]},
+                         ensure_ascii=False))
+        return 0
+    if not rows:
+        print(f"no trials under {args.eval_root}" + (" matching the filters" if args.skill or args.verdict else ""))
+        return 0
+    width = max([len(r["target"]) for r in rows] + [6])
+    print(f"{'when':<20}  {'target':<{width}}  {'verdict':<8}  {'took':>7}  {'origin':<9}  reason")
+    for r in rows:
+        verdict = r["verdict"] or "BROKEN"
+        reason = " ".join(str(r["reason"] or "-").split())
+        print(f"{r['_when']}  {r['target']:<{width}}  {verdict:<8}  {r['_duration']:>7}  {r['origin'] or '-':<9}  "
+              f"{reason[:100]}")
+    return 0
+
+
+def cmd_show(args) -> int:
+    """Handler of ``show``: the summary, reasons, evidence and next step of one trial."""
+    from live_trial.report.page import REPORT_FILE
+    from live_trial.report.trials import duration_text, next_step_line, read_trial, when_text
+
+    info = read_trial(_workdir(args))
+    doc = info.verdict or {}
+    reasons = (doc.get("overall") or {}).get("reasons") or []
+    report = info.workdir / REPORT_FILE
+    shown = {"workdir": str(info.workdir), "target": info.target, "verdict": info.overall, "problem": info.problem,
+             "when": info.when, "duration_s": info.duration_s, "origin": info.origin, "summary": info.summary(args.lang),
+             "reasons": reasons, "evidence": doc.get("evidence") or [], "criteria": doc.get("criteria"),
+             "gate_answers": doc.get("gate_answers"), "next_step": next_step_line(info),
+             "report": str(report) if report.is_file() else None}
+    if args.json:
+        print(json.dumps(shown, ensure_ascii=False))
+        return 0
+    out = [f"{info.overall or 'NO VERDICT'}: {info.target}  ({when_text(info.when)}, {duration_text(info.duration_s)}, "
+           f"{info.origin or 'origin unknown'})", f"summary: {shown['summary'] or '-'}"]
+    if info.problem:
+        out.append(f"problem: {info.problem}")
+    out += ["reasons:"] + [f"  - {r}" for r in reasons] if reasons else []
+    evidence = shown["evidence"]
+    out += ["evidence:"] + [f"  - {e.get('claim')}: {e.get('observed')} ({e.get('source')})" for e in evidence] \
+        if evidence else ["evidence: none"]
+    for c in shown["criteria"] or []:
+        out.append(f"  criterion {c.get('id')}: {c.get('result')} — {c.get('text')}")
+    for g in shown["gate_answers"] or []:
+        out.append(f"  question {g.get('n')}: {g.get('question') or '-'} -> {g.get('answer')} ({g.get('kind')})")
+    out.append(f"next step: {shown['next_step']}")
+    out.append(f"report: {report}" if shown["report"] else f"report: live-trial report {info.workdir}")
+    print("\n".join(out))
+    return 0
+
+
+def write_report_after_run(outcome) -> Path | None:
+    """Write report.html for a trial ``run`` just finished (README "Reading a trial"); a failure is one WARN line on
+    stderr, never a change of the run's exit code. Returns the report's path, or None."""
+    if getattr(outcome, "workdir", None) is None:
+        return None
+    from live_trial.report.page import write_report
+
+    try:
+        return write_report(outcome.workdir, getattr(outcome, "lang", None))
+    except Exception as exc:  # noqa: BLE001 - the trial is judged and recorded; its page is a view of it
+        print(f"WARN: report.html was not written: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
+        return None

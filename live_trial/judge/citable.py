@@ -1,0 +1,228 @@
+"""What an evidence item may cite (seed 000 rule 1; README "Evidence, watches and messages to a person").
+
+Evidence is something the trial's own session did, and nothing else:
+
+- a file the session created or changed in its own folder, cited by its copy ``side-effects/files/<path>`` (or as
+  ``cwd/<path>`` when the folder is the workdir's ``cwd/`` and ``<path>`` has such a copy), or the git diff of the
+  folder (``side-effects/git-diff.patch``, against the folder's state at start);
+- the transcript record of a tool call with its successful result, cited by the uuid of the call or of its result.
+
+Never evidence, in any spelling of the reference (relative or absolute path, ``./`` and ``..``, a ``:3`` or ``#L3``
+line reference, a symlink, ``transcript.jsonl#<uuid>``, an upper-case uuid): the session's own words (assistant text
+records, the DONE line; ``transcript.jsonl``, ``subagents/``, ``pane.txt`` as files), the completion marker and its
+summary, anything else in ``out/``, every other file the harness writes
+(:data:`~live_trial.judge.sources.HARNESS_FILES`), the author's files and anything in the trial's folder the session did not create or change, and prompts.
+:func:`resolve` returns the text a cited source holds, or why it may not be cited.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from live_trial.judge.context import Context
+from live_trial.judge.sources import MARKER_SOURCE, is_harness_path, source_path, strip_location
+
+UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+#: Workdir files that hold the session's own words (and the harness's prompts): cite a tool call's record instead.
+OWN_WORDS_FILES = ("transcript.jsonl", "pane.txt", "subagents")
+READ_MAX_BYTES = 2_000_000
+
+
+@dataclass(frozen=True)
+class Cited:
+    """A source that may be cited. ``kind``: ``file`` (a copy of a file the session made or changed), ``diff`` (the
+    folder's git diff) or ``record`` (a tool call with its successful result); ``ref``: the workdir-relative path read
+    or the record's uuid; ``text``: where the item's quote must be found (for the diff: its added and removed lines;
+    for a record: the pair's tool inputs and results); ``body``: what counts of lines, rows and keys are checked
+    against (the file's content, the content a Write call wrote or the call's result; None for the diff);
+    ``one_file``: it stands for exactly one file (a file, or a call that writes one), so "1 file" describes it."""
+
+    kind: str
+    ref: str
+    text: str
+    body: str | None
+    one_file: bool = False
+
+
+def _read(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return fh.read(READ_MAX_BYTES).decode("utf-8", "replace")
+
+
+def changed_lines(patch: str) -> str:
+    """The added and removed lines of a unified diff, without their ``+``/``-`` and without the file headers."""
+    out = [ln[1:] for ln in patch.splitlines()
+           if ln[:1] in "+-" and not ln.startswith(("+++ ", "--- "))]
+    return "\n".join(out)
+
+
+def _real_rel(source: str, root: Path) -> str | None:
+    """The workdir-relative path of the existing file ``source`` names, symlinks followed; None when it is none."""
+    rel = source_path(source, root)
+    if rel is None:
+        return None
+    try:
+        real = (root / rel).resolve()
+        return real.relative_to(root).as_posix() if real.is_file() else None
+    except (ValueError, OSError):
+        return None
+
+
+def _as_file(source: str, ctx: Context) -> Cited | None:
+    root = ctx.workdir.resolve()
+    rel = _real_rel(source, root)
+    produced = ctx.produced
+    if rel is None:
+        return None
+    if produced.folder and rel.startswith(produced.folder.rstrip("/") + "/"):
+        rel = "side-effects/files/" + rel[len(produced.folder.rstrip("/")) + 1:]
+    if rel in produced.files and (root / rel).is_file():
+        return Cited("file", rel, text := _read(root / rel), text, True)
+    if produced.diff and rel == produced.diff:
+        return Cited("diff", rel, changed_lines(_read(root / rel)), None)
+    return None
+
+
+def _file_problem(source: str, ctx: Context) -> str:
+    root = ctx.workdir.resolve()
+    rel = source_path(source, root)
+    if rel is None:
+        return "is outside the working directory"
+    harness = harness_files_of(source, ctx)
+    if harness == [MARKER_SOURCE]:
+        return ("is the completion marker out/status.json: the harness's contract file, written by every trial; "
+                "never evidence, nor is its summary")
+    if harness:
+        return f"is a file the harness writes itself ({', '.join(harness)}): never evidence of the goal"
+    real = _real_rel(source, root)
+    first = (real or rel).split("/", 1)[0]
+    if first in OWN_WORDS_FILES:
+        return ("holds the session's own words and its prompts: cite the uuid of a tool call record (with its "
+                "successful result) instead")
+    if real is None:
+        return "does not exist under the working directory"
+    folder = (ctx.produced.folder or "").rstrip("/")
+    if folder and real.startswith(folder + "/"):
+        return ("is in the trial's folder but was not created or changed by this trial's session (it was there when "
+                "the trial started): never evidence")
+    if first == "out":
+        return "is in out/, where the task allows only the completion marker: never evidence"
+    if first == "side-effects":
+        return ("is the harness's record of the side effects, not a file the session produced: cite the file's "
+                "copy under side-effects/files/")
+    return "is not a file this trial's session created or changed: cite one of the files listed as the session's"
+
+
+def _as_record(uuid: str, ctx: Context) -> Cited | str:
+    facts = ctx.transcript_facts.get(uuid)
+    if facts is None:
+        return "cites a transcript record that does not exist (no such uuid in the transcript)"
+    if facts.kind == "words":
+        return "is the session's own words (an assistant text record): a claim, never evidence"
+    if facts.kind == "prompt":
+        return "is a prompt given to the session (the task, a nudge or the skill's instructions), not something it did"
+    if facts.kind == "other":
+        return "is not a tool call nor its result"
+    if not facts.ok:
+        return "is a tool call without a successful result (it failed, was refused or never finished)"
+    writes = [source_path(w, ctx.workdir) or w for w in facts.writes]
+    if writes and all(is_harness_path(w) for w in writes):
+        return (f"is the call that wrote {', '.join(writes)}, a file the harness writes itself (the completion "
+                "marker is the harness's contract): never evidence")
+    return Cited("record", facts.uuid, facts.text, facts.body, len(writes) == 1)
+
+
+def resolve(source: str, ctx: Context) -> Cited | str:
+    """The :class:`Cited` source ``source`` names (module docstring), or why it may not be cited (a phrase to follow
+    "evidence item N ('<source>')"). A file is tried first (a copy may have a uuid in its name); otherwise any uuid in
+    the text (``<uuid>``, ``transcript.jsonl#<uuid>``, ``record <UUID>``) names a transcript record. Reads files of the
+    workdir only."""
+    src = (source or "").strip()
+    if not src:
+        return "has an empty source"
+    found = _as_file(src, ctx)
+    if found is not None:
+        return found
+    uuid = UUID_RE.search(src)
+    if uuid is not None:
+        return _as_record(uuid.group(0).lower(), ctx)
+    return _file_problem(src, ctx)
+
+
+def record_uuid(source: str) -> str | None:
+    """The transcript record uuid ``source`` cites (``<uuid>`` or ``transcript.jsonl#<uuid>``), lower case; None
+    when it cites a file."""
+    src = (source or "").strip()
+    match = UUID_RE.search(src)
+    if match and (src == match.group(0) or "transcript" in src.lower()):
+        return match.group(0).lower()
+    return None
+
+
+def source_exists(source: str, ctx: Context) -> bool:
+    """True when ``source`` names a file under the workdir or a record uuid of the transcript (the check of
+    ``verdict --evidence`` items written by hand)."""
+    src = (source or "").strip()
+    if not src:
+        return False
+    uuid = record_uuid(src)
+    if uuid is not None:
+        return uuid in ctx.transcript_uuids
+    root = ctx.workdir.resolve()
+    candidate = Path(strip_location(src))
+    candidate = candidate if candidate.is_absolute() else root / candidate
+    try:
+        resolved = candidate.resolve()
+    except OSError:
+        return False
+    return resolved.is_file() and (resolved == root or root in resolved.parents)
+
+
+def _same_file_harness(candidate: Path, root: Path) -> list[str]:
+    """The harness files ``candidate`` is the same file as (a hard link, another letter case on a case-insensitive
+    disk), or lies under (a harness folder); [] when it is none or does not exist."""
+    try:
+        if not candidate.is_file():
+            return []
+        present = [p for p in root.iterdir() if is_harness_path(p.name)] + [root / MARKER_SOURCE]
+        for path in present:
+            if path.exists() and (path.samefile(candidate) or
+                                  (path.is_dir() and any(path.samefile(a) for a in candidate.parents))):
+                return [path.relative_to(root).as_posix()]
+    except OSError:
+        pass
+    return []
+
+
+def harness_files_of(source: str, ctx: Context) -> list[str]:
+    """The files the harness writes (:data:`live_trial.judge.sources.HARNESS_FILES`, workdir-relative) that ``source``
+    stands for; ``[]`` when it is none of them.
+
+    A file source stands for a harness file under any spelling (``./out//status.json``, ``out/../out/status.json``,
+    ``out/status.json:1``, ``<workdir>/out/status.json``), through a symlink or hard link, and in another letter case
+    on a case-insensitive disk. A transcript record uuid stands for the files its Write/Edit calls (or their tool
+    results) write when every file they write is a harness file (``writes`` of
+    :func:`live_trial.judge.index.read_index`): the record writing the completion marker is the marker by another
+    name; one that also writes an artifact is not."""
+    uuid = record_uuid(source)
+    if uuid is not None:
+        for row in ctx.transcript_index:
+            if str(row.get("uuid", "")).lower() == uuid:
+                writes = [source_path(w, ctx.workdir) or w for w in row.get("writes") or []]
+                return writes if writes and all(is_harness_path(w) for w in writes) else []
+        return []
+    rel = source_path(source, ctx.workdir)
+    if rel is not None and is_harness_path(rel):
+        return [rel]
+    text = strip_location(source)
+    if not text:
+        return []
+    root = ctx.workdir.resolve()
+    candidate = Path(text) if Path(text).is_absolute() else root / text
+    try:
+        resolved = candidate.resolve()
+        rel = resolved.relative_to(root).as_posix()
+    except (ValueError, OSError):
+        return []
+    return [rel] if is_harness_path(rel) else _same_file_harness(resolved, root)

@@ -1,0 +1,196 @@
+"""Past trials as a person looks them up: one trial's facts read from its workdir (:func:`read_trial`), every trial
+under an eval root newest first (:func:`list_trials`), the newest one (:func:`latest`), and the next step in the
+words of the command line (:func:`next_step_line`).
+
+A workdir is read, never changed. Its verdict is schema-checked (:func:`live_trial.acceptance.verdict.read_verdict`);
+an old or broken workdir (no verdict yet, a verdict that does not fit its schema, unreadable JSON) is still listed,
+with one line saying what is wrong (``problem``), and never raises.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from live_trial.acceptance.verdict import VERDICT_FILE, read_verdict
+from live_trial.errors import LiveTrialError, RefusedInput
+from live_trial.notices import outcome
+from live_trial.report.timeline import epoch, read_json_dict
+from live_trial.trial.journal import STATE_FILE
+
+RUN_ID_TIME = re.compile(r"^(\d{8}T\d{6})")
+
+#: The next step in the words of the command line (``show``, the report): the keys of
+#: :func:`live_trial.notices.outcome.next_step`; ``_question`` and ``_plain`` forms are used when a value is unknown.
+CLI_STEPS = {
+    "none": "nothing: it passed",
+    "live": "run it live: the same command without --rehearsal (a proof also needs --proof --model <full id>)",
+    "gate_answer": "add --gate-response '{option}' (the question: {question})",
+    "gate_answer_question": "add --gate-response '<option label>' (or 'text:<answer>') for the question: {question}",
+    "gate_answer_plain": "add --gate-response '<option label>' (or 'text:<answer>') once per question it asks",
+    "stall_limit": "raise STALL_LIMIT above {seconds} s (it was silent that long), or make the silent step print "
+                   "progress",
+    "stall_limit_plain": "raise STALL_LIMIT (seconds) above the silent step's duration, or make it print progress",
+    "hard_cap": "if it was still progressing, raise HARD_CAP above {seconds} s",
+    "hard_cap_plain": "if it was still progressing, raise HARD_CAP (seconds)",
+    "install": "install {tool}: make setup (README \"Set-up\"), then run again",
+    "setup": "start the pinned claude once by hand in the trial folder and finish what it shows (login, trust, "
+             "onboarding), then run again (README \"Troubleshooting\")",
+    "retry": "not the skill's fault: remove the cause in the reasons, then run the trial again",
+    "error": "read the error in pane.txt (the last screen) and the reasons, remove its cause, run again",
+    "marker": "make the skill write the completion marker named in task.md",
+    "launch": "the session never called the skill: check its name and description (the transcript shows what ran)",
+    "plugin": "fix the plugin named in the reasons (its plugin.json, its dependencies; `claude plugin validate "
+              "<plugin dir>` checks it), then run again",
+    "expected_gate": "the skill went ahead without asking: make it stop at AskUserQuestion or ExitPlanMode first",
+    "goal": "fix what the evaluator found (the reasons), then run again",
+    "gate_in_skill": "declare the question (external_mutation_guard, or AskUserQuestion/ExitPlanMode in "
+                     "allowed-tools) and pass --gate-kind contractual, or make the skill go on without asking",
+    "self_driven": "make the skill run to the end without stopping to ask (it needed nudges)",
+    "proof": "a proof allows no gate answer, no nudge and no other model: see the reasons",
+    "look": "read the reasons and the report, fix the cause, run again",
+}
+
+
+@dataclass
+class TrialInfo:
+    """One trial as ``ls`` and ``show`` present it. ``verdict``: the schema-valid verdict, or None with ``problem``
+    saying what is wrong; ``when``: UTC ISO start; ``duration_s``: start to verdict; ``origin``: live or rehearsal."""
+
+    workdir: Path
+    plugin: str | None
+    skill: str
+    run_id: str
+    verdict: dict | None = None
+    problem: str | None = None
+    state: dict = field(default_factory=dict)
+    when: str | None = None
+    duration_s: float | None = None
+    origin: str | None = None
+
+    @property
+    def target(self) -> str:
+        """``plugin:skill`` (the verdict's, else from the folder names)."""
+        if self.verdict:
+            return str(self.verdict.get("target"))
+        return str(self.state.get("target") or (f"{self.plugin}:{self.skill}" if self.plugin else self.skill))
+
+    @property
+    def overall(self) -> str | None:
+        """PASS, FAIL, DEGRADED or BLOCKED; None without a valid verdict."""
+        return (self.verdict or {}).get("overall", {}).get("verdict") if self.verdict else None
+
+    @property
+    def reason(self) -> str:
+        """The short why of a row: the stop reason, else the first reason of the verdict, else ``-``."""
+        doc = self.verdict or {}
+        reasons = (doc.get("overall") or {}).get("reasons") or []
+        return str(doc.get("stop_reason") or (reasons[0] if reasons else "-"))
+
+    def summary(self, lang: str | None = None) -> str:
+        """The verdict's one-sentence summary; for a verdict written before summaries were kept, made now in
+        ``lang`` (else LIVE_TRIAL_LANG, else ja); the problem for a trial without a valid verdict."""
+        if not self.verdict:
+            return self.problem or ""
+        return str(self.verdict.get("summary") or outcome.summariser(lang)(self.verdict))
+
+    def sort_key(self) -> tuple[float, str]:
+        return (epoch(self.when) or 0.0, self.run_id)
+
+
+def _run_id_time(run_id: str) -> str | None:
+    m = RUN_ID_TIME.match(run_id)
+    if not m:
+        return None
+    return datetime.strptime(m.group(1), "%Y%m%dT%H%M%S").replace(tzinfo=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_trial(workdir: Path) -> TrialInfo:
+    """The :class:`TrialInfo` of ``workdir`` (``<eval-root>/<plugin>/<skill>/live-trial/<run-id>``). Never raises:
+    a missing verdict names the phase the trial reached (trial-state.json), a bad one says why it was refused."""
+    workdir = Path(workdir)
+    plugin = workdir.parents[2].name if len(workdir.parents) >= 3 else None
+    skill = workdir.parents[1].name if len(workdir.parents) >= 2 else workdir.name
+    info = TrialInfo(workdir=workdir, plugin=None if plugin == "_plain" else plugin, skill=skill, run_id=workdir.name)
+    info.state = read_json_dict(workdir / STATE_FILE) or {}
+    path = workdir / VERDICT_FILE
+    if path.is_file():
+        try:
+            info.verdict = read_verdict(path)
+        except LiveTrialError as exc:
+            info.problem = f"{VERDICT_FILE} was refused: {exc.problem.replace(str(path), VERDICT_FILE)}"
+        except OSError as exc:
+            info.problem = f"{VERDICT_FILE} cannot be read: {exc}"
+    elif info.state:
+        phase = info.state.get("phase") or "unknown"
+        info.problem = (f"no {VERDICT_FILE} yet: the trial stopped or is still running (phase {phase}); "
+                        f"`live-trial run --resume {workdir}` finishes it")
+    else:
+        info.problem = f"no {VERDICT_FILE} and no {STATE_FILE}: not a finished trial"
+    doc = info.verdict or {}
+    info.when = doc.get("started_at") or info.state.get("started_at") or _run_id_time(info.run_id)
+    start, end = epoch(info.when), epoch(doc.get("written_at"))
+    info.duration_s = round(end - start, 1) if start is not None and end is not None else None
+    info.origin = doc.get("scenario_origin") or (("rehearsal" if info.state.get("rehearsal") else "live")
+                                                 if info.state else None)
+    return info
+
+
+def trial_dirs(eval_root: Path) -> list[Path]:
+    """Every workdir under ``eval_root`` (``<plugin>/<skill>/live-trial/<run-id>/``), in no particular order."""
+    return [p for p in Path(eval_root).glob("*/*/live-trial/*") if p.is_dir()]
+
+
+def list_trials(eval_root: Path, *, skill: str | None = None, verdict: str | None = None) -> list[TrialInfo]:
+    """The trials under ``eval_root``, newest first. ``skill``: keep those whose skill or ``plugin:skill`` is it;
+    ``verdict``: keep those with that overall verdict (case-insensitive; ``none`` keeps those without a valid
+    verdict). Raises :class:`RefusedInput` when ``eval_root`` is not a folder."""
+    root = Path(eval_root)
+    if not root.is_dir():
+        raise RefusedInput("the eval root is not a folder", where=str(root), code="not_found",
+                           fix="pass --eval-root the folder trials were written to (default ./eval-log)")
+    rows = [read_trial(p) for p in trial_dirs(root)]
+    if skill:
+        rows = [r for r in rows if skill in (r.skill, r.target)]
+    if verdict:
+        wanted = verdict.upper()
+        rows = [r for r in rows if (r.overall or "NONE") == wanted]
+    return sorted(rows, key=TrialInfo.sort_key, reverse=True)
+
+
+def latest(eval_root: Path) -> Path:
+    """The newest workdir under ``eval_root``. Raises :class:`RefusedInput` when there is none."""
+    rows = list_trials(eval_root)
+    if not rows:
+        raise RefusedInput("no trial under the eval root", where=str(eval_root), code="not_found",
+                           fix="run one first (make demo), or pass --eval-root")
+    return rows[0].workdir
+
+
+def next_step_line(info: TrialInfo) -> str:
+    """The next step for ``info`` in the words of the command line (flags and settings; :data:`CLI_STEPS`)."""
+    if not info.verdict:
+        return "finish or look at the trial: " + (info.problem or "")
+    step = outcome.next_step(info.verdict, outcome.seen_in_workdir(info.workdir))
+    values = {k: v for k, v in step.params.items() if v not in (None, "")}
+    for key in (step.key, step.key + "_question", step.key + "_plain"):
+        template = CLI_STEPS.get(key)
+        if template and set(re.findall(r"{(\w+)}", template)) <= set(values):
+            return template.format(**values)
+    return CLI_STEPS["look"]
+
+
+def duration_text(seconds: float | None) -> str:
+    """``4m05s`` / ``12.3s`` / ``-``."""
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, sec = divmod(int(round(seconds)), 60)
+    return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m{sec:02d}s"
+
+
+def when_text(iso: str | None) -> str:
+    """``2026-12-01 09:42:37Z`` from a UTC ISO time; ``-`` when unknown."""
+    return iso[:19].replace("T", " ") + "Z" if iso else "-"
