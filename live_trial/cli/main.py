@@ -40,7 +40,8 @@ COMMANDS = {"run": "live_trial.cli.trial_cmd", "plan": "live_trial.cli.plan_cmd"
             "collect": "live_trial.cli.collect_cmd", "reap": "live_trial.cli.collect_cmd",
             "evaluate": "live_trial.cli.evaluate_cmd", "watch": "live_trial.cli.evaluate_cmd",
             "verdict": "live_trial.cli.verdict_cmd", "rehearsal": "live_trial.cli.rehearsal_cmd",
-            "self-test": "live_trial.cli.selftest_cmd"}
+            "self-test": "live_trial.cli.selftest_cmd", "report": "live_trial.cli.report_cmd",
+            "ls": "live_trial.cli.report_cmd", "show": "live_trial.cli.report_cmd"}
 
 EPILOG = """exit codes:
   run      0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED (not the skill's failure), 2 refused input (nothing created)

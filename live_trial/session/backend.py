@@ -87,8 +87,7 @@ class Backend:
 
     # -- the one process boundary
     def _tmux(self) -> str:
-        found = self._tmux_bin or shutil.which("tmux")
-        self._tmux_bin = found          # a PATH search per tmux command was a tenth of a trial's own CPU
+        found = self._tmux_bin = self._tmux_bin or shutil.which("tmux")     # one PATH search per backend
         if not found:
             raise Blocked("tmux not found", where="PATH", fix="install tmux (apt-get install tmux / brew install tmux)",
                           code="tmux_missing")
@@ -242,9 +241,6 @@ class Backend:
 
     def pane(self, name: str) -> PaneRow | None:
         """The pane of exactly this session (id, pid, dead flag, …) in one tmux call; None when the session is gone."""
-        return self._pane(name)
-
-    def _pane(self, name: str) -> PaneRow | None:
         validate_session_name(name)
         for row in self.panes():
             if row.session == name:  # exact string equality, never a prefix
@@ -252,7 +248,7 @@ class Backend:
         return None
 
     def _pane_id(self, name: str) -> str:
-        row = self._pane(name)
+        row = self.pane(name)
         if row is None:
             raise RefusedInput(f"no tmux session named {name}", where=f"socket {self.socket}",
                                fix="check the name with `live-trial backend list`", code="session_gone")
@@ -269,17 +265,17 @@ class Backend:
 
     def pane_alive(self, name: str) -> bool:
         """True when the session exists and its pane's process has not exited (``#{pane_dead}`` is 0)."""
-        row = self._pane(name)
+        row = self.pane(name)
         return row is not None and not row.dead
 
     def pane_pid(self, name: str) -> int | None:
         """Pid of the process the pane runs (the claude process), or None when the session is gone."""
-        row = self._pane(name)
+        row = self.pane(name)
         return row.pane_pid if row else None
 
     def pane_dead_status(self, name: str) -> int | None:
         """Exit status of the pane's process once it has exited, else None."""
-        row = self._pane(name)
+        row = self.pane(name)
         return row.dead_status if row and row.dead else None
 
     # -- creation
@@ -430,7 +426,7 @@ class Backend:
         earlier, a server that is gone) are ended: SIGTERM (and SIGCONT), up to 5 s, SIGKILL. Returns True when a
         session was removed, False (quietly) when it was already gone; never touches another session.
         """
-        row = self._pane(name)
+        row = self.pane(name)
         tree = self.procs.descendants(row.pane_pid) if row is not None and not row.dead else []
         removed = False
         if row is not None:

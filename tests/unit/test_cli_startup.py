@@ -1,7 +1,8 @@
 """What a command loads when it starts: a command imports only what it uses (README "How the code is laid out").
 
 ``live-trial status`` is what a script calls between other work; it reads a transcript and classifies it, so it must
-not pay for the schema validator, YAML, the terminal UI, tmux, an HTTP server or the packages of later stages.
+not pay for the schema validator, YAML, the terminal UI, the report templates, tmux, an HTTP server or the packages of
+later stages.
 """
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import sys
 from live_trial.cli import main as cli_main
 
 #: Modules ``status`` never needs (prefixes of ``sys.modules`` names).
-NOT_FOR_STATUS = ("jsonschema", "yaml", "rich", "libtmux", "http.server", "inotify_simple", "live_trial.rehearsal",
-                  "live_trial.judge", "live_trial.acceptance", "live_trial.notices", "live_trial.session",
-                  "live_trial.trial")
+NOT_FOR_STATUS = ("jsonschema", "yaml", "rich", "jinja2", "libtmux", "http.server", "inotify_simple",
+                  "live_trial.rehearsal", "live_trial.judge", "live_trial.acceptance", "live_trial.notices",
+                  "live_trial.session", "live_trial.trial", "live_trial.report")
 
 _RUN_AND_LIST = """
 import json, sys
