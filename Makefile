@@ -27,10 +27,11 @@ unit: setup
 
 bench: setup
 	.venv/bin/python benchmarks/boot.py
-	.venv/bin/python benchmarks/status.py --size-mb 256
+	.venv/bin/python benchmarks/status.py
 	.venv/bin/python benchmarks/plan.py
 	.venv/bin/python benchmarks/latency.py
 	.venv/bin/python benchmarks/folder.py
+	.venv/bin/python benchmarks/parallel.py
 	.venv/bin/python benchmarks/report.py
 
 clean-sessions:
