@@ -73,8 +73,12 @@ def one_trial(backend: Backend, server: RehearsalServer, work: Path, n: int) -> 
         mtime = transcript.stat().st_mtime
         last = json.loads(transcript.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1])
         if last.get("subtype") != "turn_duration":
+            tail = [json.loads(line) for line in transcript.read_bytes().rstrip(b"\n").split(b"\n")[-5:]]
+            seen = "; ".join(f"{r.get('type')}/{r.get('subtype')} at {r.get('timestamp')} "
+                             f"{json.dumps((r.get('message') or {}).get('content'))[:160]}" for r in tail)
             raise SystemExit(f"trial {n}: the transcript's last record is {last.get('type')}/{last.get('subtype')}, "
-                             "not turn_duration: the measure would not start at the turn's end")
+                             f"not turn_duration: the measure would not start at the turn's end (DONE at "
+                             f"{done_at:.3f}, poll: {result.reason}; the last records: {seen})")
         return done_at - mtime, done_at - (record_time(last) or mtime)
     finally:
         backend.kill_session(session)

@@ -13,7 +13,8 @@ Spec: seed 001 "poll" (exit table) and "完了 = 二層判定". One tick:
 5. DONE (exit 0) when the marker file exists AND the state is IDLE_TURN_COMPLETE AND the screen shows no busy
    spinner: at once when the CLI itself said the turn ended (its ``turn_duration`` record and its live status
    ``idle``; nothing outstanding, or the state would not be IDLE_TURN_COMPLETE), else on ``done_stable_ticks``
-   consecutive ticks (no live status to read, or a turn ended without ``turn_duration``).
+   consecutive ticks spanning at least that many timed intervals (no live status to read, or a turn ended without
+   ``turn_duration``).
 6. Progress = the transcript grew, the masked screen changed, or the output file of a background task still running
    grew; none for ``stall_limit_s`` -> STALL (exit 2); its reason starts ``transcript_moved`` when the CLI named a
    new session whose transcript never appeared.
@@ -177,7 +178,8 @@ def load_state(cfg: PollConfig, marker: Path, now: float) -> dict:
     return {"version": STATE_VERSION, "session": cfg.session, "session_id": cfg.session_id, "marker": str(marker),
             "started_at": _iso(now), "updated_at": _iso(now), "calls": 1, "ticks": 0,
             "transcript_path": None, "transcript_offset": 0, "last_change_at": _iso(now),
-            "last_screen_hash": None, "last_state": None, "done_streak": 0, "gate_streak": 0, "last_gate_id": None,
+            "last_screen_hash": None, "last_state": None, "done_streak": 0, "done_since": None, "gate_streak": 0,
+            "last_gate_id": None,
             "warned": {"hard_cap": False}, "exits": [], "moves": [], "move_pending": None, "background_outputs": {}}
 
 
@@ -402,6 +404,7 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
         marker_there = marker.is_file()
         done_now = marker_there and shown_state == IDLE_TURN_COMPLETE and not screen_busy
         state["done_streak"] = state["done_streak"] + 1 if done_now else 0
+        state["done_since"] = (state.get("done_since") or _iso(now)) if done_now else None
         since_change = now - _epoch(state["last_change_at"])
         state["updated_at"] = _iso(now)
         write_json(Path(cfg.state_file), state, SCHEMA)
@@ -415,11 +418,14 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
                      "screen_busy": screen_busy, "transcript_offset": state["transcript_offset"],
                      "new_records": new_records, "done_streak": state["done_streak"]})
         stable = 1 if _cli_ended_turn(status) else max(1, pol.done_stable_ticks)
+        # file events make ticks milliseconds apart: the fallback's stable ticks must span their timed intervals, or
+        # the CLI's early idle (0.1 s before its last records) would pass for a turn cancelled before any response
+        held = now - _epoch(state["done_since"]) + 1e-6 if done_now else 0.0
         if is_gate and state["gate_streak"] >= gate_needed and gate_ready:
             state["last_gate_id"] = status.pending_tool_id
             state["last_gate_keys"] = gate_keys
             return finish("GATE", status.gate_kind or "gate", status.question)
-        if state["done_streak"] >= stable:
+        if state["done_streak"] >= stable and (stable == 1 or held >= (stable - 1) * pol.poll_interval_s):
             return finish("DONE", "marker + IDLE_TURN_COMPLETE + screen not busy"
                           + (" (interrupted)" if status and status.interrupted else "")
                           + (f" (api_error {status.api_error})" if status and status.api_error is not None else ""))

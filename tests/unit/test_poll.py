@@ -742,3 +742,38 @@ def test_file_wake_counts_only_the_watched_files(tmp_path):
     closed = wake.FileWake(sleep=slept.append)
     closed.close()                          # as on a system without inotify: the whole interval is slept
     assert closed.wait(0.25) is False and slept == [0.25]
+
+
+def test_quick_wakes_in_the_clis_early_idle_never_make_done_before_the_turn_ends(env):
+    """2.1.197 writes its status ``idle`` about 0.1 s before the turn's final assistant record and turn_duration
+    (references/transcript-jsonl.md): then the transcript still ends at a tool_result and the classifier reads the
+    idle CLI as a turn cancelled before any response. File events wake poll many times in that window; the fallback
+    DONE (no turn_duration yet) must still wait for its stable ticks' whole span, so DONE comes only with the real
+    end of the turn, and never as an interruption."""
+    import threading
+
+    env.builder.prompt()
+    tid = env.builder.tool_use("Write", {"file_path": str(env.marker), "content": "{}"})
+    env.builder.tool_result(tid, "File created successfully")
+    env.write()
+    env.marker.write_text("{}")
+    _cli_status_file(env, os.getpid(), SID, "busy")
+    ticked = threading.Event()
+
+    def the_cli():
+        ticked.wait(30)
+        for _ in range(6):                 # the early idle, rewritten: each write wakes poll
+            _cli_status_file(env, os.getpid(), SID, "idle")
+            time.sleep(0.03)
+        time.sleep(0.2)
+        env.builder.text("DONE: ok")
+        env.builder.turn_duration()
+        env.write()
+    cli = threading.Thread(target=the_cli)
+    cli.start()
+    r = P.poll(env.cfg(poll_interval_s=0.5, stall_limit_s=300), FakeBackend(pid=os.getpid()),
+               on_tick=lambda d: ticked.set(), watch=True)
+    cli.join()
+    assert r.exit == "DONE" and "interrupted" not in r.reason, r.reason
+    status = read_json(env.state_file, P.SCHEMA)
+    assert status["transcript_offset"] == env.tpath().stat().st_size       # it saw the turn's last record
