@@ -93,7 +93,8 @@ def command_once(socket: str, claude: str, cwd: Path, config: Path, slug: str, e
     return elapsed
 
 
-def run_condition(condition: str, runs: int, claude: str, tmp: Path, socket: str) -> tuple[float, float, float]:
+def run_condition(condition: str, runs: int, claude: str, tmp: Path, socket: str,
+                  bare_socket: str) -> tuple[float, float, float]:
     backend = Backend(socket)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "live_trial")], env=env, check=True,
@@ -106,7 +107,7 @@ def run_condition(condition: str, runs: int, claude: str, tmp: Path, socket: str
             cwd.mkdir()
             config = seed_config(tmp / f"{condition}-{kind}-{i}-cfg", [cwd], skip_bypass_dialog=condition == "nodialog")
             if kind == "bare":
-                bare.append(bare_once(socket, claude, cwd, config, f"bare-{condition}-{i}"))
+                bare.append(bare_once(bare_socket, claude, cwd, config, f"bare-{condition}-{i}"))
             elif kind == "harness":
                 harness.append(harness_once(backend, claude, cwd, config, f"bench-{i}"))
             else:
@@ -135,16 +136,20 @@ def main(argv: list[str] | None = None) -> int:
     socket = f"lt-bench-{os.getpid()}"
     tmp = Path(tempfile.mkdtemp(prefix="lt-boot-bench-"))
     worst = 0.0
-    # a keeper session so the server never exits between rounds (a client connecting while the server
-    # shuts down gets "server exited unexpectedly")
-    subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "keeper", "sleep", "3600"],
-                   check=True)
+    # A keeper session on each server so it never exits between rounds (a client connecting while the server shuts
+    # down gets "server exited unexpectedly"). The bare CLI has its own server: the harness changes the options only
+    # of a server it started itself (session/backend.py), so its keeper is started through the harness.
+    bare_socket = f"{socket}-bare"
+    subprocess.run(["tmux", "-L", bare_socket, "-f", "/dev/null", "new-session", "-d", "-s", "keeper", "sleep",
+                    "3600"], check=True)
+    Backend(socket).new_session(f"lt-{new_run_id()}-keeper", ["sleep", "3600"], cwd=tmp, env=dict(os.environ))
     try:
         for condition in (("dialog", "nodialog") if args.condition == "both" else (args.condition,)):
-            hb, bb, cb = run_condition(condition, args.runs, claude, tmp, socket)
+            hb, bb, cb = run_condition(condition, args.runs, claude, tmp, socket, bare_socket)
             worst = max(worst, hb / bb / 1.2, cb / bb / 1.1)
     finally:
-        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+        for name in (socket, bare_socket):
+            subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
     return 0 if worst <= 1.0 else 1
 
