@@ -39,7 +39,6 @@ import os
 import re
 import time
 import urllib.error
-import urllib.request
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -229,6 +228,8 @@ Poster = Callable[[str, bytes, float], int]
 
 
 def _http_post(url: str, body: bytes, timeout_s: float) -> int:
+    import urllib.request       # http.client, email and ssl: loaded only when a webhook is sent
+
     req = urllib.request.Request(url, data=body, method="POST",
                                  headers={"Content-Type": "application/json", "User-Agent": "live-trial"})
     with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - the URL is the user's webhook

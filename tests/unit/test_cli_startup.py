@@ -70,3 +70,17 @@ def test_help_and_an_unknown_command_still_list_every_command(capsys):
     assert info.value.code == 64
     err = capsys.readouterr().err
     assert "invalid choice: 'stauts'" in err and all(f"'{c}'" in err for c in cli_main.COMMANDS)
+
+
+def test_plan_as_a_script_runs_it_loads_no_terminal_ui_tmux_templates_or_http_client(tmp_path):
+    """``plan --json`` is what CI calls before every trial run: it reads skills and verdicts and writes a plan."""
+    plugin = tmp_path / "p"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "p"}')
+    (plugin / "skills" / "a").mkdir(parents=True)
+    (plugin / "skills" / "a" / "SKILL.md").write_text("---\nname: a\ndescription: greet\n---\nSay hello.\n")
+    code, modules = _modules_after("plan", "--plugin-dir", str(plugin), "--eval-root", str(tmp_path / "e"), "--json")
+    assert code == 0
+    assert "live_trial.acceptance.plan" in modules                # it did plan
+    assert _loaded(modules, ("rich", "libtmux", "jinja2", "http.client", "urllib.request", "ssl",
+                             "live_trial.trial", "live_trial.report")) == []
