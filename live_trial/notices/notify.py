@@ -228,7 +228,8 @@ Poster = Callable[[str, bytes, float], int]
 
 
 def _http_post(url: str, body: bytes, timeout_s: float) -> int:
-    import urllib.request       # http.client, email and ssl: loaded only when a webhook is sent
+    # urllib.request (http.client, email, ssl) is loaded only when a webhook is sent
+    import urllib.request
 
     req = urllib.request.Request(url, data=body, method="POST",
                                  headers={"Content-Type": "application/json", "User-Agent": "live-trial"})
