@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from live_trial.transcript.records import KNOWN_TYPES, is_human_prompt, record_time
@@ -168,24 +168,8 @@ def read_tail(path: str | os.PathLike, *, max_bytes: int = TAIL_MAX_BYTES,
             fh.seek(end)
             result.torn_tail = bool(fh.read(min(size - end, 1 << 20)).strip(b"\x00 \t\r\n"))
         result.end_offset = result.start_offset = end
-        pos, pending, collected = end, b"", []
-        while pos > 0:
-            start = max(0, pos - TAIL_BLOCK_BYTES)
-            fh.seek(start)
-            data = fh.read(pos - start) + pending
-            pos = start
-            if start > 0:
-                nl = data.find(b"\n")
-                if nl < 0:          # one line longer than a block: keep collecting it, up to max_bytes
-                    pending = data
-                    if end - start >= max_bytes:
-                        result.skipped_malformed += 1
-                        result.first_error = result.first_error or f"byte {start}: a line longer than {max_bytes} bytes"
-                        break
-                    continue
-                pending, data, base = data[:nl + 1], data[nl + 1:], start + nl + 1
-            else:
-                pending, base = b"", 0
+        collected: list[dict] = []
+        for base, data in blocks_backwards(fh, end, max_bytes, result):
             collected = _parse_lines(_split_complete(data, base)[0], result) + collected
             result.start_offset = base
             if end - base >= max_bytes or _tail_is_enough(collected, margin):
@@ -193,6 +177,31 @@ def read_tail(path: str | os.PathLike, *, max_bytes: int = TAIL_MAX_BYTES,
         result.reached_start = result.start_offset == 0
         result.records = collected
     return result
+
+
+def blocks_backwards(fh, end: int, max_bytes: int, result: ReadResult) -> Iterator[tuple[int, bytes]]:
+    """The complete lines of the open binary file ``fh`` before byte ``end``, a block of about
+    :data:`TAIL_BLOCK_BYTES` at a time from the end: ``(offset of the block's first line, its bytes)``, each block
+    ending with a newline. A line longer than ``max_bytes`` ends the walk, counted in ``result`` as malformed."""
+    pos, pending = end, b""
+    while pos > 0:
+        start = max(0, pos - TAIL_BLOCK_BYTES)
+        fh.seek(start)
+        data = fh.read(pos - start) + pending
+        pos = start
+        if start > 0:
+            nl = data.find(b"\n")
+            if nl < 0:          # one line longer than a block: keep collecting it, up to max_bytes
+                pending = data
+                if end - start >= max_bytes:
+                    result.skipped_malformed += 1
+                    result.first_error = result.first_error or f"byte {start}: a line longer than {max_bytes} bytes"
+                    return
+                continue
+            pending, data, base = data[:nl + 1], data[nl + 1:], start + nl + 1
+        else:
+            pending, base = b"", 0
+        yield base, data
 
 
 def _tail_is_enough(records: list[dict], margin: int) -> bool:

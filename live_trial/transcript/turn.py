@@ -17,12 +17,12 @@ from collections.abc import Iterable
 
 from live_trial.transcript.background import notified_task_ids
 from live_trial.transcript.reader import (
-    TAIL_BLOCK_BYTES,
     TAIL_MARGIN_RECORDS,
     TAIL_MAX_BYTES,
     ReadResult,
     _parse_lines,
     _tail_is_enough,
+    blocks_backwards,
     complete_end_offset,
 )
 from live_trial.transcript.records import is_human_prompt, message_content, prompt_text
@@ -164,24 +164,7 @@ def read_turn(path: str | os.PathLike, *, session_status: dict | None = None, ma
         if size > end:
             fh.seek(end)
             result.torn_tail = bool(fh.read(min(size - end, 1 << 20)).strip(b"\x00 \t\r\n"))
-        pos, pending = end, b""
-        while pos > 0 and not decided:
-            start = max(0, pos - TAIL_BLOCK_BYTES)
-            fh.seek(start)
-            data = fh.read(pos - start) + pending
-            pos = start
-            if start > 0:
-                nl = data.find(b"\n")
-                if nl < 0:
-                    pending = data
-                    if end - start >= max_bytes:
-                        result.skipped_malformed += 1
-                        result.first_error = result.first_error or f"byte {start}: a line longer than {max_bytes} bytes"
-                        break
-                    continue
-                pending, data, base = data[:nl + 1], data[nl + 1:], start + nl + 1
-            else:
-                pending, base = b"", 0
+        for base, data in blocks_backwards(fh, end, max_bytes, result):
             lines = []
             offset = base
             for raw in data.split(b"\n")[:-1]:
@@ -209,6 +192,8 @@ def read_turn(path: str | os.PathLike, *, session_status: dict | None = None, ma
                 if decided or end - line_offset >= max_bytes:
                     decided = True
                     break
+            if decided:
+                break
     result.records = list(reversed(newest))
     result.reached_start = result.start_offset == 0
     return result
