@@ -54,8 +54,8 @@ SCREEN = (" ▐▛███▜▌   Claude Code v2.1.197\n\n● Bash(sleep 20)\n
           + "\n  ⏵⏵ bypass permissions on (shift+tab to cycle) · esc to interrupt\n")
 
 
-def block_template(target_bytes: int = 1 << 20) -> str:
-    """About ``target_bytes`` of JSONL with ``RRRRRRRR`` in every uuid and ``2026-11-30`` in every timestamp."""
+def _block_builder() -> TranscriptBuilder:
+    """A builder whose every uuid holds ``RRRRRRRR`` (a repeated block gets new ids by replacing it)."""
     b = TranscriptBuilder(session_id=SID, cwd="/tmp/bench/project", step_s=0.5, seed=0)
     counter = [0]
 
@@ -63,6 +63,12 @@ def block_template(target_bytes: int = 1 << 20) -> str:
         counter[0] += 1
         return f"{prefix}{REP}-{counter[0]:04x}-4000-8000-{counter[0]:012x}"
     b._id = next_id
+    return b
+
+
+def block_template(target_bytes: int = 1 << 20) -> str:
+    """About ``target_bytes`` of JSONL with ``RRRRRRRR`` in every uuid and ``2026-11-30`` in every timestamp."""
+    b = _block_builder()
     out = ""
     i = 0
     while len(out) < target_bytes:
@@ -217,13 +223,7 @@ def build_long_turn(path: Path, size_mb: int, *, ended: bool = False) -> int:
     first = TranscriptBuilder(session_id=SID, seed=7)
     first.now = first.now.replace(year=2025)
     first.prompt("One long task.")
-    b = TranscriptBuilder(session_id=SID, cwd="/tmp/bench/project", step_s=0.5, seed=0)
-    counter = [0]
-
-    def next_id(prefix: str = "") -> str:
-        counter[0] += 1
-        return f"{prefix}{REP}-{counter[0]:04x}-4000-8000-{counter[0]:012x}"
-    b._id = next_id
+    b = _block_builder()
     b.now = b.now.replace(year=2026, month=11, day=30, hour=0)
     while sum(len(json.dumps(r)) for r in b.records) < 4 << 20:      # a 4 MB block, repeated with new ids and days
         tid = b.tool_use("Bash", {"command": "make step", "description": "one step"})
