@@ -25,10 +25,12 @@ test: setup-test
 unit: setup
 	.venv/bin/python -m pytest -q -n $(TEST_WORKERS) tests/unit
 
+# benchmarks/huge.py writes about 2.6 GB in a temporary folder and deletes it at the end.
 bench: setup
 	.venv/bin/python benchmarks/boot.py
 	.venv/bin/python benchmarks/status.py
 	.venv/bin/python benchmarks/plan.py
+	.venv/bin/python benchmarks/huge.py
 	.venv/bin/python benchmarks/latency.py
 	.venv/bin/python benchmarks/folder.py
 	.venv/bin/python benchmarks/parallel.py

@@ -15,8 +15,14 @@ Bash call still running. Then, in the same run, each the median of ``--repeat`` 
 - ``poll`` per tick (fake tmux backend, real screen masking, real transcript reads, one tool call and its result
   appended between ticks, state file written each tick) on 1 MB and on the big many-turn file (goal: within 20 %), and on a 1 MB
   against the 1 GB one long turn (goal: within 20 %).
+- one long line: a turn whose last line is a Write of ``--long-line-mb`` (default 48) MB, against the same bytes split
+  into as many records of 1 MB (each under the 1 MiB summary threshold, so parsed whole). ``status`` (read_turn +
+  classify, median) and a poll tick (a fresh poll call: the first tick reads the tail) on each; goal: the long line
+  at most 2x the split records. Then the bytes an idle poll tick reads (no new byte since the last tick), counted
+  through the reader; goal: at most 64 KiB. ``--only-long-line`` runs this section alone.
 
-Usage: ``python benchmarks/status.py [--size-mb 1024] [--repeat 20] [--keep DIR]``
+Prints ratios, asserts nothing. Usage: ``python benchmarks/status.py [--size-mb 1024] [--repeat 20] [--keep DIR]
+[--long-line-mb 48] [--only-long-line]``
 """
 from __future__ import annotations
 
@@ -38,7 +44,7 @@ import os  # noqa: E402
 import random  # noqa: E402
 
 from live_trial.policy import load_policy  # noqa: E402
-from live_trial.transcript.builder import TranscriptBuilder  # noqa: E402
+from live_trial.transcript.builder import TranscriptBuilder, cli_key_order  # noqa: E402
 from live_trial.transcript.reader import complete_end_offset, read_tail  # noqa: E402
 from live_trial.transcript.status import classify  # noqa: E402
 from live_trial.transcript.turn import read_turn  # noqa: E402
@@ -275,16 +281,97 @@ def time_long_turn(path: Path, ticks: int) -> tuple[float, float, str, str]:
     return statistics.median(base), statistics.median(cached), s1, s2
 
 
+def build_long_line(path: Path, split: Path, size_mb: int) -> tuple[int, int]:
+    """``path``: a prompt then a Write whose line is ``size_mb`` MB (10^6 bytes; one line, the tool still running);
+    ``split``: the same prompt then ``size_mb`` tool_use records of 1 MB each, under the 1 MiB summary threshold, so
+    each is parsed whole as an ordinary record is. Returns both sizes."""
+    b = TranscriptBuilder(session_id=SID, seed=11)
+    b.prompt("Write the big file.")
+    head = "".join(json.dumps(cli_key_order(r)) + "\n" for r in b.records)
+    line = "line of the generated file, with \"quotes\" and a tab\t\n"
+    per_line = len(json.dumps(line)) - 2
+    b.records.clear()
+    b.tool_use("Write", {"file_path": "/tmp/bench/project/big.txt", "content": line * (size_mb * 10**6 // per_line)})
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(head + json.dumps(cli_key_order(b.records[0])) + "\n")
+    with open(split, "w", encoding="utf-8") as fh:
+        fh.write(head)
+        for i in range(size_mb):
+            b.records.clear()
+            b.tool_use("Bash", {"command": f"step {i}", "description": ""})
+            rec = cli_key_order(b.records[0])
+            pad = 10**6 - len(json.dumps(rec)) - 1
+            rec["message"]["content"][0]["input"]["description"] = "x" * pad
+            fh.write(json.dumps(rec) + "\n")
+    return path.stat().st_size, split.stat().st_size
+
+
+def time_first_tick(path: Path, work: Path, repeat: int) -> float:
+    """Median seconds of one poll call's single tick on a fresh state file (it reads the tail)."""
+    pol = load_policy({}).with_overrides(poll_interval_s=0.0, stall_limit_s=1e9, hard_cap_s=1e9)
+    runs = []
+    for i in range(repeat):
+        state_file = work / f"first-{path.stem}-{i}.json"
+        cfg = PollConfig(marker=work / "never" / "status.json", session=SESSION, session_id=SID, cwd=None,
+                         config_dir=work, state_file=state_file, policy=pol, max_ticks=1, transcript_path=path)
+        t0 = time.perf_counter()
+        poll(cfg, _Backend())
+        runs.append(time.perf_counter() - t0)
+    return statistics.median(runs)
+
+
+def idle_tick_bytes(path: Path, work: Path, ticks: int = 10) -> int:
+    """Largest number of transcript bytes one poll tick read while nothing was written (after a first tick)."""
+    from live_trial.transcript.stream import COUNTER
+
+    pol = load_policy({}).with_overrides(poll_interval_s=0.0, stall_limit_s=1e9, hard_cap_s=1e9)
+    cfg = PollConfig(marker=work / "never" / "status.json", session=SESSION, session_id=SID, cwd=None,
+                     config_dir=work, state_file=work / f"idle-{path.stem}.json", policy=pol, max_ticks=ticks + 1,
+                     transcript_path=path)
+    per_tick: list[int] = []
+    marks: list[int] = []
+
+    def on_tick(_d):
+        marks.append(COUNTER.bytes)
+
+    COUNTER.bytes = 0
+    poll(cfg, _Backend(), sleep=lambda s: None, on_tick=on_tick)
+    per_tick = [b - a for a, b in zip(marks, marks[1:])]
+    return max(per_tick)
+
+
+def long_line_section(work: Path, size_mb: int, repeat: int) -> None:
+    long_path, split_path = work / "long-line.jsonl", work / "split-records.jsonl"
+    long_size, split_size = build_long_line(long_path, split_path, size_mb)
+    print(f"one long line: a {long_size / 1e6:.0f} MB file whose last line is a {size_mb} MB Write, against "
+          f"{split_size / 1e6:.0f} MB in {size_mb} records of 1 MB (each parsed whole)")
+    results = {}
+    for name, path in (("long", long_path), ("split", split_path)):
+        status_s, state = time_status(path, repeat)
+        tick_s = time_first_tick(path, work, max(3, repeat // 4))
+        results[name] = (status_s, tick_s, state)
+        print(f"  {name:5s}: status {status_s * 1000:7.1f} ms -> {state:17s} poll tick {tick_s * 1000:7.1f} ms")
+    (ls, lt, _), (ss, st, _) = results["long"], results["split"]
+    print(f"ratio long line/split records: status {ls / ss:.2f}, poll tick {lt / st:.2f}   (goal: <= 2)")
+    idle = idle_tick_bytes(long_path, work)
+    print(f"bytes read by an idle poll tick ({size_mb} MB last line, nothing new): {idle}   (goal: <= 65536)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size-mb", type=int, default=1024)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--ticks", type=int, default=40)
+    ap.add_argument("--long-line-mb", type=int, default=48)
     ap.add_argument("--keep", type=Path, default=None, help="build in this folder and keep the files")
+    ap.add_argument("--only-long-line", action="store_true", help="run only the one-long-line section")
     args = ap.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="lt-bench-status-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
+        if args.only_long_line:
+            long_line_section(work, args.long_line_mb, args.repeat)
+            return 0
         big, small = work / "big.jsonl", work / "small.jsonl"
         long_turn, long_small, long_ended = work / "long-turn.jsonl", work / "long-turn-1mb.jsonl", work / "ended.jsonl"
         build_s = build(big, args.size_mb)
@@ -329,6 +416,7 @@ def main() -> int:
         base_s, cached_s, s1, s2 = time_long_turn(long_small, args.ticks)
         print(f"for information: one long turn (1 MB), per tick: re-read tail {base_s * 1000:.1f} ms -> {s1}, "
               f"turn cache {cached_s * 1000:.1f} ms -> {s2}")
+        long_line_section(work, args.long_line_mb, args.repeat)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

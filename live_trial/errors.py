@@ -100,3 +100,18 @@ class SchemaInvalid(LiveTrialError):
     status = "REFUSED"
     exit_code = ExitCode.REFUSED
     code = "schema_invalid"
+
+
+
+def require_utf8(text: str, what: str, *, where: str | None = None, fix: str = "pass UTF-8 text") -> None:
+    """Refuse (:class:`RefusedInput`, code ``bad_text``, exit 2) text from outside that is not valid UTF-8: bytes
+    that were not UTF-8 (Python decodes them from argv as lone surrogates) or a lone surrogate escape (``\\ud800``
+    in YAML or JSON). Such text cannot be written to the harness's files or pasted into a session. ``what`` names
+    the text in the message (``--args``, ``rules/0/reply/text``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        ch = text[exc.start]
+        shown = f"byte 0x{ord(ch) - 0xDC00:02x}" if "\udc80" <= ch <= "\udcff" else f"lone surrogate \\u{ord(ch):04x}"
+        raise RefusedInput(f"{what} is not valid UTF-8 text ({shown} at character {exc.start + 1})", where=where,
+                           code="bad_text", fix=fix) from None

@@ -3,14 +3,20 @@
 Every JSON the harness writes goes through :func:`write_json`; every JSON it reads back goes
 through :func:`read_json`. A document that fails its schema is never written, and a refused
 write leaves the disk byte-for-byte unchanged.
+
+Files the harness writes are readable by their owner only (0600) and the folders it creates are 0700: its logs and
+state carry the screen's text and the transcript's. Text that cannot be encoded as UTF-8 (a lone surrogate from a
+transcript's ``\ud800`` escape) is written as its escape (``\ud800``, which JSON reads back as the same string),
+never raised. :func:`parse_json` reads JSON from outside (plugin manifests) with a depth and an integer limit.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
+import shutil
 import tempfile
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +29,11 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-@lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None)
 def _validator(schema_name: str):
-    """One validator per schema for the process (building one costs more than most validations). jsonschema is
-    imported here, on the first validation, so commands that validate nothing never load it."""
+    """One validator per shipped schema for the life of the process (building one costs more than most
+    validations). jsonschema is imported here, on the first validation, so commands that validate nothing never
+    load it."""
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(load_schema(schema_name))
@@ -48,13 +55,58 @@ def validate(doc: Any, schema_name: str, *, what: str = "document") -> None:
                             fix="this is a harness bug or a hand-edited file; nothing was written")
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same folder, fsync, rename."""
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_DIR_MODE = 0o700
+MAX_JSON_DEPTH = 64
+
+
+def make_private_dirs(path: Path) -> None:
+    """Create the folder ``path`` and its missing parents, each readable by its owner only (0700). Existing folders
+    are left as they are. Raises OSError."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PRIVATE_DIR_MODE)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+
+
+def parse_json(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Parse JSON from outside the harness. Raises ValueError with a one-line reason for text that is not JSON,
+    an integer of more than 4300 digits (Python's int/str conversion limit) or nesting deeper than ``max_depth``."""
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {max_depth} levels") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(str(exc)) from None
+    except ValueError as exc:   # "Exceeds the limit (4300 digits) for integer string conversion"
+        raise ValueError(f"an integer is too long ({str(exc).split(':')[0]})") from None
+    stack = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth > max_depth:
+                raise ValueError(f"nested deeper than {max_depth} levels")
+            stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return doc
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (0600) through a temp file in the same folder, fsync, rename. Missing folders are
+    created 0700; a lone surrogate is written as its ``\\udXXX`` escape."""
+    path = Path(path)
+    make_private_dirs(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -65,6 +117,14 @@ def write_text_atomic(path: Path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def copy_file_private(src: Path, dst: Path) -> None:
+    """Copy the bytes of ``src`` to ``dst`` (created 0600, its missing folders 0700). Raises OSError."""
+    make_private_dirs(Path(dst).parent)
+    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
+    with open(src, "rb") as fin, os.fdopen(fd, "wb") as fout:
+        shutil.copyfileobj(fin, fout)
 
 
 def write_json(path: Path, doc: Any, schema_name: str | None) -> None:
@@ -81,11 +141,17 @@ def read_json(path: Path, schema_name: str | None) -> Any:
     """Read a JSON file and validate it; raise :class:`RefusedInput` naming the file when it is unreadable or invalid."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = parse_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RefusedInput("file not found", where=str(path), code="not_found") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RefusedInput(f"not valid JSON: {exc}", where=str(path), code="bad_json",
+    except IsADirectoryError:
+        raise RefusedInput("a folder where a file was expected", where=str(path), code="bad_json",
+                           fix="remove the folder") from None
+    except OSError as exc:
+        raise RefusedInput(f"cannot read: {exc.strerror or exc}", where=str(path), code="unreadable",
+                           fix="make the file readable") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RefusedInput(f"not valid JSON: {str(exc).splitlines()[0][:200]}", where=str(path), code="bad_json",
                            fix="fix or remove the file") from None
     if schema_name:
         validate(doc, schema_name, what=str(path))
@@ -93,11 +159,21 @@ def read_json(path: Path, schema_name: str | None) -> Any:
 
 
 def append_jsonl(path: Path, record: dict) -> None:
-    """Append one JSON line to ``path`` (logs: trial log, notifications). Appends are single write() calls."""
+    """Append one JSON line to ``path`` (logs: trial log, notifications; 0600, folders 0700). Appends are single
+    write() calls. A file an older version left readable by others is made 0600."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(record, ensure_ascii=False) + "\n"
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line)
-        fh.flush()
-        os.fsync(fh.fileno())
+    make_private_dirs(path.parent)
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            try:
+                os.fchmod(fd, PRIVATE_FILE_MODE)
+            except OSError:
+                pass
+        view = memoryview(line)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,3 +1,4 @@
-"""What a trial's facts mean: the acceptance tier, the overall verdict table, verdict.json and the plan that reuses
-an earlier PASS. Pure decisions over data and files; it never runs a session or a model.
+"""What a trial's facts mean: the acceptance tier, the overall verdict table, verdict.json, the plan that reuses
+an earlier PASS and the split of a plan's trials over CI machines (``shard.py``). Pure decisions over data and
+files; it never runs a session or a model.
 """

@@ -10,12 +10,12 @@ Pure reads: nothing here writes.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from live_trial.errors import RefusedInput
+from live_trial.jsonfile import parse_json
 from live_trial.rehearsal.config import REHEARSAL_MESSAGE_PREFIX
 
 STATE_FILE = "trial-state.json"
@@ -35,6 +35,25 @@ class WorkdirOrigin:
     scenario: Path | None
 
 
+def trial_folder(workdir: Path) -> Path:
+    """The resolved trial workdir ``workdir`` names, for the step commands that write into one (``verdict``,
+    ``collect``). Refused (:class:`RefusedInput`, code ``bad_workdir``, nothing written) when the path is a symlink
+    (it would write into wherever it points), is not a folder, or holds no ``trial-state.json`` as a regular file (it
+    is no folder ``run`` made: ``verdict`` would write verdict.json into any folder)."""
+    path = Path(workdir)
+    if path.is_symlink():
+        raise RefusedInput("the workdir is a symlink", where=str(path), code="bad_workdir",
+                           fix=f"pass the trial's folder itself ({path.resolve()})")
+    if not path.is_dir():
+        raise RefusedInput("workdir is not a folder", where=str(path.absolute()), code="bad_workdir",
+                           fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
+    state = path / STATE_FILE
+    if state.is_symlink() or not state.is_file():
+        raise RefusedInput(f"not a trial workdir (no {STATE_FILE})", where=str(path.resolve()), code="bad_workdir",
+                           fix="pass a folder `live-trial run` made: eval-log/<plugin>/<skill>/live-trial/<run-id>")
+    return path.resolve()
+
+
 def read_trial_state(workdir: Path) -> dict | None:
     """The workdir's ``trial-state.json`` as a dict, or None when there is none.
 
@@ -45,8 +64,8 @@ def read_trial_state(workdir: Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = parse_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise RefusedInput(f"{STATE_FILE} is not readable JSON ({type(exc).__name__})", where=str(path),
                            code="bad_trial_state", fix="restore the file or judge a workdir whose state is intact") from None
     if not isinstance(doc, dict):
@@ -55,11 +74,13 @@ def read_trial_state(workdir: Path) -> dict | None:
     return doc
 
 
-def workdir_origin(workdir: Path) -> WorkdirOrigin:
+def workdir_origin(workdir: Path, scripted: Callable[[Path], bool] | None = None) -> WorkdirOrigin:
     """Derive the scenario origin from ``workdir``: rehearsal when ``trial-state.json`` says ``rehearsal`` (non-null),
-    a ``claude-config/`` folder is there, or the newest turn of ``transcript.jsonl`` holds a reply of the rehearsal
-    server (message id ``msg_rehearsal_…``: a workdir copied without its state, or a hand-run rehearsal whose
-    ``verdict`` was not told); live otherwise. Raises :class:`RefusedInput` for an unreadable state."""
+    a ``claude-config/`` folder is there, or ``transcript.jsonl`` holds a reply of the rehearsal server (message id
+    ``msg_rehearsal_…``: a workdir copied without its state, or a hand-run rehearsal whose ``verdict`` was not told);
+    live otherwise. ``scripted(transcript path) -> bool`` answers the last question from a read the caller makes
+    anyway (verdict's hash pass, plan's transcript cache); by default the transcript's tail is read. Raises
+    :class:`RefusedInput` for an unreadable state."""
     workdir = Path(workdir)
     state = read_trial_state(workdir)
     rehearsal = state.get("rehearsal") if state else None
@@ -71,22 +92,23 @@ def workdir_origin(workdir: Path) -> WorkdirOrigin:
     if (workdir / REHEARSAL_CONFIG_DIR).is_dir():
         return WorkdirOrigin("rehearsal", f"the workdir holds {REHEARSAL_CONFIG_DIR}/ (the rehearsal's isolated "
                                           "claude config)", state, scenario)
-    if _scripted_transcript(workdir / TRANSCRIPT_FILE):
+    transcript = workdir / TRANSCRIPT_FILE
+    if transcript.is_file() and (scripted or _scripted_transcript)(transcript):
         return WorkdirOrigin("rehearsal", f"{TRANSCRIPT_FILE} holds replies of the rehearsal server (message ids "
                                           f"{REHEARSAL_MESSAGE_PREFIX}...)", state, scenario)
     return WorkdirOrigin("live", None, state, None)
 
 
+def is_rehearsal_reply(rec: Mapping[str, Any]) -> bool:
+    """True for an assistant record the rehearsal server wrote (its message id starts with ``msg_rehearsal_``)."""
+    msg = rec.get("message") if rec.get("type") == "assistant" else None
+    return isinstance(msg, dict) and str(msg.get("id") or "").startswith(REHEARSAL_MESSAGE_PREFIX)
+
+
 def _scripted_transcript(path: Path) -> bool:
-    if not path.is_file():
-        return False
     from live_trial.transcript.reader import read_tail
 
-    for rec in read_tail(path).records:
-        msg = rec.get("message") if rec.get("type") == "assistant" else None
-        if isinstance(msg, dict) and str(msg.get("id") or "").startswith(REHEARSAL_MESSAGE_PREFIX):
-            return True
-    return False
+    return any(is_rehearsal_reply(rec) for rec in read_tail(path).records)
 
 
 def check_state_target(state: Mapping[str, Any] | None, plugin: str | None, skill: str, qualified: str) -> None:

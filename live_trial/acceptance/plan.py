@@ -18,8 +18,9 @@ Per skill (``skills[].action``):
   (:func:`live_trial.acceptance.origin.workdir_origin`: trial-state.json ``rehearsal`` or a ``claude-config/`` folder make it
   rehearsal), and that origin is live (rehearsal verdicts are never reused); ``overall.verdict`` PASS; the
   same behaviour-closure digest (``skill_dir_tree_sha``) and ``scenario_id`` as now; ``transcript.jsonl`` in its
-  workdir hashes to ``transcript_sha256``; :func:`~live_trial.acceptance.overall.derive_overall` over the verdict's own
-  recorded inputs gives back its overall; it was judged under today's evidence rules (``live-trial-verdict/2``: a
+  workdir hashes to ``transcript_sha256`` (read once as a stream, then remembered by file identity until the file
+  changes: :mod:`~live_trial.acceptance.transcript_cache`); :func:`~live_trial.acceptance.overall.derive_overall` over
+  the verdict's own recorded inputs gives back its overall; it was judged under today's evidence rules (``live-trial-verdict/2``: a
   ``/1`` PASS could rest on the session's own words, so it runs again, and the row says so); a ``contractual`` (or
   ``mixed``) gate kind is still grounded in the (unchanged) frontmatter with the recorded evidence; and the transcript
   holds exactly one human prompt (the task: a nudge would be a second one).
@@ -48,16 +49,21 @@ from live_trial.acceptance.evallog import skill_trials_dir
 from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
-from live_trial.acceptance.verdict import OLDER_SCHEMA_VERSIONS, TRANSCRIPT_FILE, VERDICT_FILE, scenario_id
+from live_trial.acceptance.transcript_cache import TranscriptCache
+from live_trial.acceptance.verdict import (
+    OLDER_SCHEMA_VERSIONS,
+    TRANSCRIPT_FILE,
+    VERDICT_FILE,
+    scenario_id,
+    trial_duration_s,
+)
 from live_trial.acceptance.verdict import SCHEMA as VERDICT_SCHEMA
-from live_trial.closure.index import MANIFEST, PluginIndex, discover_plugins, skills_of
+from live_trial.closure.index import MANIFEST, PluginIndex, discover, skills_of
 from live_trial.closure.pinning import closure_digest
 from live_trial.closure.target import resolve_target
 from live_trial.errors import LiveTrialError, RefusedInput
-from live_trial.jsonfile import utc_now
+from live_trial.jsonfile import parse_json, utc_now
 from live_trial.session.rules import check_target_allowed
-from live_trial.transcript.reader import read_records, transcript_sha256
-from live_trial.transcript.records import human_prompts
 
 SCHEMA = "plan.schema.json"
 
@@ -77,29 +83,47 @@ class _Skill:
     entry: dict
 
 
-def _plugin_roots(plugin_dirs: Iterable[Path]) -> list[Path]:
-    """Each --plugin-dir is a plugin (has .claude-plugin/plugin.json) or a folder of plugins."""
+def _plugin_roots(plugin_dirs: Iterable[Path]) -> tuple[list[Path], dict[Path, LiveTrialError]]:
+    """Each --plugin-dir is a plugin (has .claude-plugin/plugin.json) or a folder of plugins. Returns the plugin
+    roots and the plugin folders whose manifest cannot be used (folder -> why): each of those is one refused row per
+    skill, the others plan as usual."""
     roots: list[Path] = []
+    broken: dict[Path, LiveTrialError] = {}
     for d in plugin_dirs:
         d = Path(d).resolve()
         if (d / MANIFEST).is_file():
             found = [d]
         elif d.is_dir():
-            found = sorted(discover_plugins(d).values())
+            found_in = discover(d)
+            found = sorted(found_in.plugins.values())
+            broken.update(found_in.broken)
         else:
             raise RefusedInput("plugin dir is not a folder", where=str(d), code="bad_plugin_dir",
                                fix="pass --plugin-dir plugins/<plugin>")
-        if not found:
+        if not found and not broken:
             raise RefusedInput("no plugin found (no .claude-plugin/plugin.json)", where=str(d), code="bad_plugin_dir",
                                fix="pass --plugin-dir plugins/<plugin>")
         roots += [r for r in found if r not in roots]
-    return roots
+    return roots, broken
+
+
+def _refused_plugin(folder: Path, error: LiveTrialError) -> list[_Skill]:
+    """One refused row per skill of a plugin whose manifest cannot be used (named by its folder)."""
+    rows = []
+    for skill_name in skills_of(folder) or ["*"]:
+        target = f"{folder.name}:{skill_name}"
+        entry: dict[str, Any] = {"target": target, "plugin": folder.name, "skill": skill_name, "tier": None,
+                                 "tier_reason": None, "action": "refused", "reason": f"{error.status}: {error.message}",
+                                 "skill_dir_tree_sha": None, "scenario_id": None, "verdict": None, "watch_ids": []}
+        rows.append(_Skill(target, folder.name, skill_name, folder.parent, entry))
+    return rows
 
 
 class _VerdictReader:
-    """Reads old verdicts with one schema validator; hashes transcripts."""
+    """Reads old verdicts with one schema validator; reads transcripts through the plan's transcript cache."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: TranscriptCache) -> None:
+        self.cache = cache
         from jsonschema import Draft202012Validator
 
         from live_trial.resources import load_schema
@@ -119,15 +143,17 @@ class _VerdictReader:
         """(reusable, reason) for one verdict file."""
         run = path.parent.name
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            doc = parse_json(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
             return False, f"last verdict is not readable JSON (run {run})"
         if next(self.validator.iter_errors(doc), None) is not None:
             return False, f"last verdict does not fit the verdict schema (run {run})"
         try:
-            found = workdir_origin(path.parent)
+            found = workdir_origin(path.parent, scripted=self.cache.scripted)
         except LiveTrialError as exc:
             return False, f"cannot tell the origin of its workdir ({exc.problem}) (run {run})"
+        except OSError as exc:
+            return False, f"the transcript cannot be read ({exc.strerror or exc}) (run {run})"
         if doc["scenario_origin"] != found.origin:
             why = found.why or "no rehearsal trace in trial-state.json, no claude-config/"
             return False, (f"last verdict says scenario_origin {doc['scenario_origin']} but its workdir is "
@@ -153,7 +179,11 @@ class _VerdictReader:
         transcript = path.parent / TRANSCRIPT_FILE
         if not doc.get("transcript_sha256") or not transcript.is_file():
             return False, f"the last PASS has no transcript (run {run})"
-        if transcript_sha256(transcript) != doc["transcript_sha256"]:
+        try:
+            facts = self.cache.facts(transcript)
+        except OSError as exc:
+            return False, f"the transcript cannot be read ({exc.strerror or exc}) (run {run})"
+        if facts.sha256 != doc["transcript_sha256"]:
             return False, f"transcript does not match transcript_sha256: edited (run {run})"
         if doc["gate_kind"] in ("contractual", "mixed"):
             try:
@@ -162,9 +192,8 @@ class _VerdictReader:
                 grounded = []
             if grounded != doc["gate_contract_evidence"]:
                 return False, f"gate kind contractual is not grounded in the skill's frontmatter: edited (run {run})"
-        prompts = len(human_prompts(read_records(transcript).records))
-        if prompts != 1:
-            return False, (f"the transcript holds {prompts} human prompts, a PASS has exactly one (the task): "
+        if facts.human_prompts != 1:
+            return False, (f"the transcript holds {facts.human_prompts} human prompts, a PASS has exactly one (the task): "
                            f"nudges were not counted, edited (run {run})")
         return True, f"PASS with the same behaviour closure, scenario and transcript (run {run})"
 
@@ -204,19 +233,28 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             raise RefusedInput(f"{name} must be a whole number >= {0 if 'trials' in name else 1} (got {value!r})",
                                code="bad_value")
     eval_root = Path(eval_root).resolve()
-    roots = _plugin_roots(plugin_dirs)
+    roots, broken = _plugin_roots(plugin_dirs)
     watching: dict[str, list[Mapping[str, Any]]] = {}
     for w in watches:
         if w.get("target"):
             watching.setdefault(str(w["target"]), []).append(w)
-    reader = _VerdictReader()
+    cache = TranscriptCache(eval_root)
+    reader = _VerdictReader(cache)
     indexes: dict[Path, PluginIndex] = {}
     template_sha = None
     skills: list[_Skill] = []
+    refused = set(broken)
+    for folder, error in broken.items():
+        skills += _refused_plugin(folder, error)
     for root in roots:
         proot = Path(plugins_root).resolve() if plugins_root else root.parent
         index = indexes.get(proot) or indexes.setdefault(proot, PluginIndex(proot))
         name = next((n for n, r in index.plugins.items() if r == root), None)
+        if name is None and root in index.broken:
+            if root not in refused:
+                refused.add(root)
+                skills += _refused_plugin(root, index.broken[root])
+            continue
         if name is None:
             raise RefusedInput(f"plugin {root} is not under the plugins root {proot}", code="plugins_root",
                                fix="pass --plugins-root <folder that holds it and its dependencies>")
@@ -252,6 +290,9 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             if stale:
                 entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
                 entry["superseded_watch_ids"] = stale
+            folder = skill_trials_dir(eval_root, name, skill_name)
+            found = reader.verdicts(folder)
+            entry["last_duration_s"] = _duration_of(found[0]) if found else None
             if proof:
                 entry.update(action="run", reason="--proof: proof trials always run")
                 continue
@@ -262,8 +303,6 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             if profile == "exhaustive":
                 entry.update(action="run", reason="profile exhaustive re-runs every live skill")
                 continue
-            folder = skill_trials_dir(eval_root, name, skill_name)
-            found = reader.verdicts(folder)
             if not found:
                 entry.update(action="run", reason="no verdict yet")
                 continue
@@ -271,6 +310,7 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
                                    reuse_rehearsal=reuse_rehearsal)
             entry.update(action="reuse" if ok else "run", reason=why,
                          verdict=str(found[0].relative_to(eval_root)))
+    cache.save()
     for s in skills:
         if s.entry.get("superseded_watch_ids"):
             s.entry["reason"] += (f"; watch {', '.join(s.entry['superseded_watch_ids'])} superseded: the behaviour "
@@ -299,6 +339,15 @@ def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, 
             "deferred": [s.target for s in skills if s.entry["action"] == "defer"], "counts": counts}
 
 
+def _duration_of(verdict_path: Path) -> float | None:
+    """Seconds the trial behind ``verdict_path`` took, or None when the verdict cannot be read or lacks a time:
+    ``run --plan --shard`` balances shards by it (README "Sharding a plan over CI machines")."""
+    try:
+        return trial_duration_s(json.loads(verdict_path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
 def watch_closure(watch: Mapping[str, Any]) -> str | None:
     """The behaviour-closure digest the trial behind ``watch`` tested: its ``closure``, else the
     ``skill_dir_tree_sha`` of the verdict in its workdir; None when neither can be read."""
@@ -307,8 +356,8 @@ def watch_closure(watch: Mapping[str, Any]) -> str | None:
     if not watch.get("workdir"):
         return None
     try:
-        doc = json.loads((Path(str(watch["workdir"])) / VERDICT_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        doc = parse_json((Path(str(watch["workdir"])) / VERDICT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
     sha = doc.get("skill_dir_tree_sha") if isinstance(doc, dict) else None
     return sha if isinstance(sha, str) else None

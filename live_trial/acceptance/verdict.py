@@ -15,12 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from live_trial.acceptance.causes import blocked_reason
 from live_trial.acceptance.criteria import criteria_table
-from live_trial.acceptance.origin import check_state_target, workdir_origin
+from live_trial.acceptance.origin import check_state_target, is_rehearsal_reply, workdir_origin
 from live_trial.acceptance.overall import (
     GATE_KINDS,
     POLL_EXITS,
@@ -33,8 +34,8 @@ from live_trial.acceptance.overall import (
 )
 from live_trial.acceptance.tier import contract_evidence
 from live_trial.errors import RefusedInput
-from live_trial.jsonfile import utc_now, write_json
-from live_trial.transcript.reader import transcript_sha256
+from live_trial.jsonfile import parse_json, utc_now, write_json
+from live_trial.transcript.reader import hashed_fold
 
 SCHEMA = "live-trial-verdict.schema.json"
 
@@ -63,6 +64,12 @@ def actual_models(records: Iterable[Mapping[str, Any]]) -> list[str]:
     from live_trial.transcript.records import main_chain_assistant_models
 
     return main_chain_assistant_models(records)
+
+
+def may_hold_assistant(line: bytes) -> bool:
+    """False only for a transcript line that cannot be an assistant record (no ``assistant`` and no ``\\u``
+    escape that could spell it): such lines are not parsed when the actual model is read."""
+    return b"assistant" in line or b"\\u" in line
 
 
 def sha256_file(path: Path) -> str:
@@ -143,7 +150,7 @@ def _evaluation_checks(workdir: Path) -> list[dict] | None:
     """The criterion checks the evaluator recorded in ``<workdir>/evaluation.json``; None when there is none."""
     path = workdir / EVALUATION_FILE
     try:
-        checks = json.loads(path.read_text(encoding="utf-8")).get("checks") if path.is_file() else None
+        checks = parse_json(path.read_text(encoding="utf-8")).get("checks") if path.is_file() else None
     except (OSError, ValueError, AttributeError):
         return None
     return checks if isinstance(checks, list) else None
@@ -236,7 +243,21 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
                            fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
     if not isinstance(target, Target):
         target = resolve_target(qualified, plugins_root)  # type: ignore[arg-type]
-    found = workdir_origin(workdir)
+    transcript = workdir / TRANSCRIPT_FILE
+    transcript_sha, models, scripted = None, [], [False]
+
+    def fold(rec: Mapping[str, Any]) -> None:
+        models.extend(m for m in actual_models([rec]) if m not in models)
+        scripted[0] = scripted[0] or is_rehearsal_reply(rec)
+    if transcript.is_file():      # one pass each: the hash, the actual model and the rehearsal server's replies
+        from live_trial.judge.sources import MOVED_FROM_DIR
+        from live_trial.transcript.reader import iter_records
+
+        for path in sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl")):   # every transcript of the session
+            for rec in iter_records(path, select=may_hold_assistant):
+                fold(rec)
+        transcript_sha = hashed_fold(transcript, fold, select=may_hold_assistant)
+    found = workdir_origin(workdir, scripted=lambda _: scripted[0])
     check_state_target(found.state, target.plugin_name, target.skill, qualified)
     answers = gate_answer_rows(gate_answers, gate_response_count, normalise_gate_kind(gate_kind, gate_response_count))
     kinds = tuple(a["kind"] for a in answers)
@@ -252,16 +273,7 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
         notes.append("gate kind contractual was normalised to rescue: there were no gate responses")
     grounding = contract_evidence(target.frontmatter) if "contractual" in kinds else []
     digest, plugin_names, file_count = _closure_fields(target, plugins_root, closure_at_boot, notes)
-    transcript = workdir / TRANSCRIPT_FILE
-    transcript_sha, models = None, []
-    if transcript.is_file():
-        from live_trial.judge.sources import MOVED_FROM_DIR
-        from live_trial.transcript.reader import read_records
-
-        transcript_sha = transcript_sha256(transcript)
-        earlier = [r for path in sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl")) for r in read_records(path).records]
-        models = actual_models(earlier + read_records(transcript).records)   # every transcript of the session
-    else:
+    if transcript_sha is None:
         notes.append(f"{TRANSCRIPT_FILE} is missing from the workdir: no transcript_sha256, no actual model")
     tier = derive_tier(target.frontmatter)
     downgrade = None
@@ -347,7 +359,7 @@ def cause_lines(workdir: Path, goal_result: str | None, goal_blockers: Iterable[
     (a boot failure's screen line, the question left unanswered, an API error's text). Never raises."""
     lines = [f"the evaluator found: {b}" for b in goal_blockers if goal_result == "FAIL" and str(b).strip()]
     try:
-        evaluation = json.loads((Path(workdir) / EVALUATION_FILE).read_text(encoding="utf-8"))
+        evaluation = parse_json((Path(workdir) / EVALUATION_FILE).read_text(encoding="utf-8"))
         attempts = evaluation.get("attempts") or [] if evaluation.get("judged_by") == "fallback" else []
         lines += [f"the evaluator could not judge: {p}" for p in (attempts[-1].get("problems") or [])[:3]]
     except (OSError, ValueError, AttributeError, IndexError, TypeError):
@@ -380,3 +392,18 @@ def read_verdict(path: Path) -> dict:
     from live_trial.jsonfile import read_json
 
     return read_json(Path(path), SCHEMA)
+
+
+def trial_duration_s(doc: Any) -> float | None:
+    """Seconds a trial took by its verdict document: ``written_at - started_at`` (UTC ``...Z`` times), or None when
+    either is missing, unreadable or the difference is not positive. Plan records it (``last_duration_s``) for
+    ``run --plan --shard`` to balance shards; the JUnit file gives it as a testcase's time."""
+    if not isinstance(doc, dict) or not doc.get("started_at") or not doc.get("written_at"):
+        return None
+    try:
+        start = datetime.fromisoformat(str(doc["started_at"]).replace("Z", "+00:00"))
+        end = datetime.fromisoformat(str(doc["written_at"]).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    seconds = (end - start).total_seconds()
+    return round(seconds, 3) if seconds > 0 else None

@@ -37,13 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_collect(args) -> int:
     """``collect``: copy out/, pane.txt, transcript.jsonl and side effects into the workdir; exit 0 complete,
     1 partial (what is missing is printed); RefusedInput (exit 2) for a bad session name."""
+    from live_trial.acceptance.origin import trial_folder
     from live_trial.session.backend import Backend
     from live_trial.session.rules import validate_session_name
     from live_trial.transcript.paths import config_dir, locate
     from live_trial.trial.collect import collect
     from live_trial.trial.workdir import open_workdir
 
-    wd = open_workdir(args.workdir)
+    wd = open_workdir(trial_folder(args.workdir))
     validate_session_name(args.session)
     backend = Backend(args.socket)
     backend.require_tmux()

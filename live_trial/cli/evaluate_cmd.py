@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from live_trial.errors import RefusedInput
+from live_trial.jsonfile import parse_json
 
 WATCH_ACTIONS = ("due", "check", "sweep", "daily", "list")
 
@@ -66,8 +67,8 @@ def _target_for(args) -> object:
     state = {}
     if state_path.is_file():
         try:
-            state = json.loads(state_path.read_text(encoding="utf-8"))
-        except ValueError:
+            state = parse_json(state_path.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError, OSError):
             state = {}
     name = args.target or state.get("target")
     if not name:
@@ -80,19 +81,21 @@ def _target_for(args) -> object:
 def _folder_of(workdir: Path) -> str | None:
     """The trial's own folder as its trial-state.json records it (``folder.path``), or None."""
     try:
-        folder = json.loads((workdir / "trial-state.json").read_text(encoding="utf-8")).get("folder")
+        folder = parse_json((workdir / "trial-state.json").read_text(encoding="utf-8")).get("folder")
     except (OSError, ValueError, AttributeError):
         return None
     return folder.get("path") if isinstance(folder, dict) else None
 
 
 def _evaluate(args) -> int:
+    from live_trial.acceptance.origin import trial_folder
     from live_trial.judge.evaluator import evaluate
     from live_trial.session.claude_bin import find_claude
     from live_trial.trial.changes import session_output
 
-    if not args.workdir.is_dir():
+    if not args.workdir.is_dir() and not args.workdir.is_symlink():
         raise RefusedInput("the workdir does not exist", where=str(args.workdir), code="not_found")
+    args.workdir = trial_folder(args.workdir)      # never evaluation.json in a folder run did not make, or via a link
     target = _target_for(args)
     claude = find_claude(args.claude_bin)
     produced = session_output(args.workdir, _folder_of(args.workdir))

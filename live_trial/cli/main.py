@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "live_trial.cli.rehearsal_cmd",  # rehearsal (serve a scenario by hand)
     "live_trial.cli.selftest_cmd",   # self-test (every offline check)
     "live_trial.cli.report_cmd",     # report, ls, show (reading past trials)
+    "live_trial.cli.merge_cmd",      # merge (the eval-logs of a plan's shards)
 )
 #: Each subcommand and the module that registers it (tests/unit/test_cli_startup.py checks it against the modules).
 COMMANDS = {"run": "live_trial.cli.trial_cmd", "plan": "live_trial.cli.plan_cmd", "boot": "live_trial.cli.boot_cmd",
@@ -41,7 +42,8 @@ COMMANDS = {"run": "live_trial.cli.trial_cmd", "plan": "live_trial.cli.plan_cmd"
             "evaluate": "live_trial.cli.evaluate_cmd", "watch": "live_trial.cli.evaluate_cmd",
             "verdict": "live_trial.cli.verdict_cmd", "rehearsal": "live_trial.cli.rehearsal_cmd",
             "self-test": "live_trial.cli.selftest_cmd", "report": "live_trial.cli.report_cmd",
-            "ls": "live_trial.cli.report_cmd", "show": "live_trial.cli.report_cmd"}
+            "ls": "live_trial.cli.report_cmd", "show": "live_trial.cli.report_cmd",
+            "merge": "live_trial.cli.merge_cmd"}
 
 EPILOG = """exit codes:
   run      0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED (not the skill's failure), 2 refused input (nothing created)
@@ -49,6 +51,7 @@ EPILOG = """exit codes:
   poll     0 DONE, 1 HARD_CAP, 2 STALL, 4 GATE, 5 TICK_BUDGET, 3 BLOCKED, 64 refused input
   verdict  0 written, 2 refused (nothing written)
   report, ls, show  0 done, 2 refused (not a workdir, no eval root)
+  merge    0 merged, 2 refused (a conflict; nothing written)
   any      64 usage error
 """
 
@@ -100,7 +103,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv``, run the subcommand, return its exit code."""
+    """Parse ``argv``, run the subcommand, return its exit code.
+
+    Text that cannot be printed as UTF-8 (a path with bytes that are not UTF-8, a lone surrogate) is printed as its
+    backslash escape, never raised (stderr already does so)."""
+    try:
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    except (AttributeError, ValueError):
+        pass
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)

@@ -11,8 +11,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from live_trial.acceptance.shard import parse_shard, shard_entries
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import read_json
+from live_trial.report.github import annotations, append_step_summary
+from live_trial.report.junit import SKIP_ACTIONS, skip_row, trial_row, write_junit
 from live_trial.trial.facts import StopRequest
 
 
@@ -48,11 +51,16 @@ def run_plan(args, policy) -> int:
         raise RefusedInput(f"{', '.join(per_skill)} describe one skill's questions and cannot apply to a whole plan",
                            where="run --plan", code="per_skill_option_with_plan",
                            fix="run gated skills on their own: live-trial run <plugin:skill> --gate-response ...")
+    shard = parse_shard(args.shard) if getattr(args, "shard", None) is not None else None
+    junit = _junit_target(getattr(args, "junit", None))
     plan = read_json(args.plan, "plan.schema.json")
     batches = plan_items(plan)
     width = args.max_concurrency or int(plan.get("max_concurrency") or 2)
     if width < 1:
         raise RefusedInput("--max-concurrency must be at least 1", fix="e.g. --max-concurrency 2")
+    if shard is not None:
+        mine = shard_entries(plan, [e for batch in batches for e in batch], *shard)
+        batches = [mine[i:i + width] for i in range(0, len(mine), width)]
     if args.in_place is not None and width > 1:
         raise RefusedInput("--in-place runs every trial of the plan in one folder, and trials of a plan run side by "
                            "side", where="run --plan --in-place", code="in_place_with_concurrency",
@@ -65,7 +73,7 @@ def run_plan(args, policy) -> int:
         stop.request(signum)
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    results: list[tuple[str, object]] = []
+    results: list[tuple[tuple[str, object], dict]] = []
     try:
         for batch in batches:
             def one(entry):
@@ -85,14 +93,60 @@ def run_plan(args, policy) -> int:
                 return outcome
             with ThreadPoolExecutor(max_workers=width) as pool:
                 for entry, outcome in zip(batch, pool.map(one, batch)):
-                    results.append((entry["target"], outcome))
+                    results.append(((entry["target"], outcome), entry))
             if stop.is_set():
                 break
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
-    reused = [s for s in plan.get("skills") or [] if s.get("action") == "reuse"]
-    return _report(results, json_mode=args.json, reused=reused)
+    # the skills with no trial are reported once: by the whole run, or by shard 1 of a sharded one
+    first = shard is None or shard[0] == 1
+    untried = [s for s in plan.get("skills") or [] if s.get("action") in SKIP_ACTIONS] if first else []
+    reused = [s for s in untried if s.get("action") == "reuse"]
+    rows = [trial_row(target, outcome, _skill_md(entry, args)) for (target, outcome), entry in results]
+    rows += [skip_row(s, Path(plan.get("eval_root") or eval_root)) for s in untried]
+    if junit is not None:
+        try:
+            write_junit(junit, rows, "live-trial" if shard is None else f"live-trial shard {shard[0]}/{shard[1]}")
+        except OSError as exc:      # the trials' verdicts stand; the exit code stays theirs
+            print(f"WARN: the JUnit file was not written: {exc} ({junit})", file=sys.stderr)
+    title = "live trials" if shard is None else f"live trials, shard {shard[0]}/{shard[1]}"
+    try:
+        append_step_summary(rows, title=title)
+    except OSError as exc:
+        print(f"WARN: the job summary was not written: {exc}", file=sys.stderr)
+    if getattr(args, "github_annotations", False):
+        for line in annotations(rows):
+            print(line, flush=True)
+    return _report([(t, o) for (t, o), _ in results], json_mode=args.json, reused=reused)
+
+
+def _junit_target(path: Path | None) -> Path | None:
+    """``--junit FILE``: checked before any trial starts (its folder exists, it is not a folder) so a typo never
+    costs a whole plan's trials."""
+    if path is None:
+        return None
+    path = Path(path)
+    if path.is_dir():
+        raise RefusedInput("--junit names a folder", where=str(path), code="bad_junit_path",
+                           fix="give a file name, e.g. --junit live-trial.xml")
+    if not path.parent.resolve().is_dir():
+        raise RefusedInput("--junit: the folder for the file does not exist", where=str(path.parent),
+                           code="bad_junit_path", fix="create it first, or write the file elsewhere")
+    return path
+
+
+def _skill_md(entry: dict, args) -> Path | None:
+    """The SKILL.md of a plan entry's target (for annotations), or None when its plugin cannot be found."""
+    from live_trial.closure.index import PluginIndex
+
+    plugin, _, skill = str(entry.get("target") or "").partition(":")
+    try:
+        root = PluginIndex(Path(entry.get("plugins_root") or args.plugins_root or "plugins")).plugins.get(plugin)
+    except (OSError, LiveTrialError):
+        return None
+    path = root / "skills" / skill / "SKILL.md" if root else None
+    return path if path and path.is_file() else None
 
 
 def _report(results, *, json_mode: bool, reused: list[dict] = ()) -> int:

@@ -56,6 +56,9 @@ def _workdir(args) -> Path:
     if args.workdir == "latest":
         return latest(args.eval_root).resolve()
     path = Path(args.workdir)
+    if path.is_symlink():
+        raise RefusedInput("the workdir is a symlink", where=str(path), code="bad_workdir",
+                           fix=f"pass the trial's folder itself ({path.resolve()})")
     if not path.is_dir():
         raise RefusedInput("no such workdir", where=str(path), code="not_found",
                            fix="pass eval-log/<plugin>/<skill>/live-trial/<run-id> (see `live-trial ls`), or `latest`")

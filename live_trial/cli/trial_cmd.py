@@ -47,6 +47,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="continue a trial whose harness was killed, with the options it started with (no others)")
     p.add_argument("--plan", type=Path, metavar="PLAN_JSON", help="run the live_batches of a plan (from `plan --json`)")
     p.add_argument("--max-concurrency", type=int, default=None, help="with --plan: trials at once (default: the plan's)")
+    p.add_argument("--shard", metavar="K/N", default=None,
+                   help="with --plan: run only shard K of N (each trial of the plan is in exactly one shard)")
+    p.add_argument("--junit", type=Path, metavar="FILE", default=None,
+                   help="with --plan: write a JUnit XML file, one testcase per skill of the plan")
+    p.add_argument("--github-annotations", action="store_true",
+                   help="with --plan: print a GitHub ::error annotation per failing skill")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end instead of text")
     p.set_defaults(func=cmd_run)
 
@@ -82,7 +88,7 @@ def _split_target(target: str, plugins_root: Path | None) -> tuple[str, Path]:
         if ("/" in left or left.startswith(".")) and manifest.is_file():
             try:
                 name = json.loads(manifest.read_text(encoding="utf-8"))["name"]
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError, OSError):
                 raise RefusedInput("plugin manifest has no name", where=str(manifest),
                                    fix='add "name" to .claude-plugin/plugin.json') from None
             return f"{name}:{skill}", plugins_root or Path(left).resolve().parent
@@ -121,6 +127,12 @@ def cmd_run(args) -> int:
 
     if sum(bool(x) for x in (args.target, args.resume, args.plan)) != 1:
         print("live-trial run: error: give exactly one of TARGET, --resume WORKDIR or --plan PLAN_JSON "
+              "(see live-trial run --help)", file=sys.stderr)
+        return 64
+    plan_only = [flag for flag, given in (("--shard", args.shard is not None), ("--junit", args.junit is not None),
+                                          ("--github-annotations", args.github_annotations)) if given]
+    if plan_only and not args.plan:
+        print(f"live-trial run: error: {', '.join(plan_only)} need --plan PLAN_JSON "
               "(see live-trial run --help)", file=sys.stderr)
         return 64
     if args.resume and _trial_options_given(args):

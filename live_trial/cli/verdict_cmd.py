@@ -16,7 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from live_trial.errors import RefusedInput
+from live_trial.errors import RefusedInput, require_utf8
 
 POLL_EXITS = ("DONE", "STALL", "GATE", "HARD_CAP", "TICK_BUDGET", "BLOCKED")
 
@@ -99,16 +99,16 @@ def _source_checks(workdir: Path):
     file under the workdir or the uuid of a record in ``<workdir>/transcript.jsonl``
     (:func:`live_trial.judge.answer.source_exists`), and the harness files it stands for, under any spelling,
     absolute or through the transcript record of the Write that wrote one
-    (:func:`live_trial.judge.answer.harness_files_of`). The transcript is read only through
-    :func:`live_trial.transcript.reader.read_records`."""
+    (:func:`live_trial.judge.answer.harness_files_of`). The transcript is streamed once through
+    :func:`live_trial.transcript.reader.iter_records`."""
     from live_trial.acceptance.verdict import TRANSCRIPT_FILE
     from live_trial.judge.answer import Context, harness_files_of, index_records, source_exists
-    from live_trial.transcript.reader import read_records
+    from live_trial.transcript.reader import iter_records
 
     index: list[dict] = []
     transcript = workdir / TRANSCRIPT_FILE
     if transcript.is_file():
-        index = index_records(read_records(transcript).records, workdir)
+        index = index_records(iter_records(transcript), workdir)
     ctx = Context(workdir=workdir, target="", description="", transcript_index=index,
                   transcript_uuids={row["uuid"].lower() for row in index})
     return (lambda source: source_exists(source, ctx)), (lambda source: harness_files_of(source, ctx))
@@ -132,16 +132,17 @@ def _evidence_kind(args, workdir: Path) -> tuple[str | None, list[dict] | None]:
 
 def cmd_verdict(args) -> int:
     """Handler of ``verdict``: refuse before writing anything; write; print the status line."""
+    from live_trial.acceptance.origin import trial_folder
     from live_trial.acceptance.verdict import SCHEMA, build_verdict, write_verdict
     from live_trial.jsonfile import validate
     from live_trial.notices.outcome import summariser
     from live_trial.session.rules import check_target_allowed
 
     check_target_allowed(args.target_skill)
-    workdir = Path(args.workdir).resolve()
-    if not workdir.is_dir():
-        raise RefusedInput("workdir is not a folder", where=str(workdir), code="bad_workdir",
-                           fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
+    for name in ("args", "evidence", "unverified"):
+        if getattr(args, name):
+            require_utf8(getattr(args, name), f"--{name}", fix="pass UTF-8 text")
+    workdir = trial_folder(args.workdir)
     kind, items = _evidence_kind(args, workdir)
     eval_root = _eval_root(args, workdir) if kind == "mostly_done" else None
     target, plugins_root = _target(args)

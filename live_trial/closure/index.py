@@ -3,10 +3,12 @@ plugins, cached manifests, contracts and file hashes), :class:`PluginRef`, :clas
 
 A plugin is a folder (the root, a child or a grandchild) with ``.claude-plugin/plugin.json`` whose ``"name"`` names
 it; a skill is ``<plugin>/skills/<skill>/SKILL.md``. A malformed manifest or two plugins with one name is a
-:class:`~live_trial.closure.manifest.ClosureError` (seed 001 rule 3: fail closed).
+:class:`~live_trial.closure.manifest.ClosureError` (seed 001 rule 3: fail closed) for that plugin only: discovery
+keeps it in :attr:`PluginIndex.broken` and every other plugin under the root resolves, plans and runs.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -86,8 +88,11 @@ class PluginIndex:
 
     def __init__(self, plugins_root: Path) -> None:
         self.root = Path(plugins_root).resolve()
-        self.plugins = discover_plugins(self.root)
-        self._manifests: dict[str, dict] = {}
+        found = discover(self.root)
+        self.plugins = found.plugins
+        #: plugin folders whose manifest cannot be used (malformed, unreadable, a name two plugins share) -> why
+        self.broken: dict[Path, ClosureError] = found.broken
+        self._manifests: dict[str, dict] = dict(found.manifests)
         self._contracts: dict[str, dict | None] = {}
         self._sha: dict[str, str] = {}
         # closure_walk caches: plugin parts, their digest lines, directories known to be real (no symlink)
@@ -97,13 +102,36 @@ class PluginIndex:
         self._real_dirs: dict[str, bool] = {}
 
     def plugin_root(self, name: str, *, declared_in: str | None = None) -> Path:
-        """Root of plugin ``name``; :class:`ClosureError` when it is not under the plugins root."""
+        """Root of plugin ``name``; :class:`ClosureError` when it is not under the plugins root (or its manifest is
+        broken: then that plugin's own error)."""
         try:
             return self.plugins[name]
         except KeyError:
+            broken = self.broken_named(name)
+            if broken is not None:
+                raise broken from None
             known = ", ".join(sorted(self.plugins)) or "none"
-            raise ClosureError(f"dependency plugin '{name}' not found under {self.root}",
-                               where=declared_in, fix=f"add it under the plugins root (known plugins: {known})") from None
+            raise ClosureError(f"dependency plugin '{name}' not found under {self.root}", where=declared_in,
+                               fix=f"add it under the plugins root (known plugins: {known}){self.broken_hint()}") \
+                from None
+
+    def broken_named(self, name: str) -> ClosureError | None:
+        """The error of the broken plugin that is most likely ``name``: one whose manifest names it, or whose folder
+        is called so; None when there is none."""
+        for folder, error in self.broken.items():
+            if error.details.get("name") == name:
+                return error
+        for folder, error in self.broken.items():
+            if folder.name == name:
+                return error
+        return None
+
+    def broken_hint(self) -> str:
+        """``"; N plugin manifest(s) under the root cannot be used: <first one>"`` or ``""``."""
+        if not self.broken:
+            return ""
+        first = next(iter(self.broken.values()))
+        return f"; {len(self.broken)} plugin manifest(s) under the root cannot be used: {first.message}"
 
     def manifest(self, name: str) -> dict:
         """plugin.json of ``name`` (validated in discovery)."""
@@ -120,12 +148,29 @@ class PluginIndex:
         return self._contracts[name]
 
     def sha(self, path: str | Path) -> str:
-        """sha256 hex of a file's content (cached by path for the life of this index)."""
+        """sha256 hex of a file's content (cached by path for the life of this index). Raises :class:`ClosureError`
+        naming the file when it cannot be read."""
         key = str(path)
         digest = self._sha.get(key)
         if digest is None:
-            digest = self._sha[key] = file_sha256_hex(key)
+            digest = self._sha[key] = closure_file_sha(key)
         return digest
+
+
+def unreadable(path: str | Path, exc: OSError) -> ClosureError:
+    """The one-line :class:`ClosureError` for a closure file or folder that cannot be read (a symlink loop, no
+    permission, ...), naming it."""
+    reason = "a symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or type(exc).__name__)
+    return ClosureError(f"cannot read a file of the behaviour closure: {reason}", where=str(path),
+                        fix="make it a readable file or folder, or remove it")
+
+
+def closure_file_sha(path: str | Path) -> str:
+    """:func:`file_sha256_hex`, raising :class:`ClosureError` naming the file instead of OSError."""
+    try:
+        return file_sha256_hex(path)
+    except OSError as exc:
+        raise unreadable(path, exc) from None
 
 
 def file_sha256_hex(path: str | Path) -> str:
@@ -147,32 +192,47 @@ def file_sha256_hex(path: str | Path) -> str:
         os.close(fd)
 
 
-def discover_plugins(plugins_root: Path) -> dict[str, Path]:
+@dataclass
+class Discovery:
+    """What :func:`discover` found: ``plugins`` (name -> resolved root), ``manifests`` (name -> plugin.json, already
+    read), ``broken`` (plugin folder -> the :class:`ClosureError` that keeps it out)."""
+
+    plugins: dict[str, Path] = field(default_factory=dict)
+    manifests: dict[str, dict] = field(default_factory=dict)
+    broken: dict[Path, ClosureError] = field(default_factory=dict)
+
+
+def discover(plugins_root: Path) -> Discovery:
     """Find plugins under ``plugins_root`` (the root itself, its children and grandchildren).
 
-    A plugin is a folder with ``.claude-plugin/plugin.json`` whose ``"name"`` names it. Returns
-    ``{name: resolved root}``. Raises :class:`RefusedInput` when the root is not a folder and
-    :class:`ClosureError` for a malformed manifest or two plugins with one name.
+    A plugin is a folder with ``.claude-plugin/plugin.json`` whose ``"name"`` names it. A manifest that cannot be
+    read or parsed, has no valid name, or shares its name with another plugin puts its folder (both folders, for a
+    shared name) in ``broken`` with the reason; the others are found as usual. Folders that cannot be listed are
+    skipped. Raises :class:`RefusedInput` when the root is not a folder.
     """
     root = Path(plugins_root)
     if not root.is_dir():
         raise RefusedInput("plugins root is not a folder", where=str(root), code="plugins_root",
                            fix="pass --plugins-root <folder that holds the plugins>")
-    found: dict[str, Path] = {}
+    out = Discovery()
+    named: dict[str, list[Path]] = {}
 
     def visit(folder: Path, depth: int) -> None:
         manifest = folder / MANIFEST
-        if manifest.is_file():
-            doc = read_json_object(manifest, "plugin.json")
-            name = doc.get("name")
-            if not isinstance(name, str) or not NAME_RE.match(name):
-                raise ClosureError(f"plugin.json has no valid \"name\" (got {name!r})", where=str(manifest),
-                                   fix="set \"name\" to the plugin's name")
+        if manifest.is_file() or manifest.is_symlink():
             resolved = folder.resolve()
-            if name in found and found[name] != resolved:
-                raise ClosureError(f"two plugins are named '{name}': {found[name]} and {resolved}",
-                                   where=str(root), fix="rename one or move it out of the plugins root")
-            found[name] = resolved
+            try:
+                doc = read_json_object(manifest, "plugin.json")
+                name = doc.get("name")
+                if not isinstance(name, str) or not NAME_RE.match(name):
+                    raise ClosureError(f"plugin.json has no valid \"name\" (got {str(name)[:80]!r})",
+                                       where=str(manifest), fix="set \"name\" to the plugin's name")
+            except ClosureError as exc:
+                out.broken[resolved] = exc
+                return
+            if resolved not in named.setdefault(name, []):
+                named[name].append(resolved)
+            out.manifests.setdefault(name, doc)
             return
         if depth >= 2:
             return
@@ -183,11 +243,30 @@ def discover_plugins(plugins_root: Path) -> dict[str, Path]:
         for entry in entries:
             if entry.name.startswith(".") or entry.name in _DISCOVERY_SKIP:
                 continue
-            if entry.is_dir():
+            try:
+                is_dir = entry.is_dir()
+            except OSError:          # a symlink loop or an unreadable entry is no plugin folder
+                continue
+            if is_dir:
                 visit(Path(entry.path), depth + 1)
 
     visit(root, 0)
-    return found
+    for name, folders in named.items():
+        if len(folders) == 1:
+            out.plugins[name] = folders[0]
+            continue
+        out.manifests.pop(name, None)
+        for folder in folders:
+            out.broken[folder] = ClosureError(f"two plugins are named '{name}': {folders[0]} and {folders[1]}",
+                                              where=str(root), fix="rename one or move it out of the plugins root",
+                                              details={"name": name})
+    return out
+
+
+def discover_plugins(plugins_root: Path) -> dict[str, Path]:
+    """The usable plugins under ``plugins_root`` (``{name: resolved root}``; see :func:`discover`, whose ``broken``
+    lists the others). Raises :class:`RefusedInput` when the root is not a folder."""
+    return discover(plugins_root).plugins
 
 
 def as_index(plugins_root: Path | PluginIndex) -> PluginIndex:

@@ -5,7 +5,7 @@ fail closed).
 """
 from __future__ import annotations
 
-import json
+import errno
 import re
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from live_trial.errors import BootFail
+from live_trial.jsonfile import parse_json
 
 try:  # libyaml is much faster; the pure-python loader gives the same result
     _YAML_LOADER: Any = yaml.CSafeLoader
@@ -29,49 +30,98 @@ class ClosureError(BootFail):
 
 
 
+#: Limits on what a plugin gives us to parse (seed 001 rule 3: fail closed, never hang or bloat).
+FRONTMATTER_MAX_BYTES = 64 * 1024
+MANIFEST_MAX_BYTES = 1024 * 1024
+MAX_NESTING = 32
+
+
+def _read_head(path: Path, limit: int, what: str) -> bytes:
+    """At most ``limit`` + 1 bytes of ``path``; ClosureError naming the file when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit + 1)
+    except FileNotFoundError:
+        raise ClosureError(f"{what} is missing", where=str(path), fix=f"create {what}") from None
+    except OSError as exc:
+        reason = "a symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or type(exc).__name__)
+        raise ClosureError(f"cannot read {what}: {reason}", where=str(path),
+                           fix="make the file a readable regular file") from None
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, d)
+            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
 def read_frontmatter(path: Path) -> dict:
     """Return the YAML frontmatter of a SKILL.md as a dict ({} when the file has none).
 
-    Raises :class:`ClosureError` when the file is unreadable, the block is not closed, the YAML is
-    malformed or is not a mapping.
+    Raises :class:`ClosureError` when the file is unreadable (a symlink loop, a folder, no permission), the block is
+    not closed within :data:`FRONTMATTER_MAX_BYTES`, is not UTF-8, uses a YAML alias (``*name``: an alias can expand
+    a few lines into gigabytes, and frontmatter never needs one), nests deeper than :data:`MAX_NESTING`, holds an
+    integer of more than 4300 digits, is malformed YAML or is not a mapping.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ClosureError(f"cannot read SKILL.md: {exc.__class__.__name__}", where=str(path),
-                           fix="make the file readable UTF-8") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if not (text.startswith("---\n") or text.startswith("---\r\n")):
+    raw = _read_head(path, FRONTMATTER_MAX_BYTES + 8, "SKILL.md")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if not (raw.startswith(b"---\n") or raw.startswith(b"---\r\n")):
         return {}
-    match = re.search(r"^---[ \t]*\r?$", text[4:], re.MULTILINE)
+    match = re.search(rb"^---[ \t]*\r?$", raw[4:], re.MULTILINE)
     if not match:
+        if len(raw) > FRONTMATTER_MAX_BYTES:
+            raise ClosureError(f"frontmatter is longer than {FRONTMATTER_MAX_BYTES // 1024} KiB", where=str(path),
+                               fix="keep the YAML block between the '---' lines short")
         raise ClosureError("frontmatter is not closed by a '---' line", where=str(path),
                            fix="end the YAML block with a line '---'")
-    block = text[4:4 + match.start()]
     try:
+        block = raw[4:4 + match.start()].decode("utf-8")
+    except UnicodeDecodeError:
+        raise ClosureError("frontmatter is not UTF-8 text", where=str(path), fix="save SKILL.md as UTF-8") from None
+    try:
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(block, Loader=_YAML_LOADER)):
+            raise ClosureError("aliases are not allowed in frontmatter", where=str(path),
+                               fix="write the value out instead of '*name'")
         data = yaml.load(block, Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" line {mark.line + 2}" if mark is not None else ""
         raise ClosureError(f"frontmatter is not valid YAML{at}", where=str(path),
                            fix="fix the YAML between the '---' lines") from None
+    except RecursionError:
+        raise ClosureError(f"frontmatter nests deeper than {MAX_NESTING} levels", where=str(path),
+                           fix="flatten the YAML") from None
+    except ValueError as exc:             # Python's int/str conversion limit (4300 digits)
+        raise ClosureError(f"frontmatter holds a value that cannot be read ({str(exc).split(':')[0]})",
+                           where=str(path), fix="shorten the number") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ClosureError("frontmatter is not a mapping", where=str(path), fix="write 'key: value' lines")
+    if _depth(data) > MAX_NESTING:
+        raise ClosureError(f"frontmatter nests deeper than {MAX_NESTING} levels", where=str(path), fix="flatten the YAML")
     return data
 
 
 def read_json_object(path: Path, what: str) -> dict:
     """The JSON object in ``path`` (``what`` names it in messages, e.g. "plugin.json"). Raises
-    :class:`ClosureError` when the file is missing, unreadable, not JSON or not an object."""
+    :class:`ClosureError` when the file is missing, unreadable, larger than :data:`MANIFEST_MAX_BYTES`, not UTF-8
+    JSON, nested deeper than :data:`MAX_NESTING`, holds an integer of more than 4300 digits, or is not an object."""
+    raw = _read_head(path, MANIFEST_MAX_BYTES, what)
+    if len(raw) > MANIFEST_MAX_BYTES:
+        raise ClosureError(f"{what} is larger than {MANIFEST_MAX_BYTES // (1024 * 1024)} MiB", where=str(path),
+                           fix=f"keep {what} small")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ClosureError(f"{what} is missing", where=str(path), fix=f"create {what}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = parse_json(raw.decode("utf-8"), max_depth=MAX_NESTING)
+    except UnicodeDecodeError:
+        raise ClosureError(f"{what} is malformed: not UTF-8 text", where=str(path), fix="save it as UTF-8") from None
+    except ValueError as exc:
         raise ClosureError(f"{what} is malformed: {exc}", where=str(path), fix=f"fix the JSON of {what}") from None
     if not isinstance(doc, dict):
         raise ClosureError(f"{what} is malformed: not a JSON object", where=str(path), fix="write a JSON object")

@@ -54,7 +54,7 @@ from live_trial.closure.index import (
     PluginRef,
     Target,
     as_index,
-    file_sha256_hex,
+    closure_file_sha,
     maybe_index,
 )
 from live_trial.closure.manifest import ClosureError, name_list
@@ -119,7 +119,7 @@ def digest_files(files: Iterable[tuple[str, str, Any]], index: PluginIndex | Non
 
 
 def _file_sha(path: Any) -> str:
-    return file_sha256_hex(path)
+    return closure_file_sha(path)
 
 
 def closure_digest(target: Target, plugins_root: Path | PluginIndex | None) -> str:

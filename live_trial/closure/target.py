@@ -19,7 +19,8 @@ def resolve_target(target: str, plugins_root: Path | PluginIndex) -> Target:
     ``<plugins_root>/.claude/skills``, ``<plugins_root>/skills`` and then in each plugin (must be unique);
     it gets no plugin pinning. Raises :class:`RefusedInput` (exit 2, nothing created) for a malformed
     target, an unknown plugin or a missing skill, listing what is known; :class:`ClosureError` for a
-    malformed manifest or frontmatter.
+    malformed manifest or frontmatter (the target's own: another plugin's broken manifest under the same root
+    changes nothing here).
     """
     index = as_index(plugins_root)
     if not isinstance(target, str) or target.count(":") > 1:
@@ -32,9 +33,12 @@ def resolve_target(target: str, plugins_root: Path | PluginIndex) -> Target:
                                fix="use letters, digits, '.', '_' and '-'")
     if plugin:
         if plugin not in index.plugins:
+            broken = index.broken_named(plugin)
+            if broken is not None:
+                raise broken
             known = ", ".join(sorted(index.plugins)) or "none"
             raise RefusedInput(f"unknown plugin '{plugin}' under {index.root}", code="unknown_plugin",
-                               fix=f"known plugins: {known}; or pass --plugins-root")
+                               fix=f"known plugins: {known}; or pass --plugins-root{index.broken_hint()}")
         root = index.plugins[plugin]
         skill_dir = root / "skills" / skill
         if not (skill_dir / "SKILL.md").is_file():

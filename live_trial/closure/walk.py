@@ -8,6 +8,7 @@ the union. Nothing is ever hashed around a problem: :class:`~live_trial.closure.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -23,8 +24,9 @@ from live_trial.closure.index import (
     PluginIndex,
     PluginRef,
     Target,
-    file_sha256_hex,
+    closure_file_sha,
     skills_of,
+    unreadable,
 )
 from live_trial.closure.manifest import ClosureError
 
@@ -75,7 +77,9 @@ class Collector:
                 real = os.path.realpath(path)
                 try:
                     return real, os.stat(real)
-                except OSError:
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:
+                        raise unreadable(path, exc) from None
                     return real, None
             if i < last:
                 if not stat.S_ISDIR(st.st_mode):
@@ -124,21 +128,28 @@ class Collector:
             return
         seen.add(real)
         cut = len(root) + 1
-        with os.scandir(folder) as it:
-            entries = list(it)
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError as exc:
+            raise unreadable(folder, exc) from None
         for entry in entries:
             if entry.name in SKIP_DIRS:
                 continue
             child = entry.path
-            if entry.is_symlink():
-                child_real = os.path.realpath(child)
-                if not _within(child_real, root):
-                    raise _leaves(owner, child, child_real)
-            else:
-                child_real = real + _SEP + entry.name
-            if entry.is_dir():
+            try:
+                if entry.is_symlink():
+                    child_real = os.path.realpath(child)
+                    if not _within(child_real, root):
+                        raise _leaves(owner, child, child_real)
+                else:
+                    child_real = real + _SEP + entry.name
+                is_dir, is_file = entry.is_dir(), entry.is_file()
+            except OSError as exc:
+                raise unreadable(child, exc) from None
+            if is_dir:
                 self._walk(child, child_real, owner, root, seen)
-            elif entry.is_file():
+            elif is_file:
                 self.files[(owner, child[cut:].replace(_SEP, "/"))] = child
 
 
@@ -236,7 +247,7 @@ def _line(label: str, rel: str, path: str, index: PluginIndex | None) -> str:
     """One digest line: ``<plugin>/<posix relpath>\\0<sha256 hex of content>\\n`` (seed 001 skill_dir_tree_sha)."""
     if index is not None:
         return f"{label}/{rel}\0{index.sha(path)}\n"
-    return f"{label}/{rel}\0{file_sha256_hex(path)}\n"
+    return f"{label}/{rel}\0{closure_file_sha(path)}\n"
 
 
 def _part_block(index: PluginIndex, ref: PluginRef, *, dependency: bool) -> bytes:

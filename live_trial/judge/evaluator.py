@@ -31,7 +31,7 @@ from live_trial.errors import RefusedInput
 from live_trial.jsonfile import utc_now, write_json
 from live_trial.judge import answer as ea
 from live_trial.judge.evidence import check_evidence
-from live_trial.judge.index import read_index
+from live_trial.judge.index import index_fields, read_index
 from live_trial.judge.prompt import build_prompt, describe_files
 from live_trial.judge.sources import MARKER_SOURCE
 
@@ -198,7 +198,7 @@ def parse_output(result: ProcessResult) -> tuple[Any, str | None, str | None]:
         try:
             doc = json.loads(candidate)
             break
-        except (json.JSONDecodeError, ValueError):
+        except (ValueError, RecursionError):
             continue
     if not isinstance(doc, dict):
         tail = (result.stderr or result.stdout or "").strip().splitlines()[-1:] or ["no output"]
@@ -218,10 +218,12 @@ def build_context(workdir: Path, target: Any, produced: ea.Produced | None = Non
     completion marker is there, and the transcript index.
 
     The index lists the records in the order they happened (:func:`live_trial.transcript.order.causal_order`,
-    subagent records included), not in line order, which the CLI does not keep for a session's first turn.
+    subagent records included), not in line order, which the CLI does not keep for a session's first turn. The
+    transcripts are each read once as a stream (a line over 1 MiB arrives as its summary, never parsed whole); the
+    records are kept until each call is paired with its result, whose text a quote is checked against.
     """
     from live_trial.transcript.order import causal_order
-    from live_trial.transcript.reader import read_records
+    from live_trial.transcript.reader import iter_records
 
     workdir = Path(workdir).resolve()
     frontmatter = dict(getattr(target, "frontmatter", None) or {})
@@ -240,8 +242,8 @@ def build_context(workdir: Path, target: Any, produced: ea.Produced | None = Non
     if tpath.is_file():
         from live_trial.judge.sources import MOVED_FROM_DIR
 
-        records = [r for earlier in sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl"))   # the session moved (/clear)
-                   for r in read_records(earlier).records] + read_records(tpath).records
+        paths = [*sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl")), tpath]    # the session moved (/clear)
+        records = [index_fields(r) for path in paths for r in iter_records(path)]
         ctx.transcript_path = "transcript.jsonl"
         ctx.transcript_index, ctx.transcript_facts = read_index(causal_order(records, sidechains=True), workdir)
         ctx.transcript_uuids = {r["uuid"].lower() for r in ctx.transcript_index}

@@ -112,7 +112,8 @@ def _workdir_path(path: str, base: Path | None) -> str:
 
 def _written_paths(block: dict, base: Path | None) -> list[str]:
     """The files a ``tool_use`` block of a :data:`WRITE_TOOLS` tool writes, relative to ``base`` when under it."""
-    inp = block.get("input") if block.get("name") in WRITE_TOOLS else None
+    name = block.get("name")
+    inp = block.get("input") if isinstance(name, str) and name in WRITE_TOOLS else None
     if not isinstance(inp, dict):
         return []
     return [_workdir_path(inp[k], base) for k in ("file_path", "notebook_path") if isinstance(inp.get(k), str)]
@@ -125,6 +126,24 @@ def _body(uses: list[dict], results: list[dict]) -> str | None:
             return inp["content"]
     ok = [b for b in results if b.get("is_error") is not True]
     return result_text(ok[0]) if ok else None
+
+
+#: The keys of a record the index and :func:`live_trial.transcript.order.causal_order` read.
+INDEX_KEYS = ("type", "subtype", "uuid", "parentUuid", "timestamp", "isSidechain")
+
+
+def index_fields(rec: Any) -> Any:
+    """``rec`` cut to what :func:`read_index` and the causal order read (:data:`INDEX_KEYS` and
+    ``message.content``): a transcript's records can be held for pairing without their copies of a tool's output
+    (``toolUseResult`` repeats a Write's whole content), usage or metadata. Anything that is not a dict is returned
+    as it is."""
+    if not isinstance(rec, dict):
+        return rec
+    slim = {k: rec[k] for k in INDEX_KEYS if k in rec}
+    msg = rec.get("message")
+    if isinstance(msg, dict) and "content" in msg:
+        slim["message"] = {"content": msg["content"]}
+    return slim
 
 
 def read_index(records: Iterable[dict], base: Path | None = None) -> tuple[list[dict], dict[str, RecordFacts]]:
@@ -170,7 +189,7 @@ def read_index(records: Iterable[dict], base: Path | None = None) -> tuple[list[
         facts[uuid.lower()] = RecordFacts(uuid, kind, ok, text if kind in ("call", "result") else "",
                                           _body(pair_uses, pair_results) if kind in ("call", "result") else None,
                                           writes)
-        rows.append({"uuid": uuid, "type": rec.get("type", "?") + (f"/{rec['subtype']}" if rec.get("subtype") else ""),
+        rows.append({"uuid": uuid, "type": str(rec.get("type", "?")) + (f"/{rec['subtype']}" if rec.get("subtype") else ""),
                      "tools": [str(b.get("name")) for b in calls] + ["tool_result"] * len(answers),
                      "head": " ".join(_head(content, calls, answers, base).split())[:HEAD_CHARS],
                      "writes": writes, "cite": kind, "ok": ok})

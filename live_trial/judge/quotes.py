@@ -80,9 +80,11 @@ def _lines(body: str) -> list[str]:
 
 
 def _json(body: str) -> Any:
+    """``body`` as JSON, or None when it is not (also when it nests too deep for Python or holds an integer too long
+    to read: a file the session wrote is outside input)."""
     try:
         return json.loads(body)
-    except (json.JSONDecodeError, ValueError):
+    except (ValueError, RecursionError):
         return None
 
 

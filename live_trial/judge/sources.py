@@ -64,12 +64,12 @@ def parse_evidence_items(evidence: str | None) -> list[dict] | None:
     text = (evidence or "").strip()
     if not text.startswith("["):
         return None
-    import json
+    from live_trial.jsonfile import parse_json
 
     try:
-        items: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RefusedInput(f"--evidence starts with '[' but is not a JSON list ({exc.msg} at char {exc.pos})",
+        items: Any = parse_json(text)
+    except ValueError as exc:
+        raise RefusedInput(f"--evidence starts with '[' but is not a JSON list ({str(exc)[:200]})",
                            where="--evidence", code="bad_evidence",
                            fix='pass [{"claim": ..., "source": "<file under the workdir>|<transcript uuid>", '
                                '"observed": "<what was seen, counted>"}] or plain text') from None

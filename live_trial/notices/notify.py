@@ -26,7 +26,8 @@ and, if it still fails, replaced by the generic sentence; the record says which 
 
 Sinks: ``<eval-root>/notifications.jsonl`` always (one schema-valid record per notification, including the
 webhook outcome); a webhook (JSON POST ``{"content": text}``, Discord style) when env
-``LIVE_TRIAL_WEBHOOK_URL`` is set, with a timeout and one retry. A failed send is recorded, never lost:
+``LIVE_TRIAL_WEBHOOK_URL`` is set, with one total deadline per attempt (connect, send and read together) and one
+retry after a quick failure. A failed send is recorded, never lost:
 :func:`live_trial.notices.resend.resend_failed` (called by ``watch.daily_maintenance``, so by ``run`` and
 ``watch daily``, and by ``plan``) sends the same
 text again, at most once an hour per notice, until one attempt gets through (seed 000: a person is always told
@@ -34,18 +35,16 @@ the outcome in plain words).
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
-import urllib.error
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from live_trial.acceptance.criteria import elsewhere_note
 from live_trial.errors import LiveTrialError, RefusedInput
-from live_trial.jsonfile import append_jsonl, utc_now, validate
+from live_trial.jsonfile import append_jsonl, parse_json, utc_now, validate
 from live_trial.notices.catalogue import (  # noqa: F401 - the catalogue's API, used through this module too
     DEFAULT_LANG,
     LANG_ENV,
@@ -57,19 +56,23 @@ from live_trial.notices.catalogue import (  # noqa: F401 - the catalogue's API, 
 )
 from live_trial.notices.outcome import compose, joined
 from live_trial.notices.outcome import find_key as _find_key
+from live_trial.notices.webhook import (  # noqa: F401 - WEBHOOK_RETRY_WAIT_S and Poster are part of this API
+    WEBHOOK_RETRY_WAIT_S,
+    WEBHOOK_TIMEOUT_S,
+    Poster,
+    send_webhook,
+)
 
 KINDS = ("done", "mostly_done", "not_working", "confirmed", "watch_failed", "watch_expired")
 NOTIFICATIONS_FILE = "notifications.jsonl"
 WEBHOOK_ENV = "LIVE_TRIAL_WEBHOOK_URL"
-WEBHOOK_TIMEOUT_S = 5.0
-WEBHOOK_RETRY_WAIT_S = 1.0
 MAX_OBJECTIVE_CHARS = 200
 MAX_DETAIL_CHARS = 600
-MAX_CONTENT_CHARS = 1900  # Discord rejects content over 2000 characters
 
 # Subcommands of the CLI (kept in step with live_trial.cli; a test compares them with the real parser).
 SUBCOMMANDS = ("run", "plan", "boot", "send", "backend", "status", "poll", "collect", "reap", "evaluate",
-               "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep", "report", "ls", "show")
+               "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep", "report", "ls", "show",
+               "merge")
 # Status words and codes that are not keys of the catalogues' reason tables.
 EXTRA_CODES = ("WARN", "BUSY_GENERATING", "BUSY_TOOL", "IDLE_TURN_COMPLETE", "SCHEMA_INVALID", "OK", "NG",
                "daily_iter_cap", "runner_error", "noop", "failed_check", "mostly_done", "not_working",
@@ -224,47 +227,6 @@ def render(kind: str, objective: str, detail: str, lang: str, *, next_step: str 
     return result
 
 
-Poster = Callable[[str, bytes, float], int]
-
-
-def _http_post(url: str, body: bytes, timeout_s: float) -> int:
-    # urllib.request (http.client, email, ssl) is loaded only when a webhook is sent
-    import urllib.request
-
-    req = urllib.request.Request(url, data=body, method="POST",
-                                 headers={"Content-Type": "application/json", "User-Agent": "live-trial"})
-    with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - the URL is the user's webhook
-        return int(resp.status)
-
-
-def send_webhook(url: str, text: str, *, timeout_s: float = WEBHOOK_TIMEOUT_S,
-                 retry_wait_s: float = WEBHOOK_RETRY_WAIT_S, post: Poster | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> dict:
-    """POST ``{"content": text}`` to ``url``; one retry after ``retry_wait_s`` seconds on any failure.
-
-    Returns ``{"status": "sent"|"failed", "attempts": n, "http_status": int|None, "error": str|None}``.
-    Never raises for a network or HTTP failure (the caller records it).
-    """
-    post = post or _http_post
-    body = json.dumps({"content": text[:MAX_CONTENT_CHARS]}, ensure_ascii=False).encode("utf-8")
-    outcome: dict = {"status": "failed", "attempts": 0, "http_status": None, "error": None}
-    for attempt in (1, 2):
-        outcome["attempts"] = attempt
-        try:
-            code = post(url, body, timeout_s)
-            outcome["http_status"] = code
-            if 200 <= code < 300:
-                outcome.update(status="sent", error=None)
-                return outcome
-            outcome["error"] = f"HTTP {code}"
-        except urllib.error.HTTPError as exc:
-            outcome.update(http_status=exc.code, error=f"HTTP {exc.code}")
-        except Exception as exc:  # noqa: BLE001 - any failure is recorded, never raised
-            outcome["error"] = f"{type(exc).__name__}: {exc}"[:300]
-        if attempt == 1:
-            sleep(retry_wait_s)
-    return outcome
-
 
 def notify(eval_root: Path, kind: str, objective: str, detail: str, lang: str | None = None, *,
            next_step: str = "", allowed: Iterable[str] = (),
@@ -309,8 +271,8 @@ def _read_records(path: Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            doc = json.loads(line)
-        except ValueError:
+            doc = parse_json(line)
+        except (ValueError, RecursionError):
             continue
         if isinstance(doc, dict):
             out.append(doc)
@@ -339,13 +301,13 @@ def _trial_objective(workdir: Path | None) -> str | None:
     if not workdir:
         return None
     try:
-        return json.loads((Path(workdir) / "evaluation.json").read_text(encoding="utf-8")).get("description") or None
-    except (OSError, ValueError, AttributeError):
+        return parse_json((Path(workdir) / "evaluation.json").read_text(encoding="utf-8")).get("description") or None
+    except (OSError, ValueError, RecursionError, AttributeError):
         pass
     try:
         from live_trial.closure.target import resolve_target
 
-        state = json.loads((Path(workdir) / "trial-state.json").read_text(encoding="utf-8"))
+        state = parse_json((Path(workdir) / "trial-state.json").read_text(encoding="utf-8"))
         found = resolve_target(str(state["target"]), Path(state["plugins_root"]))
         return str(found.frontmatter.get("description") or "") or None
     except Exception:  # noqa: BLE001 - the message names the skill without its promise then

@@ -19,7 +19,6 @@ the session made) are the user's, not internal codes: :func:`user_names` lists t
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from live_trial.errors import RefusedInput
+from live_trial.jsonfile import parse_json
 from live_trial.notices.catalogue import DEFAULT_LANG, catalogue, reason_sentence, resolve_lang
 
 #: The trial's decision log and poll state, as the trial writes them in its workdir (live_trial.trial.journal).
@@ -246,7 +246,7 @@ def seen_in_workdir(workdir: Path | str | None) -> Seen:
         lines = []
     for line in lines:
         try:
-            rec = json.loads(line)
+            rec = parse_json(line)
         except ValueError:
             continue
         if isinstance(rec, dict) and rec.get("step") == "poll" and rec.get("decision") == "GATE" \
@@ -254,7 +254,7 @@ def seen_in_workdir(workdir: Path | str | None) -> Seen:
             seen.question = str(rec.get("question") or "") or None
             seen.options = [str(o) for o in rec.get("options") or [] if str(o).strip()]
     try:
-        exits = json.loads((root / POLL_STATE).read_text(encoding="utf-8")).get("exits") or []
+        exits = parse_json((root / POLL_STATE).read_text(encoding="utf-8")).get("exits") or []
     except (OSError, ValueError, AttributeError):
         exits = []
     for ex in exits if isinstance(exits, list) else []:
@@ -335,7 +335,7 @@ def user_names(doc: Mapping[str, Any], *texts: str, workdir: Path | str | None =
         names.update(_FILE_NAME.findall(text or ""))
     if workdir:
         try:
-            changes = json.loads((Path(workdir) / SIDE_EFFECTS).read_text(encoding="utf-8"))
+            changes = parse_json((Path(workdir) / SIDE_EFFECTS).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             changes = {}
         for key in ("added", "changed"):

@@ -12,22 +12,20 @@ import fcntl
 import hashlib
 import os
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from live_trial.jsonfile import append_jsonl, schema_errors, utc_now, validate
-from live_trial.notices.notify import (
-    NOTIFICATIONS_FILE,
-    WEBHOOK_ENV,
-    WEBHOOK_TIMEOUT_S,
-    Poster,
-    read_notifications,
-    send_webhook,
-)
+from live_trial.errors import LiveTrialError
+from live_trial.jsonfile import append_jsonl, read_json, schema_errors, utc_now, validate, write_json
+from live_trial.notices.notify import NOTIFICATIONS_FILE, WEBHOOK_ENV, read_notifications
+from live_trial.notices.webhook import WEBHOOK_TIMEOUT_S, Poster, send_webhook
 
 RESEND_MIN_AGE_S = 3600  # a failed notice is sent again at most once an hour
 RESEND_OF = "resend_of"  # the refs key naming the notice a record sends again
+CLAIMS_FILE = "notifications.claims.json"
+CLAIMS_SCHEMA = "notification-claims.schema.json"
+CLAIM_S = 30.0  # how long a claim holds beyond the sending's own deadlines (a process that died lets go then)
 
 
 def notification_id(record: Mapping[str, Any]) -> str:
@@ -104,19 +102,23 @@ def resend_failed(eval_root: Path, *, env: Mapping[str, str] | None = None,
 
     Seed 000: a person is always told the outcome in plain words, so a notice whose webhook failed is
     not left there. For each pending record the SAME text goes to the webhook again (:func:`send_webhook`: one
-    retry, ``timeout_s`` seconds per attempt) and one record is appended: same kind, lang, text, objective,
+    deadline of ``timeout_s`` seconds per attempt) and one record is appended: same kind, lang, text, objective,
     detail and check; refs = the original refs + ``{"resend_of": notification_id(original)}``; at = ``clock()``
     (an ISO ``...Z`` text or an aware datetime); webhook = the new outcome. A resend that fails is itself pending
     ``min_age_s`` seconds later. With ``stop_after_failure`` (the default) the first resend that fails ends this
-    call: the webhook is most likely still down, and the others wait for the next call rather than holding up
-    the ``run`` that called this for ``timeout_s`` x 2 each.
+    call: the webhook is most likely still down, and the others wait for the next call.
+
+    One notice at a time is claimed, sent and recorded: under an exclusive ``fcntl.flock`` on notifications.jsonl
+    the notice is claimed in ``notifications.claims.json`` (schema ``notification-claims.schema.json``); the lock is
+    released while the webhook is called; under the lock again the record is appended and the claim dropped. So a
+    slow webhook holds up only the caller, never another process waiting for the lock, and two processes at once
+    never send the same notice twice (the other one skips a claimed notice). A claim left by a process that died
+    expires after :data:`CLAIM_S` seconds; the notice is then pending again.
 
     When env LIVE_TRIAL_WEBHOOK_URL is not set (``env`` defaults to os.environ), or there is no
-    notifications.jsonl, returns [] and creates or writes nothing. Otherwise an exclusive ``fcntl.flock`` on
-    notifications.jsonl itself is held from reading what is pending until the last append, so two processes at
-    once never resend the same notice twice (the second one sees the first one's records). Malformed lines are
-    skipped. Never raises for a network or HTTP failure; may raise OSError for the file, and SchemaInvalid if a
-    built record does not fit notification.schema.json (nothing is appended for it). Never prints.
+    notifications.jsonl, returns [] and creates or writes nothing. Malformed lines are skipped. Never raises for a
+    network or HTTP failure; may raise OSError for the files, and SchemaInvalid if a built record does not fit
+    notification.schema.json (nothing is appended for it). Never prints.
     """
     env = os.environ if env is None else env
     url = (env.get(WEBHOOK_ENV) or "").strip()
@@ -124,23 +126,79 @@ def resend_failed(eval_root: Path, *, env: Mapping[str, str] | None = None,
     if not url or not path.exists():
         return []
     out: list[dict] = []
-    with open(path, "rb") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
+    tried: set[str] = set()
+    while True:
+        with _locked(path):
             now = clock()
-            for original in _pending(read_notifications(Path(eval_root)), _as_datetime(now), min_age_s):
-                webhook = send_webhook(url, original["text"], timeout_s=timeout_s, post=post, sleep=sleep)
-                record = {
-                    "at": _iso_z(clock()), "kind": original["kind"], "lang": original["lang"],
-                    "text": original["text"], "objective": original["objective"], "detail": original["detail"],
-                    "refs": {**original["refs"], RESEND_OF: notification_id(original)},
-                    "check": dict(original["check"]), "webhook": webhook,
-                }
-                validate(record, "notification.schema.json", what=NOTIFICATIONS_FILE)
-                append_jsonl(path, record)
-                out.append(record)
-                if webhook["status"] != "sent" and stop_after_failure:
-                    break
+            claims = _claims(path, now)
+            original = next((r for r in _pending(read_notifications(Path(eval_root)), _as_datetime(now), min_age_s)
+                             if notification_id(r) not in claims and notification_id(r) not in tried), None)
+            if original is None:
+                return out
+            nid = notification_id(original)
+            tried.add(nid)
+            claims[nid] = {"pid": os.getpid(),
+                           "until": _iso_z(_as_datetime(now) + timedelta(seconds=CLAIM_S + 2 * timeout_s))}
+            _save_claims(path, claims)
+        webhook: dict | None = None
+        try:
+            webhook = send_webhook(url, original["text"], timeout_s=timeout_s, post=post, sleep=sleep)
+        finally:                                   # drop the claim even when interrupted; record what was sent
+            with _locked(path):
+                claims = _claims(path, clock())
+                claims.pop(nid, None)
+                _save_claims(path, claims)
+                if webhook is not None:
+                    record = {
+                        "at": _iso_z(clock()), "kind": original["kind"], "lang": original["lang"],
+                        "text": original["text"], "objective": original["objective"], "detail": original["detail"],
+                        "refs": {**original["refs"], RESEND_OF: nid},
+                        "check": dict(original["check"]), "webhook": webhook,
+                    }
+                    validate(record, "notification.schema.json", what=NOTIFICATIONS_FILE)
+                    append_jsonl(path, record)
+                    out.append(record)
+        if webhook["status"] != "sent" and stop_after_failure:
+            return out
+
+
+class _locked:
+    """Hold the notifications lock (an exclusive ``fcntl.flock`` on notifications.jsonl itself) for a block."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        self.fh = open(self.path, "rb")
+        fcntl.flock(self.fh, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_UN)
         finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    return out
+            self.fh.close()
+
+
+def _claims_path(path: Path) -> Path:
+    return path.with_name(CLAIMS_FILE)
+
+
+def _claims(path: Path, now: str | datetime) -> dict[str, dict]:
+    """The claims that still hold at ``now`` (an unreadable claims file holds none)."""
+    file = _claims_path(path)
+    if not file.exists():
+        return {}
+    try:
+        claims = read_json(file, CLAIMS_SCHEMA)["claims"]
+    except LiveTrialError:
+        return {}
+    at = _as_datetime(now)
+    return {nid: c for nid, c in claims.items() if _as_datetime(c["until"]) > at}
+
+
+def _save_claims(path: Path, claims: dict[str, dict]) -> None:
+    file = _claims_path(path)
+    if claims:
+        write_json(file, {"version": 1, "claims": claims}, CLAIMS_SCHEMA)
+    elif file.exists():
+        file.unlink()

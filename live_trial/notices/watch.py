@@ -28,6 +28,7 @@ Every function takes a ``clock`` returning an aware UTC datetime.
 from __future__ import annotations
 
 import fcntl
+import os
 import secrets
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
 from live_trial.errors import RefusedInput
-from live_trial.jsonfile import read_json, write_json
+from live_trial.jsonfile import make_private_dirs, read_json, write_json
 from live_trial.judge.evidence import check_evidence
 from live_trial.notices.notify import notify
 from live_trial.notices.resend import resend_failed
@@ -87,8 +88,8 @@ def load_ledger(eval_root: Path) -> dict:
 def _locked(eval_root: Path) -> Iterator[dict]:
     """Hold the ledger lock; yield the ledger; write it back (validated, atomic) if the block changed it."""
     root = Path(eval_root)
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / LOCK_FILE, "a+") as lock:
+    make_private_dirs(root)
+    with os.fdopen(os.open(root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600), "r+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             ledger = load_ledger(root)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from live_trial import PINNED_CLAUDE_VERSION
-from live_trial.jsonfile import write_text_atomic
+from live_trial.jsonfile import make_private_dirs, write_text_atomic
 
 REHEARSAL_API_KEY = "sk-ant-api03-live-trial-rehearsal-key-0000000000000000000000000000000000AA"
 #: Every message the rehearsal server plays (:mod:`live_trial.rehearsal.server`) has an id starting with this; the CLI keeps it in the transcript
@@ -48,7 +48,7 @@ def seed_config(config_dir: Path, trusted_cwds: list[Path], *, api_key: str = RE
     Returns ``config_dir``. Existing files are overwritten.
     """
     config_dir = Path(config_dir)
-    config_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(config_dir)
     projects = {str(Path(c).resolve()): {"hasTrustDialogAccepted": bool(trust), "allowedTools": [],
                                          "hasCompletedProjectOnboarding": True}
                 for c in trusted_cwds}

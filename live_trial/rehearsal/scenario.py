@@ -25,14 +25,20 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from live_trial.errors import RefusedInput
+from live_trial.rehearsal.scenario_file import (  # noqa: F401 - the limits are part of this module's API
+    MAX_EXPANDED_VALUES,
+    SCENARIO_MAX_BYTES,
+    check_text,
+    read_yaml,
+)
 from live_trial.resources import load_schema
 
 SCHEMA_NAME = "scenario.schema.json"
+
 NO_RULE_TEXT = "(rehearsal: no rule matched)"
 DEFAULT_SIDE_TEXT = "Rehearsal session"
 _PLACEHOLDER = re.compile(r"\{\{(re:.+?|[a-z_]+)\}\}(?!\})", re.S)
@@ -108,26 +114,19 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     """Load a scenario from a YAML file path or an already-parsed dict.
 
     Raises :class:`RefusedInput` (exit 2) with one line naming the file and the offending field
-    (e.g. ``rules/0/reply/stop_reason``) when the file is missing, not YAML, does not fit
-    ``schemas/scenario.schema.json``, or holds a regex that does not compile.
+    (e.g. ``rules/0/reply/stop_reason``) when the file is missing or unreadable, larger than
+    :data:`SCENARIO_MAX_BYTES`, not UTF-8, not YAML, holds aliases that expand to more than
+    :data:`MAX_EXPANDED_VALUES` values (or refer to themselves), holds a lone surrogate escape (``"\\ud800"``: text
+    that cannot be sent as UTF-8), does not fit ``schemas/scenario.schema.json``, or holds a regex that does not
+    compile.
     """
     if isinstance(source, dict):
         doc, where = source, "<dict>"
     else:
         path = Path(source)
         where = str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (FileNotFoundError, IsADirectoryError):
-            raise RefusedInput("scenario file not found", where=where, code="scenario_not_found",
-                               fix="pass a path to a scenario YAML file") from None
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            pos = f" at line {mark.line + 1}" if mark else ""
-            raise RefusedInput(f"scenario is not valid YAML{pos}: {getattr(exc, 'problem', exc)}", where=where,
-                               code="scenario_invalid") from None
+        doc = read_yaml(path, where)
+    check_text(doc, where)
     _check_schema(doc, where)
     rules = []
     for i, raw in enumerate(doc["rules"]):

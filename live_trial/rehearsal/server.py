@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
 
-from live_trial.jsonfile import utc_now
+from live_trial.jsonfile import utc_now, write_text_atomic
 from live_trial.rehearsal.config import REHEARSAL_MESSAGE_PREFIX, rehearsal_env
 from live_trial.rehearsal.scenario import (
     NO_RULE_TEXT,
@@ -140,9 +140,7 @@ class RehearsalServer:
 
     def write_log(self, path: Path) -> None:
         """Write the request log as JSON lines to ``path`` (a debugging artefact, no schema)."""
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.requests),
-                              encoding="utf-8")
+        write_text_atomic(Path(path), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.requests))
 
     # ------------------------------------------------------------ dispatch
     def _dispatch(self, path: str, body: dict) -> tuple[RequestView, Rule | None, dict]:
@@ -162,9 +160,8 @@ class RehearsalServer:
             }
             self._requests.append(record)
             if self.dump_dir is not None:
-                self.dump_dir.mkdir(parents=True, exist_ok=True)
                 dump = self.dump_dir / f"{len(self._requests):04d}.json"
-                dump.write_text(json.dumps(body, indent=1, ensure_ascii=False), encoding="utf-8")
+                write_text_atomic(dump, json.dumps(body, indent=1, ensure_ascii=False))
                 record["body_file"] = str(dump)
             self._lock.notify_all()
         return view, rule, record

@@ -11,14 +11,13 @@ page carries a Content-Security-Policy that forbids loading anything, so viewing
 """
 from __future__ import annotations
 
-import json
 import os
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
 from live_trial.errors import RefusedInput
-from live_trial.jsonfile import utc_now, write_text_atomic
+from live_trial.jsonfile import parse_json, utc_now, write_text_atomic
 from live_trial.report import conversation as conv_mod
 from live_trial.report import timeline as tl_mod
 from live_trial.report.trials import TrialInfo, duration_text, next_step_line, read_trial, when_text
@@ -107,7 +106,7 @@ def _message(workdir: Path, info: TrialInfo) -> str | None:
     found = None
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
-            rec = json.loads(line)
+            rec = parse_json(line)
         except ValueError:
             continue
         if isinstance(rec, dict) and (rec.get("refs") or {}).get("run_id") == info.run_id:
@@ -127,7 +126,7 @@ def context(workdir: Path, lang: str | None = None) -> dict:
     conversation = conv_mod.build(workdir)
     files = [{"name": n, "href": _href(workdir, n), "what": what} for n, what in FILES if _href(workdir, n)]
     try:
-        changes = json.loads((workdir / "side-effects" / "files.json").read_text(encoding="utf-8"))
+        changes = parse_json((workdir / "side-effects" / "files.json").read_text(encoding="utf-8"))
         copied = changes.get("copied") or []
     except (OSError, ValueError, AttributeError):
         copied = []

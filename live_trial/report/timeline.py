@@ -10,11 +10,11 @@ in its notes. Pure reading; a missing or damaged file gives a shorter timeline, 
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from live_trial.jsonfile import parse_json
 from live_trial.transcript.records import record_time
 from live_trial.trial.journal import LOG_FILE, POLL_STATE_FILE, STATE_FILE
 
@@ -90,7 +90,7 @@ def epoch(iso: Any) -> float | None:
 def read_json_dict(path: Path) -> dict | None:
     """A JSON object from ``path``, or None when it is missing, unreadable or not an object."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = parse_json(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return doc if isinstance(doc, dict) else None
@@ -108,7 +108,7 @@ def read_log(workdir: Path) -> tuple[list[dict], int]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = parse_json(line)
         except ValueError:
             skipped += 1
             continue

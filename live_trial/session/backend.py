@@ -1,12 +1,11 @@
 """The only code that talks to tmux (ARCHITECTURE invariant 2; seed 001 "live-trial-backend.py").
 
-Every tmux command goes through :meth:`Backend._run` (one process boundary; it calls libtmux's
-``Server.cmd``): argv list in, :class:`TmuxResult` out. The socket flag (``-L``, default
-``live-trial``, env ``LIVE_TRIAL_SOCKET``) and ``-f /dev/null`` (no user tmux.conf: a user's
-extended-keys / prefix / paste settings cannot change what the CLI receives) are
-added there and nowhere else. There too every argument is escaped for tmux's argv parser
-(:func:`~live_trial.session.rules.tmux_args`): a final ``;`` would end the command, so text, paths and
-cwds ending in ``;`` are sent as ``…\\;``; commands are chained only with :data:`SEP`.
+Every tmux command goes through :meth:`Backend._run` (one process boundary; it calls libtmux's ``Server.cmd``): argv
+list in, :class:`TmuxResult` out. The socket flag (``-L``, default ``live-trial``, env ``LIVE_TRIAL_SOCKET``) and
+``-f /dev/null`` (no user tmux.conf: a user's extended-keys / prefix / paste settings cannot change what the CLI
+receives) are added there and nowhere else. There too every argument is escaped for tmux's argv parser
+(:func:`~live_trial.session.rules.tmux_args`): a final ``;`` would end the command, so text, paths and cwds ending
+in ``;`` are sent as ``…\\;``; commands are chained only with :data:`SEP`.
 
 Targets are always exact: sessions as ``=NAME``; panes by the pane id (``%N``)
 read back from an exact listing (``send-keys -t =NAME`` fails with "can't find pane: =NAME" on
@@ -44,6 +43,7 @@ from live_trial.session.rules import (
     check_keys,
     format_literal,
     owner_token,
+    proc_start_ticks,
     resolve_socket,
     sessions_to_reap,
     tmux_args,
@@ -286,7 +286,7 @@ class Backend:
         ``env`` is the complete environment of the process. The window keeps the pane after the
         process exits (remain-on-exit) so its last lines and ``#{pane_dead}`` can be read. The owner
         token of ``owner_pid`` (default: this process) is stored in the session option
-        ``@live_trial_owner``. The pane pid is appended to ``$LIVE_TRIAL_PID_LOG`` when set.
+        ``@live_trial_owner``. The pane pid and its start ticks are appended to ``$LIVE_TRIAL_PID_LOG`` when set.
         Raises RefusedInput (bad name, existing session, size below 200x50, argv of one word),
         Blocked (tmux missing), TmuxError.
         """
@@ -327,8 +327,8 @@ class Backend:
             raise TmuxError("tmux new-session printed no pane id", where=name, fix=f"output: {result.stdout!r}")
         log = os.environ.get(PID_LOG_ENV)
         if log:
-            with open(log, "a", encoding="utf-8") as fh:
-                fh.write(f"{pid}\n")
+            with open(log, "a", encoding="utf-8") as fh:     # pid and start time: a reused pid is not ours
+                fh.write(f"{pid} {proc_start_ticks(int(pid)) or '-'}\n")
         return SessionInfo(name=name, session_id=session_id, pane_id=pane_id, pane_pid=int(pid))
 
     def _global_env_names(self) -> set[str]:

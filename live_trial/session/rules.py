@@ -137,8 +137,9 @@ def tmux_args(args: Sequence[object]) -> list[str]:
 
 # ---------------------------------------------------------------- process helpers
 
-def _proc_start_ticks(pid: int) -> str | None:
-    """Start time of ``pid`` in clock ticks since boot (Linux /proc), or None."""
+def proc_start_ticks(pid: int) -> str | None:
+    """Start time of ``pid`` in clock ticks since boot (``/proc/<pid>/stat`` field 22), or None when it is gone.
+    With the pid it names one process: pids are reused (pid_max is often 32768)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
         return stat.rsplit(")", 1)[1].split()[19]
@@ -165,7 +166,7 @@ def pid_alive(pid: int) -> bool:
 
 def owner_token(pid: int) -> str:
     """``<pid>:<start ticks>`` so a reused pid is not taken for the owner (plain ``<pid>`` off Linux)."""
-    ticks = _proc_start_ticks(pid)
+    ticks = proc_start_ticks(pid)
     return f"{pid}:{ticks}" if ticks else str(pid)
 
 
@@ -177,7 +178,7 @@ def owner_alive(token: str) -> bool:
     pid = int(pid_s)
     if not pid_alive(pid):
         return False
-    return not ticks or _proc_start_ticks(pid) == ticks
+    return not ticks or proc_start_ticks(pid) == ticks
 
 
 def default_owner_pid(env: Mapping[str, str] | None = None) -> int:

@@ -49,13 +49,28 @@ class Delivery:
     notes: list[str] = field(default_factory=list)
 
 
-def _prompts(transcript_path: Path) -> list[dict]:
-    from live_trial.transcript.reader import read_records
-    from live_trial.transcript.records import human_prompts
+class _NewPrompts:
+    """The human prompts written to a transcript after byte ``start`` (default: the end of its last whole line now),
+    read incrementally: each look reads only the
+    bytes written since the last one, so confirming a delivery costs the same on a 500 MB transcript as on an empty
+    one (ARCHITECTURE invariant 9)."""
 
-    if not Path(transcript_path).is_file():
-        return []
-    return human_prompts(read_records(transcript_path).records)
+    def __init__(self, transcript_path: Path, start: int | None = None) -> None:
+        from live_trial.transcript.reader import complete_end_offset
+
+        self.path = Path(transcript_path)
+        self.offset = complete_end_offset(self.path) if start is None else start
+        self.found: list[dict] = []
+
+    def look(self) -> list[dict]:
+        """The new human prompts so far, in time order."""
+        from live_trial.transcript.reader import read_from
+        from live_trial.transcript.records import human_prompts, is_human_prompt
+
+        if self.path.is_file():
+            records, self.offset = read_from(self.path, self.offset)
+            self.found += [r for r in records if is_human_prompt(r)]
+        return human_prompts(self.found)
 
 
 def _norm(text: str) -> str:
@@ -147,41 +162,37 @@ def _wait_shown(backend: Backend, session: str, *, clock: Callable[[], float], s
 
 
 class _Watch:
-    """The transcript a delivery is confirmed in and how many human prompts it held before the paste; switches to
+    """The transcript a delivery is confirmed in and the human prompts written to it since the paste; switches to
     the file ``follow()`` names when the session moves (that file's prompts all count as new)."""
 
     def __init__(self, path: Path, follow: Callable[[], os.PathLike] | None) -> None:
-        self.path, self.follow, self.moved = path, follow, False
-        self.before = len(_prompts(path))
+        self.prompts, self.follow, self.moved = _NewPrompts(path), follow, False
 
-    def current(self) -> tuple[Path, int]:
+    @property
+    def path(self) -> Path:
+        return self.prompts.path
+
+    def look(self) -> list[dict]:
+        """The new human prompts so far, in time order, in the file the session writes now."""
         if self.follow is not None:
             now = Path(self.follow())
-            if now != self.path:
-                self.path, self.before, self.moved = now, 0, True
-        return self.path, self.before
+            if now != self.prompts.path:
+                self.prompts, self.moved = _NewPrompts(now, start=0), True
+        return self.prompts.look()
 
 
 def _wait_record(watch: _Watch, timeout_s: float, *, clock: Callable[[], float],
                  sleep: Callable[[float], None]) -> dict | None:
-    """The newest human prompt once more than the watched file held exist (after a short settle), or None at
-    timeout."""
+    """The first new human prompt once one exists (after a short settle), or None at timeout."""
     deadline = clock() + timeout_s
     while True:
-        transcript_path, before = watch.current()
-        prompts = _prompts(transcript_path)
-        if len(prompts) > before:
+        if watch.look():
             sleep(POLL_S)  # let a second (empty) submission show up if there is one
-            prompts = _prompts(transcript_path)
-            return prompts[-1] if len(prompts) == before + 1 else _first_new(prompts, before)
+            # More than one new prompt: judge the first; a second (e.g. empty) submission is a bug to surface.
+            return watch.look()[0]
         if clock() > deadline:
             return None
         sleep(POLL_S)
-
-
-def _first_new(prompts: list[dict], before: int) -> dict:
-    # More than one new prompt: judge the first; a second (e.g. empty) submission is a bug to surface.
-    return prompts[before]
 
 
 def _fail(code: str, session: str, path: Path, expected: str, got: str | None, capture: str, extra: int) -> None:

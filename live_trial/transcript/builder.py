@@ -16,6 +16,15 @@ from typing import Any
 
 DEFAULT_MODEL = "claude-opus-4-8"
 
+#: The keys the 2.1.197 CLI writes first, in its order: a record's big string (a Write's content) comes before
+#: ``type``/``uuid``/``timestamp`` (references/transcript-jsonl.md, "Over-long records").
+CLI_FIRST_KEYS = ("parentUuid", "isSidechain", "message", "requestId", "type", "uuid", "timestamp", "toolUseResult")
+
+
+def cli_key_order(rec: dict) -> dict:
+    """``rec`` with its keys in the order the 2.1.197 CLI writes them (see :data:`CLI_FIRST_KEYS`)."""
+    return {**{k: rec[k] for k in CLI_FIRST_KEYS if k in rec}, **{k: v for k, v in rec.items() if k not in CLI_FIRST_KEYS}}
+
 
 class TranscriptBuilder:
     """Append-only builder of transcript records with a parentUuid chain and advancing timestamps."""
@@ -276,19 +285,20 @@ class TranscriptBuilder:
         return self
 
     # ------------------------------------------------------------------ output
-    def lines(self) -> list[str]:
-        """The records as JSON lines (no trailing newline on each)."""
-        return [json.dumps(r, ensure_ascii=False) for r in self.records]
+    def lines(self, *, cli_order: bool = False) -> list[str]:
+        """The records as JSON lines (no trailing newline on each); ``cli_order``: keys in the CLI's order
+        (:func:`cli_key_order`)."""
+        return [json.dumps(cli_key_order(r) if cli_order else r, ensure_ascii=False) for r in self.records]
 
-    def text_jsonl(self) -> str:
+    def text_jsonl(self, *, cli_order: bool = False) -> str:
         """The whole transcript as JSONL text (every line terminated)."""
-        return "".join(line + "\n" for line in self.lines())
+        return "".join(line + "\n" for line in self.lines(cli_order=cli_order))
 
-    def write(self, path: str | Path, *, tail: bytes = b"") -> Path:
+    def write(self, path: str | Path, *, tail: bytes = b"", cli_order: bool = False) -> Path:
         """Write the JSONL to ``path`` (parents created), then append raw ``tail`` bytes (torn lines, garbage)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(self.text_jsonl().encode("utf-8") + tail)
+        path.write_bytes(self.text_jsonl(cli_order=cli_order).encode("utf-8") + tail)
         return path
 
 

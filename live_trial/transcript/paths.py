@@ -5,7 +5,6 @@ Facts from claude-cli-observed.md ("Paths"); the format of the files is ``refere
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -131,8 +130,12 @@ def find_cli_session(config: str | os.PathLike | None, session_id: str) -> tuple
 
 
 def _read_small_json(path: Path) -> dict | None:
+    """A JSON object the CLI wrote (``sessions/<pid>.json``), or None when it is missing, unreadable, not an object,
+    nested too deep or holding an integer too long to read (never a traceback in status or poll)."""
+    from live_trial.jsonfile import parse_json
+
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        doc = parse_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
     return doc if isinstance(doc, dict) else None

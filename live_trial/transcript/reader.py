@@ -1,24 +1,36 @@
 """Reading transcript files (JSONL) without ever raising for their content: the only code that opens them
-(ARCHITECTURE invariant 2).
+(ARCHITECTURE invariant 2), with every read bounded (invariant 9).
 
-- :func:`read_records` parses a whole file tolerantly; :func:`read_tail` reads backwards from the end only as far
-  as the classifier needs (cost independent of the file's size); :func:`read_from` reads complete lines after a
-  byte offset (poll's incremental read). Malformed lines are skipped and counted, the first error kept.
-- :func:`copy_transcript` and :func:`transcript_sha256` serve collect, verdict and plan.
+- :func:`read_tail` reads backwards from the end only as far as the classifier needs: at most ``max_bytes`` (8 MiB)
+  of lines, except that the start of one over-long line may be looked for up to ``scan_max_bytes`` (256 MiB,
+  scanned for a newline, never held). Its walk, :func:`records_backwards`, is shared with
+  :func:`live_trial.transcript.turn.read_turn`, which stops as soon as a long turn's state is decided.
+  :func:`read_from` reads the complete lines after a byte offset (poll's incremental read);
+  :func:`complete_end_offset` answers from a stat-keyed memo when the file did not change, so an idle poll tick
+  reads no transcript byte. :func:`iter_records` streams a whole file once (launch check, evaluator index, actual
+  model, plan's reuse check) and :func:`read_records` keeps every record of it.
+- A line longer than :data:`~live_trial.transcript.stream.LONG_RECORD_BYTES` is never parsed whole: its record is a
+  summary of its first and last bytes (:mod:`live_trial.transcript.summary`). Malformed lines are skipped and
+  counted, the first problem kept.
+- :func:`copy_transcript`, :func:`transcript_sha256` and :func:`hashed_fold` serve collect, verdict and plan.
 """
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from live_trial.transcript.records import KNOWN_TYPES, is_human_prompt, record_time
+from live_trial.transcript import stream as _stream
+from live_trial.transcript.records import is_human_prompt, record_time
+from live_trial.transcript.stream import Pass, open_transcript, parse_line, parse_long
 
 TAIL_BLOCK_BYTES = 64 * 1024
 
 
 TAIL_MAX_BYTES = 8 * 1024 * 1024
+
+
+TAIL_SCAN_MAX_BYTES = 256 * 1024 * 1024
 
 
 TAIL_MARGIN_RECORDS = 16
@@ -32,176 +44,275 @@ class ReadResult:
     ``first_error`` describes the first malformed line; ``torn_tail`` is true when the file ends in an
     unterminated line, which is held back (not an error while the session runs). ``start_offset`` /
     ``end_offset`` are the byte range read (``end_offset`` is just after the last complete line);
-    ``reached_start`` is false when a tail read stopped before the start of the file.
+    ``reached_start`` is false when a tail read stopped before the start of the file. ``parsed_bytes``: the bytes
+    of the lines parsed (an over-long line counts the windows its summary was made of).
     """
 
     def __init__(self, records: list[dict] | None = None, skipped_malformed: int = 0, skipped_unknown: int = 0,
                  first_error: str | None = None, torn_tail: bool = False, start_offset: int = 0, end_offset: int = 0,
-                 reached_start: bool = True) -> None:
+                 reached_start: bool = True, parsed_bytes: int = 0) -> None:
         # A plain class: importing dataclasses would cost ``live-trial status`` a quarter of its start-up.
         self.records = list(records or [])
         self.skipped_malformed, self.skipped_unknown, self.first_error = skipped_malformed, skipped_unknown, first_error
         self.torn_tail, self.start_offset, self.end_offset = torn_tail, start_offset, end_offset
-        self.reached_start = reached_start
+        self.reached_start, self.parsed_bytes = reached_start, parsed_bytes
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ReadResult) and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return f"ReadResult({', '.join(f'{k}={v!r}' for k, v in vars(self).items() if k != 'records')}, " \
+               f"records=<{len(self.records)}>)"
 
 
-def _parse_lines(lines: Iterable[tuple[int, bytes]], result: ReadResult) -> list[dict]:
-    """Parse ``(byte_offset, line)`` pairs into records, counting what is skipped into ``result``."""
-    out: list[dict] = []
-    for offset, raw in lines:
-        line = raw.strip(b"\x00 \t\r\n")
-        if not line:
-            if b"\x00" in raw:
-                result.skipped_malformed += 1
-                result.first_error = result.first_error or f"byte {offset}: a run of NUL bytes"
-            continue
-        if b"\x00" in line:  # a hole of zeros and then a record appended after it: keep the last piece
-            line = line.rsplit(b"\x00", 1)[-1].strip()
-        try:
-            rec = json.loads(line)
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            result.skipped_malformed += 1
-            result.first_error = result.first_error or f"byte {offset}: {type(exc).__name__}: {str(exc)[:120]}"
-            continue
-        if not isinstance(rec, dict):
-            result.skipped_malformed += 1
-            result.first_error = result.first_error or f"byte {offset}: a JSON {type(rec).__name__}, not an object"
-            continue
-        if not isinstance(rec.get("type"), str) or rec["type"] not in KNOWN_TYPES:
-            result.skipped_unknown += 1
-            continue
-        out.append(rec)
-    return out
+def iter_records(path: str | os.PathLike, *, select: Callable[[bytes], bool] | None = None,
+                 on_chunk: Callable[[bytes], object] | None = None, result: ReadResult | None = None,
+                 start: int = 0, until: int | None = None) -> Iterator[dict]:
+    """Yield the records of ``path`` in file order, reading it once forwards (one chunk and one line in memory).
 
-
-def _split_complete(data: bytes, base: int) -> tuple[list[tuple[int, bytes]], int]:
-    """Split ``data`` (starting at file offset ``base``) into complete lines; return them and the end offset."""
-    lines = []
-    pos = 0
-    while True:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break
-        lines.append((base + pos, data[pos:nl]))
-        pos = nl + 1
-    return lines, base + pos
+    ``select(line) -> bool`` skips lines without parsing them; ``on_chunk`` gets every byte read (hash while reading);
+    ``result`` (a :class:`ReadResult`) gets the counts, ``end_offset`` and ``torn_tail``. A missing or unreadable file
+    yields nothing (``result.first_error`` says why). Never raises for content."""
+    result = result if result is not None else ReadResult()
+    try:
+        fh = open_transcript(path)
+    except OSError as exc:
+        result.first_error = f"cannot read: {exc}"
+        return
+    with fh:
+        one = Pass(fh, result, start=start, until=until, select=select, on_chunk=on_chunk)
+        for _, rec in one.records():
+            yield rec
+        result.end_offset, result.torn_tail = one.end, one.torn
+        result.parsed_bytes += one.end - start
 
 
 def read_records(path: str | os.PathLike) -> ReadResult:
-    """Parse the whole transcript (file order). Never raises for content; a missing file gives no records.
+    """Parse the whole transcript (file order), streaming. Never raises for content; a missing file gives no records.
 
-    Used by collect/verdict and as the baseline in benchmarks/status.py; poll and status use
-    :func:`read_tail`. An unterminated last line is held back (``torn_tail``).
-    """
+    Keeps every record (over-long lines as summaries); steps that need only some records use :func:`iter_records`.
+    An unterminated last line is held back (``torn_tail``)."""
     result = ReadResult()
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        result.first_error = f"cannot read: {exc}"
-        return result
-    lines, end = _split_complete(data, 0)
-    result.records = _parse_lines(lines, result)
-    result.end_offset = end
-    result.torn_tail = end < len(data) and bool(data[end:].strip(b"\x00 \t\r\n"))
+    result.records = list(iter_records(path, result=result))
     return result
 
 
-def read_from(path: str | os.PathLike, offset: int, max_bytes: int | None = None) -> tuple[list[dict], int]:
+def read_from(path: str | os.PathLike, offset: int, max_bytes: int | None = None,
+              until: int | None = None) -> tuple[list[dict], int]:
     """Records of the complete lines after byte ``offset``, and the offset just after the last one.
 
     A torn last line is not consumed (the next call reads it once it is complete). When the file is
     shorter than ``offset`` (replaced), reading restarts at 0. ``max_bytes`` bounds the bytes read per
-    call (the rest is read by the next call). A missing file gives ``([], offset)``.
-    """
+    call (the rest is read by the next call); ``until`` stops at that byte offset (a known line end). A missing file
+    gives ``([], offset)``. An over-long line is summarised, never held whole."""
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if offset > size:
-                offset = 0
-            fh.seek(offset)
-            data = fh.read(max_bytes) if max_bytes else fh.read()
+        size = os.stat(path).st_size
     except OSError:
         return [], offset
-    lines, end = _split_complete(data, offset)
-    return _parse_lines(lines, ReadResult()), end
+    if offset > size:
+        offset = 0
+    stop = size if until is None else min(until, size)
+    if max_bytes:
+        stop = min(stop, offset + max_bytes)
+    result = ReadResult(end_offset=offset)
+    records = list(iter_records(path, result=result, start=offset, until=stop))
+    return records, max(result.end_offset, offset)
+
+
+_END_MEMO: dict[str, tuple[tuple[int, int, int, int], int]] = {}
+_END_MEMO_MAX = 64
 
 
 def complete_end_offset(path: str | os.PathLike) -> int:
-    """Byte offset just after the last complete line (0 for a missing or empty file). Reads from the end only."""
+    """Byte offset just after the last complete line (0 for a missing or empty file).
+
+    Answers from a memo when the file's (device, inode, size, mtime) did not change (an idle poll tick reads no
+    byte); when it only grew, only the new bytes are searched (transcripts are append-only)."""
     try:
-        with open(path, "rb") as fh:
-            pos = os.fstat(fh.fileno()).st_size
-            while pos > 0:
-                start = max(0, pos - TAIL_BLOCK_BYTES)
+        st = os.stat(path)
+    except OSError:
+        return 0
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    memo = _END_MEMO.get(str(path))
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    floor, known = 0, 0
+    if memo is not None and memo[0][:2] == key[:2] and memo[0][2] <= st.st_size:
+        floor, known = memo[0][2], memo[1]
+    end = known
+    try:
+        with open_transcript(path) as fh:
+            pos = st.st_size
+            while pos > floor:
+                start = max(floor, pos - TAIL_BLOCK_BYTES)
                 fh.seek(start)
-                block = fh.read(pos - start)
-                nl = block.rfind(b"\n")
+                nl = fh.read(pos - start).rfind(b"\n")
                 if nl >= 0:
-                    return start + nl + 1
+                    end = start + nl + 1
+                    break
                 pos = start
     except OSError:
         return 0
-    return 0
+    if len(_END_MEMO) >= _END_MEMO_MAX:
+        _END_MEMO.clear()
+    _END_MEMO[str(path)] = (key, end)
+    return end
 
 
-def read_tail(path: str | os.PathLike, *, max_bytes: int = TAIL_MAX_BYTES,
-              margin: int = TAIL_MARGIN_RECORDS) -> ReadResult:
+class _Backwards:
+    """The lines of a file read backwards from ``end`` in blocks, each line whole or, when over-long, summarised."""
+
+    def __init__(self, fh, result: ReadResult, scan_max: int) -> None:
+        self.fh, self.result, self.scan_max = fh, result, scan_max
+        self.scanned = 0
+
+    def read(self, start: int, stop: int) -> bytes:
+        self.fh.seek(start)
+        data = self.fh.read(stop - start)
+        self.scanned += len(data)
+        return data
+
+    def finish(self, start: int, stop: int, pieces: list[bytes] | None, tail: bytes | None,
+               rec_start: int | None) -> dict | None:
+        """The record of the line [start, stop) (without its newline) from its pieces (newest first) or as a
+        summary; None when it is none (counted in the result)."""
+        if pieces is not None:
+            self.result.parsed_bytes += stop - start
+            return parse_line(b"".join(reversed(pieces)), start, self.result)
+        if rec_start is not None and rec_start > start:
+            start = rec_start              # a hole of NUL bytes, then the record: keep the record
+        if stop - start <= _stream.LONG_RECORD_BYTES:
+            self.result.parsed_bytes += stop - start
+            return parse_line(self.read(start, stop), start, self.result)
+        head = self.read(start, start + _stream.SUMMARY_HEAD_BYTES)
+        self.result.parsed_bytes += len(head) + len(tail or b"")
+        return parse_long(head, tail or b"", stop - start, start, self.result)
+
+
+def read_tail(path: str | os.PathLike, *, max_bytes: int = TAIL_MAX_BYTES, margin: int = TAIL_MARGIN_RECORDS,
+              scan_max_bytes: int = TAIL_SCAN_MAX_BYTES) -> ReadResult:
     """Read backwards from the end until the newest human prompt and enough before it are in hand.
 
     Stops when the window holds a human prompt with at least ``margin`` records before it in file order
-    the oldest of which is older (by timestamp) than that prompt (out-of-order first turns, claude-cli-observed.md pitfall 1),
-    or at the start of the file, or after ``max_bytes``. Records are returned in file order. The cost
-    depends on the size of the last turn, not of the file (benchmarks/status.py).
+    the oldest of which is older (by timestamp) than that prompt (out-of-order first turns, claude-cli-observed.md
+    pitfall 1), or at the start of the file, or once the lines read span ``max_bytes``. Whatever the line lengths,
+    at most ``max(max_bytes, scan_max_bytes)`` bytes plus one block and one summary head are read
+    (:func:`records_backwards`). Records are returned in file order. The cost depends on the size of the last turn
+    (bounded), not of the file (benchmarks/status.py).
     """
     result = ReadResult(reached_start=False)
-    end = complete_end_offset(path)
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        result.first_error = f"cannot read: {exc}"
-        result.reached_start = True
-        return result
-    with fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size > end:
-            fh.seek(end)
-            result.torn_tail = bool(fh.read(min(size - end, 1 << 20)).strip(b"\x00 \t\r\n"))
-        result.end_offset = result.start_offset = end
-        collected: list[dict] = []
-        for base, data in blocks_backwards(fh, end, max_bytes, result):
-            collected = _parse_lines(_split_complete(data, base)[0], result) + collected
-            result.start_offset = base
-            if end - base >= max_bytes or _tail_is_enough(collected, margin):
-                break
-        result.reached_start = result.start_offset == 0
-        result.records = collected
+    found: list[dict] = []             # newest first
+    walk = records_backwards(path, result, max_bytes=max_bytes, scan_max_bytes=scan_max_bytes)
+    for rec in walk:
+        if rec is not None:
+            found.append(rec)
+        elif _tail_is_enough(found[::-1], margin):
+            break                      # what is still unfinished is older than the turn in hand
+    walk.close()
+    result.records = found[::-1]
+    result.reached_start = result.start_offset == 0
     return result
 
 
-def blocks_backwards(fh, end: int, max_bytes: int, result: ReadResult) -> Iterator[tuple[int, bytes]]:
-    """The complete lines of the open binary file ``fh`` before byte ``end``, a block of about
-    :data:`TAIL_BLOCK_BYTES` at a time from the end: ``(offset of the block's first line, its bytes)``, each block
-    ending with a newline. A line longer than ``max_bytes`` ends the walk, counted in ``result`` as malformed."""
-    pos, pending = end, b""
-    while pos > 0:
+def records_backwards(path: str | os.PathLike, result: ReadResult, *, max_bytes: int = TAIL_MAX_BYTES,
+                      scan_max_bytes: int = TAIL_SCAN_MAX_BYTES) -> Iterator[dict | None]:
+    """The records of ``path`` newest first, read back from the end of its last complete line, and None at each
+    block boundary (a point where every line not yet yielded is older than those yielded: a reader may stop there).
+
+    Fills ``result``: ``end_offset`` (just after the last complete line), ``torn_tail``, the counts and
+    ``parsed_bytes``, and ``start_offset`` (the start of the oldest line read so far, updated before each record is
+    yielded, so a reader that stops at a record has the offset of that record). Stops by itself at the start of the
+    file or once the lines read span ``max_bytes``. Whatever the line lengths, at most ``max(max_bytes,
+    scan_max_bytes)`` bytes plus one block and one summary head are read: a line longer than
+    :data:`~live_trial.transcript.stream.LONG_RECORD_BYTES` is summarised from its first and last bytes, its middle
+    only scanned for the newline before it; when even that newline lies beyond ``scan_max_bytes`` the line is
+    summarised from its last bytes alone. A file that cannot be opened yields nothing (``first_error`` says why).
+    Close the generator when stopping early (the file is open while it runs)."""
+    try:
+        fh = open_transcript(path)
+    except OSError as exc:
+        result.first_error = f"cannot read: {exc}"
+        return
+    with fh:
+        back = _Backwards(fh, result, scan_max_bytes)
+        size = fh.size()
+        pos, end, block = size, None, b""
+        torn = False
+        while pos > 0 and back.scanned < scan_max_bytes:      # the end of the last complete line
+            start = max(0, pos - TAIL_BLOCK_BYTES)
+            block = back.read(start, pos)
+            nl = block.rfind(b"\n")
+            torn = torn or bool(block[nl + 1:].strip(b"\x00 \t\r\n"))
+            pos = start
+            if nl >= 0:
+                end, block = start + nl + 1, block[:nl + 1]
+                break
+        result.torn_tail = torn
+        if end is None:
+            end = 0
+            if pos > 0:
+                result.first_error = f"no complete line in the last {back.scanned} bytes"
+                result.end_offset = result.start_offset = size
+                return
+        result.end_offset = result.start_offset = end
+        yield from _walk(back, result, pos, block, end, max_bytes)
+
+
+def _walk(back: _Backwards, result: ReadResult, pos: int, block: bytes, end: int,
+          max_bytes: int) -> Iterator[dict | None]:
+    """The line walk of :func:`records_backwards`: ``block`` holds the bytes [pos, end), ``end`` is just after a
+    newline."""
+    line_end = end - 1                 # the current line is [?, line_end); its newline is at line_end
+    pieces: list[bytes] | None = []    # parts of the current line, newest first, while it is short
+    plen = 0
+    tail: bytes | None = None          # the last bytes of the current line once it is over-long
+    rec_start: int | None = None       # where the record starts in an over-long line (after a NUL hole)
+    cut = len(block) - 1
+    while True:
+        while True:                    # the lines of this block, from its end backwards
+            nl = block.rfind(b"\n", 0, cut)
+            piece = block[nl + 1:cut]
+            if pieces is not None:
+                pieces.append(piece)
+                plen += len(piece)
+                if plen > _stream.LONG_RECORD_BYTES:
+                    whole = b"".join(reversed(pieces))
+                    tail, pieces = whole[-_stream.SUMMARY_TAIL_BYTES:], None
+                    hole = whole.rfind(b"\x00")
+                    rec_start = line_end - len(whole) + hole + 1 if hole >= 0 else None
+            elif rec_start is None:
+                hole = piece.rfind(b"\x00")
+                if hole >= 0:
+                    rec_start = pos + nl + 1 + hole + 1
+            if nl < 0:
+                break
+            line_start = pos + nl + 1
+            rec = back.finish(line_start, line_end, pieces, tail, rec_start)
+            result.start_offset = line_start
+            pieces, plen, tail, rec_start = [], 0, None, None
+            line_end, cut = pos + nl, nl
+            if rec is not None:
+                yield rec
+            if end - line_start >= max_bytes:
+                return
+        if pos == 0:                   # the first line of the file
+            rec = back.finish(0, line_end, pieces, tail, rec_start) if line_end > 0 else None
+            result.start_offset = 0
+            if rec is not None:
+                yield rec
+            return
+        yield None                     # a block boundary: the reader may stop here
+        if end - line_end >= max_bytes and pieces is not None:
+            return                     # a short line cut by the budget is left out
+        if back.scanned >= back.scan_max:
+            if pieces is None:         # an over-long line whose start lies beyond the scan budget
+                rec = parse_long(None, tail or b"", line_end - pos, pos, result)
+                if rec is not None:
+                    yield rec
+            return
         start = max(0, pos - TAIL_BLOCK_BYTES)
-        fh.seek(start)
-        data = fh.read(pos - start) + pending
-        pos = start
-        if start > 0:
-            nl = data.find(b"\n")
-            if nl < 0:          # one line longer than a block: keep collecting it, up to max_bytes
-                pending = data
-                if end - start >= max_bytes:
-                    result.skipped_malformed += 1
-                    result.first_error = result.first_error or f"byte {start}: a line longer than {max_bytes} bytes"
-                    return
-                continue
-            pending, data, base = data[:nl + 1], data[nl + 1:], start + nl + 1
-        else:
-            pending, base = b"", 0
-        yield base, data
+        block = back.read(start, pos)
+        pos, cut = start, len(block)
 
 
 def _tail_is_enough(records: list[dict], margin: int) -> bool:
@@ -218,7 +329,8 @@ def _tail_is_enough(records: list[dict], margin: int) -> bool:
 
 
 def copy_transcript(src: str | os.PathLike, dst: str | os.PathLike) -> int:
-    """Copy a transcript file (bytes as they are, torn last line included) to ``dst`` atomically.
+    """Copy a transcript file (bytes as they are, torn last line included) to ``dst`` atomically, readable by its
+    owner only (0600, folders 0700).
 
     Used by collect to put ``transcript.jsonl`` (and subagent transcripts) into the workdir, so that
     only this module opens transcript files (ARCHITECTURE invariant 2). Returns the bytes copied;
@@ -227,8 +339,10 @@ def copy_transcript(src: str | os.PathLike, dst: str | os.PathLike) -> int:
     import shutil
     import tempfile
 
+    from live_trial.jsonfile import make_private_dirs
+
     dst = Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(dst.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
     try:
         with open(src, "rb") as fin, os.fdopen(fd, "wb") as fout:
@@ -251,5 +365,33 @@ def transcript_sha256(path: str | os.PathLike) -> str:
     """
     import hashlib
 
-    with open(path, "rb") as fh:
-        return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
+    with open_transcript(path) as fh:
+        h = hashlib.sha256()
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return "sha256:" + h.hexdigest()
+
+
+def hashed_fold(path: str | os.PathLike, fold: Callable[[dict], object],
+                select: Callable[[bytes], bool] | None = None, result: ReadResult | None = None) -> str:
+    """ONE forward pass over ``path``: hand each record ``select`` keeps to ``fold(record)`` (nothing is kept here,
+    so memory stays bounded whatever the file holds) and return ``sha256:<hex>`` of the file's bytes (verdict: the
+    hash, the actual model and the rehearsal replies; plan: the hash, the human prompts and the rehearsal replies).
+    Raises OSError when the file cannot be opened."""
+    import hashlib
+
+    result = result if result is not None else ReadResult()
+    h = hashlib.sha256()
+    for rec in iter_records(path, select=select, on_chunk=h.update, result=result):
+        fold(rec)
+    if result.first_error and result.first_error.startswith("cannot read"):
+        raise OSError(result.first_error)
+    return "sha256:" + h.hexdigest()
+
+
+def hashed_records(path: str | os.PathLike, select: Callable[[bytes], bool] | None = None,
+                   result: ReadResult | None = None) -> tuple[str, list[dict]]:
+    """:func:`hashed_fold` keeping the records ``select`` keeps: ``(sha256:<hex>, records)``. Raises OSError when
+    the file cannot be opened."""
+    records: list[dict] = []
+    return hashed_fold(path, records.append, select, result), records

@@ -245,6 +245,8 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
             if results:
                 for b in results:
                     tid = b.get("tool_use_id")
+                    if not isinstance(tid, str):      # answers no tool_use (a damaged record); never a dict key
+                        continue
                     pending.pop(tid, None)
                     if asked.get(tid) == "AskUserQuestion" and b.get("is_error") is not True \
                             and _empty_answers(rec.get("toolUseResult")):

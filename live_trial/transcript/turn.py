@@ -19,11 +19,10 @@ from live_trial.transcript.background import notified_task_ids
 from live_trial.transcript.reader import (
     TAIL_MARGIN_RECORDS,
     TAIL_MAX_BYTES,
+    TAIL_SCAN_MAX_BYTES,
     ReadResult,
-    _parse_lines,
     _tail_is_enough,
-    blocks_backwards,
-    complete_end_offset,
+    records_backwards,
 )
 from live_trial.transcript.records import is_human_prompt, message_content, prompt_text
 
@@ -134,7 +133,7 @@ class TurnWindow:
 
 
 def read_turn(path: str | os.PathLike, *, session_status: dict | None = None, max_bytes: int = TAIL_MAX_BYTES,
-              margin: int = TAIL_MARGIN_RECORDS) -> ReadResult:
+              margin: int = TAIL_MARGIN_RECORDS, scan_max_bytes: int = TAIL_SCAN_MAX_BYTES) -> ReadResult:
     """Read the newest turn back from the end of ``path``, record by record, only as far as its state needs.
 
     Stops at the newest human prompt (with ``margin`` records before it, for a first turn written out of order),
@@ -142,58 +141,39 @@ def read_turn(path: str | os.PathLike, *, session_status: dict | None = None, ma
     as the newest assistant message and what follows it classify as busy or as a gate: older records can only add
     background work or queued prompts, which make a turn busy, never one that is busy finished. A stop of that kind
     leaves ``reached_start`` False and may leave out the prompt, older background tasks and older assistant text.
-    Records are returned in file order. Never raises for the file's content.
+    The bytes read are bounded as :func:`live_trial.transcript.reader.read_tail`'s are (an over-long record is
+    summarised from its first and last bytes). Records are returned in file order. Never raises for the file's
+    content.
     """
     from live_trial.transcript.status import IDLE_TURN_COMPLETE, classify
 
     result = ReadResult(reached_start=False)
-    end = complete_end_offset(path)
-    result.start_offset = result.end_offset = end
     cli_idle = isinstance(session_status, dict) and session_status.get("status") == "idle"
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        result.first_error, result.reached_start = f"cannot read: {exc}", True
-        return result
     newest: list[dict] = []            # newest first
     newest_message: str | None = None
     prompt_at: int | None = None
-    decided = checked = False
-    with fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size > end:
-            fh.seek(end)
-            result.torn_tail = bool(fh.read(min(size - end, 1 << 20)).strip(b"\x00 \t\r\n"))
-        for base, data in blocks_backwards(fh, end, max_bytes, result):
-            lines = []
-            offset = base
-            for raw in data.split(b"\n")[:-1]:
-                lines.append((offset, raw))
-                offset += len(raw) + 1
-            for line_offset, raw in reversed(lines):
-                parsed = _parse_lines([(line_offset, raw)], result)
-                result.start_offset = line_offset
-                if not parsed:
-                    continue
-                rec = parsed[0]
-                newest.append(rec)
-                if prompt_at is None and is_human_prompt(rec):
-                    prompt_at = len(newest)
-                if prompt_at is not None and len(newest) - prompt_at >= margin:
-                    decided = _tail_is_enough(newest[::-1], margin)
-                elif rec.get("type") == "assistant" and rec.get("isSidechain") is not True and not (cli_idle or checked):
-                    mid = _message_id(rec)
-                    if newest_message is None:
-                        newest_message = mid
-                    elif mid != newest_message and prompt_at is None:
-                        # the newest assistant message is complete: decided unless it looks finished
-                        checked = True
-                        decided = classify(newest[::-1], session_status).state != IDLE_TURN_COMPLETE
-                if decided or end - line_offset >= max_bytes:
-                    decided = True
-                    break
-            if decided:
-                break
-    result.records = list(reversed(newest))
+    checked = False
+    walk = records_backwards(path, result, max_bytes=max_bytes, scan_max_bytes=scan_max_bytes)
+    for rec in walk:
+        if rec is None:                # a block boundary
+            continue
+        newest.append(rec)
+        decided = False
+        if prompt_at is None and is_human_prompt(rec):
+            prompt_at = len(newest)
+        if prompt_at is not None and len(newest) - prompt_at >= margin:
+            decided = _tail_is_enough(newest[::-1], margin)
+        elif rec.get("type") == "assistant" and rec.get("isSidechain") is not True and not (cli_idle or checked):
+            mid = _message_id(rec)
+            if newest_message is None:
+                newest_message = mid
+            elif mid != newest_message and prompt_at is None:
+                # the newest assistant message is complete: decided unless it looks finished
+                checked = True
+                decided = classify(newest[::-1], session_status).state != IDLE_TURN_COMPLETE
+        if decided:
+            break
+    walk.close()
+    result.records = newest[::-1]
     result.reached_start = result.start_offset == 0
     return result

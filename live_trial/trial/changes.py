@@ -22,7 +22,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from live_trial.jsonfile import read_json, write_json, write_text_atomic
+from live_trial.jsonfile import copy_file_private, make_private_dirs, read_json, write_json, write_text_atomic
 
 SNAPSHOT_MAX_FILES = 20_000
 COPY_MAX_BYTES = 1_000_000
@@ -139,7 +139,7 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
     copies of added and changed files up to 1 MB under ``side-effects/files/``.
     """
     dest = Path(workdir) / SIDE_EFFECTS
-    dest.mkdir(exist_ok=True)
+    make_private_dirs(dest)
     summary: dict = {"git": False}
     if baseline is not None:
         from live_trial.trial.gitrepo import commits_since, folder_tree, tree_changes
@@ -172,9 +172,7 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
         for rel in added + changed:
             src = Path(cwd) / rel
             if src.is_file() and not src.is_symlink() and after[rel][0] <= COPY_MAX_BYTES:
-                target = dest / "files" / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, target)
+                copy_file_private(src, dest / "files" / rel)
                 copied.append(rel)
         doc = {"added": added, "changed": changed, "removed": removed, "copied": copied}
         write_json(dest / "files.json", doc, "side-effects.schema.json")

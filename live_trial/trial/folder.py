@@ -18,7 +18,6 @@ fresh folders live under the eval root, so trusting the eval root (or a folder a
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Mapping
 
 from live_trial.errors import RefusedInput
+from live_trial.jsonfile import parse_json
 
 FRESH, COPY, IN_PLACE = "fresh", "copy", "in_place"
 FORMS = (FRESH, COPY, IN_PLACE)
@@ -234,7 +234,7 @@ def copy_of_session(cwd: str | None, session: str) -> tuple[Path, Path] | None:
             continue
         state_file = folder.parent / "trial-state.json"
         try:
-            state = json.loads(state_file.read_text(encoding="utf-8"))
+            state = parse_json(state_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(state, dict) and state.get("session") == session:
@@ -260,7 +260,7 @@ def check_trusted(folder: Path, env: Mapping[str, str], *, what: str, flag: str)
     folder = Path(folder).resolve()
     config = claude_json(env)
     try:
-        projects = json.loads(config.read_text(encoding="utf-8")).get("projects") or {}
+        projects = parse_json(config.read_text(encoding="utf-8")).get("projects") or {}
     except (OSError, ValueError, AttributeError):
         projects = {}
     trusted = {os.path.normpath(k) for k, v in projects.items() if isinstance(v, dict) and v.get("hasTrustDialogAccepted")}

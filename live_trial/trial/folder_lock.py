@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Mapping
 
 from live_trial.errors import RefusedInput
-from live_trial.jsonfile import utc_now
+from live_trial.jsonfile import parse_json, utc_now
 
 
 def lock_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -59,7 +59,7 @@ class FolderLock:
 
 def _holder(path: Path) -> dict:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = parse_json(path.read_text(encoding="utf-8"))
         return doc if isinstance(doc, dict) else {}
     except (OSError, ValueError):
         return {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from live_trial.errors import RefusedInput
+from live_trial.errors import RefusedInput, require_utf8
 
 
 def validate(trial) -> None:
@@ -32,6 +32,9 @@ def validate(trial) -> None:
     if req.eval_root.exists() and not req.eval_root.is_dir():
         raise RefusedInput("eval root is not a folder", where=str(req.eval_root),
                            fix="pass --eval-root a folder (it is created when missing)", code="bad_eval_root")
+    require_utf8(req.args, "--args", fix="pass the skill's arguments as UTF-8 text")
+    for answer in req.gate_responses:
+        require_utf8(answer, "--gate-response", fix="pass the option label as UTF-8 text")
     if "\n" in req.args or "\r" in req.args:
         raise RefusedInput("--args must be one line", where="--args",
                            fix="pass the skill's arguments on one line", code="bad_args")

@@ -13,6 +13,7 @@ confirms nothing real, and plan must not treat the skill as watched.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from live_trial.errors import LiveTrialError
@@ -205,19 +206,86 @@ def skill_calls(records) -> list[tuple[str, bool]]:
     return [(resolved.get(use_id, name), results.get(use_id, False)) for name, use_id in calls]
 
 
+def _tool_ids(rec: dict, block_type: str, key: str, name: str | None = None) -> list[str]:
+    from live_trial.transcript.records import message_content
+
+    content = message_content(rec)
+    return [b[key] for b in content if isinstance(b, dict) and b.get("type") == block_type
+            and isinstance(b.get(key), str) and (name is None or b.get("name") == name)] \
+        if isinstance(content, list) else []
+
+
+_SLIM_KEYS = ("type", "subtype", "uuid", "parentUuid", "timestamp", "isSidechain", "attributionSkill",
+              "compactMetadata")
+
+
+def _slim(rec: dict) -> dict | None:
+    """What :func:`skill_calls` and the compaction note read of a record: its order keys, ``attributionSkill``,
+    ``compactMetadata``, its Skill tool_use blocks (id and skill) and its tool_result blocks (id and is_error); None
+    for a record that holds none of them (nothing else of it is kept)."""
+    from live_trial.transcript.records import message_content
+
+    content = message_content(rec)
+    blocks = []
+    for b in content if isinstance(content, list) else []:
+        if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == "Skill":
+            inp = b.get("input")
+            blocks.append({"type": "tool_use", "name": "Skill", "id": b.get("id"),
+                           "input": {"skill": inp.get("skill")} if isinstance(inp, dict) else None})
+        elif isinstance(b, dict) and b.get("type") == "tool_result":
+            blocks.append({"type": "tool_result", "tool_use_id": b.get("tool_use_id"), "is_error": b.get("is_error")})
+    if not blocks and not rec.get("attributionSkill") and rec.get("subtype") != "compact_boundary":
+        return None
+    slim = {k: rec[k] for k in _SLIM_KEYS if k in rec}
+    if blocks:
+        slim["message"] = {"content": blocks}
+    return slim
+
+
+def skill_call_records(*paths: Path) -> list[dict]:
+    """The records of a session's transcripts (in the order given) that the launch check and the compaction note
+    need, cut to what those read (:func:`_slim`): Skill tool_use records, the tool_result records answering them,
+    the assistant records naming the skill the CLI resolved a bare-name call to (``attributionSkill``) and
+    ``compact_boundary`` records, streamed: lines that mention neither ``"Skill"``, ``attributionSkill``,
+    ``compact_boundary`` nor a Skill call's id are not parsed, and only the cut records are held (ARCHITECTURE
+    invariant 9). A result written before its call (the CLI's out-of-order first turn) is found by a second pass that
+    looks only for the ids still unanswered."""
+    from live_trial.transcript.reader import iter_records
+
+    ids: set[bytes] = set()
+
+    def select(line: bytes) -> bool:
+        return (b'"Skill"' in line or b"\\u" in line or b"compact_boundary" in line or b"attributionSkill" in line
+                or any(i in line for i in ids))
+
+    kept = []
+    for path in paths:
+        for rec in iter_records(path, select=select):
+            for i in _tool_ids(rec, "tool_use", "id", "Skill"):
+                ids.update({i.encode(), json.dumps(i)[1:-1].encode()})      # as written raw or escaped
+            slim = _slim(rec)
+            if slim is not None:
+                kept.append(slim)
+    answered = {i for rec in kept for i in _tool_ids(rec, "tool_result", "tool_use_id")}
+    missing = {i for rec in kept for i in _tool_ids(rec, "tool_use", "id", "Skill")} - answered
+    if missing:
+        needles = {n for i in missing for n in (i.encode(), json.dumps(i)[1:-1].encode())}
+        kept += [_slim(rec) for path in paths
+                 for rec in iter_records(path, select=lambda line: any(n in line for n in needles))
+                 if set(_tool_ids(rec, "tool_result", "tool_use_id")) & missing]
+    return kept
+
+
 def _session_records(trial) -> list[dict] | None:
-    """The collected records of the whole session: the transcripts it moved away from (``/clear``), then
-    ``transcript.jsonl``; None when no transcript was collected (the notes already say why)."""
-    from live_trial.transcript.reader import read_records
+    """The records of the whole session the launch check and the compaction note need
+    (:func:`skill_call_records`): from the transcripts it moved away from (``/clear``), then ``transcript.jsonl``;
+    None when no transcript was collected (the notes already say why)."""
     from live_trial.trial.moves import MOVED_FROM_DIR
 
     path = trial.wd.path("transcript.jsonl")
     if not path.is_file():
         return None
-    records = []
-    for earlier in sorted(trial.wd.path(MOVED_FROM_DIR).glob("*.jsonl")):
-        records += read_records(earlier).records
-    return records + read_records(path).records
+    return skill_call_records(*sorted(trial.wd.path(MOVED_FROM_DIR).glob("*.jsonl")), path)
 
 
 def _note_compactions(trial, records: list[dict]) -> None:

@@ -88,7 +88,7 @@ def require_target_listed(trial, *, clock=time.monotonic) -> float | None:
     Raises :class:`PluginNotLoaded` (after pressing Escape to interrupt the turn; the caller's cleanup kills the
     session) when the listing lacks the target. A missing listing is recorded as a warning, never a failure.
     """
-    from live_trial.transcript.reader import read_records
+    from live_trial.transcript.reader import iter_records
 
     target = trial.target
     if target is None or target.plugin_name is None:
@@ -96,7 +96,8 @@ def require_target_listed(trial, *, clock=time.monotonic) -> float | None:
     started = clock()
     names = None
     while names is None:
-        names = skill_listing(read_records(trial.transcript_path()).records)
+        # streamed, parsing only the lines that can hold the listing: the turn may already be writing big tool output
+        names = skill_listing(iter_records(trial.transcript_path(), select=lambda line: b"skill_listing" in line))
         if names is None:
             if clock() - started > LISTING_WAIT_S:
                 trial.facts.warnings.append("no skill listing was written with the first prompt: whether the CLI "

@@ -120,13 +120,14 @@ def _epoch(iso: str) -> float:
 class TurnCache:
     """The transcript records of the current turn, kept between the ticks of one :func:`poll` call.
 
-    The first tick reads the tail back to the newest human prompt (:func:`live_trial.transcript.reader.read_tail`); later
-    ticks parse only the complete lines written since (:func:`live_trial.transcript.reader.read_from`). A trial is one
-    long turn, so re-reading that tail every tick made a tick's cost grow with the turn: 110 ms on a 13 MB turn
-    against about 30 ms with this cache (benchmarks/status.py, "one long turn"). The records are kept as a
+    The first tick reads the tail back to the newest human prompt (:func:`live_trial.transcript.reader.read_tail`),
+    later ticks only the complete lines written since (:func:`~live_trial.transcript.reader.read_from`), a tick with
+    none reads nothing. A trial is one long turn: re-reading its tail every tick cost 110 ms on a 13 MB turn, against
+    about 30 ms with this cache (benchmarks/status.py, "one long turn"). The records are kept as a
     :class:`live_trial.transcript.turn.TurnWindow` (the newest assistant message and the older records that still
-    matter), so classifying them costs the same on the turn's first tool call and on its thousandth. The tail is
-    read afresh when the file shrinks or is replaced, or when more than ``REREAD_BYTES`` were read since.
+    matter), so classifying them costs the same on the turn's first tool call and its thousandth. The tail is read
+    afresh when the file shrinks or is replaced, or when the records read since were parsed from more than
+    ``REREAD_BYTES`` (an over-long line counts only the bytes of its summary).
     """
 
     REREAD_BYTES = TAIL_MAX_BYTES + TAIL_MAX_BYTES // 4
@@ -134,7 +135,7 @@ class TurnCache:
     def __init__(self, previous: Path | None = None) -> None:
         self.path: Path | None = None
         self.previous = previous
-        self.start = self.end = 0
+        self.start = self.end = self.held = 0
         self.window = TurnWindow()
 
     def move_to(self, path: Path) -> None:
@@ -147,17 +148,20 @@ class TurnCache:
         ``end``; records in file order (the classifier orders them). A moved-to file whose tail holds no human
         prompt yet is read after the tail of the file it moved from (``previous``). Never raises for I/O (a missing
         file reads as no records)."""
-        if path != self.path or end < self.end or end - self.start > self.REREAD_BYTES:
+        if path == self.path and end == self.end:
+            return self.window.records(), 0
+        if path != self.path or end < self.end or self.held + (end - self.end) > self.REREAD_BYTES:
             first = self.path is None
             tail = read_tail(path)
             self.path, self.start, self.end, items = path, tail.start_offset, tail.end_offset, tail.records
+            self.held = tail.parsed_bytes
             if self.previous is not None and self.previous != path and not any(map(is_human_prompt, items)):
-                items = read_tail(self.previous).records + items
+                earlier = read_tail(self.previous)
+                items, self.held = earlier.records + items, self.held + earlier.parsed_bytes
             self.window = TurnWindow(items)
             return self.window.records(), len(items) if first else 0
-        if end == self.end:
-            return self.window.records(), 0
-        new, self.end = read_from(path, self.end)
+        new, new_end = read_from(path, self.end, until=end)
+        self.held, self.end = self.held + new_end - self.end, new_end
         self.window.add(new)
         return self.window.records(), len(new)
 
@@ -176,10 +180,9 @@ def load_state(cfg: PollConfig, marker: Path, now: float) -> dict:
         state["gate_streak"] = 0      # a new call (after an answer) needs fresh observations of a gate
         return state
     return {"version": STATE_VERSION, "session": cfg.session, "session_id": cfg.session_id, "marker": str(marker),
-            "started_at": _iso(now), "updated_at": _iso(now), "calls": 1, "ticks": 0,
-            "transcript_path": None, "transcript_offset": 0, "last_change_at": _iso(now),
-            "last_screen_hash": None, "last_state": None, "done_streak": 0, "done_since": None, "gate_streak": 0,
-            "last_gate_id": None,
+            "started_at": _iso(now), "updated_at": _iso(now), "calls": 1, "ticks": 0, "transcript_path": None,
+            "transcript_offset": 0, "last_change_at": _iso(now), "last_screen_hash": None, "last_state": None,
+            "done_streak": 0, "done_since": None, "gate_streak": 0, "last_gate_id": None,
             "warned": {"hard_cap": False}, "exits": [], "moves": [], "move_pending": None, "background_outputs": {}}
 
 

@@ -78,7 +78,7 @@ class Trial:
         never drive one session. Raises :class:`RefusedInput` when another process holds it, a one-line
         :class:`Blocked` when the workdir cannot be written."""
         try:
-            fh = open(self.wd.path(".trial.lock"), "a")
+            fh = os.fdopen(os.open(self.wd.path(".trial.lock"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a")
         except OSError as exc:
             raise causes.unwritable(exc, self.wd.root) from None
         try:

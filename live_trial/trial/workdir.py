@@ -14,6 +14,7 @@ from pathlib import Path
 
 from live_trial.acceptance.evallog import workdir_path
 from live_trial.errors import RefusedInput
+from live_trial.jsonfile import make_private_dirs
 
 RUN_ID_RE = re.compile(r"^[0-9]{8}T[0-9]{6}-[0-9a-f]{4}$")
 
@@ -71,7 +72,7 @@ def create_workdir(eval_root: Path, plugin: str | None, skill: str, run_id: str 
     root = workdir_path(eval_root, plugin, skill, run_id)
     if root.exists():
         raise RefusedInput("workdir already exists", where=str(root), fix="use a new run id")
-    (root / "out").mkdir(parents=True)
+    make_private_dirs(root / "out")          # 0700: the workdir holds the screen's and the transcript's text
     return Workdir(root=root, run_id=run_id)
 
 

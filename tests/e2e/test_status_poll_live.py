@@ -210,9 +210,11 @@ def test_pending_exit_plan_mode_in_plan_mode_is_gate(live):
             {"tool_use": {"name": "ExitPlanMode", "input": {}}}]}},
         {"id": "after", "when": {"step": 2}, "reply": {"content": [{"text": "DONE: ok"}]}}]}, mode="plan")
     live.task("Plan the greeting.")
-    st = live.wait_state(GATE, what="ExitPlanMode gate with the CLI waiting", session_status="waiting")
-    if st.pending_tool:          # the record may come after the dialog (seen under load): then the screen tells
-        assert st.pending_tool == "ExitPlanMode" and st.gate_kind == "exit_plan_mode" and st.question
+    # the tool_use record and the CLI's "waiting" status come in either order (under load the status first, and the
+    # turn is GATE from the status alone: status.py): wait for both
+    st = live.wait_state(GATE, what="ExitPlanMode gate with the CLI waiting", session_status="waiting",
+                         pending_tool="ExitPlanMode")
+    assert st.pending_tool == "ExitPlanMode" and st.gate_kind == "exit_plan_mode" and st.question
     r = live.poll()
     assert r.question, r
     assert (r.exit, r.code, r.reason) == ("GATE", 4, "exit_plan_mode"), r

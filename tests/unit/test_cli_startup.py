@@ -13,7 +13,8 @@ import sys
 from live_trial.cli import main as cli_main
 
 #: Modules ``status`` never needs (prefixes of ``sys.modules`` names).
-NOT_FOR_STATUS = ("jsonschema", "yaml", "rich", "jinja2", "libtmux", "http.server", "inotify_simple",
+NOT_FOR_STATUS = ("jsonschema", "yaml", "rich", "jinja2", "libtmux", "http.server", "http.client", "inotify_simple",
+                  "typing", "dataclasses", "hashlib",
                   "live_trial.rehearsal", "live_trial.judge", "live_trial.acceptance", "live_trial.notices",
                   "live_trial.session", "live_trial.trial", "live_trial.report")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.closure.index import PluginIndex, discover_plugins, file_sha256_hex
+from live_trial.closure.index import PluginIndex, discover, discover_plugins, file_sha256_hex
 from live_trial.closure.manifest import ClosureError, read_frontmatter
 from live_trial.closure.pinning import closure_digest, closure_files, dependency_union, digest_files, pin
 from live_trial.closure.target import resolve_target, target_from_skill_dir
@@ -65,13 +65,17 @@ def test_discover_finds_grandchildren(tmp_path: Path) -> None:
 
 
 def test_two_plugins_with_one_name_are_refused(tmp_path: Path) -> None:
-    make_plugin(tmp_path, "a")
+    make_plugin(tmp_path, "a", skills={"s": "---\nname: s\n---\n"})
     make_plugin(tmp_path, "b")
+    make_plugin(tmp_path, "c", skills={"s": "---\nname: s\n---\n"})
     write_json(tmp_path / "b" / ".claude-plugin" / "plugin.json", {"name": "a"})
+    found = discover(tmp_path)
+    assert list(found.plugins) == ["c"] and set(found.broken) == {(tmp_path / "a").resolve(), (tmp_path / "b").resolve()}
     with pytest.raises(ClosureError) as exc:
-        discover_plugins(tmp_path)
+        resolve_target("a:s", PluginIndex(tmp_path))
     assert "two plugins are named 'a'" in exc.value.message
     assert str((tmp_path / "a").resolve()) in exc.value.message and str((tmp_path / "b").resolve()) in exc.value.message
+    assert resolve_target("c:s", PluginIndex(tmp_path)).qualified == "c:s"
 
 
 @pytest.mark.parametrize("content, reason", [
@@ -79,18 +83,80 @@ def test_two_plugins_with_one_name_are_refused(tmp_path: Path) -> None:
     ("[1, 2]", "not a JSON object"),
     ('{"version": "1"}', 'no valid "name"'),
     ('{"name": "bad name!"}', 'no valid "name"'),
+    ('{"name": "p", "x": ' + "1" * 5000 + "}", "integer is too long"),
+    ('{"name": "p", "x": ' + "[" * 100000 + "]" * 100000 + "}", "nested deeper than 32 levels"),
+    ('{"name": "p", "x": ' + "[" * 40 + "]" * 40 + "}", "nested deeper than 32 levels"),
+    (b'{"name": "p\xff"}', "not UTF-8"),
 ])
-def test_malformed_manifest_is_boot_fail(tmp_path: Path, content: str, reason: str) -> None:
+def test_malformed_manifest_is_boot_fail_of_that_plugin_only(tmp_path: Path, content, reason: str) -> None:
     (tmp_path / "p" / ".claude-plugin").mkdir(parents=True)
-    (tmp_path / "p" / ".claude-plugin" / "plugin.json").write_text(content)
+    (tmp_path / "p" / "skills" / "s").mkdir(parents=True)
+    (tmp_path / "p" / "skills" / "s" / "SKILL.md").write_text("---\nname: s\n---\n")
+    manifest = tmp_path / "p" / ".claude-plugin" / "plugin.json"
+    manifest.write_bytes(content if isinstance(content, bytes) else content.encode())
+    make_plugin(tmp_path, "good", skills={"s": "---\nname: s\n---\n"})
     before = snapshot(tmp_path)
+    index = PluginIndex(tmp_path)
+    assert list(index.plugins) == ["good"] and resolve_target("good:s", index).qualified == "good:s"
     with pytest.raises(ClosureError) as exc:
-        discover_plugins(tmp_path)
-    assert reason in exc.value.message
-    assert str(tmp_path / "p" / ".claude-plugin" / "plugin.json") in exc.value.message
+        resolve_target("p:s", index)
+    assert reason in exc.value.message and str(manifest) in exc.value.message
+    assert len(exc.value.message) < 400 and "\n" not in exc.value.message
     assert exc.value.status == "BOOT_FAIL" and exc.value.exit_code == ExitCode.REFUSED == 2
     assert isinstance(exc.value, BootFail)
     assert snapshot(tmp_path) == before
+
+
+def test_a_dependency_with_a_broken_manifest_names_its_problem(tmp_path: Path) -> None:
+    make_plugin(tmp_path, "main", skills={"s": "---\nname: s\n---\n"}, dependencies=["dep"])
+    (tmp_path / "dep" / ".claude-plugin").mkdir(parents=True)
+    (tmp_path / "dep" / ".claude-plugin" / "plugin.json").write_text("{oops")
+    index = PluginIndex(tmp_path)
+    with pytest.raises(ClosureError) as exc:
+        closure_digest(resolve_target("main:s", index), index)
+    assert "plugin.json is malformed" in exc.value.message and "dep" in exc.value.message
+
+
+def test_a_symlink_loop_in_a_closure_folder_is_one_line_naming_it(tmp_path: Path) -> None:
+    root = make_plugin(tmp_path, "p", skills={"s": "---\nname: s\n---\n"})
+    scripts = root / "skills" / "s" / "scripts"
+    scripts.mkdir()
+    (scripts / "loop1").symlink_to("loop2")
+    (scripts / "loop2").symlink_to("loop1")
+    index = PluginIndex(tmp_path)
+    with pytest.raises(ClosureError) as exc:
+        closure_digest(resolve_target("p:s", index), index)
+    assert "symlink loop" in exc.value.message and "loop" in (exc.value.where or "")
+
+
+def test_a_symlink_loop_as_skill_md_or_manifest_is_one_line(tmp_path: Path) -> None:
+    root = make_plugin(tmp_path, "p", skills={"s": "---\nname: s\n---\n"})
+    md = root / "skills" / "s" / "SKILL.md"
+    md.unlink()
+    md.symlink_to(md)
+    with pytest.raises(ClosureError) as exc:
+        read_frontmatter(md)
+    assert "symlink loop" in exc.value.message and str(md) in exc.value.message
+
+
+def test_an_unreadable_closure_file_is_one_line_naming_it(tmp_path: Path, monkeypatch) -> None:
+    import live_trial.closure.index as ix
+
+    root = make_plugin(tmp_path, "p", skills={"s": "---\nname: s\n---\n"})
+    (root / "skills" / "s" / "scripts").mkdir()
+    secret = root / "skills" / "s" / "scripts" / "run.py"
+    secret.write_text("print(1)")
+    real_open = ix.os.open
+
+    def denied(path, *a, **kw):
+        if str(path) == str(secret):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *a, **kw)
+    monkeypatch.setattr(ix.os, "open", denied)
+    index = PluginIndex(tmp_path)
+    with pytest.raises(ClosureError) as exc:
+        closure_digest(resolve_target("p:s", index), index)
+    assert "cannot read" in exc.value.message and str(secret) in exc.value.message
 
 
 def test_plugins_root_not_a_folder(tmp_path: Path) -> None:

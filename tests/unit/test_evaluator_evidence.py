@@ -213,6 +213,13 @@ def test_keys_are_counted_in_a_json_object():
     assert stated_counts('1 line "3 lines of text"') == [("1 line", 1, None, "lines")]
 
 
+@pytest.mark.parametrize("body", ["[" * 100_000 + "]" * 100_000, '{"a": ' + "9" * 5000 + "}"])
+def test_a_file_too_deep_or_with_a_huge_integer_is_not_json_to_count_keys_in(body):
+    """A file the session wrote is outside input: nested 10^5 deep it stopped evaluate with a RecursionError."""
+    assert count_problems("3 keys", body, 1) == [
+        "says '3 keys' but the source is not a JSON object, so its keys cannot be counted"]
+
+
 @pytest.mark.parametrize("field,value", [
     ("observed", "1 file with 2 rows, score: 9/10"), ("claim", "the report is rated 4/5"),
     ("quote", "score: 9/10"), ("observed", "1 file with 2 rows; confidence 0.9"), ("observed", "2行、評価: A"),

@@ -451,6 +451,7 @@ def test_unreadable_trial_state_is_not_reused(env) -> None:
 def test_plan_sends_a_failed_notice_again(env, capsys, monkeypatch) -> None:
     """A person is always told (seed 000): plan, like run and `watch daily`, resends a notice whose webhook failed."""
     from live_trial.notices import notify as nt
+    from live_trial.notices import webhook
     from live_trial.notices.resend import notification_id
 
     env["eval"].mkdir(parents=True, exist_ok=True)
@@ -461,7 +462,7 @@ def test_plan_sends_a_failed_notice_again(env, capsys, monkeypatch) -> None:
     def post(url, body, timeout):
         sent.append(body)
         return answers[len(sent) - 1]
-    monkeypatch.setattr(nt, "_http_post", post)
+    monkeypatch.setattr(webhook, "_http_post", post)
     nt.notify(env["eval"], "done", "greet", "1 file written", "en", sleep=lambda s: None,
               clock=lambda: "2026-01-01T00:00:00.000Z")
     assert main(["plan", "--plugin-dir", str(env["plugins"] / "many"), "--eval-root", str(env["eval"]), "--json"]) == 0

@@ -2,6 +2,7 @@
 the first prompt (``trial.loading``), and a Skill call the CLI resolved to the target (``trial.judgement``)."""
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -235,3 +236,22 @@ def test_a_validator_that_could_not_be_used_is_asked_again_and_a_bad_cache_is_ig
     doc = read_json(cache / pc.CACHE_FILE, pc.CACHE_SCHEMA)
     assert len(doc["entries"]) == 1 and next(iter(doc["entries"].values()))["plugin_dir"] == str(good)
     assert pc.validate_plugins(claude, [good], dict(os.environ))[0].cached is True
+
+
+def test_the_launch_check_s_streamed_records_resolve_a_bare_name_call_too(tmp_path):
+    """The launch check reads only the records it needs, cut down (it never holds a whole transcript): the assistant
+    record naming the resolved skill is one of them, in the recorded session and in a built one."""
+    from live_trial.trial.judgement import skill_call_records
+
+    assert skill_calls(skill_call_records(REAL / "bare-name-skill.jsonl")) == [("goodplug:hello", True)]
+    b = TranscriptBuilder()
+    b.prompt()
+    bare = b.tool_use("Skill", {"skill": "mark"})
+    b.tool_result(bare, "Launching skill: mark", result={"success": True, "commandName": "mark"})
+    b.message([{"type": "text", "text": "working " * 1000}], attributionSkill="trialkit:mark")
+    unresolved = b.tool_use("Skill", {"skill": "other"})
+    b.tool_result(unresolved, "Launching skill: other")
+    b.text("DONE: ok")
+    kept = skill_call_records(b.write(tmp_path / "t.jsonl"))
+    assert skill_calls(kept) == [("trialkit:mark", True), ("other", True)]
+    assert all(len(json.dumps(r)) < 1000 for r in kept)

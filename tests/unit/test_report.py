@@ -333,3 +333,22 @@ def test_questions_answered_are_taken_from_the_log_when_the_verdict_does_not_lis
     write_log(wd, *FULL_LOG)
     html = page.render(wd, "en")
     assert '<section id="gates">' in html and "<td>Which colour?</td>" in html and "<td>Red</td>" in html
+
+
+def test_damaged_harness_files_never_break_report_show_or_ls(tmp_path, capsys):
+    """A hand-edited or damaged trial-log.jsonl, poll-state.json, files.json, evaluation.json or notifications.jsonl
+    (a line nested 10^5 deep, an integer of 5000 digits) is skipped like any unreadable line: the page, the summary
+    and the list are still made (they used to stop with a RecursionError traceback)."""
+    root = tmp_path / "eval-log"
+    wd = hostile_workdir(root)
+    deep = b"[" * 100_000 + b"]" * 100_000
+    huge = b'{"at":"' + at(1).encode() + b'","step":"poll","decision":"DONE","n":' + b"9" * 5000 + b"}"
+    (wd / "trial-log.jsonl").write_bytes(deep + b"\n" + huge + b"\n")
+    (root / "notifications.jsonl").write_bytes(deep + b"\n")
+    for name in ("poll-state.json", "side-effects/files.json", "evaluation.json"):
+        (wd / name).write_bytes(deep)
+    assert main(["report", str(wd)]) == 0 and (wd / "report.html").is_file()
+    assert main(["show", str(wd), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["verdict"] == "PASS"
+    assert main(["ls", "--eval-root", str(root)]) == 0
+    assert "hello:greet" in capsys.readouterr().out

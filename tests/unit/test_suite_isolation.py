@@ -50,3 +50,24 @@ def test_a_browser_test_fails_when_required_and_chromium_is_missing(pytester, mo
     result = _browser_test_without_chromium(pytester, monkeypatch, required=True)
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*browser tests are required here*chromedriver*chromium-driver*"])
+
+
+def test_the_leftover_check_names_a_live_process_it_started_and_not_one_that_reuses_its_pid(tmp_path, monkeypatch):
+    """Pids wrap on a busy machine (pid_max 32768): a logged pid counts only with the start time it was logged with."""
+    import subprocess
+
+    from live_trial.session.rules import proc_start_ticks
+
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        log = tmp_path / "pids.log"
+        start = proc_start_ticks(child.pid)
+        monkeypatch.setitem(conftest._STATE, "pid_log", log)
+        monkeypatch.setitem(conftest._STATE, "socket", None)
+        log.write_text(f"{child.pid} {start}\n")
+        assert conftest._leftovers() == [f"process {child.pid} started by a trial (sleep 30)"]
+        log.write_text(f"{child.pid} {int(start) - 1}\n{child.pid} -\n")        # the same pid, another process
+        assert conftest._leftovers() == []
+    finally:
+        child.kill()
+        child.wait()

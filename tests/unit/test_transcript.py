@@ -97,6 +97,10 @@ def test_cli_session_status_files(tmp_path):
     assert read_cli_session_status(tmp_path, None) is None
     assert find_cli_session(tmp_path, "s-1") == (123, {"pid": 123, "sessionId": "s-1", "status": "waiting"})
     assert find_cli_session(tmp_path, "nope") is None
+    (tmp_path / "sessions" / "125.json").write_text("[" * 100_000 + "]" * 100_000)     # damaged: too deep
+    (tmp_path / "sessions" / "126.json").write_text('{"pid": ' + "9" * 5000 + "}")       # an integer too long
+    assert read_cli_session_status(tmp_path, 125) is None and read_cli_session_status(tmp_path, 126) is None
+    assert find_cli_session(tmp_path, "nope") is None
 
 
 # ------------------------------------------------------------------ tolerant reading

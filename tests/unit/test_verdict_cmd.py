@@ -47,6 +47,7 @@ def tree(tmp_path: Path) -> dict:
     b = TranscriptBuilder(model=MODEL)
     b.turn("run", "DONE: ok", tools=1)
     b.write(wd / "transcript.jsonl")
+    write_state(wd, "union-target", "work")
     return {"plugins": plugins, "eval_root": eval_root, "wd": wd}
 
 
@@ -109,6 +110,7 @@ def test_degraded_with_nudges_and_rescue_gates(tree, capsys) -> None:
 @pytest.mark.parametrize("skill, evidence", [("asks", "frontmatter allowed-tools: AskUserQuestion"),
                                              ("guarded", "frontmatter external_mutation_guard: \"push\"")])
 def test_contractual_grounded_is_accepted(tree, capsys, skill, evidence) -> None:
+    write_state(tree["wd"], "gates", skill)
     args = argv(tree, "--gate-kind", "contractual", target=f"gates:{skill}")
     args[args.index("--gate-response-count") + 1] = "1"
     code, _, err = run(args, capsys)
@@ -166,6 +168,7 @@ def refused(tree, capsys, args, needle: str) -> None:
 
 
 def test_refused_contractual_without_grounding(tree, capsys) -> None:
+    write_state(tree["wd"], "gates", "prose")
     args = argv(tree, "--gate-kind", "contractual", target="gates:prose")
     args[args.index("--gate-response-count") + 1] = "1"
     refused(tree, capsys, args, "contractual is not grounded")
@@ -276,6 +279,7 @@ def test_one_line_per_criterion_and_per_answered_question(tree) -> None:
     (tree["plugins"] / "gates" / "skills" / "crit" / "SKILL.md").write_text(CRITERIA_SKILL)
     wd = tree["eval_root"] / "gates" / "crit" / "live-trial" / "20261130T101500-abcd"
     shutil.copytree(tree["wd"], wd)
+    write_state(wd, "gates", "crit")
     t = resolve_target("gates:crit", tree["plugins"])
     checks = [{"id": "OUT1", "result": "pass", "evidence": "2 rows in side-effects/files/report.csv"},
               {"id": "OUT2", "result": "fail", "evidence": "0 dates"}]
@@ -307,6 +311,7 @@ def test_contractual_answers_need_grounding_and_a_rescue_one_still_degrades(tree
     t = resolve_target("gates:asks", tree["plugins"])
     wd = tree["eval_root"] / "gates" / "asks" / "live-trial" / "20261130T101500-abcd"
     shutil.copytree(tree["wd"], wd)
+    write_state(wd, "gates", "asks")
     both = [{"question": "Push?", "options": ["Yes", "No"], "answer": "Yes", "kind": "contractual"},
             {"question": "Which?", "options": ["A"], "answer": "A", "kind": "rescue"}]
     kw = dict(workdir=wd, plugins_root=tree["plugins"], session_id=None, requested_model=None, launch="PASS",
@@ -329,7 +334,7 @@ def test_invalid_document_is_never_written(tree) -> None:
     with pytest.raises(SchemaInvalid):
         write_verdict(tree["wd"], doc)
     assert not (tree["wd"] / "verdict.json").exists()
-    assert [p.name for p in tree["wd"].iterdir()] == ["transcript.jsonl"]
+    assert sorted(p.name for p in tree["wd"].iterdir()) == ["transcript.jsonl", "trial-state.json"]
 
 
 def test_poll_exit_is_required(tree, capsys) -> None:
@@ -619,6 +624,26 @@ def test_a_closure_broken_during_the_trial_still_gets_a_verdict(tree) -> None:
     assert any("can no longer be built" in n and "union-contract-dep" in n for n in doc["notes"])
     with pytest.raises(ClosureError):      # without the boot-time closure it is still refused
         _build(tree, t, None)
+
+
+# ------------------------------------------------------------------ only into a trial's own folder
+def test_a_folder_without_trial_state_is_refused(tree, capsys) -> None:
+    """verdict used to write verdict.json into any folder it was given."""
+    (tree["wd"] / "trial-state.json").unlink()
+    refused(tree, capsys, argv(tree), "not a trial workdir (no trial-state.json)")
+
+
+def test_a_symlinked_workdir_is_refused(tree, capsys, tmp_path) -> None:
+    link = tmp_path / "link-to-workdir"
+    link.symlink_to(tree["wd"], target_is_directory=True)
+    args = argv(tree)
+    args[args.index("--workdir") + 1] = str(link)
+    refused(tree, capsys, args, "the workdir is a symlink")
+
+
+def test_verdict_json_is_readable_by_its_owner_only(tree, capsys) -> None:
+    assert run(argv(tree), capsys)[0] == 0
+    assert (tree["wd"] / "verdict.json").stat().st_mode & 0o777 == 0o600
 
 
 def test_the_verdict_says_what_happened_in_one_sentence_in_the_message_language(tree, capsys, monkeypatch) -> None:

@@ -9,6 +9,7 @@ from live_trial.cli import evaluate_cmd
 from live_trial.cli.main import build_parser, main
 from live_trial.notices import notify as nt
 from live_trial.notices import watch as wt
+from live_trial.notices import webhook
 from tests.unit.test_watch import tree_digest
 
 
@@ -118,9 +119,10 @@ def test_evaluate_refuses_a_missing_workdir(tmp_path, capsys):
 
 
 def test_evaluate_needs_a_target(tmp_path, capsys):
+    (tmp_path / "trial-state.json").write_text("{}")       # a trial folder whose state names no target
     assert main(["evaluate", "--workdir", str(tmp_path)]) == 2
     assert "--target" in capsys.readouterr().err
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["trial-state.json"]
 
 
 def test_notify_subcommand_list_matches_the_parser():
@@ -134,10 +136,10 @@ def test_daily_says_how_many_failed_notices_were_sent_again(tmp_path, capsys, mo
     root = tmp_path / "eval-log"
     monkeypatch.setenv("LIVE_TRIAL_WEBHOOK_URL", "https://hook.invalid/x")
     posted = []
-    monkeypatch.setattr(nt, "_http_post", lambda url, body, timeout_s: posted.append(body) or 500)
+    monkeypatch.setattr(webhook, "_http_post", lambda url, body, timeout_s: posted.append(body) or 500)
     nt.notify(root, "done", "あいさつする", "あいさつを1件書いた", "ja", sleep=lambda s: None,
               clock=lambda: "2026-01-01T00:00:00.000Z")
-    monkeypatch.setattr(nt, "_http_post", lambda url, body, timeout_s: posted.append(body) or 204)
+    monkeypatch.setattr(webhook, "_http_post", lambda url, body, timeout_s: posted.append(body) or 204)
     assert main(["watch", "daily", "--eval-root", str(root)]) == 0
     assert capsys.readouterr().out.startswith("DAILY: 1 failed notice(s) sent again; no watch work (no watches)")
     assert len(posted) == 3 and not (root / "watches.json").exists()
