@@ -28,11 +28,12 @@ unit: setup
 # benchmarks/huge.py writes about 2.6 GB in a temporary folder and deletes it at the end.
 bench: setup
 	.venv/bin/python benchmarks/boot.py
-	.venv/bin/python benchmarks/status.py --size-mb 256
+	.venv/bin/python benchmarks/status.py
 	.venv/bin/python benchmarks/plan.py
 	.venv/bin/python benchmarks/huge.py
 	.venv/bin/python benchmarks/latency.py
 	.venv/bin/python benchmarks/folder.py
+	.venv/bin/python benchmarks/parallel.py
 	.venv/bin/python benchmarks/report.py
 
 clean-sessions:

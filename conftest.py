@@ -77,6 +77,7 @@ def pytest_configure(config):
     os.environ["LIVE_TRIAL_SOCKET"] = f"lt-test-{os.getpid()}-{worker}"
     os.environ["CLAUDE_CONFIG_DIR"] = str(Path(own) / "claude-config")
     os.environ["LIVE_TRIAL_PID_LOG"] = str(Path(own) / "pids.log")
+    os.environ["LIVE_TRIAL_CACHE_DIR"] = str(Path(own) / "cache")     # the validator's answers (session.plugin_check)
     _STATE.update(socket=os.environ["LIVE_TRIAL_SOCKET"], pid_log=Path(os.environ["LIVE_TRIAL_PID_LOG"]), own=own)
 
 

@@ -20,8 +20,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.resources import load_schema
 
@@ -32,8 +30,12 @@ def utc_now() -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _validator(schema_name: str) -> Draft202012Validator:
-    """One validator per shipped schema for the life of the process (building one costs milliseconds)."""
+def _validator(schema_name: str):
+    """One validator per shipped schema for the life of the process (building one costs more than most
+    validations). jsonschema is imported here, on the first validation, so commands that validate nothing never
+    load it."""
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(load_schema(schema_name))
 
 

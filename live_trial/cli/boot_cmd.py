@@ -134,8 +134,8 @@ def cmd_boot(args) -> int:
         overrides["CLAUDE_CONFIG_DIR"] = str(Path(args.config_dir).resolve())
     from live_trial.session.claude_bin import find_claude
 
-    claude = find_claude(args.claude_bin)          # Blocked (exit 3) when missing
-    warning = claude.warning()
+    # Blocked (exit 3) when missing. Its version is asked while the CLI boots (it is only printed after READY).
+    claude, version_of = find_claude(args.claude_bin, version_later=True)
     req = boot.BootRequest(session=args.session, cwd=Path(args.cwd), model=args.model, session_id=args.session_id,
                            target=args.target_skill, plugins_root=Path(args.plugins_root) if args.plugins_root else None,
                            claude=claude, env_overrides=overrides, proof=args.proof, rehearsal=rehearsal,
@@ -145,6 +145,9 @@ def cmd_boot(args) -> int:
         result = boot.boot(req, backend)
     except LiveTrialError as exc:
         return _print_failure(exc, args)
+    finally:
+        claude = version_of()
+    warning = claude.warning()
     if state is not None:
         from live_trial.trial.byhand import record_boot
 
@@ -217,18 +220,10 @@ def _rehearsal_overrides(url: str, config_dir: Path, cwd: Path, *, wait: bool = 
                            fix="pass the URL printed by `live-trial rehearsal`")
     if wait:
         _wait_for_server(url)
-    from live_trial.rehearsal.config import seed_config
+    from live_trial.rehearsal.config import rehearsal_env, seed_config
 
     if not (config_dir / ".claude.json").exists():
         seed_config(config_dir, [cwd])
-    try:
-        from live_trial.rehearsal.server import rehearsal_env
-    except ModuleNotFoundError:  # pragma: no cover - the rehearsal package ships with live_trial
-        from live_trial.rehearsal.config import REHEARSAL_API_KEY
-
-        return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": REHEARSAL_API_KEY,
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CONFIG_DIR": str(config_dir.resolve()),
-                "IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1"}
     return rehearsal_env(url, config_dir)
 
 

@@ -4,6 +4,10 @@ Each command group lives in its own module under ``live_trial.cli`` and exposes
 ``register(subparsers) -> None``; each subcommand sets ``func(args) -> int`` as its handler.
 Only :func:`main` turns :class:`~live_trial.errors.LiveTrialError` into a printed line and an exit code.
 Set ``LIVE_TRIAL_RAISE=1`` to re-raise instead (debugging).
+
+Start-up cost: a command module imports at its top only what its argparse definitions need; its handler imports
+the rest when it runs. ``live-trial <command> …`` imports just the module of that command (:data:`COMMANDS`);
+only ``live-trial`` alone, ``--help`` or an unknown command build the parser of every command.
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import importlib
 import json
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from live_trial.errors import ExitCode, LiveTrialError
 
@@ -31,6 +35,17 @@ COMMAND_MODULES = (
     "live_trial.cli.report_cmd",     # report, ls, show (reading past trials)
     "live_trial.cli.merge_cmd",      # merge (the eval-logs of a plan's shards)
 )
+#: Each subcommand and the module that registers it (tests/unit/test_cli_startup.py checks it against the modules).
+COMMANDS = {"run": "live_trial.cli.trial_cmd", "prepare": "live_trial.cli.prepare_cmd", "plan": "live_trial.cli.plan_cmd",
+            "boot": "live_trial.cli.boot_cmd",
+            "send": "live_trial.cli.boot_cmd", "backend": "live_trial.cli.boot_cmd",
+            "status": "live_trial.cli.poll_cmd", "poll": "live_trial.cli.poll_cmd",
+            "collect": "live_trial.cli.collect_cmd", "reap": "live_trial.cli.collect_cmd",
+            "evaluate": "live_trial.cli.evaluate_cmd", "watch": "live_trial.cli.evaluate_cmd",
+            "verdict": "live_trial.cli.verdict_cmd", "rehearsal": "live_trial.cli.rehearsal_cmd",
+            "self-test": "live_trial.cli.selftest_cmd", "report": "live_trial.cli.report_cmd",
+            "ls": "live_trial.cli.report_cmd", "show": "live_trial.cli.report_cmd",
+            "merge": "live_trial.cli.merge_cmd"}
 
 EPILOG = """exit codes:
   run      0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED (not the skill's failure), 2 refused input (nothing created)
@@ -46,19 +61,41 @@ EPILOG = """exit codes:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with exit code 64 for usage errors (CONVENTIONS.md)."""
+    """argparse with exit code 64 for usage errors (CONVENTIONS.md).
+
+    Its help formatters get the terminal width from :func:`os.get_terminal_size` (``COLUMNS`` first, 80 without a
+    terminal, as :func:`shutil.get_terminal_size` does): argparse would import :mod:`shutil` (and the compression
+    modules it pulls in) on every start only to ask for that width."""
+
+    def _get_formatter(self):
+        return self.formatter_class(prog=self.prog, width=_terminal_width())
 
     def error(self, message: str):  # type: ignore[override]
         self.print_usage(sys.stderr)
         self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with every available command module registered."""
+def _terminal_width() -> int:
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return max(columns - 2, 11)     # what argparse.HelpFormatter does with shutil's width
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every command module registered, or only the module of ``command`` (a name in
+    :data:`COMMANDS`; None or an unknown name: all of them)."""
     parser = _Parser(prog="live-trial", description="Run a Claude Code skill in a real claude session and judge it.",
                      epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    modules = (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -78,7 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     except (AttributeError, ValueError):
         pass
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -11,9 +11,6 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
 from live_trial.acceptance.shard import parse_shard, shard_entries
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import read_json
@@ -190,6 +187,9 @@ def _report(results, *, json_mode: bool, reused: list[dict] = ()) -> int:
     if json_mode:
         print(json.dumps({"trials": rows, "exit_code": worst}, ensure_ascii=False))
         return worst
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(title="live trials")
     for col in ("skill", "verdict", "workdir", "what happened"):
         table.add_column(col, overflow="fold")

@@ -69,9 +69,9 @@ def cmd_status(args) -> int:
     """``status``: classify one transcript (or run the self-test)."""
     from live_trial.errors import RefusedInput
     from live_trial.transcript.paths import config_dir, locate, read_cli_session_status
-    from live_trial.transcript.reader import read_tail
     from live_trial.transcript.records import is_human_prompt
     from live_trial.transcript.status import classify
+    from live_trial.transcript.turn import read_turn
 
     if args.self_test:
         return _self_test(args.json)
@@ -88,27 +88,29 @@ def cmd_status(args) -> int:
         raise RefusedInput("transcript not found", where=str(path), code="not_found",
                            fix="the CLI creates it at the first prompt; "
                                "check --session-id, --cwd and CLAUDE_CONFIG_DIR")
-    tail = read_tail(path)
+    session_status, moved_from = None, None
+    if args.pid:
+        from live_trial.session.rules import pid_alive
+        if pid_alive(args.pid):
+            session_status = read_cli_session_status(config, args.pid)
+    # read back from the end only as far as the state needs (a long turn is not read whole)
+    tail = read_turn(path, session_status=session_status)
     skipped = tail.skipped_malformed + tail.skipped_unknown
     if not tail.records and skipped:
         raise RefusedInput(f"not a Claude Code transcript: none of its last {skipped} line(s) is a transcript record",
                            where=str(path), code="not_a_transcript",
                            fix="pass the session's JSONL under <config>/projects/<cwd slug>/<session id>.jsonl, "
                                "or use --session-id")
-    session_status, moved_from = None, None
     if args.pid:
-        from live_trial.session.rules import pid_alive
-        if pid_alive(args.pid):
-            session_status = read_cli_session_status(config, args.pid)
         now = (session_status or {}).get("sessionId")
         if not args.transcript and isinstance(now, str) and now and now != Path(path).stem:
             # /clear: the CLI continues under a new session id in a new file (references/transcript-jsonl.md)
             moved = locate(now, (args.cwd or Path.cwd()).absolute(), config)
             if moved.is_file():
                 moved_from, path = path, moved
-                tail = read_tail(path)
+                tail = read_turn(path, session_status=session_status)
                 if not any(map(is_human_prompt, tail.records)):
-                    tail.records = read_tail(moved_from).records + tail.records
+                    tail.records = read_turn(moved_from, session_status=session_status).records + tail.records
     st = classify(tail.records, session_status)
     if args.json:
         doc = st.to_dict()

@@ -3,18 +3,14 @@
 The trial core sends events (``workdir``, ``ready``, ``tick``, ``decision``); this module renders them.
 On a TTY a rich live line shows state, elapsed time, time since the transcript last grew, the STALL
 and HARD_CAP countdowns, the tool in progress, nudges and gate responses. Without a TTY only the
-decisions and a tick line every 15 s are printed. With ``--json`` nothing is printed until the end.
+decisions and a tick line every 15 s are printed. With ``--json`` nothing is printed until the end, and rich is never
+imported (a script running trials pays nothing for a terminal UI it does not show).
 """
 from __future__ import annotations
 
 import json
 import sys
 import time
-
-from rich.console import Console
-from rich.live import Live
-from rich.panel import Panel
-from rich.text import Text
 
 PLAIN_TICK_EVERY_S = 15.0
 _COLOURS = {"PASS": "green", "DEGRADED": "yellow", "FAIL": "red", "BLOCKED": "magenta"}
@@ -49,11 +45,24 @@ class Progress:
     def __init__(self, *, json_mode: bool = False, stream=None, prefix: str = "") -> None:
         self.json_mode = json_mode
         self.stream = stream or sys.stdout
-        self.console = Console(file=self.stream, highlight=False)
         self.tty = self.stream.isatty() and not json_mode
         self.prefix = prefix
-        self.live: Live | None = None
+        self.live = None
+        self._console = None
         self._last_plain = 0.0
+
+    @property
+    def console(self):
+        """The rich console on :attr:`stream`, made (and rich imported) on first use."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=self.stream, highlight=False)
+        return self._console
+
+    @console.setter
+    def console(self, value) -> None:
+        self._console = value
 
     def _print(self, text: str) -> None:
         if self.json_mode:
@@ -80,6 +89,9 @@ class Progress:
         elif kind == "tick":
             line = tick_line(data)
             if self.tty:
+                from rich.live import Live
+                from rich.text import Text
+
                 if self.live is None:
                     self.live = Live(Text(line), console=self.console, refresh_per_second=4, transient=True)
                     self.live.start()
@@ -99,6 +111,9 @@ class Progress:
         if self.json_mode:
             print(json.dumps(outcome_json(outcome), ensure_ascii=False), file=self.stream)
             return
+        from rich.panel import Panel
+        from rich.text import Text
+
         colour = _COLOURS.get(outcome.overall, "white")
         body = Text()
         body.append(f"{outcome.overall}\n", style=f"bold {colour}")

@@ -18,10 +18,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from live_trial.rehearsal.config import seed_config
-from live_trial.rehearsal.scenario import load_scenario
-from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``rehearsal`` command group (``serve``, ``check``) to the top-level parser."""
@@ -61,6 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Load the scenario; print ``OK: <name>: N rules``. Malformed -> RefusedInput (exit 2)."""
+    from live_trial.rehearsal.scenario import load_scenario
+
     scenario = load_scenario(args.scenario)
     if args.json:
         print(json.dumps({"status": "OK", "name": scenario.name, "rules": [r.id for r in scenario.rules]}))
@@ -77,6 +75,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     from live_trial.jsonfile import write_text_atomic
     from live_trial.judge.answer import split_criteria
     from live_trial.rehearsal.scaffold import scenario_text
+    from live_trial.rehearsal.scenario import load_scenario
 
     target, plugins_root = _split_target(args.target, args.plugins_root)
     found = resolve_target(target, plugins_root)
@@ -107,6 +106,10 @@ def yaml_doc(text: str) -> dict:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C. Exit 0; a malformed scenario raises RefusedInput before anything is created."""
+    from live_trial.rehearsal.config import seed_config
+    from live_trial.rehearsal.scenario import load_scenario
+    from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
+
     scenario = load_scenario(args.scenario)
     cwd = (args.cwd or Path.cwd()).resolve()
     config_dir = args.config_dir or Path(tempfile.mkdtemp(prefix="live-trial-rehearsal-config-"))

@@ -5,17 +5,13 @@ urllib's timeout applies to each socket operation: a server that answers one byt
 and held a trial for minutes. Here connecting, sending and reading the status line share one deadline; at the
 deadline the socket is shut down and the caller goes on (:class:`DeadlineExceeded`). http.client is the standard
 library's own HTTP client (what urllib uses underneath); a thread per attempt is what lets the caller stop waiting
-whatever the network does.
+whatever the network does. The HTTP client (http.client, urllib, which load email and ssl) is imported only when a
+webhook is sent, so the commands that may notify (plan, run, watch) start without it.
 """
 from __future__ import annotations
 
-import http.client
 import json
-import socket
-import threading
 import time
-import urllib.error
-import urllib.parse
 from typing import Callable
 
 WEBHOOK_TIMEOUT_S = 5.0
@@ -30,6 +26,9 @@ class DeadlineExceeded(TimeoutError):
 
 
 def _post_once(url: str, body: bytes, timeout_s: float, conn_box: list) -> int:
+    import http.client
+    import urllib.parse
+
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("the webhook URL is not an http(s) URL")
@@ -49,6 +48,9 @@ def _http_post(url: str, body: bytes, timeout_s: float) -> int:
     sending and reading the answer: urllib's timeout applies to each socket operation, so a server answering one
     byte every 2 s held a trial for minutes. At the deadline the socket is shut down and :class:`DeadlineExceeded`
     raised; the caller never waits longer. Raises OSError / http.client errors for other failures."""
+    import socket
+    import threading
+
     box: dict = {}
     conns: list = []
 
@@ -86,6 +88,8 @@ def send_webhook(url: str, text: str, *, timeout_s: float = WEBHOOK_TIMEOUT_S,
     Returns ``{"status": "sent"|"failed", "attempts": n, "http_status": int|None, "error": str|None}``.
     Never raises for a network or HTTP failure (the caller records it).
     """
+    import urllib.error
+
     post = post or _http_post
     body = json.dumps({"content": text[:MAX_CONTENT_CHARS]}, ensure_ascii=False).encode("utf-8", "backslashreplace")
     outcome: dict = {"status": "failed", "attempts": 0, "http_status": None, "error": None}

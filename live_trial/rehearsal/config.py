@@ -19,6 +19,26 @@ REHEARSAL_API_KEY = "sk-ant-api03-live-trial-rehearsal-key-000000000000000000000
 REHEARSAL_MESSAGE_PREFIX = "msg_rehearsal_"
 
 
+def rehearsal_env(server_url: str, config_dir: Path) -> dict[str, str]:
+    """Environment variables that point the real CLI at a rehearsal server with an isolated config.
+
+    ``config_dir`` should be seeded with :func:`live_trial.rehearsal.config.seed_config` (onboarding done,
+    the rehearsal key approved, the trial cwd trusted). ``IS_SANDBOX=1`` lets root use
+    ``--dangerously-skip-permissions``; ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` stops telemetry and
+    update checks (the machine may have no network). Returns a new dict of str -> str; merge it over the child's env.
+    """
+    return {
+        "ANTHROPIC_BASE_URL": server_url.rstrip("/"),
+        "ANTHROPIC_API_KEY": REHEARSAL_API_KEY,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "CLAUDE_CONFIG_DIR": str(Path(config_dir).resolve()),
+        "IS_SANDBOX": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+
+
 def seed_config(config_dir: Path, trusted_cwds: list[Path], *, api_key: str = REHEARSAL_API_KEY,
                 skip_bypass_dialog: bool = False, trust: bool = True) -> Path:
     """Create ``config_dir`` with ``.claude.json`` (and ``settings.json``) so the CLI boots straight to its prompt.

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -138,14 +139,19 @@ def load_scenario(source: str | Path | dict) -> Scenario:
                     side_query_text=str(doc.get("side_query_text", DEFAULT_SIDE_TEXT)), source=where)
 
 
+@lru_cache(maxsize=1)
+def _validator() -> Draft202012Validator:
+    """The scenario schema's validator, built once per process (every trial of a plan loads its scenario)."""
+    return Draft202012Validator(load_schema(SCHEMA_NAME))
+
+
 def _check_schema(doc: Any, where: str) -> None:
     if not isinstance(doc, dict):
         # Never echo the file's content: a wrong path (say, a system file) must not be printed back.
         raise RefusedInput(f"malformed scenario: the file is a YAML {type(doc).__name__}, not a mapping with rules",
                            where=where, code="scenario_invalid",
                            fix="see schemas/scenario.schema.json and examples/scenarios/", details={"field": "<root>"})
-    validator = Draft202012Validator(load_schema(SCHEMA_NAME))
-    errors = list(validator.iter_errors(doc))
+    errors = list(_validator().iter_errors(doc))
     if not errors:
         return
     err = best_match(errors)

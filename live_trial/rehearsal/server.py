@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from live_trial.jsonfile import utc_now, write_text_atomic
-from live_trial.rehearsal.config import REHEARSAL_API_KEY, REHEARSAL_MESSAGE_PREFIX
+from live_trial.rehearsal.config import REHEARSAL_MESSAGE_PREFIX, rehearsal_env
 from live_trial.rehearsal.scenario import (
     NO_RULE_TEXT,
     RequestView,
@@ -43,26 +43,6 @@ DEFAULT_CHUNK_CHARS = 64
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                 404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
                 529: "overloaded_error"}
-
-
-def rehearsal_env(server_url: str, config_dir: Path) -> dict[str, str]:
-    """Environment variables that point the real CLI at a rehearsal server with an isolated config.
-
-    ``config_dir`` should be seeded with :func:`live_trial.rehearsal.config.seed_config` (onboarding done,
-    the rehearsal key approved, the trial cwd trusted). ``IS_SANDBOX=1`` lets root use
-    ``--dangerously-skip-permissions``; ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` stops telemetry and
-    update checks (the machine may have no network). Returns a new dict of str -> str; merge it over the child's env.
-    """
-    return {
-        "ANTHROPIC_BASE_URL": server_url.rstrip("/"),
-        "ANTHROPIC_API_KEY": REHEARSAL_API_KEY,
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "CLAUDE_CONFIG_DIR": str(Path(config_dir).resolve()),
-        "IS_SANDBOX": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-    }
 
 
 class RehearsalServer:

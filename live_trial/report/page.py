@@ -12,6 +12,7 @@ page carries a Content-Security-Policy that forbids loading anything, so viewing
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
@@ -148,13 +149,31 @@ def context(workdir: Path, lang: str | None = None) -> dict:
     }
 
 
-def render(workdir: Path, lang: str | None = None) -> str:
-    """The page of the trial in ``workdir`` as HTML text (see :func:`context` for what raises)."""
+@lru_cache(maxsize=1)
+def _template():
+    """``page.html.j2``, compiled once per process; its compiled form is kept in the harness's cache folder
+    (``session.plugin_check.cache_dir``, jinja2's own bytecode cache, keyed by the template's source and the Python
+    version), so a ``live-trial run`` process loads it instead of compiling it. No cache when that folder cannot be
+    made: the page is the same, only compiled again."""
     import jinja2
 
+    from live_trial.session.plugin_check import cache_dir
+
+    folder = cache_dir(os.environ) / "templates"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        bytecode = jinja2.FileSystemBytecodeCache(str(folder)) if os.access(folder, os.W_OK) else None
+    except OSError:
+        bytecode = None
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent)), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    return env.get_template("page.html.j2").render(**context(workdir, lang))
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             bytecode_cache=bytecode)
+    return env.get_template("page.html.j2")
+
+
+def render(workdir: Path, lang: str | None = None) -> str:
+    """The page of the trial in ``workdir`` as HTML text (see :func:`context` for what raises)."""
+    return _template().render(**context(workdir, lang))
 
 
 def write_report(workdir: Path, lang: str | None = None) -> Path:

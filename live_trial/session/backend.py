@@ -1,12 +1,11 @@
 """The only code that talks to tmux (ARCHITECTURE invariant 2; seed 001 "live-trial-backend.py").
 
-Every tmux command goes through :meth:`Backend._run` (one process boundary; it calls libtmux's
-``Server.cmd``): argv list in, :class:`TmuxResult` out. The socket flag (``-L``, default
-``live-trial``, env ``LIVE_TRIAL_SOCKET``) and ``-f /dev/null`` (no user tmux.conf: a user's
-extended-keys / prefix / paste settings cannot change what the CLI receives) are
-added there and nowhere else. There too every argument is escaped for tmux's argv parser
-(:func:`~live_trial.session.rules.tmux_args`): a final ``;`` would end the command, so text, paths and
-cwds ending in ``;`` are sent as ``…\\;``; commands are chained only with :data:`SEP`.
+Every tmux command goes through :meth:`Backend._run` (one process boundary; it calls libtmux's ``Server.cmd``): argv
+list in, :class:`TmuxResult` out. The socket flag (``-L``, default ``live-trial``, env ``LIVE_TRIAL_SOCKET``) and
+``-f /dev/null`` (no user tmux.conf: a user's extended-keys / prefix / paste settings cannot change what the CLI
+receives) are added there and nowhere else. There too every argument is escaped for tmux's argv parser
+(:func:`~live_trial.session.rules.tmux_args`): a final ``;`` would end the command, so text, paths and cwds ending
+in ``;`` are sent as ``…\\;``; commands are chained only with :data:`SEP`.
 
 Targets are always exact: sessions as ``=NAME``; panes by the pane id (``%N``)
 read back from an exact listing (``send-keys -t =NAME`` fails with "can't find pane: =NAME" on
@@ -91,7 +90,7 @@ class Backend:
 
     # -- the one process boundary
     def _tmux(self) -> str:
-        found = self._tmux_bin or shutil.which("tmux")
+        found = self._tmux_bin = self._tmux_bin or shutil.which("tmux")     # one PATH search per backend
         if not found:
             raise Blocked("tmux not found", where="PATH", fix="install tmux (apt-get install tmux / brew install tmux)",
                           code="tmux_missing")
@@ -208,7 +207,7 @@ class Backend:
     def renew_lease(self, name: str) -> Lease | None:
         """Renew the lease of a session started by ``boot`` for its time-to-live from now, as each step does (README
         "The steps, one by one"). Returns the new lease; None (nothing changed) for a session without one or gone."""
-        lease = Lease.renewal(row.lease, time.time()) if (row := self._pane(name)) else None
+        lease = Lease.renewal(row.lease, time.time()) if (row := self.pane(name)) else None
         return lease if lease and self._run("set-option", "-t", f"={name}:", LEASE_OPTION, lease.text()).ok else None
 
     def get_meta(self, name: str, key: str) -> str | None:
@@ -240,7 +239,8 @@ class Backend:
             self._check(result, "list-panes")
         return [row for row in map(pane_row, result.stdout) if row is not None]
 
-    def _pane(self, name: str) -> PaneRow | None:
+    def pane(self, name: str) -> PaneRow | None:
+        """The pane of exactly this session (id, pid, dead flag, …) in one tmux call; None when the session is gone."""
         validate_session_name(name)
         for row in self.panes():
             if row.session == name:  # exact string equality, never a prefix
@@ -248,7 +248,7 @@ class Backend:
         return None
 
     def _pane_id(self, name: str) -> str:
-        row = self._pane(name)
+        row = self.pane(name)
         if row is None:
             raise RefusedInput(f"no tmux session named {name}", where=f"socket {self.socket}",
                                fix="check the name with `live-trial backend list`", code="session_gone")
@@ -265,17 +265,17 @@ class Backend:
 
     def pane_alive(self, name: str) -> bool:
         """True when the session exists and its pane's process has not exited (``#{pane_dead}`` is 0)."""
-        row = self._pane(name)
+        row = self.pane(name)
         return row is not None and not row.dead
 
     def pane_pid(self, name: str) -> int | None:
         """Pid of the process the pane runs (the claude process), or None when the session is gone."""
-        row = self._pane(name)
+        row = self.pane(name)
         return row.pane_pid if row else None
 
     def pane_dead_status(self, name: str) -> int | None:
         """Exit status of the pane's process once it has exited, else None."""
-        row = self._pane(name)
+        row = self.pane(name)
         return row.dead_status if row and row.dead else None
 
     # -- creation
@@ -428,7 +428,7 @@ class Backend:
         earlier, a server that is gone) are ended: SIGTERM (and SIGCONT), up to 5 s, SIGKILL. Returns True when a
         session was removed, False (quietly) when it was already gone; never touches another session.
         """
-        row = self._pane(name)
+        row = self.pane(name)
         tree = self.procs.descendants(row.pane_pid) if row is not None and not row.dead else []
         removed = False
         if row is not None:

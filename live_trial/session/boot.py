@@ -81,7 +81,8 @@ class BootRequest:
 class BootResult:
     """A READY session. ``elapsed_s``: from the boot call to READY. ``bypass_dialog_seen``: the dialog was
     shown and accepted (False: it never appeared, which is fine). ``plugin_warnings``: what the CLI's plugin
-    validator remarked on the plugins loaded (one line each)."""
+    validator remarked on the plugins loaded (one line each); ``plugin_checks``: per plugin, whether the validator's
+    kept answer was used and how long its process took (``session.plugin_check.check_plugins``)."""
 
     session: str
     session_id: str
@@ -94,6 +95,7 @@ class BootResult:
     argv: list[str]
     claude_path: str
     plugin_warnings: list[str] = field(default_factory=list)
+    plugin_checks: list[dict] = field(default_factory=list)
 
     def ready_line(self) -> str:
         """``READY: <session> (<N>s) MODEL:<model|default> SESSION_ID:<uuid>`` (seed 001 boot)."""
@@ -210,11 +212,11 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     plugin_dirs = ([Path(p) for p in req.plugin_dirs] if req.plugin_dirs is not None
                    else resolve_plugin_dirs(req.target, Path(req.plugins_root or cwd)))
     argv = build_argv(req, claude_path, plugin_dirs)
-    plugin_warnings = []
+    plugin_warnings, plugin_checks = [], []
     if plugin_dirs:
         from live_trial.session.plugin_check import check_plugins
 
-        plugin_warnings = check_plugins(claude_path, plugin_dirs, env)   # BootFail before anything starts
+        plugin_warnings = check_plugins(claude_path, plugin_dirs, env, plugin_checks)   # BootFail before anything starts
     timeout_s = req.timeout_s if req.timeout_s is not None else _policy_boot_timeout(base_env)
     leased = {"lease": req.lease} if req.lease is not None else {}
     info = backend.new_session(req.session, argv, cwd=cwd, env=env, owner_pid=req.owner_pid, **leased)
@@ -230,7 +232,8 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
             backend.kill_session(req.session)
     return BootResult(session=req.session, session_id=req.session_id, model=req.model, elapsed_s=clock() - started,
                       pane_id=info.pane_id, pane_pid=info.pane_pid, bypass_dialog_seen=seen,
-                      plugin_dirs=plugin_dirs, argv=argv, claude_path=claude_path, plugin_warnings=plugin_warnings)
+                      plugin_dirs=plugin_dirs, argv=argv, claude_path=claude_path, plugin_warnings=plugin_warnings,
+                      plugin_checks=plugin_checks)
 
 
 def _claude_path(claude: Any, env: Mapping[str, str]) -> str:

@@ -55,40 +55,61 @@ def pinned_install_candidates(start: Path | None = None) -> list[Path]:
 
 def claude_version(path: str) -> str:
     """Run ``<path> --version`` and return "X.Y.Z", or "unknown" when it prints no version."""
+    return _version_started(path)()
+
+
+def _version_started(path: str):
+    """Start ``<path> --version``; return a function that waits for it and returns "X.Y.Z" or "unknown"."""
     try:
-        proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
-                              env={**os.environ, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    match = re.search(r"\b(\d+\.\d+\.\d+)\b", proc.stdout or "")
-    return match.group(1) if match else "unknown"
+        proc = subprocess.Popen([path, "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL, text=True,
+                                env={**os.environ, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    except OSError:
+        return lambda: "unknown"
+
+    def finish() -> str:
+        try:
+            out, _ = proc.communicate(timeout=VERSION_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            return "unknown"
+        match = re.search(r"\b(\d+\.\d+\.\d+)\b", out or "")
+        return match.group(1) if match else "unknown"
+    return finish
 
 
-def find_claude(explicit: str | None = None, env: Mapping[str, str] | None = None) -> ClaudeBinary:
+def find_claude(explicit: str | None = None, env: Mapping[str, str] | None = None, *, version_later: bool = False):
     """Return the ``claude`` to use, in the documented order.
 
-    Raises :class:`Blocked` (exit 3) when none is found or the named one is not executable.
+    With ``version_later``: ``(binary, finish)`` where ``binary.version`` is not known yet and ``finish()`` returns
+    the binary with it: ``<claude> --version`` (about 0.2 s) runs meanwhile in its own process, e.g. while the CLI
+    boots. Raises :class:`Blocked` (exit 3) when none is found or the named one is not executable.
     """
     env = os.environ if env is None else env
     if explicit:
-        return _checked(explicit, "flag")
+        return _checked(explicit, "flag", version_later)
     if env.get("LIVE_TRIAL_CLAUDE_BIN"):
-        return _checked(env["LIVE_TRIAL_CLAUDE_BIN"], "env")
+        return _checked(env["LIVE_TRIAL_CLAUDE_BIN"], "env", version_later)
     on_path = shutil.which("claude", path=env.get("PATH"))
     if on_path:
-        return _checked(on_path, "path")
+        return _checked(on_path, "path", version_later)
     for cand in pinned_install_candidates():
         if cand.exists():
-            return _checked(str(cand), "pinned")
+            return _checked(str(cand), "pinned", version_later)
     raise Blocked("claude binary not found", where="--claude-bin, LIVE_TRIAL_CLAUDE_BIN, PATH, ./claude-pin",
                   fix=f"run `make setup` to install the pinned @anthropic-ai/claude-code@{PINNED_CLAUDE_VERSION} "
                       "into ./claude-pin, or pass --claude-bin PATH", code="claude_missing")
 
 
-def _checked(path: str, source: str) -> ClaudeBinary:
+def _checked(path: str, source: str, version_later: bool = False):
     resolved = shutil.which(path) or path
     if not (os.path.isfile(resolved) and os.access(resolved, os.X_OK)):
         raise Blocked("claude binary is not an executable file", where=path,
                       fix="point --claude-bin or LIVE_TRIAL_CLAUDE_BIN at the claude executable, or run `make setup`",
                       code="claude_missing")
-    return ClaudeBinary(path=os.path.abspath(resolved), version=claude_version(resolved), source=source)
+    finish = _version_started(resolved)
+    if not version_later:
+        return ClaudeBinary(path=os.path.abspath(resolved), version=finish(), source=source)
+    found = ClaudeBinary(path=os.path.abspath(resolved), version="unknown", source=source)
+    return found, lambda: ClaudeBinary(path=found.path, version=finish(), source=source)

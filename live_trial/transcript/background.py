@@ -16,10 +16,13 @@ running. A shell stopped from the CLI's task panel leaves nothing in the transcr
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from live_trial.transcript.records import is_task_notification, message_content, prompt_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:       # annotations only (see transcript.status: plain classes, no typing, for start-up)
+    from typing import Any
 
 SHELL = "shell"
 AGENT = "agent"
@@ -29,20 +32,28 @@ _OUTPUT_RE = re.compile(r"Output is being written to: (\S+?\.output)\b")
 _RUNNING = ("running", "pending")
 
 
-@dataclass
 class BackgroundTask:
     """One background task the transcript shows started and not ended: ``task_id``, ``kind`` (shell | agent),
     the ``description`` the model gave, the ``output_file`` it writes (a shell's output; an agent's is a symlink
     to its subagent transcript), ``by_user`` when a person moved a running command to the background (Ctrl+B)."""
 
-    task_id: str
-    kind: str
-    description: str = ""
-    output_file: str | None = None
-    by_user: bool = False
+    def __init__(self, task_id: str, kind: str, description: str = "", output_file: str | None = None,
+                 by_user: bool = False) -> None:
+        self.task_id, self.kind, self.description, self.output_file, self.by_user = (
+            task_id, kind, description, output_file, by_user)
+
+    def to_dict(self) -> dict:
+        """JSON-ready."""
+        return {"task_id": self.task_id, "kind": self.kind, "description": self.description,
+                "output_file": self.output_file, "by_user": self.by_user}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BackgroundTask) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"BackgroundTask({self.to_dict()!r})"
 
 
-@dataclass
 class Background:
     """Background work still running, as far as the signals show.
 
@@ -52,11 +63,10 @@ class Background:
     while the live CLI status says nothing runs (stopped from the task panel, which writes no record).
     """
 
-    shells: int = 0
-    agents: int = 0
-    tasks: list[BackgroundTask] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    ended_silently: list[str] = field(default_factory=list)
+    def __init__(self, shells: int = 0, agents: int = 0, tasks: list[BackgroundTask] | None = None,
+                 sources: list[str] | None = None, ended_silently: list[str] | None = None) -> None:
+        self.shells, self.agents = shells, agents
+        self.tasks, self.sources, self.ended_silently = list(tasks or []), list(sources or []), list(ended_silently or [])
 
     @property
     def running(self) -> bool:
@@ -77,7 +87,8 @@ class Background:
 
     def to_dict(self) -> dict:
         """JSON-ready (``status --json``)."""
-        return {**asdict(self), "kind": self.kind}
+        return {"shells": self.shells, "agents": self.agents, "tasks": [t.to_dict() for t in self.tasks],
+                "sources": list(self.sources), "ended_silently": list(self.ended_silently), "kind": self.kind}
 
 
 def notified_task_ids(rec: Mapping[str, Any]) -> list[str]:

@@ -12,9 +12,13 @@ what the CLI wrote.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from live_trial.transcript.records import record_time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
+    from typing import Any
 
 
 def causal_order(records: Iterable[Mapping[str, Any]], *, sidechains: bool = False) -> list[dict]:

@@ -1,12 +1,14 @@
 """Reading transcript files (JSONL) without ever raising for their content: the only code that opens them
 (ARCHITECTURE invariant 2), with every read bounded (invariant 9).
 
-- :func:`read_tail` reads backwards from the end only as far as the classifier needs: at most ``max_bytes``
-  (8 MiB) of lines, except that the start of one over-long line may be looked for up to ``scan_max_bytes``
-  (256 MiB, scanned for a newline, never held). :func:`read_from` reads the complete lines after a byte offset
-  (poll's incremental read); :func:`complete_end_offset` answers from a stat-keyed memo when the file did not change,
-  so an idle poll tick reads no transcript byte. :func:`iter_records` streams a whole file once (launch check,
-  evaluator index, actual model, plan's reuse check) and :func:`read_records` keeps every record of it.
+- :func:`read_tail` reads backwards from the end only as far as the classifier needs: at most ``max_bytes`` (8 MiB)
+  of lines, except that the start of one over-long line may be looked for up to ``scan_max_bytes`` (256 MiB,
+  scanned for a newline, never held). Its walk, :func:`records_backwards`, is shared with
+  :func:`live_trial.transcript.turn.read_turn`, which stops as soon as a long turn's state is decided.
+  :func:`read_from` reads the complete lines after a byte offset (poll's incremental read);
+  :func:`complete_end_offset` answers from a stat-keyed memo when the file did not change, so an idle poll tick
+  reads no transcript byte. :func:`iter_records` streams a whole file once (launch check, evaluator index, actual
+  model, plan's reuse check) and :func:`read_records` keeps every record of it.
 - A line longer than :data:`~live_trial.transcript.stream.LONG_RECORD_BYTES` is never parsed whole: its record is a
   summary of its first and last bytes (:mod:`live_trial.transcript.summary`). Malformed lines are skipped and
   counted, the first problem kept.
@@ -14,11 +16,9 @@
 """
 from __future__ import annotations
 
-import hashlib
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from live_trial.transcript import stream as _stream
 from live_trial.transcript.records import is_human_prompt, record_time
@@ -36,7 +36,6 @@ TAIL_SCAN_MAX_BYTES = 256 * 1024 * 1024
 TAIL_MARGIN_RECORDS = 16
 
 
-@dataclass
 class ReadResult:
     """Records parsed from a transcript (file order) and what was skipped.
 
@@ -49,15 +48,21 @@ class ReadResult:
     of the lines parsed (an over-long line counts the windows its summary was made of).
     """
 
-    records: list[dict] = field(default_factory=list)
-    skipped_malformed: int = 0
-    skipped_unknown: int = 0
-    first_error: str | None = None
-    torn_tail: bool = False
-    start_offset: int = 0
-    end_offset: int = 0
-    reached_start: bool = True
-    parsed_bytes: int = 0
+    def __init__(self, records: list[dict] | None = None, skipped_malformed: int = 0, skipped_unknown: int = 0,
+                 first_error: str | None = None, torn_tail: bool = False, start_offset: int = 0, end_offset: int = 0,
+                 reached_start: bool = True, parsed_bytes: int = 0) -> None:
+        # A plain class: importing dataclasses would cost ``live-trial status`` a quarter of its start-up.
+        self.records = list(records or [])
+        self.skipped_malformed, self.skipped_unknown, self.first_error = skipped_malformed, skipped_unknown, first_error
+        self.torn_tail, self.start_offset, self.end_offset = torn_tail, start_offset, end_offset
+        self.reached_start, self.parsed_bytes = reached_start, parsed_bytes
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ReadResult) and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return f"ReadResult({', '.join(f'{k}={v!r}' for k, v in vars(self).items() if k != 'records')}, " \
+               f"records=<{len(self.records)}>)"
 
 
 def iter_records(path: str | os.PathLike, *, select: Callable[[bytes], bool] | None = None,
@@ -160,7 +165,6 @@ class _Backwards:
     def __init__(self, fh, result: ReadResult, scan_max: int) -> None:
         self.fh, self.result, self.scan_max = fh, result, scan_max
         self.scanned = 0
-        self.found: list[dict] = []           # newest first
 
     def read(self, start: int, stop: int) -> bytes:
         self.fh.seek(start)
@@ -169,23 +173,20 @@ class _Backwards:
         return data
 
     def finish(self, start: int, stop: int, pieces: list[bytes] | None, tail: bytes | None,
-               rec_start: int | None) -> None:
-        """Parse the line [start, stop) (without its newline) from its pieces (newest first) or as a summary."""
+               rec_start: int | None) -> dict | None:
+        """The record of the line [start, stop) (without its newline) from its pieces (newest first) or as a
+        summary; None when it is none (counted in the result)."""
         if pieces is not None:
-            rec = parse_line(b"".join(reversed(pieces)), start, self.result)
             self.result.parsed_bytes += stop - start
-        else:
-            if rec_start is not None and rec_start > start:
-                start = rec_start              # a hole of NUL bytes, then the record: keep the record
-            if stop - start <= _stream.LONG_RECORD_BYTES:
-                rec = parse_line(self.read(start, stop), start, self.result)
-                self.result.parsed_bytes += stop - start
-            else:
-                head = self.read(start, start + _stream.SUMMARY_HEAD_BYTES)
-                rec = parse_long(head, tail or b"", stop - start, start, self.result)
-                self.result.parsed_bytes += len(head) + len(tail or b"")
-        if rec is not None:
-            self.found.append(rec)
+            return parse_line(b"".join(reversed(pieces)), start, self.result)
+        if rec_start is not None and rec_start > start:
+            start = rec_start              # a hole of NUL bytes, then the record: keep the record
+        if stop - start <= _stream.LONG_RECORD_BYTES:
+            self.result.parsed_bytes += stop - start
+            return parse_line(self.read(start, stop), start, self.result)
+        head = self.read(start, start + _stream.SUMMARY_HEAD_BYTES)
+        self.result.parsed_bytes += len(head) + len(tail or b"")
+        return parse_long(head, tail or b"", stop - start, start, self.result)
 
 
 def read_tail(path: str | os.PathLike, *, max_bytes: int = TAIL_MAX_BYTES, margin: int = TAIL_MARGIN_RECORDS,
@@ -195,19 +196,43 @@ def read_tail(path: str | os.PathLike, *, max_bytes: int = TAIL_MAX_BYTES, margi
     Stops when the window holds a human prompt with at least ``margin`` records before it in file order
     the oldest of which is older (by timestamp) than that prompt (out-of-order first turns, claude-cli-observed.md
     pitfall 1), or at the start of the file, or once the lines read span ``max_bytes``. Whatever the line lengths,
-    at most ``max(max_bytes, scan_max_bytes)`` bytes plus one block and one summary head are read: a line longer
-    than :data:`~live_trial.transcript.stream.LONG_RECORD_BYTES` is summarised from its first and last bytes, its
-    middle only scanned for the newline before it; when even that newline lies beyond ``scan_max_bytes`` the line
-    is summarised from its last bytes alone. Records are returned in file order. The cost depends on the size of
-    the last turn (bounded), not of the file (benchmarks/status.py).
+    at most ``max(max_bytes, scan_max_bytes)`` bytes plus one block and one summary head are read
+    (:func:`records_backwards`). Records are returned in file order. The cost depends on the size of the last turn
+    (bounded), not of the file (benchmarks/status.py).
     """
     result = ReadResult(reached_start=False)
+    found: list[dict] = []             # newest first
+    walk = records_backwards(path, result, max_bytes=max_bytes, scan_max_bytes=scan_max_bytes)
+    for rec in walk:
+        if rec is not None:
+            found.append(rec)
+        elif _tail_is_enough(found[::-1], margin):
+            break                      # what is still unfinished is older than the turn in hand
+    walk.close()
+    result.records = found[::-1]
+    result.reached_start = result.start_offset == 0
+    return result
+
+
+def records_backwards(path: str | os.PathLike, result: ReadResult, *, max_bytes: int = TAIL_MAX_BYTES,
+                      scan_max_bytes: int = TAIL_SCAN_MAX_BYTES) -> Iterator[dict | None]:
+    """The records of ``path`` newest first, read back from the end of its last complete line, and None at each
+    block boundary (a point where every line not yet yielded is older than those yielded: a reader may stop there).
+
+    Fills ``result``: ``end_offset`` (just after the last complete line), ``torn_tail``, the counts and
+    ``parsed_bytes``, and ``start_offset`` (the start of the oldest line read so far, updated before each record is
+    yielded, so a reader that stops at a record has the offset of that record). Stops by itself at the start of the
+    file or once the lines read span ``max_bytes``. Whatever the line lengths, at most ``max(max_bytes,
+    scan_max_bytes)`` bytes plus one block and one summary head are read: a line longer than
+    :data:`~live_trial.transcript.stream.LONG_RECORD_BYTES` is summarised from its first and last bytes, its middle
+    only scanned for the newline before it; when even that newline lies beyond ``scan_max_bytes`` the line is
+    summarised from its last bytes alone. A file that cannot be opened yields nothing (``first_error`` says why).
+    Close the generator when stopping early (the file is open while it runs)."""
     try:
         fh = open_transcript(path)
     except OSError as exc:
         result.first_error = f"cannot read: {exc}"
-        result.reached_start = True
-        return result
+        return
     with fh:
         back = _Backwards(fh, result, scan_max_bytes)
         size = fh.size()
@@ -228,17 +253,15 @@ def read_tail(path: str | os.PathLike, *, max_bytes: int = TAIL_MAX_BYTES, margi
             if pos > 0:
                 result.first_error = f"no complete line in the last {back.scanned} bytes"
                 result.end_offset = result.start_offset = size
-                return result
+                return
         result.end_offset = result.start_offset = end
-        _walk(back, result, pos, block, end, max_bytes, margin)
-        result.records = back.found[::-1]
-        result.reached_start = result.start_offset == 0
-    return result
+        yield from _walk(back, result, pos, block, end, max_bytes)
 
 
-def _walk(back: _Backwards, result: ReadResult, pos: int, block: bytes, end: int, max_bytes: int,
-          margin: int) -> None:
-    """The line walk of :func:`read_tail`: ``block`` holds the bytes [pos, end), ``end`` is just after a newline."""
+def _walk(back: _Backwards, result: ReadResult, pos: int, block: bytes, end: int,
+          max_bytes: int) -> Iterator[dict | None]:
+    """The line walk of :func:`records_backwards`: ``block`` holds the bytes [pos, end), ``end`` is just after a
+    newline."""
     line_end = end - 1                 # the current line is [?, line_end); its newline is at line_end
     pieces: list[bytes] | None = []    # parts of the current line, newest first, while it is short
     plen = 0
@@ -264,26 +287,28 @@ def _walk(back: _Backwards, result: ReadResult, pos: int, block: bytes, end: int
             if nl < 0:
                 break
             line_start = pos + nl + 1
-            back.finish(line_start, line_end, pieces, tail, rec_start)
+            rec = back.finish(line_start, line_end, pieces, tail, rec_start)
             result.start_offset = line_start
             pieces, plen, tail, rec_start = [], 0, None, None
             line_end, cut = pos + nl, nl
+            if rec is not None:
+                yield rec
             if end - line_start >= max_bytes:
                 return
         if pos == 0:                   # the first line of the file
-            if line_end > 0:
-                back.finish(0, line_end, pieces, tail, rec_start)
+            rec = back.finish(0, line_end, pieces, tail, rec_start) if line_end > 0 else None
             result.start_offset = 0
+            if rec is not None:
+                yield rec
             return
-        if _tail_is_enough(back.found[::-1], margin):
-            return                     # what is still unfinished is older than the turn in hand
+        yield None                     # a block boundary: the reader may stop here
         if end - line_end >= max_bytes and pieces is not None:
             return                     # a short line cut by the budget is left out
         if back.scanned >= back.scan_max:
             if pieces is None:         # an over-long line whose start lies beyond the scan budget
                 rec = parse_long(None, tail or b"", line_end - pos, pos, result)
                 if rec is not None:
-                    back.found.append(rec)
+                    yield rec
             return
         start = max(0, pos - TAIL_BLOCK_BYTES)
         block = back.read(start, pos)
@@ -338,6 +363,8 @@ def transcript_sha256(path: str | os.PathLike) -> str:
 
     Kept here so only this module opens transcript files (ARCHITECTURE invariant 2). Raises OSError when unreadable.
     """
+    import hashlib
+
     with open_transcript(path) as fh:
         h = hashlib.sha256()
         while chunk := fh.read(1 << 20):
@@ -351,6 +378,8 @@ def hashed_fold(path: str | os.PathLike, fold: Callable[[dict], object],
     so memory stays bounded whatever the file holds) and return ``sha256:<hex>`` of the file's bytes (verdict: the
     hash, the actual model and the rehearsal replies; plan: the hash, the human prompts and the rehearsal replies).
     Raises OSError when the file cannot be opened."""
+    import hashlib
+
     result = result if result is not None else ReadResult()
     h = hashlib.sha256()
     for rec in iter_records(path, select=select, on_chunk=h.update, result=result):

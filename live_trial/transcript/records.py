@@ -5,8 +5,12 @@ project (a delivered task equals the file that was pasted). Facts: ``references/
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any, Iterable, Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
+    from typing import Any
 
 #: Record types the CLI 2.1.197 writes (claude-cli-observed.md) plus older/other known ones. Others are
 #: skipped and counted as unknown.

@@ -21,8 +21,7 @@ notification continues the turn of the newest human prompt (the CLI woke the mod
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from live_trial.transcript.background import outstanding
 from live_trial.transcript.order import causal_order
@@ -36,6 +35,10 @@ from live_trial.transcript.records import (
     prompt_text,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:       # annotations only: importing typing would cost every command's start-up
+    from typing import Any
+
 BUSY_GENERATING = "BUSY_GENERATING"
 BUSY_TOOL = "BUSY_TOOL"
 GATE = "GATE"
@@ -47,7 +50,6 @@ GATE_TOOLS = ("AskUserQuestion", "ExitPlanMode")
 FINAL_STOP_REASONS = ("end_turn", "stop_sequence", "max_tokens", "refusal")
 
 
-@dataclass
 class Status:
     """The classification of a transcript.
 
@@ -59,30 +61,41 @@ class Status:
     question / done-report rows); ``warnings`` oddities worth recording (e.g. a gate answered at once with
     empty answers); ``background`` the background work still running
     (:meth:`live_trial.transcript.background.Background.to_dict`: kind, shells, agents, tasks with their output
-    files, sources), None when none runs.
+    files, sources), None when none runs; ``ended_by`` what ended the newest turn (``turn_duration``, ``interrupt``,
+    ``api_error``, ``assistant`` (a final stop_reason), ``cli_idle`` (the live status alone)), None when it has not
+    ended.
     """
 
-    state: str
-    reason: str
-    interrupted: bool = False
-    api_error: Any = None
-    pending_tool: str | None = None
-    pending_tool_id: str | None = None
-    question: str | None = None
-    gate_kind: str | None = None
-    options: list[str] = field(default_factory=list)
-    stop_reason: str | None = None
-    last_prompt_uuid: str | None = None
-    last_event_at: str | None = None
-    queued_prompts: int = 0
-    session_status: str | None = None
-    last_assistant_text: str = ""
-    warnings: list[str] = field(default_factory=list)
-    background: dict | None = None
+    FIELDS = ("state", "reason", "interrupted", "api_error", "pending_tool", "pending_tool_id", "question", "gate_kind",
+              "options", "stop_reason", "last_prompt_uuid", "last_event_at", "queued_prompts", "session_status",
+              "last_assistant_text", "warnings", "background", "ended_by")
+
+    def __init__(self, state: str, reason: str, interrupted: bool = False, api_error: Any = None,
+                 pending_tool: str | None = None, pending_tool_id: str | None = None, question: str | None = None,
+                 gate_kind: str | None = None, options: list[str] | None = None, stop_reason: str | None = None,
+                 last_prompt_uuid: str | None = None, last_event_at: str | None = None, queued_prompts: int = 0,
+                 session_status: str | None = None, last_assistant_text: str = "", warnings: list[str] | None = None,
+                 background: dict | None = None, ended_by: str | None = None) -> None:
+        # A plain class, not a dataclass: importing dataclasses (and the inspect module it loads) would be a
+        # quarter of ``live-trial status``'s start-up.
+        self.state, self.reason, self.interrupted, self.api_error = state, reason, interrupted, api_error
+        self.pending_tool, self.pending_tool_id, self.question = pending_tool, pending_tool_id, question
+        self.gate_kind, self.options, self.stop_reason = gate_kind, list(options or []), stop_reason
+        self.last_prompt_uuid, self.last_event_at, self.queued_prompts = last_prompt_uuid, last_event_at, queued_prompts
+        self.session_status, self.last_assistant_text = session_status, last_assistant_text
+        self.warnings, self.background, self.ended_by = list(warnings or []), background, ended_by
 
     def to_dict(self) -> dict:
         """A JSON-ready dict (``status --json``)."""
-        return asdict(self)
+        from copy import deepcopy
+
+        return deepcopy({name: getattr(self, name) for name in self.FIELDS})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Status) and all(getattr(self, n) == getattr(other, n) for n in self.FIELDS)
+
+    def __repr__(self) -> str:
+        return "Status(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS) + ")"
 
 
 def _blocks(rec: Mapping[str, Any]) -> list[dict]:
@@ -316,6 +329,8 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
         # /clear starts a new transcript with only its command records (references/transcript-jsonl.md): no turn
         # was asked for, and the CLI is idle.
         status.state, status.reason = IDLE_TURN_COMPLETE, "no prompt in this transcript and the CLI is idle"
+    if status.state == IDLE_TURN_COMPLETE:
+        status.ended_by = last if last in ("turn_duration", "interrupt", "api_error", "assistant") else "cli_idle"
     if status.state == IDLE_TURN_COMPLETE and queued:
         status.state, status.reason = BUSY_GENERATING, f"{queued} queued prompt(s) not yet dequeued"
     bg = outstanding(events, cli_status=cli_status, pending_agents=pending_agents if last == "turn_duration" else None,

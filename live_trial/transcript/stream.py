@@ -20,10 +20,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Callable, Iterator, Protocol
+from collections.abc import Callable, Iterator
 
 from live_trial.transcript.records import KNOWN_TYPES
 from live_trial.transcript.summary import summarise
+
+TYPE_CHECKING = False          # typing is not imported at run time: ``live-trial status`` starts without it
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
 CHUNK_BYTES = 256 << 10
 LONG_RECORD_BYTES = 1 << 20
@@ -83,12 +87,13 @@ def open_transcript(path: str | os.PathLike) -> CountedFile:
     return CountedFile(path)
 
 
-class Tally(Protocol):
-    """What a read skipped: lines that are no record, records of unknown type, the first problem."""
+if TYPE_CHECKING:                 # for annotations only
+    class Tally(Protocol):
+        """What a read skipped: lines that are no record, records of unknown type, the first problem."""
 
-    skipped_malformed: int
-    skipped_unknown: int
-    first_error: str | None
+        skipped_malformed: int
+        skipped_unknown: int
+        first_error: str | None
 
 
 def _malformed(tally: Tally, offset: int, why: str) -> None:

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+
+TYPE_CHECKING = False          # typing is not imported at run time: ``live-trial status`` starts without it
+if TYPE_CHECKING:
+    from typing import Any
 
 TEXT_KEEP_CHARS = 4096
 MAX_DEPTH = 32

@@ -11,12 +11,19 @@ Spec: seed 001 "poll" (exit table) and "完了 = 二層判定". One tick:
    (``/clear``), follow the session into its new transcript (``trial.moves``; recorded in the state's ``moves``).
 4. GATE (exit 4) when the state is GATE on ``done_stable_ticks`` consecutive ticks.
 5. DONE (exit 0) when the marker file exists AND the state is IDLE_TURN_COMPLETE AND the screen shows no busy
-   spinner, on ``done_stable_ticks`` consecutive ticks.
+   spinner: at once when the CLI itself said the turn ended (its ``turn_duration`` record and its live status
+   ``idle``; nothing outstanding, or the state would not be IDLE_TURN_COMPLETE), else on ``done_stable_ticks``
+   consecutive ticks spanning at least that many timed intervals (no live status to read, or a turn ended without
+   ``turn_duration``).
 6. Progress = the transcript grew, the masked screen changed, or the output file of a background task still running
    grew; none for ``stall_limit_s`` -> STALL (exit 2); its reason starts ``transcript_moved`` when the CLI named a
    new session whose transcript never appeared.
 7. ``max_ticks`` ticks in this call -> TICK_BUDGET (exit 5): re-run the same command to continue.
 tmux missing -> BLOCKED (exit 3). The state file is written (schema-validated, atomic) every tick.
+
+Between ticks poll sleeps ``poll_interval_s`` or until the transcript, the CLI's status file or the marker changes
+(``trial.wake``), whichever comes first; the tick after such a change judges at once. A screen still drawing the
+spinner of a turn the CLI reported ended is looked at again after ``QUICK_RECHECK_S``.
 """
 from __future__ import annotations
 
@@ -35,7 +42,9 @@ from live_trial.transcript.paths import config_dir, find_cli_session, locate, re
 from live_trial.transcript.reader import TAIL_MAX_BYTES, complete_end_offset, read_from, read_tail
 from live_trial.transcript.records import is_human_prompt
 from live_trial.transcript.status import BUSY_GENERATING, GATE, IDLE_TURN_COMPLETE, Status, classify, gate_from_screen
+from live_trial.transcript.turn import TurnWindow
 from live_trial.trial.moves import UNFOLLOWED, moved_session
+from live_trial.trial.wake import FileWake
 
 SCHEMA = "poll-state.schema.json"
 STATE_VERSION = 1
@@ -46,6 +55,9 @@ EXIT_HISTORY_MAX = 200
 #: A gate already reported (same tool_use id) is reported again only after it stayed this long: the answer
 #: may take a moment to reach the transcript.
 GATE_REPEAT_S = 5.0
+#: The screen is looked at again this soon when it alone still shows a turn the CLI reported ended (it redraws
+#: within about 10 ms on 2.1.197).
+QUICK_RECHECK_S = 0.05
 
 
 @dataclass
@@ -108,12 +120,14 @@ def _epoch(iso: str) -> float:
 class TurnCache:
     """The transcript records of the current turn, kept between the ticks of one :func:`poll` call.
 
-    The first tick reads the tail back to the newest human prompt (:func:`live_trial.transcript.reader.read_tail`); later
-    ticks parse only the complete lines written since (:func:`live_trial.transcript.reader.read_from`). A trial is one
-    long turn, so re-reading that tail every tick made a tick's cost grow with the turn: 110 ms on a 13 MB turn
-    against about 30 ms with this cache (benchmarks/status.py, "one long turn"). The tail is read afresh when the
-    file shrinks or is replaced, or when the records held were parsed from more than ``REREAD_BYTES`` (memory stays
-    bounded; an over-long line counts only the bytes of its summary). A tick with no new complete line reads nothing.
+    The first tick reads the tail back to the newest human prompt (:func:`live_trial.transcript.reader.read_tail`),
+    later ticks only the complete lines written since (:func:`~live_trial.transcript.reader.read_from`), a tick with
+    none reads nothing. A trial is one long turn: re-reading its tail every tick cost 110 ms on a 13 MB turn, against
+    about 30 ms with this cache (benchmarks/status.py, "one long turn"). The records are kept as a
+    :class:`live_trial.transcript.turn.TurnWindow` (the newest assistant message and the older records that still
+    matter), so classifying them costs the same on the turn's first tool call and its thousandth. The tail is read
+    afresh when the file shrinks or is replaced, or when the records read since were parsed from more than
+    ``REREAD_BYTES`` (an over-long line counts only the bytes of its summary).
     """
 
     REREAD_BYTES = TAIL_MAX_BYTES + TAIL_MAX_BYTES // 4
@@ -122,7 +136,7 @@ class TurnCache:
         self.path: Path | None = None
         self.previous = previous
         self.start = self.end = self.held = 0
-        self.items: list[dict] = []
+        self.window = TurnWindow()
 
     def move_to(self, path: Path) -> None:
         """The session continues in ``path`` (a moved transcript): keep the records read so far (the turn the new
@@ -135,22 +149,21 @@ class TurnCache:
         prompt yet is read after the tail of the file it moved from (``previous``). Never raises for I/O (a missing
         file reads as no records)."""
         if path == self.path and end == self.end:
-            return self.items, 0
+            return self.window.records(), 0
         if path != self.path or end < self.end or self.held + (end - self.end) > self.REREAD_BYTES:
             first = self.path is None
             tail = read_tail(path)
-            self.path, self.start, self.end, self.items = path, tail.start_offset, tail.end_offset, tail.records
+            self.path, self.start, self.end, items = path, tail.start_offset, tail.end_offset, tail.records
             self.held = tail.parsed_bytes
-            if self.previous is not None and self.previous != path and not any(map(is_human_prompt, self.items)):
+            if self.previous is not None and self.previous != path and not any(map(is_human_prompt, items)):
                 earlier = read_tail(self.previous)
-                self.items = earlier.records + self.items
-                self.held += earlier.parsed_bytes
-            return self.items, len(self.items) if first else 0
-        before = self.end
-        new, self.end = read_from(path, self.end, until=end)
-        self.held += self.end - before
-        self.items.extend(new)
-        return self.items, len(new)
+                items, self.held = earlier.records + items, self.held + earlier.parsed_bytes
+            self.window = TurnWindow(items)
+            return self.window.records(), len(items) if first else 0
+        new, new_end = read_from(path, self.end, until=end)
+        self.held, self.end = self.held + new_end - self.end, new_end
+        self.window.add(new)
+        return self.window.records(), len(new)
 
 
 def load_state(cfg: PollConfig, marker: Path, now: float) -> dict:
@@ -167,9 +180,9 @@ def load_state(cfg: PollConfig, marker: Path, now: float) -> dict:
         state["gate_streak"] = 0      # a new call (after an answer) needs fresh observations of a gate
         return state
     return {"version": STATE_VERSION, "session": cfg.session, "session_id": cfg.session_id, "marker": str(marker),
-            "started_at": _iso(now), "updated_at": _iso(now), "calls": 1, "ticks": 0,
-            "transcript_path": None, "transcript_offset": 0, "last_change_at": _iso(now),
-            "last_screen_hash": None, "last_state": None, "done_streak": 0, "gate_streak": 0, "last_gate_id": None,
+            "started_at": _iso(now), "updated_at": _iso(now), "calls": 1, "ticks": 0, "transcript_path": None,
+            "transcript_offset": 0, "last_change_at": _iso(now), "last_screen_hash": None, "last_state": None,
+            "done_streak": 0, "done_since": None, "gate_streak": 0, "last_gate_id": None,
             "warned": {"hard_cap": False}, "exits": [], "moves": [], "move_pending": None, "background_outputs": {}}
 
 
@@ -192,6 +205,13 @@ def _cli_session_status(pane_pid: int | None, cfg: PollConfig, config: Path,
     return doc
 
 
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def _outputs_grew(state: dict, status: Status) -> bool:
     """Whether the output file of a background task still running grew since the last tick (a background job's
     output is its progress, like the transcript's growth; references/transcript-jsonl.md "Background work").
@@ -209,9 +229,17 @@ def _outputs_grew(state: dict, status: Status) -> bool:
     return any(path in known and size != known[path] for path, size in sizes.items())
 
 
+def _cli_ended_turn(status: Status | None) -> bool:
+    """The CLI itself says the turn ended: its ``turn_duration`` record is the newest event and its live status is
+    ``idle`` (which it writes first, about 0.1 s earlier on 2.1.197). Nothing is outstanding then, or the state
+    would not be IDLE_TURN_COMPLETE: background work, queued prompts and Stop hooks all keep it busy."""
+    return (status is not None and status.state == IDLE_TURN_COMPLETE and status.ended_by == "turn_duration"
+            and status.session_status == "idle")
+
+
 def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.time,
          sleep: Callable[[float], None] = time.sleep, on_tick: Callable[[dict], None] | None = None,
-         screen: Any = None) -> PollResult:
+         screen: Any = None, watch: bool | None = None) -> PollResult:
     """Poll until a terminal exit or the tick budget; returns a :class:`PollResult` (never prints).
 
     ``backend``: a :class:`live_trial.session.backend.Backend` (pane_alive, pane_pid, capture).
@@ -219,8 +247,10 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
     ``on_tick(progress)`` gets a dict per tick (tick, elapsed_s, since_progress_s, stall_in_s, hard_cap_in_s,
     state, pending_tool, background (the kind of background work running, or None), screen_busy, transcript_offset,
     new_records, done_streak) and ``{"warn": text}`` once for the HARD_CAP warning.
-    ``screen``: the TUI marker module (default :mod:`live_trial.session.screen`). Raises RefusedInput for a state
-    file of another poll. Spec: seed 001 "poll".
+    ``screen``: the TUI marker module (default :mod:`live_trial.session.screen`). ``watch``: wake on file changes
+    between ticks (:class:`live_trial.trial.wake.FileWake`; default: only with the real ``time.sleep``, so a test's
+    fake clock stays in control); ``sleep(0)`` is still called after each such wait, so a caller's sleep can stop
+    the poll. Raises RefusedInput for a state file of another poll. Spec: seed 001 "poll".
     """
     if screen is None:
         from live_trial.session import screen as screen_module
@@ -246,9 +276,23 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
     status: Status | None = None
     shown_state: str | None = state.get("last_state")
     pane_pid: int | None = None       # asked once per call: a pane keeps its pid
+    pane_id: str | None = None        # the real backend: one tmux call a tick (``probe``) once the pane is known
+    cli_pid: int | None = None        # whose sessions/<pid>.json was read (for the file watch)
     turn_cache = TurnCache(Path(moves[-1]["from_path"]) if moves else None)
+    use_probe = hasattr(backend, "probe") and hasattr(backend, "pane")
+    waker = FileWake() if (watch if watch is not None else sleep is time.sleep) else None
+    gate_since: float | None = None   # when this call first saw the gate it may report
+
+    def arm(waker: FileWake) -> None:
+        """Watch what the next tick decides on: the transcript, the marker, the CLI's status file, a moved-to file."""
+        pending = state.get("move_pending")
+        pid = cli_pid or pane_pid
+        waker.watch([tpath, marker, Path(config) / "sessions" / f"{pid}.json" if pid else None,
+                     locate(pending["to_session_id"], cfg.cwd, config) if pending else None])
 
     def finish(exit_word: str, reason: str, question: str | None = None) -> PollResult:
+        if waker is not None:
+            waker.close()
         t = clock()
         state["exits"] = (state["exits"] + [{"exit": exit_word, "at": _iso(t), "reason": reason,
                                              "state": shown_state, "ticks": state["ticks"]}])[-EXIT_HISTORY_MAX:]
@@ -276,9 +320,19 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
             if on_tick:
                 on_tick({"warn": text})
         try:
-            if not backend.pane_alive(cfg.session):     # False for a gone session too (one tmux call per tick)
-                return finish("STALL", "session_gone")
-            capture = backend.capture(cfg.session)
+            if use_probe:
+                if pane_id is None:
+                    row = backend.pane(cfg.session)
+                    if row is None or row.dead:
+                        return finish("STALL", "session_gone")
+                    pane_id, pane_pid = row.pane_id, row.pane_pid or 0
+                alive, capture = backend.probe(cfg.session, pane_id)     # one tmux call: alive + screen
+                if not alive:
+                    return finish("STALL", "session_gone")
+            else:
+                if not backend.pane_alive(cfg.session):     # False for a gone session too
+                    return finish("STALL", "session_gone")
+                capture = backend.capture(cfg.session)
         except Blocked as exc:
             return finish("BLOCKED", f"tmux_missing: {exc.message}")
         except RefusedInput as exc:
@@ -295,6 +349,8 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
         if tpath is not None and not tpath.exists() and current_id and not cfg.transcript_path:
             tpath = locate(current_id, cfg.cwd, config)
         cli_doc = None
+        if waker is not None:     # before reading them: a write from now on wakes the wait below
+            arm(waker)
         if tpath is not None:
             if pane_pid is None:
                 try:
@@ -302,6 +358,7 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
                 except LiveTrialError:
                     pane_pid = 0
             cli_doc = _cli_session_status(pane_pid, cfg, config, current_id)
+            cli_pid = _int_or_none((cli_doc or {}).get("pid")) or pane_pid or None
             new_id = moved_session(current_id, cli_doc) if not cfg.transcript_path else None
             if new_id:
                 # /clear: the CLI continues under a new session id, in a new file next to the old one.
@@ -341,12 +398,16 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
 
         is_gate = status is not None and status.state == GATE
         state["gate_streak"] = state["gate_streak"] + 1 if is_gate else 0
+        gate_since = (gate_since if gate_since is not None else now) if is_gate else None
         gate_needed = max(1, pol.done_stable_ticks)
         gate_keys = [k for k in ((status.pending_tool_id if status else None), screen_gate) if k]
-        if is_gate and set(gate_keys) & set(state.get("last_gate_keys") or [state["last_gate_id"]]):
-            gate_needed = max(gate_needed, int(GATE_REPEAT_S / max(pol.poll_interval_s, 0.01)) + 1)
-        done_now = marker.is_file() and shown_state == IDLE_TURN_COMPLETE and not screen_busy
+        # a gate reported already (its answer may be on its way) is reported again only after GATE_REPEAT_S
+        gate_ready = not (is_gate and set(gate_keys) & set(state.get("last_gate_keys") or [state["last_gate_id"]])) \
+            or now - gate_since >= GATE_REPEAT_S - 1e-6
+        marker_there = marker.is_file()
+        done_now = marker_there and shown_state == IDLE_TURN_COMPLETE and not screen_busy
         state["done_streak"] = state["done_streak"] + 1 if done_now else 0
+        state["done_since"] = (state.get("done_since") or _iso(now)) if done_now else None
         since_change = now - _epoch(state["last_change_at"])
         state["updated_at"] = _iso(now)
         write_json(Path(cfg.state_file), state, SCHEMA)
@@ -359,12 +420,15 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
                      "background": (status.background or {}).get("kind") if status else None,
                      "screen_busy": screen_busy, "transcript_offset": state["transcript_offset"],
                      "new_records": new_records, "done_streak": state["done_streak"]})
-        stable = max(1, pol.done_stable_ticks)
-        if is_gate and state["gate_streak"] >= gate_needed:
+        stable = 1 if _cli_ended_turn(status) else max(1, pol.done_stable_ticks)
+        # file events make ticks milliseconds apart: the fallback's stable ticks must span their timed intervals, or
+        # the CLI's early idle (0.1 s before its last records) would pass for a turn cancelled before any response
+        held = now - _epoch(state["done_since"]) + 1e-6 if done_now else 0.0
+        if is_gate and state["gate_streak"] >= gate_needed and gate_ready:
             state["last_gate_id"] = status.pending_tool_id
             state["last_gate_keys"] = gate_keys
             return finish("GATE", status.gate_kind or "gate", status.question)
-        if state["done_streak"] >= stable:
+        if state["done_streak"] >= stable and (stable == 1 or held >= (stable - 1) * pol.poll_interval_s):
             return finish("DONE", "marker + IDLE_TURN_COMPLETE + screen not busy"
                           + (" (interrupted)" if status and status.interrupted else "")
                           + (f" (api_error {status.api_error})" if status and status.api_error is not None else ""))
@@ -376,4 +440,11 @@ def poll(cfg: PollConfig, backend: Any, *, clock: Callable[[], float] = time.tim
             return finish("STALL", f"no progress for {since_change:.0f}s (stall_limit_s {pol.stall_limit_s:.0f})")
         if cfg.max_ticks is not None and ticks_here >= cfg.max_ticks:
             return finish("TICK_BUDGET", f"{ticks_here} ticks in this call")
-        sleep(pol.poll_interval_s)
+        # only the screen still shows the turn the CLI ended: look again soon, not a whole interval later
+        interval = QUICK_RECHECK_S if (marker_there and screen_busy and _cli_ended_turn(status)) else pol.poll_interval_s
+        if waker is None:
+            sleep(interval)
+            continue
+        arm(waker)
+        waker.wait(interval)
+        sleep(0)      # the caller's sleep decides whether to go on (a runner's stop request raises there)

@@ -277,7 +277,7 @@ class Trial:
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2), bypass_dialog_seen=result.bypass_dialog_seen,
-                  plugin_dirs=[str(p) for p in result.plugin_dirs])
+                  plugin_dirs=[str(p) for p in result.plugin_dirs], plugin_checks=result.plugin_checks)
         self.journal.event("ready", session=self.state["session"], elapsed_s=result.elapsed_s)
 
     def transcript_path(self) -> Path:
@@ -309,7 +309,7 @@ class Trial:
             marker=self.wd.marker, session=self.state["session"], session_id=self.state["session_id"],
             cwd=self.req.cwd, config_dir=self.config_dir(), state_file=self.wd.path(POLL_STATE_FILE),
             policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None)
-        return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick)
+        return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick, watch=True)
 
     def _on_tick(self, progress: dict) -> None:
         """Poll's per-tick report: the 80% HARD_CAP warning is logged; ticks feed the live line; each change of

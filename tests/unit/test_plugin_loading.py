@@ -178,6 +178,66 @@ def test_a_bare_name_call_the_cli_resolved_counts_as_the_target():
     assert skill_calls(b.records) == [("trialkit:mark", True), ("nope", False), ("other", True)]
 
 
+# ------------------------------------------------------------------ the validator's answers are kept
+def _plugin(root: Path, name: str) -> Path:
+    (root / name / ".claude-plugin").mkdir(parents=True)
+    (root / name / ".claude-plugin" / "plugin.json").write_text(f'{{"name": "{name}"}}')
+    (root / name / "skills" / "s").mkdir(parents=True)
+    (root / name / "skills" / "s" / "SKILL.md").write_text("---\nname: s\n---\nDo it.\n")
+    return root / name
+
+
+def test_an_unchanged_plugin_is_not_validated_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("LIVE_TRIAL_CACHE_DIR", str(tmp_path / "cache"))
+    plugins = tmp_path / "plugins"
+    good, bad = _plugin(plugins, "good"), _plugin(plugins, "bad")
+    claude = _fake_claude(tmp_path, {"good": (WARNINGS_ONLY.format(d=good), 0), "bad": (VERSION_NUMBER.format(d=bad), 1)})
+
+    def runs() -> int:
+        configs = tmp_path / "configs"
+        return len(configs.read_text().split()) if configs.exists() else 0
+
+    first = pc.validate_plugins(claude, [good, bad], dict(os.environ))
+    assert runs() == 2 and not any(r.cached for r in first)
+    again = pc.validate_plugins(claude, [good, bad], dict(os.environ))
+    assert runs() == 2 and all(r.cached for r in again)
+    assert [(r.exit_code, r.errors, r.warnings) for r in again] == [(r.exit_code, r.errors, r.warnings) for r in first]
+    with pytest.raises(BootFail) as err:                      # a kept error still fails the boot, with the same line
+        pc.check_plugins(claude, [good, bad], dict(os.environ))
+    assert "version: Invalid input" in err.value.message and runs() == 2
+    # what the validator reads changed: asked again, for that plugin only
+    (good / "skills" / "s" / "SKILL.md").write_text("---\nname: s\ndescription: now described\n---\n")
+    pc.validate_plugins(claude, [good, bad], dict(os.environ))
+    assert runs() == 3
+    (bad / "agents").mkdir()
+    (bad / "agents" / "helper.md").write_text("an agent")
+    pc.validate_plugins(claude, [good, bad], dict(os.environ))
+    assert runs() == 4
+    # another claude executable (an update): everything asked again
+    os.utime(claude, ns=(1, 1))
+    pc.validate_plugins(claude, [good, bad], dict(os.environ))
+    assert runs() == 6
+
+
+def test_a_validator_that_could_not_be_used_is_asked_again_and_a_bad_cache_is_ignored(tmp_path, monkeypatch):
+    from live_trial.jsonfile import read_json
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("LIVE_TRIAL_CACHE_DIR", str(cache))
+    odd = _plugin(tmp_path / "plugins", "odd")
+    claude = _fake_claude(tmp_path, {})                       # prints "unknown command", exit 2
+    assert pc.validate_plugins(claude, [odd], dict(os.environ))[0].problem
+    assert pc.validate_plugins(claude, [odd], dict(os.environ))[0].cached is False
+    cache.mkdir(exist_ok=True)
+    (cache / pc.CACHE_FILE).write_text('{"version": 1, "entries": {"x": 1}}')
+    good = _plugin(tmp_path / "plugins", "good")
+    claude = _fake_claude(tmp_path, {"good": (WARNINGS_ONLY.format(d=good), 0)})
+    assert pc.validate_plugins(claude, [good], dict(os.environ))[0].cached is False
+    doc = read_json(cache / pc.CACHE_FILE, pc.CACHE_SCHEMA)
+    assert len(doc["entries"]) == 1 and next(iter(doc["entries"].values()))["plugin_dir"] == str(good)
+    assert pc.validate_plugins(claude, [good], dict(os.environ))[0].cached is True
+
+
 def test_the_launch_check_s_streamed_records_resolve_a_bare_name_call_too(tmp_path):
     """The launch check reads only the records it needs, cut down (it never holds a whole transcript): the assistant
     record naming the resolved skill is one of them, in the recorded session and in a built one."""

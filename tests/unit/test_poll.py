@@ -485,7 +485,9 @@ def test_turn_cache_parses_only_new_lines_and_classifies_like_a_fresh_read(tmp_p
     monkeypatch.setattr(P, "read_tail", lambda p, **kw: tails.append(p) or real_tail(p, **kw))
     cache = P.TurnCache()
     recs, new = cache.records(path, complete_end_offset(path))
-    assert new == len(recs) == 42 and len(tails) == 1
+    assert new == 42 and len(tails) == 1
+    assert classify(recs) == classify(real_tail(path).records)
+    assert len(recs) < 42                     # answered tool calls before the newest message are not kept
     assert cache.records(path, complete_end_offset(path)) == (recs, 0)
     b.tool_use("Bash", {"command": "sleep 9"})
     b.write(path)
@@ -503,18 +505,20 @@ def test_turn_cache_parses_only_new_lines_and_classifies_like_a_fresh_read(tmp_p
 
 
 def test_turn_cache_reads_afresh_when_the_file_shrinks_or_the_cache_is_too_big(tmp_path, monkeypatch):
-    from live_trial.transcript.reader import complete_end_offset
+    from live_trial.transcript.reader import complete_end_offset, read_tail
+    from live_trial.transcript.status import classify
 
     b, path = _turn_file(tmp_path, 20)
     cache = P.TurnCache()
     cache.records(path, complete_end_offset(path))
     _, small = _turn_file(tmp_path, 2)                        # the same path, now shorter: replaced
     recs, new = cache.records(small, complete_end_offset(small))
-    assert len(recs) == 6 and new == 0
+    assert new == 0 and cache.start == 0 and cache.end == complete_end_offset(small)
+    assert classify(recs) == classify(read_tail(small).records)
     monkeypatch.setattr(P.TurnCache, "REREAD_BYTES", 10)
     b2, path = _turn_file(tmp_path, 3)
     recs, _ = cache.records(path, complete_end_offset(path))
-    assert len(recs) == 8 and cache.start == 0
+    assert classify(recs) == classify(read_tail(path).records) and cache.start == 0
 
 
 # ------------------------------------------------------------------ a gate whose record is not written yet
@@ -639,3 +643,137 @@ def test_a_state_file_written_before_moves_existed_is_read(env):
         del doc[key]
     env.state_file.write_text(json.dumps(doc))
     assert run(env, FakeBackend(), max_ticks=1).exit == "TICK_BUDGET"
+
+
+# ------------------------------------------------------------------ DONE on the CLI's own end-of-turn signal, waking on writes
+def test_done_at_once_when_the_cli_wrote_turn_duration_and_says_idle(env):
+    """turn_duration is the CLI's last record of a turn and its live status is idle by then (2.1.197): the first tick
+    that sees both (and the marker) is DONE; a second timed observation would only add poll_interval_s."""
+    env.builder.turn()
+    env.write()
+    env.marker.write_text("{}")
+    _cli_status_file(env, os.getpid(), SID, "idle")
+    ticks = []
+    clock = Clock()
+    r = P.poll(env.cfg(), FakeBackend(pid=os.getpid()), clock=clock, sleep=clock.sleep, on_tick=ticks.append)
+    assert (r.exit, r.ticks, clock.sleeps) == ("DONE", 1, 0)
+    assert r.status.ended_by == "turn_duration" and r.status.session_status == "idle"
+
+
+@pytest.mark.parametrize("cli_status", ["busy", "shell", None])
+def test_no_done_at_once_unless_the_live_status_is_idle(env, cli_status):
+    """busy after turn_duration: a queued prompt or Stop hook continuation is on its way; shell: a background shell
+    runs (BUSY_TOOL). Without a live status the timed confirmation rule holds (done_stable_ticks)."""
+    env.builder.turn()
+    env.write()
+    env.marker.write_text("{}")
+    if cli_status:
+        _cli_status_file(env, os.getpid(), SID, cli_status)
+    r = run(env, FakeBackend(pid=os.getpid()), max_ticks=1)
+    assert r.exit == "TICK_BUDGET"
+
+
+def test_no_done_at_once_for_an_end_turn_record_without_turn_duration(env):
+    """The CLI says idle about 0.1 s before it writes turn_duration: the final assistant record alone, even with an
+    idle status, needs the confirming tick."""
+    env.builder.prompt()
+    env.builder.text("DONE: ok")
+    env.write()
+    env.marker.write_text("{}")
+    _cli_status_file(env, os.getpid(), SID, "idle")
+    r = run(env, FakeBackend(pid=os.getpid()), max_ticks=1)
+    assert (r.exit, r.state, r.status.ended_by) == ("TICK_BUDGET", "IDLE_TURN_COMPLETE", "assistant")
+
+
+def test_a_screen_still_drawing_the_spinner_is_looked_at_again_soon(env):
+    env.builder.turn()
+    env.write()
+    env.marker.write_text("{}")
+    _cli_status_file(env, os.getpid(), SID, "idle")
+    slept = []
+    clock = Clock()
+
+    def sleep(s):
+        slept.append(s)
+        clock.sleep(s)
+    r = P.poll(env.cfg(), FakeBackend([busy(1), IDLE], pid=os.getpid()), clock=clock, sleep=sleep)
+    assert r.exit == "DONE" and r.ticks == 2 and slept == [P.QUICK_RECHECK_S]
+
+
+def test_a_write_to_the_transcript_wakes_poll_before_its_timed_tick(env):
+    """With a 30 s tick, only the file event can explain a DONE right after the turn_duration write."""
+    import threading
+
+    env.builder.prompt()
+    env.builder.text("DONE: ok")
+    env.write()
+    env.marker.write_text("{}")
+    _cli_status_file(env, os.getpid(), SID, "idle")
+    seen = threading.Event()
+
+    def end_the_turn():
+        seen.wait(30)
+        env.builder.turn_duration()
+        env.write()
+    writer = threading.Thread(target=end_the_turn)
+    writer.start()
+    cfg = env.cfg(poll_interval_s=30, stall_limit_s=300)
+    started = time.monotonic()
+    r = P.poll(cfg, FakeBackend(pid=os.getpid()), on_tick=lambda d: seen.set(), watch=True)
+    writer.join()
+    assert (r.exit, r.ticks) == ("DONE", 2) and time.monotonic() - started < 30
+
+
+def test_file_wake_counts_only_the_watched_files(tmp_path):
+    """poll's own state file, another session's status file or another transcript in the same folder never wake it."""
+    from live_trial.trial import wake
+
+    watched, other = tmp_path / "t.jsonl", tmp_path / "poll-state.json"
+    waker = wake.FileWake()
+    assert waker.available
+    waker.watch([watched, tmp_path / "not-yet" / "x.json", None])
+    other.write_text("{}")
+    assert waker.wait(0.2) is False
+    with open(watched, "a") as fh:
+        fh.write("{}\n")
+    assert waker.wait(5) is True
+    waker.close()
+    slept: list[float] = []
+    closed = wake.FileWake(sleep=slept.append)
+    closed.close()                          # as on a system without inotify: the whole interval is slept
+    assert closed.wait(0.25) is False and slept == [0.25]
+
+
+def test_quick_wakes_in_the_clis_early_idle_never_make_done_before_the_turn_ends(env):
+    """2.1.197 writes its status ``idle`` about 0.1 s before the turn's final assistant record and turn_duration
+    (references/transcript-jsonl.md): then the transcript still ends at a tool_result and the classifier reads the
+    idle CLI as a turn cancelled before any response. File events wake poll many times in that window; the fallback
+    DONE (no turn_duration yet) must still wait for its stable ticks' whole span, so DONE comes only with the real
+    end of the turn, and never as an interruption."""
+    import threading
+
+    env.builder.prompt()
+    tid = env.builder.tool_use("Write", {"file_path": str(env.marker), "content": "{}"})
+    env.builder.tool_result(tid, "File created successfully")
+    env.write()
+    env.marker.write_text("{}")
+    _cli_status_file(env, os.getpid(), SID, "busy")
+    ticked = threading.Event()
+
+    def the_cli():
+        ticked.wait(30)
+        for _ in range(6):                 # the early idle, rewritten: each write wakes poll
+            _cli_status_file(env, os.getpid(), SID, "idle")
+            time.sleep(0.03)
+        time.sleep(0.2)
+        env.builder.text("DONE: ok")
+        env.builder.turn_duration()
+        env.write()
+    cli = threading.Thread(target=the_cli)
+    cli.start()
+    r = P.poll(env.cfg(poll_interval_s=0.5, stall_limit_s=300), FakeBackend(pid=os.getpid()),
+               on_tick=lambda d: ticked.set(), watch=True)
+    cli.join()
+    assert r.exit == "DONE" and "interrupted" not in r.reason, r.reason
+    status = read_json(env.state_file, P.SCHEMA)
+    assert status["transcript_offset"] == env.tpath().stat().st_size       # it saw the turn's last record

@@ -43,6 +43,30 @@ def test_json_mode_prints_only_the_final_object():
     assert len(lines) == 1 and json.loads(lines[0]) == outcome_json(outcome)
 
 
+def test_json_mode_never_loads_the_terminal_ui():
+    """A script running trials with --json pays nothing for rich: events, the final object and a plan's table."""
+    import subprocess
+    import sys
+
+    code = """
+import io, json, sys
+from types import SimpleNamespace
+from live_trial.cli.progress import Progress
+from live_trial.cli import plan_run
+p = Progress(json_mode=True, stream=io.StringIO())
+p.event("workdir", {"path": "/w", "session": "lt-x"})
+p.event("tick", {"state": "BUSY_TOOL"})
+p.close()
+p.final(SimpleNamespace(overall="PASS", exit_code=0, workdir="/w", verdict_path=None, scenario_origin="live",
+                        stop_reason=None, summary="ok", notification=None))
+plan_run._report([], json_mode=True)
+print(json.dumps(sorted(m for m in sys.modules if m == "rich" or m.startswith("rich."))), file=sys.stderr)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
+    assert '"trials": []' in proc.stdout
+
+
 @pytest.mark.parametrize("delivery, label", [
     ("sent", "message sent:"), ("failed", "message (webhook failed; sent again later):"),
     ("not_configured", "message (kept in notifications.jsonl; no webhook set):")])

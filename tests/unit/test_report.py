@@ -172,6 +172,39 @@ def test_the_page_escapes_everything_and_loads_nothing(tmp_path):
     assert "… 3000 more characters cut" in html and 'href="transcript.jsonl"' in html
 
 
+def _render_in_a_new_process(wd: Path, cache: Path) -> str:
+    import os
+    import subprocess
+    import sys
+
+    code = "import sys; from live_trial.report import page; sys.stdout.write(page.render(sys.argv[1], 'en'))"
+    env = {**os.environ, "LIVE_TRIAL_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-c", code, str(wd)], env=env, capture_output=True, text=True,
+                          check=True, timeout=120).stdout
+
+
+def test_a_new_process_renders_the_same_page_from_the_kept_compiled_template(tmp_path):
+    wd = hostile_workdir(tmp_path)
+    cache = tmp_path / "cache"
+    first = _render_in_a_new_process(wd, cache)
+    kept = list((cache / "templates").iterdir())
+    assert len(kept) == 1 and kept[0].stat().st_size > 0          # the compiled page.html.j2
+    before = kept[0].stat().st_mtime_ns
+    second = _render_in_a_new_process(wd, cache)
+    assert kept[0].stat().st_mtime_ns == before                   # loaded, not compiled and written again
+    strip = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+Z")                      # the page's own generated_at
+    assert strip.sub("", first) == strip.sub("", second) and "window.pwned" in second
+
+
+def test_a_cache_folder_that_cannot_be_written_still_gives_the_page(tmp_path):
+    wd = hostile_workdir(tmp_path)
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache folder would be")
+    html = _render_in_a_new_process(wd, blocker)
+    assert "Content-Security-Policy" in html and "&lt;/script&gt;&lt;script&gt;window.pwned=1" in html
+    assert blocker.read_text() == "a file where the cache folder would be"
+
+
 def test_report_writes_a_readable_page_and_refuses_a_folder_that_is_no_trial(tmp_path, capsys):
     wd = hostile_workdir(tmp_path / "eval-log")
     assert main(["report", str(wd)]) == 0

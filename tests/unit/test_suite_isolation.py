@@ -15,6 +15,7 @@ def test_this_process_has_its_own_socket_config_and_pid_log():
     own = Path(conftest._STATE["own"])
     assert Path(os.environ["CLAUDE_CONFIG_DIR"]).parent == own
     assert Path(os.environ["LIVE_TRIAL_PID_LOG"]).parent == own
+    assert Path(os.environ["LIVE_TRIAL_CACHE_DIR"]).parent == own
     assert os.environ["CLAUDE_CONFIG_DIR"] != conftest._STATE["user_config_dir"]
 
 
