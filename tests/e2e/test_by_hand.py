@@ -49,19 +49,28 @@ def listening(port: int) -> bool:
         return False
 
 
-def copy_examples(tmp_path: Path) -> None:
+def copy_examples(tmp_path: Path, *, slow_marker_s: float = 0.0) -> None:
+    """The examples as the README's block uses them; ``slow_marker_s``: the model of greet-happy waits that long
+    before it writes the marker, so a poll of one tick ends TICK_BUDGET and the block's loop calls poll again."""
     shutil.copytree(EXAMPLES / "plugins", tmp_path / "examples" / "plugins")
     shutil.copytree(EXAMPLES / "scenarios", tmp_path / "examples" / "scenarios")
+    if slow_marker_s:
+        happy = tmp_path / "examples" / "scenarios" / "greet-happy.yaml"
+        text = happy.read_text(encoding="utf-8")
+        rule = "  - id: write-marker\n    when: {step: 2, last_tool_result: {is_error: false}}\n    reply:\n"
+        assert rule in text, "greet-happy.yaml changed: update this test's slowing of it"
+        happy.write_text(text.replace(rule, rule + f"      delay_s: {slow_marker_s}\n"), encoding="utf-8")
 
 
 @pytest.mark.budget(45)
 def test_the_readme_by_hand_section_runs_as_written_to_a_pass(tmp_path):
-    copy_examples(tmp_path)
+    copy_examples(tmp_path, slow_marker_s=3)       # a turn longer than one tick: the loop must call poll again
     proc = shell(readme_block(), tmp_path)
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
     out = proc.stdout
     assert "OVERALL: PASS" in out and "COLLECTED: " in out and re.search(r"^DONE: ", out, re.M), out
     assert re.search(r"^TICK_BUDGET", out, re.M), out        # poll was called again with its state file and went on
+    assert out.index("TICK_BUDGET") < out.index("\nDONE: ")
     values = dict(line.split("=", 1) for line in (tmp_path / "prepared.txt").read_text().splitlines()
                   if re.match(r"^[A-Z_]+=", line))
     wd = Path(values["WORKDIR"])
