@@ -205,4 +205,5 @@ def test_a_session_calls_the_skill_and_its_bash_steps_run_a_trial_of_the_example
     inner = json.loads((workdir / "trial-state.json").read_text())
     assert Path(inner["config_dir"]).resolve() == (workdir / "claude-config").resolve()   # its own config
     assert (workdir / "transcript.jsonl").stat().st_size > 0                               # the nested claude's
+    assert inner["owner_pid"] == result.pane_pid       # its lease follows the person's claude, not a passing shell
     assert "ended PASS" in json.dumps(final[-1]["message"]["content"])
