@@ -72,7 +72,7 @@ def test_the_skill_passes_proof_and_model_through_and_re_calls_poll_with_its_sta
     assert "[--proof] [--model <model-id>]" in steps.split("live-trial rehearsal", 1)[0]   # given to prepare
     assert "--state-file <WORKDIR>/poll-state.json" in steps
     assert "same `--state-file`" in body and "600000" in body
-    assert "verdict.json" in body and "python3 -m live_trial" in body and "pip install live_trial" in body
+    assert "verdict.json" in body and "python3 -m live_trial" in body and "live_trial is not installed: run `pip install" in body
 
 
 @pytest.mark.parametrize("verb", ["run", "prepare"])
@@ -87,3 +87,13 @@ def test_the_harness_refuses_its_own_skill_as_a_trial_target(tmp_path, capsys, m
     line = (out.out + out.err).strip()
     assert line.startswith("REFUSED: run-skill-live-trial cannot be a trial target") and "\n" not in line, line
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_readme_adds_and_installs_the_plugin_by_the_names_the_marketplace_gives():
+    market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Use it from Claude Code\n", 1)[1].split("\n## ", 1)[0]
+    plugin = market["plugins"][0]["name"]
+    assert f"/plugin install {plugin}@{market['name']}" in section
+    assert f"claude plugin install {plugin}@{market['name']}" in section
+    assert f"/{plugin}:run-skill-live-trial " in section and "/plugin marketplace add " in section
