@@ -82,8 +82,14 @@ def listed_skills(backend, result, cwd: Path, config: Path, tmp_path: Path) -> l
 
 @pytest.mark.budget(20)
 def test_the_plugin_added_from_the_marketplace_offline_is_listed_in_a_session(backend, tmp_path, rehearsal_server):
-    """The README's two commands (default scope: user) into a fresh config, offline; a session started as a person
-    starts ``claude`` lists the skill."""
+    """The CLI's validator passes the marketplace and the plugin without a warning; the README's two commands
+    (default scope: user) into a fresh config, offline; a session started as a person starts ``claude`` lists the
+    skill."""
+    env = {**os.environ, **rehearsal_env("http://127.0.0.1:9", tmp_path / "validate-config")}
+    for folder in (ROOT, ROOT / "claude-plugin" / "live-trial"):       # the marketplace, then the plugin
+        checked = subprocess.run([find_claude(None, env).path, "plugin", "validate", str(folder)], env=env,
+                                 capture_output=True, text=True, timeout=60)
+        assert checked.returncode == 0 and "✔ Validation passed\n" in checked.stdout, checked.stdout   # no warnings
     srv = rehearsal_server(PLAIN_SCENARIO)
     result, cwd, config = boot_installed(backend, tmp_path, srv.url)
     assert not [a for a in result.argv if a in ("--plugin-dir", "--setting-sources")], result.argv

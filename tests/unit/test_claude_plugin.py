@@ -53,7 +53,7 @@ def test_the_skill_frontmatter_has_the_seeds_meaning_and_runs_only_the_harness()
     tools = fm["allowed-tools"]
     bash = [t for t in tools if t.startswith("Bash")]
     assert set(tools) - set(bash) == {"Read", "Glob", "Grep"}
-    assert all(re.fullmatch(r"Bash\((live-trial \*|python3 -m live_trial \*|command -v live-trial)\)", t)
+    assert all(re.fullmatch(r"Bash\((live-trial \*|python3 -m live_trial \*|command -v live-trial|STALL_LIMIT=\* live-trial poll \*)\)", t)
                for t in bash), bash
 
 
