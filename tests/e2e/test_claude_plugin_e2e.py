@@ -22,7 +22,7 @@ from live_trial.transcript.order import causal_order
 from live_trial.transcript.paths import locate
 from live_trial.transcript.reader import read_records
 from live_trial.trial.loading import skill_listing
-from tests.e2e.run_support import ROOT, tmux_sessions
+from tests.e2e.run_support import ROOT, listening, tmux_sessions
 from tests.e2e.session_support import PLAIN_SCENARIO, TrackingBackend, session_name
 from tests.e2e.waiting import wait_for
 
@@ -212,4 +212,9 @@ def test_a_session_calls_the_skill_and_its_bash_steps_run_a_trial_of_the_example
     assert Path(inner["config_dir"]).resolve() == (workdir / "claude-config").resolve()   # its own config
     assert (workdir / "transcript.jsonl").stat().st_size > 0                               # the nested claude's
     assert inner["owner_pid"] == result.pane_pid       # its lease follows the person's claude, not a passing shell
-    assert "ended PASS" in json.dumps(final[-1]["message"]["content"])
+    stopped = [result_text(r) for c, r in calls if c["name"] == "TaskStop"]
+    assert len(stopped) == 1 and "Successfully stopped task" in stopped[0], stopped     # the scripted model's server
+    port = int(re.search(r"^PORT=(\d+)$", outputs["prepare"], re.M).group(1))
+    wait_for(lambda: not listening(port), what="the inner rehearsal server to stop after TaskStop")
+    told_text = " ".join(b.get("text", "") for b in final[-1]["message"]["content"])
+    assert f"ended {doc['overall']['verdict']}. Summary: {doc['summary']} " in told_text, told_text   # read, not made up
