@@ -97,3 +97,15 @@ def test_the_readme_adds_and_installs_the_plugin_by_the_names_the_marketplace_gi
     assert f"/plugin install {plugin}@{market['name']}" in section
     assert f"claude plugin install {plugin}@{market['name']}" in section
     assert f"/{plugin}:run-skill-live-trial " in section and "/plugin marketplace add " in section
+
+
+def test_a_plan_of_the_plugin_refuses_its_skill(tmp_path, capsys, monkeypatch):
+    """``plan`` over the plugin itself lists its one skill as ``refused`` with the denylist's reason, writing nothing."""
+    monkeypatch.chdir(tmp_path)
+    code = main(["plan", "--plugin-dir", str(PLUGIN), "--plugins-root", str(PLUGINS), "--eval-root",
+                 str(tmp_path / "eval"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [(s["target"], s["action"]) for s in doc["skills"]] == [("live-trial:run-skill-live-trial", "refused")]
+    assert "cannot be a trial target" in doc["skills"][0]["reason"]
+    assert list(tmp_path.iterdir()) == []
