@@ -75,6 +75,11 @@ class BootRequest:
     timeout_s: float | None = None
     plugin_dirs: Sequence[Path] | None = None
     lease: Lease | None = None
+    #: ``--setting-sources`` of the session: ``local`` for every trial (seed 001 absolute rule 3: the user's and the
+    #: project's settings never reach a trial). None starts the CLI as a person does, reading every source, so the
+    #: plugins installed from a marketplace (user or project scope) load: the session a person calls
+    #: run-skill-live-trial from (README "Use it from Claude Code").
+    setting_sources: str | None = "local"
 
 
 @dataclass
@@ -160,11 +165,14 @@ def check_root_sandbox(env: Mapping[str, str], *, euid: int | None = None) -> No
 
 def build_argv(req: BootRequest, claude_path: str, plugin_dirs: Sequence[Path] = ()) -> list[str]:
     """``[claude, (--model M), --session-id UUID, --setting-sources local, (--plugin-dir P)…,
-    --dangerously-skip-permissions]`` (seed 001 absolute rule 3). ``req.session_id`` must be set."""
+    --dangerously-skip-permissions]`` (seed 001 absolute rule 3; ``--setting-sources`` left out when
+    ``req.setting_sources`` is None). ``req.session_id`` must be set."""
     argv = [str(claude_path)]
     if req.model:
         argv += ["--model", req.model]
-    argv += ["--session-id", str(req.session_id), "--setting-sources", "local"]
+    argv += ["--session-id", str(req.session_id)]
+    if req.setting_sources is not None:
+        argv += ["--setting-sources", req.setting_sources]
     for d in plugin_dirs:
         argv += ["--plugin-dir", str(d)]
     argv.append("--dangerously-skip-permissions")

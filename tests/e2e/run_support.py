@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -201,3 +202,12 @@ def no_leftovers(workdir: Path, state: dict | None = None) -> None:
     assert state["session"] not in tmux_sessions()
     if state.get("pane_pid"):
         assert not pid_alive(state["pane_pid"]), "the trial's claude process is still running"
+
+
+def listening(port: int) -> bool:
+    """True when something accepts TCP connections on 127.0.0.1:``port`` (a rehearsal server still serving)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False

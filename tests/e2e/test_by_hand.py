@@ -8,14 +8,22 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.run_support import EXAMPLES, ROOT, final_json, pid_alive, run_cmd, tmux_sessions, verdict_doc
+from tests.e2e.run_support import (
+    EXAMPLES,
+    ROOT,
+    final_json,
+    listening,
+    pid_alive,
+    run_cmd,
+    tmux_sessions,
+    verdict_doc,
+)
 from tests.e2e.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -39,14 +47,6 @@ def readme_block() -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     block = text.split("<!-- by-hand:start -->", 1)[1].split("<!-- by-hand:end -->", 1)[0]
     return block.split("```bash\n", 1)[1].rsplit("```", 1)[0]
-
-
-def listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 def copy_examples(tmp_path: Path, *, slow_marker_s: float = 0.0) -> None:

@@ -101,6 +101,13 @@ def test_build_argv_is_a_list_with_pinned_flags(tmp_path):
     assert "--model" not in bt.build_argv(req(tmp_path, session_id=UUID), "/opt/claude")
 
 
+def test_a_session_as_a_person_starts_it_reads_every_settings_source(tmp_path):
+    """Trials keep ``--setting-sources local`` (seed 001 absolute rule 3); ``setting_sources=None`` leaves the flag out,
+    so a user-scope plugin install loads (README "Use it from Claude Code")."""
+    argv = bt.build_argv(req(tmp_path, session_id=UUID, setting_sources=None), "/opt/claude")
+    assert argv == ["/opt/claude", "--session-id", UUID, "--dangerously-skip-permissions"]
+
+
 def test_child_env_strips_nested_markers_and_sets_sandbox_in_rehearsal():
     base = {"PATH": "/bin", "ANTHROPIC_API_KEY": "user-key", "CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "cli",
             "CLAUDE_CODE_SSE_PORT": "1234", "CLAUDE_CODE_SESSION_ID": "x", "CLAUDE_CODE_CHILD_SESSION": "1",
