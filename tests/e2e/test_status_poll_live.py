@@ -120,8 +120,12 @@ class Live:
                 if st.state == state:
                     return st
                 time.sleep(0.2)
-            print(f"Escape #{attempt + 1} not taken; the classifier said {st!r}; screen tail:\n" + "\n".join(
-                screen.tail(self.backend.capture(self.session))))
+            from live_trial.session import proctree
+
+            tree = [(p.pid, Path(f"/proc/{p.pid}/cmdline").read_bytes().replace(b"\0", b" ")[:60])
+                    for p in proctree.descendants(self.backend.pane_pid(self.session)) if proctree.alive(p)]
+            print(f"Escape #{attempt + 1} not taken; the classifier said {st!r}; processes under the pane: {tree}; "
+                  "screen tail:\n" + "\n".join(screen.tail(self.backend.capture(self.session))))
         pytest.fail(f"{attempts} Escape presses did not reach {state}")
 
     def poll(self, *, max_ticks=None, **policy):
