@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -333,8 +334,8 @@ def cmd_backend(args) -> int:
         for name in sorted(rows):
             r = rows[name]
             lease = Lease.parse(r.lease)
-            held = (f"\tlease {max(0, int(lease.expires - time.time()))} s left of {int(lease.ttl_s)}" if lease
-                    else "")
+            left = max(0, math.ceil(lease.expires - time.time())) if lease else 0   # "0 s left": it ran out
+            held = f"\tlease {left} s left of {int(lease.ttl_s)}" if lease else ""
             print(f"{name}\t{'dead' if r.dead else 'alive'}\towner {r.owner or '-'} "
                   f"({'alive' if r.owner and owner_alive(r.owner) else 'gone'}){held}")
         if not rows:
