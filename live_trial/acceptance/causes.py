@@ -24,6 +24,10 @@ tmux_gone                  environment  BLOCKED  the tmux server on the trial's 
 session_removed            environment  BLOCKED  the trial's tmux session was removed from outside the trial
 eval_root_unwritable       environment  BLOCKED  the eval root or the trial's workdir cannot be written
 disk_full                  environment  BLOCKED  the disk holding the eval root is full
+blocking_screen            environment  BLOCKED  boot stopped at a screen of the CLI that waits for a person
+                                                 (folder trust, login, theme)
+bypass_dialog              environment  BLOCKED  boot stopped at the bypass-permissions dialog it could not accept
+root_needs_sandbox         environment  BLOCKED  the CLI refuses to skip permissions as root outside a sandbox
 hard_cap                   harness      BLOCKED  the trial reached its hard time cap (seed 001: --blocked)
 harness_interrupted        harness      BLOCKED  the person running the harness pressed Ctrl-C (SIGINT)
 harness_terminated         harness      BLOCKED  the harness was stopped by a signal (SIGTERM)
@@ -76,6 +80,12 @@ CAUSES: dict[str, Cause] = {c.code: c for c in (
     Cause("session_removed", ENVIRONMENT, "the trial's tmux session was removed from outside the trial"),
     Cause("eval_root_unwritable", ENVIRONMENT, "the eval root or the trial's workdir could not be written"),
     Cause("disk_full", ENVIRONMENT, "the disk holding the eval root is full"),
+    Cause("blocking_screen", ENVIRONMENT, "the CLI stopped at start on a screen that waits for a person (folder "
+                                          "trust, login), so the skill never ran"),
+    Cause("bypass_dialog", ENVIRONMENT, "the CLI's bypass-permissions dialog could not be accepted at start, so the "
+                                        "skill never ran"),
+    Cause("root_needs_sandbox", ENVIRONMENT, "the CLI refuses to skip permissions as root outside a sandbox "
+                                             "(IS_SANDBOX=1), so the skill never ran"),
     Cause("hard_cap", HARNESS, "the trial reached its hard time cap"),
     Cause("harness_interrupted", HARNESS, "the person running the harness stopped it (Ctrl-C) before the trial "
                                           "finished"),

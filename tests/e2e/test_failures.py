@@ -27,6 +27,7 @@ from tests.e2e.run_support import (
     resume_cmd,
     run_cmd,
     still_running,
+    stopped,
     tree_of,
     wait_busy,
     wait_for_state,
@@ -322,3 +323,33 @@ def test_resume_of_a_workdir_that_cannot_be_written_is_one_line_exit_3(tmp_path)
     assert resumed.stderr.startswith("BLOCKED: the trial's records cannot be written") and str(wd) in resumed.stderr
     assert {p: p.read_bytes() for p in wd.rglob("*") if p.is_file()} == before
     assert resume_cmd(wd).returncode == 3          # writable again: it resumes (a finished BLOCKED trial)
+
+
+@pytest.mark.budget(12)
+def test_a_cli_that_stops_at_the_folder_trust_question_at_start_is_blocked_never_a_fail_of_the_skill(tmp_path):
+    """The environment asked a person something before the skill could run (README "Whose failure it is"): the trial
+    is BLOCKED with that cause, exit 3, never a launch FAIL of the skill it never started."""
+    from live_trial.trial.journal import STOP_AT_PHASE_ENV
+
+    proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
+                     str(SCENARIOS / "mark-happy.yaml"), "--stall-limit", "4", "--hard-cap", "90",
+                     env={STOP_AT_PHASE_ENV: "booting"})
+    try:
+        wait_for(lambda: stopped(proc.pid) or proc.poll() is not None, what="the harness held before boot")
+        assert proc.poll() is None, proc.stderr.read()[-2000:]
+        config = workdirs(tmp_path)[0] / "claude-config" / ".claude.json"
+        doc = json.loads(config.read_text())
+        for project in doc["projects"].values():         # the folder is no longer trusted when claude starts
+            project["hasTrustDialogAccepted"] = False
+        config.write_text(json.dumps(doc))
+        proc.send_signal(signal.SIGCONT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, err[-3000:]
+    doc = _verdict(workdirs(tmp_path)[0])
+    assert (doc["stop_reason"], doc["overall"]["verdict"], doc["blocked"]) == ("blocking_screen", "BLOCKED", True)
+    assert doc["overall"]["reasons"][0].startswith("blocked: the CLI stopped at start on a screen that waits"), doc
+    result = json.loads(out.strip().splitlines()[-1])
+    assert "not because of the skill" in result["summary"], result["summary"]
