@@ -138,17 +138,19 @@ def _leftovers() -> list[str]:
         found += [f"tmux session {s} on socket {socket}" for s in proc.stdout.split() if s.startswith("lt-")]
     pid_log = _STATE.get("pid_log")
     if pid_log and pid_log.exists():
+        from live_trial.session.rules import pid_alive, proc_start_ticks
+
         for line in pid_log.read_text().splitlines():
             pid, _, start = line.partition(" ")
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except (OSError, IndexError):
-                continue
             # a pid names our process only with its start time: on a busy machine pids wrap (pid_max 32768), and a
             # pane process already gone when it was logged ("-") cannot be alive later
-            if fields[0] != "Z" and fields[19] == start:
-                found.append(f"process {pid} started by a trial ({command[:120].strip()})")
+            if not pid.isdigit() or proc_start_ticks(int(pid)) != start or not pid_alive(int(pid)):
+                continue
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                command = ""
+            found.append(f"process {pid} started by a trial ({command[:120].strip()})")
     return found
 
 
