@@ -334,8 +334,8 @@ def cmd_backend(args) -> int:
         for name in sorted(rows):
             r = rows[name]
             lease = Lease.parse(r.lease)
-            left = max(0, math.ceil(lease.expires - time.time())) if lease else 0   # "0 s left": it ran out
-            held = f"\tlease {left} s left of {int(lease.ttl_s)}" if lease else ""
+            held = (f"\tlease {max(0, math.ceil(lease.expires - time.time()))} s left of {int(lease.ttl_s)}"
+                    if lease else "")          # rounded up: "0 s left" only once the lease ran out
             print(f"{name}\t{'dead' if r.dead else 'alive'}\towner {r.owner or '-'} "
                   f"({'alive' if r.owner and owner_alive(r.owner) else 'gone'}){held}")
         if not rows:
