@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from live_trial.acceptance.causes import blocked_reason
-from live_trial.acceptance.criteria import criteria_table
 from live_trial.acceptance.origin import check_state_target, is_rehearsal_reply, workdir_origin
 from live_trial.acceptance.overall import (
     GATE_KINDS,
@@ -97,6 +95,8 @@ def scenario_id(target: str, args: str = "", scenario_path: Path | None = None, 
 
 def environment(claude_version: str | None = None, tmux_version: str | None = None) -> dict:
     """Versions only (claude, tmux, python, platform) — never environment variables or keys."""
+    import platform as _platform
+
     if tmux_version is None:
         try:
             from live_trial.session.backend import Backend
@@ -105,7 +105,7 @@ def environment(claude_version: str | None = None, tmux_version: str | None = No
         except Exception:  # noqa: BLE001 - a missing tmux is recorded as null, not an error here
             tmux_version = None
     return {"claude_version": claude_version, "tmux_version": tmux_version,
-            "python": platform.python_version(), "platform": platform.platform(terse=True)}
+            "python": _platform.python_version(), "platform": _platform.platform(terse=True)}
 
 
 def _check_choice(value: Any, choices: tuple, name: str, *, optional: bool = False) -> None:
@@ -223,6 +223,7 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     (:func:`cause_lines`): the evaluator's blockers, why the evaluator could not judge, ``failure_reason`` and the
     notes recorded with the stop. ``summarise(doc) -> str``: the one sentence in the message language saying what
     happened (``summary``; :func:`live_trial.notices.outcome.summary`), given by the caller that knows the language."""
+    from live_trial.acceptance.criteria import criteria_table  # loads the judge's answer reader: not for plan
     from live_trial.acceptance.tier import derive_tier
     from live_trial.closure.index import Target
     from live_trial.closure.target import resolve_target

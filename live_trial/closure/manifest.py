@@ -85,7 +85,8 @@ def read_frontmatter(path: Path) -> dict:
     except UnicodeDecodeError:
         raise ClosureError("frontmatter is not UTF-8 text", where=str(path), fix="save SKILL.md as UTF-8") from None
     try:
-        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(block, Loader=_YAML_LOADER)):
+        # An alias is written "*name": a block without "*" has none, and is parsed once instead of twice.
+        if "*" in block and any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(block, Loader=_YAML_LOADER)):
             raise ClosureError("aliases are not allowed in frontmatter", where=str(path),
                                fix="write the value out instead of '*name'")
         data = yaml.load(block, Loader=_YAML_LOADER)

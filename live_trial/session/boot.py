@@ -43,7 +43,9 @@ NESTED_VARS = (
 MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,99}$")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 MODEL_ALIASES = frozenset({"default", "sonnet", "opus", "haiku", "best", "opusplan", "sonnet[1m]", "opus[1m]"})
-POLL_S = 0.05                # screen poll while booting (2 tmux calls per poll)
+POLL_S = 0.05                # screen poll while booting, for the first POLL_FAST_S seconds (one tmux call per poll)
+POLL_FAST_S = 1.5            # a CLI not READY by then boots on a busy machine (here: 0.5 s quiet, 3-5 s with 8 at once)
+POLL_SLOW_S = 0.2            # ... whose cores the booting CLIs need more than a probe every 50 ms
 DIALOG_POLL_S = 0.02         # re-capture after a key in the bypass dialog
 DIALOG_STEP_WAIT_S = 10.0    # wait for the cursor to move / the dialog to go after a key (generous: shared CPUs)
 BLOCKING_CONFIRM_POLLS = 2   # a blocking screen must be seen this many polls in a row
@@ -315,8 +317,16 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
                                   "by hand; raise boot_timeout_s in references/convergence-policy.json if "
                                   "the machine is slow", code="boot_timeout",
                               details={"tail": screen.tail(capture, TAIL_LINES)})
-        sleep(POLL_S)
+        sleep(boot_poll_s(clock() - started))
         capture = None
+
+
+def boot_poll_s(waited_s: float) -> float:
+    """Seconds between two screen probes while the CLI boots, ``waited_s`` seconds after boot started:
+    :data:`POLL_S` at first (READY is seen within 50 ms of a quick boot), then :data:`POLL_SLOW_S` (each probe is a
+    tmux client process; eight CLIs booting at once on two cores took 60 probes each at 50 ms, and a boot that slow
+    is not held up by 0.2 s)."""
+    return POLL_S if waited_s < POLL_FAST_S else POLL_SLOW_S
 
 
 def _probe(backend: Backend, session: str, pane_id: str | None, *, clock: Callable[[], float],

@@ -209,6 +209,28 @@ def test_no_dialog_is_fine(tmp_path):
     assert result.bypass_dialog_seen is False and fb.keys == []
 
 
+class SlowBootBackend(FakeBackend):
+    """A CLI whose screen stays blank until ``ready_at`` seconds on the fake clock, then shows its prompt."""
+
+    def __init__(self, clock, ready_at):
+        super().__init__({"ready": (cap("ready_no_dialog"), {})}, "ready")
+        self.clock, self.ready_at = clock, ready_at
+
+    def capture(self, name, scrollback=False):
+        return super().capture(name) if self.clock() >= self.ready_at else ""
+
+
+@pytest.mark.parametrize("ready_at,most_probes", [(0.4, 10), (5.0, 50)])
+def test_a_slow_boot_is_probed_less_often_and_still_seen_promptly(tmp_path, ready_at, most_probes):
+    """Every probe is a tmux client: a CLI that takes 5 s to boot (eight at once on two cores) is probed every 0.2 s
+    after the first 1.5 s instead of every 50 ms (about 100 probes), and its prompt is still seen within one probe."""
+    clock = Clock()
+    fb = SlowBootBackend(clock, ready_at)
+    bt.boot(req(tmp_path), fb, base_env={"PATH": "/bin"}, clock=clock, sleep=clock.sleep)
+    assert fb.polls <= most_probes
+    assert ready_at <= clock() <= ready_at + (bt.POLL_S if ready_at < bt.POLL_FAST_S else bt.POLL_SLOW_S) + 1e-9
+
+
 def test_bypass_cursor_not_on_no_exit_presses_nothing(tmp_path):
     odd = cap("bypass_dialog").replace("  ❯ 1. No, exit", "    1. No, exit").replace("    2. Yes, I accept",
                                                                                       "  ❯ 2. Yes, I accept")

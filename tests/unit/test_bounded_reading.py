@@ -2,7 +2,7 @@
 summarised from its first and last bytes, never parsed whole; an idle poll tick reads no transcript byte; the steps
 that need the whole file (launch check, evaluator index, actual model, hashes, plan's reuse check, send) stream it
 once with memory bounded by a constant. Each test runs at a size of a few MB (benchmarks/status.py and
-benchmarks/hostile.py measure the 48 MB and 500 MB cases)."""
+benchmarks/huge.py measure the 48 MB and 500 MB cases)."""
 from __future__ import annotations
 
 import json

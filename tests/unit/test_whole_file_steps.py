@@ -2,7 +2,7 @@
 the launch check, the evaluator's transcript index, the verdict (hash and actual model), plan's reuse check (hash
 and human prompts, cached by file identity) and send's delivery check (only the bytes written since the paste).
 On a 500 MB one-turn transcript each used to hold the whole file (3 GB); here the same shape at 8 MB must stay under
-a few MB of Python memory (benchmarks/hostile.py measures the 500 MB case)."""
+a few MB of Python memory (benchmarks/huge.py measures the 500 MB case)."""
 from __future__ import annotations
 
 import json
