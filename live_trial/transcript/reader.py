@@ -25,6 +25,9 @@ from live_trial.transcript.records import is_human_prompt, record_time
 from live_trial.transcript.stream import Pass, open_transcript, parse_line, parse_long
 
 TAIL_BLOCK_BYTES = 64 * 1024
+#: Inside a line longer than LONG_RECORD_BYTES the walk reads this many blocks at a time: it only looks for the
+#: newline before the line (a 48 MB Write is 48 MB to scan), never past the scan budget.
+LONG_LINE_BLOCKS = 16
 
 
 TAIL_MAX_BYTES = 8 * 1024 * 1024
@@ -271,8 +274,8 @@ def _walk(back: _Backwards, result: ReadResult, pos: int, block: bytes, end: int
     while True:
         while True:                    # the lines of this block, from its end backwards
             nl = block.rfind(b"\n", 0, cut)
-            piece = block[nl + 1:cut]
             if pieces is not None:
+                piece = block[nl + 1:cut]
                 pieces.append(piece)
                 plen += len(piece)
                 if plen > _stream.LONG_RECORD_BYTES:
@@ -281,9 +284,9 @@ def _walk(back: _Backwards, result: ReadResult, pos: int, block: bytes, end: int
                     hole = whole.rfind(b"\x00")
                     rec_start = line_end - len(whole) + hole + 1 if hole >= 0 else None
             elif rec_start is None:
-                hole = piece.rfind(b"\x00")
+                hole = block.rfind(b"\x00", nl + 1, cut)
                 if hole >= 0:
-                    rec_start = pos + nl + 1 + hole + 1
+                    rec_start = pos + hole + 1
             if nl < 0:
                 break
             line_start = pos + nl + 1
@@ -310,7 +313,10 @@ def _walk(back: _Backwards, result: ReadResult, pos: int, block: bytes, end: int
                 if rec is not None:
                     yield rec
             return
-        start = max(0, pos - TAIL_BLOCK_BYTES)
+        step = TAIL_BLOCK_BYTES
+        if pieces is None:             # inside an over-long line: only its start is wanted; larger reads, same budget
+            step = max(step, min(step * LONG_LINE_BLOCKS, back.scan_max - back.scanned))
+        start = max(0, pos - step)
         block = back.read(start, pos)
         pos, cut = start, len(block)
 

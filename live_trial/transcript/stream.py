@@ -34,6 +34,10 @@ LONG_RECORD_BYTES = 1 << 20
 SUMMARY_HEAD_BYTES = 64 << 10
 SUMMARY_TAIL_BYTES = 64 << 10
 MAX_RECORD_DEPTH = 100
+#: A line of at least this many bytes is checked by walking its parsed record (:func:`check_record`), at most
+#: SHAPE_NODE_BUDGET nodes of it; a shorter one, or one with more nodes, from its bytes.
+SHAPE_MIN_BYTES = 8 << 10
+SHAPE_NODE_BUDGET = 4096
 
 #: A lone surrogate can come from a ``\\udXXX`` escape or from raw bytes ED A0..BF (json.loads decodes bytes with
 #: "surrogatepass").
@@ -134,19 +138,64 @@ def scrub(value: Any) -> Any:
     return value
 
 
+def _has_lone_surrogate(text: str) -> bool:
+    if text.isascii():                 # a flag of the string: no scan
+        return False
+    try:
+        text.encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
+
+
+def _shape(value: Any) -> tuple[int, bool] | None:
+    """``(nesting depth, whether a string or key holds a lone surrogate)`` of parsed JSON ``value``, exactly, or None
+    once more than :data:`SHAPE_NODE_BUDGET` nodes were visited (the caller then bounds it from the bytes)."""
+    deepest, lone, budget = 0, False, SHAPE_NODE_BUDGET
+    stack = [(value, 1)]
+    while stack:
+        node, d = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return None
+        if isinstance(node, str):
+            lone = lone or _has_lone_surrogate(node)
+        elif isinstance(node, dict):
+            deepest = max(deepest, d)
+            for key, v in node.items():
+                lone = lone or _has_lone_surrogate(key)
+                stack.append((v, d + 1))
+        elif isinstance(node, list):
+            deepest = max(deepest, d)
+            stack.extend((v, d + 1) for v in node)
+    return deepest, lone
+
+
 def check_record(rec: Any, raw: bytes, offset: int, tally: Tally) -> dict | None:
     """``rec`` when it is a transcript record (a JSON object whose ``type`` is known, nested at most
-    :data:`MAX_RECORD_DEPTH` deep), lone surrogates escaped; else None, counted in ``tally``."""
+    :data:`MAX_RECORD_DEPTH` deep), lone surrogates escaped; else None, counted in ``tally``.
+
+    A short line is bounded from ``raw`` first (its brackets, its escape and ED bytes: a few scans of under
+    :data:`SHAPE_MIN_BYTES`). A longer one is nearly always a tool result or a Write, one long string in a few dozen
+    nodes, where those scans would cost more than the parse (a tool output's many ``\\n`` escapes slow the search for
+    ``\\u``): it is checked by walking its nodes once, up to :data:`SHAPE_NODE_BUDGET` of them, and bounded from its
+    bytes only past that. Either way the answer is the same."""
     if not isinstance(rec, dict):
         _malformed(tally, offset, f"a JSON {type(rec).__name__}, not an object")
         return None
-    if raw.count(b"{") + raw.count(b"[") > MAX_RECORD_DEPTH and _depth(rec) > MAX_RECORD_DEPTH:
+    shape = _shape(rec) if len(raw) >= SHAPE_MIN_BYTES else None
+    if shape is None:
+        too_deep = raw.count(b"{") + raw.count(b"[") > MAX_RECORD_DEPTH and _depth(rec) > MAX_RECORD_DEPTH
+        lone = (b"\\u" in raw or b"\xed" in raw) and _SURROGATE_ESCAPE.search(raw) is not None
+    else:
+        too_deep, lone = shape[0] > MAX_RECORD_DEPTH, shape[1]
+    if too_deep:
         _malformed(tally, offset, f"nested deeper than {MAX_RECORD_DEPTH} levels")
         return None
     if not isinstance(rec.get("type"), str) or rec["type"] not in KNOWN_TYPES:
         tally.skipped_unknown += 1
         return None
-    if (b"\\u" in raw or b"\xed" in raw) and _SURROGATE_ESCAPE.search(raw):
+    if lone:
         rec = scrub(rec)
     return rec
 

@@ -188,6 +188,32 @@ def test_lone_surrogates_in_a_transcript_are_escaped(tmp_path):
     json.dumps(recs, ensure_ascii=False).encode("utf-8")
 
 
+@pytest.mark.parametrize("padding,nodes", [(0, 0), (20 << 10, 0), (20 << 10, 6000)],
+                         ids=["short line: checked from its bytes", "long line: its nodes walked",
+                              "long line of many nodes: past the walk's budget, checked from its bytes"])
+def test_depth_and_lone_surrogates_are_found_on_every_check_path(tmp_path, padding, nodes):
+    """A line of 8 KiB or more is checked by walking its parsed record, up to a node budget, a shorter one or one
+    with more nodes from its bytes; each path refuses the same nesting and escapes the same lone surrogates."""
+    assert padding == 0 or padding >= stream.SHAPE_MIN_BYTES
+    assert nodes == 0 or nodes > stream.SHAPE_NODE_BUDGET
+    pad = '"pad":"' + "line\\n" * (padding // 6) + '","many":[' + ",".join(["1"] * nodes) + "],"
+    lines = ['{"type":"user",' + pad + '"uuid":"u1","message":{"content":"bad \\ud800 text"}}',
+             '{"type":"user",' + pad + '"uuid":"u2","message":{"content":"pair \\ud83d\\ude00 ok"}}',
+             '{"type":"user",' + pad + '"uuid":"u3","\\udfff key":"x","message":{"content":"fine"}}',
+             '{"type":"user",' + pad + '"x":' + "[" * 101 + "]" * 101 + "}",
+             '{"type":"user",' + pad + '"x":' + "[" * 99 + "]" * 99 + ',"uuid":"u4"}']
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    res = read_records(path)
+    got = {r["uuid"]: r for r in res.records}
+    assert sorted(got) == ["u1", "u2", "u3", "u4"] and res.skipped_malformed == 1
+    assert "nested deeper" in res.first_error
+    assert got["u1"]["message"]["content"] == "bad \\ud800 text"
+    assert got["u2"]["message"]["content"] == "pair \U0001F600 ok"
+    assert "\\udfff key" in got["u3"]
+    json.dumps(res.records, ensure_ascii=False).encode("utf-8")
+
+
 def test_deep_nesting_within_the_json_limit_is_refused_as_malformed(tmp_path):
     path = tmp_path / "t.jsonl"
     deep = '{"type":"user","x":' + "[" * 500 + "]" * 500 + "}"
