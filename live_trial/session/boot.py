@@ -229,13 +229,14 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
         plugin_warnings = check_plugins(claude_path, plugin_dirs, env, plugin_checks)   # BootFail before anything starts
     timeout_s = req.timeout_s if req.timeout_s is not None else _policy_boot_timeout(base_env)
     leased = {"lease": req.lease} if req.lease is not None else {}
+    spawned = clock()                  # the probe schedule counts from here, after a plugin check that may be slow
     info = backend.new_session(req.session, argv, cwd=cwd, env=env, owner_pid=req.owner_pid, **leased)
     ok = False
     try:
         backend.set_meta(req.session, cwd=str(cwd), session_id=req.session_id,
                          config_dir=env.get("CLAUDE_CONFIG_DIR", ""), model=req.model or "")
         seen = _wait_ready(backend, req.session, started=started, timeout_s=timeout_s, clock=clock, sleep=sleep,
-                           pane_id=info.pane_id)
+                           pane_id=info.pane_id, spawned=spawned)
         ok = True
     finally:
         if not ok:
@@ -285,8 +286,12 @@ def _exit_fix(text: str) -> str:
 
 
 def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: float,
-                clock: Callable[[], float], sleep: Callable[[float], None], pane_id: str | None = None) -> bool:
-    """Poll the screen until READY. Returns whether the bypass dialog was seen (and accepted)."""
+                clock: Callable[[], float], sleep: Callable[[float], None], pane_id: str | None = None,
+                spawned: float | None = None) -> bool:
+    """Poll the screen until READY. Returns whether the bypass dialog was seen (and accepted). ``started``: when
+    boot began (the timeout counts from it); ``spawned``: when the CLI was started (the probe schedule,
+    :func:`boot_poll_s`, counts from it; default ``started``)."""
+    spawned = started if spawned is None else spawned
     bypass_seen = False
     blocking_streak: tuple[str, int] = ("", 0)
     capture: str | None = None
@@ -317,12 +322,12 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
                                   "by hand; raise boot_timeout_s in references/convergence-policy.json if "
                                   "the machine is slow", code="boot_timeout",
                               details={"tail": screen.tail(capture, TAIL_LINES)})
-        sleep(boot_poll_s(clock() - started))
+        sleep(boot_poll_s(clock() - spawned))
         capture = None
 
 
 def boot_poll_s(waited_s: float) -> float:
-    """Seconds between two screen probes while the CLI boots, ``waited_s`` seconds after boot started:
+    """Seconds between two screen probes while the CLI boots, ``waited_s`` seconds after it was started:
     :data:`POLL_S` at first (READY is seen within 50 ms of a quick boot), then :data:`POLL_SLOW_S` (each probe is a
     tmux client process; eight CLIs booting at once on two cores took 60 probes each at 50 ms, and a boot that slow
     is not held up by 0.2 s)."""

@@ -26,7 +26,7 @@ from live_trial.transcript.stream import Pass, open_transcript, parse_line, pars
 
 TAIL_BLOCK_BYTES = 64 * 1024
 #: Inside a line longer than LONG_RECORD_BYTES the walk reads this many blocks at a time: it only looks for the
-#: newline before the line (a 48 MB Write is 48 MB to scan), never past the scan budget.
+#: newline before the line (a 48 MB Write is 48 MB to scan); a read ends at the scan budget, or one block past it.
 LONG_LINE_BLOCKS = 16
 
 
@@ -199,8 +199,8 @@ def read_tail(path: str | os.PathLike, *, max_bytes: int = TAIL_MAX_BYTES, margi
     Stops when the window holds a human prompt with at least ``margin`` records before it in file order
     the oldest of which is older (by timestamp) than that prompt (out-of-order first turns, claude-cli-observed.md
     pitfall 1), or at the start of the file, or once the lines read span ``max_bytes``. Whatever the line lengths,
-    at most ``max(max_bytes, scan_max_bytes)`` bytes plus one block and one summary head are read
-    (:func:`records_backwards`). Records are returned in file order. The cost depends on the size of the last turn
+    at most ``max(max_bytes, scan_max_bytes)`` bytes plus one block and one summary head (or one record after a NUL
+    hole) are read (:func:`records_backwards`). Records are returned in file order. The cost depends on the size of the last turn
     (bounded), not of the file (benchmarks/status.py).
     """
     result = ReadResult(reached_start=False)
@@ -226,7 +226,8 @@ def records_backwards(path: str | os.PathLike, result: ReadResult, *, max_bytes:
     ``parsed_bytes``, and ``start_offset`` (the start of the oldest line read so far, updated before each record is
     yielded, so a reader that stops at a record has the offset of that record). Stops by itself at the start of the
     file or once the lines read span ``max_bytes``. Whatever the line lengths, at most ``max(max_bytes,
-    scan_max_bytes)`` bytes plus one block and one summary head are read: a line longer than
+    scan_max_bytes)`` bytes plus one block and one summary head are read, or instead of that head, when an over-long
+    line is a run of NUL bytes and then a record, that record (at most ``LONG_RECORD_BYTES``): a line longer than
     :data:`~live_trial.transcript.stream.LONG_RECORD_BYTES` is summarised from its first and last bytes, its middle
     only scanned for the newline before it; when even that newline lies beyond ``scan_max_bytes`` the line is
     summarised from its last bytes alone. A file that cannot be opened yields nothing (``first_error`` says why).

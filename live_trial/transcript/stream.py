@@ -179,13 +179,14 @@ def check_record(rec: Any, raw: bytes, offset: int, tally: Tally) -> dict | None
     :data:`SHAPE_MIN_BYTES`). A longer one is nearly always a tool result or a Write, one long string in a few dozen
     nodes, where those scans would cost more than the parse (a tool output's many ``\\n`` escapes slow the search for
     ``\\u``): it is checked by walking its nodes once, up to :data:`SHAPE_NODE_BUDGET` of them, and bounded from its
-    bytes only past that. Either way the answer is the same."""
+    bytes only past that. The byte bound counts one more level than the brackets in ``raw``: a summary made from a
+    line's last bytes alone does not hold the record's opening brace."""
     if not isinstance(rec, dict):
         _malformed(tally, offset, f"a JSON {type(rec).__name__}, not an object")
         return None
     shape = _shape(rec) if len(raw) >= SHAPE_MIN_BYTES else None
     if shape is None:
-        too_deep = raw.count(b"{") + raw.count(b"[") > MAX_RECORD_DEPTH and _depth(rec) > MAX_RECORD_DEPTH
+        too_deep = raw.count(b"{") + raw.count(b"[") + 1 > MAX_RECORD_DEPTH and _depth(rec) > MAX_RECORD_DEPTH
         lone = (b"\\u" in raw or b"\xed" in raw) and _SURROGATE_ESCAPE.search(raw) is not None
     else:
         too_deep, lone = shape[0] > MAX_RECORD_DEPTH, shape[1]

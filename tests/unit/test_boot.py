@@ -231,6 +231,18 @@ def test_a_slow_boot_is_probed_less_often_and_still_seen_promptly(tmp_path, read
     assert ready_at <= clock() <= ready_at + (bt.POLL_S if ready_at < bt.POLL_FAST_S else bt.POLL_SLOW_S) + 1e-9
 
 
+def test_the_probe_schedule_counts_from_the_cli_start_not_from_a_slow_plugin_check(tmp_path, monkeypatch):
+    """A plugin check that takes 3 s (the CLI's validator, not cached) leaves the CLI's own quick boot probed every
+    50 ms: its prompt is seen within 50 ms, not 0.2 s."""
+    from live_trial.session import plugin_check
+
+    clock = Clock()
+    monkeypatch.setattr(plugin_check, "check_plugins", lambda *a, **k: clock.sleep(3.0) or [])
+    fb = SlowBootBackend(clock, 3.33)
+    bt.boot(req(tmp_path, plugin_dirs=[tmp_path]), fb, base_env={"PATH": "/bin"}, clock=clock, sleep=clock.sleep)
+    assert 3.33 <= clock() <= 3.33 + bt.POLL_S + 1e-9
+
+
 def test_bypass_cursor_not_on_no_exit_presses_nothing(tmp_path):
     odd = cap("bypass_dialog").replace("  ❯ 1. No, exit", "    1. No, exit").replace("    2. Yes, I accept",
                                                                                       "  ❯ 2. Yes, I accept")

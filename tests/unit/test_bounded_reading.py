@@ -214,6 +214,22 @@ def test_depth_and_lone_surrogates_are_found_on_every_check_path(tmp_path, paddi
     json.dumps(res.records, ensure_ascii=False).encode("utf-8")
 
 
+@pytest.mark.parametrize("check", ["walk", "bytes"])
+def test_a_line_summarised_from_its_last_bytes_alone_is_refused_when_too_deep(tmp_path, monkeypatch, check):
+    """Its start lies beyond the scan budget, so the summary never saw the record's opening brace: either check still
+    counts that level, and read_tail refuses the record as the whole-file read does."""
+    if check == "bytes":
+        monkeypatch.setattr(stream, "SHAPE_MIN_BYTES", 1 << 40)      # every line bounded from its bytes
+    deep = "[" * stream.MAX_RECORD_DEPTH + "1" + "]" * stream.MAX_RECORD_DEPTH     # with the record: one too deep
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"big":"' + "x" * (4 * MB) + '","type":"user","uuid":"u","deep":' + deep + "}\n")
+    for res in (read_tail(path, scan_max_bytes=2 * MB), read_records(path)):
+        assert res.records == [] and res.skipped_malformed == 1 and "nested deeper" in res.first_error
+    path.write_text(path.read_text().replace("[1]", "1"))           # one level less: accepted by both
+    for res in (read_tail(path, scan_max_bytes=2 * MB), read_records(path)):
+        assert [r["uuid"] for r in res.records] == ["u"] and res.skipped_malformed == 0
+
+
 def test_deep_nesting_within_the_json_limit_is_refused_as_malformed(tmp_path):
     path = tmp_path / "t.jsonl"
     deep = '{"type":"user","x":' + "[" * 500 + "]" * 500 + "}"
