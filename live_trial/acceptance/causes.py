@@ -28,6 +28,7 @@ blocking_screen            environment  BLOCKED  boot stopped at a screen of the
                                                  (folder trust, login, theme)
 bypass_dialog              environment  BLOCKED  boot stopped at the bypass-permissions dialog it could not accept
 root_needs_sandbox         environment  BLOCKED  the CLI refuses to skip permissions as root outside a sandbox
+foreign_tmux_server        environment  BLOCKED  a tmux server no harness started took the trial's socket before boot
 hard_cap                   harness      BLOCKED  the trial reached its hard time cap (seed 001: --blocked)
 harness_interrupted        harness      BLOCKED  the person running the harness pressed Ctrl-C (SIGINT)
 harness_terminated         harness      BLOCKED  the harness was stopped by a signal (SIGTERM)
@@ -35,6 +36,7 @@ harness_killed             harness      BLOCKED  the harness died (SIGKILL, a cr
                                                  continue (boot or delivery unconfirmed)
 evaluator_failed           harness      BLOCKED  the evaluator process could not start, crashed or never answered
 transcript_moved           harness      BLOCKED  the session went on in a new transcript the harness could not find
+session_exists             harness      BLOCKED  the trial's own tmux session name was taken already
 =========================  ===========  =======  ==========================================================
 
 The evaluator ANSWERING without usable evidence is a judgement of the goal (FAIL), not a failure of the harness.
@@ -86,6 +88,8 @@ CAUSES: dict[str, Cause] = {c.code: c for c in (
                                         "skill never ran"),
     Cause("root_needs_sandbox", ENVIRONMENT, "the CLI refuses to skip permissions as root outside a sandbox "
                                              "(IS_SANDBOX=1), so the skill never ran"),
+    Cause("foreign_tmux_server", ENVIRONMENT, "a tmux server no harness started took the trial's socket before the "
+                                              "trial's session could start"),
     Cause("hard_cap", HARNESS, "the trial reached its hard time cap"),
     Cause("harness_interrupted", HARNESS, "the person running the harness stopped it (Ctrl-C) before the trial "
                                           "finished"),
@@ -94,6 +98,8 @@ CAUSES: dict[str, Cause] = {c.code: c for c in (
                                      "cannot continue from"),
     Cause("evaluator_failed", HARNESS, "the evaluator process could not run or crashed, so the goal was not judged"),
     Cause("transcript_moved", HARNESS, "the session continued in a new transcript the harness could not find"),
+    Cause("session_exists", HARNESS, "a tmux session of the trial's own name already existed, so the trial's session "
+                                     "never started"),
 )}
 
 #: What the table says when a blocked trial's stop reason is not in it.

@@ -4,19 +4,17 @@ Every tmux command goes through :meth:`Backend._run` (one process boundary; it c
 list in, :class:`TmuxResult` out. The socket flag (``-L``, default ``live-trial``, env ``LIVE_TRIAL_SOCKET``) and
 ``-f /dev/null`` (no user tmux.conf: a user's extended-keys / prefix / paste settings cannot change what the CLI
 receives) are added there and nowhere else. There too every argument is escaped for tmux's argv parser
-(:func:`~live_trial.session.rules.tmux_args`): a final ``;`` would end the command, so text, paths and cwds ending
-in ``;`` are sent as ``…\\;``; commands are chained only with :data:`SEP`.
+(:func:`~live_trial.session.rules.tmux_args`): a final ``;`` would end the command, so text, paths and cwds ending in
+``;`` are sent as ``…\\;``; commands are chained only with :data:`SEP`.
 
-Targets are always exact: sessions as ``=NAME``; panes by the pane id (``%N``)
-read back from an exact listing (``send-keys -t =NAME`` fails with "can't find pane: =NAME" on
-tmux 3.3a, and a bare ``-t NAME`` matches by prefix: with only ``lt-…-a12`` alive, ``-t lt-…-a1``
-would hit it).
+Targets are always exact: sessions as ``=NAME``; panes by the pane id (``%N``) read back from an exact listing
+(``send-keys -t =NAME`` fails with "can't find pane: =NAME" on tmux 3.3a, and a bare ``-t NAME`` matches by prefix: with
+only ``lt-…-a12`` alive, ``-t lt-…-a1`` would hit it).
 
-Environment of the pane: the ``new-session`` client runs with exactly the
-child environment, and every variable name of it and of the server's global environment is put in
-the server's ``update-environment`` list, so the session environment equals the child environment:
-names present are copied, names absent are removed (tmux(1) update-environment). No value ever
-appears on a command line or in a file but the trial's tag (``new-session -e LIVE_TRIAL_SESSION=<name>``,
+Environment of the pane: the ``new-session`` client runs with exactly the child environment, and every variable name of
+it and of the server's global environment is put in the server's ``update-environment`` list, so the session environment
+equals the child environment: names present are copied, names absent are removed (tmux(1) update-environment). No value
+ever appears on a command line or in a file but the trial's tag (``new-session -e LIVE_TRIAL_SESSION=<name>``,
 :mod:`~live_trial.session.proctree`). Global options are set only on a server a harness started (it marks it
 ``@live_trial_server``); a server without that mark (a person's own tmux) is refused, its options untouched.
 """
@@ -63,6 +61,8 @@ MIN_WIDTH, MIN_HEIGHT = 200, 50
 HISTORY_LIMIT = 100_000
 TMUX_TIMEOUT_S = 30.0
 SERVER_RACE_RETRIES = 3
+STARTING_SERVER_WAIT_S = 2.0   # a server a harness is starting: no option and no session yet (server_started_here)
+STARTING_SERVER_POLL_S = 0.05
 PANE_GRACE_S = 5.0        # claude's own exit after SIGHUP / SIGTERM (it ends its background shells) before SIGKILL
 SEND_LINE_MAX = 500
 
@@ -99,16 +99,13 @@ class Backend:
     def _run(self, *args: str, env: Mapping[str, str] | None = None) -> TmuxResult:
         """Run ``tmux -f /dev/null -L <socket> <args>`` and return a :class:`TmuxResult`.
 
-        ``args`` go through :func:`tmux_args` first: :data:`SEP` chains two commands, every other element
-        is data, and one ending in ``;`` is sent as ``…\\;`` so tmux does not take it for the end of the
-        command (a plain ``";"`` string is data too). ``TmuxResult.argv`` holds the escaped argv.
-
-        Without ``env`` the command goes through libtmux (``Server.cmd`` → ``common.tmux_cmd``). With
-        ``env`` (only ``new-session``: libtmux's ``tmux_cmd`` cannot pass an environment) the same argv
-        runs through :mod:`subprocess` with exactly that client environment. Raises Blocked when tmux
-        is missing, TmuxError when tmux does not answer within 30 s (subprocess path). Retries (up to 3) a
-        command that met a tmux server in the middle of exiting.
-        """
+        ``args`` go through :func:`tmux_args` first: :data:`SEP` chains two commands, every other element is data,
+        and one ending in ``;`` is sent as ``…\\;`` so tmux does not take it for the end of the command (a plain
+        ``";"`` string is data too). ``TmuxResult.argv`` holds the escaped argv. Without ``env`` the command goes
+        through libtmux (``Server.cmd`` → ``common.tmux_cmd``). With ``env`` (only ``new-session``: libtmux's
+        ``tmux_cmd`` cannot pass an environment) the same argv runs through :mod:`subprocess` with exactly that client
+        environment. Raises Blocked when tmux is missing, TmuxError when tmux does not answer within 30 s (subprocess
+        path). Retries (up to 3) a command that met a tmux server in the middle of exiting."""
         argv = tmux_args(args)
         for attempt in range(SERVER_RACE_RETRIES + 1):
             result = self._run_once(*argv, env=env)
@@ -157,20 +154,31 @@ class Backend:
     def _gone(result: TmuxResult) -> bool:
         # "no current target": list-panes -a on a server whose last session just went (seen on tmux 3.3a under load)
         text = " ".join(result.stderr).lower()
-        return ("can't find" in text or "no server running" in text or "no such file" in text
-                or "error connecting" in text or "server exited" in text or "no current target" in text)
+        return any(m in text for m in ("can't find", "no server running", "no such file", "error connecting",
+                                       "server exited", "no current target"))
 
     def require_tmux(self) -> str:
         """Path of the tmux binary; raises Blocked (exit 3, seed 001: tmux missing is BLOCKED) when absent."""
         return self._tmux()
 
-    def server_started_here(self) -> bool | None:
+    def server_started_here(self, *, wait_s: float = STARTING_SERVER_WAIT_S) -> bool | None:
         """True when the socket's server was started by a harness (it carries ``@live_trial_server``), False when
-        another server runs there (a person's own tmux), None when no server runs. Raises Blocked without tmux."""
-        result = self._run("show-options", "-gqv", SERVER_OPTION)
-        if not result.ok:
-            return None if self._gone(result) else False
-        return bool(result.stdout) and result.stdout[0].strip() == "1"
+        another server runs there (a person's own tmux), None when none runs. Raises Blocked without tmux. A server
+        with neither the option nor a session is being started by a harness whose first command sets both (two trials
+        at once, under load): it is asked again every 50 ms for up to ``wait_s`` s before it counts as another's."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            result = self._run("show-options", "-gqv", SERVER_OPTION)
+            if not result.ok:
+                return None if self._gone(result) else False
+            if result.stdout and result.stdout[0].strip() == "1":
+                return True
+            sessions = self._run("list-sessions", "-F", "#{session_name}")
+            if not sessions.ok and self._gone(sessions):
+                return None
+            if (sessions.ok and any(line.strip() for line in sessions.stdout)) or time.monotonic() >= deadline:
+                return False
+            time.sleep(STARTING_SERVER_POLL_S)
 
     def refuse_foreign_server(self) -> None:
         """Raise :class:`RefusedInput` (exit 2, ``foreign_tmux_server``) when a server no harness started runs on the
@@ -345,12 +353,10 @@ class Backend:
 
     # -- input
     def paste_file(self, name: str, path: str | os.PathLike) -> str:
-        """Paste a file into the session's pane as one bracketed paste through a named buffer.
-
-        ``load-buffer -b NAME FILE`` → ``paste-buffer -b NAME -p`` → ``delete-buffer -b NAME`` (always,
-        in ``finally``). Never the default buffer, never send-keys (seed 001 absolute rule 2). Returns
-        the buffer name. Raises RefusedInput (bad name, missing file, session gone).
-        """
+        """Paste a file into the session's pane as one bracketed paste through a named buffer: ``load-buffer -b NAME
+        FILE`` → ``paste-buffer -b NAME -p`` → ``delete-buffer -b NAME`` (always, in ``finally``). Never the default
+        buffer, never send-keys (seed 001 absolute rule 2). Returns the buffer name. Raises RefusedInput (bad name,
+        missing file, session gone)."""
         validate_session_name(name)
         path = os.path.abspath(os.fspath(path))
         if not os.path.isfile(path):
@@ -372,10 +378,8 @@ class Backend:
         self._check(self._run("send-keys", "-t", pane, *keys_ok), "send-keys")
 
     def send_line(self, name: str, text: str) -> None:
-        """Type one short line literally (``send-keys -l``) and press Enter: for gate answers only.
-
-        ``text`` must be one line of printable characters, at most 500; task text goes through paste_file.
-        """
+        """Type one short line literally (``send-keys -l``) and press Enter: for gate answers only. ``text`` must be
+        one line of printable characters, at most 500; task text goes through paste_file."""
         self.type_text(name, text)
         self._check(self._run("send-keys", "-t", self._pane_id(name), "Enter"), "send-keys Enter")
 
@@ -390,10 +394,8 @@ class Backend:
 
     # -- output
     def capture(self, name: str, scrollback: bool = False) -> str:
-        """The pane's text: the visible screen, or with ``scrollback`` the whole history too.
-
-        Raises RefusedInput (code ``session_gone``) when the session does not exist.
-        """
+        """The pane's text: the visible screen, or with ``scrollback`` the whole history too. Raises RefusedInput
+        (code ``session_gone``) when the session does not exist."""
         pane = self._pane_id(name)
         args = ["capture-pane", "-p", "-t", pane]
         if scrollback:
@@ -401,12 +403,10 @@ class Backend:
         return "\n".join(self._check(self._run(*args), "capture-pane").stdout)
 
     def probe(self, name: str, pane_id: str | None = None) -> tuple[bool, str]:
-        """``(alive, visible screen)`` of the session in ONE tmux call (boot's fast poll).
-
-        ``pane_id``: the id recorded at creation (looked up exactly when None). The reply carries the
-        pane's session name, which must equal ``name`` (so a reused pane id never reads another session).
-        Returns ``(False, "")`` when the session is gone; ``alive`` is False once ``#{pane_dead}`` is 1.
-        """
+        """``(alive, visible screen)`` of the session in ONE tmux call (boot's fast poll). ``pane_id``: the id
+        recorded at creation (looked up exactly when None). The reply carries the pane's session name, which must
+        equal ``name`` (so a reused pane id never reads another session). Returns ``(False, "")`` when the session is
+        gone; ``alive`` is False once ``#{pane_dead}`` is 1."""
         validate_session_name(name)
         pane = pane_id or self._pane_id(name)
         result = self._run("display-message", "-p", "-t", pane, "#{session_name}|#{pane_dead}", SEP,
@@ -420,14 +420,12 @@ class Backend:
 
     # -- removal
     def kill_session(self, name: str) -> bool:
-        """Kill exactly this session (``kill-session -t =NAME``) and end every process it started.
-
-        The pane's process tree is walked before the kill (its tool children run in their own sessions and would
-        be reparented, then lost, once claude dies); after it, that tree and every process carrying the session's
-        tag (:func:`live_trial.session.proctree.tagged`: children born meanwhile, orphans of a pane that died
-        earlier, a server that is gone) are ended: SIGTERM (and SIGCONT), up to 5 s, SIGKILL. Returns True when a
-        session was removed, False (quietly) when it was already gone; never touches another session.
-        """
+        """Kill exactly this session (``kill-session -t =NAME``) and end every process it started. The pane's
+        process tree is walked before the kill (its tool children run in their own sessions and would be reparented,
+        then lost, once claude dies); after it, that tree and every process carrying the session's tag
+        (:func:`live_trial.session.proctree.tagged`: children born meanwhile, orphans of a pane that died earlier, a
+        server that is gone) are ended: SIGTERM (and SIGCONT), up to 5 s, SIGKILL. Returns True when a session was
+        removed, False (quietly) when it was already gone; never touches another session."""
         row = self.pane(name)
         tree = self.procs.descendants(row.pane_pid) if row is not None and not row.dead else []
         removed = False

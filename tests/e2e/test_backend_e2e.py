@@ -182,3 +182,34 @@ def test_hashes_in_the_cwd_and_the_pasted_path_are_never_format_expanded(backend
     assert wait_for(lambda: _lines(backend, name).count("pasted through a path full of hashes") == 2, what="_lines(backend, name).count('pasted through a path full of hashes') == 2"), \
         _lines(backend, name)
     assert backend._run("list-buffers").stdout == []
+
+
+@pytest.mark.budget(6)
+def test_a_server_another_harness_is_starting_is_waited_for_and_one_that_stays_unmarked_is_refused(tmp_path):
+    """A server that runs with neither the harness's mark nor a session is one a harness is starting (its first command
+    sets both; a second trial can ask in between): the check waits for the mark instead of refusing it. A server that
+    never gets the mark is refused once the wait is over, and its options stay untouched."""
+    import threading
+    import time
+
+    from live_trial.errors import RefusedInput
+
+    socket = f"lt-starting-{os.getpid()}"
+    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
+    subprocess.run(tmux + ["start-server", ";", "set-option", "-g", "exit-empty", "off"], check=True)
+    try:
+        mark = threading.Timer(0.3, lambda: subprocess.run(tmux + ["set-option", "-g", "@live_trial_server", "1"]))
+        mark.start()
+        started = time.monotonic()
+        Backend(socket).refuse_foreign_server()                 # no refusal: the mark comes
+        mark.join()
+        assert time.monotonic() - started >= 0.3
+        subprocess.run(tmux + ["set-option", "-gu", "@live_trial_server"], check=True)
+        before = subprocess.run(tmux + ["show-options", "-g"], capture_output=True).stdout
+        with pytest.raises(RefusedInput) as refused:
+            Backend(socket).refuse_foreign_server()
+        assert refused.value.code == "foreign_tmux_server"
+        assert subprocess.run(tmux + ["show-options", "-g"], capture_output=True).stdout == before
+    finally:
+        subprocess.run(tmux + ["kill-server"], capture_output=True)
+

@@ -326,6 +326,40 @@ def test_resume_of_a_workdir_that_cannot_be_written_is_one_line_exit_3(tmp_path)
 
 
 @pytest.mark.budget(12)
+def test_a_tmux_server_that_takes_the_socket_before_boot_blocks_the_trial_never_a_fail_of_the_skill(tmp_path):
+    """Someone's own tmux server starts on the trial's socket after the inputs were checked and before boot: the
+    trial is BLOCKED with that cause (exit 3), never a FAIL of the skill it never started, and that server's
+    sessions and options stay as they were (README "Whose failure it is")."""
+    from live_trial.trial.journal import STOP_AT_PHASE_ENV
+
+    socket = f"lt-late-{os.getpid()}"
+    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
+    proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
+                     str(SCENARIOS / "mark-happy.yaml"), "--socket", socket, "--stall-limit", "4",
+                     "--hard-cap", "90", env={STOP_AT_PHASE_ENV: "booting"})
+    try:
+        wait_for(lambda: stopped(proc.pid) or proc.poll() is not None, what="the harness held before boot")
+        assert proc.poll() is None, proc.stderr.read()[-2000:]
+        subprocess.run(tmux + ["new-session", "-d", "-s", "mine", "sleep", "600"], check=True)
+        before = subprocess.run(tmux + ["show-options", "-g"], capture_output=True).stdout
+        proc.send_signal(signal.SIGCONT)
+        out, err = proc.communicate(timeout=120)
+        after = subprocess.run(tmux + ["show-options", "-g"], capture_output=True).stdout
+        sessions = subprocess.run(tmux + ["list-sessions", "-F", "#{session_name}"], capture_output=True,
+                                  text=True).stdout.split()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        subprocess.run(tmux + ["kill-server"], capture_output=True)
+    assert proc.returncode == 3, err[-3000:]
+    doc = _verdict(workdirs(tmp_path)[0])
+    assert (doc["stop_reason"], doc["overall"]["verdict"], doc["blocked"]) == ("foreign_tmux_server", "BLOCKED", True)
+    assert doc["overall"]["reasons"][0].startswith("blocked: a tmux server no harness started"), doc
+    assert "not because of the skill" in json.loads(out.strip().splitlines()[-1])["summary"]
+    assert sessions == ["mine"] and after == before
+
+
+@pytest.mark.budget(12)
 def test_a_cli_that_stops_at_the_folder_trust_question_at_start_is_blocked_never_a_fail_of_the_skill(tmp_path):
     """The environment asked a person something before the skill could run (README "Whose failure it is"): the trial
     is BLOCKED with that cause, exit 3, never a launch FAIL of the skill it never started."""

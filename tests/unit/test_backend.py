@@ -25,7 +25,9 @@ class FakeTmux(Backend):
         self.sessions: dict[str, dict] = {}
         self.next_pane = 0
         self.fail_paste = False
-        self.server = "ours"            # ours | foreign | none: what runs on the socket
+        self.server = "ours"            # ours | foreign | starting | none: what runs on the socket
+        self.marked_after = 0           # starting: the option shows from this show-options call on (0: never)
+        self.option_asked = 0
         self.procs = NoProcesses()      # the fake panes' pids are not real processes: never signal them
 
     def _tmux(self):
@@ -80,10 +82,18 @@ class FakeTmux(Backend):
                 elif cmd[-2] == bk.OWNER_OPTION:
                     self.sessions[n]["owner"] = cmd[-1]
             elif verb == "show-options" and bk.SERVER_OPTION in cmd:
+                self.option_asked += 1
+                if self.server == "starting" and self.marked_after and self.option_asked >= self.marked_after:
+                    self.server = "ours"            # the harness that started it ran its first command
                 if self.server == "none":
                     rc, err = 1, ["no server running on /tmp/tmux-0/lt-unit"]
                 elif self.server == "ours":
                     out.append("1")
+            elif verb == "list-sessions":
+                if self.server == "none":
+                    rc, err = 1, ["no server running on /tmp/tmux-0/lt-unit"]
+                else:
+                    out += (["mine"] if self.server == "foreign" else []) + list(self.sessions)
             elif verb == "paste-buffer" and self.fail_paste:
                 rc, err = 1, ["paste failed"]
         return TmuxResult(argv=("tmux", *args), returncode=rc, stdout=out, stderr=err, duration_s=0.0)
@@ -249,7 +259,24 @@ def test_a_server_no_harness_started_is_refused_and_left_untouched(tmp_path):
     with pytest.raises(RefusedInput) as err:
         t.new_session(A12, ["sh", "-c", "true"], cwd=tmp_path, env={})
     assert err.value.code == "foreign_tmux_server" and "was not started by live-trial" in err.value.message
-    assert [c[0] for c in t.calls] == ["show-options"]      # nothing but the one question was asked
+    assert [c[0] for c in t.calls] == ["show-options", "list-sessions"]   # nothing but questions, asked once
+
+
+def test_a_server_another_trial_is_starting_is_waited_for_not_refused(tmp_path):
+    """Two trials at once on a fresh socket: the first one's tmux command has started the server but not yet set
+    its mark or made its session when the second one asks. The second asks again instead of refusing it."""
+    t = FakeTmux()
+    t.server, t.marked_after = "starting", 3
+    info = t.new_session(A12, ["sh", "-c", "true"], cwd=tmp_path, env={})
+    assert info.pane_id and t.option_asked == 3
+    assert [c[0] for c in t.calls][:5] == ["show-options", "list-sessions", "show-options", "list-sessions",
+                                            "show-options"]
+
+
+def test_a_server_with_neither_mark_nor_session_is_refused_once_the_wait_is_over():
+    t = FakeTmux()
+    t.server = "starting"                                   # never marked: not a harness's
+    assert t.server_started_here(wait_s=0.2) is False and t.option_asked >= 3
 
 
 def test_kill_session_walks_the_tree_before_the_kill_and_ends_the_tagged_rest():

@@ -36,7 +36,8 @@ def test_the_readme_table_is_this_table():
 
 @pytest.mark.parametrize("code", ["tmux_gone", "session_removed", "harness_interrupted", "harness_terminated",
                                   "harness_killed", "evaluator_failed", "eval_root_unwritable", "disk_full",
-                                  "hard_cap", "tmux_missing", "claude_missing"])
+                                  "hard_cap", "tmux_missing", "claude_missing", "foreign_tmux_server",
+                                  "session_exists"])
 def test_an_environment_or_harness_failure_is_blocked_never_a_fail(code):
     assert causes.blocks(code)
     assert causes.blocked_reason(code).startswith("blocked: ") and "skill" not in causes.blocked_reason(code)
