@@ -120,11 +120,9 @@ def _depth(value: Any) -> int:
 
 def scrub_text(text: str) -> str:
     """``text`` with each lone surrogate replaced by its ``\\udXXX`` escape text (valid UTF-8 afterwards)."""
-    try:
-        text.encode("utf-8")
+    if not _has_lone_surrogate(text):
         return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def scrub(value: Any) -> Any:

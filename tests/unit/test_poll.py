@@ -92,6 +92,14 @@ def env(tmp_path, transcript_builder):
         def write(self, builder=None):
             return (builder or self.builder).write(self.tpath())
 
+        def append(self, add):
+            """Run ``add()`` on the builder and append only the records it added, in one write, as the CLI
+            appends a record (rewriting the file would wake poll on the truncation too)."""
+            before = self.builder.text_jsonl()
+            add()
+            with open(self.tpath(), "a", encoding="utf-8") as fh:
+                fh.write(self.builder.text_jsonl()[len(before):])
+
         def cfg(self, **policy):
             pol = load_policy({}).with_overrides(**{"stall_limit_s": 30, "hard_cap_s": 600, "poll_interval_s": 0.5,
                                                      "done_stable_ticks": 2, **policy})
@@ -713,10 +721,7 @@ def test_a_write_to_the_transcript_wakes_poll_before_its_timed_tick(env):
 
     def end_the_turn():
         seen.wait(30)
-        before = env.builder.text_jsonl()
-        env.builder.turn_duration()
-        with open(env.tpath(), "a", encoding="utf-8") as fh:   # one append, as the CLI writes a record (rewriting
-            fh.write(env.builder.text_jsonl()[len(before):])     # the file would wake poll on the truncation too)
+        env.append(env.builder.turn_duration)
     writer = threading.Thread(target=end_the_turn)
     writer.start()
     cfg = env.cfg(poll_interval_s=30, stall_limit_s=300)
