@@ -33,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from goals import Goals  # noqa: E402
+
 from live_trial.transcript.builder import TranscriptBuilder, cli_key_order  # noqa: E402
 
 MODEL = "claude-opus-4-8"
@@ -140,14 +142,11 @@ print(json.dumps(write_turn(Path({str(wd / "transcript.jsonl")!r}), {size_mb}, "
     for name, note in (("verdict", "actual model {model}"), ("launch", "Skill calls {calls}")):
         s = statistics.median(r["s"] for r in rows[name])
         rss = max(r["rss_mb"] for r in rows[name])
-        ok = s / base_s <= 1.5 and rss < 200
-        MISSED.extend([] if ok else [name])
         print(f"  {name:7s}: {s:.2f}s, peak memory {rss:.0f} MB ({note.format(**rows[name][-1])}); ratio to sha256 "
-              f"{s / base_s:.2f}   (goals: <= 1.5, peak < 200 MB): {'met' if ok else 'NOT met'}")
+              f"{s / base_s:.2f}   (goals: <= 1.5, peak < 200 MB): {GOALS.check(name, s / base_s <= 1.5 and rss < 200)}")
 
 
-#: The goals this run missed; ``main`` exits 1 when any is here.
-MISSED: list[str] = []
+GOALS = Goals("HUGE_BENCH")
 
 
 def plan_section(base: Path, total_gb: float, skills: int, repeat: int) -> None:
@@ -201,9 +200,8 @@ def plan_section(base: Path, total_gb: float, skills: int, repeat: int) -> None:
           f"{empty * 1000:.1f} ms)")
     print(f"  with the transcripts: first run {first_s:.2f}s (reads them; {reused} reused), second run "
           f"{second * 1000:.1f} ms (transcript cache)")
-    MISSED.extend([] if second / none <= 1.5 else ["plan with transcripts"])
     print(f"  ratio second run/no transcript: {second / none:.2f}   (goal: <= 1.5): "
-          f"{'met' if second / none <= 1.5 else 'NOT met'}")
+          f"{GOALS.check('plan with transcripts', second / none <= 1.5)}")
 
 
 def main() -> int:
@@ -223,9 +221,7 @@ def main() -> int:
     finally:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)
-    if MISSED:
-        print(f"HUGE_BENCH goals missed: {', '.join(MISSED)}")
-    return 1 if MISSED else 0
+    return GOALS.exit_code()
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import floor  # noqa: E402
+from goals import Goals  # noqa: E402
 
 SCENARIO = ROOT / "examples" / "scenarios" / "greet-happy.yaml"
 PLUGINS = ROOT / "examples" / "plugins"
@@ -198,17 +199,16 @@ def main() -> int:
         print(f"PARALLEL_BENCH {row['label']}: wall {row['wall']:.2f} s = {row['wall'] / one_wall:.2f}x one trial "
               f"({one_wall:.2f} s) and {row['wall'] / max(row['floor'], 1e-9):.2f}x the floor of its claude processes "
               f"({row['floor']:.2f} s on {os.cpu_count()} cores)")
-    missed = 0
+    goals = Goals("PARALLEL_BENCH")
     for label, value in (("1", one_own), (many["label"], many["own_per_trial"]),
                          (together["label"], together["own_per_trial"])):
-        missed += value > GOAL_CPU_S
         print(f"PARALLEL_BENCH harness own CPU per trial ({label}): {value:.3f} s (goal <= {GOAL_CPU_S}): "
-              f"{'met' if value <= GOAL_CPU_S else 'NOT met'}")
+              f"{goals.check(f'CPU per trial ({label})', value <= GOAL_CPU_S)}")
     _, start_cpu = floor.describe("parallel", ("jsonschema", "libtmux", "yaml"), env=env)
     print(f"FLOOR parallel: every `live-trial run` process pays {start_cpu:.3f} s CPU for python and the libraries a "
           f"trial uses before its own work; one process for {args.trials} trials pays it once "
           f"({start_cpu / args.trials:.3f} s per trial)")
-    return 1 if missed else 0
+    return goals.exit_code()
 
 
 if __name__ == "__main__":

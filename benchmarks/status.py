@@ -43,6 +43,8 @@ sys.path.insert(0, str(ROOT))
 import os  # noqa: E402
 import random  # noqa: E402
 
+from goals import Goals  # noqa: E402
+
 from live_trial.policy import load_policy  # noqa: E402
 from live_trial.transcript.builder import TranscriptBuilder, cli_key_order  # noqa: E402
 from live_trial.transcript.reader import complete_end_offset, read_tail  # noqa: E402
@@ -340,15 +342,7 @@ def idle_tick_bytes(path: Path, work: Path, ticks: int = 10) -> int:
     return max(per_tick)
 
 
-#: The goals this run missed, by name; ``main`` exits 1 when any is here (``make bench`` names the benchmark).
-MISSED: list[str] = []
-
-
-def goal(name: str, ok: bool) -> str:
-    """Record whether goal ``name`` held; return the word printed after it."""
-    if not ok:
-        MISSED.append(name)
-    return "met" if ok else "NOT met"
+GOALS = Goals("STATUS_BENCH")
 
 
 def long_line_section(work: Path, size_mb: int, repeat: int) -> None:
@@ -364,10 +358,10 @@ def long_line_section(work: Path, size_mb: int, repeat: int) -> None:
         print(f"  {name:5s}: status {status_s * 1000:7.1f} ms -> {state:17s} poll tick {tick_s * 1000:7.1f} ms")
     (ls, lt, _), (ss, st, _) = results["long"], results["split"]
     print(f"ratio long line/split records: status {ls / ss:.2f}, poll tick {lt / st:.2f}   (goal: <= 2): "
-          f"{goal('long line', ls / ss <= 2 and lt / st <= 2)}")
+          f"{GOALS.check('long line', ls / ss <= 2 and lt / st <= 2)}")
     idle = idle_tick_bytes(long_path, work)
     print(f"bytes read by an idle poll tick ({size_mb} MB last line, nothing new): {idle}   (goal: <= 65536): "
-          f"{goal('idle tick bytes', idle <= 65536)}")
+          f"{GOALS.check('idle tick bytes', idle <= 65536)}")
 
 
 def main() -> int:
@@ -384,7 +378,7 @@ def main() -> int:
     try:
         if args.only_long_line:
             long_line_section(work, args.long_line_mb, args.repeat)
-            return _verdict()
+            return GOALS.exit_code()
         big, small = work / "big.jsonl", work / "small.jsonl"
         long_turn, long_small, long_ended = work / "long-turn.jsonl", work / "long-turn-1mb.jsonl", work / "ended.jsonl"
         build_s = build(big, args.size_mb)
@@ -402,12 +396,12 @@ def main() -> int:
         full_s = time.perf_counter() - t0
         print(f"status in-process, many turns, median of {args.repeat}: {status_s * 1000:.2f} ms -> {state}; "
               f"full parse ({lines} lines) {full_s * 1000:.0f} ms; ratio full/status {full_s / status_s:.0f}x "
-              f"(goal: status < 50 ms and >= 100x): {goal('status', status_s < 0.05 and full_s / status_s >= 100)}")
+              f"(goal: status < 50 ms and >= 100x): {GOALS.check('status', status_s < 0.05 and full_s / status_s >= 100)}")
         long_s, long_state = time_status(long_turn, args.repeat)
         print(f"status in-process, one long turn, median of {args.repeat}: {long_s * 1000:.2f} ms -> {long_state}")
         ratio = long_s / status_s
         print(f"STATUS_BENCH long turn / many turns ({size / (1 << 20):.0f} MB): ratio {ratio:.2f} (goal <= 2): "
-              f"{goal('long turn', ratio <= 2)}")
+              f"{GOALS.check('long turn', ratio <= 2)}")
         ended_s, ended_state = time_status(long_ended, args.repeat)
         print(f"for information: a 64 MB long turn that ended (no live status): {ended_s * 1000:.1f} ms -> "
               f"{ended_state} (reads back to its prompt or the 8 MB limit to see background work started earlier)")
@@ -415,7 +409,7 @@ def main() -> int:
         print(f"status as a process: {sw * 1000:.1f} ms wall, {sc * 1000:.1f} ms CPU; a Python process reading "
               f"64 KiB: {bw * 1000:.1f} ms wall, {bc * 1000:.1f} ms CPU (medians of {args.repeat}, alternating)")
         print(f"STATUS_BENCH process / read 64 KiB: ratio {sw / bw:.2f} wall, {sc / bc:.2f} CPU (goal <= 3): "
-              f"{goal('process', sw / bw <= 3)}")
+              f"{GOALS.check('process', sw / bw <= 3)}")
         for label, one, two in (("many turns", small, big), ("one long turn", long_small, long_turn)):
             one_runs: list[float] = []
             two_runs: list[float] = []
@@ -425,7 +419,7 @@ def main() -> int:
             t1, t2 = statistics.median(one_runs), statistics.median(two_runs)
             print(f"poll per tick, {label}, median of {ROUNDS}x{args.ticks}: 1 MB {t1 * 1000:.2f} ms, "
                   f"{two.stat().st_size / (1 << 20):.0f} MB {t2 * 1000:.2f} ms; ratio {t2 / t1:.2f} "
-                  f"(goal: within 20 %, i.e. <= 1.20): {goal('poll tick ' + label, t2 / t1 <= 1.2)}")
+                  f"(goal: within 20 %, i.e. <= 1.20): {GOALS.check('poll tick ' + label, t2 / t1 <= 1.2)}")
         base_s, cached_s, s1, s2 = time_long_turn(long_small, args.ticks)
         print(f"for information: one long turn (1 MB), per tick: re-read tail {base_s * 1000:.1f} ms -> {s1}, "
               f"turn cache {cached_s * 1000:.1f} ms -> {s2}")
@@ -433,14 +427,8 @@ def main() -> int:
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
-    return _verdict()
+    return GOALS.exit_code()
 
-
-def _verdict() -> int:
-    """0 when every goal held, else 1 after naming the ones missed."""
-    if MISSED:
-        print(f"STATUS_BENCH goals missed: {', '.join(MISSED)}")
-    return 1 if MISSED else 0
 
 
 if __name__ == "__main__":
