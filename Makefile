@@ -1,7 +1,7 @@
 # The two set-up commands of the README:
 #   make demo   install what is needed, then run the example trial (rehearsal: scripted model, real claude, real tmux)
 #   make test   install what is needed, then run the whole test suite with the end-to-end tests required
-.PHONY: setup setup-test demo test unit bench clean-sessions
+.PHONY: setup setup-test demo test test-oldest unit bench clean-sessions
 
 # Test processes: the e2e tests mostly wait on the real CLI, so four fit two cores (README "Tests").
 TEST_WORKERS ?= 4
@@ -21,6 +21,11 @@ demo: setup
 
 test: setup-test
 	LIVE_TRIAL_REQUIRE_E2E=1 .venv/bin/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
+
+# The version matrix's second leg (README "Tests"): the e2e tests on the oldest supported CLI, ./claude-pin/oldest.
+test-oldest: setup-test
+	LIVE_TRIAL_REQUIRE_E2E=1 LIVE_TRIAL_CLAUDE_BIN=$(CURDIR)/claude-pin/oldest/node_modules/.bin/claude \
+	    .venv/bin/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal tests/e2e
 
 unit: setup
 	.venv/bin/python -m pytest -q -n $(TEST_WORKERS) tests/unit

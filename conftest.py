@@ -81,6 +81,16 @@ def pytest_configure(config):
     _STATE.update(socket=os.environ["LIVE_TRIAL_SOCKET"], pid_log=Path(os.environ["LIVE_TRIAL_PID_LOG"]), own=own)
 
 
+def pytest_report_header(config):
+    """The CLI the e2e tests run on (the version matrix of .ci/run picks it with LIVE_TRIAL_CLAUDE_BIN)."""
+    try:
+        from live_trial.session.claude_bin import find_claude
+        found = find_claude()
+    except Exception as exc:  # noqa: BLE001 - reported, the e2e tests then fail or skip by the rule above
+        return f"claude: not usable ({exc})"
+    return f"claude: {found.version} at {found.path} ({found.source})"
+
+
 def pytest_collection_modifyitems(config, items):
     e2e_items = []
     for item in items:

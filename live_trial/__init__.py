@@ -19,4 +19,11 @@ subpackage, from a lower floor, or from the bottom; never upward and never in a 
 from __future__ import annotations
 
 __version__ = "0.1.0"
-PINNED_CLAUDE_VERSION = "2.1.197"
+#: The Claude Code CLI range the harness is verified on (README "Set-up", references/transcript-jsonl.md "Supported
+#: CLI versions"). The oldest is the first release every screen marker and record rule was observed on; the newest
+#: is the newest release the whole suite ran green on. ``claude-pin/`` installs the newest as the default and the
+#: oldest beside it (``claude-pin/oldest/``) for the version matrix of ``.ci/run``.
+OLDEST_CLAUDE_VERSION = "2.1.197"
+NEWEST_VERIFIED_CLAUDE_VERSION = "2.1.332"
+#: What ``make setup`` installs into ``./claude-pin`` (the default CLI of ``make demo`` and ``make test``).
+PINNED_CLAUDE_VERSION = NEWEST_VERIFIED_CLAUDE_VERSION

@@ -2,7 +2,11 @@
 
 Order (README "Troubleshooting"): ``--claude-bin``, then env ``LIVE_TRIAL_CLAUDE_BIN``, then ``claude`` on
 PATH, then the project-local pinned install ``claude-pin/node_modules/.bin/claude`` (made by
-``make setup``). Nothing global is installed by the harness.
+``make setup``; the newest verified release). Nothing global is installed by the harness.
+
+The harness is verified on a range of releases, ``OLDEST_CLAUDE_VERSION`` to ``NEWEST_VERIFIED_CLAUDE_VERSION``
+(README "Set-up"): a CLI outside it is still used, with one warning in the verdict that names the range and the
+``live-trial doctor --cli`` check of every assumption the harness makes.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from live_trial import PINNED_CLAUDE_VERSION
+from live_trial import NEWEST_VERIFIED_CLAUDE_VERSION, OLDEST_CLAUDE_VERSION, PINNED_CLAUDE_VERSION
 from live_trial.errors import Blocked
 from live_trial.resources import repo_root
 
@@ -32,15 +36,35 @@ class ClaudeBinary:
 
     @property
     def matches_pin(self) -> bool:
-        """True when the version equals the pinned one (references the package's PINNED_CLAUDE_VERSION)."""
+        """True when the version equals the default pinned one (``PINNED_CLAUDE_VERSION``)."""
         return self.version == PINNED_CLAUDE_VERSION
 
+    @property
+    def in_verified_range(self) -> bool:
+        """True when the version lies in the verified range, both ends included (README "Set-up")."""
+        found = version_key(self.version)
+        return found is not None and version_key(OLDEST_CLAUDE_VERSION) <= found <= version_key(
+            NEWEST_VERIFIED_CLAUDE_VERSION)
+
     def warning(self) -> str | None:
-        """A one-line warning when the version differs from the pinned one, else None."""
-        if self.matches_pin:
+        """One line when the version is outside the verified range (or unknown), naming the range; else None."""
+        if self.in_verified_range:
             return None
-        return (f"claude {self.version} at {self.path} differs from the pinned {PINNED_CLAUDE_VERSION}; "
-                f"markers and transcript rules were checked on {PINNED_CLAUDE_VERSION}")
+        return (f"claude {self.version} at {self.path} is outside the verified range {VERIFIED_RANGE}: screen markers "
+                f"and transcript rules were checked on those releases only; run `live-trial doctor --cli "
+                f"{self.path}` to see which assumptions hold")
+
+
+#: The verified range as a person reads it.
+VERIFIED_RANGE = f"{OLDEST_CLAUDE_VERSION}–{NEWEST_VERIFIED_CLAUDE_VERSION}"
+
+
+def version_key(version: str) -> tuple[int, int, int] | None:
+    """``"2.1.332"`` -> ``(2, 1, 332)``; None for anything that is not three dot-separated numbers."""
+    parts = version.split(".") if isinstance(version, str) else []
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1]), int(parts[2])
 
 
 def pinned_install_candidates(start: Path | None = None) -> list[Path]:

@@ -223,6 +223,8 @@ class Trial:
         warning = self.claude.warning()
         if warning:
             self.journal.log("tools", "version_warning", warning=warning)
+            if warning not in self.facts.warnings:     # once in the verdict, also after a resume
+                self.facts.warnings.append(warning)
         self.journal.save(claude_bin=self.claude.path, claude_version=self.claude.version)
 
     def start_rehearsal(self, port: int = 0) -> None:

@@ -13,7 +13,7 @@ import pytest
 from live_trial.errors import BootFail
 from live_trial.session import screen
 from live_trial.session.boot import NESTED_VARS
-from live_trial.session.claude_bin import PINNED_CLAUDE_VERSION, find_claude
+from live_trial.session.claude_bin import find_claude
 
 from .session_support import TrackingBackend, boot_rehearsal, session_name
 
@@ -124,7 +124,7 @@ def test_cli_boot_prints_ready_line_and_backend_verbs(tmp_path):
                    "--config-dir", str(tmp_path / "cfg"), "--owner-pid", str(os.getpid()))
         assert proc.returncode == 0, proc.stderr
         assert re.fullmatch(rf"READY: {name} \(\d+s\) MODEL:default SESSION_ID:[0-9a-f-]{{36}}\n", proc.stdout)
-        assert proc.stderr.startswith(f"claude {PINNED_CLAUDE_VERSION} (")      # the version it used
+        assert proc.stderr.startswith(f"claude {find_claude().version} (")      # the version it used
         assert run("backend", "has-session", name).stdout.startswith("ALIVE:")
         assert "❯" in run("backend", "capture-pane", name).stdout
         assert run("backend", "list").stdout.startswith(name)

@@ -138,3 +138,18 @@ def test_plan_records_the_last_trial_duration_shards_balance_by(tmp_path: Path):
     # the four skills with no duration count as the mean of the known ones (42.5 s): all weigh the same
     shards = [[e["target"] for e in shard_entries(plan, entries, k, 2)] for k in (1, 2)]
     assert sorted(len(s) for s in shards) == [2, 3]
+
+
+def test_the_ci_example_checks_todays_claude_code_release_every_day():
+    """examples/ci/github-actions.yml: a scheduled job installs @anthropic-ai/claude-code@latest and runs the drift
+    check on it (README "Set-up"), and the trial jobs do not run on the schedule."""
+    import yaml
+
+    doc = yaml.safe_load((ROOT / "examples" / "ci" / "github-actions.yml").read_text())
+    on = doc.get("on", doc.get(True))                          # YAML 1.1 reads the key `on` as True
+    assert on["schedule"] and on["schedule"][0]["cron"].split()[2:] == ["*", "*", "*"]   # daily
+    drift = doc["jobs"]["drift"]
+    runs = "\n".join(step.get("run", "") for step in drift["steps"])
+    assert "@anthropic-ai/claude-code@latest" in runs
+    assert 'live-trial doctor --cli "$PWD/claude-latest/node_modules/.bin/claude"' in runs
+    assert "schedule" in drift["if"] and doc["jobs"]["plan"]["if"] == "github.event_name != 'schedule'"
