@@ -85,7 +85,7 @@ def describe_bypass(capture: str) -> str:
 
 def judge_boot(checks: Checks, captures: list[str], error: LiveTrialError | None, bypass_seen: bool) -> None:
     """``screen.bypass_dialog`` and ``screen.ready_prompt`` from boot's outcome and the screens it saw."""
-    warned = [c for c in captures if screen.MARKERS["bypass"][0] in c or screen.MARKERS["bypass"][1] in c
+    warned = [c for c in captures if screen.MARKERS["bypass"][0] in c or screen.MARKERS["bypass"][2] in c
               and screen.MARKERS["dialog_footer"].search(c)]
     if bypass_seen:
         checks.holds("screen.bypass_dialog")
