@@ -171,8 +171,9 @@ def _first_turn(run: _Run, checks: Checks, root: Path) -> None:
         send.send_file(run.backend, run.session, task, transcript_path=run.transcript)
         checks.holds("transcript.prompt")
     except LiveTrialError as exc:
-        got = (exc.details or {}).get("arrived") or (exc.details or {}).get("got") or ""
-        checks.changed("transcript.prompt", f"{exc.code}: {exc.message}" + (f"; arrived: {got!r}" if got else ""))
+        got = (exc.details or {}).get("arrived_head")
+        checks.changed("transcript.prompt", f"{exc.code}: arrived {got!r}" if got is not None else
+                       f"{exc.code}: {exc.message}")
 
     run.watch(run.ended_after("tool-done", QUIET_S), TURN_TIMEOUT_S)
 

@@ -125,13 +125,13 @@ def _judge_screens(checks: Checks, seen: dict) -> None:
 def judge_rehearsal(checks: Checks, requests: list[dict]) -> None:
     """``rehearsal.*``: the rules answering the wake-up and the Stop hook's feedback fired; else what came instead."""
     main = [r for r in requests if not r.get("side_query")]
-    for name, rule in (("rehearsal.task_notification", "task-notification"),
-                       ("rehearsal.stop_hook_feedback", "stop-hook-feedback")):
+    for name, rule, turn in (("rehearsal.task_notification", "task-notification", -1),
+                             ("rehearsal.stop_hook_feedback", "stop-hook-feedback", 0)):
         if any(r.get("rule") == rule for r in main):
             checks.holds(name)
             continue
         missed = [r for r in main if r.get("rule_missed")]
-        if missed:
-            checks.changed(name, "; ".join(f"a request at step {r.get('step')} of human turn {r.get('human_turn')} "
-                                           f"(last prompt {r.get('prompt_head', '')[:50]!r}) matched no rule"
-                                           for r in missed[:2]))
+        if missed:        # the Stop hook's request came in the first turn, the wake-up in the last
+            r = missed[turn]
+            checks.changed(name, f"a request at step {r.get('step')} of human turn {r.get('human_turn')} (last "
+                                 f"prompt {r.get('prompt_head', '')[:60]!r}) matched no rule")
