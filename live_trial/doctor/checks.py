@@ -17,7 +17,7 @@ not run (tmux or claude missing) and 64 for a usage error.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 HOLDS = "holds"
 CHANGED = "changed"
@@ -81,7 +81,6 @@ class Report:
     claude_version: str
     elapsed_s: float = 0.0
     note: str = ""
-    extra: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -110,7 +110,8 @@ def _judge_screens(checks: Checks, seen: dict) -> None:
     if "spinner" in seen:
         checks.holds("screen.busy_spinner")
     elif "busy_without_spinner" in seen:
-        checks.changed("screen.busy_spinner", f"a busy turn with no spinner line: {shown(seen['busy_without_spinner'])}")
+        checks.changed("screen.busy_spinner",
+                       f"a busy turn with no spinner line: {shown(seen['busy_without_spinner'])}")
     if "shells" in seen:
         checks.holds("screen.background_shells")
     elif checks.result("transcript.task_notification") == "holds":

@@ -23,9 +23,9 @@ one warning, so a new format is said, not silently dropped.
 
 The validator is a node process of about 0.6-1 s of CPU: its answers are kept in ``<cache dir>/plugin-validate.json``
 (``schemas/plugin-validate-cache.schema.json``; cache dir: env ``LIVE_TRIAL_CACHE_DIR``, else
-``$XDG_CACHE_HOME/live-trial``, else ``~/.cache/live-trial``), keyed by the claude executable and the plugin files the
-validator reads and the parser that read it (:func:`validator_key`), so repeated trials of an unchanged plugin do not run it again. Seen with
-strace on 2.1.197: it opens the plugin folder, ``.claude-plugin/plugin.json`` and ``marketplace.json``, ``agents/``,
+``$XDG_CACHE_HOME/live-trial``, else ``~/.cache/live-trial``), keyed by the claude executable, the plugin files the
+validator reads and the parser that read it (:func:`validator_key`), so repeated trials of an unchanged plugin do not
+run it again. Seen with strace on 2.1.197: it opens the plugin folder, ``.claude-plugin/plugin.json`` and ``marketplace.json``, ``agents/``,
 ``commands/``, ``hooks/hooks.json``, ``skills/`` and each ``skills/*/SKILL.md`` (references/transcript-jsonl.md
 "Plugins"). The listing checks also read the repository's README/LICENSE, which the key leaves out: they never reach
 a verdict. An unreadable or invalid cache, or one of another :data:`CACHE_VERSION`, is treated as empty.
@@ -338,8 +338,8 @@ def check_plugins(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[st
         warnings += [f"plugin {result.plugin_dir.name}: {text} ({os.path.basename(path)})"
                      for path, text in result.warnings]
         if result.unknown:
-            warnings.append(f"plugin {result.plugin_dir.name}: the CLI's plugin validator printed {len(result.unknown)} "
-                            f"line(s) this harness does not know, first: \"{result.unknown[0][:160]}\" (run "
+            warnings.append(f"plugin {result.plugin_dir.name}: the CLI's plugin validator printed "
+                            f"{len(result.unknown)} line(s) this harness does not know, first: \"{result.unknown[0][:160]}\" (run "
                             "`live-trial doctor --cli`)")
         if result.problem:
             warnings.append(f"plugin {result.plugin_dir.name}: the CLI's plugin validator could not be used "

@@ -50,7 +50,8 @@ def test_the_plugin_directory_checks_are_kept_apart_and_provides_is_read():
     assert found.provides == [f"skills: trialkit:{s}" for s in ("choose", "mark", "mark2", "mark3", "report")]
     assert [(kind, text.split(":")[0]) for kind, text in found.listing][:2] == [
         ("refused", "LICENSE"), ("warning", ".claude-plugin/plugin.json icon")]
-    assert found.listing[2][0] == "about" and found.listing[2][1].startswith("The repository root was taken to be /repo")
+    assert found.listing[2][0] == "about"
+    assert found.listing[2][1].startswith("The repository root was taken to be /repo")
     assert not any("Fix:" in text for _, text in found.listing)
     full = pc.read_output(captured("332-full"), Path(D))
     assert full.errors == full.warnings == [] and [k for k, _ in full.listing] == ["refused", "warning", "advice"]
