@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "live_trial.cli.selftest_cmd",   # self-test (every offline check)
     "live_trial.cli.report_cmd",     # report, ls, show (reading past trials)
     "live_trial.cli.merge_cmd",      # merge (the eval-logs of a plan's shards)
+    "live_trial.cli.doctor_cmd",     # doctor (does the installed CLI still show what the harness relies on)
 )
 #: Each subcommand and the module that registers it (tests/unit/test_cli_startup.py checks it against the modules).
 COMMANDS = {"run": "live_trial.cli.trial_cmd", "prepare": "live_trial.cli.prepare_cmd", "plan": "live_trial.cli.plan_cmd",
@@ -45,7 +46,7 @@ COMMANDS = {"run": "live_trial.cli.trial_cmd", "prepare": "live_trial.cli.prepar
             "verdict": "live_trial.cli.verdict_cmd", "rehearsal": "live_trial.cli.rehearsal_cmd",
             "self-test": "live_trial.cli.selftest_cmd", "report": "live_trial.cli.report_cmd",
             "ls": "live_trial.cli.report_cmd", "show": "live_trial.cli.report_cmd",
-            "merge": "live_trial.cli.merge_cmd"}
+            "merge": "live_trial.cli.merge_cmd", "doctor": "live_trial.cli.doctor_cmd"}
 
 EPILOG = """exit codes:
   run      0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED (not the skill's failure), 2 refused input (nothing created)
@@ -56,6 +57,7 @@ EPILOG = """exit codes:
            replace a verdict, unless --override)
   report, ls, show  0 done, 2 refused (not a workdir, no eval root)
   merge    0 merged, 2 refused (a conflict; nothing written)
+  doctor   0 every assumption holds, 1 one changed or was not seen, 3 could not run (tmux or claude missing)
   any      64 usage error
 """
 

@@ -71,7 +71,7 @@ MAX_DETAIL_CHARS = 600
 
 # Subcommands of the CLI (kept in step with live_trial.cli; a test compares them with the real parser).
 SUBCOMMANDS = ("run", "prepare", "plan", "boot", "send", "backend", "status", "poll", "collect", "reap", "evaluate",
-               "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep", "report", "ls", "show", "merge")
+               "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep", "report", "ls", "show", "merge", "doctor")
 # Status words and codes that are not keys of the catalogues' reason tables.
 EXTRA_CODES = ("WARN", "BUSY_GENERATING", "BUSY_TOOL", "IDLE_TURN_COMPLETE", "SCHEMA_INVALID", "OK", "NG",
                "daily_iter_cap", "runner_error", "noop", "failed_check", "mostly_done", "not_working",

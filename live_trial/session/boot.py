@@ -31,13 +31,24 @@ from live_trial.session.rules import Lease, check_target_allowed, validate_sessi
 
 # Variables the CLI sets for the processes it starts (read from the 2.1.197 bundle: the env it gives
 # Bash/hooks/MCP children and the list it deletes before re-spawning itself) plus the IDE/SDK markers.
-# A child that inherits them believes it is nested, and a trial must be a fresh session (seed 001 "Purpose").
+# 2.1.332 (read with `strings` from its binary; references/transcript-jsonl.md "Validator, nested variables and the
+# doctor probe") gives Bash/hook children CLAUDE_CODE_SESSION_ATTENDED, CLAUDE_PID, CLAUDE_CODE_CHILD_NOTES_DIR, the
+# messaging socket and token, CLAUDE_CODE_STARTER_MAY_HOLD_CONNECTOR_FILE and TRACEPARENT; MCP children also get
+# CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS and CLAUDE_CODE_CHROME_MCP_ORG_DENIED; its shell snapshot leaves out
+# CLAUDE_CODE_INVOKED_SKILLS as one of its own; and it deletes the bridge/eval/host-worktree markers before starting
+# another claude. A child that inherits them believes it is nested, and a trial must be a fresh session
+# (seed 001 "Purpose").
 NESTED_VARS = (
     "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "CLAUDE_CODE_SESSION_ID",
     "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_EXECPATH", "CLAUDE_AGENT_SDK_VERSION", "CLAUDE_AGENT_SDK_CLIENT_APP",
     "CLAUDE_PROJECT_DIR", "CLAUDE_EFFORT", "AI_AGENT", "CLAUDE_CODE_REMOTE", "CLAUDE_CODE_REMOTE_SESSION_ID",
     "CLAUDE_CODE_SESSION_KIND", "CLAUDE_CODE_SESSION_NAME", "CLAUDE_CODE_TMUX_SESSION", "CLAUDE_CODE_TMUX_PREFIX",
     "CLAUDE_CODE_COORDINATOR_MODE", "CLAUDE_CODE_RESUME_INTERRUPTED_TURN", "CLAUDE_CODE_RESUME_PROMPT",
+    "CLAUDE_CODE_CHILD_NOTES_DIR", "CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN",
+    "CLAUDE_CODE_SESSION_ATTENDED", "CLAUDE_PID", "CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS",
+    "CLAUDE_CODE_STARTER_MAY_HOLD_CONNECTOR_FILE", "CLAUDE_CODE_INVOKED_SKILLS", "CLAUDE_CODE_CHROME_MCP_ORG_DENIED",
+    "CLAUDE_CODE_BRIDGE_CHILD_HELD_TO_AUTO", "CLAUDE_CODE_BRIDGE_SESSION_ID", "CLAUDE_CODE_EVAL_INTERVIEW_SESSION",
+    "CLAUDE_CODE_HOST_WORKTREE", "CLAUDE_CODE_HOST_WORKTREE_FENCE", "TRACEPARENT", "TRACESTATE",
     "TMUX", "TMUX_PANE",
 )
 MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,99}$")

@@ -12,13 +12,23 @@ An error is a malformed manifest in seed 001's sense (rule 3: fail closed before
 ``plugin_not_loaded``, quoting the CLI's line and the file. Warnings are returned for the verdict. A validator that
 cannot run or prints nothing it recognises is a warning, never a failure (another CLI version may lack it).
 
+2.1.332 prints more after the load checks: ``Provides:`` (``❯ skills: hello:greet``), ``Hosts not read for …``, and a
+"Plugin directory checks for <dir>" block (``✘ Found 2 problems the plugin directory refuses a submission for:`` with
+README/LICENSE lines, ``⚠ Found 1 plugin directory warning:`` for a missing icon, ``About these checks:``) that reads
+the enclosing git repository's README/LICENSE and, in its own words, "does not change the result below". Those
+listing checks judge a submission to the marketplace catalogue, not whether the CLI loads the plugin: a skill author
+running a trial needs the load verdict, and the same missing icon in every verdict would bury a real remark. So they
+are neither errors nor warnings here (:func:`read_output` keeps them apart for ``doctor``); lines no rule knows become
+one warning, so a new format is said, not silently dropped.
+
 The validator is a node process of about 0.6-1 s of CPU: its answers are kept in ``<cache dir>/plugin-validate.json``
 (``schemas/plugin-validate-cache.schema.json``; cache dir: env ``LIVE_TRIAL_CACHE_DIR``, else
-``$XDG_CACHE_HOME/live-trial``, else ``~/.cache/live-trial``), keyed by the claude executable and the plugin files the
-validator reads (:func:`validator_key`), so repeated trials of an unchanged plugin do not run it again. Seen with
-strace on 2.1.197: it opens the plugin folder, ``.claude-plugin/plugin.json`` and ``marketplace.json``, ``agents/``,
+``$XDG_CACHE_HOME/live-trial``, else ``~/.cache/live-trial``), keyed by the claude executable, the plugin files the
+validator reads and the parser that read it (:func:`validator_key`), so repeated trials of an unchanged plugin do not
+run it again. Seen with strace on 2.1.197: it opens the plugin folder, ``.claude-plugin/plugin.json`` and ``marketplace.json``, ``agents/``,
 ``commands/``, ``hooks/hooks.json``, ``skills/`` and each ``skills/*/SKILL.md`` (references/transcript-jsonl.md
-"Plugins"). An unreadable or invalid cache is treated as empty.
+"Plugins"). The listing checks also read the repository's README/LICENSE, which the key leaves out: they never reach
+a verdict. An unreadable or invalid cache, or one of another :data:`CACHE_VERSION`, is treated as empty.
 """
 from __future__ import annotations
 
@@ -39,10 +49,29 @@ VALIDATE_TIMEOUT_S = 60.0
 _FILE_RE = re.compile(r"^Validating (?:plugin manifest|skill|[\w -]+?): (?P<path>\S.*)$")
 _SECTION_RE = re.compile(r"^[✘⚠]\s+Found \d+ (?P<kind>error|warning)s?:?")
 _ITEM_RE = re.compile(r"^\s*❯\s+(?P<text>\S.*)$")
+#: 2.1.332's plugin-directory sections: "✘ Found 2 problems the plugin directory refuses a submission for:",
+#: "⚠ Found 1 plugin directory warning:", "ℹ Found 1 plugin directory note:".
+_LISTING_RE = re.compile(r"^[✘⚠ℹ]\s+Found \d+ (?P<kind>problems? the plugin directory refuses|plugin directory "
+                         r"warnings?|plugin directory notes?)\b")
+_LISTING_KINDS = {"problem the plugin directory refuses": "refused", "problems the plugin directory refuses": "refused",
+                  "plugin directory warning": "warning", "plugin directory warnings": "warning",
+                  "plugin directory note": "note", "plugin directory notes": "note"}
+#: Headings by their first words: (block, kind). "Plugin directory checks for <dir>." opens the listing block.
+_HEADINGS = (("Provides:", ("provides", None)), ("Plugin directory checks for ", ("listing", None)),
+             ("About these checks:", ("listing", "about")), ("ℹ Advice", ("listing", "advice")))
+#: Lines that say something about the run as a whole and hold no item.
+_PLAIN_LINES = ("Hosts not read for:", "Hosts not declared:", "These plugin directory checks do not change",
+                "The directory also runs ")
+_RESULT_LINES = ("✔", "✘ Validation")
 #: Environment the validator runs with besides the caller's (no update check, no telemetry: it may run offline).
 QUIET_ENV = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1"}
 CACHE_SCHEMA = "plugin-validate-cache.schema.json"
 CACHE_FILE = "plugin-validate.json"
+#: The cache file's format; a file of another version (answers parsed by an older parser) is treated as empty.
+CACHE_VERSION = 2
+#: Which parser made a kept answer: part of every key, so a parse by another parser is never reused. Bump it with
+#: any change to :func:`read_output` that changes what it returns for the same text.
+PARSER_ID = "read_output/2 (2.1.197, 2.1.332)"
 CACHE_MAX_ENTRIES = 256
 #: Files whose content the digest covers (every other file counts by its path only).
 _READ_SUFFIXES = (".md", ".json")
@@ -51,8 +80,9 @@ _SKIP_DIRS = (".git", "node_modules", "__pycache__")
 
 @dataclass
 class Validation:
-    """What the validator said about one plugin folder: ``errors`` / ``warnings`` as ``(file, text)`` pairs,
-    ``exit_code``, ``duration_s`` and ``problem`` when it could not be run or read."""
+    """What the validator said about one plugin folder: ``errors`` / ``warnings`` as ``(file, text)`` pairs (the load
+    checks only, :func:`parse_output`), ``exit_code``, ``duration_s`` and ``problem`` when it could not be run or
+    read."""
 
     plugin_dir: Path
     exit_code: int | None = None
@@ -61,6 +91,10 @@ class Validation:
     warnings: list[tuple[str, str]] = field(default_factory=list)
     problem: str | None = None
     cached: bool = False
+    #: 2.1.332's plugin-directory (listing) checks, ``(section, text)``: kept for ``doctor``, never a verdict remark.
+    listing: list[tuple[str, str]] = field(default_factory=list)
+    #: Lines of the output no rule of :func:`read_output` knows (a format this harness was not checked on).
+    unknown: list[str] = field(default_factory=list)
 
 
 def cache_dir(env: Mapping[str, str]) -> Path:
@@ -72,8 +106,10 @@ def cache_dir(env: Mapping[str, str]) -> Path:
     return Path(base) / "live-trial"
 
 
-def validator_key(claude_path: str, plugin_dir: Path) -> str | None:
-    """``sha256:<hex>`` over the claude executable (real path, size, modification time) and the plugin's files: every
+def validator_key(claude_path: str, plugin_dir: Path, claude_version: str = "") -> str | None:
+    """``sha256:<hex>`` over the parser (:data:`PARSER_ID`), the claude executable (real path, size, modification
+    time, and ``claude_version`` when the caller knows it: a wrapper script whose target changed) and the plugin's
+    files: every
     path under ``plugin_dir`` (so a path the manifest names appearing or going changes it) and the bytes of each
     ``.json``, ``.md`` and ``.claude-plugin/`` file. None when the executable cannot be read (no caching then)."""
     try:
@@ -81,7 +117,7 @@ def validator_key(claude_path: str, plugin_dir: Path) -> str | None:
         st = os.stat(real)
     except OSError:
         return None
-    digest = hashlib.sha256(f"{real}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    digest = hashlib.sha256(f"{PARSER_ID}\0{real}\0{st.st_size}\0{st.st_mtime_ns}\0{claude_version}\0".encode())
     root = Path(plugin_dir)
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
@@ -103,7 +139,7 @@ def _load_cache(path: Path) -> dict:
     try:
         return read_json(path, CACHE_SCHEMA)
     except LiveTrialError:          # missing, unreadable or not of this schema: start afresh
-        return {"version": 1, "entries": {}}
+        return {"version": CACHE_VERSION, "entries": {}}
 
 
 def _store(path: Path, doc: dict, fresh: dict[str, Validation]) -> None:
@@ -115,6 +151,7 @@ def _store(path: Path, doc: dict, fresh: dict[str, Validation]) -> None:
         if result.problem is None and result.exit_code is not None:
             entries[key] = {"plugin_dir": str(result.plugin_dir), "exit_code": result.exit_code,
                             "errors": [list(e) for e in result.errors], "warnings": [list(w) for w in result.warnings],
+                            "unknown": list(result.unknown),
                             "checked_at": utc_now(), "duration_s": result.duration_s}
     for key in sorted(entries, key=lambda k: entries[k]["checked_at"])[:max(0, len(entries) - CACHE_MAX_ENTRIES)]:
         del entries[key]
@@ -124,26 +161,86 @@ def _store(path: Path, doc: dict, fresh: dict[str, Validation]) -> None:
         pass
 
 
+@dataclass
+class ValidatorOutput:
+    """What :func:`read_output` found in the validator's text, section by section.
+
+    ``errors`` / ``warnings``: ``(file, text)`` of the load checks (``✘ Found N errors:`` / ``⚠ Found N warnings:``
+    under a ``Validating …: <path>`` line), which say whether the CLI loads the plugin. ``provides``: the ``❯`` lines of
+    ``Provides:`` (``skills: hello:greet``). ``listing``: ``(section, text)`` of the plugin-directory (marketplace
+    listing) checks, ``section`` one of ``refused``, ``warning``, ``note``, ``about``, ``advice``. ``unknown``: lines
+    no rule recognised (stripped), in order: a format this parser was not written for.
+    """
+
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    provides: list[str] = field(default_factory=list)
+    listing: list[tuple[str, str]] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+
+def _heading(line: str) -> tuple[str, str] | None:
+    """``(block, kind)`` a heading line opens, or None: a load section (``load``, ``error``/``warning``), a listing
+    section (``listing``, ``refused``/``warning``/``note``/``about``/``advice``; kind None for the block's first
+    line) or ``provides``."""
+    if m := _SECTION_RE.match(line):
+        return "load", m.group("kind")
+    if m := _LISTING_RE.match(line):
+        return "listing", _LISTING_KINDS[m.group("kind")]
+    for prefix, heading in _HEADINGS:
+        if line.startswith(prefix):
+            return heading
+    return None
+
+
+def read_output(text: str, plugin_dir: Path) -> ValidatorOutput:
+    """Every section of ``claude plugin validate``'s output (2.1.197 and 2.1.332 formats: references/transcript-jsonl.md
+    "Validator, nested variables and the doctor probe"), as a :class:`ValidatorOutput`.
+
+    Each ``❯`` line belongs to the heading above it, never to an earlier section: 2.1.332 prints ``Provides:``, ``Hosts
+    not read for …`` and the "Plugin directory checks …" block after the load checks, and their lines are not load
+    remarks. An indented line that is not a ``❯`` line continues the item above it (``Fix: …``). Never raises.
+    """
+    out = ValidatorOutput()
+    current, block, kind, item = str(plugin_dir), None, None, False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if m := _FILE_RE.match(line):
+            current, block, kind, item = m.group("path").strip(), "file", None, False
+        elif heading := _heading(line):
+            (block, kind), item = heading, False
+        elif (m := _ITEM_RE.match(raw)) and (kind or block == "provides"):
+            text_ = m.group("text").strip()
+            if block == "load":
+                (out.errors if kind == "error" else out.warnings).append((current, text_))
+            elif block == "listing":
+                out.listing.append((kind, text_))
+            elif block == "provides":
+                out.provides.append(text_)
+            item = True
+        elif raw[:1].isspace() and item:
+            continue                                    # "    Fix: …" and other continuations of the item above
+        elif line.startswith(_RESULT_LINES):
+            block, kind, item = None, None, False
+        elif not line.startswith(_PLAIN_LINES):
+            out.unknown.append(line)
+    return out
+
+
 def parse_output(text: str, plugin_dir: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """``(errors, warnings)`` from the validator's output: each ``❯`` line under ``✘ Found N errors`` /
-    ``⚠ Found N warnings``, paired with the file named by the ``Validating …: <path>`` line above it."""
-    errors: list[tuple[str, str]] = []
-    warnings: list[tuple[str, str]] = []
-    current, kind = str(plugin_dir), None
-    for line in text.splitlines():
-        if m := _FILE_RE.match(line.strip()):
-            current, kind = m.group("path").strip(), None
-        elif m := _SECTION_RE.match(line.strip()):
-            kind = m.group("kind")
-        elif (m := _ITEM_RE.match(line)) and kind:
-            (errors if kind == "error" else warnings).append((current, m.group("text").strip()))
-        elif line.strip().startswith(("✔", "✘ Validation")):
-            kind = None
-    return errors, warnings
+    """``(errors, warnings)`` of the load checks in the validator's output (:func:`read_output`): each ``❯`` line under
+    ``✘ Found N errors`` / ``⚠ Found N warnings``, paired with the file named by the ``Validating …: <path>`` line above
+    it. The plugin-directory (listing) checks of 2.1.332 are in neither list: they judge a submission to the
+    marketplace catalogue (LICENSE, icon, README length), not whether the CLI loads the plugin."""
+    found = read_output(text, plugin_dir)
+    return found.errors, found.warnings
 
 
 def validate_plugins(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[str, str], *,
-                     timeout_s: float = VALIDATE_TIMEOUT_S, cache: bool = True) -> list[Validation]:
+                     timeout_s: float = VALIDATE_TIMEOUT_S, cache: bool = True,
+                     claude_version: str = "") -> list[Validation]:
     """Run ``claude plugin validate`` on every folder at once and return one :class:`Validation` each (same order).
 
     ``env``: the trial's child environment (its ``CLAUDE_CONFIG_DIR`` is replaced by a fresh temporary folder per
@@ -152,15 +249,15 @@ def validate_plugins(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping
     ``Validation.problem``).
     """
     cache_path = cache_dir(env) / CACHE_FILE
-    doc = _load_cache(cache_path) if cache else {"version": 1, "entries": {}}
-    keys = [validator_key(claude_path, Path(d)) if cache else None for d in plugin_dirs]
+    doc = _load_cache(cache_path) if cache else {"version": CACHE_VERSION, "entries": {}}
+    keys = [validator_key(claude_path, Path(d), claude_version) if cache else None for d in plugin_dirs]
     known: dict[int, Validation] = {}
     for i, (plugin_dir, key) in enumerate(zip(plugin_dirs, keys)):
         entry = doc["entries"].get(key) if key else None
         if entry is not None:
             known[i] = Validation(Path(plugin_dir), exit_code=entry["exit_code"], cached=True,
                                   errors=[tuple(e) for e in entry["errors"]],
-                                  warnings=[tuple(w) for w in entry["warnings"]])
+                                  warnings=[tuple(w) for w in entry["warnings"]], unknown=entry["unknown"])
     ran = _run_validator(claude_path, [d for i, d in enumerate(plugin_dirs) if i not in known], env, timeout_s)
     out, fresh = [], {}
     for i, key in enumerate(keys):
@@ -199,7 +296,9 @@ def _run_validator(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[s
                 try:
                     text, _ = proc.communicate(timeout=timeout_s)
                     result.exit_code = proc.returncode
-                    result.errors, result.warnings = parse_output(text or "", result.plugin_dir)
+                    found = read_output(text or "", result.plugin_dir)
+                    result.errors, result.warnings = found.errors, found.warnings
+                    result.listing, result.unknown = found.listing, found.unknown
                     if result.exit_code != 0 and not result.errors:
                         tail = " | ".join(ln.strip() for ln in (text or "").splitlines() if ln.strip())[-300:]
                         result.problem = f"exit {result.exit_code} without a validation error line: {tail or '(no output)'}"
@@ -238,6 +337,10 @@ def check_plugins(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[st
                                     "duration_s": result.duration_s})
         warnings += [f"plugin {result.plugin_dir.name}: {text} ({os.path.basename(path)})"
                      for path, text in result.warnings]
+        if result.unknown:
+            warnings.append(f"plugin {result.plugin_dir.name}: the CLI's plugin validator printed "
+                            f"{len(result.unknown)} line(s) this harness does not know, first: \"{result.unknown[0][:160]}\" (run "
+                            "`live-trial doctor --cli`)")
         if result.problem:
             warnings.append(f"plugin {result.plugin_dir.name}: the CLI's plugin validator could not be used "
                             f"({result.problem})")

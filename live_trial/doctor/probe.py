@@ -1,0 +1,290 @@
+"""The doctor's rehearsal probe: one short session of the real ``claude`` in tmux against the project's rehearsal
+server, driven by the harness's own functions, and the :class:`~live_trial.doctor.checks.Report` of what held.
+
+What it plays (:mod:`live_trial.doctor.kit`): boot with the bypass dialog shown and the probe plugin loaded (a skill
+and a Stop hook that blocks once); a multi-line paste; a Skill call, a tool call (the reply delayed so the spinner
+shows) and a background shell the model waits for; the Stop hook's one extra reply; a second prompt answered through
+an AskUserQuestion gate; meanwhile ``claude -p --output-format json --json-schema`` (the evaluator's call) and
+``claude plugin validate`` on the probe plugin. About 10 s (8-14 s seen). The screen is read through a backend that keeps every
+capture boot and the probe take, so a changed dialog is reported with what it showed. Never raises for what the CLI
+does; raises :class:`~live_trial.errors.Blocked` when tmux or claude is missing.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+import threading
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from live_trial.doctor import kit
+from live_trial.doctor.checks import Checks, Report
+from live_trial.doctor.records import judge_records, judge_rehearsal, shown
+from live_trial.errors import LiveTrialError
+from live_trial.judge.evaluator import build_argv, parse_output, run_process
+from live_trial.rehearsal.config import rehearsal_env, seed_config
+from live_trial.rehearsal.server import RehearsalServer
+from live_trial.session import screen, send
+from live_trial.session.backend import Backend
+from live_trial.session.boot import BootRequest, boot
+from live_trial.session.claude_bin import find_claude
+from live_trial.session.plugin_check import validate_plugins
+from live_trial.transcript import status as tstatus
+from live_trial.transcript.paths import locate, read_cli_session_status
+from live_trial.transcript.reader import read_records
+
+POLL_S = 0.15
+BOOT_TIMEOUT_S = 30.0
+TURN_TIMEOUT_S = 25.0
+GATE_TIMEOUT_S = 15.0
+PRINT_TIMEOUT_S = 60.0
+KEEP_CAPTURES = 400
+QUIET_S = 3.0                # an ended turn that stays ended this long without the request expected: it is not coming
+
+
+class _Recording:
+    """A backend that keeps the visible screens it captured (boot's probes included), newest last."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self.captures: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+    def _keep(self, capture: str) -> str:
+        self.captures.append(capture)
+        del self.captures[:-KEEP_CAPTURES]
+        return capture
+
+    def probe(self, name: str, pane_id: str | None = None) -> tuple[bool, str]:
+        alive, capture = self._backend.probe(name, pane_id)
+        return alive, self._keep(capture)
+
+    def capture(self, name: str, scrollback: bool = False) -> str:
+        capture = self._backend.capture(name, scrollback=scrollback)
+        return capture if scrollback else self._keep(capture)
+
+
+def describe_bypass(capture: str) -> str:
+    """What a bypass dialog the harness does not accept showed: the markers missing, its options (cursor first)."""
+    missing = [m for m in screen.MARKERS["bypass"] if m not in capture]
+    box = screen.dialog(capture)
+    saw = f"missing {', '.join(repr(m) for m in missing)}" if missing else "all four markers"
+    if box is not None:
+        opts = " | ".join(("❯ " if o.selected else "") + f"{o.number}. {o.label}" for o in box.options)
+        return f"{saw}; options: {opts}"
+    lines = [ln.strip() for ln in capture.splitlines()
+             if any(m in ln for m in screen.MARKERS["bypass"][1:]) or ln.lstrip().startswith(screen.PROMPT_GLYPH)]
+    return f"{saw}; no numbered options: {' / '.join(lines[-4:]) or shown(capture)}"
+
+
+def judge_boot(checks: Checks, captures: list[str], error: LiveTrialError | None, bypass_seen: bool) -> None:
+    """``screen.bypass_dialog`` and ``screen.ready_prompt`` from boot's outcome and the screens it saw."""
+    warned = [c for c in captures if screen.MARKERS["bypass"][0] in c or screen.MARKERS["bypass"][2] in c
+              and screen.MARKERS["dialog_footer"].search(c)]
+    if bypass_seen:
+        checks.holds("screen.bypass_dialog")
+    elif warned:
+        checks.changed("screen.bypass_dialog", describe_bypass(warned[-1]))
+    if error is None:
+        checks.holds("screen.ready_prompt")
+    elif not warned or bypass_seen:
+        tail = (error.details or {}).get("tail") or screen.tail(captures[-1] if captures else "", 6)
+        checks.changed("screen.ready_prompt", f"{error.code}: {error.message} — screen: "
+                                              f"{' / '.join(t.strip() for t in tail if t.strip())[-160:]}")
+
+
+def _session_name() -> str:
+    return f"lt-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}-doctor"
+
+
+class _Run:
+    """One probe run's state: the session, its transcript, the server, the screens seen."""
+
+    def __init__(self, backend: _Recording, session: str, transcript: Path, config: Path, server: RehearsalServer,
+                 pane_pid: int | None) -> None:
+        self.backend, self.session, self.transcript, self.config = backend, session, transcript, config
+        self.server, self.pane_pid = server, pane_pid
+        self.seen: dict[str, str] = {}
+
+    def status(self) -> tuple[list[dict], tstatus.Status]:
+        records = read_records(self.transcript).records
+        return records, tstatus.classify(records, read_cli_session_status(self.config, self.pane_pid))
+
+    def watch(self, done: Callable[[list[dict], tstatus.Status, str], bool], timeout_s: float) -> bool:
+        """Capture and classify every :data:`POLL_S` until ``done(records, status, capture)``; note the screens
+        seen (spinner, background shells, turn-done line). False at ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            capture = self.backend.capture(self.session)
+            records, st = self.status()
+            busy = st.state in (tstatus.BUSY_TOOL, tstatus.BUSY_GENERATING)
+            if screen.is_busy(capture):
+                self.seen["spinner"] = capture
+            elif busy:
+                self.seen.setdefault("busy_without_spinner", capture)
+            if screen.background_work(capture)["shells"] > 0:
+                self.seen["shells"] = capture
+            if any(screen.MARKERS["turn_done"].match(ln) for ln in capture.splitlines()):
+                self.seen["turn_done"] = capture
+            elif st.state == tstatus.IDLE_TURN_COMPLETE:
+                self.seen["idle_capture"] = capture
+            if done(records, st, capture):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(POLL_S)
+
+    def ended_after(self, rule: str, quiet_s: float) -> Callable[[list[dict], tstatus.Status, str], bool]:
+        """A ``watch`` condition: the turn ended (IDLE_TURN_COMPLETE, no spinner, no background work) after one more
+        request than the one ``rule`` answered (the Stop hook's or the wake-up's), or it stayed ended ``quiet_s``
+        seconds after ``rule`` fired (that request never came)."""
+        since: dict[str, float] = {}
+
+        def done(records: list[dict], st: tstatus.Status, capture: str) -> bool:
+            idle = st.state == tstatus.IDLE_TURN_COMPLETE and not screen.is_busy(capture) and st.background is None
+            if not self.served(rule) or not idle:
+                since.clear()
+                return False
+            since.setdefault("idle", time.monotonic())
+            return bool(self.requests_after(rule)) or time.monotonic() - since["idle"] >= quiet_s
+        return done
+
+    def served(self, rule: str) -> bool:
+        return any(r.get("rule") == rule for r in self.server.requests)
+
+    def requests_after(self, rule: str) -> list[dict]:
+        reqs = self.server.main_requests()
+        idx = next((i for i, r in enumerate(reqs) if r.get("rule") == rule), None)
+        return [] if idx is None else reqs[idx + 1:]
+
+
+def _first_turn(run: _Run, checks: Checks, root: Path) -> None:
+    task = root / "task.md"
+    task.write_text(kit.PASTE_TASK)
+    try:
+        send.send_file(run.backend, run.session, task, transcript_path=run.transcript)
+        checks.holds("transcript.prompt")
+    except LiveTrialError as exc:
+        got = (exc.details or {}).get("arrived_head")
+        checks.changed("transcript.prompt", f"{exc.code}: arrived {got!r}" if got is not None else
+                       f"{exc.code}: {exc.message}")
+
+    run.watch(run.ended_after("tool-done", QUIET_S), TURN_TIMEOUT_S)
+
+
+def _second_turn(run: _Run, checks: Checks, root: Path) -> None:
+    task = root / "gate.md"
+    task.write_text(kit.GATE_TASK)
+    try:
+        send.send_file(run.backend, run.session, task, transcript_path=run.transcript)
+    except LiveTrialError:
+        pass                                       # judged by transcript.prompt already
+    stable: list[str] = []
+
+    def gate_shown(records: list[dict], st: tstatus.Status, capture: str) -> bool:
+        box = screen.dialog(capture)
+        stable.append("ask" if box is not None and box.kind == "ask_user_question" else "")
+        run.seen["gate_status"] = st
+        run.seen["gate_capture"] = capture
+        return stable[-2:] == ["ask", "ask"] or (st.state == tstatus.GATE and len(stable) > 30)
+    if not run.watch(gate_shown, GATE_TIMEOUT_S):
+        return
+    st, capture = run.seen["gate_status"], run.seen["gate_capture"]
+    checks.judge("transcript.gate", st.state == tstatus.GATE and st.question == kit.QUESTION and
+                 all(o in (st.options or []) for o in kit.OPTIONS),
+                 f"state {st.state}, question {st.question!r}, options {st.options}")
+    box = screen.dialog(capture)
+    checks.judge("screen.gate_dialog", box is not None and box.kind == "ask_user_question" and
+                 all(box.option(o) for o in kit.OPTIONS),
+                 f"dialog {box.kind if box else None}: {shown(capture)}")
+    try:
+        send.answer_gate(run.backend, run.session, kit.ANSWER)
+    except LiveTrialError as exc:
+        checks.changed("screen.gate_answer", f"{exc.code}: {exc.message}")
+        return
+    run.watch(run.ended_after("wait", kit.BACKGROUND_SLEEP_S + QUIET_S), TURN_TIMEOUT_S)
+
+
+def _in_thread(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """Start ``fn`` now; return a function that waits for it and returns its value (or the exception it raised)."""
+    box: dict = {}
+    thread = threading.Thread(target=lambda: box.update(value=_call(fn)), daemon=True)
+    thread.start()
+    return lambda: (thread.join(), box.get("value"))[1]
+
+
+def _call(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - reported as the check's finding
+        return exc
+
+
+def _print_mode(claude_path: str, env: Mapping[str, str], cwd: Path) -> tuple[bool, str]:
+    argv = build_argv(claude_path, kit.STRUCTURED_SCHEMA, str(uuid.uuid4()))
+    answer, raw, error = parse_output(run_process(argv, "Doctor probe: give the structured output.", cwd, env,
+                                                  PRINT_TIMEOUT_S))
+    return answer == kit.STRUCTURED, error or f"structured_output {answer!r}, result {raw!r}"
+
+
+def _validator(claude_path: str, plugin: Path, env: Mapping[str, str]) -> tuple[bool, str]:
+    (found,) = validate_plugins(claude_path, [plugin], env, cache=False)
+    issues = [f"unknown line {u!r}" for u in found.unknown] + [f"error {t!r}" for _, t in found.errors] + \
+        [f"warning {t!r}" for _, t in found.warnings] + ([found.problem] if found.problem else [])
+    return found.exit_code == 0 and not issues, "; ".join(issues) or f"exit {found.exit_code}"
+
+
+def run_probe(claude: str | None = None, *, env: Mapping[str, str] | None = None,
+              backend: Backend | None = None) -> Report:
+    """Play the probe on ``claude`` (a path; None: found as ``run`` finds it, :func:`find_claude`) and return the
+    :class:`Report` (every check of :data:`live_trial.doctor.checks.CHECKS`, in order).
+
+    Raises :class:`~live_trial.errors.Blocked` (exit 3) when tmux or claude is missing. Everything it makes is in
+    one temporary folder (removed) and one tmux session (killed)."""
+    started = time.monotonic()
+    env = dict(os.environ if env is None else env)
+    found = find_claude(claude or None, env)
+    backend = backend or Backend()
+    backend.require_tmux()
+    checks, note = Checks(), ""
+    recording = _Recording(backend)
+    session = _session_name()
+    with tempfile.TemporaryDirectory(prefix="lt-doctor-") as tmp, RehearsalServer(kit.scenario()) as server:
+        root = Path(tmp)
+        cwd = root / "cwd"
+        cwd.mkdir()
+        plugin = kit.write_plugin(root / "plugins", root / "stop-hook-blocked")
+        config = seed_config(root / "config", [cwd])
+        probe_env = {**env, **rehearsal_env(server.url, config)}
+        printed = _in_thread(lambda: _print_mode(found.path, probe_env, cwd))
+        validated = _in_thread(lambda: _validator(found.path, plugin, probe_env))
+        try:
+            result, error = None, None
+            try:
+                result = boot(BootRequest(session=session, cwd=cwd, env_overrides=rehearsal_env(server.url, config),
+                                          rehearsal=True, owner_pid=os.getpid(), timeout_s=BOOT_TIMEOUT_S,
+                                          plugin_dirs=[plugin], claude=found.path), recording, base_env=env)
+            except LiveTrialError as exc:
+                error = exc
+            judge_boot(checks, recording.captures, error, bool(result and result.bypass_dialog_seen))
+            if result is None:
+                note = f"the probe stopped at boot ({error.code if error else 'no result'})"
+            else:
+                run = _Run(recording, session, locate(result.session_id, cwd, config), config, server,
+                           result.pane_pid)
+                _first_turn(run, checks, root)
+                _second_turn(run, checks, root)
+                judge_records(checks, run.transcript, run.seen)
+                judge_rehearsal(checks, server.requests)
+        finally:
+            backend.kill_session(session)
+        for name, outcome in (("print.structured_output", printed()), ("validator.format", validated())):
+            ok, saw = outcome if isinstance(outcome, tuple) else (False, f"{type(outcome).__name__}: {outcome}")
+            checks.judge(name, ok, saw)
+    return Report(checks.all(), found.path, found.version, time.monotonic() - started, note)
