@@ -71,7 +71,7 @@ def test_background_agent_read_past_the_fullscreen_right_hint():
 def test_fullscreen_running_tool_clock_is_masked():
     seen = cap("fullscreen_tool_running_332")
     assert "  Waiting a while · 13s" in seen and "sleep 24 (13s)" in seen
-    later = seen.replace("Waiting a while · 13s", "● Waiting a while · 1m 1s").replace("(13s)", "(1m 0s)")
+    later = seen.replace("  Waiting a while · 13s", "● Waiting a while · 1m 1s").replace("(13s)", "(1m 0s)")
     assert later != seen
     assert screen.mask_volatile(seen) == screen.mask_volatile(later)
     assert screen.mask_volatile(cap("fullscreen_tool_running_past_minute_332")).count(" · #s") == 1
