@@ -191,6 +191,18 @@ def _input_text(lines: list[str], idx: int) -> str:
     return "\n".join(parts).replace(NBSP, " ").strip()
 
 
+def input_line(capture: str) -> int | None:
+    """Index (0-based line) of the input prompt ``❯`` on screen, or None when no prompt is drawn."""
+    return _input_index(_lines(capture))
+
+
+def first_lines(capture: str, n: int = 3) -> list[str]:
+    """The first ``n`` non-empty lines of the screen that are not rules, stripped, each cut to 100 characters: how
+    a screen the harness does not know is named (boot's ``unknown_screen``)."""
+    out = [ln.strip()[:100] for ln in _lines(capture) if ln.strip() and not MARKERS["rule"].match(ln)]
+    return out[:n]
+
+
 def is_busy(capture: str) -> bool:
     """True when a spinner line (or the API-retry line) is on screen (claude-cli-observed, recipe step 2)."""
     return any(MARKERS["spinner"].match(line) for line in _lines(capture))
