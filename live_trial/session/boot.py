@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 from live_trial.errors import Blocked, BootFail, BootTimeout, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
+from live_trial.session.keys import KEY_PRESSES, press_until
 from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
 
 # Variables the CLI sets for the processes it starts (read from the 2.1.197 bundle: the env it gives
@@ -55,8 +56,6 @@ POLL_FAST_S = 1.5            # a CLI not READY by then boots on a busy machine (
 POLL_SLOW_S = 0.2            # ... whose cores the booting CLIs need more than a probe every 50 ms
 DIALOG_POLL_S = 0.02         # re-capture after a key in the bypass dialog
 DIALOG_STEP_WAIT_S = 10.0    # wait for the cursor to move / the dialog to go after a key (generous: shared CPUs)
-KEY_RETRY_S = 0.6            # a key the dialog did not take within this long is pressed again (2.1.332 dialogs drop
-KEY_PRESSES = 3              # keys in their first ~0.3 s); at most this many presses of one key
 UNKNOWN_CONFIRM_S = 1.0      # an unknown dialog must stay unchanged this long before boot gives up on it
 UNKNOWN_FIRST_LINES = 3      # an unknown screen is named by this many of its first lines
 BLOCKING_CONFIRM_POLLS = 2   # a blocking screen must be seen this many polls in a row
@@ -449,37 +448,13 @@ def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | 
 
         capture = press_until(lambda: backend.send_keys(session, "Down"),
                               lambda: _probe(backend, session, pane_id, clock=clock, sleep=sleep),
-                              on_yes, still_on_no, clock=clock, sleep=sleep)
+                              on_yes, still_on_no, clock=clock, sleep=sleep, poll_s=DIALOG_POLL_S,
+                              wait_s=DIALOG_STEP_WAIT_S)
         if not on_yes(capture):
             raise BootFail("bypass-permissions dialog: the cursor did not move to \"Yes, I accept\"",
                            where=session, fix="boot again; if it repeats, report the screen below",
                            code="bypass_dialog", details={"screen": "bypass-permissions dialog",
                                                           "tail": screen.tail(capture, TAIL_LINES)})
-
-
-def press_until(press: Callable[[], None], look: Callable[[], str], done: Callable[[str], bool],
-                unchanged: Callable[[str], bool], *, clock: Callable[[], float], sleep: Callable[[float], None],
-                retry_s: float = KEY_RETRY_S, presses: int = KEY_PRESSES, wait_s: float = DIALOG_STEP_WAIT_S) -> str:
-    """Press a key (``press()``) until ``done(screen)``; returns the last screen ``look()`` gave.
-
-    A dialog of 2.1.332 drops keys pressed in its first ~0.3 s (AskUserQuestion and permission dialogs: Enter;
-    references/transcript-jsonl.md "Screen and boot"). So when the screen still shows the dialog as it was
-    (``unchanged(screen)``) ``retry_s`` seconds after a press, the key is pressed again, at most ``presses`` times in
-    all; a screen that changed otherwise is waited on, never pressed into. Gives up ``wait_s`` seconds after the last
-    press (the caller judges the screen it gets back)."""
-    count, pressed_at = 1, clock()
-    press()
-    while True:
-        sleep(DIALOG_POLL_S)
-        now = look()
-        if done(now):
-            return now
-        waited = clock() - pressed_at
-        if unchanged(now) and waited >= retry_s and count < presses:
-            press()
-            count, pressed_at = count + 1, clock()
-        elif waited > wait_s:
-            return now
 
 
 def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, clock: Callable[[], float],
@@ -494,7 +469,7 @@ def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, cl
     press = (lambda: backend.send_keys(session, "Enter")) if enter else (lambda: None)
     capture = press_until(press, lambda: _probe(backend, session, pane_id, clock=clock, sleep=sleep),
                           lambda now: not screen.bypass_dialog(now), on_yes if enter else (lambda now: False),
-                          clock=clock, sleep=sleep, wait_s=DIALOG_STEP_WAIT_S * 2)
+                          clock=clock, sleep=sleep, poll_s=DIALOG_POLL_S, wait_s=DIALOG_STEP_WAIT_S * 2)
     if screen.bypass_dialog(capture):
         raise BootFail("the bypass-permissions dialog stayed open after Enter on \"Yes, I accept\"",
                        where=session, fix="boot again; if it repeats, report the screen below",
