@@ -104,6 +104,9 @@ MARKERS: dict[str, object] = {
     "right_hint": re.compile(r"^\s{20,}\S"),
     # the clock of a running tool's row in the fullscreen renderer (2.1.332): "● Waiting a while · 1m 1s"
     "tool_clock": re.compile(r"(?<=\S) · (?:\d+h ?)?(?:\d+m ?)?\d+s$"),
+    # a running foreground tool: "⎿  Running… (4s)" (classic renderer, both versions) or "⎿  $ cmd (6s)"
+    # (fullscreen renderer, 2.1.332)
+    "tool_running": re.compile(r"^\s+⎿\s+(?:Running… \(\d|\$ .*\((?:\d+h ?)?(?:\d+m ?)?\d+s\)$)"),
     "prompt_echo": re.compile(rf"^{PROMPT_GLYPH} \S"),
     "question_end": re.compile(r"([?？]|(?:ますか|でしょうか|ください)[。.]?)\s*$"),
     "free_text_option": "Type something.",
@@ -194,6 +197,12 @@ def _input_text(lines: list[str], idx: int) -> str:
 def input_line(capture: str) -> int | None:
     """Index (0-based line) of the input prompt ``❯`` on screen, or None when no prompt is drawn."""
     return _input_index(_lines(capture))
+
+
+def tool_running(capture: str) -> bool:
+    """True when a foreground tool's running row is on screen: ``⎿  Running… (Ns)`` (classic renderer) or
+    ``⎿  $ cmd (Ns)`` (2.1.332's fullscreen renderer)."""
+    return any(MARKERS["tool_running"].match(line.rstrip()) for line in _lines(capture))
 
 
 def first_lines(capture: str, n: int = 3) -> list[str]:

@@ -90,3 +90,11 @@ def test_classic_running_row_of_332_is_masked():
     seen = cap("tool_running_332")
     later = seen.replace("Running… (4s)", "Running… (22s)")
     assert seen != later and screen.mask_volatile(seen) == screen.mask_volatile(later)
+
+
+@pytest.mark.parametrize("name,running", [
+    ("tool_running_332", True), ("fullscreen_tool_running_332", True),
+    ("fullscreen_tool_running_past_minute_332", True), ("fullscreen_ready_332", False), ("ask_user_question_332", False),
+])
+def test_tool_running_on_either_renderer(name, running):
+    assert screen.tool_running(cap(name)) is running
