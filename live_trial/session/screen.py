@@ -38,6 +38,23 @@ Version-dependent: every marker below was seen on the real CLI 2.1.197 in tmux 3
   itself; the token count grows only when the subagent receives tokens. Forms past a minute
   (``1m 5s``, ``1h 2m``) are assumed from the CLI's other timers, not seen in this panel.
 - ExitPlanMode, spinner, API errors: claude-cli-observed.md "TUI markers".
+
+Seen on 2.1.332 as well (2026-12-01, references/transcript-jsonl.md "Screen and boot on 2.1.197 and 2.1.332";
+captures ``tests/unit/screens/*_332.txt``):
+
+- Bypass and trust dialogs draw their options without numbers: ``  ❯ No, exit`` / ``    Yes, I accept``; the
+  trust dialog puts `` ❯ No, exit`` first, then ``   Yes, I trust this folder``. :func:`dialog` reads them as the block
+  right above the footer with one ``❯`` line, every label at one column (``Dialog.numbered`` False, numbers = positions).
+  The four bypass markers and the trust marker are unchanged, so recognition stays on the same exact text.
+- AskUserQuestion and the permission dialog stay numbered (the permission dialog gains
+  ``3. Yes, and switch to auto mode · …`` and the footer `` Esc to cancel · Tab to amend``). Enter pressed in their
+  first moments is dropped (callers press again: :mod:`live_trial.session.keys`).
+- A fresh config gets the fullscreen renderer unless the CLI is told otherwise (boot does: the classic renderer
+  draws as 2.1.197 does). Fullscreen shows a right-aligned ``◐ medium · /effort`` or focus-events notice right above
+  the input box (skipped by :func:`background_work`) and a running tool as ``● <description> · 6s`` /
+  ``  ⎿  $ cmd (6s)``, ``· 1m 1s`` past a minute (masked by :func:`mask_volatile`; :func:`tool_running`). The pane is
+  then in tmux's alternate screen, without scrollback (:data:`ALTERNATE_SCREEN_NOTE`).
+- The turn-done line gains `` · done 8:45 PM``; ``turn_done`` still matches.
 - Background work (2.1.197, references/transcript-jsonl.md "Background work"): see :func:`background_work`.
 """
 from __future__ import annotations
