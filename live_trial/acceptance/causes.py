@@ -37,6 +37,8 @@ harness_killed             harness      BLOCKED  the harness died (SIGKILL, a cr
 evaluator_failed           harness      BLOCKED  the evaluator process could not start, crashed or never answered
 transcript_moved           harness      BLOCKED  the session went on in a new transcript the harness could not find
 session_exists             harness      BLOCKED  the trial's own tmux session name was taken already
+unknown_screen             harness      BLOCKED  boot met a screen of the CLI the harness does not know (a dialog
+                                                 of no known kind, or no prompt at all)
 =========================  ===========  =======  ==========================================================
 
 The evaluator ANSWERING without usable evidence is a judgement of the goal (FAIL), not a failure of the harness.
@@ -98,6 +100,8 @@ CAUSES: dict[str, Cause] = {c.code: c for c in (
                                      "cannot continue from"),
     Cause("evaluator_failed", HARNESS, "the evaluator process could not run or crashed, so the goal was not judged"),
     Cause("transcript_moved", HARNESS, "the session continued in a new transcript the harness could not find"),
+    Cause("unknown_screen", HARNESS, "the CLI showed a screen at start the harness does not know, so the skill never "
+                                     "ran (`live-trial doctor --cli` checks this CLI's screens)"),
     Cause("session_exists", HARNESS, "a tmux session of the trial's own name already existed, so the trial's session "
                                      "never started"),
 )}

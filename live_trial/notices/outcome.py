@@ -42,7 +42,8 @@ _NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")
 _HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
 #: Stop reasons whose next step is the same advice (the rest have their own, or the general one).
 ERRORS = ("api_error", "error_screen", "usage_limit", "unexpected_stop", "crash")
-SETUP = ("boot_fail", "boot_timeout", "blocking_screen", "bypass_dialog", "exited_at_start", "root_needs_sandbox")
+SETUP = ("boot_fail", "boot_timeout", "blocking_screen", "bypass_dialog", "exited_at_start", "root_needs_sandbox",
+         "unknown_screen")
 TOOLS = ("tmux_missing", "claude_missing")
 
 

@@ -402,6 +402,19 @@ class Backend:
             args[2:2] = ["-S", "-", "-E", "-"]
         return "\n".join(self._check(self._run(*args), "capture-pane").stdout)
 
+    def alternate_screen(self, name: str) -> bool | None:
+        """True when the session's pane shows tmux's alternate screen (``#{alternate_on}``: the CLI's fullscreen
+        renderer, whose pane keeps no scrollback), False when not, None when the session is gone."""
+        validate_session_name(name)
+        row = self.pane(name)
+        if row is None:
+            return None
+        result = self._run("display-message", "-p", "-t", row.pane_id, "#{session_name}|#{alternate_on}")
+        if not result.ok or not result.stdout:
+            return None
+        head, _, flag = result.stdout[0].rpartition("|")
+        return flag == "1" if head == name else None
+
     def probe(self, name: str, pane_id: str | None = None) -> tuple[bool, str]:
         """``(alive, visible screen)`` of the session in ONE tmux call (boot's fast poll). ``pane_id``: the id
         recorded at creation (looked up exactly when None). The reply carries the pane's session name, which must

@@ -9,7 +9,8 @@ Order (nothing is created until every check passed):
    ``plugin_not_loaded``, warnings are returned in ``BootResult.plugin_warnings``);
 4. start: argv as the pane's own command (no shell), child environment without the nested-session
    variables; then watch the screen: accept the bypass dialog only with all four of its markers (seed 001 "boot"), name
-   any other blocking screen (BOOT_FAIL within seconds), notice an exit at start from ``#{pane_dead}``
+   any other blocking screen (BOOT_FAIL within seconds), name a screen it does not know (a dialog of no known kind
+   unchanged for a second, or no prompt at the timeout: BOOT_FAIL ``unknown_screen``, a BLOCKED trial), notice an exit at start from ``#{pane_dead}``
    (BOOT_FAIL with the pane's last lines), READY per :func:`live_trial.session.screen.is_ready`, TIMEOUT with
    the capture tail. Every failure kills the session it created.
 """
@@ -27,6 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 from live_trial.errors import Blocked, BootFail, BootTimeout, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
+from live_trial.session.keys import KEY_PRESSES, press_until
 from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
 
 # Variables the CLI sets for the processes it starts (read from the 2.1.197 bundle: the env it gives
@@ -51,6 +53,12 @@ NESTED_VARS = (
     "CLAUDE_CODE_HOST_WORKTREE", "CLAUDE_CODE_HOST_WORKTREE_FENCE", "TRACEPARENT", "TRACESTATE",
     "TMUX", "TMUX_PANE",
 )
+# The classic renderer for every trial session: 2.1.332 starts a fresh config in its fullscreen renderer (tmux's
+# alternate screen: no scrollback, so pane.txt would keep only the visible rows). Both 2.1.197 and 2.1.332 read
+# CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN before any setting, and before CLAUDE_CODE_NO_FLICKER=1 (which would force
+# fullscreen, so it is dropped); read in both bundles and observed (references/transcript-jsonl.md "Screen and boot").
+RENDERER_ENV = {"CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN": "1"}
+RENDERER_DROPPED = ("CLAUDE_CODE_NO_FLICKER",)
 MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,99}$")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 MODEL_ALIASES = frozenset({"default", "sonnet", "opus", "haiku", "best", "opusplan", "sonnet[1m]", "opus[1m]"})
@@ -59,6 +67,8 @@ POLL_FAST_S = 1.5            # a CLI not READY by then boots on a busy machine (
 POLL_SLOW_S = 0.2            # ... whose cores the booting CLIs need more than a probe every 50 ms
 DIALOG_POLL_S = 0.02         # re-capture after a key in the bypass dialog
 DIALOG_STEP_WAIT_S = 10.0    # wait for the cursor to move / the dialog to go after a key (generous: shared CPUs)
+UNKNOWN_CONFIRM_S = 1.0      # an unknown dialog must stay unchanged this long before boot gives up on it
+UNKNOWN_FIRST_LINES = 3      # an unknown screen is named by this many of its first lines
 BLOCKING_CONFIRM_POLLS = 2   # a blocking screen must be seen this many polls in a row
 TAIL_LINES = 15
 EXIT_STATUS_WAIT_S = 2.0     # after pane_dead, wait this long for the exit status
@@ -157,9 +167,11 @@ def validate_session_id(session_id: str) -> str:
 def child_env(base_env: Mapping[str, str], overrides: Mapping[str, str] | None = None, *,
               rehearsal: bool) -> dict[str, str]:
     """The environment of the trial's claude: ``base_env`` (the user's, with their auth) minus
-    :data:`NESTED_VARS`, plus ``overrides``; ``IS_SANDBOX=1`` in rehearsal."""
-    env = {k: v for k, v in base_env.items() if k not in NESTED_VARS}
-    env.update({k: v for k, v in (overrides or {}).items() if k not in NESTED_VARS})
+    :data:`NESTED_VARS` and :data:`RENDERER_DROPPED`, plus ``overrides`` and :data:`RENDERER_ENV` (the classic
+    renderer); ``IS_SANDBOX=1`` in rehearsal."""
+    env = {k: v for k, v in base_env.items() if k not in NESTED_VARS and k not in RENDERER_DROPPED}
+    env.update({k: v for k, v in (overrides or {}).items() if k not in NESTED_VARS and k not in RENDERER_DROPPED})
+    env.update(RENDERER_ENV)
     if rehearsal:
         env["IS_SANDBOX"] = "1"
     return env
@@ -176,16 +188,19 @@ def check_root_sandbox(env: Mapping[str, str], *, euid: int | None = None) -> No
                                "otherwise run the harness as a normal user", code="root_needs_sandbox")
 
 
-def build_argv(req: BootRequest, claude_path: str, plugin_dirs: Sequence[Path] = ()) -> list[str]:
-    """``[claude, (--model M), --session-id UUID, --setting-sources local, (--plugin-dir P)…,
+def build_argv(req: BootRequest, claude_path: str, plugin_dirs: Sequence[Path] = (),
+               settings_args: Sequence[str] = ()) -> list[str]:
+    """``[claude, (--model M), --session-id UUID, --setting-sources local, (--settings FILE), (--plugin-dir P)…,
     --dangerously-skip-permissions]`` (seed 001 absolute rule 3; ``--setting-sources`` left out when
-    ``req.setting_sources`` is None). ``req.session_id`` must be set."""
+    ``req.setting_sources`` is None). ``settings_args``: a rehearsal config's own ``--settings`` file
+    (:func:`live_trial.rehearsal.config.settings_args`). ``req.session_id`` must be set."""
     argv = [str(claude_path)]
     if req.model:
         argv += ["--model", req.model]
     argv += ["--session-id", str(req.session_id)]
     if req.setting_sources is not None:
         argv += ["--setting-sources", req.setting_sources]
+    argv += [str(a) for a in settings_args]
     for d in plugin_dirs:
         argv += ["--plugin-dir", str(d)]
     argv.append("--dangerously-skip-permissions")
@@ -212,7 +227,8 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     """Boot ``req`` on ``backend`` and return a :class:`BootResult` once the prompt is READY.
 
     Raises RefusedInput (exit 2, nothing created), Blocked (exit 3: tmux / claude missing), BootFail
-    (exit 2: bad plugins or a plugin the CLI's validator rejects (code ``plugin_not_loaded``), a blocking screen,
+    (exit 2: bad plugins or a plugin the CLI's validator rejects (code ``plugin_not_loaded``), a blocking screen, a
+    screen the harness does not know (code ``unknown_screen``),
     the CLI exiting at start; ``details["tail"]`` holds the
     capture tail, ``details["screen"]`` the screen name) or BootTimeout (exit 1, with the tail).
     """
@@ -232,7 +248,7 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     claude_path = _claude_path(req.claude, base_env)
     plugin_dirs = ([Path(p) for p in req.plugin_dirs] if req.plugin_dirs is not None
                    else resolve_plugin_dirs(req.target, Path(req.plugins_root or cwd)))
-    argv = build_argv(req, claude_path, plugin_dirs)
+    argv = build_argv(req, claude_path, plugin_dirs, _rehearsal_settings(req, env))
     plugin_warnings, plugin_checks = [], []
     if plugin_dirs:
         from live_trial.session.plugin_check import check_plugins
@@ -256,6 +272,16 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
                       pane_id=info.pane_id, pane_pid=info.pane_pid, bypass_dialog_seen=seen,
                       plugin_dirs=plugin_dirs, argv=argv, claude_path=claude_path, plugin_warnings=plugin_warnings,
                       plugin_checks=plugin_checks)
+
+
+def _rehearsal_settings(req: BootRequest, env: Mapping[str, str]) -> list[str]:
+    """A rehearsal session's ``--settings`` file from its seeded config (the bypass consent 2.1.332 reads only
+    there under ``--setting-sources local``); ``[]`` for a real trial or a config without one."""
+    if not req.rehearsal or not env.get("CLAUDE_CONFIG_DIR"):
+        return []
+    from live_trial.rehearsal.config import settings_args
+
+    return settings_args(Path(env["CLAUDE_CONFIG_DIR"]))
 
 
 def _claude_path(claude: Any, env: Mapping[str, str]) -> str:
@@ -305,15 +331,17 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
     spawned = started if spawned is None else spawned
     bypass_seen = False
     blocking_streak: tuple[str, int] = ("", 0)
+    unknown: tuple[str, float] | None = None   # (the unknown dialog's screen, since when it has been unchanged)
     capture: str | None = None
     while True:
         if capture is None:
             capture = _probe(backend, session, pane_id, clock=clock, sleep=sleep)
         if screen.bypass_dialog(capture):
-            if not bypass_seen:
+            accept = not bypass_seen
+            if accept:
                 _accept_bypass(backend, session, capture, pane_id, clock=clock, sleep=sleep)
                 bypass_seen = True
-            capture = _wait_dialog_gone(backend, session, pane_id, clock=clock, sleep=sleep)
+            capture = _wait_dialog_gone(backend, session, pane_id, clock=clock, sleep=sleep, enter=accept)
             continue  # judge the first screen after the dialog at once
         block = screen.blocking_screen(capture)
         if block:
@@ -327,7 +355,12 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
             blocking_streak = ("", 0)
             if screen.is_ready(capture):
                 return bypass_seen
+            unknown = _unknown_dialog(capture, unknown, clock())
+            if unknown and clock() - unknown[1] >= UNKNOWN_CONFIRM_S:
+                _raise_unknown(session, capture, "a dialog it has no answer for")
         if clock() - started > timeout_s:
+            if screen.input_line(capture) is None:
+                _raise_unknown(session, capture, f"no prompt within {timeout_s:.0f}s")
             raise BootTimeout(f"no ready prompt within {timeout_s:.0f}s", where=session,
                               fix="read the screen below; check that the folder is trusted and claude starts "
                                   "by hand; raise boot_timeout_s in references/convergence-policy.json if "
@@ -335,6 +368,25 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
                               details={"tail": screen.tail(capture, TAIL_LINES)})
         sleep(boot_poll_s(clock() - spawned))
         capture = None
+
+
+def _unknown_dialog(capture: str, seen: tuple[str, float] | None, now: float) -> tuple[str, float] | None:
+    """``(screen, since)`` while an open dialog of kind ``unknown`` stays unchanged on screen, else None."""
+    box = screen.dialog(capture)
+    if box is None or box.kind != "unknown":
+        return None
+    return seen if seen is not None and seen[0] == capture else (capture, now)
+
+
+def _raise_unknown(session: str, capture: str, what: str) -> None:
+    """BootFail ``unknown_screen`` (the trial is BLOCKED: :mod:`live_trial.acceptance.causes`) naming the screen by
+    its first lines, with the advice to check this CLI's screens (``live-trial doctor --cli``)."""
+    first = " | ".join(screen.first_lines(capture, UNKNOWN_FIRST_LINES)) or "(a blank screen)"
+    raise BootFail(f"boot stopped at a screen the harness does not know ({what}): \"{first}\"; run "
+                   "`live-trial doctor --cli`", where=session,
+                   fix="run `live-trial doctor --cli` to check this claude's screens against the ones the harness "
+                       "knows; a CLI newer than the newest verified one may draw it", code="unknown_screen",
+                   details={"screen": f"unknown screen: {first}", "tail": screen.tail(capture, TAIL_LINES)})
 
 
 def boot_poll_s(waited_s: float) -> float:
@@ -379,7 +431,10 @@ def _raise_exited(backend: Backend, session: str, *, clock: Callable[[], float] 
 
 def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | None, *,
                    clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
-    """Seed 001 "boot": cursor on "No, exit" → Down → re-capture until on "Yes, I accept" → Enter; never Enter elsewhere."""
+    """Seed 001 "boot": cursor on "No, exit" → Down → re-capture until on "Yes, I accept" (the Enter that follows is
+    :func:`_wait_dialog_gone`'s); never Enter elsewhere.
+    The options may be numbered (2.1.197) or not (2.1.332); a Down the dialog did not take is pressed again
+    (:func:`press_until`)."""
     box = screen.dialog(capture)
     yes = box.option("Yes, I accept") if box else None
     sel = box.selected if box else None
@@ -393,34 +448,42 @@ def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | 
                            "was pressed", where=session, fix="run claude by hand once and check the dialog",
                            code="bypass_dialog", details={"screen": "bypass-permissions dialog",
                                                           "tail": screen.tail(capture, TAIL_LINES)})
-        backend.send_keys(session, "Down")
-        deadline = clock() + DIALOG_STEP_WAIT_S
-        while True:
-            sleep(DIALOG_POLL_S)
-            capture = _probe(backend, session, pane_id, clock=clock, sleep=sleep)
-            box = screen.dialog(capture)
-            if box and box.selected and box.selected.label == yes.label:
-                break
-            if clock() > deadline:
-                raise BootFail("bypass-permissions dialog: the cursor did not move to \"Yes, I accept\"",
-                               where=session, fix="boot again; if it repeats, report the screen below",
-                               code="bypass_dialog", details={"screen": "bypass-permissions dialog",
-                                                              "tail": screen.tail(capture, TAIL_LINES)})
-    backend.send_keys(session, "Enter")
 
+        def on_yes(now: str) -> bool:
+            box = screen.dialog(now)
+            return bool(box and box.selected and box.selected.label == yes.label)
 
-def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, clock: Callable[[], float],
-                      sleep: Callable[[float], None]) -> str:
-    """Wait until the bypass dialog is gone after Enter; returns the first screen without it."""
-    deadline = clock() + DIALOG_STEP_WAIT_S * 2
-    while True:
-        sleep(DIALOG_POLL_S)
-        capture = _probe(backend, session, pane_id, clock=clock, sleep=sleep)
-        if not screen.bypass_dialog(capture):
-            return capture
-        if clock() > deadline:
-            raise BootFail("the bypass-permissions dialog stayed open after Enter on \"Yes, I accept\"",
+        def still_on_no(now: str) -> bool:
+            box = screen.dialog(now)
+            return bool(box and box.selected and screen._norm_label(box.selected.label) == "no, exit")
+
+        capture = press_until(lambda: backend.send_keys(session, "Down"),
+                              lambda: _probe(backend, session, pane_id, clock=clock, sleep=sleep),
+                              on_yes, still_on_no, clock=clock, sleep=sleep, poll_s=DIALOG_POLL_S,
+                              wait_s=DIALOG_STEP_WAIT_S)
+        if not on_yes(capture):
+            raise BootFail("bypass-permissions dialog: the cursor did not move to \"Yes, I accept\"",
                            where=session, fix="boot again; if it repeats, report the screen below",
                            code="bypass_dialog", details={"screen": "bypass-permissions dialog",
                                                           "tail": screen.tail(capture, TAIL_LINES)})
-        sleep(DIALOG_POLL_S)
+
+
+def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, clock: Callable[[], float],
+                      sleep: Callable[[float], None], enter: bool = False) -> str:
+    """Wait until the bypass dialog is gone; returns the first screen without it. ``enter``: press Enter first (the
+    cursor is on "Yes, I accept"), and again while the dialog still shows its cursor there (:func:`press_until`)."""
+    def on_yes(now: str) -> bool:
+        box = screen.dialog(now)
+        return bool(screen.bypass_dialog(now) and box and box.selected
+                    and screen._norm_label(box.selected.label) == "yes, i accept")
+
+    press = (lambda: backend.send_keys(session, "Enter")) if enter else (lambda: None)
+    capture = press_until(press, lambda: _probe(backend, session, pane_id, clock=clock, sleep=sleep),
+                          lambda now: not screen.bypass_dialog(now), on_yes if enter else (lambda now: False),
+                          clock=clock, sleep=sleep, poll_s=DIALOG_POLL_S, wait_s=DIALOG_STEP_WAIT_S * 2)
+    if screen.bypass_dialog(capture):
+        raise BootFail("the bypass-permissions dialog stayed open after Enter on \"Yes, I accept\"",
+                       where=session, fix="boot again; if it repeats, report the screen below",
+                       code="bypass_dialog", details={"screen": "bypass-permissions dialog",
+                                                      "tail": screen.tail(capture, TAIL_LINES)})
+    return capture

@@ -38,6 +38,23 @@ Version-dependent: every marker below was seen on the real CLI 2.1.197 in tmux 3
   itself; the token count grows only when the subagent receives tokens. Forms past a minute
   (``1m 5s``, ``1h 2m``) are assumed from the CLI's other timers, not seen in this panel.
 - ExitPlanMode, spinner, API errors: claude-cli-observed.md "TUI markers".
+
+Seen on 2.1.332 as well (2026-12-01, references/transcript-jsonl.md "Screen and boot on 2.1.197 and 2.1.332";
+captures ``tests/unit/screens/*_332.txt``):
+
+- Bypass and trust dialogs draw their options without numbers: ``  ❯ No, exit`` / ``    Yes, I accept``; the
+  trust dialog puts `` ❯ No, exit`` first, then ``   Yes, I trust this folder``. :func:`dialog` reads them as the block
+  right above the footer with one ``❯`` line, every label at one column (``Dialog.numbered`` False, numbers = positions).
+  The four bypass markers and the trust marker are unchanged, so recognition stays on the same exact text.
+- AskUserQuestion and the permission dialog stay numbered (the permission dialog gains
+  ``3. Yes, and switch to auto mode · …`` and the footer `` Esc to cancel · Tab to amend``). Enter pressed in their
+  first moments is dropped (callers press again: :mod:`live_trial.session.keys`).
+- A fresh config gets the fullscreen renderer unless the CLI is told otherwise (boot does: the classic renderer
+  draws as 2.1.197 does). Fullscreen shows a right-aligned ``◐ medium · /effort`` or focus-events notice right above
+  the input box (skipped by :func:`background_work`) and a running tool as ``● <description> · 6s`` /
+  ``  ⎿  $ cmd (6s)``, ``· 1m 1s`` past a minute (masked by :func:`mask_volatile`; :func:`tool_running`). The pane is
+  then in tmux's alternate screen, without scrollback (:data:`ALTERNATE_SCREEN_NOTE`).
+- The turn-done line gains `` · done 8:45 PM``; ``turn_done`` still matches.
 - Background work (2.1.197, references/transcript-jsonl.md "Background work"): see :func:`background_work`.
 """
 from __future__ import annotations
@@ -62,6 +79,9 @@ MARKERS: dict[str, object] = {
     "rule": re.compile(r"^\s*─{10,}\s*$"),
     # dialog option line: optional cursor, number, dot, label
     "option": re.compile(rf"^(?P<indent>\s*)(?P<cursor>{PROMPT_GLYPH}\s*)?(?P<num>\d+)\.\s+(?P<label>\S.*?)\s*$"),
+    # 2.1.332 draws the bypass and trust dialogs without numbers: "  ❯ No, exit" / "    Yes, I accept" (the other
+    # options start at the column of the cursor line's label)
+    "option_cursor": re.compile(rf"^(?P<indent>\s+){PROMPT_GLYPH} (?P<label>\S.*?)\s*$"),
     "dialog_footer": re.compile(r"(Enter to confirm|Enter to select|Esc to cancel)"),
     "bypass": ("WARNING: Claude Code running in Bypass Permissions mode", "No, exit", "Yes, I accept",
                "Enter to confirm"),
@@ -96,6 +116,14 @@ MARKERS: dict[str, object] = {
     # input box while background agents run ("✻ Waiting for 1 background agent to finish"; no "…", so not a spinner)
     "footer_shells": re.compile(r"·\s+(?P<n>\d+)\s+shells?\b"),
     "waiting_agents": re.compile(r"^[·✢✳✶✻✽*] Waiting for (?P<n>\d+) background agents? to finish"),
+    # a right-aligned hint on the line above the input box (fullscreen renderer, 2.1.332): "◐ medium · /effort",
+    # "tmux focus-events off · add 'set -g focus-events on' …"; not the turn's status line
+    "right_hint": re.compile(r"^\s{20,}\S"),
+    # the clock of a running tool's row in the fullscreen renderer (2.1.332): "● Waiting a while · 1m 1s"
+    "tool_clock": re.compile(r"(?<=\S) · (?:\d+h ?)?(?:\d+m ?)?\d+s$"),
+    # a running foreground tool: "⎿  Running… (4s)" (classic renderer, both versions) or "⎿  $ cmd (6s)"
+    # (fullscreen renderer, 2.1.332)
+    "tool_running": re.compile(r"^\s+⎿\s+(?:Running… \(\d|\$ .*\((?:\d+h ?)?(?:\d+m ?)?\d+s\)$)"),
     "prompt_echo": re.compile(rf"^{PROMPT_GLYPH} \S"),
     "question_end": re.compile(r"([?？]|(?:ますか|でしょうか|ください)[。.]?)\s*$"),
     "free_text_option": "Type something.",
@@ -116,9 +144,16 @@ BLOCKING_ADVICE = {
 }
 
 
+#: The note a trial records when the CLI drew in tmux's alternate screen (the fullscreen renderer, 2.1.332's default
+#: for a fresh config): the pane has no scrollback, so pane.txt holds only the rows visible at the end.
+ALTERNATE_SCREEN_NOTE = ("the CLI drew its fullscreen renderer (tmux alternate screen): pane.txt holds only the rows "
+                         "visible at the end, without scrollback")
+
+
 @dataclass(frozen=True)
 class DialogOption:
-    """One numbered option of a dialog: its label, its number and whether the cursor (❯) is on it."""
+    """One option of a dialog: its label, its number (its position when the dialog draws none) and whether the
+    cursor (❯) is on it."""
 
     label: str
     number: int
@@ -133,6 +168,9 @@ class Dialog:
     kind: str
     options: list[DialogOption] = field(default_factory=list)
     question: str = ""
+    #: False for a dialog drawn without option numbers (2.1.332's bypass and trust dialogs); ``number`` is then the
+    #: option's position
+    numbered: bool = True
 
     @property
     def selected(self) -> DialogOption | None:
@@ -173,6 +211,24 @@ def _input_text(lines: list[str], idx: int) -> str:
     return "\n".join(parts).replace(NBSP, " ").strip()
 
 
+def input_line(capture: str) -> int | None:
+    """Index (0-based line) of the input prompt ``❯`` on screen, or None when no prompt is drawn."""
+    return _input_index(_lines(capture))
+
+
+def tool_running(capture: str) -> bool:
+    """True when a foreground tool's running row is on screen: ``⎿  Running… (Ns)`` (classic renderer) or
+    ``⎿  $ cmd (Ns)`` (2.1.332's fullscreen renderer)."""
+    return any(MARKERS["tool_running"].match(line.rstrip()) for line in _lines(capture))
+
+
+def first_lines(capture: str, n: int = 3) -> list[str]:
+    """The first ``n`` non-empty lines of the screen that are not rules, stripped, each cut to 100 characters: how
+    a screen the harness does not know is named (boot's ``unknown_screen``)."""
+    out = [ln.strip()[:100] for ln in _lines(capture) if ln.strip() and not MARKERS["rule"].match(ln)]
+    return out[:n]
+
+
 def is_busy(capture: str) -> bool:
     """True when a spinner line (or the API-retry line) is on screen (claude-cli-observed, recipe step 2)."""
     return any(MARKERS["spinner"].match(line) for line in _lines(capture))
@@ -180,7 +236,8 @@ def is_busy(capture: str) -> bool:
 
 def dialog(capture: str) -> Dialog | None:
     """The open dialog, or None. A dialog needs a footer (``Enter to confirm|select``, ``Esc to cancel``,
-    ``Would you like to proceed?``) and a block of numbered options above it."""
+    ``Would you like to proceed?``) and a block of numbered options above it, or (2.1.332's bypass and trust dialogs)
+    a block of unnumbered options right above it with the ``❯`` cursor on one of them."""
     lines = _lines(capture)
     footer = None
     for i in range(len(lines) - 1, -1, -1):
@@ -208,11 +265,54 @@ def dialog(capture: str) -> Dialog | None:
             first = j if first is None else first
             opts.append(DialogOption(label=m.group("label").replace(NBSP, " ").strip(), number=num,
                                      selected=bool(m.group("cursor"))))
+    numbered = bool(opts)
+    if not opts:
+        first, opts = _unnumbered_options(lines, footer)
     if not opts:
         return None
     text = "\n".join(lines)
     kind = _dialog_kind(text)
-    return Dialog(kind=kind, options=opts, question=_question(lines, first or 0, kind))
+    return Dialog(kind=kind, options=opts, question=_question(lines, first or 0, kind), numbered=numbered)
+
+
+UNNUMBERED_GAP = 3   # at most this many blank lines between the last option and the footer (seen: 1 on 2.1.332)
+
+
+def _unnumbered_options(lines: list[str], footer: int) -> tuple[int | None, list[DialogOption]]:
+    """``(index of the first option, options)`` of an unnumbered option block right above the footer (2.1.332:
+    ``  ❯ No, exit`` / ``    Yes, I accept``): the contiguous non-blank lines ending at most :data:`UNNUMBERED_GAP`
+    blank lines above the footer, with exactly one ``❯`` cursor line (indented), every line's label starting at the
+    column of the cursor line's label. Numbers are the positions (1, 2, …). ``(None, [])`` when there is none."""
+    end = footer - 1
+    while end >= 0 and not lines[end].strip() and footer - end <= UNNUMBERED_GAP:
+        end -= 1
+    if end < 0 or not lines[end].strip():
+        return None, []
+    start = end
+    while start > 0 and lines[start - 1].strip():
+        start -= 1
+    block = list(range(start, end + 1))
+    cursors = [j for j in block if MARKERS["option_cursor"].match(lines[j])]
+    if len(cursors) != 1:
+        return None, []
+    cur = MARKERS["option_cursor"].match(lines[cursors[0]])
+    col = len(cur.group("indent")) + 2
+    first = cursors[0]
+    while first > start and _label_at(lines[first - 1], col):
+        first -= 1
+    last = cursors[0]
+    while last < end and _label_at(lines[last + 1], col):
+        last += 1
+    opts = []
+    for n, j in enumerate(range(first, last + 1), start=1):
+        label = cur.group("label") if j == cursors[0] else lines[j][col:]
+        opts.append(DialogOption(label=label.replace(NBSP, " ").strip(), number=n, selected=j == cursors[0]))
+    return (first, opts) if len(opts) >= 2 else (None, [])
+
+
+def _label_at(line: str, col: int) -> bool:
+    """True when ``line`` holds text starting exactly at column ``col`` (an unnumbered option's label)."""
+    return len(line) > col and line[:col].strip() == "" and not line[col].isspace()
 
 
 def _dialog_kind(text: str) -> str:
@@ -284,7 +384,8 @@ def background_work(capture: str) -> dict:
     Shells from the footer under the input box (``· 1 shell ·``); agents from the turn's status line right above
     the input box (``✻ Waiting for 1 background agent to finish``). Lines higher up are history: the
     ``✻ Cooked for 0s · 1 shell still running`` line and an older ``Waiting for …`` line stay on screen after the
-    work ended, so they are not read. The footer is masked from poll's progress hash (``MARKERS["footer"]``): it is
+    work ended, so they are not read. A right-aligned hint between the status line and the box (the fullscreen
+    renderer of 2.1.332 draws ``◐ medium · /effort`` or the tmux focus-events notice there) is skipped. The footer is masked from poll's progress hash (``MARKERS["footer"]``): it is
     read here for the state only."""
     lines = _lines(capture)
     found = {"shells": 0, "agents": 0}
@@ -297,7 +398,7 @@ def background_work(capture: str) -> dict:
             found["shells"] = int(m.group("n")) if m else 0
             break
     j = idx - 1
-    while j >= 0 and (not lines[j].strip() or MARKERS["rule"].match(lines[j])):
+    while j >= 0 and (not lines[j].strip() or MARKERS["rule"].match(lines[j]) or MARKERS["right_hint"].match(lines[j])):
         j -= 1
     m = MARKERS["waiting_agents"].match(lines[j]) if j >= 0 else None
     found["agents"] = int(m.group("n")) if m else 0
@@ -352,7 +453,9 @@ def mask_volatile(capture: str) -> str:
     Masked: the footer line under the input box (its mode, its hints and its passing notices: ``MARKERS["footer"]``,
     a turn's end is seen in the transcript, not there); the spinner line's glyph, verb and ``(Ns · ↓ N tokens)``; ``Running… (Ns)`` and any other
     ``(<N>s|m|h …)`` timer; ``✻ <Verb> for Ns``; ``Retrying in Ns`` / ``attempt N/M``; token counts outside
-    the subagent panel; the blinking ``●`` at column 0 of a running tool; and the elapsed time of a
+    the subagent panel; the blinking ``●`` at column 0 of a running tool; the clock at the end of a running tool's row
+    in the fullscreen renderer (2.1.332: ``● Waiting a while · 1m 1s``, its ``⎿  $ cmd (1m 0s)`` is a ``(…)`` timer);
+    and the elapsed time of a
     subagent panel row (``3s``, ``1m 5s``). Kept: that row's token count, which grows only when the
     subagent receives tokens, so a subagent that streams is progress and a hung one can STALL.
     """
@@ -369,6 +472,8 @@ def mask_volatile(capture: str) -> str:
             line = "<spinner>" + (" " + line.split("…", 1)[1] if "…" in line else "")
         if line.startswith("●"):
             line = " " + line[1:]
+        if line.startswith(" "):
+            line = MARKERS["tool_clock"].sub(" · #s", line.rstrip())
         for pattern, repl in _VOLATILE:
             line = pattern.sub(repl, line)
         out.append(line.rstrip())

@@ -27,6 +27,7 @@ from typing import Callable
 from live_trial.errors import DeliveryFailed, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
+from live_trial.session.keys import press_until
 
 SHOW_WAIT_S = 5.0        # wait for the paste to show in the input box before Enter
 RECORD_WAIT_S = 20.0     # wait for the user record after Enter (it normally arrives within 0.35 s)
@@ -231,7 +232,8 @@ def answer_gate(backend: Backend, session: str, response: str, *, clock: Callabl
     ``response`` is an option label (or its number; digits do not move the cursor in the TUI, so the
     number is only used to find the label), or ``text:<rest>`` to pick the free-text option ("Type
     something.") and type ``<rest>``. The cursor is moved with Down/Up, confirmed by re-capture, then
-    Enter. Raises RefusedInput when no dialog is open or the option does not exist (nothing pressed),
+    Enter; a key the dialog did not take (the screen unchanged a moment later) is pressed again, at most three times
+    (:mod:`live_trial.session.keys`: 2.1.332 dialogs drop keys in their first ~0.3 s). Raises RefusedInput when no dialog is open or the option does not exist (nothing pressed),
     DeliveryFailed (code gate_cursor) when the cursor does not reach the option.
     """
     capture = backend.capture(session)
@@ -254,12 +256,34 @@ def answer_gate(backend: Backend, session: str, response: str, *, clock: Callabl
     keys = _move_to(backend, session, option, box, clock=clock, sleep=sleep)
     if free_text:
         _type_answer(backend, session, rest, option.number, clock=clock, sleep=sleep)
-        backend.send_keys(session, "Enter")
-        keys += ["<text>", "Enter"]
-    else:
+        keys.append("<text>")
+    keys += _confirm(backend, session, clock=clock, sleep=sleep)
+    return GateAnswer(kind=box.kind, label=option.label, keys=keys)
+
+
+def _shape(capture: str) -> tuple | None:
+    """What identifies an open dialog and its cursor: (kind, question, selected number, selected label), or None."""
+    box = screen.dialog(capture)
+    if box is None:
+        return None
+    sel = box.selected
+    return box.kind, box.question, sel.number if sel else None, " ".join(sel.label.split()) if sel else None
+
+
+def _confirm(backend: Backend, session: str, *, clock: Callable[[], float], sleep: Callable[[float], None]) -> list[str]:
+    """Press Enter on the dialog, and again (bounded) while it still shows the same question with the cursor where it
+    was: a 2.1.332 dialog drops the Enter pressed in its first ~0.3 s (:mod:`live_trial.session.keys`). Returns the
+    keys pressed."""
+    before = _shape(backend.capture(session))
+    keys: list[str] = []
+
+    def press() -> None:
         backend.send_keys(session, "Enter")
         keys.append("Enter")
-    return GateAnswer(kind=box.kind, label=option.label, keys=keys)
+
+    press_until(press, lambda: backend.capture(session), lambda now: _shape(now) != before,
+                lambda now: _shape(now) == before, clock=clock, sleep=sleep, poll_s=POLL_S, wait_s=POLL_S * 2)
+    return keys
 
 
 def _type_answer(backend: Backend, session: str, text: str, number: int, *, clock: Callable[[], float],
@@ -292,19 +316,27 @@ def _move_to(backend: Backend, session: str, option: screen.DialogOption, box: s
     keys: list[str] = []
     current = box.selected.number if box.selected else 1
     deadline = clock() + GATE_WAIT_S
+
+    def on(number: int) -> Callable[[str], bool]:
+        def check(capture: str) -> bool:
+            now = screen.dialog(capture)
+            return bool(now and now.selected and now.selected.number == number)
+        return check
+
     while current != option.number:
         key = "Down" if option.number > current else "Up"
-        backend.send_keys(session, key)
-        keys.append(key)
         target = current + (1 if key == "Down" else -1)
-        while True:
-            sleep(POLL_S)
-            now = screen.dialog(backend.capture(session))
-            if now and now.selected and now.selected.number == target:
-                current = target
-                break
-            if clock() > deadline:
-                raise DeliveryFailed(f"the dialog cursor did not reach {option.label!r}", where=session,
-                                     fix="answer the dialog by hand (tmux attach) or poll again", code="gate_cursor",
-                                     details={"keys": keys})
+
+        def press(key: str = key) -> None:
+            backend.send_keys(session, key)
+            keys.append(key)
+
+        # pressed again (bounded) while the cursor stays where it was: a 2.1.332 dialog may drop an early key
+        press_until(press, lambda: backend.capture(session), on(target), on(current), clock=clock, sleep=sleep,
+                    poll_s=POLL_S, wait_s=max(0.0, deadline - clock()))
+        if not on(target)(backend.capture(session)):
+            raise DeliveryFailed(f"the dialog cursor did not reach {option.label!r}", where=session,
+                                 fix="answer the dialog by hand (tmux attach) or poll again", code="gate_cursor",
+                                 details={"keys": keys})
+        current = target
     return keys

@@ -278,6 +278,7 @@ class Trial:
         result = boot.boot(req, self.backend, base_env=self.env, sleep=self.sleep)
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
+        self.note_alternate_screen(self.state["session"])
         self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2), bypass_dialog_seen=result.bypass_dialog_seen,
                   plugin_dirs=[str(p) for p in result.plugin_dirs], plugin_checks=result.plugin_checks)
         self.journal.event("ready", session=self.state["session"], elapsed_s=result.elapsed_s)
@@ -351,6 +352,7 @@ class Trial:
             pane_text = None
             if self.backend is not None and session and self.backend.has_session(session):
                 pane_text = self.backend.capture(session, scrollback=True)
+                self.note_alternate_screen(session)
             tpath = self.transcript_path() if self.backend is not None else None
             subagents = tpath.with_suffix("") / "subagents" if tpath is not None else None
             got = collect(self.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
@@ -368,6 +370,16 @@ class Trial:
         finally:
             if session:
                 self.end_processes(session)
+
+    def note_alternate_screen(self, session: str) -> None:
+        """Name a session drawn in tmux's alternate screen (the CLI's fullscreen renderer, though boot asks for the
+        classic one): its pane.txt holds only the visible rows, so the verdict says so rather than trusting it."""
+        from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
+
+        if getattr(self.backend, "alternate_screen", None) and self.backend.alternate_screen(session):
+            if ALTERNATE_SCREEN_NOTE not in self.facts.notes:
+                self.facts.notes.append(ALTERNATE_SCREEN_NOTE)
+            self.journal.log("collect", "alternate_screen", problem=ALTERNATE_SCREEN_NOTE)
 
     def end_processes(self, session: str) -> None:
         """Kill the session (its process tree walked first), then end whatever still carries the trial's tag and the

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from live_trial.rehearsal.config import settings_args
 from live_trial.rehearsal.scenario import load_scenario
 from live_trial.rehearsal.server import rehearsal_env
 from live_trial.session import screen, send
@@ -58,6 +59,7 @@ class _Claude:
         self.session_id = str(uuid.uuid4())
         self.env = {**os.environ, **rehearsal_env(server.url, self.config)}
         self.argv = [str(find_claude().path), "--session-id", self.session_id, "--setting-sources", "local",
+                     *settings_args(self.config),
                      "--plugin-dir", str(HELLO), "--dangerously-skip-permissions"]
 
     def boot(self) -> None:

@@ -30,6 +30,8 @@ from live_trial.trial.poll import PollConfig, poll
 from .waiting import wait_for
 
 WAIT_S = 120.0
+# 90 s of silence: 2.1.332's Bash refuses a standalone `sleep N` with N >= 25 outside the background
+SILENT_90S = "sleep 24; sleep 24; sleep 24; sleep 18"
 MARKER_RE = r"{{re:Completion marker: *(/\S+/out/status\.json)}}"
 ASK_INPUT = {"questions": [{"question": "Which colour should the greeting use?", "header": "Colour",
                             "multiSelect": False, "options": [{"label": "Red", "description": "warm"},
@@ -51,7 +53,10 @@ class Live:
         slug = request.node.name.lower().replace("_", "-")[-30:].strip("-")
         self.session = f"lt-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}-{slug}"
 
-    def start(self, scenario: dict, *, mode: str | None = None) -> "Live":
+    def start(self, scenario: dict, *, mode: str | None = None, fullscreen: bool = False) -> "Live":
+        """Boot claude on ``scenario`` as boot does (``mode`` None), in another permission mode, or (``fullscreen``)
+        forced into the fullscreen renderer that boot keeps away: a session as it would look if that ever showed."""
+        from live_trial.rehearsal.config import settings_args
         from live_trial.rehearsal.server import rehearsal_env
         from live_trial.session import boot
         from live_trial.session.claude_bin import find_claude
@@ -60,7 +65,15 @@ class Live:
         self.config = self.rehearsal_config(self.cwd, skip_bypass_dialog=True)
         env = rehearsal_env(self.server.url, self.config)
         self.request.addfinalizer(lambda: self.backend.kill_session(self.session))
-        if mode is None:
+        if fullscreen:
+            argv = [find_claude().path, "--session-id", self.sid, "--setting-sources", "local",
+                    *settings_args(self.config), "--dangerously-skip-permissions"]
+            child = boot.child_env(os.environ, env, rehearsal=True)
+            child.pop("CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN")
+            child["CLAUDE_CODE_NO_FLICKER"] = "1"      # read by 2.1.197 and 2.1.332: fullscreen on
+            self.backend.new_session(self.session, [str(a) for a in argv], cwd=self.cwd, env=child)
+            wait_for(lambda: screen.is_ready(self.backend.capture(self.session)), what="fullscreen prompt")
+        elif mode is None:
             boot.boot(boot.BootRequest(session=self.session, cwd=self.cwd, session_id=self.sid, env_overrides=env,
                                        rehearsal=True, timeout_s=WAIT_S), self.backend)
         else:   # boot builds bypass-mode argv only; plan / default mode need --permission-mode
@@ -170,7 +183,7 @@ def test_slow_stream_is_busy_generating_then_poll_done(live):
 def test_bash_sleep_is_busy_tool_and_a_silent_tool_stalls(live):
     live.start({"side_query_text": "Sleep", "rules": [
         {"id": "sleep", "when": {"step": 0}, "reply": {"content": [
-            {"tool_use": {"name": "Bash", "input": {"command": "sleep 90", "description": "sleep"}}}]}},
+            {"tool_use": {"name": "Bash", "input": {"command": SILENT_90S, "description": "sleep"}}}]}},
         {"id": "done", "when": {"step": 1}, "reply": {"content": [{"text": "DONE: ok"}]}}]})
     live.task()
     st = live.wait_state(BUSY_TOOL, pending_tool="Bash")
@@ -178,6 +191,46 @@ def test_bash_sleep_is_busy_tool_and_a_silent_tool_stalls(live):
     r = live.poll(stall_limit_s=4)          # the spinner, "Running… (Ns)" and token counts are masked
     assert (r.exit, r.code, r.state) == ("STALL", 2, BUSY_TOOL), r
     assert r.reason.startswith("no progress"), r
+
+
+@pytest.mark.budget(16)
+def test_a_silent_tool_in_the_fullscreen_renderer_stalls(live):
+    """Fullscreen (2.1.332's default for a fresh config) draws a running tool as ``● <description> · 5s`` /
+    ``⎿  $ cmd (5s)``, its clock ticking each second: masked, so a hung tool still STALLs."""
+    live.start({"side_query_text": "Sleep", "rules": [
+        {"id": "sleep", "when": {"step": 0}, "reply": {"content": [
+            {"tool_use": {"name": "Bash", "input": {"command": SILENT_90S, "description": "Wait in silence"}}}]}},
+        {"id": "done", "when": {"step": 1}, "reply": {"content": [{"text": "DONE: ok"}]}}]}, fullscreen=True)
+    assert live.backend.alternate_screen(live.session) is True
+    live.task()
+    live.wait_state(BUSY_TOOL, pending_tool="Bash")
+    wait_for(lambda: screen.tool_running(live.backend.capture(live.session)), what="the running tool on screen")
+    r = live.poll(stall_limit_s=4)
+    assert (r.exit, r.code, r.state) == ("STALL", 2, BUSY_TOOL), r
+    assert r.reason.startswith("no progress"), r
+
+
+@pytest.mark.budget(8)
+def test_an_answer_given_the_moment_the_question_shows_is_taken(live):
+    """2.1.332 drops the Enter pressed in a dialog's first ~0.3 s; answer_gate presses again when the dialog did not
+    take it, so an answer given at once still answers (2.1.197 takes it the first time)."""
+    live.start({"side_query_text": "Ask", "rules": [
+        {"id": "ask", "when": {"step": 0}, "reply": {"content": [
+            {"tool_use": {"name": "AskUserQuestion", "input": ASK_INPUT}}]}},
+        {"id": "done", "when": {"step": 1}, "reply": {"content": [{"text": "DONE: ok"}]}}]})
+    live.task()
+
+    def shown():
+        box = screen.dialog(live.backend.capture(live.session))
+        return box if box and box.kind == "ask_user_question" else None
+
+    wait_for(shown, what="the question dialog", interval_s=0.01)
+    answer = send.answer_gate(live.backend, live.session, "Red")
+    assert answer.label == "Red" and answer.keys[-1] == "Enter"
+    results = lambda: [r for r in read_tail(live.tpath).records if r.get("type") == "user"
+                       and "toolUseResult" in r and "answers" in (r.get("toolUseResult") or {})]
+    got = wait_for(lambda: results() or None, what="the AskUserQuestion answer in the transcript")
+    assert "Red" in str(got[-1]["toolUseResult"]["answers"])
 
 
 @pytest.mark.budget(6)
@@ -264,10 +317,10 @@ def test_killed_cli_is_frozen_busy_and_poll_says_session_gone(live):
 def test_escape_during_a_tool_is_idle_interrupted(live):
     live.start({"side_query_text": "EscTool", "rules": [
         {"id": "sleep", "when": {"step": 0}, "reply": {"content": [
-            {"tool_use": {"name": "Bash", "input": {"command": "sleep 120", "description": "sleep"}}}]}}]})
+            {"tool_use": {"name": "Bash", "input": {"command": SILENT_90S, "description": "sleep"}}}]}}]})
     live.task()
     live.wait_state(BUSY_TOOL, pending_tool="Bash")
-    wait_for(lambda: "Running" in live.backend.capture(live.session), what="Running… on screen")
+    wait_for(lambda: screen.tool_running(live.backend.capture(live.session)), what="the running tool on screen")
     st = live.escape_until(IDLE_TURN_COMPLETE)
     assert st.interrupted is True and st.pending_tool is None
     live.assert_clean_read()

@@ -9,6 +9,7 @@ import pytest
 
 from live_trial.errors import BootFail, BootTimeout, ExitCode, RefusedInput
 from live_trial.session import boot as bt
+from live_trial.session import screen
 from tests.unit.fakes import Clock
 
 SCREENS = Path(__file__).parent / "screens"
@@ -111,9 +112,10 @@ def test_a_session_as_a_person_starts_it_reads_every_settings_source(tmp_path):
 def test_child_env_strips_nested_markers_and_sets_sandbox_in_rehearsal():
     base = {"PATH": "/bin", "ANTHROPIC_API_KEY": "user-key", "CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "cli",
             "CLAUDE_CODE_SSE_PORT": "1234", "CLAUDE_CODE_SESSION_ID": "x", "CLAUDE_CODE_CHILD_SESSION": "1",
-            "TMUX": "/tmp/tmux-0/default,1,0", "AI_AGENT": "agent"}
+            "TMUX": "/tmp/tmux-0/default,1,0", "AI_AGENT": "agent", "CLAUDE_CODE_NO_FLICKER": "1"}
     env = bt.child_env(base, {"CLAUDE_CONFIG_DIR": "/c", "CLAUDECODE": "1"}, rehearsal=True)
-    assert env == {"PATH": "/bin", "ANTHROPIC_API_KEY": "user-key", "CLAUDE_CONFIG_DIR": "/c", "IS_SANDBOX": "1"}
+    assert env == {"PATH": "/bin", "ANTHROPIC_API_KEY": "user-key", "CLAUDE_CONFIG_DIR": "/c", "IS_SANDBOX": "1",
+                   "CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN": "1"}   # the classic renderer, fullscreen never forced
     assert "IS_SANDBOX" not in bt.child_env({"PATH": "/bin"}, {}, rehearsal=False)
 
 
@@ -258,7 +260,8 @@ def test_bypass_cursor_that_does_not_move_fails(tmp_path):
     fb = FakeBackend({"no": (cap("bypass_dialog"), {})}, "no")
     with pytest.raises(BootFail) as exc:
         run(fb, req(tmp_path))
-    assert fb.keys == ["Down"] and "did not move" in exc.value.message  # never Enter on "No, exit"
+    # pressed again when not taken, at most KEY_PRESSES times, and never Enter on "No, exit"
+    assert fb.keys == ["Down"] * bt.KEY_PRESSES and "did not move" in exc.value.message
 
 
 @pytest.mark.parametrize("screen_name,named", [("trust_question", "folder-trust question"),
@@ -283,12 +286,77 @@ def test_exit_at_start_is_boot_fail_with_last_lines(tmp_path):
     assert fb.killed == [S]
 
 
-def test_timeout_carries_tail(tmp_path):
-    fb = FakeBackend({"blank": ("loading…", {})}, "blank")
+def test_timeout_with_a_prompt_carries_tail(tmp_path):
+    busy = cap("ready_no_dialog").replace("❯\u00a0", "❯\u00a0still typing")
+    fb = FakeBackend({"busy": (busy, {})}, "busy")
     with pytest.raises(BootTimeout) as exc:
         run(fb, req(tmp_path, timeout_s=5))
-    assert exc.value.exit_code == ExitCode.FAIL and exc.value.details["tail"] == ["loading…"]
+    assert exc.value.exit_code == ExitCode.FAIL and exc.value.details["tail"][-3:] == screen.tail(busy)[-3:]
     assert fb.killed == [S]
+
+
+def test_no_prompt_at_the_timeout_is_an_unknown_screen_named_by_its_first_lines(tmp_path):
+    fb = FakeBackend({"blank": ("\nloading…\n\nplease wait", {})}, "blank")
+    with pytest.raises(BootFail) as exc:
+        run(fb, req(tmp_path, timeout_s=5))
+    assert exc.value.code == "unknown_screen" and "no prompt within 5s" in exc.value.message
+    assert '"loading… | please wait"' in exc.value.message and "live-trial doctor --cli" in exc.value.message
+    assert fb.keys == [] and fb.killed == [S]
+
+
+def test_an_unknown_dialog_is_named_within_seconds_and_nothing_is_pressed(tmp_path):
+    made_up = "\n".join(["", "  Choose your adventure", "", "  ❯ Left door", "    Right door", "",
+                          "  Enter to confirm · Esc to cancel"])
+    fb = FakeBackend({"odd": (made_up, {})}, "odd")
+    with pytest.raises(BootFail) as exc:
+        run(fb, req(tmp_path, timeout_s=60))
+    assert exc.value.code == "unknown_screen" and "a dialog it has no answer for" in exc.value.message
+    assert "Choose your adventure | ❯ Left door | Right door" in exc.value.message
+    assert exc.value.details["screen"].startswith("unknown screen: Choose your adventure")
+    assert fb.keys == [] and fb.killed == [S]
+
+
+def test_the_332_bypass_dialog_drawn_without_numbers_is_accepted(tmp_path):
+    flow = {"no": (cap("bypass_dialog_332"), {"Down": "yes"}),
+            "yes": (cap("bypass_dialog_yes_332"), {"Enter": "ready", "Up": "no"}),
+            "ready": (cap("fullscreen_ready_332"), {})}
+    result, _ = run(FakeBackend(flow, "no"), req(tmp_path))
+    assert result.bypass_dialog_seen is True
+
+
+class DropsFirstKey(FakeBackend):
+    """A dialog that ignores the first press of each key (2.1.332 drops keys in a dialog's first ~0.3 s)."""
+
+    def send_keys(self, name, *keys):
+        for k in keys:
+            self.keys.append(k)
+            if self.keys.count(k) > 1:
+                self.state = self.flow[self.state][1].get(k, self.state)
+
+
+def test_a_key_the_dialog_did_not_take_is_pressed_again(tmp_path):
+    flow = {"no": (cap("bypass_dialog_332"), {"Down": "yes"}),
+            "yes": (cap("bypass_dialog_yes_332"), {"Enter": "ready"}), "ready": (cap("fullscreen_ready_332"), {})}
+    fb = DropsFirstKey(flow, "no")
+    result, _ = run(fb, req(tmp_path))
+    assert result.bypass_dialog_seen is True and fb.keys == ["Down", "Down", "Enter", "Enter"]
+
+
+def test_rehearsal_flag_settings_reach_the_argv(tmp_path):
+    from live_trial.rehearsal.config import seed_config, settings_args
+
+    plain, skip = seed_config(tmp_path / "plain", [tmp_path]), seed_config(tmp_path / "skip", [tmp_path],
+                                                                          skip_bypass_dialog=True)
+    assert settings_args(plain) == []
+    assert settings_args(skip) == ["--settings", str((skip / "flag-settings.json").resolve())]
+    assert json.loads((skip / "flag-settings.json").read_text()) == {"skipDangerousModePermissionPrompt": True}
+    fb = FakeBackend({"ready": (cap("ready_no_dialog"), {})}, "ready")
+    run(fb, req(tmp_path), env={"PATH": "/bin", "CLAUDE_CONFIG_DIR": str(skip)})
+    argv = fb.created[0][1]
+    assert argv[argv.index("--settings") + 1] == str((skip / "flag-settings.json").resolve())
+    fb = FakeBackend({"ready": (cap("ready_no_dialog"), {})}, "ready")
+    run(fb, req(tmp_path, rehearsal=False), env={"PATH": "/bin", "CLAUDE_CONFIG_DIR": str(skip), "IS_SANDBOX": "1"})
+    assert "--settings" not in fb.created[0][1]      # a real trial never gets a rehearsal's consent
 
 
 # ---------------------------------------------------------------- plugin pinning (the closure's union)

@@ -194,8 +194,11 @@ class GateCLI:
         self.shown_text = ""
         self.stuck = stuck
         self.lose_typing = lose_typing       # how many typings the CLI drops (seen under load)
+        self.answered = False
 
     def capture(self, session, scrollback=False):
+        if self.answered:                    # Enter answered it: the dialog is gone
+            return self.base.split("☐")[0]
         out = []
         for line in self.base.split("\n"):
             stripped = line.lstrip("❯ ")
@@ -212,6 +215,7 @@ class GateCLI:
             self.keys.append(k)
             if not self.stuck:
                 self.cursor += {"Down": 1, "Up": -1}.get(k, 0)
+                self.answered = self.answered or k == "Enter"
 
     def type_text(self, session, text):
         self.typed.append(text)
@@ -275,3 +279,35 @@ def test_gate_cursor_stuck_fails():
     with pytest.raises(DeliveryFailed) as exc:
         gate(cli, "Blue")
     assert exc.value.code == "gate_cursor" and "Enter" not in cli.keys
+
+
+def test_an_enter_the_gate_dialog_dropped_is_pressed_again():
+    """2.1.332 drops the Enter pressed in an AskUserQuestion dialog's first ~0.3 s (capture of 2.1.332)."""
+    from pathlib import Path
+
+    from live_trial.session import send as sd
+    from tests.unit.fakes import Clock
+
+    ask = (Path(__file__).parent / "screens" / "ask_user_question_332.txt").read_text(encoding="utf-8")
+    answered = ask.split("❯ ASK")[0] + "❯ ASK\n● DONE: ok\n"
+
+    class Dropping:
+        def __init__(self):
+            self.keys, self.screen = [], ask
+
+        def capture(self, name, scrollback=False):
+            return self.screen
+
+        def send_keys(self, name, *keys):
+            self.keys += keys
+            if self.keys.count("Enter") > 1:
+                self.screen = answered
+
+    clock = Clock()
+    fb = Dropping()
+    got = sd.answer_gate(fb, "lt-x", "Red", clock=clock, sleep=clock.sleep)
+    assert got.keys == ["Enter", "Enter"] and fb.keys == ["Enter", "Enter"] and got.kind == "ask_user_question"
+
+    clock, fb = Clock(), Dropping()
+    fb.send_keys = lambda name, *keys: fb.keys.extend(keys)      # a dialog that never takes it: bounded presses
+    assert sd.answer_gate(fb, "lt-x", "Red", clock=clock, sleep=clock.sleep).keys == ["Enter"] * 3

@@ -1,0 +1,40 @@
+"""Pressing a dialog key until the dialog takes it (boot's bypass acceptance, send's gate answers).
+
+A dialog of 2.1.332 drops keys pressed in its first ~0.3 s: Enter pressed at once on AskUserQuestion or a permission
+dialog leaves it unanswered, Enter 0.3 s later answers it; Down was taken at once, and 2.1.197 took every key at once
+(references/transcript-jsonl.md "Screen and boot on 2.1.197 and 2.1.332"). So a key is pressed again when the screen
+still shows the dialog as it was, a bounded number of times. Pure over the callables it gets (no tmux here).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+KEY_RETRY_S = 0.6     # a key the dialog did not take within this long is pressed again
+KEY_PRESSES = 3       # at most this many presses of one key
+
+
+def press_until(press: Callable[[], None], look: Callable[[], str], done: Callable[[str], bool],
+                unchanged: Callable[[str], bool], *, clock: Callable[[], float], sleep: Callable[[float], None],
+                retry_s: float = KEY_RETRY_S, presses: int = KEY_PRESSES, poll_s: float = 0.05, wait_s: float = 10.0) -> str:
+    """Press a key (``press()``) until ``done(screen)``; returns the last screen ``look()`` gave.
+
+    A dialog of 2.1.332 drops keys pressed in its first ~0.3 s (AskUserQuestion and permission dialogs: Enter;
+    references/transcript-jsonl.md "Screen and boot"). So when the screen still shows the dialog as it was
+    (``unchanged(screen)``) ``retry_s`` seconds after a press, the key is pressed again, at most ``presses`` times in
+    all; a screen that changed otherwise is waited on, never pressed into. Gives up ``wait_s`` seconds after the last
+    press once no press is left or the screen changed (the caller judges the screen it gets back). ``clock`` and
+    ``sleep`` are injected (seconds)."""
+    count, pressed_at = 1, clock()
+    press()
+    while True:
+        sleep(poll_s)
+        now = look()
+        if done(now):
+            return now
+        waited = clock() - pressed_at
+        if unchanged(now) and count < presses:
+            if waited >= retry_s:
+                press()
+                count, pressed_at = count + 1, clock()
+        elif waited > wait_s:
+            return now
