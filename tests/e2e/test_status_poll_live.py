@@ -170,7 +170,7 @@ def test_slow_stream_is_busy_generating_then_poll_done(live):
 def test_bash_sleep_is_busy_tool_and_a_silent_tool_stalls(live):
     live.start({"side_query_text": "Sleep", "rules": [
         {"id": "sleep", "when": {"step": 0}, "reply": {"content": [
-            {"tool_use": {"name": "Bash", "input": {"command": "sleep 90", "description": "sleep"}}}]}},
+            {"tool_use": {"name": "Bash", "input": {"command": "true && sleep 90", "description": "sleep"}}}]}},
         {"id": "done", "when": {"step": 1}, "reply": {"content": [{"text": "DONE: ok"}]}}]})
     live.task()
     st = live.wait_state(BUSY_TOOL, pending_tool="Bash")
@@ -264,7 +264,7 @@ def test_killed_cli_is_frozen_busy_and_poll_says_session_gone(live):
 def test_escape_during_a_tool_is_idle_interrupted(live):
     live.start({"side_query_text": "EscTool", "rules": [
         {"id": "sleep", "when": {"step": 0}, "reply": {"content": [
-            {"tool_use": {"name": "Bash", "input": {"command": "sleep 120", "description": "sleep"}}}]}}]})
+            {"tool_use": {"name": "Bash", "input": {"command": "true && sleep 120", "description": "sleep"}}}]}}]})
     live.task()
     live.wait_state(BUSY_TOOL, pending_tool="Bash")
     wait_for(lambda: "Running" in live.backend.capture(live.session), what="Running… on screen")
