@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from live_trial.judge.sources import source_path
+from live_trial.transcript.records import message_content
 
 #: Tools whose call writes the file named in its input (``file_path``, ``notebook_path``): the record of such a call
 #: that writes only harness files stands for those files (:func:`live_trial.judge.citable.harness_files_of`).
@@ -48,8 +49,7 @@ class RecordFacts:
 
 
 def _content(rec: dict) -> Any:
-    msg = rec.get("message")
-    return msg.get("content") if isinstance(msg, dict) else None
+    return message_content(rec)
 
 
 def _blocks(rec: dict, kind: str) -> list[dict]:

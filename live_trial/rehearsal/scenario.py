@@ -11,7 +11,9 @@ Wire facts used here (claude-cli-observed.md, "What the server receives"; refere
 2.1.197): requests with no tools are side queries (title generation); ``messages`` may hold role ``system`` entries;
 a human prompt is a user message without tool_result blocks that is not only a task notification (the CLI waking
 the model after a background task ended) or the summary that starts a compacted conversation; slash-command blocks
-(``<command-name>``, ``<local-command-…>``) and ``<system-reminder>`` blocks are not part of a prompt's text; a
+(``<command-name>``, ``<local-command-…>``) and ``<system-reminder>`` blocks are not part of a prompt's text, except
+a reminder that carries a task notification or Stop-hook feedback (2.1.332; ``wire.unwrap_reminder``), and a paste the
+CLI wrapped in ``<pasted_content>`` is the pasted text (2.1.332); a tool listed with ``defer_loading`` is not offered; a
 compaction request appends the summary instruction ("CRITICAL: Respond with TEXT ONLY…") to the last user message;
 a subagent's request says ``cc_is_subagent=true`` in its system prompt; ``metadata.user_id`` is a JSON string with
 ``session_id``.
@@ -35,7 +37,9 @@ from live_trial.rehearsal.scenario_file import (  # noqa: F401 - the limits are 
     check_text,
     read_yaml,
 )
+from live_trial.rehearsal.wire import REMINDER_OPEN, is_deferred, unwrap_reminder
 from live_trial.resources import load_schema
+from live_trial.transcript.records import unwrap_paste
 
 SCHEMA_NAME = "scenario.schema.json"
 
@@ -227,17 +231,26 @@ def _text_parts(msg: dict) -> list[str]:
 
 
 def _own_words(msg: dict) -> list[str]:
-    """The text blocks of a user message a person wrote: without ``<system-reminder>`` context blocks,
-    slash-command blocks and a compaction request's summary instruction."""
-    return [p for p in _text_parts(msg)
-            if not p.lstrip().startswith(_NOT_PROMPT_BLOCKS) and not _COMPACTION_RE.search(p)]
+    """The text blocks of a user message a person wrote (a paste the CLI wrapped in ``<pasted_content>`` is the
+    pasted text): without ``<system-reminder>`` context blocks, slash-command blocks and a compaction request's
+    summary instruction. A reminder that carries a task notification or Stop-hook feedback is that input
+    (:func:`unwrap_reminder`), as 2.1.197 sent it."""
+    words = []
+    for part in _text_parts(msg):
+        if part.lstrip().startswith(REMINDER_OPEN):
+            inner = unwrap_reminder(part)
+            if inner is not None:
+                words.append(inner)
+        elif not part.lstrip().startswith(_NOT_PROMPT_BLOCKS) and not _COMPACTION_RE.search(part):
+            words.append(unwrap_paste(part))
+    return words
 
 
 def _prompt_text(msg: dict) -> str:
     """Text of a human user message (:func:`_own_words`; when none is left, the blocks other than context)."""
     kept = _own_words(msg)
     if not kept:
-        kept = [p for p in _text_parts(msg) if not p.lstrip().startswith("<system-reminder>")] or _text_parts(msg)
+        kept = [p for p in _text_parts(msg) if not p.lstrip().startswith(REMINDER_OPEN)] or _text_parts(msg)
     return "\n".join(kept)
 
 
@@ -300,7 +313,7 @@ def analyse_request(body: dict) -> RequestView:
             r = results[-1]
             last_tool_result = {"content": _tool_result_text(r), "is_error": bool(r.get("is_error", False)),
                                 "tool_use_id": r.get("tool_use_id", "")}
-    tools = [t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)]
+    tools = [t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict) and not is_deferred(t)]
     system = body.get("system")
     system_text = system if isinstance(system, str) else "\n".join(
         b.get("text", "") for b in _blocks(system) if b.get("type") == "text")

@@ -3,7 +3,9 @@
 Delivery: the file goes file → named buffer → bracketed paste (``Backend.paste_file``), then one
 Enter. It counts as delivered only when the newest human prompt of the transcript after the send
 equals the file text under ``transcript.normalise_text`` (newlines normalised, trailing whitespace
-stripped; the one comparison used everywhere). Otherwise a named :class:`DeliveryFailed`:
+stripped; the one comparison used everywhere). The prompt's text is ``records.prompt_text``: a multi-line paste
+that the CLI (2.1.332) stored wrapped as ``<pasted_content id="…">…</pasted_content id="…">`` is compared without
+that wrapper, and the delivery notes say so. Otherwise a named :class:`DeliveryFailed`:
 
 - ``parked``: no new prompt, and the text (or a ``[Pasted text #N …]`` chip) still sits in the input box
   after one more Enter (counted in ``extra_enters``);
@@ -86,6 +88,12 @@ def _prompt_text(record: dict) -> str:
     return prompt_text(record)
 
 
+def _wrapped(record: dict) -> bool:
+    from live_trial.transcript.records import is_wrapped_paste
+
+    return is_wrapped_paste(record)
+
+
 def classify_arrival(expected: str, got: str) -> str:
     """``ok`` / ``ok_tabs`` / ``mangled`` / ``cross_talk`` for an arrived prompt against the expected text.
 
@@ -147,6 +155,8 @@ def send_file(backend: Backend, session: str, path: str | os.PathLike, *, transc
     if verdict not in ("ok", "ok_tabs"):
         _fail(verdict, session, path, expected, _prompt_text(record), backend.capture(session), extra)
     notes = ["tabs arrived as four spaces (the CLI's paste handling)"] if verdict == "ok_tabs" else []
+    if _wrapped(record):
+        notes.append("the CLI stored the paste wrapped in <pasted_content>; the text inside it was compared")
     if watch.moved:
         notes.append(f"the session moved to another transcript while the text was sent; it arrived in {watch.path.name}")
     return Delivery(delivered=True, extra_enters=extra, record_uuid=record.get("uuid"),

@@ -43,7 +43,8 @@ class ReadResult:
     """Records parsed from a transcript (file order) and what was skipped.
 
     ``skipped_malformed`` counts lines that are not a JSON object (including NUL runs);
-    ``skipped_unknown`` counts objects whose ``type`` is missing or not in :data:`KNOWN_TYPES`;
+    ``skipped_unknown`` counts objects whose ``type`` is missing or not in :data:`KNOWN_TYPES` (a known type the
+    harness does not read, :data:`~live_trial.transcript.records.IGNORED_TYPES`, is left out uncounted);
     ``first_error`` describes the first malformed line; ``torn_tail`` is true when the file ends in an
     unterminated line, which is held back (not an error while the session runs). ``start_offset`` /
     ``end_offset`` are the byte range read (``end_offset`` is just after the last complete line);

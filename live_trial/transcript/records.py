@@ -5,6 +5,7 @@ project (a delivered task equals the file that was pasted). Facts: ``references/
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
@@ -12,12 +13,31 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
     from typing import Any
 
-#: Record types the CLI 2.1.197 writes (claude-cli-observed.md) plus older/other known ones. Others are
-#: skipped and counted as unknown.
-KNOWN_TYPES = frozenset({
+#: Record types the CLI writes that the harness reads (2.1.197, claude-cli-observed.md; 2.1.332) plus older/other
+#: known ones. Others are skipped and counted as unknown.
+READ_TYPES = frozenset({
     "user", "assistant", "system", "attachment", "file-history-snapshot", "mode", "permission-mode",
     "queue-operation", "last-prompt", "summary", "custom-title", "ai-title", "agent-name", "tag", "pr-link",
 })
+
+#: Record types the CLI 2.1.332 writes that hold nothing of the conversation the harness reads
+#: (references/transcript-jsonl.md "Records on 2.1.332"): copies of what was sent to the API (``api-request``,
+#: ``api-request-shape``, and ``api-request-blob``, whose ``message`` repeats the user and assistant messages sent,
+#: tool_use and tool_result blocks included) and the CLI's own bookkeeping (``atis-latch``, ``tools-used``,
+#: ``file-history-delta``, ``cost-state``). Known, so never counted as unknown, and never handed to a reader's
+#: caller: a tool_use is counted once, from its ``assistant`` record.
+IGNORED_TYPES = frozenset({
+    "api-request", "api-request-blob", "api-request-shape", "atis-latch", "tools-used", "file-history-delta",
+    "cost-state",
+})
+
+KNOWN_TYPES = READ_TYPES | IGNORED_TYPES
+
+
+def is_ignored(rec: Mapping[str, Any]) -> bool:
+    """True for a record whose ``type`` is one of :data:`IGNORED_TYPES` (known, not read)."""
+    kind = rec.get("type")
+    return isinstance(kind, str) and kind in IGNORED_TYPES
 
 
 INTERRUPT_TEXTS = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
@@ -49,13 +69,16 @@ def record_time(rec: Mapping[str, Any]) -> float | None:
 
 
 def message_content(rec: Mapping[str, Any]) -> Any:
-    """``message.content`` of a record (a string, a list of blocks, or None)."""
+    """``message.content`` of a record (a string, a list of blocks, or None). None for a record of
+    :data:`IGNORED_TYPES`: an ``api-request-blob`` repeats the messages sent, and its blocks are never the
+    conversation's (a tool_use is counted once, from its ``assistant`` record)."""
+    if is_ignored(rec):
+        return None
     msg = rec.get("message")
     return msg.get("content") if isinstance(msg, dict) else None
 
 
-def prompt_text(rec: Mapping[str, Any]) -> str:
-    """The text of a user record: string content, or the ``text`` blocks of list content joined by newlines."""
+def _text_of(rec: Mapping[str, Any]) -> str:
     content = message_content(rec)
     if isinstance(content, str):
         return content
@@ -63,6 +86,38 @@ def prompt_text(rec: Mapping[str, Any]) -> str:
         return "\n".join(b.get("text", "") for b in content
                          if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
     return ""
+
+
+def prompt_text(rec: Mapping[str, Any]) -> str:
+    """The text of a record: string content, or the ``text`` blocks of list content joined by newlines. For a
+    ``user`` record, a paste the CLI stored wrapped (:func:`unwrap_paste`) is the pasted text."""
+    text = _text_of(rec)
+    return unwrap_paste(text) if rec.get("type") == "user" else text
+
+
+#: How 2.1.332 stores a multi-line paste as the whole prompt: two newlines, the opening tag with a short id, a
+#: newline, the pasted text as it was, the closing tag naming the same id, a newline (references/transcript-jsonl.md
+#: "Records on 2.1.332"). 2.1.197 stores the text itself; a short one-line paste is never wrapped.
+_PASTE_WRAPPER = re.compile(r'\n\n<pasted_content id="([0-9A-Za-z_-]{1,32})">\n(.*)</pasted_content id="\1">\n', re.S)
+
+
+def unwrap_paste(text: str) -> str:
+    """``text`` without the CLI's paste wrapper when ``text`` is exactly one wrapped paste (see
+    :data:`_PASTE_WRAPPER`: both tags, the same id, nothing before or after); any other text is returned as it is, so
+    a wrapper around only part of a prompt, a wrapper whose ids differ or words typed around it are kept and a
+    delivery check compares them (cross-talk stays cross-talk)."""
+    if not text.startswith("\n\n<pasted_content"):
+        return text
+    m = _PASTE_WRAPPER.fullmatch(text)
+    return m.group(2) if m else text
+
+
+def is_wrapped_paste(rec: Mapping[str, Any]) -> bool:
+    """True for a user record whose text is one paste the CLI wrapped (:func:`unwrap_paste` took the wrapper off)."""
+    if rec.get("type") != "user":
+        return False
+    text = _text_of(rec)
+    return unwrap_paste(text) != text
 
 
 def is_human_prompt(rec: Mapping[str, Any]) -> bool:

@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 
-from live_trial.transcript.records import KNOWN_TYPES
+from live_trial.transcript.records import KNOWN_TYPES, is_ignored
 from live_trial.transcript.summary import summarise
 
 TYPE_CHECKING = False          # typing is not imported at run time: ``live-trial status`` starts without it
@@ -171,7 +171,9 @@ def _shape(value: Any) -> tuple[int, bool] | None:
 
 def check_record(rec: Any, raw: bytes, offset: int, tally: Tally) -> dict | None:
     """``rec`` when it is a transcript record (a JSON object whose ``type`` is known, nested at most
-    :data:`MAX_RECORD_DEPTH` deep), lone surrogates escaped; else None, counted in ``tally``.
+    :data:`MAX_RECORD_DEPTH` deep), lone surrogates escaped; else None, counted in ``tally``. A record of a type the
+    harness knows and does not read (:data:`~live_trial.transcript.records.IGNORED_TYPES`: 2.1.332's copies of the
+    API requests and its bookkeeping) is None and counted nowhere.
 
     A short line is bounded from ``raw`` first (its brackets, its escape and ED bytes: a few scans of under
     :data:`SHAPE_MIN_BYTES`). A longer one is nearly always a tool result or a Write, one long string in a few dozen
@@ -181,6 +183,8 @@ def check_record(rec: Any, raw: bytes, offset: int, tally: Tally) -> dict | None
     line's last bytes alone does not hold the record's opening brace."""
     if not isinstance(rec, dict):
         _malformed(tally, offset, f"a JSON {type(rec).__name__}, not an object")
+        return None
+    if is_ignored(rec):
         return None
     shape = _shape(rec) if len(raw) >= SHAPE_MIN_BYTES else None
     if shape is None:

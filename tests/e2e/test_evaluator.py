@@ -94,9 +94,10 @@ def _evaluator_requests(server):
 
 
 def _prompt_received(server) -> str:
-    """The evaluator's prompt as the model server received it (the last user message of the request body)."""
+    """The evaluator's prompt as the model server received it (the last user message of the request body; 2.1.332
+    sends a ``{"role": "system"}`` message, ``# Environment``, after it)."""
     body = json.loads(open(_evaluator_requests(server)[0]["body_file"]).read())
-    content = body["messages"][-1]["content"]
+    content = [m for m in body["messages"] if m.get("role") == "user"][-1]["content"]
     return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
 
 

@@ -26,6 +26,8 @@ from live_trial.session.claude_bin import find_claude
 from live_trial.transcript.order import causal_order
 from live_trial.transcript.paths import locate
 from live_trial.transcript.reader import read_records
+from live_trial.transcript.status import IDLE_TURN_COMPLETE, classify
+from live_trial.trial import judgement
 
 from .waiting import screen_of, wait_for
 
@@ -105,6 +107,14 @@ def test_greet_happy_drives_the_real_cli(tmp_path, rehearsal_server, rehearsal_c
     finally:
         claude.kill()
 
+    # every record type is known, and the one Skill call counts once: 2.1.332 repeats its tool_use in an
+    # api-request-blob record, which no reader of the harness sees
+    path = claude.transcript_path()
+    read = read_records(path)
+    assert (read.skipped_unknown, read.skipped_malformed) == (0, 0), read.first_error
+    every_line = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert judgement.skill_calls(every_line) == judgement.skill_calls(judgement.skill_call_records(path)) \
+        == [("hello:greet", True)]
     # skill listing names the plugin skill
     listings = [r for r in records if r.get("type") == "attachment"
                 and (r.get("attachment") or {}).get("type") == "skill_listing"]
@@ -135,9 +145,12 @@ def test_greet_happy_drives_the_real_cli(tmp_path, rehearsal_server, rehearsal_c
     models = {r["message"]["model"] for r in records if r.get("type") == "assistant"}
     assert models == {"rehearsal-e2e-model"}
     assert "DONE: ok" in capture
-    # the server saw a side query (title) and no unmatched or mis-templated main request
+    # a title side query (2.1.197; 2.1.332 sends none) is what the transcript's ai-title record holds; no unmatched
+    # or mis-templated main request
     reqs = server.requests
-    assert any(r["side_query"] for r in reqs)
+    titles = [r["aiTitle"] for r in records if r.get("type") == "ai-title"]
+    assert any(r["side_query"] for r in reqs) == bool(titles)
+    assert set(titles) <= {scenario.side_query_text}
     assert [r["rule"] for r in server.main_requests()] == ["skill-call", "write-greeting", "write-marker",
                                                            "report-done"]
     assert all(not r["template_misses"] for r in reqs)
@@ -248,20 +261,36 @@ def test_example_scenarios_play_on_the_real_cli(name, tmp_path, rehearsal_server
         assert server.wait_for(lambda r: r["rule"] == rules[-1] and len(server.main_requests()) >= len(rules),
                                TURN_WAIT_S), server.requests
         expected_turns = 2 if name == "plain-question" else 1
-        records = wait_for(lambda: (lambda rs: rs if sum(map(_is_turn_end, rs)) >= expected_turns
+        records = wait_for(lambda: (lambda rs: rs if _turns_ended(rs) >= expected_turns
                                     and last_text in _last_assistant_texts(rs) else None)(claude.records()),
                            what=f"{expected_turns} completed turn(s) and the text {last_text!r}",
                            seen=lambda: str(claude.records()[-3:]))
     finally:
         claude.kill()
-    assert [r["rule"] for r in server.main_requests()] == rules
+    served = [r["rule"] for r in server.main_requests()]
+    assert [r for i, r in enumerate(served) if r != "api-400" or served[i - 1:i] != ["api-400"]] == rules
     state = _marker_state(claude)
     assert (state or {}).get("summary") == summary
     assert _last_assistant_texts(records)[-1] == last_text
     if name == "api-error-400":
         errors = [r for r in records if r.get("isApiErrorMessage")]
         assert errors and errors[0]["apiErrorStatus"] == 400 and errors[0]["message"]["model"] == "<synthetic>"
+        # 2.1.197 sends the refused request once and writes turn_duration after the error record; 2.1.332 sends it
+        # 6 times and writes none. Either way the harness reads the turn as ended by the API error.
+        after = causal_order(records)
+        after = after[after.index(errors[0]) + 1:]
+        assert served.count("api-400") == (1 if any(map(_is_turn_end, after)) else 6), served
+        st = classify(records)
+        assert (st.state, st.api_error) == (IDLE_TURN_COMPLETE, 400), st
 
 
 def _is_turn_end(record: dict) -> bool:
     return record.get("type") == "system" and record.get("subtype") == "turn_duration"
+
+
+def _turns_ended(records: list[dict]) -> int:
+    """Turns that ended: each ``turn_duration``, and an API error record with no ``turn_duration`` after it (2.1.332
+    writes none there; ``status.classify`` ends the turn on that record)."""
+    ordered = causal_order(records)
+    return sum(1 for i, r in enumerate(ordered) if _is_turn_end(r) or (
+        r.get("isApiErrorMessage") is True and not any(map(_is_turn_end, ordered[i + 1:]))))

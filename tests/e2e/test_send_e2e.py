@@ -181,6 +181,38 @@ def test_answer_gate_by_label_and_free_text(backend, tmp_path, rehearsal_server)
     assert answers() == ["Blue", "teal please"]
 
 
+@pytest.mark.budget(8)
+def test_a_multi_line_paste_is_confirmed_as_the_text_inside_the_cli_wrapper(backend, tmp_path, rehearsal_server):
+    """2.1.332 stores (and sends) a multi-line paste wrapped in ``<pasted_content id="…">``, a one-line paste bare;
+    2.1.197 stores both bare. Either way the delivery is confirmed on the pasted text, the model's ``last_prompt``
+    is that text, and another multi-line text is still cross-talk."""
+    srv = rehearsal_server({"name": "paste", "rules": [
+        {"id": "the-paste", "when": {"last_prompt": "^PASTE line 0:"}, "reply": {"content": [{"text": "got it"}]}},
+        {"id": "plain", "reply": {"content": [{"text": "ok noted"}]}}]})
+    result, cwd, cfg = boot_rehearsal(backend, tmp_path, "paste", srv.url)
+    tpath = locate(result.session_id, cwd, cfg)
+    f = tmp_path / "task.md"
+    f.write_text(_text("PASTE", 12))
+    d = send.send_file(backend, result.session, f, transcript_path=tpath)
+    raw = human_prompts(read_records(tpath).records)[-1]["message"]["content"]
+    wrapped = raw.startswith('\n\n<pasted_content id="')
+    assert wrapped == any("<pasted_content>" in n for n in d.notes), (raw[:80], d.notes)
+    assert normalise_text(_prompts(tpath)[-1]) == normalise_text(f.read_text())
+    assert srv.wait_for(lambda r: r["rule"] == "the-paste", 30), srv.requests
+    wait_for(lambda: screen.is_ready(backend.capture(result.session)), what="the prompt after the paste's turn")
+    one = tmp_path / "one.md"
+    one.write_text("one short line\n")
+    d = send.send_file(backend, result.session, one, transcript_path=tpath)
+    raw = human_prompts(read_records(tpath).records)[-1]["message"]["content"]
+    assert not d.notes and normalise_text(raw) == "one short line", raw
+    wait_for(lambda: screen.is_ready(backend.capture(result.session)), what="the prompt after the one-line turn")
+    other = tmp_path / "other.md"
+    other.write_text(_text("OTHER", 12))
+    with pytest.raises(DeliveryFailed) as exc:
+        send.send_file(backend, result.session, other, transcript_path=tpath, expect_text=f.read_text())
+    assert exc.value.code == "cross_talk" and exc.value.details["arrived_head"].startswith("OTHER line 0:")
+
+
 @pytest.mark.budget(6)
 def test_tabs_arrive_as_four_spaces_and_still_count(backend, tmp_path, rehearsal_server):
     srv = rehearsal_server(PLAIN_SCENARIO)

@@ -125,6 +125,30 @@ def test_cross_talk(files):
     assert exc.value.code == "cross_talk" and "another trial" in exc.value.details["arrived_head"]
 
 
+def _wrapped(text: str, opening: str = "4d20", closing: str = "4d20") -> str:
+    """A multi-line paste as 2.1.332 stores it (references/transcript-jsonl.md "Records on 2.1.332")."""
+    return f'\n\n<pasted_content id="{opening}">\n{text}\n</pasted_content id="{closing}">\n'
+
+
+def test_a_paste_the_cli_wrapped_is_delivered_with_a_note(files):
+    t, task = files
+    d = go(FakeCLI(t, transform=_wrapped), task)
+    assert d.delivered and d.extra_enters == 0
+    assert any("<pasted_content>" in n for n in d.notes), d.notes
+
+
+@pytest.mark.parametrize("transform", [
+    lambda s: _wrapped("another trial's task"),                   # someone else's text, wrapped
+    lambda s: _wrapped(s, closing="4d21"),                        # the ids differ: not the CLI's wrapper
+    lambda s: "typed words" + _wrapped(s),                        # words around the paste
+])
+def test_a_wrapped_prompt_that_is_not_the_task_is_cross_talk(files, transform):
+    t, task = files
+    with pytest.raises(DeliveryFailed) as exc:
+        go(FakeCLI(t, transform=transform), task)
+    assert exc.value.code == "cross_talk"
+
+
 def test_lost_when_nothing_parked(files):
     t, task = files
     cli = FakeCLI(t, swallow=5)
