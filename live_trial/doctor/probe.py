@@ -76,7 +76,8 @@ def describe_bypass(capture: str) -> str:
     box = screen.dialog(capture)
     saw = f"missing {', '.join(repr(m) for m in missing)}" if missing else "all four markers"
     if box is not None:
-        opts = " | ".join(("❯ " if o.selected else "") + f"{o.number}. {o.label}" for o in box.options)
+        opts = " | ".join(("❯ " if o.selected else "") + (f"{o.number}. " if box.numbered else "") + o.label
+                          for o in box.options)
         return f"{saw}; options: {opts}"
     lines = [ln.strip() for ln in capture.splitlines()
              if any(m in ln for m in screen.MARKERS["bypass"][1:]) or ln.lstrip().startswith(screen.PROMPT_GLYPH)]

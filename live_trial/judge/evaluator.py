@@ -121,11 +121,11 @@ def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, s
     in this process (a second Ctrl-C), which is then re-raised; the process itself gets SIGKILL when the harness dies,
     even by SIGKILL (:func:`_die_with_parent`): an evaluator is never left running on its own. ``on_start(pid)`` is
     called once it runs (the trial records it, so a resume or ``reap`` can find it).
-    ``env`` loses the nested-session variables (:data:`live_trial.session.boot.NESTED_VARS`), as the trial's claude does:
+    ``env`` loses the nested-session variables (:data:`live_trial.session.environment.NESTED_VARS`), as the trial's claude does:
     run from inside a Claude Code session, ``claude -p`` would otherwise take itself for a nested session.
     Raises OSError when the process cannot be started.
     """
-    from live_trial.session.boot import NESTED_VARS
+    from live_trial.session.environment import NESTED_VARS
 
     start = time.monotonic()
     clean_env = {k: v for k, v in env.items() if k not in NESTED_VARS}

@@ -32,24 +32,9 @@ from libtmux import exc as libtmux_exc
 
 from live_trial.errors import Blocked, LiveTrialError, RefusedInput
 from live_trial.session import proctree
-from live_trial.session.rules import (
-    SEP,
-    Lease,
-    PaneRow,
-    ReapDecision,
-    SessionInfo,
-    TmuxResult,
-    buffer_name,
-    check_keys,
-    format_literal,
-    owner_token,
-    pane_row,
-    proc_start_ticks,
-    reap_decisions,
-    resolve_socket,
-    tmux_args,
-    validate_session_name,
-)
+from live_trial.session.rules import (SEP, Lease, PaneRow, ReapDecision, SessionInfo, TmuxResult, buffer_name,
+                                     check_keys, format_literal, owner_token, pane_row, proc_start_ticks,
+                                     reap_decisions, resolve_socket, tmux_args, validate_session_name)
 
 PID_LOG_ENV = "LIVE_TRIAL_PID_LOG"
 NO_CONFIG = "/dev/null"
@@ -405,14 +390,9 @@ class Backend:
     def alternate_screen(self, name: str) -> bool | None:
         """True when the session's pane shows tmux's alternate screen (``#{alternate_on}``: the CLI's fullscreen
         renderer, whose pane keeps no scrollback), False when not, None when the session is gone."""
-        validate_session_name(name)
-        row = self.pane(name)
-        if row is None:
-            return None
-        result = self._run("display-message", "-p", "-t", row.pane_id, "#{session_name}|#{alternate_on}")
-        if not result.ok or not result.stdout:
-            return None
-        head, _, flag = result.stdout[0].rpartition("|")
+        row = self.pane(name)       # checks the name
+        result = self._run("display-message", "-p", "-t", row.pane_id, "#{session_name}|#{alternate_on}") if row else None
+        head, _, flag = (result.stdout[0] if result and result.ok and result.stdout else "").rpartition("|")
         return flag == "1" if head == name else None
 
     def probe(self, name: str, pane_id: str | None = None) -> tuple[bool, str]:

@@ -28,37 +28,10 @@ from typing import Any, Callable, Mapping, Sequence
 from live_trial.errors import Blocked, BootFail, BootTimeout, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
-from live_trial.session.keys import KEY_PRESSES, press_until
+from live_trial.session.environment import NESTED_VARS, RENDERER_DROPPED, RENDERER_ENV, child_env  # noqa: F401 - re-exported
+from live_trial.session.keys import press_until
 from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
 
-# Variables the CLI sets for the processes it starts (read from the 2.1.197 bundle: the env it gives
-# Bash/hooks/MCP children and the list it deletes before re-spawning itself) plus the IDE/SDK markers.
-# 2.1.332 (read with `strings` from its binary; references/transcript-jsonl.md "Validator, nested variables and the
-# doctor probe") gives Bash/hook children CLAUDE_CODE_SESSION_ATTENDED, CLAUDE_PID, CLAUDE_CODE_CHILD_NOTES_DIR, the
-# messaging socket and token, CLAUDE_CODE_STARTER_MAY_HOLD_CONNECTOR_FILE and TRACEPARENT; MCP children also get
-# CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS and CLAUDE_CODE_CHROME_MCP_ORG_DENIED; its shell snapshot leaves out
-# CLAUDE_CODE_INVOKED_SKILLS as one of its own; and it deletes the bridge/eval/host-worktree markers before starting
-# another claude. A child that inherits them believes it is nested, and a trial must be a fresh session
-# (seed 001 "Purpose").
-NESTED_VARS = (
-    "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "CLAUDE_CODE_SESSION_ID",
-    "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_EXECPATH", "CLAUDE_AGENT_SDK_VERSION", "CLAUDE_AGENT_SDK_CLIENT_APP",
-    "CLAUDE_PROJECT_DIR", "CLAUDE_EFFORT", "AI_AGENT", "CLAUDE_CODE_REMOTE", "CLAUDE_CODE_REMOTE_SESSION_ID",
-    "CLAUDE_CODE_SESSION_KIND", "CLAUDE_CODE_SESSION_NAME", "CLAUDE_CODE_TMUX_SESSION", "CLAUDE_CODE_TMUX_PREFIX",
-    "CLAUDE_CODE_COORDINATOR_MODE", "CLAUDE_CODE_RESUME_INTERRUPTED_TURN", "CLAUDE_CODE_RESUME_PROMPT",
-    "CLAUDE_CODE_CHILD_NOTES_DIR", "CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN",
-    "CLAUDE_CODE_SESSION_ATTENDED", "CLAUDE_PID", "CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS",
-    "CLAUDE_CODE_STARTER_MAY_HOLD_CONNECTOR_FILE", "CLAUDE_CODE_INVOKED_SKILLS", "CLAUDE_CODE_CHROME_MCP_ORG_DENIED",
-    "CLAUDE_CODE_BRIDGE_CHILD_HELD_TO_AUTO", "CLAUDE_CODE_BRIDGE_SESSION_ID", "CLAUDE_CODE_EVAL_INTERVIEW_SESSION",
-    "CLAUDE_CODE_HOST_WORKTREE", "CLAUDE_CODE_HOST_WORKTREE_FENCE", "TRACEPARENT", "TRACESTATE",
-    "TMUX", "TMUX_PANE",
-)
-# The classic renderer for every trial session: 2.1.332 starts a fresh config in its fullscreen renderer (tmux's
-# alternate screen: no scrollback, so pane.txt would keep only the visible rows). Both 2.1.197 and 2.1.332 read
-# CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN before any setting, and before CLAUDE_CODE_NO_FLICKER=1 (which would force
-# fullscreen, so it is dropped); read in both bundles and observed (references/transcript-jsonl.md "Screen and boot").
-RENDERER_ENV = {"CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN": "1"}
-RENDERER_DROPPED = ("CLAUDE_CODE_NO_FLICKER",)
 MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,99}$")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 MODEL_ALIASES = frozenset({"default", "sonnet", "opus", "haiku", "best", "opusplan", "sonnet[1m]", "opus[1m]"})
@@ -103,6 +76,10 @@ class BootRequest:
     #: plugins installed from a marketplace (user or project scope) load: the session a person calls
     #: run-skill-live-trial from (README "Use it from Claude Code").
     setting_sources: str | None = "local"
+    #: Extra ``--settings FILE`` arguments the session starts with: a rehearsal config's pre-accepted bypass consent,
+    #: which 2.1.332 reads only from flag settings (:func:`live_trial.rehearsal.config.settings_args`); ``()`` for a
+    #: trial, whose boot accepts the dialog on screen.
+    settings_args: Sequence[str] = ()
 
 
 @dataclass
@@ -162,19 +139,6 @@ def validate_session_id(session_id: str) -> str:
         raise RefusedInput(f"session id {session_id!r} is not a uuid", where="--session-id",
                            fix="omit it: boot makes a fresh uuid4", code="bad_session_id")
     return session_id
-
-
-def child_env(base_env: Mapping[str, str], overrides: Mapping[str, str] | None = None, *,
-              rehearsal: bool) -> dict[str, str]:
-    """The environment of the trial's claude: ``base_env`` (the user's, with their auth) minus
-    :data:`NESTED_VARS` and :data:`RENDERER_DROPPED`, plus ``overrides`` and :data:`RENDERER_ENV` (the classic
-    renderer); ``IS_SANDBOX=1`` in rehearsal."""
-    env = {k: v for k, v in base_env.items() if k not in NESTED_VARS and k not in RENDERER_DROPPED}
-    env.update({k: v for k, v in (overrides or {}).items() if k not in NESTED_VARS and k not in RENDERER_DROPPED})
-    env.update(RENDERER_ENV)
-    if rehearsal:
-        env["IS_SANDBOX"] = "1"
-    return env
 
 
 def check_root_sandbox(env: Mapping[str, str], *, euid: int | None = None) -> None:
@@ -248,7 +212,7 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     claude_path = _claude_path(req.claude, base_env)
     plugin_dirs = ([Path(p) for p in req.plugin_dirs] if req.plugin_dirs is not None
                    else resolve_plugin_dirs(req.target, Path(req.plugins_root or cwd)))
-    argv = build_argv(req, claude_path, plugin_dirs, _rehearsal_settings(req, env))
+    argv = build_argv(req, claude_path, plugin_dirs, req.settings_args)
     plugin_warnings, plugin_checks = [], []
     if plugin_dirs:
         from live_trial.session.plugin_check import check_plugins
@@ -272,16 +236,6 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
                       pane_id=info.pane_id, pane_pid=info.pane_pid, bypass_dialog_seen=seen,
                       plugin_dirs=plugin_dirs, argv=argv, claude_path=claude_path, plugin_warnings=plugin_warnings,
                       plugin_checks=plugin_checks)
-
-
-def _rehearsal_settings(req: BootRequest, env: Mapping[str, str]) -> list[str]:
-    """A rehearsal session's ``--settings`` file from its seeded config (the bypass consent 2.1.332 reads only
-    there under ``--setting-sources local``); ``[]`` for a real trial or a config without one."""
-    if not req.rehearsal or not env.get("CLAUDE_CONFIG_DIR"):
-        return []
-    from live_trial.rehearsal.config import settings_args
-
-    return settings_args(Path(env["CLAUDE_CONFIG_DIR"]))
 
 
 def _claude_path(claude: Any, env: Mapping[str, str]) -> str:

@@ -60,74 +60,12 @@ captures ``tests/unit/screens/*_332.txt``):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-NBSP = "\u00a0"
-PROMPT_GLYPH = "\u276f"  # ❯
+from live_trial.session.dialogs import Dialog, DialogOption, bypass_dialog, dialog
+from live_trial.session.markers import (MARKERS, NBSP, PROMPT_GLYPH, _input_index, _input_text, _lines,
+                                        _norm_label)
 
-# ---------------------------------------------------------------- the marker table (2.1.197)
-MARKERS: dict[str, object] = {
-    # input line: ❯ + NBSP (or space) at column 0
-    "input_line": re.compile(rf"^{PROMPT_GLYPH}[{NBSP} ](?P<rest>.*)$"),
-    # placeholder hints that may follow the glyph on an empty input line
-    "placeholder": re.compile(r"^(Try \".*\"|Try .*|Press up to edit queued messages|Type a message.*)$"),
-    # a menu/dialog cursor line, never READY: "❯ 1. No, exit"
-    "menu_cursor": re.compile(rf"^\s*{PROMPT_GLYPH}\s*\d+\.\s"),
-    # spinner line (busy): glyph, space, gerund + U+2026; or the retry line
-    "spinner": re.compile(r"^[·✢✳✶✻✽*] (?:\S[^…\n]{0,60}…|.*\bRetrying in \d+s\b)"),
-    "turn_done": re.compile(r"^✻ \S+ for \d"),
-    "rule": re.compile(r"^\s*─{10,}\s*$"),
-    # dialog option line: optional cursor, number, dot, label
-    "option": re.compile(rf"^(?P<indent>\s*)(?P<cursor>{PROMPT_GLYPH}\s*)?(?P<num>\d+)\.\s+(?P<label>\S.*?)\s*$"),
-    # 2.1.332 draws the bypass and trust dialogs without numbers: "  ❯ No, exit" / "    Yes, I accept" (the other
-    # options start at the column of the cursor line's label)
-    "option_cursor": re.compile(rf"^(?P<indent>\s+){PROMPT_GLYPH} (?P<label>\S.*?)\s*$"),
-    "dialog_footer": re.compile(r"(Enter to confirm|Enter to select|Esc to cancel)"),
-    "bypass": ("WARNING: Claude Code running in Bypass Permissions mode", "No, exit", "Yes, I accept",
-               "Enter to confirm"),
-    "trust": re.compile(r"(Is this a project you created or one you trust|Yes, I trust this folder|"
-                        r"Do you trust the files in this folder)"),
-    "api_key": re.compile(r"(Detected a custom API key in your environment|Do you want to use this API key\?)"),
-    "onboarding": re.compile(r"(Let's get started\.|Choose the text style that looks best with your terminal|"
-                             r"Welcome to Claude Code v\d)"),
-    "login": re.compile(r"(Not logged in · Run /login|Select login method|Please run /login|"
-                        r"Log in with your Claude account|Invalid API key)"),
-    "ask_user_question": re.compile(r"(Type something\.|Chat about this|Enter to select · ↑/↓ to navigate)"),
-    "exit_plan_mode": re.compile(r"(Ready to code\?|Here is Claude's plan:|Would you like to proceed\?)"),
-    "permission": re.compile(r"Do you want to proceed\?"),
-    "error": re.compile(r"(API Error: .*|Unable to connect to API.*|Claude usage limit reached.*|"
-                        r"You've hit your (?:usage )?limit.*|Credit balance is too low.*|"
-                        r"OAuth token has expired.*|Request timed out.*|Invalid API key.*)"),
-    "dead_pane": re.compile(r"^Pane is dead \(status (?P<status>-?\d+)"),
-    # subagent panel row: indented ◯/● glyph, agent type and description, then elapsed time, optionally
-    # followed by " · ↓ 12 tokens" / " · 2 tool uses" and nothing else (so a "5s" in the description is not it)
-    "subagent_row": re.compile(
-        r"^(?P<head>\s+[◯●]\s+\S.*?\s)"
-        r"(?P<elapsed>(?:\d+h\s?)?(?:\d+m\s?)?\d+(?:\.\d+)?s|\d+h(?:\s?\d+m)?|\d+m)"
-        r"(?P<stats>(?:\s+·\s+(?:[↓↑]\s*)?\d[\d.,]*[kKmM]?\s+(?:tokens?|tool uses?))*)\s*$"),
-    "done_report": re.compile(r"^(?:●\s+|\s{2})DONE:\s*\S"),
-    # the footer line under the input box: the mode (bypass, plan, auto, default "? for shortcuts") and its hints
-    # ("esc to interrupt", "← for agents"), or a hint standing in for it ("paste again to expand", "Press Ctrl-C
-    # again to exit"); its right side shows passing notices ("tmux focus-events off · add 'set -g focus-events
-    # on' …" for about 8 s after a turn). Seen on 2.1.197: none of it is progress of the conversation.
-    "footer": re.compile(r"^\s{0,4}(?:⏵⏵|⏵|⏸|\? for shortcuts|paste again to expand|Press Ctrl-C again to exit)"),
-    # background work (2.1.197, references/transcript-jsonl.md "Background work"): the footer while shells run
-    # ("  ⏵⏵ bypass permissions on · 1 shell · ← for agents · ↓ to manage"), and the turn's status line above the
-    # input box while background agents run ("✻ Waiting for 1 background agent to finish"; no "…", so not a spinner)
-    "footer_shells": re.compile(r"·\s+(?P<n>\d+)\s+shells?\b"),
-    "waiting_agents": re.compile(r"^[·✢✳✶✻✽*] Waiting for (?P<n>\d+) background agents? to finish"),
-    # a right-aligned hint on the line above the input box (fullscreen renderer, 2.1.332): "◐ medium · /effort",
-    # "tmux focus-events off · add 'set -g focus-events on' …"; not the turn's status line
-    "right_hint": re.compile(r"^\s{20,}\S"),
-    # the clock of a running tool's row in the fullscreen renderer (2.1.332): "● Waiting a while · 1m 1s"
-    "tool_clock": re.compile(r"(?<=\S) · (?:\d+h ?)?(?:\d+m ?)?\d+s$"),
-    # a running foreground tool: "⎿  Running… (4s)" (classic renderer, both versions) or "⎿  $ cmd (6s)"
-    # (fullscreen renderer, 2.1.332)
-    "tool_running": re.compile(r"^\s+⎿\s+(?:Running… \(\d|\$ .*\((?:\d+h ?)?(?:\d+m ?)?\d+s\)$)"),
-    "prompt_echo": re.compile(rf"^{PROMPT_GLYPH} \S"),
-    "question_end": re.compile(r"([?？]|(?:ますか|でしょうか|ください)[。.]?)\s*$"),
-    "free_text_option": "Type something.",
-}
+__all__ = ["MARKERS", "NBSP", "PROMPT_GLYPH", "Dialog", "DialogOption", "bypass_dialog", "dialog", "_norm_label"]
 
 BLOCKING_ADVICE = {
     "folder-trust question": "the CLI asks whether to trust the trial folder; run `claude` once in that folder and "
@@ -148,67 +86,6 @@ BLOCKING_ADVICE = {
 #: for a fresh config): the pane has no scrollback, so pane.txt holds only the rows visible at the end.
 ALTERNATE_SCREEN_NOTE = ("the CLI drew its fullscreen renderer (tmux alternate screen): pane.txt holds only the rows "
                          "visible at the end, without scrollback")
-
-
-@dataclass(frozen=True)
-class DialogOption:
-    """One option of a dialog: its label, its number (its position when the dialog draws none) and whether the
-    cursor (❯) is on it."""
-
-    label: str
-    number: int
-    selected: bool
-
-
-@dataclass(frozen=True)
-class Dialog:
-    """An open dialog: ``kind`` (bypass, trust, api_key, onboarding, ask_user_question, exit_plan_mode,
-    permission, unknown), its options in screen order, and the question text ("" when none found)."""
-
-    kind: str
-    options: list[DialogOption] = field(default_factory=list)
-    question: str = ""
-    #: False for a dialog drawn without option numbers (2.1.332's bypass and trust dialogs); ``number`` is then the
-    #: option's position
-    numbered: bool = True
-
-    @property
-    def selected(self) -> DialogOption | None:
-        return next((o for o in self.options if o.selected), None)
-
-    def option(self, label: str) -> DialogOption | None:
-        """The option whose label equals ``label`` (NBSP as space, case and trailing ✔ ignored)."""
-        want = _norm_label(label)
-        return next((o for o in self.options if _norm_label(o.label) == want), None)
-
-
-def _norm_label(label: str) -> str:
-    return re.sub(r"\s+", " ", label.replace(NBSP, " ")).strip().rstrip("✔").strip().lower()
-
-
-def _lines(capture: str) -> list[str]:
-    return (capture or "").replace("\r", "").split("\n")
-
-
-def _input_index(lines: list[str]) -> int | None:
-    """Index of the input line: the last column-0 ``❯`` + NBSP/space line that is not a menu cursor."""
-    for i in range(len(lines) - 1, -1, -1):
-        line = lines[i]
-        if MARKERS["input_line"].match(line) and not MARKERS["menu_cursor"].match(line):
-            below = lines[i + 1:i + 6]
-            if any(MARKERS["rule"].match(x) for x in below) or line.startswith(PROMPT_GLYPH + NBSP):
-                return i
-    return None
-
-
-def _input_text(lines: list[str], idx: int) -> str:
-    rest = MARKERS["input_line"].match(lines[idx]).group("rest")
-    parts = [rest]
-    for line in lines[idx + 1:]:
-        if MARKERS["rule"].match(line):
-            break
-        parts.append(line)
-    return "\n".join(parts).replace(NBSP, " ").strip()
 
 
 def input_line(capture: str) -> int | None:
@@ -232,111 +109,6 @@ def first_lines(capture: str, n: int = 3) -> list[str]:
 def is_busy(capture: str) -> bool:
     """True when a spinner line (or the API-retry line) is on screen (claude-cli-observed, recipe step 2)."""
     return any(MARKERS["spinner"].match(line) for line in _lines(capture))
-
-
-def dialog(capture: str) -> Dialog | None:
-    """The open dialog, or None. A dialog needs a footer (``Enter to confirm|select``, ``Esc to cancel``,
-    ``Would you like to proceed?``) and a block of numbered options above it, or (2.1.332's bypass and trust dialogs)
-    a block of unnumbered options right above it with the ``❯`` cursor on one of them."""
-    lines = _lines(capture)
-    footer = None
-    for i in range(len(lines) - 1, -1, -1):
-        if MARKERS["dialog_footer"].search(lines[i]) or MARKERS["permission"].search(lines[i]) \
-                or MARKERS["exit_plan_mode"].search(lines[i]):
-            footer = i
-            break
-    if footer is None:
-        return None
-    idx = _input_index(lines)
-    if idx is not None and idx > footer and lines[idx].startswith(PROMPT_GLYPH + NBSP):
-        return None  # the input box is drawn below: the "footer" words are part of the conversation
-    # the option block: numbered lines above (or just below, for proceed questions) the footer
-    opts: list[DialogOption] = []
-    first = None
-    start = max(0, footer - 40)
-    for j in range(start, min(len(lines), footer + 12)):
-        m = MARKERS["option"].match(lines[j])
-        if m:
-            num = int(m.group("num"))
-            if opts and num != opts[-1].number + 1:
-                opts, first = [], None
-            if not opts and num != 1:
-                continue
-            first = j if first is None else first
-            opts.append(DialogOption(label=m.group("label").replace(NBSP, " ").strip(), number=num,
-                                     selected=bool(m.group("cursor"))))
-    numbered = bool(opts)
-    if not opts:
-        first, opts = _unnumbered_options(lines, footer)
-    if not opts:
-        return None
-    text = "\n".join(lines)
-    kind = _dialog_kind(text)
-    return Dialog(kind=kind, options=opts, question=_question(lines, first or 0, kind), numbered=numbered)
-
-
-UNNUMBERED_GAP = 3   # at most this many blank lines between the last option and the footer (seen: 1 on 2.1.332)
-
-
-def _unnumbered_options(lines: list[str], footer: int) -> tuple[int | None, list[DialogOption]]:
-    """``(index of the first option, options)`` of an unnumbered option block right above the footer (2.1.332:
-    ``  ❯ No, exit`` / ``    Yes, I accept``): the contiguous non-blank lines ending at most :data:`UNNUMBERED_GAP`
-    blank lines above the footer, with exactly one ``❯`` cursor line (indented), every line's label starting at the
-    column of the cursor line's label. Numbers are the positions (1, 2, …). ``(None, [])`` when there is none."""
-    end = footer - 1
-    while end >= 0 and not lines[end].strip() and footer - end <= UNNUMBERED_GAP:
-        end -= 1
-    if end < 0 or not lines[end].strip():
-        return None, []
-    start = end
-    while start > 0 and lines[start - 1].strip():
-        start -= 1
-    block = list(range(start, end + 1))
-    cursors = [j for j in block if MARKERS["option_cursor"].match(lines[j])]
-    if len(cursors) != 1:
-        return None, []
-    cur = MARKERS["option_cursor"].match(lines[cursors[0]])
-    col = len(cur.group("indent")) + 2
-    first = cursors[0]
-    while first > start and _label_at(lines[first - 1], col):
-        first -= 1
-    last = cursors[0]
-    while last < end and _label_at(lines[last + 1], col):
-        last += 1
-    opts = []
-    for n, j in enumerate(range(first, last + 1), start=1):
-        label = cur.group("label") if j == cursors[0] else lines[j][col:]
-        opts.append(DialogOption(label=label.replace(NBSP, " ").strip(), number=n, selected=j == cursors[0]))
-    return (first, opts) if len(opts) >= 2 else (None, [])
-
-
-def _label_at(line: str, col: int) -> bool:
-    """True when ``line`` holds text starting exactly at column ``col`` (an unnumbered option's label)."""
-    return len(line) > col and line[:col].strip() == "" and not line[col].isspace()
-
-
-def _dialog_kind(text: str) -> str:
-    if all(m in text for m in MARKERS["bypass"][:3]):
-        return "bypass"
-    for kind in ("trust", "api_key", "onboarding", "ask_user_question", "exit_plan_mode", "permission"):
-        if MARKERS[kind].search(text):
-            return kind
-    return "unknown"
-
-
-def _question(lines: list[str], first_option: int, kind: str) -> str:
-    for j in range(first_option - 1, max(-1, first_option - 15), -1):
-        line = lines[j].strip()
-        if not line or MARKERS["rule"].match(lines[j]) or line.startswith("☐") or set(line) <= set("╌─ "):
-            continue
-        return line
-    return ""
-
-
-def bypass_dialog(capture: str) -> bool:
-    """True when all four bypass-dialog markers are on screen (seed 001 "boot": accept only then)."""
-    text = capture or ""
-    return all(marker in text for marker in MARKERS["bypass"])
 
 
 def blocking_screen(capture: str) -> tuple[str, str] | None:

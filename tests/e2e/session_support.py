@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from live_trial.rehearsal.config import seed_config
+from live_trial.rehearsal.config import seed_config, settings_args
 from live_trial.session.backend import Backend
 from live_trial.session.boot import BootRequest, boot
 from live_trial.trial.workdir import new_run_id
@@ -44,5 +44,6 @@ def boot_rehearsal(backend: Backend, tmp: Path, slug: str, server_url: str = "ht
     cwd.mkdir(parents=True, exist_ok=True)
     config = seed_config(tmp / f"cfg-{slug}", [cwd], trust=trust, skip_bypass_dialog=skip_dialog)
     req = BootRequest(session=session_name(slug), cwd=cwd, env_overrides=rehearsal_env(server_url, config),
+                      settings_args=settings_args(config),
                       rehearsal=True, owner_pid=os.getpid(), timeout_s=kw.pop("timeout_s", 90), **kw)
     return boot(req, backend), cwd, config

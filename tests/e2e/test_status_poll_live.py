@@ -75,7 +75,8 @@ class Live:
             wait_for(lambda: screen.is_ready(self.backend.capture(self.session)), what="fullscreen prompt")
         elif mode is None:
             boot.boot(boot.BootRequest(session=self.session, cwd=self.cwd, session_id=self.sid, env_overrides=env,
-                                       rehearsal=True, timeout_s=WAIT_S), self.backend)
+                                       rehearsal=True, timeout_s=WAIT_S, settings_args=settings_args(self.config)),
+                      self.backend)
         else:   # boot builds bypass-mode argv only; plan / default mode need --permission-mode
             argv = [find_claude().path, "--session-id", self.sid, "--setting-sources", "local",
                     "--permission-mode", mode]

@@ -10,6 +10,7 @@ import pytest
 from live_trial.errors import BootFail, BootTimeout, ExitCode, RefusedInput
 from live_trial.session import boot as bt
 from live_trial.session import screen
+from live_trial.session.keys import KEY_PRESSES
 from tests.unit.fakes import Clock
 
 SCREENS = Path(__file__).parent / "screens"
@@ -261,7 +262,7 @@ def test_bypass_cursor_that_does_not_move_fails(tmp_path):
     with pytest.raises(BootFail) as exc:
         run(fb, req(tmp_path))
     # pressed again when not taken, at most KEY_PRESSES times, and never Enter on "No, exit"
-    assert fb.keys == ["Down"] * bt.KEY_PRESSES and "did not move" in exc.value.message
+    assert fb.keys == ["Down"] * KEY_PRESSES and "did not move" in exc.value.message
 
 
 @pytest.mark.parametrize("screen_name,named", [("trust_question", "folder-trust question"),
@@ -351,12 +352,13 @@ def test_rehearsal_flag_settings_reach_the_argv(tmp_path):
     assert settings_args(skip) == ["--settings", str((skip / "flag-settings.json").resolve())]
     assert json.loads((skip / "flag-settings.json").read_text()) == {"skipDangerousModePermissionPrompt": True}
     fb = FakeBackend({"ready": (cap("ready_no_dialog"), {})}, "ready")
-    run(fb, req(tmp_path), env={"PATH": "/bin", "CLAUDE_CONFIG_DIR": str(skip)})
+    run(fb, req(tmp_path, settings_args=settings_args(skip)), env={"PATH": "/bin", "CLAUDE_CONFIG_DIR": str(skip)})
     argv = fb.created[0][1]
     assert argv[argv.index("--settings") + 1] == str((skip / "flag-settings.json").resolve())
+    assert argv.index("--settings") < argv.index("--dangerously-skip-permissions")
     fb = FakeBackend({"ready": (cap("ready_no_dialog"), {})}, "ready")
     run(fb, req(tmp_path, rehearsal=False), env={"PATH": "/bin", "CLAUDE_CONFIG_DIR": str(skip), "IS_SANDBOX": "1"})
-    assert "--settings" not in fb.created[0][1]      # a real trial never gets a rehearsal's consent
+    assert "--settings" not in fb.created[0][1]      # a trial is never given a consent it did not ask for
 
 
 # ---------------------------------------------------------------- plugin pinning (the closure's union)
