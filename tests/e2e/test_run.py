@@ -15,6 +15,7 @@ import time
 import pytest
 
 from live_trial.jsonfile import schema_errors
+from live_trial.transcript.records import prompt_text
 from tests.e2e.run_support import (
     EXAMPLES,
     PLUGINS,
@@ -77,7 +78,8 @@ def test_happy_path_pass_with_real_skill_and_write(tmp_path):
     assert body, "the SKILL.md body record is missing"
     first_prompt = next(r for r in recs if r.get("type") == "user" and isinstance(r["message"]["content"], str)
                         and not r.get("isMeta"))
-    assert first_prompt["message"]["content"].rstrip() == (wd / "task.md").read_text().rstrip()
+    # the pasted task, as the harness reads it (2.1.332 stores a multi-line paste wrapped in <pasted_content>)
+    assert prompt_text(first_prompt).rstrip() == (wd / "task.md").read_text().rstrip()
     _no_leftovers(wd)
 
 
@@ -294,7 +296,7 @@ def test_four_trials_from_one_plan_run_in_parallel_without_cross_talk(tmp_path):
         recs = records(wd / "transcript.jsonl")
         first = next(r for r in recs if r.get("type") == "user" and isinstance(r["message"]["content"], str)
                      and not r.get("isMeta"))
-        assert first["message"]["content"].rstrip() == (wd / "task.md").read_text().rstrip()
+        assert prompt_text(first).rstrip() == (wd / "task.md").read_text().rstrip()
         _no_leftovers(wd)
     starts = sorted(json.loads((wd / "trial-state.json").read_text())["started_at"] for wd in wds)
     assert starts[-1] < max(json.loads((wd / "verdict.json").read_text())["written_at"] for wd in wds)

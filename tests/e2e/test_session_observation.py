@@ -15,7 +15,7 @@ import yaml
 
 from live_trial.session import screen
 from live_trial.session.backend import Backend
-from live_trial.transcript.records import is_task_notification, record_time
+from live_trial.transcript.records import is_task_notification, prompt_text, record_time
 from tests.e2e.run_support import (
     PLUGINS,
     SCENARIOS,
@@ -174,7 +174,7 @@ def test_clear_while_waiting_to_nudge_is_followed_into_the_new_transcript(tmp_pa
     recs = records(wd / "transcript.jsonl")
     assert {r.get("sessionId") for r in recs if r.get("sessionId")} == {new_id}
     nudge = (wd / "nudge-1.md").read_text().strip()
-    assert any(r.get("type") == "user" and r["message"]["content"] == nudge for r in recs if isinstance(
+    assert any(r.get("type") == "user" and prompt_text(r) == nudge for r in recs if isinstance(
         r.get("message"), dict) and isinstance(r["message"].get("content"), str)), "the nudge is not in the new file"
     no_leftovers(wd)
 
