@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from live_trial.transcript.order import causal_order
 from live_trial.transcript.reader import read_records, read_tail
-from live_trial.transcript.records import is_human_prompt, message_content
+from live_trial.transcript.records import is_human_prompt, message_content, unwrap_paste
 
 TRANSCRIPT = "transcript.jsonl"
 MOVED_FROM = "moved-from"
@@ -177,8 +177,9 @@ class _Builder:
     def _user(self, rec: dict, content: Any, source: str, uuid: str | None, when: str | None,
               calls: dict[str, Entry], out: list[Entry], depth: int) -> None:
         if isinstance(content, str):
-            text, n = cut(content)
-            self.add(out, Entry("prompt" if is_human_prompt(rec) else "meta", source, uuid, when, text, n))
+            prompt = is_human_prompt(rec)
+            text, n = cut(unwrap_paste(content) if prompt else content)   # a paste 2.1.332 stored wrapped: its text
+            self.add(out, Entry("prompt" if prompt else "meta", source, uuid, when, text, n))
             return
         for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict):

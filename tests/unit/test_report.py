@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import stat
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -352,3 +353,13 @@ def test_damaged_harness_files_never_break_report_show_or_ls(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["verdict"] == "PASS"
     assert main(["ls", "--eval-root", str(root)]) == 0
     assert "hello:greet" in capsys.readouterr().out
+
+
+def test_a_paste_the_cli_stored_wrapped_reads_as_the_task_pasted(tmp_path):
+    """2.1.332 stores a multi-line paste as ``\\n\\n<pasted_content id=…>\\n<text></pasted_content id=…>\\n``
+    (tests/unit/transcripts/cli332-greet-skill.jsonl): the page shows the task, not the wrapper."""
+    wd = make_workdir(tmp_path)
+    shutil.copy(Path(__file__).parent / "transcripts" / "cli332-greet-skill.jsonl", wd / "transcript.jsonl")
+    prompts = [e for e in conversation.build(wd).entries if e.kind == "prompt"]
+    assert prompts and prompts[0].text.startswith("# Live trial task")
+    assert not any("pasted_content" in e.text for e in prompts)
