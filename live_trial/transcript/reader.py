@@ -49,7 +49,8 @@ class ReadResult:
     unterminated line, which is held back (not an error while the session runs). ``start_offset`` /
     ``end_offset`` are the byte range read (``end_offset`` is just after the last complete line);
     ``reached_start`` is false when a tail read stopped before the start of the file. ``parsed_bytes``: the bytes
-    of the lines parsed (an over-long line counts the windows its summary was made of).
+    of the lines parsed (an over-long line counts the windows its summary was made of). ``unknown_types``: the
+    skipped unknown records by type.
     """
 
     def __init__(self, records: list[dict] | None = None, skipped_malformed: int = 0, skipped_unknown: int = 0,
@@ -60,6 +61,9 @@ class ReadResult:
         self.skipped_malformed, self.skipped_unknown, self.first_error = skipped_malformed, skipped_unknown, first_error
         self.torn_tail, self.start_offset, self.end_offset = torn_tail, start_offset, end_offset
         self.reached_start, self.parsed_bytes = reached_start, parsed_bytes
+        #: ``{type: count}`` of the records skipped as unknown, at most ``stream.UNKNOWN_NAMES_MAX`` names (the rest
+        #: under ``"…"``): what a verdict names when a CLI writes records the harness was never shown
+        self.unknown_types: dict[str, int] = {}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ReadResult) and vars(self) == vars(other)
@@ -403,3 +407,17 @@ def hashed_records(path: str | os.PathLike, select: Callable[[bytes], bool] | No
     the file cannot be opened."""
     records: list[dict] = []
     return hashed_fold(path, records.append, select, result), records
+
+
+
+def unknown_record_types(*paths: str | os.PathLike) -> dict[str, int]:
+    """``{type: count}`` of the records in ``paths`` whose ``type`` the reader does not know (see
+    :attr:`ReadResult.unknown_types`): what a verdict names when the CLI writes records the harness was never shown
+    (README "Set-up", references/transcript-jsonl.md "Supported CLI versions"). Only lines holding a ``"type":"X"``
+    whose X is neither a record type nor a content block's are parsed (:func:`~live_trial.transcript.stream.
+    names_unknown_type`), so a transcript of known records costs a byte search. A missing file counts nothing."""
+    result = ReadResult()
+    for path in paths:
+        for _ in iter_records(path, select=_stream.names_unknown_type, result=result):
+            pass
+    return dict(result.unknown_types)

@@ -100,6 +100,40 @@ if TYPE_CHECKING:                 # for annotations only
         first_error: str | None
 
 
+#: At most this many distinct unknown record types are named in a read's ``unknown_types``; the rest count under "…".
+UNKNOWN_NAMES_MAX = 8
+#: The ``type`` values of what a record holds (content blocks, ``message.type``) rather than of a record: a line that
+#: names only these and record types is no unknown record (:func:`names_unknown_type`).
+BLOCK_TYPES = frozenset({"message", "text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image",
+                         "document", "server_tool_use", "web_search_tool_result", "base64", "url", "file",
+                         "tool_reference"})
+_TYPE_VALUE = re.compile(rb'"type"\s*:\s*"([^"\\]{1,64})"')
+
+
+def names_unknown_type(text: bytes) -> bool:
+    """True when ``text`` holds a ``"type":"X"`` whose X is neither a record type the reader knows nor a content
+    block's (:data:`BLOCK_TYPES`): a ``select`` for :class:`Pass` that parses only the lines that may be records of
+    an unknown type (it holds for any text containing a line it holds for, as :class:`Pass` requires). Attachment
+    kinds are not listed, so attachment lines are parsed too; an unknown record naming no such X is missed, never
+    invented."""
+    for m in _TYPE_VALUE.finditer(text):
+        kind = m.group(1).decode("utf-8", "replace")
+        if kind not in KNOWN_TYPES and kind not in BLOCK_TYPES:
+            return True
+    return False
+
+
+def _name_unknown(tally: Tally, kind: object) -> None:
+    """Count a skipped unknown record under its type in ``tally.unknown_types`` when the tally keeps names."""
+    names = getattr(tally, "unknown_types", None)
+    if names is None:
+        return
+    key = kind if isinstance(kind, str) and 0 < len(kind) <= 64 else "(no type)"
+    if key not in names and len(names) >= UNKNOWN_NAMES_MAX:
+        key = "…"
+    names[key] = names.get(key, 0) + 1
+
+
 def _malformed(tally: Tally, offset: int, why: str) -> None:
     tally.skipped_malformed += 1
     tally.first_error = tally.first_error or f"byte {offset}: {why}"
@@ -197,6 +231,7 @@ def check_record(rec: Any, raw: bytes, offset: int, tally: Tally) -> dict | None
         return None
     if not isinstance(rec.get("type"), str) or rec["type"] not in KNOWN_TYPES:
         tally.skipped_unknown += 1
+        _name_unknown(tally, rec.get("type"))
         return None
     if lone:
         rec = scrub(rec)

@@ -83,6 +83,7 @@ def _checks(trial) -> None:
     """What the collected evidence says before the goal is judged: the launch, an expected gate, unused answers."""
     records = _session_records(trial)
     _note_compactions(trial, records or [])
+    _note_unknown_records(trial)
     if trial.facts.launch == "PASS" and records is not None:
         _check_launch(trial, records)
     if trial.req.expect_gate and not trial.facts.gate_seen and not trial.facts.blocked:
@@ -298,6 +299,27 @@ def _note_compactions(trial, records: list[dict]) -> None:
                 f"({', '.join(sorted(set(triggers)))}): the model went on from a summary of it")
         if note not in trial.facts.notes:
             trial.facts.notes.append(note)
+
+
+def _note_unknown_records(trial) -> None:
+    """A note naming the records of types the harness does not know, with the CLI version that wrote them (README
+    "Set-up"): they were left out of every count, and a person should know the CLI wrote something the harness was
+    never shown, and how to find out what else changed."""
+    from live_trial.transcript.reader import unknown_record_types
+    from live_trial.trial.moves import MOVED_FROM_DIR
+
+    path = trial.wd.path("transcript.jsonl")
+    if not path.is_file():
+        return
+    found = unknown_record_types(*sorted(trial.wd.path(MOVED_FROM_DIR).glob("*.jsonl")), path)
+    if not found:
+        return
+    kinds = ", ".join(f"{kind} ×{n}" for kind, n in sorted(found.items()))
+    note = (f"the transcript holds {sum(found.values())} record(s) of types the harness does not know ({kinds}), "
+            f"written by claude {trial.state.get('claude_version') or 'of unknown version'}: they were left out of "
+            "every count; run `live-trial doctor --cli` to see what else this CLI does differently")
+    if note not in trial.facts.notes:
+        trial.facts.notes.append(note)
 
 
 def _check_launch(trial, records: list[dict]) -> None:

@@ -154,3 +154,24 @@ def test_a_task_notification_on_2_1_332_wakes_the_model_and_is_no_prompt():
     assert skill_calls(records) == [("trialkit:mark", True)]
     st = classify(records, {"status": "idle"})
     assert st.state == IDLE_TURN_COMPLETE and st.background is None and st.last_assistant_text == "DONE: ok", st
+
+
+def test_records_of_unknown_types_are_named_with_their_counts_and_known_ones_are_not_parsed(tmp_path):
+    """``unknown_record_types``: what a verdict names when a CLI writes a record type the harness was never shown."""
+    from live_trial.transcript import stream
+    from live_trial.transcript.reader import unknown_record_types
+
+    lines = [{"type": "user", "message": {"role": "user", "content": "hi"}},
+             {"type": "assistant", "message": {"type": "message", "content": [{"type": "tool_use", "name": "Skill"}]}},
+             {"type": "future-record", "n": 1}, {"type": "future-record", "n": 2}, {"type": "other-new"},
+             *[{"type": f"new-{i}"} for i in range(stream.UNKNOWN_NAMES_MAX)]]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in lines))
+    found = unknown_record_types(path, tmp_path / "missing.jsonl")
+    assert found["future-record"] == 2 and found["other-new"] == 1
+    assert len(found) == stream.UNKNOWN_NAMES_MAX + 1 and sum(found.values()) == 3 + stream.UNKNOWN_NAMES_MAX
+    assert stream.names_unknown_type(b'{"type":"user","message":{"content":[{"type":"text"}]}}') is False
+    assert stream.names_unknown_type(b'{"type":"api-request-blob"}') is False          # known, left out
+    assert stream.names_unknown_type(b'{"a":1}\n{"type":"future-record"}') is True   # holds for any text holding it
+    real = sorted(REAL.glob("cli*.jsonl"))
+    assert real and unknown_record_types(*real) == {}          # every type 2.1.197 and 2.1.332 wrote is known
