@@ -227,7 +227,7 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
         backend.set_meta(req.session, cwd=str(cwd), session_id=req.session_id,
                          config_dir=env.get("CLAUDE_CONFIG_DIR", ""), model=req.model or "")
         seen = _wait_ready(backend, req.session, started=started, timeout_s=timeout_s, clock=clock, sleep=sleep,
-                           pane_id=info.pane_id, spawned=spawned)
+                           pane_id=info.pane_id, spawned=spawned, claude_path=claude_path)
         ok = True
     finally:
         if not ok:
@@ -278,10 +278,11 @@ def _exit_fix(text: str) -> str:
 
 def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: float,
                 clock: Callable[[], float], sleep: Callable[[float], None], pane_id: str | None = None,
-                spawned: float | None = None) -> bool:
+                spawned: float | None = None, claude_path: str = "") -> bool:
     """Poll the screen until READY. Returns whether the bypass dialog was seen (and accepted). ``started``: when
     boot began (the timeout counts from it); ``spawned``: when the CLI was started (the probe schedule,
-    :func:`boot_poll_s`, counts from it; default ``started``)."""
+    :func:`boot_poll_s`, counts from it; default ``started``); ``claude_path``: named in the advice for a screen
+    the harness does not know."""
     spawned = started if spawned is None else spawned
     bypass_seen = False
     blocking_streak: tuple[str, int] = ("", 0)
@@ -311,10 +312,10 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
                 return bypass_seen
             unknown = _unknown_dialog(capture, unknown, clock())
             if unknown and clock() - unknown[1] >= UNKNOWN_CONFIRM_S:
-                _raise_unknown(session, capture, "a dialog it has no answer for")
+                _raise_unknown(session, capture, "a dialog it has no answer for", claude_path)
         if clock() - started > timeout_s:
             if screen.input_line(capture) is None:
-                _raise_unknown(session, capture, f"no prompt within {timeout_s:.0f}s")
+                _raise_unknown(session, capture, f"no prompt within {timeout_s:.0f}s", claude_path)
             raise BootTimeout(f"no ready prompt within {timeout_s:.0f}s", where=session,
                               fix="read the screen below; check that the folder is trusted and claude starts "
                                   "by hand; raise boot_timeout_s in references/convergence-policy.json if "
@@ -332,14 +333,15 @@ def _unknown_dialog(capture: str, seen: tuple[str, float] | None, now: float) ->
     return seen if seen is not None and seen[0] == capture else (capture, now)
 
 
-def _raise_unknown(session: str, capture: str, what: str) -> None:
+def _raise_unknown(session: str, capture: str, what: str, claude_path: str = "") -> None:
     """BootFail ``unknown_screen`` (the trial is BLOCKED: :mod:`live_trial.acceptance.causes`) naming the screen by
-    its first lines, with the advice to check this CLI's screens (``live-trial doctor --cli``)."""
+    its first lines, with the advice to check this CLI's screens (``live-trial doctor --cli <claude_path>``)."""
     first = " | ".join(screen.first_lines(capture, UNKNOWN_FIRST_LINES)) or "(a blank screen)"
-    raise BootFail(f"boot stopped at a screen the harness does not know ({what}): \"{first}\"; run "
-                   "`live-trial doctor --cli`", where=session,
-                   fix="run `live-trial doctor --cli` to check this claude's screens against the ones the harness "
-                       "knows; a CLI newer than the newest verified one may draw it", code="unknown_screen",
+    doctor = f"live-trial doctor --cli {claude_path}".rstrip()
+    raise BootFail(f"boot stopped at a screen the harness does not know ({what}): \"{first}\"; run `{doctor}` to "
+                   "check this claude's screens", where=session,
+                   fix="a CLI newer than the newest verified one may draw it; if it asks you something, answer it "
+                       "once by running that claude by hand, then run the trial again", code="unknown_screen",
                    details={"screen": f"unknown screen: {first}", "tail": screen.tail(capture, TAIL_LINES)})
 
 

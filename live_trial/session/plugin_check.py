@@ -36,6 +36,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -273,6 +274,18 @@ def validate_plugins(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping
     return out
 
 
+def _end_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the validator's process group and reap it; its pipe is closed, not drained (a grandchild that
+    escaped the group cannot keep the harness waiting)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    if proc.stdout is not None:
+        proc.stdout.close()
+    proc.wait()
+
+
 def _run_validator(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[str, str],
                    timeout_s: float) -> list[Validation]:
     """One validator process per folder, all at once; their results in the same order."""
@@ -282,8 +295,11 @@ def _run_validator(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[s
         child = {**env, **QUIET_ENV, "CLAUDE_CONFIG_DIR": config}
         started = time.monotonic()
         try:
+            # its own process group: a validator that does not answer is ended with every process it started, so
+            # none of them holds the pipe open and keeps the harness waiting past ``timeout_s``
             proc = subprocess.Popen([claude_path, "plugin", "validate", str(plugin_dir)], stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, env=child)
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, env=child,
+                                    start_new_session=True)
         except OSError as exc:
             proc = None
             runs.append((Validation(Path(plugin_dir), problem=f"could not start: {exc}"), None, config, started))
@@ -303,8 +319,7 @@ def _run_validator(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[s
                         tail = " | ".join(ln.strip() for ln in (text or "").splitlines() if ln.strip())[-300:]
                         result.problem = f"exit {result.exit_code} without a validation error line: {tail or '(no output)'}"
                 except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.communicate()
+                    _end_group(proc)
                     result.problem = f"no answer within {timeout_s:.0f}s"
             result.duration_s = round(time.monotonic() - started, 3)
         finally:

@@ -124,3 +124,17 @@ def test_the_key_names_the_parser_and_the_cli_version(tmp_path, monkeypatch):
     assert pc.validator_key(claude, plugin, "2.1.332") != key != pc.validator_key(claude, plugin, "2.1.197")
     monkeypatch.setattr(pc, "PARSER_ID", "another parser")
     assert pc.validator_key(claude, plugin) != key
+
+
+def test_a_validator_that_never_answers_is_ended_with_every_process_it_started(tmp_path):
+    """A CLI whose validator hangs and leaves a child holding its output pipe: the harness stops waiting at the
+    timeout (the whole process group is ended), and the answer says so."""
+    import time
+
+    fake = tmp_path / "claude"
+    fake.write_text("#!/bin/sh\n(sleep 60; echo late) &\nexec sleep 60\n")
+    fake.chmod(0o755)
+    started = time.monotonic()
+    [answer] = pc.validate_plugins(str(fake), [tmp_path], dict(os.environ), timeout_s=1, cache=False)
+    assert time.monotonic() - started < 10
+    assert answer.problem == "no answer within 1s"
