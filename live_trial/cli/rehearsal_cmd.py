@@ -92,7 +92,8 @@ def cmd_new(args: argparse.Namespace) -> int:
                            fix="pass another -o FILE, or remove it first")
     write_text_atomic(args.output, text)
     answer = ' --gate-response "Go on"' if args.gate else ""
-    print(f"WRITTEN: {args.output} (plays {found.qualified}; run it with live-trial run {found.qualified} "
+    root = f" --plugins-root {args.plugins_root}" if args.plugins_root is not None else ""     # the command as run
+    print(f"WRITTEN: {args.output} (plays {found.qualified}; run it with live-trial run {found.qualified}{root} "
           f"--rehearsal {args.output}{answer})", file=sys.stderr)
     return 0
 

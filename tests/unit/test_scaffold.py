@@ -128,7 +128,9 @@ def test_a_fresh_skill_gets_its_own_file_and_a_passing_check_per_judged_criterio
 def test_new_writes_a_file_once_and_refuses_an_unknown_skill(tmp_path, capsys):
     out = tmp_path / "greet.yaml"
     assert main(["rehearsal", "new", "hello:greet", "--plugins-root", str(PLUGINS), "--gate", "-o", str(out)]) == 0
-    assert 'live-trial run hello:greet --rehearsal' in capsys.readouterr().err and load_scenario(out).rules
+    printed = capsys.readouterr().err       # the command to run it, with the plugins root it was found under
+    assert f'live-trial run hello:greet --plugins-root {PLUGINS} --rehearsal {out} --gate-response "Go on"' in printed
+    assert load_scenario(out).rules
     before = out.read_bytes()
     assert main(["rehearsal", "new", "hello:greet", "--plugins-root", str(PLUGINS), "-o", str(out)]) == 2
     assert "exists" in capsys.readouterr().err and out.read_bytes() == before
