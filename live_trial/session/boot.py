@@ -399,7 +399,7 @@ def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | 
                        where=session, fix="run claude by hand once and check the dialog", code="bypass_dialog",
                        details={"screen": "bypass-permissions dialog", "tail": screen.tail(capture, TAIL_LINES)})
     if sel.label != yes.label:
-        if screen._norm_label(sel.label) != "no, exit":
+        if not box.cursor_on("No, exit"):
             raise BootFail(f"bypass-permissions dialog cursor on {sel.label!r}, expected \"No, exit\"; nothing "
                            "was pressed", where=session, fix="run claude by hand once and check the dialog",
                            code="bypass_dialog", details={"screen": "bypass-permissions dialog",
@@ -411,7 +411,7 @@ def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | 
 
         def still_on_no(now: str) -> bool:
             box = screen.dialog(now)
-            return bool(box and box.selected and screen._norm_label(box.selected.label) == "no, exit")
+            return bool(box and box.cursor_on("No, exit"))
 
         capture = press_until(lambda: backend.send_keys(session, "Down"),
                               lambda: _probe(backend, session, pane_id, clock=clock, sleep=sleep),
@@ -430,8 +430,7 @@ def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, cl
     cursor is on "Yes, I accept"), and again while the dialog still shows its cursor there (:func:`press_until`)."""
     def on_yes(now: str) -> bool:
         box = screen.dialog(now)
-        return bool(screen.bypass_dialog(now) and box and box.selected
-                    and screen._norm_label(box.selected.label) == "yes, i accept")
+        return bool(screen.bypass_dialog(now) and box and box.cursor_on("Yes, I accept"))
 
     press = (lambda: backend.send_keys(session, "Enter")) if enter else (lambda: None)
     capture = press_until(press, lambda: _probe(backend, session, pane_id, clock=clock, sleep=sleep),

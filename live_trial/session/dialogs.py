@@ -34,6 +34,11 @@ class Dialog:
     def selected(self) -> DialogOption | None:
         return next((o for o in self.options if o.selected), None)
 
+    def cursor_on(self, label: str) -> bool:
+        """True when the cursor (❯) is on the option labelled ``label`` (compared as :meth:`option` does)."""
+        sel = self.selected
+        return sel is not None and _norm_label(sel.label) == _norm_label(label)
+
     def option(self, label: str) -> DialogOption | None:
         """The option whose label equals ``label`` (NBSP as space, case and trailing ✔ ignored)."""
         want = _norm_label(label)

@@ -62,10 +62,9 @@ from __future__ import annotations
 import re
 
 from live_trial.session.dialogs import Dialog, DialogOption, bypass_dialog, dialog
-from live_trial.session.markers import (MARKERS, NBSP, PROMPT_GLYPH, _input_index, _input_text, _lines,
-                                        _norm_label)
+from live_trial.session.markers import MARKERS, NBSP, PROMPT_GLYPH, _input_index, _input_text, _lines
 
-__all__ = ["MARKERS", "NBSP", "PROMPT_GLYPH", "Dialog", "DialogOption", "bypass_dialog", "dialog", "_norm_label"]
+__all__ = ["MARKERS", "NBSP", "PROMPT_GLYPH", "Dialog", "DialogOption", "bypass_dialog", "dialog"]
 
 BLOCKING_ADVICE = {
     "folder-trust question": "the CLI asks whether to trust the trial folder; run `claude` once in that folder and "
