@@ -376,7 +376,7 @@ class Trial:
         classic one): its pane.txt holds only the visible rows, so the verdict says so rather than trusting it."""
         from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
 
-        if getattr(self.backend, "alternate_screen", None) and self.backend.alternate_screen(session):
+        if self.backend.alternate_screen(session):
             if ALTERNATE_SCREEN_NOTE not in self.facts.notes:
                 self.facts.notes.append(ALTERNATE_SCREEN_NOTE)
             self.journal.log("collect", "alternate_screen", problem=ALTERNATE_SCREEN_NOTE)
