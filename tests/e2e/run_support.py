@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = ROOT / "tests" / "e2e" / "plugins"
 SCENARIOS = ROOT / "tests" / "e2e" / "scenarios"
 EXAMPLES = ROOT / "examples"
+#: The limits of a quick rehearsal trial: a STALL after 4 s of no progress, the hard cap at 90 s.
+FAST = ["--stall-limit", "4", "--hard-cap", "90"]
 
 
 def run_cmd(tmp_path: Path, *args: str, env: dict | None = None, timeout: float = 240) -> subprocess.CompletedProcess:

@@ -7,9 +7,7 @@ import pytest
 
 from live_trial.session.claude_bin import find_claude
 
-from .run_support import PLUGINS, SCENARIOS, final_json, no_leftovers, run_cmd, verdict_doc, workdirs
-
-FAST = ["--stall-limit", "4", "--hard-cap", "90"]
+from .run_support import FAST, PLUGINS, SCENARIOS, final_json, no_leftovers, run_cmd, verdict_doc, workdirs
 
 
 @pytest.mark.budget(10)

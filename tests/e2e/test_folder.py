@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.run_support import (
+    FAST,
     PLUGINS,
     SCENARIOS,
     final_json,
@@ -35,7 +36,6 @@ from tests.e2e.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
-FAST = ["--stall-limit", "4", "--hard-cap", "90"]
 MARK = ["trialkit:mark", "--plugins-root", str(PLUGINS)]
 
 

@@ -13,11 +13,10 @@ import json
 import pytest
 
 from live_trial.jsonfile import schema_errors
-from tests.e2e.run_support import PLUGINS, SCENARIOS, final_json, run_cmd, workdirs
+from tests.e2e.run_support import FAST, PLUGINS, SCENARIOS, final_json, run_cmd, workdirs
 
 pytestmark = pytest.mark.e2e
 
-FAST = ["--stall-limit", "4", "--hard-cap", "90"]
 REPORT = ["trialkit:report", "--plugins-root", str(PLUGINS)]
 
 

@@ -16,6 +16,7 @@ import pytest
 from live_trial.jsonfile import schema_errors
 from live_trial.trial.journal import STOP_AT_PHASE_ENV
 from tests.e2e.run_support import (
+    FAST,
     PLUGINS,
     SCENARIOS,
     carrying_tag,
@@ -34,7 +35,6 @@ from tests.e2e.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
-FAST = ["--stall-limit", "4", "--hard-cap", "90"]
 #: What an unkilled run of mark-happy gives (tests/e2e/test_run.py::test_happy_path_pass_with_real_skill_and_write).
 UNKILLED = {"overall": "PASS", "launch": "PASS", "completion": "PASS", "goal_result": "PASS", "poll_exit": "DONE"}
 EXIT = {"PASS": 0, "BLOCKED": 3}

@@ -18,6 +18,7 @@ from live_trial.jsonfile import schema_errors
 from live_trial.transcript.records import prompt_text
 from tests.e2e.run_support import (
     EXAMPLES,
+    FAST,
     PLUGINS,
     SCENARIOS,
     final_json,
@@ -34,8 +35,6 @@ from tests.e2e.run_support import (
 from tests.e2e.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
-
-FAST = ["--stall-limit", "4", "--hard-cap", "90"]
 
 
 def _verdict(result: dict) -> dict:

@@ -14,9 +14,7 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml
 
-from .run_support import PLUGINS, ROOT, SCENARIOS
-
-FAST = ["--stall-limit", "4", "--hard-cap", "90"]
+from .run_support import FAST, PLUGINS, ROOT, SCENARIOS
 
 
 def _cli(*args: str, env: dict | None = None, timeout: float = 400) -> subprocess.CompletedProcess:
