@@ -29,7 +29,7 @@ from live_trial.errors import Blocked, BootFail, BootTimeout, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
 from live_trial.session.environment import NESTED_VARS, RENDERER_DROPPED, RENDERER_ENV, child_env  # noqa: F401 - re-exported
-from live_trial.session.keys import press_until
+from live_trial.session.keys import ONE_PRESS, press_until
 from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
 
 MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,99}$")
@@ -389,8 +389,8 @@ def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | 
                    clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
     """Seed 001 "boot": cursor on "No, exit" → Down → re-capture until on "Yes, I accept" (the Enter that follows is
     :func:`_wait_dialog_gone`'s); never Enter elsewhere.
-    The options may be numbered (2.1.197) or not (2.1.332); a Down the dialog did not take is pressed again
-    (:func:`press_until`)."""
+    The options may be numbered (2.1.197) or not (2.1.332). Down is pressed once and waited on: the options wrap, so
+    a second Down after a first one drawn late puts the cursor back on "No, exit" (:mod:`live_trial.session.keys`)."""
     box = screen.dialog(capture)
     yes = box.option("Yes, I accept") if box else None
     sel = box.selected if box else None
@@ -416,7 +416,7 @@ def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | 
         capture = press_until(lambda: backend.send_keys(session, "Down"),
                               lambda: _probe(backend, session, pane_id, clock=clock, sleep=sleep),
                               on_yes, still_on_no, clock=clock, sleep=sleep, poll_s=DIALOG_POLL_S,
-                              wait_s=DIALOG_STEP_WAIT_S)
+                              wait_s=DIALOG_STEP_WAIT_S, presses=ONE_PRESS)
         if not on_yes(capture):
             raise BootFail("bypass-permissions dialog: the cursor did not move to \"Yes, I accept\"",
                            where=session, fix="boot again; if it repeats, report the screen below",
@@ -427,7 +427,8 @@ def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | 
 def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, clock: Callable[[], float],
                       sleep: Callable[[float], None], enter: bool = False) -> str:
     """Wait until the bypass dialog is gone; returns the first screen without it. ``enter``: press Enter first (the
-    cursor is on "Yes, I accept"), and again while the dialog still shows its cursor there (:func:`press_until`)."""
+    cursor is on "Yes, I accept"), once: the bypass dialog took Enter at once on both versions, and a second Enter
+    after one drawn late would land on whatever screen comes next (a folder-trust question's default is "Yes")."""
     def on_yes(now: str) -> bool:
         box = screen.dialog(now)
         return bool(screen.bypass_dialog(now) and box and box.cursor_on("Yes, I accept"))
@@ -435,7 +436,8 @@ def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, cl
     press = (lambda: backend.send_keys(session, "Enter")) if enter else (lambda: None)
     capture = press_until(press, lambda: _probe(backend, session, pane_id, clock=clock, sleep=sleep),
                           lambda now: not screen.bypass_dialog(now), on_yes if enter else (lambda now: False),
-                          clock=clock, sleep=sleep, poll_s=DIALOG_POLL_S, wait_s=DIALOG_STEP_WAIT_S * 2)
+                          clock=clock, sleep=sleep, poll_s=DIALOG_POLL_S, wait_s=DIALOG_STEP_WAIT_S * 2,
+                          presses=ONE_PRESS)
     if screen.bypass_dialog(capture):
         raise BootFail("the bypass-permissions dialog stayed open after Enter on \"Yes, I accept\"",
                        where=session, fix="boot again; if it repeats, report the screen below",

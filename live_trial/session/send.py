@@ -29,7 +29,7 @@ from typing import Callable
 from live_trial.errors import DeliveryFailed, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
-from live_trial.session.keys import press_until
+from live_trial.session.keys import ONE_PRESS, press_until
 
 SHOW_WAIT_S = 5.0        # wait for the paste to show in the input box before Enter
 RECORD_WAIT_S = 20.0     # wait for the user record after Enter (it normally arrives within 0.35 s)
@@ -241,9 +241,10 @@ def answer_gate(backend: Backend, session: str, response: str, *, clock: Callabl
 
     ``response`` is an option label (or its number; digits do not move the cursor in the TUI, so the
     number is only used to find the label), or ``text:<rest>`` to pick the free-text option ("Type
-    something.") and type ``<rest>``. The cursor is moved with Down/Up, confirmed by re-capture, then
-    Enter; a key the dialog did not take (the screen unchanged a moment later) is pressed again, at most three times
-    (:mod:`live_trial.session.keys`: 2.1.332 dialogs drop keys in their first ~0.3 s). Raises RefusedInput when no dialog is open or the option does not exist (nothing pressed),
+    something.") and type ``<rest>``. The cursor is moved with Down/Up, each pressed once and confirmed by
+    re-capture (the options wrap), then Enter; an Enter the dialog did not take (the screen unchanged a moment later)
+    is pressed again, at most three times (:mod:`live_trial.session.keys`: 2.1.332 dialogs drop the Enter pressed in
+    their first ~0.3 s). Raises RefusedInput when no dialog is open or the option does not exist (nothing pressed),
     DeliveryFailed (code gate_cursor) when the cursor does not reach the option.
     """
     capture = backend.capture(session)
@@ -341,9 +342,10 @@ def _move_to(backend: Backend, session: str, option: screen.DialogOption, box: s
             backend.send_keys(session, key)
             keys.append(key)
 
-        # pressed again (bounded) while the cursor stays where it was: a 2.1.332 dialog may drop an early key
+        # pressed once and waited on: the options wrap, so a second press after a move drawn late would carry the
+        # cursor past the option chosen (live_trial.session.keys)
         press_until(press, lambda: backend.capture(session), on(target), on(current), clock=clock, sleep=sleep,
-                    poll_s=POLL_S, wait_s=max(0.0, deadline - clock()))
+                    poll_s=POLL_S, wait_s=max(0.0, deadline - clock()), presses=ONE_PRESS)
         if not on(target)(backend.capture(session)):
             raise DeliveryFailed(f"the dialog cursor did not reach {option.label!r}", where=session,
                                  fix="answer the dialog by hand (tmux attach) or poll again", code="gate_cursor",

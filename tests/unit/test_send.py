@@ -260,6 +260,32 @@ def test_gate_label_moves_with_arrows_then_enter():
     assert cli.keys == ["Down", "Down", "Enter"] and done.label == "Blue" and done.kind == "ask_user_question"
 
 
+def test_an_arrow_drawn_late_is_not_pressed_again_so_the_answer_is_the_chosen_one():
+    """A busy machine draws each move 2 s after the key: pressing Down again meanwhile would carry the cursor past
+    "Blue" (and the options wrap), and Enter would answer an option nobody chose."""
+    class Late(GateCLI):
+        def __init__(self, clock):
+            super().__init__()
+            self.clock, self.moves = clock, []
+
+        def send_keys(self, session, *keys):
+            for k in keys:
+                self.keys.append(k)
+                if k == "Enter":
+                    self.answered = True
+                else:
+                    self.moves.append((self.clock() + 2.0, {"Down": 1, "Up": -1}.get(k, 0)))
+
+        def capture(self, session, scrollback=False):
+            self.cursor = 1 + sum(step for at, step in self.moves if at <= self.clock())
+            return super().capture(session)
+
+    clock = Clock()
+    cli = Late(clock)
+    done = send.answer_gate(cli, S, "Blue", clock=clock, sleep=clock.sleep)
+    assert cli.keys == ["Down", "Down", "Enter"] and done.label == "Blue" and cli.cursor == 3
+
+
 def test_gate_number_is_mapped_to_its_label():
     cli = GateCLI()
     assert gate(cli, "2").label == "Green" and cli.keys == ["Down", "Enter"]
