@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="only trials with this verdict (NONE: without a valid verdict)")
     _common(p)
     p.set_defaults(func=cmd_ls)
-    p = sub.add_parser("show", help="print one trial's summary, reasons, evidence and next step",
+    p = sub.add_parser("show", help="print one trial's summary, reasons, evidence, warnings and next step",
                        description="Print a trial's summary, the reasons for its verdict, its evidence and the next "
                                    "step to take. Exit 0 shown, 2 refused.")
     p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, or `latest`")
@@ -105,7 +105,7 @@ def cmd_ls(args) -> int:
 
 
 def cmd_show(args) -> int:
-    """Handler of ``show``: the summary, reasons, evidence and next step of one trial."""
+    """Handler of ``show``: the summary, reasons, evidence, warnings, notes and next step of one trial."""
     from live_trial.report.page import REPORT_FILE
     from live_trial.report.trials import duration_text, next_step_line, read_trial, when_text
 
@@ -116,7 +116,8 @@ def cmd_show(args) -> int:
     shown = {"workdir": str(info.workdir), "target": info.target, "verdict": info.overall, "problem": info.problem,
              "when": info.when, "duration_s": info.duration_s, "origin": info.origin, "summary": info.summary(args.lang),
              "reasons": reasons, "evidence": doc.get("evidence") or [], "criteria": doc.get("criteria"),
-             "gate_answers": doc.get("gate_answers"), "next_step": next_step_line(info),
+             "gate_answers": doc.get("gate_answers"), "warnings": doc.get("warnings") or [],
+             "notes": doc.get("notes") or [], "next_step": next_step_line(info),
              "report": str(report) if report.is_file() else None}
     if args.json:
         print(json.dumps(shown, ensure_ascii=False))
@@ -133,6 +134,9 @@ def cmd_show(args) -> int:
         out.append(f"  criterion {c.get('id')}: {c.get('result')} — {c.get('text')}")
     for g in shown["gate_answers"] or []:
         out.append(f"  question {g.get('n')}: {g.get('question') or '-'} -> {g.get('answer')} ({g.get('kind')})")
+    # a claude outside the verified range, a record type unknown to the reader: said where the user looks
+    out += ["warnings:"] + [f"  - {w}" for w in shown["warnings"]] if shown["warnings"] else []
+    out += ["notes:"] + [f"  - {n}" for n in shown["notes"]] if shown["notes"] else []
     out.append(f"next step: {shown['next_step']}")
     out.append(f"report: {report}" if shown["report"] else f"report: live-trial report {info.workdir}")
     print("\n".join(out))

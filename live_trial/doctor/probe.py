@@ -250,7 +250,7 @@ def run_probe(claude: str | None = None, *, env: Mapping[str, str] | None = None
     one temporary folder (removed) and one tmux session (killed)."""
     started = time.monotonic()
     env = dict(os.environ if env is None else env)
-    found = find_claude(claude or None, env)
+    found = find_claude(claude or None, env, flag="--cli")
     backend = backend or Backend()
     backend.require_tmux()
     checks, note = Checks(), ""

@@ -103,16 +103,18 @@ def _version_started(path: str):
     return finish
 
 
-def find_claude(explicit: str | None = None, env: Mapping[str, str] | None = None, *, version_later: bool = False):
+def find_claude(explicit: str | None = None, env: Mapping[str, str] | None = None, *, version_later: bool = False,
+                flag: str = "--claude-bin"):
     """Return the ``claude`` to use, in the documented order.
 
     With ``version_later``: ``(binary, finish)`` where ``binary.version`` is not known yet and ``finish()`` returns
     the binary with it: ``<claude> --version`` (about 0.2 s) runs meanwhile in its own process, e.g. while the CLI
-    boots. Raises :class:`Blocked` (exit 3) when none is found or the named one is not executable.
+    boots. Raises :class:`Blocked` (exit 3) when none is found or the named one is not executable; ``flag`` is the
+    option ``explicit`` came from, named in that message (``--claude-bin``; the doctor's ``--cli``).
     """
     env = os.environ if env is None else env
     if explicit:
-        return _checked(explicit, "flag", version_later)
+        return _checked(explicit, "flag", version_later, flag)
     if env.get("LIVE_TRIAL_CLAUDE_BIN"):
         return _checked(env["LIVE_TRIAL_CLAUDE_BIN"], "env", version_later)
     on_path = shutil.which("claude", path=env.get("PATH"))
@@ -126,12 +128,14 @@ def find_claude(explicit: str | None = None, env: Mapping[str, str] | None = Non
                       "into ./claude-pin, or pass --claude-bin PATH", code="claude_missing")
 
 
-def _checked(path: str, source: str, version_later: bool = False):
+def _checked(path: str, source: str, version_later: bool = False, flag: str = "--claude-bin"):
     resolved = shutil.which(path) or path
     if not (os.path.isfile(resolved) and os.access(resolved, os.X_OK)):
-        raise Blocked("claude binary is not an executable file", where=path,
-                      fix="point --claude-bin or LIVE_TRIAL_CLAUDE_BIN at the claude executable, or run `make setup`",
-                      code="claude_missing")
+        given = flag if source == "flag" else "LIVE_TRIAL_CLAUDE_BIN" if source == "env" else "PATH"
+        what = "is not an executable file" if os.path.exists(resolved) else "does not exist"
+        raise Blocked(f"claude binary named by {given} {what}", where=path,
+                      fix=f"point {given} at the claude executable (e.g. ./claude-pin/node_modules/.bin/claude), or "
+                          "run `make setup`", code="claude_missing")
     finish = _version_started(resolved)
     if not version_later:
         return ClaudeBinary(path=os.path.abspath(resolved), version=finish(), source=source)

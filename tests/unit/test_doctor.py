@@ -120,3 +120,15 @@ def test_doctor_that_cannot_run_is_blocked_exit_3(tmp_path, what):
         fake.chmod(0o755)
         proc = _cli("--cli", str(fake), env={"PATH": str(tmp_path)})
     assert proc.returncode == 3 and proc.stderr.startswith("BLOCKED: ") and proc.stdout == ""
+
+
+def test_a_cli_path_that_is_not_there_is_named_by_the_flag_it_came_from(tmp_path):
+    """The doctor's flag is --cli: its refusal names --cli (not run's --claude-bin) and says the file is missing."""
+    proc = _cli("--cli", str(tmp_path / "no-claude"))
+    assert proc.returncode == 3 and len(proc.stderr.strip().splitlines()) == 1
+    assert "named by --cli does not exist" in proc.stderr and "point --cli at" in proc.stderr
+    assert "--claude-bin" not in proc.stderr
+    not_executable = tmp_path / "claude.txt"
+    not_executable.write_text("text")
+    proc = _cli("--cli", str(not_executable))
+    assert proc.returncode == 3 and "named by --cli is not an executable file" in proc.stderr

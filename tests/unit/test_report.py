@@ -283,6 +283,22 @@ def test_show_latest_prints_the_summary_reasons_evidence_and_next_step(eval_root
     assert "next step: nothing: it passed" in out
 
 
+def test_show_says_the_verdicts_warnings_and_notes(tmp_path, capsys):
+    """A claude outside the verified range is a verdict warning; `show` is where a user reads a trial, so it says it."""
+    wd = make_workdir(tmp_path)
+    warning = ("claude 2.1.400 at /usr/bin/claude is outside the verified range 2.1.197–2.1.332: screen markers and "
+               "transcript rules were checked on those releases only; run `live-trial doctor --cli /usr/bin/claude`")
+    (wd / "verdict.json").write_text(json.dumps(verdict(warnings=[warning], notes=["record type foo unknown"])))
+    assert main(["show", str(wd)]) == 0
+    out = capsys.readouterr().out
+    assert f"warnings:\n  - {warning}\n" in out and "notes:\n  - record type foo unknown\n" in out
+    assert main(["show", str(wd), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["warnings"] == [warning]
+    (wd / "verdict.json").write_text(json.dumps(verdict()))
+    assert main(["show", str(wd)]) == 0
+    assert "warnings:" not in capsys.readouterr().out
+
+
 def test_show_an_old_stalled_trial_names_the_stall_limit_to_raise(eval_root, capsys):
     wd = eval_root / "tools" / "sweep" / "live-trial" / "20261201T110000-bbbb"
     assert main(["show", str(wd), "--lang", "en", "--json"]) == 0
