@@ -236,16 +236,7 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
     of the same scenario. Raises :class:`RefusedInput` for bad arguments (``reuse_rehearsal`` without a scenario
     file). Runs no model and no tmux.
     """
-    if profile not in PROFILES:
-        raise RefusedInput(f"unknown profile {profile!r}", code="bad_value", fix="use incremental or exhaustive")
-    for value, name in ((max_live_trials, "--max-live-trials"), (max_concurrency, "--max-concurrency")):
-        if not isinstance(value, int) or value < (0 if name == "--max-live-trials" else 1):
-            raise RefusedInput(f"{name} must be a whole number >= {0 if 'trials' in name else 1} (got {value!r})",
-                               code="bad_value")
-    if reuse_rehearsal and (scenario_path is None or not Path(scenario_path).is_file()):
-        raise RefusedInput("--rehearsal-reuse needs the scenario file the rehearsal PASSes were played from",
-                           where=f"--rehearsal-reuse {scenario_path}", code="scenario_not_found",
-                           fix="pass the scenario YAML given to run --rehearsal")
+    _check_arguments(profile, max_live_trials, max_concurrency, reuse_rehearsal, scenario_path)
     eval_root = Path(eval_root).resolve()
     roots, broken = _plugin_roots(plugin_dirs)
     watching: dict[str, list[Mapping[str, Any]]] = {}
@@ -253,9 +244,8 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
         if w.get("target"):
             watching.setdefault(str(w["target"]), []).append(w)
     cache = TranscriptCache(eval_root)
-    reader = _VerdictReader(cache)
+    ctx = _Planning(eval_root, profile, proof, reuse_rehearsal, scenario_path, watching, _VerdictReader(cache))
     indexes: dict[Path, PluginIndex] = {}
-    template_sha = None
     skills: list[_Skill] = []
     refused = set(broken)
     for folder, error in broken.items():
@@ -273,57 +263,9 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             raise RefusedInput(f"plugin {root} is not under the plugins root {proot}", code="plugins_root",
                                fix="pass --plugins-root <folder that holds it and its dependencies>")
         for skill_name in skills_of(root):
-            target = f"{name}:{skill_name}"
-            entry: dict[str, Any] = {"target": target, "plugin": name, "skill": skill_name, "tier": None,
-                                     "tier_reason": None, "action": None, "reason": None,
-                                     "skill_dir_tree_sha": None, "scenario_id": None, "verdict": None,
-                                     "watch_ids": [str(w.get("id", "")) for w in watching.get(target, [])]}
-            skills.append(_Skill(target, name, skill_name, proot, entry))
-            try:
-                check_target_allowed(target)
-                t = resolve_target(target, index)
-                entry["tier"], entry["tier_reason"] = tier_and_reason(t.frontmatter)
-            except LiveTrialError as exc:
-                entry.update(action="refused", reason=exc.message)
-                continue
-            if entry["tier"] != "live":
-                entry.update(action="not_live", reason=f"tier {entry['tier']} ({entry['tier_reason']}): "
-                                                        "fork/static acceptance is enough")
-                continue
-            try:
-                entry["skill_dir_tree_sha"] = closure_digest(t, index)
-            except LiveTrialError as exc:
-                entry.update(action="refused", reason=f"{exc.status}: {exc.message}")
-                continue
-            if template_sha is None:
-                from live_trial.resources import read_reference
-                template_sha = read_reference("task-template.md")
-            entry["scenario_id"] = scenario_id(target, "", scenario_path if reuse_rehearsal else None, template_sha)
-            stale = [str(w.get("id", "")) for w in watching.get(target, [])
-                     if watch_closure(w) not in (None, entry["skill_dir_tree_sha"])]
-            if stale:
-                entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
-                entry["superseded_watch_ids"] = stale
-            folder = skill_trials_dir(eval_root, name, skill_name)
-            found = reader.verdicts(folder)
-            entry["last_duration_s"] = _duration_of(found[0]) if found else None
-            if proof:
-                entry.update(action="run", reason="--proof: proof trials always run")
-                continue
-            if entry["watch_ids"]:
-                entry.update(action="watching", reason="an open watch is waiting for what only time can show: "
-                                                       "neither reused nor re-run")
-                continue
-            if profile == "exhaustive":
-                entry.update(action="run", reason="profile exhaustive re-runs every live skill")
-                continue
-            if not found:
-                entry.update(action="run", reason="no verdict yet")
-                continue
-            ok, why = reader.check(found[0], entry["skill_dir_tree_sha"], entry["scenario_id"], t.frontmatter,
-                                   reuse_rehearsal=reuse_rehearsal)
-            entry.update(action="reuse" if ok else "run", reason=why,
-                         verdict=str(found[0].relative_to(eval_root)))
+            skill = _Skill(f"{name}:{skill_name}", name, skill_name, proot, _new_entry(name, skill_name, watching))
+            skills.append(skill)
+            _decide(skill, index, ctx)
     cache.save()
     for s in skills:
         if s.entry.get("superseded_watch_ids"):
@@ -333,6 +275,91 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
     if reuse_rehearsal:
         doc["rehearsal_scenario"] = str(Path(scenario_path).resolve())
     return doc
+
+
+def _check_arguments(profile: str, max_live_trials: Any, max_concurrency: Any, reuse_rehearsal: bool,
+                     scenario_path: Path | None) -> None:
+    """Refuse (:class:`RefusedInput`, nothing planned) an unknown profile, a budget or width that is not a whole
+    number in range, and ``--rehearsal-reuse`` without its scenario file."""
+    if profile not in PROFILES:
+        raise RefusedInput(f"unknown profile {profile!r}", code="bad_value", fix="use incremental or exhaustive")
+    for value, name in ((max_live_trials, "--max-live-trials"), (max_concurrency, "--max-concurrency")):
+        if not isinstance(value, int) or value < (0 if name == "--max-live-trials" else 1):
+            raise RefusedInput(f"{name} must be a whole number >= {0 if 'trials' in name else 1} (got {value!r})",
+                               code="bad_value")
+    if reuse_rehearsal and (scenario_path is None or not Path(scenario_path).is_file()):
+        raise RefusedInput("--rehearsal-reuse needs the scenario file the rehearsal PASSes were played from",
+                           where=f"--rehearsal-reuse {scenario_path}", code="scenario_not_found",
+                           fix="pass the scenario YAML given to run --rehearsal")
+
+
+@dataclass
+class _Planning:
+    """What every skill of one plan is decided against."""
+
+    eval_root: Path                                   #: the resolved eval root the verdicts are read from
+    profile: str                                      #: incremental | exhaustive
+    proof: bool                                       #: ``--proof``: every live skill runs
+    reuse_rehearsal: bool                             #: a rehearsal PASS of ``scenario_path`` may be reused
+    scenario_path: Path | None                        #: the rehearsal scenario of ``--rehearsal-reuse``
+    watching: dict[str, list[Mapping[str, Any]]]      #: the open watches by target
+    reader: "_VerdictReader"                          #: the earlier verdicts, read once per plan
+    template_sha: str | None = None                   #: the task template's text (read once, for scenario_id)
+
+
+def _new_entry(plugin: str, skill: str, watching: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, Any]:
+    """A skill's plan entry before it is decided (``action`` None)."""
+    target = f"{plugin}:{skill}"
+    return {"target": target, "plugin": plugin, "skill": skill, "tier": None, "tier_reason": None, "action": None,
+            "reason": None, "skill_dir_tree_sha": None, "scenario_id": None, "verdict": None,
+            "watch_ids": [str(w.get("id", "")) for w in watching.get(target, [])]}
+
+
+def _decide(skill: _Skill, index: PluginIndex, ctx: _Planning) -> None:
+    """Set ``skill.entry``'s ``action`` and ``reason`` (README "Planning many skills"): refused, not_live, run (proof,
+    exhaustive, no verdict yet, or a verdict that cannot be reused), watching, or reuse."""
+    entry, target = skill.entry, skill.target
+    try:
+        check_target_allowed(target)
+        t = resolve_target(target, index)
+        entry["tier"], entry["tier_reason"] = tier_and_reason(t.frontmatter)
+    except LiveTrialError as exc:
+        entry.update(action="refused", reason=exc.message)
+        return
+    if entry["tier"] != "live":
+        entry.update(action="not_live", reason=f"tier {entry['tier']} ({entry['tier_reason']}): "
+                                                "fork/static acceptance is enough")
+        return
+    try:
+        entry["skill_dir_tree_sha"] = closure_digest(t, index)
+    except LiveTrialError as exc:
+        entry.update(action="refused", reason=f"{exc.status}: {exc.message}")
+        return
+    if ctx.template_sha is None:
+        from live_trial.resources import read_reference
+        ctx.template_sha = read_reference("task-template.md")
+    entry["scenario_id"] = scenario_id(target, "", ctx.scenario_path if ctx.reuse_rehearsal else None,
+                                       ctx.template_sha)
+    stale = [str(w.get("id", "")) for w in ctx.watching.get(target, [])
+             if watch_closure(w) not in (None, entry["skill_dir_tree_sha"])]
+    if stale:
+        entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
+        entry["superseded_watch_ids"] = stale
+    found = ctx.reader.verdicts(skill_trials_dir(ctx.eval_root, skill.plugin, skill.skill))
+    entry["last_duration_s"] = _duration_of(found[0]) if found else None
+    if ctx.proof:
+        entry.update(action="run", reason="--proof: proof trials always run")
+    elif entry["watch_ids"]:
+        entry.update(action="watching", reason="an open watch is waiting for what only time can show: "
+                                               "neither reused nor re-run")
+    elif ctx.profile == "exhaustive":
+        entry.update(action="run", reason="profile exhaustive re-runs every live skill")
+    elif not found:
+        entry.update(action="run", reason="no verdict yet")
+    else:
+        ok, why = ctx.reader.check(found[0], entry["skill_dir_tree_sha"], entry["scenario_id"], t.frontmatter,
+                                   reuse_rehearsal=ctx.reuse_rehearsal)
+        entry.update(action="reuse" if ok else "run", reason=why, verdict=str(found[0].relative_to(ctx.eval_root)))
 
 
 def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, width: int, proof: bool,

@@ -4,6 +4,7 @@ It drives a :class:`~live_trial.trial.runner.Trial` through its public methods a
 """
 from __future__ import annotations
 
+from live_trial.acceptance.causes import cause
 from live_trial.errors import Blocked
 from live_trial.jsonfile import write_text_atomic
 from live_trial.session import screen, send
@@ -52,11 +53,7 @@ def poll_until_terminal(trial) -> None:
         result = trial.poll_once(limit)
         trial.facts.poll_exit = result.exit
         _record_moves(trial, result)
-        for warning in getattr(result.status, "warnings", None) or ():
-            # e.g. an AskUserQuestion answered at once with empty answers (references/transcript-jsonl.md): not a gate.
-            if warning not in trial.facts.warnings:
-                trial.facts.warnings.append(warning)
-                trial.journal.log("poll", "warning", warning=warning)
+        _record_warnings(trial, result)
         if result.exit == "DONE":
             trial.facts.completion = "PASS"
             trial.journal.log("poll", "DONE", elapsed_s=result.elapsed_s)
@@ -70,75 +67,98 @@ def poll_until_terminal(trial) -> None:
             raise Blocked("tmux disappeared during the trial", code="tmux_missing")
         if result.exit == "TICK_BUDGET":
             continue
-        if result.exit == "GATE":
-            trial.facts.gate_seen = True
-            used = trial.state["gate_response_count"]
-            if used >= len(trial.state["gate_responses"]):
-                trial.facts.stop_reason = "gate_unanswered"
-                trial.journal.log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT,
-                                  options=list(getattr(result.status, "options", None) or []))
-                trial.facts.notes.append(f"{NO_RESPONSE_LEFT}: {result.question}")
-                return
-            response = trial.state["gate_responses"][used]
-            kinds = trial.state.get("gate_response_kinds") or []
-            kind = kinds[used] if used < len(kinds) else trial.req.gate_kind
-            send.answer_gate(trial.backend, trial.state["session"], response, sleep=trial.sleep)
-            # One line per answered question (README "Questions (gates)"): what was asked, what was offered, the answer.
-            answer = {"question": result.question, "options": list(getattr(result.status, "options", None) or []),
-                      "answer": response, "kind": kind}
-            trial.journal.save(gate_response_count=used + 1,
-                               gate_answers=list(trial.state.get("gate_answers") or []) + [answer])
-            trial.journal.log("poll", "GATE", question=result.question, answered=response, gate_kind=kind)
-            continue
-        # STALL
-        if result.reason.startswith(UNFOLLOWED):
-            # The CLI continues under a session whose transcript the harness cannot find: what the session does now
-            # cannot be observed, so the harness stops here (never "lost", never a guess).
-            trial.facts.blocked, trial.facts.stop_reason = True, "transcript_moved"
-            trial.facts.notes.append(f"the session moved to a new transcript that could not be followed: {result.reason}")
-            trial.journal.log("poll", "transcript_moved", reason=result.reason, tail=result.capture_tail)
+        go_on = _answer_gate(trial, result) if result.exit == "GATE" else _after_stall(trial, result)
+        if not go_on:
             return
-        gone = trial.environment_cause()
-        if gone is not None:   # tmux's server, or the session itself, went away: not claude's own exit (row 1)
-            from live_trial.acceptance.causes import cause
 
-            trial.facts.poll_exit = "BLOCKED"
-            raise Blocked(cause(gone).why, where=f"socket {trial.backend.socket}", code=gone)
-        capture = trial.backend.capture(trial.state["session"]) if trial.backend.has_session(trial.state["session"]) else ""
-        last_text = getattr(result.status, "last_assistant_text", None) or ""
-        decision = stall_table.decide_stall(
-            session_alive=result.reason != "session_gone" and trial.backend.pane_alive(trial.state["session"]),
-            state=_state(result), marker_exists=trial.wd.marker.exists(),
-            stall_extended=trial.state["stall_extended"], nudge_count=trial.state["nudge_count"],
-            nudge_max=trial.policy.nudge_max,
-            asks_question=stall_table.ends_with_question(last_text) or screen.ends_with_question(capture),
-            said_done=stall_table.reports_done(last_text) or screen.reports_done(capture))
-        if decision.row == 2:
-            decision = stall_table.StallDecision(2, decision.action, decision.reason.replace(
-                str(_state(result)), _busy_what(result), 1))
-        trial.facts.stall_row = decision.row
-        trial.journal.log("stall", decision.action, row=decision.row, reason=decision.reason, state=_state(result),
-                  tail=screen.tail(capture) if capture else result.capture_tail)
-        if decision.action == "extend":
-            trial.journal.save(stall_extended=True)
-            continue
-        if decision.action == "nudge":
-            n = trial.state["nudge_count"] + 1
-            nudge_file = trial.wd.path(f"nudge-{n}.md")
-            write_text_atomic(nudge_file, stall_table.NUDGE_TEXT)
-            trial.journal.save(nudge_count=n)
-            trial.send_file(nudge_file, "nudge")
-            continue
-        trial.facts.stop_reason = decision.action
-        trial.facts.notes.append(decision.reason)
-        if decision.action == "unexpected_stop":
-            # Row 6 names what it saw: an API error turn, or an error / usage-limit screen.
-            if getattr(result.status, "api_error", None):
-                trial.facts.stop_reason = "api_error"
-                seen = (last_text.strip() or (screen.error_screen(capture) if capture else "") or "").strip()
-                trial.facts.notes.append(f"the model's API answered with an error ({result.status.api_error})"
-                                         + (f": {seen[:200]}" if seen else ""))
-            elif capture and screen.error_screen(capture):
-                trial.facts.stop_reason = "error_screen"
-                trial.facts.notes.append(f"the screen shows an error: {screen.error_screen(capture)[:200]}")
-        return
+
+def _record_warnings(trial, result) -> None:
+    """The classifier's warnings (e.g. an AskUserQuestion answered at once with empty answers, which is not a gate:
+    references/transcript-jsonl.md) go once into the facts and trial-log.jsonl."""
+    for warning in getattr(result.status, "warnings", None) or ():
+        if warning not in trial.facts.warnings:
+            trial.facts.warnings.append(warning)
+            trial.journal.log("poll", "warning", warning=warning)
+
+
+def _answer_gate(trial, result) -> bool:
+    """GATE: answer with the next --gate-response and return True (poll again); none left records
+    "stopped at a question it had to ask" and returns False (README "Questions (gates)")."""
+    trial.facts.gate_seen = True
+    used = trial.state["gate_response_count"]
+    options = list(getattr(result.status, "options", None) or [])
+    if used >= len(trial.state["gate_responses"]):
+        trial.facts.stop_reason = "gate_unanswered"
+        trial.journal.log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT, options=options)
+        trial.facts.notes.append(f"{NO_RESPONSE_LEFT}: {result.question}")
+        return False
+    response = trial.state["gate_responses"][used]
+    kinds = trial.state.get("gate_response_kinds") or []
+    kind = kinds[used] if used < len(kinds) else trial.req.gate_kind
+    send.answer_gate(trial.backend, trial.state["session"], response, sleep=trial.sleep)
+    # One line per answered question: what was asked, what was offered, the answer.
+    answer = {"question": result.question, "options": options, "answer": response, "kind": kind}
+    trial.journal.save(gate_response_count=used + 1,
+                       gate_answers=list(trial.state.get("gate_answers") or []) + [answer])
+    trial.journal.log("poll", "GATE", question=result.question, answered=response, gate_kind=kind)
+    return True
+
+
+def _after_stall(trial, result) -> bool:
+    """STALL: a transcript that could not be followed or a session gone from outside stops the trial BLOCKED; else
+    the row of seed 001's STALL table decides (:func:`live_trial.trial.stall.decide_stall`): extend or nudge
+    (return True: poll again) or stop with the row's reason (False)."""
+    if result.reason.startswith(UNFOLLOWED):
+        # The CLI continues under a session whose transcript the harness cannot find: what the session does now
+        # cannot be observed, so the harness stops here (never "lost", never a guess).
+        trial.facts.blocked, trial.facts.stop_reason = True, "transcript_moved"
+        trial.facts.notes.append(f"the session moved to a new transcript that could not be followed: {result.reason}")
+        trial.journal.log("poll", "transcript_moved", reason=result.reason, tail=result.capture_tail)
+        return False
+    gone = trial.environment_cause()
+    if gone is not None:   # tmux's server, or the session itself, went away: not claude's own exit (row 1)
+        trial.facts.poll_exit = "BLOCKED"
+        raise Blocked(cause(gone).why, where=f"socket {trial.backend.socket}", code=gone)
+    session = trial.state["session"]
+    capture = trial.backend.capture(session) if trial.backend.has_session(session) else ""
+    last_text = getattr(result.status, "last_assistant_text", None) or ""
+    decision = stall_table.decide_stall(
+        session_alive=result.reason != "session_gone" and trial.backend.pane_alive(session),
+        state=_state(result), marker_exists=trial.wd.marker.exists(),
+        stall_extended=trial.state["stall_extended"], nudge_count=trial.state["nudge_count"],
+        nudge_max=trial.policy.nudge_max,
+        asks_question=stall_table.ends_with_question(last_text) or screen.ends_with_question(capture),
+        said_done=stall_table.reports_done(last_text) or screen.reports_done(capture))
+    if decision.row == 2:
+        decision = stall_table.StallDecision(2, decision.action, decision.reason.replace(
+            str(_state(result)), _busy_what(result), 1))
+    trial.facts.stall_row = decision.row
+    trial.journal.log("stall", decision.action, row=decision.row, reason=decision.reason, state=_state(result),
+                      tail=screen.tail(capture) if capture else result.capture_tail)
+    if decision.action == "extend":
+        trial.journal.save(stall_extended=True)
+        return True
+    if decision.action == "nudge":
+        n = trial.state["nudge_count"] + 1
+        nudge_file = trial.wd.path(f"nudge-{n}.md")
+        write_text_atomic(nudge_file, stall_table.NUDGE_TEXT)
+        trial.journal.save(nudge_count=n)
+        trial.send_file(nudge_file, "nudge")
+        return True
+    trial.facts.stop_reason = decision.action
+    trial.facts.notes.append(decision.reason)
+    if decision.action == "unexpected_stop":
+        _name_unexpected_stop(trial, result, capture, last_text)
+    return False
+
+
+def _name_unexpected_stop(trial, result, capture: str, last_text: str) -> None:
+    """Row 6 names what it saw: an API error turn, or an error / usage-limit screen."""
+    if getattr(result.status, "api_error", None):
+        trial.facts.stop_reason = "api_error"
+        seen = (last_text.strip() or (screen.error_screen(capture) if capture else "") or "").strip()
+        trial.facts.notes.append(f"the model's API answered with an error ({result.status.api_error})"
+                                 + (f": {seen[:200]}" if seen else ""))
+    elif capture and screen.error_screen(capture):
+        trial.facts.stop_reason = "error_screen"
+        trial.facts.notes.append(f"the screen shows an error: {screen.error_screen(capture)[:200]}")
