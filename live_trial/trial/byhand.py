@@ -23,7 +23,13 @@ from typing import Mapping
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json, write_json
+from live_trial.trial import folder, folder_steps, start
+from live_trial.trial.changes import BASELINE_DIR
+from live_trial.trial.collect import collect
+from live_trial.trial.folder_steps import changes_since_start
+from live_trial.trial.inputs import validate
 from live_trial.trial.journal import POLL_STATE_FILE, STATE_FILE, STATE_SCHEMA
+from live_trial.trial.runner import Trial
 
 PREPARED = "prepared"
 REHEARSAL_CONFIG = "claude-config"
@@ -34,7 +40,6 @@ NO_SNAPSHOT = ("no snapshot of the trial's folder at start (cwd-snapshot.json): 
 @dataclass
 class Prepared:
     """A prepared workdir: its path, its trial-state, the target skill's folder, and notes for the person."""
-
     workdir: Path
     state: dict
     skill_dir: Path
@@ -57,10 +62,6 @@ def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None 
     lease of the session follows (trial-state ``owner_pid``); ``ttl_s``: the lease's time-to-live in seconds
     (trial-state ``lease_ttl_s``). Raises :class:`RefusedInput` (exit 2, nothing created) and
     :class:`~live_trial.errors.Blocked` (exit 3) when the folder cannot be made (the workdir is removed again)."""
-    from live_trial.trial import folder, folder_steps, start
-    from live_trial.trial.inputs import validate
-    from live_trial.trial.runner import Trial
-
     trial = Trial(req, env=dict(env) if env is not None else None)
     validate(trial)
     notes: list[str] = []
@@ -191,9 +192,6 @@ def collect_by_hand(workdir: Path, state: dict | None, *, pane_text: str | None,
     trial folder's snapshot at start when the workdir has one (a prepared workdir; measured again at each collect),
     then trial-state ``folder.recorded``. Returns ``(Collected, notes)``; a workdir without a snapshot gets
     :data:`NO_SNAPSHOT` among the notes and ``cwd-snapshot.json`` among ``missing`` (the collection is partial)."""
-    from live_trial.trial.collect import collect
-    from live_trial.trial.folder_steps import changes_since_start
-
     workdir = Path(workdir)
     eval_root = Path(state.get("eval_root") or workdir) if state else workdir
     kw = changes_since_start(state or {}, workdir, eval_root, cwd, again=True)
@@ -212,9 +210,6 @@ def release_copy(workdir: Path) -> tuple[Path | None, str | None]:
     """After ``backend kill-session`` of a prepared trial's session: remove the copy of ``--cwd DIR`` the trial ran
     in (exactly the folder its state records as a copy the harness made and may delete) once collect recorded its
     side effects, and mark it removed. Returns ``(removed folder or None, why it was kept or None)``."""
-    from live_trial.trial import folder
-    from live_trial.trial.changes import BASELINE_DIR
-
     state = read_state(workdir)
     if state is None or state.get("phase") != PREPARED:
         return None, None

@@ -23,6 +23,8 @@ import subprocess
 from pathlib import Path
 
 from live_trial.jsonfile import copy_file_private, make_private_dirs, read_json, write_json, write_text_atomic
+from live_trial.judge.context import Produced
+from live_trial.trial.gitrepo import folder_tree
 
 SNAPSHOT_MAX_FILES = 20_000
 COPY_MAX_BYTES = 1_000_000
@@ -114,8 +116,6 @@ def record_baseline(workdir: Path, folder: Path, exclude: list[Path]) -> str:
     the tree id (kept in trial-state.json ``folder.baseline``; HEAD's commit goes to ``folder.baseline_head``,
     :func:`live_trial.trial.gitrepo.head_commit`). ``exclude``: the harness's folders (eval root,
     workdir), left out when inside ``folder``. Raises :class:`~live_trial.errors.Blocked` when git fails."""
-    from live_trial.trial.gitrepo import folder_tree
-
     return folder_tree(Path(folder), Path(workdir) / BASELINE_DIR, "start", exclude=_inside(folder, exclude))
 
 
@@ -213,8 +213,6 @@ def session_output(workdir: Path, folder: str | None = None):
     (``files.json``), the trial's own folder relative to the workdir when ``folder`` (trial-state.json ``folder.path``)
     lies inside it, and ``side-effects/git-diff.patch`` when it was recorded against the folder's start (a trial's
     collect, which also writes ``files.json``; never the HEAD diff of a collect run by hand)."""
-    from live_trial.judge.context import Produced
-
     workdir = Path(workdir).resolve()
     recorded = recorded_side_effects(workdir)
     inside = None

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from live_trial.jsonfile import write_text_atomic
+from live_trial.transcript.reader import copy_transcript
 from live_trial.trial.changes import Snapshot, record_side_effects, recorded_side_effects
 
 
 @dataclass
 class Collected:
     """What collect found. ``missing`` names any of the three required items that could not be collected."""
-
     pane: bool = False
     transcript: bool = False
     out_files: list[str] = field(default_factory=list)
@@ -43,8 +43,6 @@ def collect(workdir: Path, *, pane_text: str | None, transcript_src: Path | None
     :func:`live_trial.trial.changes.record_side_effects`; None when the folder is gone (a copy already removed
     after an earlier collect): the side effects recorded then are kept.
     """
-    from live_trial.transcript.reader import copy_transcript
-
     workdir = Path(workdir)
     got = Collected()
     if pane_text is not None:

@@ -27,6 +27,8 @@ from typing import Mapping
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import parse_json
+from live_trial.trial import gitrepo
+from live_trial.trial.gitrepo import NEVER_COPIED
 
 FRESH, COPY, IN_PLACE = "fresh", "copy", "in_place"
 FORMS = (FRESH, COPY, IN_PLACE)
@@ -42,7 +44,6 @@ class FolderPlan:
     top of the git work tree holding DIR) and ``rel`` DIR's place in it (POSIX, ``.`` for the top). ``files``: the
     ``root``-relative paths a copy takes, ``bytes`` their total size in bytes. ``git``: the copy (or the in-place
     folder) is in a git work tree."""
-
     form: str = FRESH
     source: Path | None = None
     root: Path | None = None
@@ -70,8 +71,6 @@ def plan_folder(form: str, source: Path | None, eval_root: Path, *, max_bytes: i
     copied; ``max_bytes``: the copy size limit in bytes. Raises :class:`RefusedInput` (exit 2) when DIR is not a
     folder, when git cannot list it, and when the copy would be larger than ``max_bytes`` (one line: the size, the
     limit and the fix). Source: README "Running a real trial"."""
-    from live_trial.trial import gitrepo
-
     if form not in FORMS:
         raise RefusedInput(f"unknown folder form {form!r}", fix=f"use one of {', '.join(FORMS)}", code="bad_folder")
     plan = FolderPlan(form=form, keep=keep, include_ignored=include_ignored)
@@ -114,8 +113,6 @@ def _size(path: Path) -> int:
 def plain_files(root: Path, exclude: list[Path]) -> list[str]:
     """Every file and symlink under ``root`` (outside git) as sorted ``root``-relative POSIX paths, never inside a
     ``.git`` folder, a :data:`~live_trial.trial.gitrepo.NEVER_COPIED` folder or an ``exclude`` folder."""
-    from live_trial.trial.gitrepo import NEVER_COPIED
-
     skip = {".git", *NEVER_COPIED}
     excluded = [Path(e).resolve() for e in exclude]
     out: list[str] = []
@@ -166,8 +163,6 @@ def make_folder(plan: FolderPlan, workdir: Path) -> Path:
     ``<workdir>/cwd/<rel>`` after copying :attr:`FolderPlan.files` (git: a repository of its own, see
     :func:`live_trial.trial.gitrepo.copy_repository`); in place, DIR. Raises :class:`~live_trial.errors.Blocked` when
     git fails and OSError when the disk does."""
-    from live_trial.trial import gitrepo
-
     if plan.form == IN_PLACE:
         return plan.source
     dest = Path(workdir) / FOLDER_NAME

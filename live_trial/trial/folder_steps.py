@@ -12,7 +12,10 @@ import shutil
 from pathlib import Path
 
 from live_trial.errors import Blocked
-from live_trial.trial import changes, folder, gitrepo
+from live_trial.jsonfile import read_json, write_json
+from live_trial.session.rules import pid_alive
+from live_trial.trial import changes, folder, folder_lock, gitrepo
+from live_trial.trial.journal import STATE_FILE, STATE_SCHEMA
 
 
 def _record(trial) -> dict | None:
@@ -101,8 +104,6 @@ def release(trial) -> None:
 def reclaim(trial) -> None:
     """``run --resume`` of an in-place trial: take its folder's lock again. Raises
     :class:`~live_trial.errors.RefusedInput` (nothing changed) when another trial holds it now."""
-    from live_trial.trial import folder_lock
-
     rec = _record(trial)
     if rec is not None and rec.get("form") == folder.IN_PLACE:
         trial.folder_lock = folder_lock.acquire(Path(rec["path"]), trial.wd.root)
@@ -112,10 +113,6 @@ def reap_copy(session: str, cwd: str | None) -> Path | None:
     """For ``reap``, after it removed ``session`` (whose harness is gone): remove that trial's copy when its
     trial-state.json names this session, records the folder as a copy the harness made and still holds, and its owner
     harness is dead; mark it removed there. Returns the folder removed, or None (nothing touched)."""
-    from live_trial.jsonfile import read_json, write_json
-    from live_trial.session.rules import pid_alive
-    from live_trial.trial.journal import STATE_FILE, STATE_SCHEMA
-
     found = folder.copy_of_session(cwd, session)
     if found is None:
         return None

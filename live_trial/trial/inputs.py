@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from live_trial.acceptance.evallog import workdir_path
+from live_trial.closure.pinning import pin
+from live_trial.closure.target import resolve_target
 from live_trial.errors import RefusedInput, require_utf8
+from live_trial.session import boot
+from live_trial.session.backend import Backend
+from live_trial.session.rules import check_target_allowed
+from live_trial.trial import folder, folder_lock
+from live_trial.trial.workdir import new_run_id
 
 
 def validate(trial) -> None:
@@ -13,10 +21,6 @@ def validate(trial) -> None:
     (:func:`check_folder`). Raises :class:`RefusedInput` (or the closure's BOOT_FAIL, exit 2) and creates nothing
     but, for ``--in-place``, the folder's lock (held from here on; released when the trial ends or when
     :meth:`Trial.run` fails to start)."""
-    from live_trial.closure.pinning import pin
-    from live_trial.closure.target import resolve_target
-    from live_trial.session.rules import check_target_allowed
-
     req = trial.req
     check_target_allowed(req.target)
     if req.gate_kind not in ("rescue", "contractual"):
@@ -54,7 +58,6 @@ def validate(trial) -> None:
 
         req.rehearsal = Path(req.rehearsal).resolve()
         trial.scenario = load_scenario(req.rehearsal)
-    from live_trial.session import boot
 
     boot.validate_model(req.model, proof=req.proof)
     if req.rehearsal is None:  # a rehearsal sets IS_SANDBOX=1 itself
@@ -63,7 +66,6 @@ def validate(trial) -> None:
         from live_trial.acceptance.tier import contract_evidence
 
         contract_evidence(trial.target.frontmatter)  # raises RefusedInput without grounding (seed 001 gate kinds)
-    from live_trial.session.backend import Backend
 
     # A tmux server the harness did not start (a person's own) keeps its options: refused before anything exists.
     Backend(req.socket).refuse_foreign_server()
@@ -87,10 +89,6 @@ def check_folder(trial) -> None:
     copies are made; DIR itself in place), and take an in-place folder's lock, naming its holder when another trial
     has it. Sets ``trial.folder_plan``, ``trial.folder_lock`` and ``trial.req.run_id``. Source: README "Running a
     real trial"."""
-    from live_trial.acceptance.evallog import workdir_path
-    from live_trial.trial import folder, folder_lock
-    from live_trial.trial.workdir import new_run_id
-
     req = trial.req
     plan = folder.plan_folder(req.folder, req.source, req.eval_root, max_bytes=trial.policy.copy_max_bytes,
                               keep=req.keep_cwd, include_ignored=req.include_ignored)

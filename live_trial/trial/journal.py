@@ -12,6 +12,7 @@ import os
 import signal
 from typing import Any, Callable
 
+from live_trial.acceptance.causes import unwritable
 from live_trial.jsonfile import append_jsonl, utc_now, write_json
 from live_trial.trial.workdir import Workdir
 
@@ -63,8 +64,6 @@ class Journal:
     def save(self, **changes: Any) -> None:
         """Merge ``changes`` (and the current facts) into the state and write ``trial-state.json`` (validated,
         atomic)."""
-        from live_trial.acceptance.causes import unwritable
-
         self.state.update(changes)
         if self.facts is not None:
             self.state["facts"] = self.facts.to_doc()

@@ -13,7 +13,10 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from live_trial.closure.index import MANIFEST
+from live_trial.closure.manifest import name_list, read_json_object
 from live_trial.errors import BootFail
+from live_trial.transcript.reader import iter_records
 
 #: How long to wait for the skill listing after the task was delivered (it is written with the prompt, within
 #: about 0.3 s on 2.1.197; generous for a loaded machine).
@@ -23,7 +26,6 @@ POLL_S = 0.2
 
 class PluginNotLoaded(BootFail):
     """The CLI did not load the plugin (or skill) under trial, so the model cannot call it. ``run``: FAIL."""
-
     code = "plugin_not_loaded"
 
 
@@ -43,9 +45,6 @@ def missing_dependencies(plugin_dirs: Iterable[Path]) -> list[tuple[str, str]]:
 
     Boot loads the target and its direct dependencies only (seed 001 rule 3), so a dependency of a dependency is
     not loaded, and the CLI then drops the plugin that needs it (and every plugin needing that one)."""
-    from live_trial.closure.index import MANIFEST
-    from live_trial.closure.manifest import name_list, read_json_object
-
     manifests = {}
     for root in plugin_dirs:
         try:
@@ -88,8 +87,6 @@ def require_target_listed(trial, *, clock=time.monotonic) -> float | None:
     Raises :class:`PluginNotLoaded` (after pressing Escape to interrupt the turn; the caller's cleanup kills the
     session) when the listing lacks the target. A missing listing is recorded as a warning, never a failure.
     """
-    from live_trial.transcript.reader import iter_records
-
     target = trial.target
     if target is None or target.plugin_name is None:
         return None

@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from live_trial.closure.target import resolve_target
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json
 from live_trial.policy import Policy
 from live_trial.session.rules import pid_alive as _alive
 from live_trial.trial.facts import Facts, phase_at_least
+from live_trial.trial.folder_steps import reclaim
 from live_trial.trial.workdir import open_workdir
 
 #: Phases after which the task's delivery was confirmed: a resume from before them cannot continue the trial.
@@ -29,9 +31,6 @@ def resume(trial, workdir: Path):
     must never drive one session), or an older state without its facts ends past polling; a one-line Blocked
     (exit 3) when the workdir cannot be written.
     """
-    from live_trial.closure.target import resolve_target
-    from live_trial.trial.folder_steps import reclaim
-
     trial.wd = open_workdir(workdir)
     trial.take_lock()
     trial.state = read_json(trial.wd.path("trial-state.json"), "trial-state.schema.json")

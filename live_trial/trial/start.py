@@ -13,6 +13,8 @@ import uuid
 from dataclasses import asdict
 
 from live_trial.jsonfile import utc_now, write_text_atomic
+from live_trial.resources import read_reference
+from live_trial.trial.folder import folder_record, session_cwd
 from live_trial.trial.workdir import create_workdir, session_name
 
 
@@ -23,8 +25,6 @@ def create(trial, run_id: str | None = None) -> None:
     reuses; task.md first: a resume needs it to know the workdir). Sets ``trial.wd``, ``trial.state`` and
     ``trial.req.cwd`` (where the session starts). Raises :class:`~live_trial.errors.RefusedInput` (the workdir exists,
     another harness holds its lock) and OSError."""
-    from live_trial.trial.folder import folder_record, session_cwd
-
     req = trial.req
     trial.wd = create_workdir(req.eval_root, trial.target.plugin_name, trial.target.skill, run_id or req.run_id)
     trial.take_lock()
@@ -54,8 +54,6 @@ def create(trial, run_id: str | None = None) -> None:
 def write_task(trial) -> None:
     """Write ``<workdir>/task.md``: references/task-template.md with the target, the args and the absolute path of the
     completion marker filled in (seed 001, the task.md contract)."""
-    from live_trial.resources import read_reference
-
     text = (read_reference("task-template.md")
             .replace("{{TARGET_SKILL}}", trial.req.target)
             .replace('"{{ARGS}}"', json.dumps(trial.req.args, ensure_ascii=False))
