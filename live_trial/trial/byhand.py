@@ -28,7 +28,8 @@ from live_trial.trial.changes import BASELINE_DIR
 from live_trial.trial.collect import collect
 from live_trial.trial.folder_steps import changes_since_start
 from live_trial.trial.inputs import validate
-from live_trial.trial.journal import POLL_STATE_FILE, STATE_FILE, STATE_SCHEMA
+from live_trial.trial.journal import POLL_STATE_FILE
+from live_trial.trial.state import STATE_FILE, STATE_SCHEMA
 from live_trial.trial.runner import Trial
 
 PREPARED = "prepared"
@@ -86,10 +87,10 @@ def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None 
             trial.folder_lock = None
             notes.append(f"the trial works in {req.cwd} itself; by hand no lock holds it between the steps: start no "
                          "other trial there until you are done")
-    if (trial.state.get("folder") or {}).get("form") == folder.COPY:
-        notes.append(f"the copy {trial.state['folder']['path']} is removed by `backend kill-session` once collect "
+    if (trial.state.folder or {}).get("form") == folder.COPY:
+        notes.append(f"the copy {trial.state.folder['path']} is removed by `backend kill-session` once collect "
                      "recorded its side effects")
-    return Prepared(workdir=trial.wd.root, state=dict(trial.state), skill_dir=Path(trial.target.skill_dir),
+    return Prepared(workdir=trial.wd.root, state=trial.state.to_doc(), skill_dir=Path(trial.target.skill_dir),
                     notes=notes)
 
 

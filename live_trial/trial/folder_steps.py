@@ -15,11 +15,11 @@ from live_trial.errors import Blocked
 from live_trial.jsonfile import read_json, write_json
 from live_trial.session.rules import pid_alive
 from live_trial.trial import changes, folder, folder_lock, gitrepo
-from live_trial.trial.journal import STATE_FILE, STATE_SCHEMA
+from live_trial.trial.state import STATE_FILE, STATE_SCHEMA
 
 
 def _record(trial) -> dict | None:
-    rec = trial.state.get("folder")
+    rec = trial.state.folder
     return dict(rec) if isinstance(rec, dict) else None
 
 
@@ -54,7 +54,7 @@ def folder_changes(trial) -> dict:
     harness was killed while making it): a second collect keeps the first one's, and nothing the session did not do
     is ever recorded), ``before`` (the snapshot at start), ``by_content``, ``baseline``, ``baseline_head`` and
     ``exclude``."""
-    return changes_since_start(trial.state, trial.wd.root, trial.req.eval_root, trial.req.cwd)
+    return changes_since_start(trial.state.to_doc(), trial.wd.root, trial.req.eval_root, trial.req.cwd)
 
 
 def changes_since_start(state: dict, workdir: Path, eval_root: Path, cwd: Path, *, again: bool = False) -> dict:

@@ -13,21 +13,20 @@ import signal
 from typing import Any, Callable
 
 from live_trial.acceptance.causes import unwritable
-from live_trial.jsonfile import append_jsonl, utc_now, write_json
+from live_trial.jsonfile import append_jsonl, utc_now
+from live_trial.trial.state import STATE_FILE, TrialState
 from live_trial.trial.workdir import Workdir
 
 EventSink = Callable[[str, dict], None]
-STATE_FILE = "trial-state.json"
 LOG_FILE = "trial-log.jsonl"
 POLL_STATE_FILE = "poll-state.json"
-STATE_SCHEMA = "trial-state.schema.json"
 #: Fault injection for the suite (README "Tests"): a harness whose environment names a phase here stops itself
 #: (SIGSTOP) right after trial-state.json records that phase, so a test can kill it at exactly that point.
 STOP_AT_PHASE_ENV = "LIVE_TRIAL_STOP_AT_PHASE"
 
 
 class Journal:
-    """``state``: the trial-state dict (empty until the workdir exists); ``wd``: the :class:`Workdir` or None;
+    """``state``: the trial's :class:`~live_trial.trial.state.TrialState` (None until the workdir exists); ``wd``: the :class:`Workdir` or None;
     ``facts``: the trial's :class:`~live_trial.trial.facts.Facts` (saved with the state when set).
 
     :meth:`save` merges changes into ``state`` and writes it; :meth:`log` appends one decision to the log and
@@ -40,7 +39,7 @@ class Journal:
     def __init__(self, on_event: EventSink | None = None) -> None:
         self.on_event: EventSink = on_event or (lambda kind, data: None)
         self.wd: Workdir | None = None
-        self.state: dict[str, Any] = {}
+        self.state: TrialState | None = None
         self.facts = None
         self._saved_phase: str | None = None
         #: The first write of the log that failed (a full or read-only disk): the log goes on to the sink only.
@@ -62,19 +61,21 @@ class Journal:
         self.event("decision", **record)
 
     def save(self, **changes: Any) -> None:
-        """Merge ``changes`` (and the current facts) into the state and write ``trial-state.json`` (validated,
-        atomic)."""
-        self.state.update(changes)
+        """Set ``changes`` (fields of :class:`~live_trial.trial.state.TrialState`) and the current facts on the
+        state and write ``trial-state.json`` (validated, atomic). Nothing is done before the state exists."""
+        if self.state is None:
+            return
+        self.state.update(**changes)
         if self.facts is not None:
-            self.state["facts"] = self.facts.to_doc()
+            self.state.facts = self.facts.to_doc()
         if self.wd is None:
             return
         path = self.wd.path(STATE_FILE)
         try:
-            write_json(path, self.state, STATE_SCHEMA)
+            self.state.save(path)
         except OSError as exc:
             raise unwritable(exc, path) from None
-        phase, before = self.state.get("phase"), self._saved_phase
+        phase, before = self.state.phase, self._saved_phase
         self._saved_phase = phase
         if phase != before and phase == os.environ.get(STOP_AT_PHASE_ENV):
             os.kill(os.getpid(), signal.SIGSTOP)

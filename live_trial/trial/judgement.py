@@ -35,31 +35,31 @@ def judge(trial) -> TrialOutcome:
     from live_trial.jsonfile import validate
     from live_trial.notices.outcome import summariser
 
-    phase = trial.state.get("phase")
+    phase = trial.state.phase
     if not phase_at_least(phase, "evaluating"):
         _checks(trial)
     if not phase_at_least(phase, "judged") and _can_evaluate(trial):
         _evaluate(trial)
     if not phase_at_least(phase, "judged"):
         trial.journal.save(phase="judged")
-    origin = "rehearsal" if trial.state.get("rehearsal") else "live"
+    origin = "rehearsal" if trial.state.rehearsal else "live"
     path = trial.wd.path(VERDICT_FILE)
     if phase_at_least(phase, "verdict_written") and path.is_file():
         doc = read_verdict(path)
     else:
         doc = build_verdict(
-            workdir=trial.wd.root, target=trial.target, plugins_root=Path(trial.state["plugins_root"]),
-            session_id=trial.state["session_id"], requested_model=trial.req.model, launch=trial.facts.launch,
+            workdir=trial.wd.root, target=trial.target, plugins_root=Path(trial.state.plugins_root),
+            session_id=trial.state.session_id, requested_model=trial.req.model, launch=trial.facts.launch,
             completion=trial.facts.completion, goal_result=trial.facts.goal, goal_blockers=trial.facts.goal_blockers,
             evidence=trial.facts.evidence, unverified="; ".join(trial.facts.unverified) or None,
-            goal_ledger=_ledger(trial.facts), nudge_count=trial.state["nudge_count"],
-            gate_response_count=trial.state["gate_response_count"], gate_kind=trial.req.gate_kind,
+            goal_ledger=_ledger(trial.facts), nudge_count=trial.state.nudge_count,
+            gate_response_count=trial.state.gate_response_count, gate_kind=trial.req.gate_kind,
             poll_exit=trial.facts.poll_exit, proof=trial.req.proof, blocked=trial.facts.blocked,
             scenario_origin=origin, scenario_path=trial.req.rehearsal, args=trial.req.args,
-            claude_version=trial.state.get("claude_version"), stop_reason=trial.facts.stop_reason,
+            claude_version=trial.state.claude_version, stop_reason=trial.facts.stop_reason,
             stall_row=trial.facts.stall_row, notes=trial.facts.notes, warnings=trial.facts.warnings,
-            started_at=trial.state["started_at"], closure_at_boot=trial.state.get("closure"),
-            working_folder=trial.state.get("folder"), gate_answers=_gate_answers(trial),
+            started_at=trial.state.started_at, closure_at_boot=trial.state.closure,
+            working_folder=trial.state.folder, gate_answers=_gate_answers(trial),
             criteria_checks=trial.facts.checks,
             not_judged_why="the goal was not judged: " + (trial.facts.stop_reason or "the run did not complete")
             if trial.facts.goal is None else None, summarise=summariser(trial.req.lang))
@@ -91,7 +91,7 @@ def _checks(trial) -> None:
         trial.facts.completion = "FAIL"
         trial.facts.stop_reason = trial.facts.stop_reason or "expected_gate_not_shown"
         trial.facts.notes.append(EXPECTED_GATE_NOT_SHOWN)
-    unused = len(trial.state["gate_responses"]) - trial.state["gate_response_count"]
+    unused = len(trial.state.gate_responses) - trial.state.gate_response_count
     if unused > 0 and not trial.facts.blocked:
         trial.facts.warnings.append(f"{unused} --gate-response answer(s) were never used: the skill asked fewer "
                                     "questions than expected")
@@ -107,8 +107,8 @@ def _notify_once(trial, doc: dict) -> tuple[str | None, str | None]:
     notifications.jsonl (``refs.run_id``) and sends nothing again. Returns ``(text, webhook status)``."""
     from live_trial.notices import notify
 
-    run_id = trial.state["run_id"]
-    status = (trial.state.get("notification") or {}).get("status")
+    run_id = trial.state.run_id
+    status = (trial.state.notification or {}).get("status")
     if status in NOTIFIED or status == "sending":
         sent = [r for r in notify.read_notifications(trial.req.eval_root)
                 if (r.get("refs") or {}).get("run_id") == run_id]
@@ -141,8 +141,8 @@ def _ledger(facts) -> str | None:
 def _gate_answers(trial) -> list[dict] | None:
     """The answered questions as the poll loop recorded them (question, options, answer, kind); None when the record
     does not hold one line per answer (a trial resumed from an older harness): then each counts as ``gate_kind``."""
-    answers = trial.state.get("gate_answers")
-    if isinstance(answers, list) and len(answers) == trial.state["gate_response_count"]:
+    answers = trial.state.gate_answers
+    if isinstance(answers, list) and len(answers) == trial.state.gate_response_count:
         return answers
     return None
 
@@ -316,7 +316,7 @@ def _note_unknown_records(trial) -> None:
         return
     kinds = ", ".join(f"{kind} ×{n}" for kind, n in sorted(found.items()))
     note = (f"the transcript holds {sum(found.values())} record(s) of types the harness does not know ({kinds}), "
-            f"written by claude {trial.state.get('claude_version') or 'of unknown version'}: they were left out of "
+            f"written by claude {trial.state.claude_version or 'of unknown version'}: they were left out of "
             "every count; run `live-trial doctor --cli` to see what else this CLI does differently")
     if note not in trial.facts.notes:
         trial.facts.notes.append(note)
@@ -348,7 +348,7 @@ def _evaluate(trial) -> None:
     from live_trial.trial.changes import session_output
 
     trial.journal.save(phase="evaluating")
-    env = {**trial.env, **trial.child_overrides, proctree.TAG_ENV: trial.state["session"]}
+    env = {**trial.env, **trial.child_overrides, proctree.TAG_ENV: trial.state.session}
     results: list = []
 
     def started(pid: int) -> None:
@@ -360,7 +360,7 @@ def _evaluate(trial) -> None:
         return results[-1]
 
     problem = None
-    produced = session_output(trial.wd.root, (trial.state.get("folder") or {}).get("path"))
+    produced = session_output(trial.wd.root, (trial.state.folder or {}).get("path"))
     try:
         result = evaluator.evaluate(trial.wd.root, trial.target, trial.claude, env, produced=produced,
                                     model=trial.req.model, runner=runner)

@@ -106,10 +106,10 @@ def require_target_listed(trial, *, clock=time.monotonic) -> float | None:
         trial.journal.log("loading", "listed", target=target.qualified, skills=len(names), waited_s=waited)
         return waited
     try:
-        trial.backend.send_keys(trial.state["session"], "Escape")      # interrupt the turn the task started
+        trial.backend.send_keys(trial.state.session, "Escape")      # interrupt the turn the task started
     except Exception:  # noqa: BLE001 - the session is killed next anyway
         pass
-    cause = likely_cause(target, names, [Path(d) for d in (trial.state.get("closure") or {}).get("plugin_dirs") or []])
+    cause = likely_cause(target, names, [Path(d) for d in (trial.state.closure or {}).get("plugin_dirs") or []])
     trial.journal.log("loading", "not_listed", target=target.qualified, skills=names, waited_s=waited, cause=cause)
     raise PluginNotLoaded(f"the CLI did not load {target.qualified}: the session's skill listing does not name it "
                           f"({len(names)} skills listed); {cause}", where=str(trial.transcript_path()),

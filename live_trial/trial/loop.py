@@ -49,7 +49,7 @@ def poll_until_terminal(trial) -> None:
     ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
     """
     while True:
-        limit = trial.policy.stall_limit_s * (2 if trial.state["stall_extended"] else 1)
+        limit = trial.policy.stall_limit_s * (2 if trial.state.stall_extended else 1)
         result = trial.poll_once(limit)
         trial.facts.poll_exit = result.exit
         _record_moves(trial, result)
@@ -85,21 +85,21 @@ def _answer_gate(trial, result) -> bool:
     """GATE: answer with the next --gate-response and return True (poll again); none left records
     "stopped at a question it had to ask" and returns False (README "Questions (gates)")."""
     trial.facts.gate_seen = True
-    used = trial.state["gate_response_count"]
+    used = trial.state.gate_response_count
     options = list(getattr(result.status, "options", None) or [])
-    if used >= len(trial.state["gate_responses"]):
+    if used >= len(trial.state.gate_responses):
         trial.facts.stop_reason = "gate_unanswered"
         trial.journal.log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT, options=options)
         trial.facts.notes.append(f"{NO_RESPONSE_LEFT}: {result.question}")
         return False
-    response = trial.state["gate_responses"][used]
-    kinds = trial.state.get("gate_response_kinds") or []
+    response = trial.state.gate_responses[used]
+    kinds = trial.state.gate_response_kinds or []
     kind = kinds[used] if used < len(kinds) else trial.req.gate_kind
-    send.answer_gate(trial.backend, trial.state["session"], response, sleep=trial.sleep)
+    send.answer_gate(trial.backend, trial.state.session, response, sleep=trial.sleep)
     # One line per answered question: what was asked, what was offered, the answer.
     answer = {"question": result.question, "options": options, "answer": response, "kind": kind}
     trial.journal.save(gate_response_count=used + 1,
-                       gate_answers=list(trial.state.get("gate_answers") or []) + [answer])
+                       gate_answers=list(trial.state.gate_answers or []) + [answer])
     trial.journal.log("poll", "GATE", question=result.question, answered=response, gate_kind=kind)
     return True
 
@@ -119,13 +119,13 @@ def _after_stall(trial, result) -> bool:
     if gone is not None:   # tmux's server, or the session itself, went away: not claude's own exit (row 1)
         trial.facts.poll_exit = "BLOCKED"
         raise Blocked(cause(gone).why, where=f"socket {trial.backend.socket}", code=gone)
-    session = trial.state["session"]
+    session = trial.state.session
     capture = trial.backend.capture(session) if trial.backend.has_session(session) else ""
     last_text = getattr(result.status, "last_assistant_text", None) or ""
     decision = stall_table.decide_stall(
         session_alive=result.reason != "session_gone" and trial.backend.pane_alive(session),
         state=_state(result), marker_exists=trial.wd.marker.exists(),
-        stall_extended=trial.state["stall_extended"], nudge_count=trial.state["nudge_count"],
+        stall_extended=trial.state.stall_extended, nudge_count=trial.state.nudge_count,
         nudge_max=trial.policy.nudge_max,
         asks_question=stall_table.ends_with_question(last_text) or screen.ends_with_question(capture),
         said_done=stall_table.reports_done(last_text) or screen.reports_done(capture))
@@ -139,7 +139,7 @@ def _after_stall(trial, result) -> bool:
         trial.journal.save(stall_extended=True)
         return True
     if decision.action == "nudge":
-        n = trial.state["nudge_count"] + 1
+        n = trial.state.nudge_count + 1
         nudge_file = trial.wd.path(f"nudge-{n}.md")
         write_text_atomic(nudge_file, stall_table.NUDGE_TEXT)
         trial.journal.save(nudge_count=n)

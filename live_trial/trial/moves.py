@@ -52,11 +52,11 @@ def current_transcript(trial) -> Path:
     from live_trial.trial.journal import POLL_STATE_FILE
 
     config = trial.config_dir()
-    session_id = trial.state["session_id"]
+    session_id = trial.state.session_id
     moves = poll_moves(trial.wd.path(POLL_STATE_FILE)) if trial.wd is not None else []
     if moves:
         session_id = moves[-1]["to_session_id"]
-    pid = trial.state.get("pane_pid")
+    pid = trial.state.pane_pid
     doc = read_cli_session_status(config, pid) if pid and pid_alive(int(pid)) else None
     session_id = moved_session(session_id, doc) or session_id
     return locate(session_id, trial.req.cwd, config)

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from live_trial.closure.target import resolve_target
 from live_trial.errors import RefusedInput
-from live_trial.jsonfile import read_json
 from live_trial.policy import Policy
 from live_trial.session.rules import pid_alive as _alive
 from live_trial.trial.facts import Facts, phase_at_least
 from live_trial.trial.folder_steps import reclaim
+from live_trial.trial.state import STATE_FILE, TrialState
 from live_trial.trial.workdir import open_workdir
 
 #: Phases after which the task's delivery was confirmed: a resume from before them cannot continue the trial.
@@ -33,33 +33,33 @@ def resume(trial, workdir: Path):
     """
     trial.wd = open_workdir(workdir)
     trial.take_lock()
-    trial.state = read_json(trial.wd.path("trial-state.json"), "trial-state.schema.json")
-    if trial.state["phase"] == "prepared":
+    trial.state = TrialState.load(trial.wd.path(STATE_FILE))
+    if trial.state.phase == "prepared":
         raise RefusedInput("this trial is driven by hand (made by `live-trial prepare`): run --resume continues only "
                            "trials started by run", where=str(trial.wd.root), code="driven_by_hand",
                            fix="go on with its next step by hand (poll with the same --state-file), or start run")
-    owner = trial.state["owner_pid"]
+    owner = trial.state.owner_pid
     if owner != os.getpid() and _alive(owner):
         raise RefusedInput(f"the trial is still driven by harness pid {owner}", where=str(trial.wd.root),
                            fix="wait for it or stop it first")
     state, req = trial.state, trial.req
-    req.target, req.args = state["target"], state.get("args", "")
-    req.cwd = Path(state["cwd"])
-    req.plugins_root = Path(state.get("plugins_root") or req.plugins_root)
-    req.eval_root = Path(state.get("eval_root") or req.eval_root)
-    req.model, req.proof, req.gate_kind = state["model"], state["proof"], state["gate_kind"]
-    req.socket = state.get("socket")
-    req.gate_responses = list(state["gate_responses"])
-    req.gate_response_kinds = list(state.get("gate_response_kinds") or [req.gate_kind] * len(req.gate_responses))
-    req.expect_gate = bool(state.get("expect_gate", False))
-    req.claude_bin = state.get("claude_bin") or req.claude_bin
-    req.lang = state.get("lang") or req.lang
-    if state.get("policy"):
-        trial.policy = Policy(**state["policy"])
+    req.target, req.args = state.target, state.args or ""
+    req.cwd = Path(state.cwd)
+    req.plugins_root = Path(state.plugins_root or req.plugins_root)
+    req.eval_root = Path(state.eval_root or req.eval_root)
+    req.model, req.proof, req.gate_kind = state.model, bool(state.proof), state.gate_kind or req.gate_kind
+    req.socket = state.socket
+    req.gate_responses = list(state.gate_responses)
+    req.gate_response_kinds = list(state.gate_response_kinds or [req.gate_kind] * len(req.gate_responses))
+    req.expect_gate = bool(state.expect_gate)
+    req.claude_bin = state.claude_bin or req.claude_bin
+    req.lang = state.lang or req.lang
+    if state.policy:
+        trial.policy = Policy(**state.policy)
     trial.target = resolve_target(req.target, req.plugins_root)
-    phase = state["phase"]
-    if "facts" in state:
-        trial.set_facts(Facts.from_doc(state["facts"]))
+    phase = state.phase
+    if state.facts is not None:
+        trial.set_facts(Facts.from_doc(state.facts))
     elif phase in ("collecting", "evaluating", "judged"):
         raise RefusedInput(f"this trial was recorded in phase {phase} by a live-trial that did not keep what the trial "
                            "had established, so it cannot be resumed from there", where=str(trial.wd.root),
@@ -75,8 +75,8 @@ def resume(trial, workdir: Path):
     trial.journal.save(owner_pid=os.getpid())
     trial.journal.log("harness", "resumed", phase=phase)
 
-    if state.get("rehearsal"):
-        req.rehearsal = Path(state["rehearsal"]["scenario"])
+    if state.rehearsal:
+        req.rehearsal = Path(state.rehearsal["scenario"])
 
     def take_over() -> None:
         if phase in UNCONFIRMED or phase_at_least(phase, "judged"):
@@ -85,13 +85,13 @@ def resume(trial, workdir: Path):
             trial.backend = Backend(req.socket)    # only to end what may be left: no model, no claude needed
             return
         trial.prepare_tools()
-        if trial.backend.has_session(state["session"]):
-            trial.backend.set_owner(state["session"], os.getpid())
-        if state.get("rehearsal"):
+        if trial.backend.has_session(state.session):
+            trial.backend.set_owner(state.session, os.getpid())
+        if state.rehearsal:
             from live_trial.rehearsal.scenario import load_scenario
 
             trial.scenario = load_scenario(req.rehearsal)
-            trial.start_rehearsal(port=state["rehearsal"]["port"])
+            trial.start_rehearsal(port=state.rehearsal["port"])
 
     def poll_if_polling() -> None:
         if phase == "polling":

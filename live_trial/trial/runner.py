@@ -22,6 +22,7 @@ from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, Li
 from live_trial.policy import load_policy
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest, phase_at_least
 from live_trial.trial.journal import POLL_STATE_FILE, EventSink, Journal
+from live_trial.trial.state import TrialState
 from live_trial.trial.workdir import Workdir, new_run_id
 
 
@@ -61,13 +62,17 @@ class Trial:
         self.journal.wd = value
 
     @property
-    def state(self) -> dict:
-        """The trial-state dict, as kept in ``trial-state.json`` (see :class:`Journal`)."""
+    def state(self) -> TrialState | None:
+        """The trial's state, as kept in ``trial-state.json`` (None until the workdir exists; see :class:`Journal`)."""
         return self.journal.state
 
     @state.setter
-    def state(self, value: dict) -> None:
+    def state(self, value: TrialState | None) -> None:
         self.journal.state = value
+
+    def phase(self) -> str:
+        """The phase recorded in the state, or ``trial`` before there is one (a step name for the log)."""
+        return self.state.phase if self.state is not None else "trial"
 
     def take_lock(self) -> None:
         """Hold an exclusive lock on the workdir for this harness's lifetime, so two harnesses (two resumes)
@@ -127,7 +132,7 @@ class Trial:
             if isinstance(exc, OSError):
                 raise causes.unwritable(exc, getattr(exc, "filename", None) or first_new or root) from None
             raise
-        self.journal.event("workdir", path=str(self.wd.root), session=self.state["session"])
+        self.journal.event("workdir", path=str(self.wd.root), session=self.state.session)
         self._daily_maintenance()
         return self.drive(self.prepare_tools, self.start_rehearsal, self.prepare_folder, self._boot,
                           self._send_task, self.poll_loop)
@@ -147,11 +152,11 @@ class Trial:
         except DeliveryFailed as exc:
             self._stopped(self.environment_cause() or exc.code, "send", "delivery_failed", exc.message, **exc.details)
         except Blocked as exc:
-            step = "tools" if exc.code.endswith("_missing") else self.state.get("phase", "trial")
+            step = "tools" if exc.code.endswith("_missing") else self.phase()
             self._stopped(exc.code, step, "blocked", exc.message)
         except LiveTrialError as exc:
             # Anything else the steps refuse once the workdir exists still ends in a recorded verdict.
-            self._stopped(self.environment_cause() or exc.code, self.state.get("phase", "trial"), exc.status,
+            self._stopped(self.environment_cause() or exc.code, self.phase(), exc.status,
                           exc.message, blocked=exc.exit_code == 3)
         except OSError as exc:
             err = causes.unwritable(exc, getattr(exc, "filename", None) or self.wd.root)
@@ -177,10 +182,10 @@ class Trial:
         """``tmux_gone`` (no tmux server on the socket) or ``session_removed`` (the server runs, the session does
         not) when the trial's session vanished from outside while it should run (after READY, before collect);
         None when it is there (a dead pane there is claude's own exit: a crash) or it cannot be told."""
-        if self.backend is None or self.state.get("phase") not in ("sending", "polling"):
+        if self.backend is None or self.phase() not in ("sending", "polling"):
             return None
         try:
-            if self.backend.has_session(self.state["session"]):
+            if self.backend.has_session(self.state.session):
                 return None
             return "tmux_gone" if self.backend.server_started_here() is None else "session_removed"
         except LiveTrialError:
@@ -247,8 +252,8 @@ class Trial:
     def config_dir(self) -> Path:
         from live_trial.transcript.paths import config_dir
 
-        if self.state.get("config_dir"):
-            return Path(self.state["config_dir"])
+        if self.state.config_dir:
+            return Path(self.state.config_dir)
         return config_dir(self.env)
 
     def prepare_folder(self) -> None:
@@ -270,18 +275,18 @@ class Trial:
 
         self.journal.save(phase="booting")
         req = boot.BootRequest(
-            session=self.state["session"], cwd=self.req.cwd, model=self.req.model,
-            session_id=self.state["session_id"], target=self.req.target, plugins_root=self.req.plugins_root,
+            session=self.state.session, cwd=self.req.cwd, model=self.req.model,
+            session_id=self.state.session_id, target=self.req.target, plugins_root=self.req.plugins_root,
             claude=self.claude, env_overrides=self.child_overrides, proof=self.req.proof,
             rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
-            plugin_dirs=[Path(d) for d in self.state["closure"]["plugin_dirs"]])
+            plugin_dirs=[Path(d) for d in self.state.closure["plugin_dirs"]])
         result = boot.boot(req, self.backend, base_env=self.env, sleep=self.sleep)
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
-        self.note_alternate_screen(self.state["session"])
+        self.note_alternate_screen(self.state.session)
         self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2), bypass_dialog_seen=result.bypass_dialog_seen,
                   plugin_dirs=[str(p) for p in result.plugin_dirs], plugin_checks=result.plugin_checks)
-        self.journal.event("ready", session=self.state["session"], elapsed_s=result.elapsed_s)
+        self.journal.event("ready", session=self.state.session, elapsed_s=result.elapsed_s)
 
     def transcript_path(self) -> Path:
         """The transcript the session writes now (it moves on /clear: see :mod:`live_trial.trial.moves`)."""
@@ -292,7 +297,7 @@ class Trial:
     def send_file(self, path: Path, step: str) -> None:
         from live_trial.session import send
 
-        delivery = send.send_file(self.backend, self.state["session"], path, transcript_path=self.transcript_path(),
+        delivery = send.send_file(self.backend, self.state.session, path, transcript_path=self.transcript_path(),
                                   sleep=self.sleep, follow=self.transcript_path)
         self.journal.log(step, "delivered", file=path.name, extra_enters=delivery.extra_enters)
 
@@ -309,7 +314,7 @@ class Trial:
         from live_trial.trial import poll
 
         cfg = poll.PollConfig(
-            marker=self.wd.marker, session=self.state["session"], session_id=self.state["session_id"],
+            marker=self.wd.marker, session=self.state.session, session_id=self.state.session_id,
             cwd=self.req.cwd, config_dir=self.config_dir(), state_file=self.wd.path(POLL_STATE_FILE),
             policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None)
         return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick, watch=True)
@@ -328,7 +333,7 @@ class Trial:
         self.journal.event("tick", **progress, **self._counts())
 
     def _counts(self) -> dict:
-        return {"nudges": self.state["nudge_count"], "gate_responses": self.state["gate_response_count"]}
+        return {"nudges": self.state.nudge_count, "gate_responses": self.state.gate_response_count}
 
     def poll_loop(self) -> None:
         """Poll until a terminal outcome, answering gates and applying the STALL table (see trial_loop)."""
@@ -342,11 +347,11 @@ class Trial:
         from live_trial.trial.collect import collect
         from live_trial.trial.folder_steps import folder_changes, side_effects_recorded
 
-        if self.wd is None:
+        if self.wd is None or self.state is None:
             return
-        session = self.state.get("session")
+        session = self.state.session
         try:
-            if phase_at_least(self.state.get("phase"), "evaluating") or self.state.get("collected"):
+            if phase_at_least(self.state.phase, "evaluating") or self.state.collected:
                 return                      # collected before the kill a resume continues from: only end processes
             self.journal.save(phase="collecting")
             pane_text = None
@@ -393,7 +398,7 @@ class Trial:
             except Exception as exc:  # noqa: BLE001 - tmux may be gone; the processes are ended below all the same
                 self.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
         try:
-            ev = self.state.get("evaluator")
+            ev = self.state.evaluator if self.state is not None else None
             left = proctree.end([proctree.Proc(ev["pid"], ev["start"])] if ev else [],
                                 find_more=lambda: proctree.tagged(session))
             if ev:

@@ -15,6 +15,7 @@ from dataclasses import asdict
 from live_trial.jsonfile import utc_now, write_text_atomic
 from live_trial.resources import read_reference
 from live_trial.trial.folder import folder_record, session_cwd
+from live_trial.trial.state import TrialState
 from live_trial.trial.workdir import create_workdir, session_name
 
 
@@ -29,24 +30,17 @@ def create(trial, run_id: str | None = None) -> None:
     trial.wd = create_workdir(req.eval_root, trial.target.plugin_name, trial.target.skill, run_id or req.run_id)
     trial.take_lock()
     req.cwd = session_cwd(trial.folder_plan, trial.wd.root)
-    trial.state = {
-        "schema_version": 1, "run_id": trial.wd.run_id, "target": req.target,
-        "plugin": trial.target.plugin_name, "skill": trial.target.skill, "args": req.args,
-        "cwd": str(req.cwd), "plugins_root": str(req.plugins_root), "eval_root": str(req.eval_root),
-        "session": session_name(trial.wd.run_id, trial.target.skill), "session_id": str(uuid.uuid4()),
-        "socket": req.socket, "config_dir": None, "claude_bin": None, "claude_version": None, "model": req.model,
-        "proof": req.proof, "gate_kind": req.gate_kind, "phase": "created", "owner_pid": os.getpid(),
-        "pane_pid": None, "started_at": utc_now(), "nudge_count": 0, "gate_response_count": 0,
-        "gate_responses": list(req.gate_responses), "gate_response_kinds": list(req.gate_response_kinds),
-        "gate_answers": [], "stall_extended": False,
-        "rehearsal": None, "cwd_snapshot": None, "expect_gate": req.expect_gate,
-        "folder": folder_record(trial.folder_plan, trial.wd.root, req.cwd),
-        "closure": {"digest": trial.pinning.digest, "plugins": [p.name for p in trial.pinning.plugins],
-                    "plugin_dirs": [str(p.root) for p in trial.pinning.plugins],
-                    "file_count": len(trial.pinning.files)},
-        "policy": asdict(trial.policy), "lang": req.lang or trial.env.get("LIVE_TRIAL_LANG") or None,
-        "collected": False, "evaluator": None, "notification": None,
-    }
+    trial.state = TrialState(
+        run_id=trial.wd.run_id, target=req.target, plugin=trial.target.plugin_name, skill=trial.target.skill,
+        args=req.args, cwd=str(req.cwd), plugins_root=str(req.plugins_root), eval_root=str(req.eval_root),
+        session=session_name(trial.wd.run_id, trial.target.skill), session_id=str(uuid.uuid4()),
+        socket=req.socket, model=req.model, proof=req.proof, gate_kind=req.gate_kind, phase="created",
+        owner_pid=os.getpid(), started_at=utc_now(), gate_responses=list(req.gate_responses),
+        gate_response_kinds=list(req.gate_response_kinds), gate_answers=[], expect_gate=req.expect_gate,
+        folder=folder_record(trial.folder_plan, trial.wd.root, req.cwd),
+        closure={"digest": trial.pinning.digest, "plugins": [p.name for p in trial.pinning.plugins],
+                 "plugin_dirs": [str(p.root) for p in trial.pinning.plugins], "file_count": len(trial.pinning.files)},
+        policy=asdict(trial.policy), lang=req.lang or trial.env.get("LIVE_TRIAL_LANG") or None, collected=False)
     write_task(trial)
     trial.journal.save()
 

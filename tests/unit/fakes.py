@@ -47,3 +47,16 @@ def write_evaluation(wd: Path, goal: str, *, judged_by: str = "evaluator", evide
            "attempts": [attempt], "finished_at": "2026-11-30T10:16:00Z"}
     write_json(wd / "evaluation.json", doc, "evaluation.schema.json")
     return doc
+
+
+def trial_state(**changes):
+    """A schema-valid :class:`~live_trial.trial.state.TrialState` of a trial of ``hello:greet`` in phase ``polling``,
+    with ``changes`` set (fields of TrialState)."""
+    from live_trial.trial.state import TrialState
+
+    state = TrialState(run_id="20261130T101500-abcd", target="hello:greet", plugin="hello", skill="greet",
+                       cwd="/tmp/cwd", session="lt-20261130T101500-abcd-greet",
+                       session_id="12345678-1234-4234-8234-123456789abc", phase="polling", owner_pid=1,
+                       started_at="2026-11-30T10:15:00.000Z")
+    state.update(**changes)
+    return state

@@ -15,6 +15,7 @@ from live_trial.acceptance.overall import VerdictInputs, judge
 from live_trial.errors import Blocked, ExitCode
 from live_trial.notices import notify
 from live_trial.resources import repo_root
+from tests.unit.fakes import trial_state
 
 README = (repo_root() / "README.md").read_text(encoding="utf-8")
 
@@ -110,7 +111,8 @@ def test_a_log_line_the_disk_refuses_is_dropped_and_the_state_write_is_one_line(
     def full(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(jr, "append_jsonl", full)
-    monkeypatch.setattr(jr, "write_json", full)
+    monkeypatch.setattr(jr.TrialState, "save", full)
+    j.state = trial_state()
     j.log("poll", "DONE")                                  # never raises: the decision still reaches the sink
     assert seen == ["decision"] and j.log_error is not None
     with pytest.raises(Blocked) as err:

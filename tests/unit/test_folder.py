@@ -256,7 +256,10 @@ def test_a_resumed_in_place_trial_takes_its_folder_lock_again_or_is_refused(tmp_
 
     here = tmp_path / "here"
     here.mkdir()
-    state = {"folder": {"form": "in_place", "path": str(here), "harness_made": False, "keep": True, "removed": False}}
+    from tests.unit.fakes import trial_state
+
+    state = trial_state(folder={"form": "in_place", "path": str(here), "harness_made": False, "keep": True,
+                                "removed": False})
 
     class Resumed:                          # what reclaim and release use of a trial: its workdir, state, journal
         def __init__(self, name: str) -> None:

@@ -16,6 +16,7 @@ from live_trial.transcript.builder import TranscriptBuilder
 from live_trial.transcript.reader import read_records
 from live_trial.trial import loading
 from live_trial.trial.judgement import skill_calls
+from tests.unit.fakes import trial_state
 
 REAL = Path(__file__).parent / "transcripts"
 
@@ -119,7 +120,7 @@ class _Trial:
         self.target = SimpleNamespace(plugin_name=plugin, skill=skill, qualified=qualified, frontmatter={})
         self.keys: list[str] = []
         self.backend = SimpleNamespace(send_keys=lambda session, key: self.keys.append(key))
-        self.state = {"session": "lt-x", "closure": {"plugin_dirs": []}}
+        self.state = trial_state(session="lt-x", closure={"plugin_dirs": []})
         self.facts = SimpleNamespace(warnings=[])
         self.logged: list[tuple] = []
         self.journal = SimpleNamespace(log=lambda *a, **k: self.logged.append((a, k)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from live_trial.trial.stall import decide_stall, ends_with_question, reports_done
+from tests.unit.fakes import trial_state
 
 BASE = dict(session_alive=True, state="IDLE_TURN_COMPLETE", marker_exists=False, stall_extended=False,
             nudge_count=0, nudge_max=2, asks_question=False, said_done=False)
@@ -85,7 +86,7 @@ def test_a_session_moved_to_a_transcript_that_cannot_be_found_stops_as_blocked_t
     logged = []
     result = SimpleNamespace(exit="STALL", reason="transcript_moved: the CLI continues as session x", status=None,
                              capture_tail=["tail"], moves=[], warnings=[])
-    trial = SimpleNamespace(policy=SimpleNamespace(stall_limit_s=5), state={"stall_extended": False},
+    trial = SimpleNamespace(policy=SimpleNamespace(stall_limit_s=5), state=trial_state(),
                             poll_once=lambda limit: result, facts=Facts(),
                             journal=SimpleNamespace(log=lambda *a, **k: logged.append((a, k))))
     poll_until_terminal(trial)

@@ -12,6 +12,7 @@ from live_trial.jsonfile import schema_errors
 from live_trial.trial.facts import PHASES, Facts, phase_at_least
 from live_trial.trial.journal import Journal
 from live_trial.trial.judgement import _notify_once
+from tests.unit.fakes import trial_state
 
 RUN_ID = "20261130T101500-abcd"
 VERDICT = {"overall": {"verdict": "PASS"}, "target": "hello:greet", "skill": "greet", "run_id": RUN_ID,
@@ -20,7 +21,7 @@ VERDICT = {"overall": {"verdict": "PASS"}, "target": "hello:greet", "skill": "gr
 
 def _trial(tmp_path, notification=None):
     journal = Journal()
-    journal.state = {"run_id": RUN_ID, "notification": notification}
+    journal.state = trial_state(run_id=RUN_ID, notification=notification)
     return SimpleNamespace(state=journal.state, journal=journal,
                            req=SimpleNamespace(eval_root=tmp_path, lang="en"))
 
@@ -34,7 +35,7 @@ def test_the_notification_is_sent_once_and_its_status_recorded(tmp_path):
     trial = _trial(tmp_path)
     text, status = _notify_once(trial, VERDICT)
     assert status == "not_configured" and text and len(_lines(tmp_path)) == 1
-    assert trial.state["notification"]["status"] == "not_configured"
+    assert trial.state.notification["status"] == "not_configured"
     assert _notify_once(trial, VERDICT) == (text, "not_configured")        # a resume after it: nothing more
     assert len(_lines(tmp_path)) == 1
 
@@ -44,7 +45,7 @@ def test_a_harness_killed_between_sending_and_recording_sends_nothing_again(tmp_
     trial = _trial(tmp_path, {"status": "sending", "at": "2026-11-30T10:15:00.000Z"})
     text, status = _notify_once(trial, VERDICT)
     assert len(_lines(tmp_path)) == 1 and text == _lines(tmp_path)[0]["text"]
-    assert trial.state["notification"]["status"] == status == "not_configured"
+    assert trial.state.notification["status"] == status == "not_configured"
 
 
 def test_a_notification_that_never_left_is_sent_on_resume(tmp_path):
