@@ -15,15 +15,16 @@ from live_trial.errors import Blocked
 from live_trial.jsonfile import read_json, write_json
 from live_trial.session.rules import pid_alive
 from live_trial.trial import changes, folder, folder_lock, gitrepo
+from live_trial.trial.context import TrialContext
 from live_trial.trial.state import STATE_FILE, STATE_SCHEMA
 
 
-def _record(trial) -> dict | None:
+def _record(trial: TrialContext) -> dict | None:
     rec = trial.state.folder
     return dict(rec) if isinstance(rec, dict) else None
 
 
-def prepare(trial) -> None:
+def prepare(trial: TrialContext) -> None:
     """Make the trial's folder (:func:`live_trial.trial.folder.make_folder`) unless it exists (a resume), then record
     its state at start: the content snapshot (``cwd-snapshot.json``) and, in a git work tree, its git tree (trial-state
     ``folder.baseline``). Raises :class:`~live_trial.errors.Blocked` when git or the disk fails (an environment
@@ -48,7 +49,7 @@ def prepare(trial) -> None:
                       files=len(snap), copied_files=rec["files"], copied_bytes=rec["bytes"], git=rec["git"])
 
 
-def folder_changes(trial) -> dict:
+def folder_changes(trial: TrialContext) -> dict:
     """The keywords of :func:`live_trial.trial.collect.collect` for the trial's folder: ``cwd`` (the trial's own
     folder; None once its side effects were recorded, when it is gone, or when its start was never recorded (the
     harness was killed while making it): a second collect keeps the first one's, and nothing the session did not do
@@ -72,14 +73,14 @@ def changes_since_start(state: dict, workdir: Path, eval_root: Path, cwd: Path, 
     return kw
 
 
-def side_effects_recorded(trial) -> None:
+def side_effects_recorded(trial: TrialContext) -> None:
     """Mark in trial-state ``folder.recorded`` that the side effects are in the workdir (the session is dead by now)."""
     rec = _record(trial)
     if rec is not None and not rec.get("recorded"):
         trial.journal.save(folder={**rec, "recorded": True})
 
 
-def release(trial) -> None:
+def release(trial: TrialContext) -> None:
     """After the session is killed and its side effects recorded: remove the trial's copy (exactly the folder the
     state records as harness-made, never anything else; kept with ``--keep-cwd``), drop the private git store of
     the folder's states, and give back an in-place folder's lock. Never raises: a failure is logged."""
@@ -101,7 +102,7 @@ def release(trial) -> None:
             trial.folder_lock = None
 
 
-def reclaim(trial) -> None:
+def reclaim(trial: TrialContext) -> None:
     """``run --resume`` of an in-place trial: take its folder's lock again. Raises
     :class:`~live_trial.errors.RefusedInput` (nothing changed) when another trial holds it now."""
     rec = _record(trial)

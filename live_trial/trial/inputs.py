@@ -12,10 +12,11 @@ from live_trial.session import boot
 from live_trial.session.backend import Backend
 from live_trial.session.rules import check_target_allowed
 from live_trial.trial import folder, folder_lock
+from live_trial.trial.context import TrialContext
 from live_trial.trial.workdir import new_run_id
 
 
-def validate(trial) -> None:
+def validate(trial: TrialContext) -> None:
     """Resolve and check ``trial.req`` in place: denylist, gate kind, eval root, args, target, plugin closure,
     scenario, model, root sandbox, contractual grounding, a tmux server no harness started, then the trial's folder
     (:func:`check_folder`). Raises :class:`RefusedInput` (or the closure's BOOT_FAIL, exit 2) and creates nothing
@@ -83,7 +84,7 @@ def gate_kinds(req) -> list[str]:
     return ["contractual" if req.gate_kind == "contractual" else k for k in kinds]
 
 
-def check_folder(trial) -> None:
+def check_folder(trial: TrialContext) -> None:
     """Decide the trial's own folder (:func:`live_trial.trial.folder.plan_folder`: a copy over the size limit is
     refused), check that a real trial's folder is trusted in Claude Code (the eval root, under which fresh folders and
     copies are made; DIR itself in place), and take an in-place folder's lock, naming its holder when another trial

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from live_trial.errors import LiveTrialError
 from live_trial.jsonfile import utc_now
+from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import TrialOutcome, phase_at_least
 
 EXPECTED_GATE_NOT_SHOWN = "expected gate was not shown"
@@ -26,7 +27,7 @@ NOTIFIED = ("sent", "failed", "not_configured")
 REHEARSAL_WATCHES = "rehearsal-watches"
 
 
-def judge(trial) -> TrialOutcome:
+def judge(trial: TrialContext) -> TrialOutcome:
     """Evaluate the goal when the run completed, write the verdict, notify; return the trial's outcome. Continues
     from the phase recorded in the trial's state (collecting or earlier: from the start). Raises a one-line
     :class:`~live_trial.errors.Blocked` when the verdict cannot be written (a read-only or full disk)."""
@@ -79,7 +80,7 @@ def judge(trial) -> TrialOutcome:
                         stop_reason=doc.get("stop_reason"))
 
 
-def _checks(trial) -> None:
+def _checks(trial: TrialContext) -> None:
     """What the collected evidence says before the goal is judged: the launch, an expected gate, unused answers."""
     records = _session_records(trial)
     _note_compactions(trial, records or [])
@@ -97,11 +98,11 @@ def _checks(trial) -> None:
                                     "questions than expected")
 
 
-def _can_evaluate(trial) -> bool:
+def _can_evaluate(trial: TrialContext) -> bool:
     return trial.facts.completion == "PASS" and trial.facts.launch == "PASS" and not trial.facts.blocked
 
 
-def _notify_once(trial, doc: dict) -> tuple[str | None, str | None]:
+def _notify_once(trial: TrialContext, doc: dict) -> tuple[str | None, str | None]:
     """Send the trial's one notification unless it was sent already (README: every run ends with exactly one), and
     record its status in the state. A harness killed between sending and recording finds its line in
     notifications.jsonl (``refs.run_id``) and sends nothing again. Returns ``(text, webhook status)``."""
@@ -138,7 +139,7 @@ def _ledger(facts) -> str | None:
     return "mostly_done" if facts.unverified else "done"
 
 
-def _gate_answers(trial) -> list[dict] | None:
+def _gate_answers(trial: TrialContext) -> list[dict] | None:
     """The answered questions as the poll loop recorded them (question, options, answer, kind); None when the record
     does not hold one line per answer (a trial resumed from an older harness): then each counts as ``gate_kind``."""
     answers = trial.state.gate_answers
@@ -147,7 +148,7 @@ def _gate_answers(trial) -> list[dict] | None:
     return None
 
 
-def _register_watch(trial, doc: dict, origin: str) -> None:
+def _register_watch(trial: TrialContext, doc: dict, origin: str) -> None:
     """A mostly-done PASS registers a watch of what is not confirmed yet (seed 000 rule 2) and records its id in
     ``doc``: in the eval root's ledger, or in a rehearsal the rehearsal's own ledger (module docstring). A failure is
     a note, never fatal."""
@@ -277,7 +278,7 @@ def skill_call_records(*paths: Path) -> list[dict]:
     return kept
 
 
-def _session_records(trial) -> list[dict] | None:
+def _session_records(trial: TrialContext) -> list[dict] | None:
     """The records of the whole session the launch check and the compaction note need
     (:func:`skill_call_records`): from the transcripts it moved away from (``/clear``), then ``transcript.jsonl``;
     None when no transcript was collected (the notes already say why)."""
@@ -289,7 +290,7 @@ def _session_records(trial) -> list[dict] | None:
     return skill_call_records(*sorted(trial.wd.path(MOVED_FROM_DIR).glob("*.jsonl")), path)
 
 
-def _note_compactions(trial, records: list[dict]) -> None:
+def _note_compactions(trial: TrialContext, records: list[dict]) -> None:
     """A note when the conversation was compacted during the trial (``compact_boundary`` records): the model then
     worked from a summary of the task, which a reader of the verdict should know."""
     triggers = [str((r.get("compactMetadata") or {}).get("trigger") or "unknown") for r in records
@@ -301,7 +302,7 @@ def _note_compactions(trial, records: list[dict]) -> None:
             trial.facts.notes.append(note)
 
 
-def _note_unknown_records(trial) -> None:
+def _note_unknown_records(trial: TrialContext) -> None:
     """A note naming the records of types the harness does not know, with the CLI version that wrote them (README
     "Set-up"): they were left out of every count, and a person should know the CLI wrote something the harness was
     never shown, and how to find out what else changed."""
@@ -322,7 +323,7 @@ def _note_unknown_records(trial) -> None:
         trial.facts.notes.append(note)
 
 
-def _check_launch(trial, records: list[dict]) -> None:
+def _check_launch(trial: TrialContext, records: list[dict]) -> None:
     """Seed 001 verdict table, axis 起動: the skill launched. READY and a delivered task are not enough: the
     transcript must show a successful Skill call to the target itself (task.md asks for exactly that), in any of the
     session's transcripts. Without one, launch is FAIL: the session ran, but not the skill under trial (another
@@ -338,7 +339,7 @@ def _check_launch(trial, records: list[dict]) -> None:
     trial.journal.log("launch", "FAIL", target=target, skill_calls=seen)
 
 
-def _evaluate(trial) -> None:
+def _evaluate(trial: TrialContext) -> None:
     """Have the fresh evaluator judge the goal. Its pid and start time are in the state while it runs (a resume or
     ``reap`` ends one whose harness died); it carries the trial's tag. A process that could not run, crashed or never
     answered is the harness's failure (BLOCKED ``evaluator_failed``), never a judgement of the skill."""

@@ -17,6 +17,7 @@ from live_trial.closure.index import MANIFEST
 from live_trial.closure.manifest import name_list, read_json_object
 from live_trial.errors import BootFail
 from live_trial.transcript.reader import iter_records
+from live_trial.trial.context import TrialContext
 
 #: How long to wait for the skill listing after the task was delivered (it is written with the prompt, within
 #: about 0.3 s on 2.1.197; generous for a loaded machine).
@@ -79,7 +80,7 @@ def likely_cause(target: Any, names: list[str], plugin_dirs: Iterable[Path]) -> 
             "it rejects (its validator found none)")
 
 
-def require_target_listed(trial, *, clock=time.monotonic) -> float | None:
+def require_target_listed(trial: TrialContext, *, clock=time.monotonic) -> float | None:
     """After the task was delivered, wait (at most :data:`LISTING_WAIT_S`) for the skill listing and check that it
     names the target. Returns the seconds waited, or None when no check applies (a plain skill name, which is
     loaded from the user's or project's skills, or no listing written).

@@ -9,6 +9,7 @@ from live_trial.errors import Blocked
 from live_trial.jsonfile import write_text_atomic
 from live_trial.session import screen, send
 from live_trial.trial import stall as stall_table
+from live_trial.trial.context import TrialContext
 from live_trial.trial.moves import UNFOLLOWED, move_note
 
 NO_RESPONSE_LEFT = "stopped at a question it had to ask"
@@ -19,7 +20,7 @@ def _state(result) -> str | None:
     return getattr(status, "state", None) if status is not None else None
 
 
-def _record_moves(trial, result) -> None:
+def _record_moves(trial: TrialContext, result) -> None:
     """Each move of the session to a new transcript (``/clear``) goes once into trial-log.jsonl and the notes."""
     for move in getattr(result, "moves", None) or ():
         note = move_note(move)
@@ -38,7 +39,7 @@ def _busy_what(result) -> str:
     return f"{_state(result)} ({' and '.join(parts)} still running, silent)"
 
 
-def poll_until_terminal(trial) -> None:
+def poll_until_terminal(trial: TrialContext) -> None:
     """Poll until DONE, HARD_CAP, an unanswerable GATE or a STALL the table ends; record facts on ``trial``.
 
     GATE (poll exit 4): answer with the next --gate-response (each with its own kind, rescue or contractual) and
@@ -72,7 +73,7 @@ def poll_until_terminal(trial) -> None:
             return
 
 
-def _record_warnings(trial, result) -> None:
+def _record_warnings(trial: TrialContext, result) -> None:
     """The classifier's warnings (e.g. an AskUserQuestion answered at once with empty answers, which is not a gate:
     references/transcript-jsonl.md) go once into the facts and trial-log.jsonl."""
     for warning in getattr(result.status, "warnings", None) or ():
@@ -81,7 +82,7 @@ def _record_warnings(trial, result) -> None:
             trial.journal.log("poll", "warning", warning=warning)
 
 
-def _answer_gate(trial, result) -> bool:
+def _answer_gate(trial: TrialContext, result) -> bool:
     """GATE: answer with the next --gate-response and return True (poll again); none left records
     "stopped at a question it had to ask" and returns False (README "Questions (gates)")."""
     trial.facts.gate_seen = True
@@ -104,7 +105,7 @@ def _answer_gate(trial, result) -> bool:
     return True
 
 
-def _after_stall(trial, result) -> bool:
+def _after_stall(trial: TrialContext, result) -> bool:
     """STALL: a transcript that could not be followed or a session gone from outside stops the trial BLOCKED; else
     the row of seed 001's STALL table decides (:func:`live_trial.trial.stall.decide_stall`): extend or nudge
     (return True: poll again) or stop with the row's reason (False)."""
@@ -152,7 +153,7 @@ def _after_stall(trial, result) -> bool:
     return False
 
 
-def _name_unexpected_stop(trial, result, capture: str, last_text: str) -> None:
+def _name_unexpected_stop(trial: TrialContext, result, capture: str, last_text: str) -> None:
     """Row 6 names what it saw: an API error turn, or an error / usage-limit screen."""
     if getattr(result.status, "api_error", None):
         trial.facts.stop_reason = "api_error"

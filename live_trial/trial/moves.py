@@ -13,6 +13,7 @@ from typing import Mapping
 
 from live_trial.jsonfile import read_json
 from live_trial.judge.sources import MOVED_FROM_DIR
+from live_trial.trial.context import TrialContext
 
 #: ``poll`` STALL reasons starting with this mean the session moved to a transcript that could not be found.
 UNFOLLOWED = "transcript_moved"
@@ -41,7 +42,7 @@ def poll_moves(workdir_state_file: Path) -> list[dict]:
         return []
 
 
-def current_transcript(trial) -> Path:
+def current_transcript(trial: TrialContext) -> Path:
     """The transcript file the trial's session writes now.
 
     The CLI's live ``sessions/<pane pid>.json`` names it (it switches on ``/clear``); without a live CLI, the last
@@ -62,7 +63,7 @@ def current_transcript(trial) -> Path:
     return locate(session_id, trial.req.cwd, config)
 
 
-def collect_moved(trial) -> list[str]:
+def collect_moved(trial: TrialContext) -> list[str]:
     """Copy each transcript the session moved away from (and its subagents) into ``<workdir>/moved-from/``, add a
     note per move to the verdict and return the copied file names. Never raises for a missing file."""
     from live_trial.transcript.reader import copy_transcript

@@ -15,6 +15,7 @@ from live_trial.closure.target import resolve_target
 from live_trial.errors import RefusedInput
 from live_trial.policy import Policy
 from live_trial.session.rules import pid_alive as _alive
+from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import Facts, phase_at_least
 from live_trial.trial.folder_steps import reclaim
 from live_trial.trial.state import STATE_FILE, TrialState
@@ -24,7 +25,7 @@ from live_trial.trial.workdir import open_workdir
 UNCONFIRMED = ("created", "booting", "sending")
 
 
-def resume(trial, workdir: Path):
+def resume(trial: TrialContext, workdir: Path):
     """Continue a trial whose harness was killed, from the phase it recorded (module docstring), to its verdict.
 
     Raises :class:`RefusedInput` when the workdir is not a trial, its owner harness is still alive (two harnesses

@@ -47,6 +47,7 @@ class Trial:
         self.target = None
         self.pinning = None       # closure.Pinning, set by the input checks (trial_inputs.validate)
         self.claude = None
+        self.scenario = None      # rehearsal.scenario.Scenario of a rehearsal, set by the input checks
         self.child_overrides: dict[str, str] = {}
         self.folder_plan = None   # trial.folder.FolderPlan, set by the input checks
         self.folder_lock = None   # trial.folder_lock.FolderLock of an in-place folder, held for the trial's life

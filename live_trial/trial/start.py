@@ -14,12 +14,13 @@ from dataclasses import asdict
 
 from live_trial.jsonfile import utc_now, write_text_atomic
 from live_trial.resources import read_reference
+from live_trial.trial.context import TrialContext
 from live_trial.trial.folder import folder_record, session_cwd
 from live_trial.trial.state import TrialState
 from live_trial.trial.workdir import create_workdir, session_name
 
 
-def create(trial, run_id: str | None = None) -> None:
+def create(trial: TrialContext, run_id: str | None = None) -> None:
     """Create the workdir ``run_id`` (default ``trial.req.run_id``, else a new one; refused when it exists), take the
     workdir's lock for this process, write ``task.md`` and then the first ``trial-state.json`` (phase ``created``, the
     owner pid of this process, the folder record, the behaviour closure pinned now, the policy and language a resume
@@ -45,7 +46,7 @@ def create(trial, run_id: str | None = None) -> None:
     trial.journal.save()
 
 
-def write_task(trial) -> None:
+def write_task(trial: TrialContext) -> None:
     """Write ``<workdir>/task.md``: references/task-template.md with the target, the args and the absolute path of the
     completion marker filled in (seed 001, the task.md contract)."""
     text = (read_reference("task-template.md")

@@ -225,3 +225,14 @@ def test_a_deliberate_circle_is_found(toy):
 
 def test_a_module_running_tmux_is_found(toy):
     assert _runs_tmux(toy / "b" / "three.py") == [2]
+
+
+def test_no_function_takes_an_untyped_trial():
+    """The steps of a trial say what they are given (``trial: TrialContext``), never a bare ``trial``."""
+    untyped = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                untyped += [f"{name}.{node.name}" for a in args if a.arg == "trial" and a.annotation is None]
+    assert untyped == []

@@ -1,0 +1,73 @@
+"""What the steps of a trial are given: :class:`TrialContext`, the parts of a running trial they read and change.
+
+The runner's :class:`~live_trial.trial.runner.Trial` is the one implementation; the steps (start, the input checks,
+the folder steps, the poll loop, the plugin-loading check, the transcript moves, resume, the finishing sequence) take
+a ``TrialContext``, so none of them imports the runner and each names what it needs. Tests give the steps small fakes
+with the same parts.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Protocol
+
+from live_trial.policy import Policy
+from live_trial.trial.facts import Facts, TrialOutcome, TrialRequest
+from live_trial.trial.journal import Journal
+from live_trial.trial.state import TrialState
+from live_trial.trial.workdir import Workdir
+
+if TYPE_CHECKING:       # types only: the context is built above these rooms
+    from live_trial.closure.index import Pinning, Target
+    from live_trial.rehearsal.scenario import Scenario
+    from live_trial.session.backend import Backend
+    from live_trial.session.claude_bin import ClaudeBinary
+    from live_trial.trial.folder import FolderPlan
+    from live_trial.trial.folder_lock import FolderLock
+
+
+class TrialContext(Protocol):
+    """A running trial as its steps see it."""
+
+    req: TrialRequest                      #: what ``run`` was asked to do (paths resolved at start)
+    policy: Policy                         #: the loop bounds (stall limit, hard cap, nudges)
+    env: dict[str, str]                    #: the environment the trial's processes start from
+    journal: Journal                       #: trial-state.json and trial-log.jsonl, and the event sink
+    facts: Facts                           #: what the trial established so far (the verdict is derived from it)
+    target: "Target | None"                #: the skill under trial, resolved by the input checks
+    pinning: "Pinning | None"              #: the behaviour closure pinned by the input checks
+    folder_plan: "FolderPlan | None"       #: the trial's own folder as planned by the input checks
+    folder_lock: "FolderLock | None"       #: the lock of an in-place folder, held for the trial's life
+    backend: "Backend | None"              #: the tmux boundary, once the tools are found
+    claude: "ClaudeBinary | None"          #: the claude that boots the session
+    child_overrides: dict[str, str]        #: variables every child process gets (a rehearsal's API address)
+    scenario: "Scenario | None"            #: a rehearsal's scenario
+    stop_event: threading.Event            #: set to stop the trial (Ctrl-C, SIGTERM, a plan runner)
+    wd: Workdir | None                     #: the workdir (None until created)
+    state: TrialState | None               #: trial-state.json (None until the workdir exists)
+
+    def take_lock(self) -> None: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+    def stop_code(self) -> str: ...
+
+    def set_facts(self, facts: Facts) -> None: ...
+
+    def environment_cause(self) -> str | None: ...
+
+    def prepare_tools(self) -> None: ...
+
+    def start_rehearsal(self, port: int = 0) -> None: ...
+
+    def config_dir(self) -> Path: ...
+
+    def transcript_path(self) -> Path: ...
+
+    def send_file(self, path: Path, step: str) -> None: ...
+
+    def poll_once(self, stall_limit_s: float): ...
+
+    def poll_loop(self) -> None: ...
+
+    def drive(self, *steps: Callable[[], None]) -> TrialOutcome: ...
