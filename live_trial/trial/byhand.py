@@ -23,14 +23,15 @@ from typing import Mapping
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json, write_json
+from live_trial.rehearsal.config import seed_config
 from live_trial.trial import folder, folder_steps, start
 from live_trial.trial.changes import BASELINE_DIR
 from live_trial.trial.collect import collect
 from live_trial.trial.folder_steps import changes_since_start
 from live_trial.trial.inputs import validate
 from live_trial.trial.journal import POLL_STATE_FILE
-from live_trial.trial.state import STATE_FILE, STATE_SCHEMA
 from live_trial.trial.runner import Trial
+from live_trial.trial.state import STATE_FILE, STATE_SCHEMA
 
 PREPARED = "prepared"
 REHEARSAL_CONFIG = "claude-config"
@@ -71,8 +72,6 @@ def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None 
         try:
             folder_steps.prepare(trial)
             if req.rehearsal is not None:
-                from live_trial.rehearsal.config import seed_config
-
                 config = trial.wd.path(REHEARSAL_CONFIG)
                 seed_config(config, [req.cwd])
                 trial.journal.save(config_dir=str(config),

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from live_trial.jsonfile import copy_file_private, make_private_dirs, read_json, write_json, write_text_atomic
 from live_trial.judge.context import Produced
-from live_trial.trial.gitrepo import folder_tree
+from live_trial.trial.gitrepo import commits_since, folder_tree, tree_changes
 
 SNAPSHOT_MAX_FILES = 20_000
 COPY_MAX_BYTES = 1_000_000
@@ -142,8 +142,6 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
     make_private_dirs(dest)
     summary: dict = {"git": False}
     if baseline is not None:
-        from live_trial.trial.gitrepo import commits_since, folder_tree, tree_changes
-
         store = Path(workdir) / BASELINE_DIR
         end = folder_tree(cwd, store, "end", exclude=_inside(cwd, exclude))
         status, patch = tree_changes(cwd, store, baseline, end)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from live_trial.acceptance.evallog import workdir_path
+from live_trial.acceptance.tier import contract_evidence
 from live_trial.closure.pinning import pin
 from live_trial.closure.target import resolve_target
 from live_trial.errors import RefusedInput, require_utf8
+from live_trial.rehearsal.scenario import load_scenario
 from live_trial.session import boot
 from live_trial.session.backend import Backend
 from live_trial.session.rules import check_target_allowed
@@ -55,8 +57,6 @@ def validate(trial: TrialContext) -> None:
                            where="--proof --rehearsal", code="proof_with_rehearsal",
                            fix="drop --proof to rehearse, or drop --rehearsal to prove with the real model")
     if req.rehearsal is not None:
-        from live_trial.rehearsal.scenario import load_scenario
-
         req.rehearsal = Path(req.rehearsal).resolve()
         trial.scenario = load_scenario(req.rehearsal)
 
@@ -64,8 +64,6 @@ def validate(trial: TrialContext) -> None:
     if req.rehearsal is None:  # a rehearsal sets IS_SANDBOX=1 itself
         boot.check_root_sandbox(boot.child_env(trial.env, {}, rehearsal=False))
     if req.gate_kind == "contractual" or "contractual" in req.gate_response_kinds:
-        from live_trial.acceptance.tier import contract_evidence
-
         contract_evidence(trial.target.frontmatter)  # raises RefusedInput without grounding (seed 001 gate kinds)
 
     # A tmux server the harness did not start (a person's own) keeps its options: refused before anything exists.

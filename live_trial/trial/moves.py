@@ -13,7 +13,11 @@ from typing import Mapping
 
 from live_trial.jsonfile import read_json
 from live_trial.judge.sources import MOVED_FROM_DIR
+from live_trial.session.rules import pid_alive
+from live_trial.transcript.paths import locate, read_cli_session_status
+from live_trial.transcript.reader import copy_transcript
 from live_trial.trial.context import TrialContext
+from live_trial.trial.journal import POLL_STATE_FILE
 
 #: ``poll`` STALL reasons starting with this mean the session moved to a transcript that could not be found.
 UNFOLLOWED = "transcript_moved"
@@ -48,9 +52,6 @@ def current_transcript(trial: TrialContext) -> Path:
     The CLI's live ``sessions/<pane pid>.json`` names it (it switches on ``/clear``); without a live CLI, the last
     one poll followed; else the boot session id's file. Used for nudges (send confirms delivery there) and collect.
     """
-    from live_trial.session.rules import pid_alive
-    from live_trial.transcript.paths import locate, read_cli_session_status
-    from live_trial.trial.journal import POLL_STATE_FILE
 
     config = trial.config_dir()
     session_id = trial.state.session_id
@@ -66,8 +67,6 @@ def current_transcript(trial: TrialContext) -> Path:
 def collect_moved(trial: TrialContext) -> list[str]:
     """Copy each transcript the session moved away from (and its subagents) into ``<workdir>/moved-from/``, add a
     note per move to the verdict and return the copied file names. Never raises for a missing file."""
-    from live_trial.transcript.reader import copy_transcript
-    from live_trial.trial.journal import POLL_STATE_FILE
 
     copied = []
     for move in poll_moves(trial.wd.path(POLL_STATE_FILE)):

@@ -14,6 +14,8 @@ from pathlib import Path
 from live_trial.closure.target import resolve_target
 from live_trial.errors import RefusedInput
 from live_trial.policy import Policy
+from live_trial.rehearsal.scenario import load_scenario
+from live_trial.session.backend import Backend
 from live_trial.session.rules import pid_alive as _alive
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import Facts, phase_at_least
@@ -81,16 +83,12 @@ def resume(trial: TrialContext, workdir: Path):
 
     def take_over() -> None:
         if phase in UNCONFIRMED or phase_at_least(phase, "judged"):
-            from live_trial.session.backend import Backend
-
             trial.backend = Backend(req.socket)    # only to end what may be left: no model, no claude needed
             return
         trial.prepare_tools()
         if trial.backend.has_session(state.session):
             trial.backend.set_owner(state.session, os.getpid())
         if state.rehearsal:
-            from live_trial.rehearsal.scenario import load_scenario
-
             trial.scenario = load_scenario(req.rehearsal)
             trial.start_rehearsal(port=state.rehearsal["port"])
 

@@ -19,9 +19,26 @@ from typing import Callable
 from live_trial.acceptance import causes
 from live_trial.acceptance.evallog import workdir_path
 from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, LiveTrialError, RefusedInput
+from live_trial.notices import watch
 from live_trial.policy import load_policy
+from live_trial.rehearsal.config import seed_config
+from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
+from live_trial.session import boot, proctree, send
+from live_trial.session.backend import Backend
+from live_trial.session.claude_bin import find_claude
+from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
+from live_trial.transcript.paths import config_dir
+from live_trial.trial import poll, start
+from live_trial.trial.collect import collect
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest, phase_at_least
+from live_trial.trial.folder_steps import folder_changes, prepare, release, side_effects_recorded
+from live_trial.trial.inputs import validate
 from live_trial.trial.journal import POLL_STATE_FILE, EventSink, Journal
+from live_trial.trial.judgement import judge
+from live_trial.trial.loading import require_target_listed
+from live_trial.trial.loop import poll_until_terminal
+from live_trial.trial.moves import collect_moved, current_transcript
+from live_trial.trial.resume import resume
 from live_trial.trial.state import TrialState
 from live_trial.trial.workdir import Workdir, new_run_id
 
@@ -106,16 +123,12 @@ class Trial:
 
     def _validate_inputs(self) -> None:
         """Refuse bad input before anything is created (see :func:`live_trial.trial.inputs.validate`)."""
-        from live_trial.trial.inputs import validate
-
         validate(self)
 
     def run(self) -> TrialOutcome:
         """Run the trial from nothing to a verdict. Raises :class:`RefusedInput` before creating anything
         when the input is bad, a one-line :class:`Blocked` (nothing half-written) when the eval root cannot be
         written; every later failure ends in a recorded verdict instead."""
-        from live_trial.trial import start
-
         self._validate_inputs()
         req = self.req
         run_id = req.run_id or new_run_id()
@@ -194,8 +207,6 @@ class Trial:
 
     def resume(self, workdir: Path) -> TrialOutcome:
         """Continue a trial whose harness was killed (see :func:`live_trial.trial.resume.resume`)."""
-        from live_trial.trial.resume import resume
-
         return resume(self, workdir)
 
     # ----------------------------------------------------------------- steps
@@ -206,7 +217,6 @@ class Trial:
         """
         if self.req.rehearsal is not None:
             return
-        from live_trial.notices import watch
 
         try:
             done = watch.daily_maintenance(self.req.eval_root, lang=self.req.lang, env=self.env)
@@ -219,8 +229,6 @@ class Trial:
             self.journal.log("watches", "maintenance", swept=done["swept"], checked=len(done["checked"]))
 
     def prepare_tools(self) -> None:
-        from live_trial.session.backend import Backend
-        from live_trial.session.claude_bin import find_claude
 
         self.backend = Backend(self.req.socket)
         self.backend.require_tmux()
@@ -236,8 +244,6 @@ class Trial:
     def start_rehearsal(self, port: int = 0) -> None:
         if self.req.rehearsal is None:
             return
-        from live_trial.rehearsal.config import seed_config
-        from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
 
         self.server = RehearsalServer(self.scenario, port=port)
         self.server.start()
@@ -251,7 +257,6 @@ class Trial:
                   note="the model is scripted: a PASS proves the harness path, not the skill")
 
     def config_dir(self) -> Path:
-        from live_trial.transcript.paths import config_dir
 
         if self.state.config_dir:
             return Path(self.state.config_dir)
@@ -260,19 +265,14 @@ class Trial:
     def prepare_folder(self) -> None:
         """Make the trial's own folder (fresh, copy or in place) and record its state at start: the content
         snapshot and, in a git work tree, its git tree (README "What a trial leaves behind")."""
-        from live_trial.trial.folder_steps import prepare
-
         prepare(self)
 
     def release_folder(self) -> None:
         """Once the session is killed and collected: remove the trial's copy (unless --keep-cwd) and give back an
         in-place folder's lock, on every exit path. Never raises."""
-        from live_trial.trial.folder_steps import release
-
         release(self)
 
     def _boot(self) -> None:
-        from live_trial.session import boot
 
         self.journal.save(phase="booting")
         req = boot.BootRequest(
@@ -291,19 +291,15 @@ class Trial:
 
     def transcript_path(self) -> Path:
         """The transcript the session writes now (it moves on /clear: see :mod:`live_trial.trial.moves`)."""
-        from live_trial.trial.moves import current_transcript
-
         return current_transcript(self)
 
     def send_file(self, path: Path, step: str) -> None:
-        from live_trial.session import send
 
         delivery = send.send_file(self.backend, self.state.session, path, transcript_path=self.transcript_path(),
                                   sleep=self.sleep, follow=self.transcript_path)
         self.journal.log(step, "delivered", file=path.name, extra_enters=delivery.extra_enters)
 
     def _send_task(self) -> None:
-        from live_trial.trial.loading import require_target_listed
 
         self.journal.save(phase="sending")
         self.send_file(self.wd.path("task.md"), "send")
@@ -312,7 +308,6 @@ class Trial:
         self.journal.save(phase="polling")
 
     def poll_once(self, stall_limit_s: float):
-        from live_trial.trial import poll
 
         cfg = poll.PollConfig(
             marker=self.wd.marker, session=self.state.session, session_id=self.state.session_id,
@@ -338,16 +333,11 @@ class Trial:
 
     def poll_loop(self) -> None:
         """Poll until a terminal outcome, answering gates and applying the STALL table (see trial_loop)."""
-        from live_trial.trial.loop import poll_until_terminal
-
         poll_until_terminal(self)
 
     def finish_session(self) -> None:
         """Collect what exists (once), kill the session and end every process the trial started, reap orphans.
         A trial already past collecting (a resume) only ends what may be left. Never raises."""
-        from live_trial.trial.collect import collect
-        from live_trial.trial.folder_steps import folder_changes, side_effects_recorded
-
         if self.wd is None or self.state is None:
             return
         session = self.state.session
@@ -363,8 +353,6 @@ class Trial:
             subagents = tpath.with_suffix("") / "subagents" if tpath is not None else None
             got = collect(self.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
                           **folder_changes(self))
-            from live_trial.trial.moves import collect_moved
-
             moved = collect_moved(self)
             self.journal.log("collect", "complete" if got.complete else "partial", missing=got.missing,
                              out_files=got.out_files, side_effects=got.side_effects,
@@ -380,8 +368,6 @@ class Trial:
     def note_alternate_screen(self, session: str) -> None:
         """Name a session drawn in tmux's alternate screen (the CLI's fullscreen renderer, though boot asks for the
         classic one): its pane.txt holds only the visible rows, so the verdict says so rather than trusting it."""
-        from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
-
         if self.backend.alternate_screen(session):
             if ALTERNATE_SCREEN_NOTE not in self.facts.notes:
                 self.facts.notes.append(ALTERNATE_SCREEN_NOTE)
@@ -390,8 +376,6 @@ class Trial:
     def end_processes(self, session: str) -> None:
         """Kill the session (its process tree walked first), then end whatever still carries the trial's tag and the
         evaluator recorded in the state (a resume's leftovers). Logs what was left alive, if anything. Never raises."""
-        from live_trial.session import proctree
-
         if self.backend is not None:
             try:
                 killed = self.backend.kill_session(session)
@@ -421,8 +405,6 @@ class Trial:
 
     def _judge(self) -> TrialOutcome:
         """Evaluate, write the verdict, notify (see trial_judge)."""
-        from live_trial.trial.judgement import judge
-
         return judge(self)
 
 
