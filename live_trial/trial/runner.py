@@ -160,7 +160,7 @@ class Trial:
             self.finish_session()
             self.release_folder()
         try:
-            return self._judge()
+            return self._finish()
         finally:
             self.stop_server()
 
@@ -213,10 +213,16 @@ class Trial:
             self.journal.log("watches", "maintenance", swept=done["swept"], checked=len(done["checked"]))
 
     def prepare_tools(self) -> None:
+        """The tools the trial needs: tmux on the trial's socket and the claude CLI; records the versions the verdict
+        keeps (trial-state.json ``environment``). Raises :class:`Blocked` when one is missing."""
+        from live_trial.acceptance.verdict_facts import environment
         from live_trial.session.backend import Backend
         from live_trial.session.claude_bin import find_claude
 
         self.backend = Backend(self.req.socket)
+        # The versions the verdict records, known when the trial starts (a missing tool is recorded as null).
+        versions = environment(None, self.backend.tmux_version())
+        self.journal.save(environment=versions)
         self.backend.require_tmux()
         self.claude = find_claude(self.req.claude_bin, self.env)
         self.journal.log("tools", "claude", version=self.claude.version, path=self.claude.path)
@@ -225,7 +231,8 @@ class Trial:
             self.journal.log("tools", "version_warning", warning=warning)
             if warning not in self.facts.warnings:     # once in the verdict, also after a resume
                 self.facts.warnings.append(warning)
-        self.journal.save(claude_bin=self.claude.path, claude_version=self.claude.version)
+        self.journal.save(claude_bin=self.claude.path, claude_version=self.claude.version,
+                          environment={**versions, "claude_version": self.claude.version})
 
     def start_rehearsal(self, port: int = 0) -> None:
         if self.req.rehearsal is None:
@@ -413,11 +420,11 @@ class Trial:
             self.server.stop()
             self.server = None
 
-    def _judge(self) -> TrialOutcome:
-        """Evaluate, write the verdict, notify (see trial_judge)."""
-        from live_trial.trial.judgement import judge
+    def _finish(self) -> TrialOutcome:
+        """Evaluate, write the verdict, notify (see :func:`live_trial.trial.finish.finish`)."""
+        from live_trial.trial.finish import finish
 
-        return judge(self)
+        return finish(self)
 
 
 def _tail(exc: LiveTrialError) -> dict:
