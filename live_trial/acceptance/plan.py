@@ -236,16 +236,7 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
     of the same scenario. Raises :class:`RefusedInput` for bad arguments (``reuse_rehearsal`` without a scenario
     file). Runs no model and no tmux.
     """
-    if profile not in PROFILES:
-        raise RefusedInput(f"unknown profile {profile!r}", code="bad_value", fix="use incremental or exhaustive")
-    for value, name in ((max_live_trials, "--max-live-trials"), (max_concurrency, "--max-concurrency")):
-        if not isinstance(value, int) or value < (0 if name == "--max-live-trials" else 1):
-            raise RefusedInput(f"{name} must be a whole number >= {0 if 'trials' in name else 1} (got {value!r})",
-                               code="bad_value")
-    if reuse_rehearsal and (scenario_path is None or not Path(scenario_path).is_file()):
-        raise RefusedInput("--rehearsal-reuse needs the scenario file the rehearsal PASSes were played from",
-                           where=f"--rehearsal-reuse {scenario_path}", code="scenario_not_found",
-                           fix="pass the scenario YAML given to run --rehearsal")
+    _check_arguments(profile, max_live_trials, max_concurrency, reuse_rehearsal, scenario_path)
     eval_root = Path(eval_root).resolve()
     roots, broken = _plugin_roots(plugin_dirs)
     watching: dict[str, list[Mapping[str, Any]]] = {}
@@ -253,9 +244,9 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
         if w.get("target"):
             watching.setdefault(str(w["target"]), []).append(w)
     cache = TranscriptCache(eval_root)
-    reader = _VerdictReader(cache)
+    ctx = _Planning(eval_root, profile, proof, reuse_rehearsal, scenario_path if reuse_rehearsal else None,
+                    watching, _VerdictReader(cache))
     indexes: dict[Path, PluginIndex] = {}
-    template_sha = None
     skills: list[_Skill] = []
     refused = set(broken)
     for folder, error in broken.items():
@@ -273,57 +264,7 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             raise RefusedInput(f"plugin {root} is not under the plugins root {proot}", code="plugins_root",
                                fix="pass --plugins-root <folder that holds it and its dependencies>")
         for skill_name in skills_of(root):
-            target = f"{name}:{skill_name}"
-            entry: dict[str, Any] = {"target": target, "plugin": name, "skill": skill_name, "tier": None,
-                                     "tier_reason": None, "action": None, "reason": None,
-                                     "skill_dir_tree_sha": None, "scenario_id": None, "verdict": None,
-                                     "watch_ids": [str(w.get("id", "")) for w in watching.get(target, [])]}
-            skills.append(_Skill(target, name, skill_name, proot, entry))
-            try:
-                check_target_allowed(target)
-                t = resolve_target(target, index)
-                entry["tier"], entry["tier_reason"] = tier_and_reason(t.frontmatter)
-            except LiveTrialError as exc:
-                entry.update(action="refused", reason=exc.message)
-                continue
-            if entry["tier"] != "live":
-                entry.update(action="not_live", reason=f"tier {entry['tier']} ({entry['tier_reason']}): "
-                                                        "fork/static acceptance is enough")
-                continue
-            try:
-                entry["skill_dir_tree_sha"] = closure_digest(t, index)
-            except LiveTrialError as exc:
-                entry.update(action="refused", reason=f"{exc.status}: {exc.message}")
-                continue
-            if template_sha is None:
-                from live_trial.resources import read_reference
-                template_sha = read_reference("task-template.md")
-            entry["scenario_id"] = scenario_id(target, "", scenario_path if reuse_rehearsal else None, template_sha)
-            stale = [str(w.get("id", "")) for w in watching.get(target, [])
-                     if watch_closure(w) not in (None, entry["skill_dir_tree_sha"])]
-            if stale:
-                entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
-                entry["superseded_watch_ids"] = stale
-            folder = skill_trials_dir(eval_root, name, skill_name)
-            found = reader.verdicts(folder)
-            entry["last_duration_s"] = _duration_of(found[0]) if found else None
-            if proof:
-                entry.update(action="run", reason="--proof: proof trials always run")
-                continue
-            if entry["watch_ids"]:
-                entry.update(action="watching", reason="an open watch is waiting for what only time can show: "
-                                                       "neither reused nor re-run")
-                continue
-            if profile == "exhaustive":
-                entry.update(action="run", reason="profile exhaustive re-runs every live skill")
-                continue
-            if not found:
-                entry.update(action="run", reason="no verdict yet")
-                continue
-            ok, why = reader.check(found[0], entry["skill_dir_tree_sha"], entry["scenario_id"], t.frontmatter,
-                                   reuse_rehearsal=reuse_rehearsal)
-            entry.update(action="reuse" if ok else "run", reason=why,
-                         verdict=str(found[0].relative_to(eval_root)))
+            skills.append(_plan_skill(ctx, name, skill_name, proot, index))
     cache.save()
     for s in skills:
         if s.entry.get("superseded_watch_ids"):
@@ -333,6 +274,91 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
     if reuse_rehearsal:
         doc["rehearsal_scenario"] = str(Path(scenario_path).resolve())
     return doc
+
+
+def _check_arguments(profile: str, max_live_trials: Any, max_concurrency: Any, reuse_rehearsal: bool,
+                     scenario_path: Path | None) -> None:
+    """Refuse (:class:`RefusedInput`) a plan's bad arguments before anything is read."""
+    if profile not in PROFILES:
+        raise RefusedInput(f"unknown profile {profile!r}", code="bad_value", fix="use incremental or exhaustive")
+    for value, name in ((max_live_trials, "--max-live-trials"), (max_concurrency, "--max-concurrency")):
+        if not isinstance(value, int) or value < (0 if name == "--max-live-trials" else 1):
+            raise RefusedInput(f"{name} must be a whole number >= {0 if 'trials' in name else 1} (got {value!r})",
+                               code="bad_value")
+    if reuse_rehearsal and (scenario_path is None or not Path(scenario_path).is_file()):
+        raise RefusedInput("--rehearsal-reuse needs the scenario file the rehearsal PASSes were played from",
+                           where=f"--rehearsal-reuse {scenario_path}", code="scenario_not_found",
+                           fix="pass the scenario YAML given to run --rehearsal")
+
+
+@dataclass
+class _Planning:
+    """What every skill of one plan is planned with."""
+
+    eval_root: Path
+    profile: str
+    proof: bool
+    reuse_rehearsal: bool
+    scenario_path: Path | None          # the rehearsal scenario of --rehearsal-reuse (part of scenario_id)
+    watching: dict[str, list[Mapping[str, Any]]]
+    reader: _VerdictReader
+    template_text: str | None = None
+
+
+def _plan_skill(ctx: _Planning, plugin: str, skill_name: str, proot: Path, index: PluginIndex) -> _Skill:
+    """The row of one skill: refused, not live, or its action (run, reuse, watching) and why."""
+    target = f"{plugin}:{skill_name}"
+    entry: dict[str, Any] = {"target": target, "plugin": plugin, "skill": skill_name, "tier": None,
+                             "tier_reason": None, "action": None, "reason": None,
+                             "skill_dir_tree_sha": None, "scenario_id": None, "verdict": None,
+                             "watch_ids": [str(w.get("id", "")) for w in ctx.watching.get(target, [])]}
+    row = _Skill(target, plugin, skill_name, proot, entry)
+    try:
+        check_target_allowed(target)
+        t = resolve_target(target, index)
+        entry["tier"], entry["tier_reason"] = tier_and_reason(t.frontmatter)
+    except LiveTrialError as exc:
+        entry.update(action="refused", reason=exc.message)
+        return row
+    if entry["tier"] != "live":
+        entry.update(action="not_live", reason=f"tier {entry['tier']} ({entry['tier_reason']}): "
+                                                "fork/static acceptance is enough")
+        return row
+    try:
+        entry["skill_dir_tree_sha"] = closure_digest(t, index)
+    except LiveTrialError as exc:
+        entry.update(action="refused", reason=f"{exc.status}: {exc.message}")
+        return row
+    if ctx.template_text is None:
+        from live_trial.resources import read_reference
+        ctx.template_text = read_reference("task-template.md")
+    entry["scenario_id"] = scenario_id(target, "", ctx.scenario_path, ctx.template_text)
+    stale = [str(w.get("id", "")) for w in ctx.watching.get(target, [])
+             if watch_closure(w) not in (None, entry["skill_dir_tree_sha"])]
+    if stale:
+        entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
+        entry["superseded_watch_ids"] = stale
+    found = ctx.reader.verdicts(skill_trials_dir(ctx.eval_root, plugin, skill_name))
+    entry["last_duration_s"] = _duration_of(found[0]) if found else None
+    entry.update(_action(ctx, entry, found, t.frontmatter))
+    return row
+
+
+def _action(ctx: _Planning, entry: Mapping[str, Any], found: list[Path], frontmatter: Mapping[str, Any]) -> dict:
+    """``{action, reason[, verdict]}`` of a live skill: proof and exhaustive run, an open watch waits, no verdict
+    runs, else the last verdict is checked for reuse."""
+    if ctx.proof:
+        return {"action": "run", "reason": "--proof: proof trials always run"}
+    if entry["watch_ids"]:
+        return {"action": "watching", "reason": "an open watch is waiting for what only time can show: neither reused "
+                                                "nor re-run"}
+    if ctx.profile == "exhaustive":
+        return {"action": "run", "reason": "profile exhaustive re-runs every live skill"}
+    if not found:
+        return {"action": "run", "reason": "no verdict yet"}
+    ok, why = ctx.reader.check(found[0], entry["skill_dir_tree_sha"], entry["scenario_id"], frontmatter,
+                               reuse_rehearsal=ctx.reuse_rehearsal)
+    return {"action": "reuse" if ok else "run", "reason": why, "verdict": str(found[0].relative_to(ctx.eval_root))}
 
 
 def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, width: int, proof: bool,
