@@ -64,8 +64,8 @@ def _write_verdict(trial) -> tuple[dict, Path]:
     from live_trial.acceptance.verdict_facts import gather_facts
     from live_trial.notices.outcome import summariser
 
-    findings = recorded_findings(trial.state)
-    assert findings is not None, "the trial records its facts at phase judged"
+    # What trial-state.json holds from phase judged on: the verdict is derived from the trial's record.
+    findings = recorded_findings({**trial.state, "facts": trial.facts.to_doc()})
     facts = gather_facts(trial.wd.root, trial.target, Path(trial.state["plugins_root"]))
     verdict = derive_verdict(facts, findings, summarise=summariser(findings.lang), clock=verdict_clock(trial.env))
     verdict, path = record_verdict(verdict, workdir=trial.wd.root, eval_root=trial.req.eval_root,

@@ -408,6 +408,7 @@ def test_the_verdict_command_writes_what_run_wrote_for_the_same_workdir(tmp_path
     doc = json.loads(run_wrote)
     assert (doc["overall"]["verdict"], doc["written_at"], doc["scenario_origin"]) == (
         "PASS", clock[CLOCK_ENV], "rehearsal")
+    assert json.loads((wd / "trial-state.json").read_text())["environment"] == doc["environment"]  # recorded at start
 
 
 @pytest.mark.budget(8)

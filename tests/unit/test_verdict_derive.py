@@ -83,12 +83,17 @@ def test_the_closure_and_environment_recorded_at_start_are_the_ones_recorded(tre
     state = _recorded(tree["wd"], tree["plugins"])
     from live_trial.session.backend import Backend
 
-    monkeypatch.setattr(Backend, "tmux_version", _no_io)
+    asked = []
+    monkeypatch.setattr(Backend, "tmux_version", lambda self: asked.append("tmux -V") or "9.9")
     skill_md = tree["plugins"] / "union-target" / "skills" / "work" / "SKILL.md"
     skill_md.write_text(skill_md.read_text() + "\nEdited while the trial ran.\n")
     facts = _facts(tree)
     doc = derive_verdict(facts, recorded_findings(facts.origin.state), clock=lambda: WHEN).to_doc()
-    assert doc["environment"] == ENV
+    assert doc["environment"] == ENV and asked == []
+    del state["environment"]            # a workdir from before the environment was recorded: asked now
+    write_json(tree["wd"] / "trial-state.json", state, "trial-state.schema.json")
+    assert _facts(tree).environment.to_doc()["tmux_version"] == "9.9" and asked == ["tmux -V"]
+    assert _facts(tree).environment.claude_version == "2.1.332"       # the version trial-state.json records
     assert doc["skill_dir_tree_sha"] == state["closure"]["digest"] != facts.closure.now.digest
     assert any("changed during the trial" in n for n in doc["notes"])
 
