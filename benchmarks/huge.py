@@ -7,8 +7,8 @@ Generates its files in a temporary folder (about 2.6 GB; ``df -h`` first) and de
   child process that reports its own time and its peak memory (``resource.getrusage`` ``ru_maxrss``); the baseline
   is one ``hashlib`` sha256 pass over the same file in a child process. Goals: peak memory < 200 MB; time <= 1.5x
   the sha256 pass. ``verdict`` is the real command (``python -m live_trial verdict``, timed inside the child after its
-  modules are imported, so interpreter start-up and imports are left out); the launch check is :func:`live_trial.trial.judgement.skill_call_records` +
-  :func:`~live_trial.trial.judgement.skill_calls`.
+  modules are imported, so interpreter start-up and imports are left out); the launch check is :func:`live_trial.transcript.skill_calls.skill_call_records` +
+  :func:`~live_trial.transcript.skill_calls.skill_calls`.
 - ``plan`` with ``--plan-gb`` (default 2) GB of reused transcripts: ``--skills`` (default 8) live skills, each with
   a live PASS verdict whose transcript is an equal share of the total. Times (median of ``--repeat``, in-process,
   a new PluginIndex each run): plan over the same verdicts without their transcripts (the baseline: everything
@@ -106,7 +106,7 @@ print(json.dumps({{"s": s, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru
 def launch_check(path: Path) -> dict:
     return child(f"""
 from pathlib import Path
-from live_trial.trial.judgement import skill_call_records, skill_calls
+from live_trial.transcript.skill_calls import skill_call_records, skill_calls
 t0 = time.perf_counter()
 calls = skill_calls(skill_call_records(Path({str(path)!r})))
 print(json.dumps({{"s": time.perf_counter() - t0, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

@@ -13,7 +13,8 @@ subpackage, from a lower floor, or from the bottom; never upward and never in a 
 - floor 4: ``acceptance/`` (tier, the overall verdict table, verdict.json, plan and reuse) and ``doctor/`` (the
   rehearsal probe of an installed CLI: does it still show and write what the harness relies on).
 - floor 5: ``notices/`` (watches, plain-language messages, the webhook).
-- floor 6: ``trial/`` (one whole trial: workdir, runner, poll, the STALL table, collect, resume, judgement).
+- floor 6: ``trial/`` (one whole trial: workdir, runner, poll, the STALL table, collect, resume, the finishing
+  sequence).
 - floor 7: ``report/`` (reading past trials: the page of one trial, the list, the summary and next step).
 - floor 8: ``cli/`` (arguments, printing, exit codes); then ``pytest_plugin`` (fixtures for test suites).
 """

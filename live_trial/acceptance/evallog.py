@@ -19,3 +19,12 @@ def skill_trials_dir(eval_root: Path, plugin: str | None, skill: str) -> Path:
     """``<eval-root>/<plugin>/<skill>/live-trial``: the folder holding every trial of one skill (plain skills use
     ``_plain``). Returns a path (not resolved); raises nothing."""
     return Path(eval_root) / (plugin or NO_PLUGIN) / skill / "live-trial"
+
+
+def eval_root_of(workdir: Path) -> Path | None:
+    """The eval root a workdir ``<eval-root>/<plugin>/<skill>/live-trial/<run-id>`` lies in; None when ``workdir``
+    is not laid out so."""
+    workdir = Path(workdir)
+    if workdir.parent.name == "live-trial" and len(workdir.parents) >= 4:
+        return workdir.parents[3]
+    return None

@@ -8,10 +8,12 @@ whose every evidence item cites a file the harness writes (the completion marker
 task.md, ... under any spelling, also absolute, or the transcript record of the Write that wrote it;
 :data:`live_trial.judge.sources.HARNESS_FILES`), a target other than the workdir's trial-state.json target, a behaviour
 closure that cannot be built, a ``--goal-result`` other than the fresh evaluator's in ``evaluation.json``, a workdir
-that holds a verdict already; the last two unless ``--override "why"``, which the verdict records). Without
-``--goal-result``, the evaluator's judgement in ``evaluation.json`` (goal, blockers, evidence, what it could not see
-yet, criterion checks) is the goal's. The scenario origin comes from the workdir: a rehearsal workdir is recorded
-rehearsal even without ``--rehearsal-scenario`` (see :func:`live_trial.acceptance.verdict.build_verdict`).
+that holds a verdict already, a flag other than what ``run`` recorded for the trial in trial-state.json; the last
+three unless ``--override "why"``, which the verdict records). Without ``--goal-result``, the evaluator's judgement in
+``evaluation.json`` (goal, blockers, evidence, what it could not see yet, criterion checks) is the goal's; in a workdir
+``run`` drove to its judgement, every fact not given is the one it recorded, so the verdict is the one ``run`` wrote.
+The scenario origin comes from the workdir: a rehearsal workdir is recorded rehearsal even without
+``--rehearsal-scenario``. The rules are :mod:`live_trial.acceptance.claims`'s; this module parses and prints.
 """
 from __future__ import annotations
 
@@ -19,9 +21,10 @@ import argparse
 import json
 from pathlib import Path
 
-from live_trial.errors import RefusedInput, require_utf8
+from live_trial.errors import require_utf8
 
 POLL_EXITS = ("DONE", "STALL", "GATE", "HARD_CAP", "TICK_BUDGET", "BLOCKED")
+RECORDED = "required unless the workdir holds what run recorded (trial-state.json), which it then defaults to"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,9 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--skill-dir", type=Path, required=True, help="the target skill's folder (holds SKILL.md)")
     p.add_argument("--plugins-root", type=Path, help="where dependency plugins are (default: the plugin's parent)")
     p.add_argument("--session-id", help="the claude session id of the trial")
-    p.add_argument("--requested-model", default="", help="the model asked for ('' = user default)")
-    p.add_argument("--launch", choices=("PASS", "FAIL"), required=True)
-    p.add_argument("--completion", choices=("PASS", "FAIL"), required=True)
+    p.add_argument("--requested-model", help="the model asked for ('' = user default)")
+    p.add_argument("--launch", choices=("PASS", "FAIL"), help=RECORDED)
+    p.add_argument("--completion", choices=("PASS", "FAIL"), help=RECORDED)
     p.add_argument("--goal-result", choices=("PASS", "FAIL"),
                    help="the fresh evaluator's answer (default: the judgement in the workdir's evaluation.json; "
                         "omitted without one: not judged); one that contradicts evaluation.json is refused unless "
@@ -51,15 +54,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "did not write (not out/status.json, trial-state.json, task.md, ...); a "
                                       "score, rating, grade or confidence key is refused")
     p.add_argument("--unverified", help="what could not be checked yet: PASS as 'mostly done' and a watch")
-    p.add_argument("--nudge-count", type=int, default=0)
-    p.add_argument("--gate-response-count", type=int, default=0)
-    p.add_argument("--gate-kind", choices=("rescue", "contractual"), default="rescue",
+    p.add_argument("--nudge-count", type=int, help="default 0")
+    p.add_argument("--gate-response-count", type=int, help="default 0")
+    p.add_argument("--gate-kind", choices=("rescue", "contractual"),
                    help="rescue (default) or contractual (must be grounded in the skill's frontmatter)")
-    p.add_argument("--poll-exit", choices=POLL_EXITS, required=True,
-                   help="the last poll exit (BLOCKED when tmux was missing and poll never ran)")
-    p.add_argument("--proof", action="store_true", help="proof trial: no intervention and the requested model")
-    p.add_argument("--blocked", action="store_true", help="tmux or claude was missing")
-    p.add_argument("--args", default="", help="the args given to the skill (part of scenario_id)")
+    p.add_argument("--poll-exit", choices=POLL_EXITS,
+                   help="the last poll exit (BLOCKED when tmux was missing and poll never ran); " + RECORDED)
+    p.add_argument("--proof", action="store_true", default=None,
+                   help="proof trial: no intervention and the requested model")
+    p.add_argument("--blocked", action="store_true", default=None, help="tmux or claude was missing")
+    p.add_argument("--args", help="the args given to the skill (part of scenario_id)")
     p.add_argument("--rehearsal-scenario", type=Path, help="the trial ran against this rehearsal scenario")
     p.add_argument("--stop-reason", help="why the trial stopped (STALL table finding, crash, ...)")
     p.add_argument("--stall-row", type=int, choices=range(1, 7), metavar="1-6",
@@ -68,218 +72,55 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--claude-version", help="version of the claude CLI used (default: look it up)")
     p.add_argument("--eval-root", type=Path, help="eval-log root for the watch ledger (default: from --workdir)")
     p.add_argument("--override", metavar="WHY",
-                   help="write even when --goal-result contradicts evaluation.json or a verdict.json exists; the "
-                        "verdict records WHY, what the evaluator said and the verdict it replaced")
+                   help="write even when --goal-result contradicts evaluation.json, a flag contradicts what run "
+                        "recorded in trial-state.json or a verdict.json exists; the verdict records WHY, what the "
+                        "evaluator said and the verdict it replaced")
     p.add_argument("--lang", choices=["ja", "en"], help="language of the summary sentence (default LIVE_TRIAL_LANG, "
                                                       "else ja)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=cmd_verdict)
+    p.set_defaults(func=cmd_verdict, usage_error=p.error)
 
 
-def _target(args) -> tuple[object, object]:
-    from live_trial.closure.index import Target
-    from live_trial.closure.target import target_from_skill_dir
+def claims_of(args: argparse.Namespace):
+    """The person's :class:`~live_trial.acceptance.claims.Claims` as the flags give them (None: not given)."""
+    from live_trial.acceptance.claims import Claims
 
-    skill_dir = Path(args.skill_dir).resolve()
-    target, index = target_from_skill_dir(skill_dir, args.plugins_root)
-    wanted = args.target_skill
-    if ":" not in wanted:
-        if wanted != target.skill:
-            raise RefusedInput(f"--target-skill {wanted} does not match --skill-dir (skill {target.skill})",
-                               code="target_mismatch", fix="pass the skill folder of the target")
-        return Target(None, None, target.skill, target.skill_dir, target.skill_md, target.frontmatter), None
-    if wanted != target.qualified:
-        raise RefusedInput(f"--target-skill {wanted} does not match --skill-dir ({target.qualified})",
-                           code="target_mismatch", fix="pass the skill folder of the target")
-    return target, index
-
-
-def _eval_root(args, workdir: Path) -> Path:
-    if args.eval_root:
-        return Path(args.eval_root).resolve()
-    if workdir.parent.name == "live-trial" and len(workdir.parents) >= 4:
-        return workdir.parents[3]
-    raise RefusedInput("cannot tell the eval-log root from --workdir", where=str(workdir), code="bad_workdir",
-                       fix="pass --eval-root")
-
-
-def _source_checks(workdir: Path):
-    """``(source -> bool, source -> [harness file])`` for ``workdir``, the evaluator's own checks: the source is a
-    file under the workdir or the uuid of a record in ``<workdir>/transcript.jsonl``
-    (:func:`live_trial.judge.answer.source_exists`), and the harness files it stands for, under any spelling,
-    absolute or through the transcript record of the Write that wrote one
-    (:func:`live_trial.judge.answer.harness_files_of`). The transcript is streamed once through
-    :func:`live_trial.transcript.reader.iter_records`."""
-    from live_trial.acceptance.verdict import TRANSCRIPT_FILE
-    from live_trial.judge.answer import Context, harness_files_of, index_records, source_exists
-    from live_trial.transcript.reader import iter_records
-
-    index: list[dict] = []
-    transcript = workdir / TRANSCRIPT_FILE
-    if transcript.is_file():
-        index = index_records(iter_records(transcript), workdir)
-    ctx = Context(workdir=workdir, target="", description="", transcript_index=index,
-                  transcript_uuids={row["uuid"].lower() for row in index})
-    return (lambda source: source_exists(source, ctx)), (lambda source: harness_files_of(source, ctx))
-
-
-def _evidence_kind(args, workdir: Path) -> tuple[str | None, list[dict] | None]:
-    """Seed 000 rule 1 through live_trial.judge.evidence: (ledger kind, evidence items when --evidence is a JSON list).
-
-    A JSON list ``[{claim, source, observed}]`` is refused with a score-like key; each source is checked (file under
-    the workdir or transcript uuid), a PASS needs one source the harness did not write, and each ``observed`` is put
-    through the proxy rule; plain text is checked as one observation."""
-    from live_trial.judge.evidence import check_evidence
-    from live_trial.judge.sources import check_evidence_items, parse_evidence_items
-
-    items = parse_evidence_items(args.evidence)
-    if items is None:
-        return check_evidence(args.goal_result or "", args.evidence, args.unverified), None
-    exists, harness_files = _source_checks(workdir)
-    return check_evidence_items(args.goal_result or "", items, args.unverified, exists, harness_files), items
-
-
-def _evaluator_judgement(workdir: Path) -> dict | None:
-    """The fresh evaluator's judgement kept in ``<workdir>/evaluation.json`` (``goal_result``, ``blockers``,
-    ``evidence``, ``unverified``, ``judged_by``), or None when there is none, or when the evaluator gave no valid
-    answer (``judged_by`` fallback: nothing was judged). Raises :class:`RefusedInput` when the file does not fit its
-    schema (a verdict must not rest on an unreadable judgement)."""
-    from live_trial.jsonfile import read_json
-
-    path = workdir / "evaluation.json"
-    if not path.is_file():
-        return None
-    doc = read_json(path, "evaluation.schema.json")
-    return doc if doc.get("judged_by") in ("evaluator", "insufficient_evidence") else None
-
-
-def _check_override(args, workdir: Path, judged: dict | None) -> dict | None:
-    """Refuse (exit 2, nothing written) a verdict that contradicts the evaluator's judgement or replaces an existing
-    verdict.json, unless ``--override "why"``; return what the verdict records of the override (``why``, the
-    evaluator's goal result, the verdict replaced), or None without ``--override``. Source: README "The steps, one by
-    one" (a verdict never silently contradicts the evaluator)."""
-    from live_trial.acceptance.verdict import VERDICT_FILE
-
-    previous = None
-    path = workdir / VERDICT_FILE
-    if path.is_file():
-        try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-            previous = {"overall": str(old["overall"]["verdict"]), "written_at": old.get("written_at")}
-        except (OSError, ValueError, KeyError, TypeError):
-            previous = {"overall": None, "written_at": None}
-    contradicts = judged is not None and args.goal_result is not None and args.goal_result != judged["goal_result"]
-    if args.override is not None:
-        if not args.override.strip():
-            raise RefusedInput("--override needs the reason", where="--override", code="bad_value",
-                               fix='say why, e.g. --override "the evaluator could not read the binary output"')
-        return {"why": args.override.strip(), "evaluation_goal_result": judged["goal_result"] if judged else None,
-                "replaced": previous}
-    if contradicts:
-        said = "; ".join(judged["blockers"][:2]) if judged["goal_result"] == "FAIL" else \
-            f"{len(judged['evidence'])} evidence item(s)"
-        raise RefusedInput(f"--goal-result {args.goal_result} contradicts the fresh evaluator's {judged['goal_result']} "
-                           f"in evaluation.json ({said})", where=str(workdir / "evaluation.json"),
-                           code="contradicts_evaluation",
-                           fix="leave out --goal-result to take the evaluator's judgement, evaluate again, or pass "
-                               '--override "why" (the verdict records it)')
-    if previous is not None:
-        raise RefusedInput(f"a verdict is already written here ({previous['overall']}, {previous['written_at']})",
-                           where=str(path), code="verdict_exists",
-                           fix='pass --override "why" to replace it (the verdict records it), or start a new trial')
-    return None
-
-
-def _take_judgement(args, judged: dict) -> tuple[str, list[dict]]:
-    """The goal of a verdict written without ``--goal-result``: the evaluator's result, blockers and what it could not
-    see yet go into ``args``; returns ``(ledger kind, evidence items)``, the items as the evaluator's rules kept them
-    (with their quotes). ``--evidence``, ``--goal-blocker`` and ``--unverified`` given as well are refused: the
-    judgement is the evaluator's."""
-    if args.goal_result is not None:            # agrees with the evaluator and brings nothing of its own
-        args.goal_result = None
-    given = [flag for flag, value in (("--evidence", args.evidence), ("--goal-blocker", args.goal_blocker),
-                                      ("--unverified", args.unverified)) if value]
-    if given:
-        raise RefusedInput(f"{', '.join(given)} without --goal-result: the goal is then the evaluator's judgement in "
-                           "evaluation.json", where=given[0], code="bad_value",
-                           fix="drop them, or give --goal-result too (it must agree with evaluation.json)")
-    args.goal_result = judged["goal_result"]
-    args.goal_blocker = list(judged.get("blockers") or [])
-    unverified = [u for u in judged.get("unverified") or [] if u]
-    args.unverified = "; ".join(unverified) or None
-    if args.goal_result != "PASS":
-        return "not_done", list(judged.get("evidence") or [])
-    return ("mostly_done" if unverified else "done"), list(judged.get("evidence") or [])
+    return Claims(
+        launch=args.launch, completion=args.completion, poll_exit=args.poll_exit, goal_result=args.goal_result,
+        goal_blockers=tuple(args.goal_blocker), evidence=args.evidence, unverified=args.unverified,
+        nudge_count=args.nudge_count, gate_response_count=args.gate_response_count, gate_kind=args.gate_kind,
+        proof=args.proof, blocked=args.blocked, args=args.args, rehearsal_scenario=args.rehearsal_scenario,
+        stop_reason=args.stop_reason, stall_row=args.stall_row, failure_reason=args.failure_reason,
+        session_id=args.session_id, requested_model=args.requested_model, claude_version=args.claude_version,
+        lang=args.lang, override=args.override)
 
 
 def cmd_verdict(args) -> int:
     """Handler of ``verdict``: refuse before writing anything; write; print the status line."""
+    from live_trial.acceptance.claims import MissingClaims
     from live_trial.acceptance.origin import trial_folder
-    from live_trial.acceptance.verdict import SCHEMA, build_verdict, write_verdict
-    from live_trial.jsonfile import validate
-    from live_trial.notices.outcome import summariser
     from live_trial.session.rules import check_target_allowed
+    from live_trial.trial.byhand import verdict_by_hand
 
     check_target_allowed(args.target_skill)
     for name in ("args", "evidence", "unverified"):
         if getattr(args, name):
             require_utf8(getattr(args, name), f"--{name}", fix="pass UTF-8 text")
     workdir = trial_folder(args.workdir)
-    judged = _evaluator_judgement(workdir)
-    override = _check_override(args, workdir, judged)
-    took = judged is not None and (args.goal_result is None or (
-        args.goal_result == judged["goal_result"] and not (args.evidence or args.goal_blocker or args.unverified)))
-    kind, items = _take_judgement(args, judged) if took else _evidence_kind(args, workdir)
-    eval_root = _eval_root(args, workdir) if kind == "mostly_done" else None
-    target, plugins_root = _target(args)
-    claude_version = args.claude_version
-    if claude_version is None:
-        try:
-            from live_trial.session.claude_bin import find_claude
-
-            claude_version = find_claude().version
-        except Exception:  # noqa: BLE001 - the version is recorded when known
-            claude_version = None
-    evidence = items if items is not None else (
-        [{"claim": "goal reached", "source": "--evidence", "observed": args.evidence}] if args.evidence else [])
-    doc = build_verdict(
-        workdir=workdir, target=target, plugins_root=plugins_root, session_id=args.session_id,
-        requested_model=args.requested_model, launch=args.launch, completion=args.completion,
-        goal_result=args.goal_result, goal_blockers=args.goal_blocker, evidence=evidence,
-        evidence_text=args.evidence, unverified=args.unverified, goal_ledger=kind,
-        nudge_count=args.nudge_count, gate_response_count=args.gate_response_count, gate_kind=args.gate_kind,
-        poll_exit=args.poll_exit, proof=args.proof, blocked=args.blocked,
-        scenario_origin="rehearsal" if args.rehearsal_scenario else "live", scenario_path=args.rehearsal_scenario,
-        args=args.args, claude_version=claude_version, stop_reason=args.stop_reason, stall_row=args.stall_row,
-        failure_reason=args.failure_reason, summarise=summariser(args.lang))
-    if took:
-        doc["notes"].append("the goal, its blockers and evidence are the fresh evaluator's (evaluation.json)")
-    if override is not None:
-        doc["override"] = override
-    validate(doc, SCHEMA, what="verdict.json")  # before the watch is registered: a bad doc changes nothing
-    if kind == "mostly_done" and doc["scenario_origin"] == "rehearsal":
-        # A scripted model confirms nothing real: a watch would keep the skill out of plan's live trials
-        # ("watching") on the strength of a rehearsal.
-        doc["notes"].append("no watch registered: the model was scripted (rehearsal), so there is nothing real to "
-                            "keep checking; run a live trial")
-    elif kind == "mostly_done":
-        from live_trial.notices.watch import register_watch
-
-        watch = register_watch(eval_root, objective=str(target.frontmatter.get("description") or doc["target"]),
-                               unverified=args.unverified,
-                               evidence=args.evidence or "; ".join(e["observed"] for e in doc["evidence"]),
-                               target=doc["target"],
-                               workdir=str(workdir), closure=doc["skill_dir_tree_sha"])
-        doc["watch_id"] = watch["id"]
-    path = write_verdict(workdir, doc)
-    overall = doc["overall"]
+    try:
+        verdict, path = verdict_by_hand(claims_of(args), workdir=workdir, skill_dir=args.skill_dir,
+                                        target=args.target_skill, plugins_root=args.plugins_root,
+                                        eval_root=Path(args.eval_root).resolve() if args.eval_root else None)
+    except MissingClaims as exc:
+        args.usage_error(exc.problem)
+    overall = verdict.overall
     if args.json:
-        print(json.dumps({"status": "WRITTEN", "path": str(path), "overall": overall["verdict"],
-                          "reasons": overall["reasons"], "verdict": doc}, ensure_ascii=False))
+        print(json.dumps({"status": "WRITTEN", "path": str(path), "overall": overall.verdict,
+                          "reasons": list(overall.reasons), "verdict": verdict.to_doc()}, ensure_ascii=False))
     else:
         print(f"WRITTEN: {path}")
-        print(f"OVERALL: {overall['verdict']}" + (f" — {'; '.join(overall['reasons'])}" if overall["reasons"] else ""))
-        if doc.get("goal_ledger") == "mostly_done":
-            print(f"MOSTLY DONE: not confirmed yet: {doc['unverified']}"
-                  + (f" (watch {doc['watch_id']} checks it daily)" if doc.get("watch_id") else ""))
+        print(f"OVERALL: {overall.verdict}" + (f" — {'; '.join(overall.reasons)}" if overall.reasons else ""))
+        if verdict.goal_ledger == "mostly_done":
+            print(f"MOSTLY DONE: not confirmed yet: {verdict.unverified}"
+                  + (f" (watch {verdict.watch_id} checks it daily)" if verdict.watch_id else ""))
     return 0

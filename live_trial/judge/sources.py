@@ -109,7 +109,7 @@ MARKER_SOURCE = "out/status.json"
 #: ``trial_loop``), ``trial-state.json`` / ``trial-log.jsonl`` / ``poll-state.json`` / ``cwd-snapshot.json`` /
 #: ``.trial.lock`` (``trial``), ``evaluation.json`` (``evaluator``), ``verdict.json`` (``verdict``), ``claude-config/``
 #: a rehearsal's isolated claude configuration (``origin.REHEARSAL_CONFIG_DIR``), ``rehearsal-watches/`` the watch ledger
-#: of a rehearsal (``live_trial.trial.judgement``: a scripted run never writes eval-root's ledger). What the fresh
+#: of a rehearsal (``live_trial.notices.verdict_watch``: a scripted run never writes eval-root's ledger). What the fresh
 #: evaluator may cite is narrower still (:mod:`live_trial.judge.citable`): only the files the session created or changed
 #: and the transcript records of its tool calls with their results.
 HARNESS_FILES: tuple[str, ...] = (

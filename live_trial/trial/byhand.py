@@ -10,7 +10,8 @@ plan, boot, send, poll re-called with its state file until a terminal exit, coll
 - The session ``boot`` starts for it holds a lease (:class:`~live_trial.session.rules.Lease`): ``reap`` and ``run``
   keep it while the workdir's owner process lives or until its time-to-live runs out, and each step renews it.
 - :func:`record_boot`, :func:`collect_by_hand` and :func:`release_copy` are what ``boot --workdir``, ``collect`` and
-  ``backend kill-session`` do with a prepared workdir.
+  ``backend kill-session`` do with a prepared workdir; :func:`verdict_by_hand` is ``verdict`` on any trial's workdir,
+  through the same steps as the end of ``run`` (:func:`live_trial.trial.finish.record_verdict`).
 """
 from __future__ import annotations
 
@@ -224,3 +225,32 @@ def release_copy(workdir: Path) -> tuple[Path | None, str | None]:
     write_json(Path(workdir) / STATE_FILE, {**state, "folder": {**state["folder"], "removed": True}}, STATE_SCHEMA)
     shutil.rmtree(Path(workdir) / BASELINE_DIR, ignore_errors=True)
     return copy, None
+
+
+def verdict_by_hand(claims, *, workdir: Path, skill_dir: Path, target: str, plugins_root: Path | None,
+                    eval_root: Path | None, env: Mapping[str, str] | None = None):
+    """``verdict``: derive and write the verdict of the trial in ``workdir`` (a resolved trial folder) from what it
+    holds and what a person says (``claims``: :class:`~live_trial.acceptance.claims.Claims`), as ``run`` derives its
+    own (:func:`live_trial.acceptance.claims.settle`, then the steps of :func:`live_trial.trial.finish.record_verdict`).
+    ``skill_dir`` / ``target``: ``--skill-dir`` and ``--target-skill``; ``eval_root``: the ledger of a live watch
+    (default: the eval root the workdir lies in). Returns ``(Verdict, path)``. Raises what those steps raise
+    (RefusedInput, exit 2, nothing written; MissingClaims, a usage error)."""
+    from dataclasses import replace
+
+    from live_trial.acceptance.claims import settle, target_of
+    from live_trial.acceptance.derive import derive_verdict
+    from live_trial.acceptance.evallog import eval_root_of
+    from live_trial.acceptance.verdict import verdict_clock
+    from live_trial.acceptance.verdict_facts import gather_facts
+    from live_trial.notices.outcome import summariser
+    from live_trial.trial.finish import record_verdict
+
+    resolved, index = target_of(skill_dir, target, plugins_root)
+    facts = gather_facts(workdir, resolved, index, scenario_path=claims.rehearsal_scenario,
+                         claude_version=claims.claude_version, find_claude_version=True)
+    settled = settle(claims, facts)
+    verdict = derive_verdict(facts, settled.findings, summarise=summariser(settled.findings.lang),
+                             clock=verdict_clock(env))
+    verdict = replace(verdict, notes=verdict.notes + settled.notes, override=settled.override)
+    return record_verdict(verdict, workdir=facts.workdir, eval_root=eval_root or eval_root_of(facts.workdir),
+                          objective=str(resolved.frontmatter.get("description") or ""), log=lambda *a, **k: None)

@@ -18,6 +18,7 @@ from typing import Callable
 
 from live_trial.acceptance import causes
 from live_trial.acceptance.evallog import workdir_path
+from live_trial.acceptance.verdict_facts import environment
 from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, LiveTrialError, RefusedInput
 from live_trial.notices import watch
 from live_trial.policy import load_policy
@@ -31,10 +32,10 @@ from live_trial.transcript.paths import config_dir
 from live_trial.trial import poll, start
 from live_trial.trial.collect import collect
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest, phase_at_least
+from live_trial.trial.finish import finish
 from live_trial.trial.folder_steps import folder_changes, prepare, release, side_effects_recorded
 from live_trial.trial.inputs import validate
 from live_trial.trial.journal import POLL_STATE_FILE, EventSink, Journal
-from live_trial.trial.judgement import judge
 from live_trial.trial.loading import require_target_listed
 from live_trial.trial.loop import poll_until_terminal
 from live_trial.trial.moves import collect_moved, current_transcript
@@ -179,7 +180,7 @@ class Trial:
             self.finish_session()
             self.release_folder()
         try:
-            return self._judge()
+            return self._finish()
         finally:
             self.stop_server()
 
@@ -229,8 +230,13 @@ class Trial:
             self.journal.log("watches", "maintenance", swept=done["swept"], checked=len(done["checked"]))
 
     def prepare_tools(self) -> None:
+        """The tools the trial needs: tmux on the trial's socket and the claude CLI; records the versions the verdict
+        keeps (trial-state.json ``environment``). Raises :class:`Blocked` when one is missing."""
 
         self.backend = Backend(self.req.socket)
+        # The versions the verdict records, known when the trial starts (a missing tool is recorded as null).
+        versions = environment(None, self.backend.tmux_version())
+        self.journal.save(environment=versions)
         self.backend.require_tmux()
         self.claude = find_claude(self.req.claude_bin, self.env)
         self.journal.log("tools", "claude", version=self.claude.version, path=self.claude.path)
@@ -239,7 +245,8 @@ class Trial:
             self.journal.log("tools", "version_warning", warning=warning)
             if warning not in self.facts.warnings:     # once in the verdict, also after a resume
                 self.facts.warnings.append(warning)
-        self.journal.save(claude_bin=self.claude.path, claude_version=self.claude.version)
+        self.journal.save(claude_bin=self.claude.path, claude_version=self.claude.version,
+                          environment={**versions, "claude_version": self.claude.version})
 
     def start_rehearsal(self, port: int = 0) -> None:
         if self.req.rehearsal is None:
@@ -403,9 +410,9 @@ class Trial:
             self.server.stop()
             self.server = None
 
-    def _judge(self) -> TrialOutcome:
-        """Evaluate, write the verdict, notify (see trial_judge)."""
-        return judge(self)
+    def _finish(self) -> TrialOutcome:
+        """Evaluate, write the verdict, notify (see :func:`live_trial.trial.finish.finish`)."""
+        return finish(self)
 
 
 def _tail(exc: LiveTrialError) -> dict:

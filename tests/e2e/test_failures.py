@@ -179,7 +179,7 @@ def test_the_tmux_server_killed_mid_trial_is_blocked_with_that_cause_not_a_crash
     reasons = doc["overall"]["reasons"]
     assert reasons[0] == "blocked: the tmux server on the trial's socket stopped during the trial (it was killed or crashed)"
     assert not any("STALL" in r or "the skill" in r for r in reasons), reasons     # the rest only details the cause
-    assert "not because of the skill" in result["summary"]
+    assert "not the skill's fault" in result["summary"]
     assert "the program that gives the ai its screen stopped partway through" in result["notification"].lower()
     assert left == [], f"the tool's processes outlived the tmux server: {left}"
 
@@ -355,7 +355,7 @@ def test_a_tmux_server_that_takes_the_socket_before_boot_blocks_the_trial_never_
     doc = _verdict(workdirs(tmp_path)[0])
     assert (doc["stop_reason"], doc["overall"]["verdict"], doc["blocked"]) == ("foreign_tmux_server", "BLOCKED", True)
     assert doc["overall"]["reasons"][0].startswith("blocked: a tmux server no harness started"), doc
-    assert "not because of the skill" in json.loads(out.strip().splitlines()[-1])["summary"]
+    assert "スキルのせいではありません" in json.loads(out.strip().splitlines()[-1])["summary"]
     assert sessions == ["mine"] and after == before
 
 
@@ -386,4 +386,4 @@ def test_a_cli_that_stops_at_the_folder_trust_question_at_start_is_blocked_never
     assert (doc["stop_reason"], doc["overall"]["verdict"], doc["blocked"]) == ("blocking_screen", "BLOCKED", True)
     assert doc["overall"]["reasons"][0].startswith("blocked: the CLI stopped at start on a screen that waits"), doc
     result = json.loads(out.strip().splitlines()[-1])
-    assert "not because of the skill" in result["summary"], result["summary"]
+    assert "スキルのせいではありません" in result["summary"], result["summary"]

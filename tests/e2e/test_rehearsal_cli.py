@@ -27,7 +27,7 @@ from live_trial.transcript.order import causal_order
 from live_trial.transcript.paths import locate
 from live_trial.transcript.reader import read_records
 from live_trial.transcript.status import IDLE_TURN_COMPLETE, classify
-from live_trial.trial import judgement
+from live_trial.transcript import skill_calls as launch
 
 from .waiting import screen_of, wait_for
 
@@ -113,7 +113,7 @@ def test_greet_happy_drives_the_real_cli(tmp_path, rehearsal_server, rehearsal_c
     read = read_records(path)
     assert (read.skipped_unknown, read.skipped_malformed) == (0, 0), read.first_error
     every_line = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert judgement.skill_calls(every_line) == judgement.skill_calls(judgement.skill_call_records(path)) \
+    assert launch.skill_calls(every_line) == launch.skill_calls(launch.skill_call_records(path)) \
         == [("hello:greet", True)]
     # skill listing names the plugin skill
     listings = [r for r in records if r.get("type") == "attachment"

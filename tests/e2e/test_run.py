@@ -18,6 +18,7 @@ from live_trial.jsonfile import schema_errors
 from live_trial.transcript.records import prompt_text
 from tests.e2e.run_support import (
     EXAMPLES,
+    ROOT,
     FAST,
     PLUGINS,
     SCENARIOS,
@@ -57,8 +58,8 @@ def test_happy_path_pass_with_real_skill_and_write(tmp_path):
     result = final_json(proc)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert result["status"] == "PASS" and result["scenario_origin"] == "rehearsal"
-    assert "scripted" in result["summary"]
     doc = _verdict(result)
+    assert result["summary"] == doc["summary"] and "台本どおりに答える練習相手" in result["summary"]   # scripted
     assert (doc["launch"], doc["completion"], doc["goal_result"], doc["poll_exit"]) == ("PASS", "PASS", "PASS", "DONE")
     wd = workdirs(tmp_path)[0]
     for name in ("pane.txt", "transcript.jsonl", "task.md", "evaluation.json", "out/status.json"):
@@ -142,7 +143,7 @@ def test_a_skill_that_must_stop_at_a_gate_but_never_asks_fails(tmp_path):
     assert (doc["completion"], doc["stop_reason"], doc["overall"]["verdict"]) == (
         "FAIL", "expected_gate_not_shown", "FAIL")
     assert "expected gate was not shown" in doc["notes"]
-    assert "expected gate was not shown" in result["summary"]
+    assert result["summary"] == doc["summary"] and "一度も質問しなかった" in result["summary"]
     _no_leftovers(workdirs(tmp_path)[0])
 
 
@@ -383,6 +384,31 @@ def test_readme_demo_trial_passes_with_evidence_from_real_files_and_uuids(tmp_pa
     for s in sources:
         assert s in uuids or (wd / s).is_file()
     _no_leftovers(wd)
+
+
+@pytest.mark.budget(10)
+def test_the_verdict_command_writes_what_run_wrote_for_the_same_workdir(tmp_path):
+    """README "The steps, one by one": ``verdict`` with no goal flag takes the evaluator's judgement from
+    evaluation.json and every other fact from what the trial recorded; with one clock its verdict.json is the one
+    ``run`` wrote, byte for byte."""
+    from live_trial.acceptance.verdict import CLOCK_ENV
+
+    clock = {CLOCK_ENV: "2026-11-30T10:16:00.000Z"}
+    proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
+                   "--rehearsal", str(EXAMPLES / "scenarios" / "greet-happy.yaml"), "--args", "World", *FAST, env=clock)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    wd = workdirs(tmp_path)[0]
+    run_wrote = (wd / "verdict.json").read_bytes()
+    (wd / "verdict.json").rename(tmp_path / "run-verdict.json")
+    again = subprocess.run([sys.executable, "-m", "live_trial", "verdict", "--workdir", str(wd), "--target-skill",
+                            "hello:greet", "--skill-dir", str(EXAMPLES / "plugins" / "hello" / "skills" / "greet")],
+                           capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, **clock})
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (wd / "verdict.json").read_bytes() == run_wrote
+    doc = json.loads(run_wrote)
+    assert (doc["overall"]["verdict"], doc["written_at"], doc["scenario_origin"]) == (
+        "PASS", clock[CLOCK_ENV], "rehearsal")
+    assert json.loads((wd / "trial-state.json").read_text())["environment"] == doc["environment"]  # recorded at start
 
 
 @pytest.mark.budget(8)

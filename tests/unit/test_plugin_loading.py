@@ -1,5 +1,5 @@
 """The plugin under trial is loaded: the CLI's validator before boot (``session.plugin_check``), the skill listing at
-the first prompt (``trial.loading``), and a Skill call the CLI resolved to the target (``trial.judgement``)."""
+the first prompt (``trial.loading``), and a Skill call the CLI resolved to the target (``transcript.skill_calls``)."""
 from __future__ import annotations
 
 import json
@@ -15,7 +15,7 @@ from live_trial.session import plugin_check as pc
 from live_trial.transcript.builder import TranscriptBuilder
 from live_trial.transcript.reader import read_records
 from live_trial.trial import loading
-from live_trial.trial.judgement import skill_calls
+from live_trial.transcript.skill_calls import skill_calls
 from tests.unit.fakes import trial_state
 
 REAL = Path(__file__).parent / "transcripts"
@@ -242,7 +242,7 @@ def test_a_validator_that_could_not_be_used_is_asked_again_and_a_bad_cache_is_ig
 def test_the_launch_check_s_streamed_records_resolve_a_bare_name_call_too(tmp_path):
     """The launch check reads only the records it needs, cut down (it never holds a whole transcript): the assistant
     record naming the resolved skill is one of them, in the recorded session and in a built one."""
-    from live_trial.trial.judgement import skill_call_records
+    from live_trial.transcript.skill_calls import skill_call_records
 
     assert skill_calls(skill_call_records(REAL / "bare-name-skill.jsonl")) == [("goodplug:hello", True)]
     b = TranscriptBuilder()

@@ -31,7 +31,7 @@ from live_trial.transcript.reader import (
 from live_trial.transcript.records import human_prompts, main_chain_assistant_models
 from live_trial.transcript.status import STATES, _classify
 from live_trial.transcript.summary import summarise
-from live_trial.trial.judgement import skill_calls
+from live_trial.transcript.skill_calls import skill_calls
 from tests.unit.test_status_hypothesis import OPS, build
 
 LONG, HEAD, TAIL, CHUNK, BLOCK = 1500, 400, 400, 777, 333

@@ -29,7 +29,7 @@ from live_trial.transcript.records import (
     unwrap_paste,
 )
 from live_trial.transcript.status import BUSY_GENERATING, IDLE_TURN_COMPLETE, classify
-from live_trial.trial.judgement import skill_call_records, skill_calls
+from live_trial.transcript.skill_calls import skill_call_records, skill_calls
 
 REAL = Path(__file__).parent / "transcripts"
 GREET = {"2.1.197": REAL / "cli197-greet-skill.jsonl", "2.1.332": REAL / "cli332-greet-skill.jsonl"}

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from live_trial.transcript.builder import TranscriptBuilder
 from live_trial.transcript.reader import read_records
-from live_trial.trial.judgement import skill_calls
+from live_trial.transcript.skill_calls import skill_calls
 
 REAL = Path(__file__).parent / "transcripts" / "first-turn-out-of-order.jsonl"
 

@@ -11,7 +11,7 @@ from live_trial.cli.main import main
 from live_trial.jsonfile import schema_errors
 from live_trial.trial.facts import PHASES, Facts, phase_at_least
 from live_trial.trial.journal import Journal
-from live_trial.trial.judgement import _notify_once
+from live_trial.trial.finish import _notify_once
 from tests.unit.fakes import trial_state
 
 RUN_ID = "20261130T101500-abcd"

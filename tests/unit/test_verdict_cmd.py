@@ -231,15 +231,18 @@ def test_unverified_registers_a_watch(tree, capsys) -> None:
     assert [w["id"] for w in watches] == [doc["watch_id"]]
 
 
-def test_a_rehearsal_registers_no_watch(tree, capsys, tmp_path) -> None:
-    """A scripted PASS with --unverified used to register a watch, and plan then kept the skill 'watching'."""
+def test_a_rehearsal_watch_goes_to_its_own_ledger(tree, capsys, tmp_path) -> None:
+    """A scripted PASS with --unverified used to register a watch in the eval root's ledger, and plan then kept the
+    skill 'watching'. As in run, the watch goes to the rehearsal's own ledger in its workdir."""
     scen = tmp_path / "s.yaml"
     scen.write_text("rules: []\n")
     args = argv(tree, "--unverified", "replies reach the customer", "--rehearsal-scenario", str(scen))
     assert run(args, capsys)[0] == 0
     doc = written(tree)
-    assert doc["watch_id"] is None and any("no watch registered" in n for n in doc["notes"])
+    assert doc["watch_id"] and any("rehearsal's own ledger" in n for n in doc["notes"])
     from live_trial.notices import watch
+    assert [w["id"] for w in watch.open_watches(tree["wd"] / "rehearsal-watches", "union-target:work")] == [
+        doc["watch_id"]]
     assert watch.open_watches(tree["eval_root"], "union-target:work") == []
     assert not (tree["eval_root"] / "watches.json").exists()
 

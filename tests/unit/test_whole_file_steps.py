@@ -47,7 +47,7 @@ def peak_of(fn):
 
 
 def test_launch_check_streams(tmp_path):
-    from live_trial.trial.judgement import skill_call_records, skill_calls
+    from live_trial.transcript.skill_calls import skill_call_records, skill_calls
 
     path = tmp_path / "transcript.jsonl"
     big_turn(path)
@@ -57,7 +57,7 @@ def test_launch_check_streams(tmp_path):
 
 
 def test_launch_check_finds_a_result_written_before_its_call(tmp_path):
-    from live_trial.trial.judgement import skill_call_records, skill_calls
+    from live_trial.transcript.skill_calls import skill_call_records, skill_calls
 
     b = TranscriptBuilder(seed=2)
     b.prompt("p")

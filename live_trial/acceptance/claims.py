@@ -1,0 +1,288 @@
+"""What a person says on the ``verdict`` command line (:class:`Claims`) and how it meets what the workdir holds
+(README "The steps, one by one"): :func:`settle` turns both into the trial's
+:class:`~live_trial.acceptance.findings.Findings`.
+
+One override rule (:func:`override_rule`): a verdict never silently contradicts the fresh evaluator (a
+``--goal-result`` other than evaluation.json's), what ``run`` recorded for the trial (a ``--launch``, a count ... other
+than trial-state.json's) or an earlier verdict.json; each is refused (exit 2, nothing written) unless
+``--override "why"``, which the verdict records. Without goal flags the goal is the evaluator's judgement in
+evaluation.json; a workdir whose trial ``run`` drove to its judgement gives its recorded findings for every flag not
+given, so ``verdict`` on it derives the verdict ``run`` wrote.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from live_trial.acceptance.findings import Findings, ledger_kind, recorded_findings, unverified_text
+from live_trial.acceptance.verdict_doc import EVALUATION_FILE, TRANSCRIPT_FILE, VERDICT_FILE
+from live_trial.acceptance.verdict_facts import VerdictFacts
+from live_trial.errors import ExitCode, RefusedInput
+
+#: The note of a verdict by hand whose goal is the evaluator's (not the person's).
+TAKEN_NOTE = "the goal, its blockers and evidence are the fresh evaluator's (evaluation.json)"
+#: Flags a verdict needs when the workdir holds no findings ``run`` recorded.
+REQUIRED = ("launch", "completion", "poll_exit")
+
+
+@dataclass(frozen=True)
+class Claims:
+    """What a person says on the ``verdict`` command line; None (or empty): not said."""
+
+    launch: str | None = None
+    """``--launch``."""
+    completion: str | None = None
+    """``--completion``."""
+    poll_exit: str | None = None
+    """``--poll-exit``."""
+    goal_result: str | None = None
+    """``--goal-result``: must agree with the evaluator's, unless ``override``."""
+    goal_blockers: tuple[str, ...] = ()
+    """``--goal-blocker`` (repeatable)."""
+    evidence: str | None = None
+    """``--evidence``: counted text, or a JSON list of items."""
+    unverified: str | None = None
+    """``--unverified``: what could not be confirmed yet."""
+    nudge_count: int | None = None
+    """``--nudge-count``."""
+    gate_response_count: int | None = None
+    """``--gate-response-count``."""
+    gate_kind: str | None = None
+    """``--gate-kind``."""
+    proof: bool | None = None
+    """``--proof``."""
+    blocked: bool | None = None
+    """``--blocked``."""
+    args: str | None = None
+    """``--args``."""
+    rehearsal_scenario: Path | None = None
+    """``--rehearsal-scenario``."""
+    stop_reason: str | None = None
+    """``--stop-reason``."""
+    stall_row: int | None = None
+    """``--stall-row``."""
+    failure_reason: str | None = None
+    """``--failure-reason`` (``run`` records none: never a contradiction)."""
+    session_id: str | None = None
+    """``--session-id``."""
+    requested_model: str | None = None
+    """``--requested-model`` ('' = the user's default)."""
+    claude_version: str | None = None
+    """``--claude-version``."""
+    lang: str | None = None
+    """``--lang``: the summary's language (not a finding)."""
+    override: str | None = None
+    """``--override WHY``."""
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What :func:`settle` decided."""
+
+    findings: Findings
+    """The findings the verdict is derived from."""
+    override: dict | None
+    """What the verdict records of ``--override`` (``{why, evaluation_goal_result, replaced}``), None without it."""
+    notes: tuple[str, ...]
+    """Notes added to the derived verdict's (the goal taken from evaluation.json, a record replaced)."""
+
+
+class MissingClaims(RefusedInput):
+    """Flags a verdict needs were not given and the workdir holds no findings ``run`` recorded (a usage error)."""
+
+    code = "missing_flags"
+    exit_code = ExitCode.USAGE
+
+
+def target_of(skill_dir: Path, wanted: str, plugins_root: Path | None) -> tuple[Any, Any]:
+    """``(Target, PluginIndex | None)`` of ``--skill-dir`` that must be ``--target-skill`` ``wanted`` (``plugin:skill``
+    or a plain skill name). Raises :class:`RefusedInput` (``target_mismatch``) when they differ."""
+    from live_trial.closure.index import Target
+    from live_trial.closure.target import target_from_skill_dir
+
+    target, index = target_from_skill_dir(Path(skill_dir).resolve(), plugins_root)
+    if ":" not in wanted:
+        if wanted != target.skill:
+            raise RefusedInput(f"--target-skill {wanted} does not match --skill-dir (skill {target.skill})",
+                               code="target_mismatch", fix="pass the skill folder of the target")
+        return Target(None, None, target.skill, target.skill_dir, target.skill_md, target.frontmatter), None
+    if wanted != target.qualified:
+        raise RefusedInput(f"--target-skill {wanted} does not match --skill-dir ({target.qualified})",
+                           code="target_mismatch", fix="pass the skill folder of the target")
+    return target, index
+
+
+def settle(claims: Claims, facts: VerdictFacts) -> Settled:
+    """The findings of a verdict by hand: each flag given, else what ``run`` recorded, else the default; the goal
+    from the person's flags or evaluation.json (module docstring). Raises :class:`MissingClaims` when a required
+    flag is missing and nothing was recorded; :class:`RefusedInput` for a contradiction without ``--override``,
+    evidence flags beside the evaluator's judgement, evidence that breaks seed 000 rule 1 (a proxy, a score, a
+    source that does not exist, only harness files); the evaluation.json error when it cannot be read."""
+    recorded = recorded_findings(facts.origin.state)
+    if recorded is None and (missing := [f"--{n.replace('_', '-')}" for n in REQUIRED if getattr(claims, n) is None]):
+        raise MissingClaims(f"the following arguments are required: {', '.join(missing)} (the workdir holds no "
+                            "facts a run recorded)", where=missing[0], fix="give them, or judge a workdir run made")
+    if facts.evaluation.problem is not None:
+        raise facts.evaluation.problem          # a verdict must not rest on an unreadable judgement
+    judged = facts.evaluation.judgement
+    replaced = _replaced(claims, recorded, facts)
+    override = override_rule(claims, judged, facts.previous_verdict, replaced, facts.workdir)
+    took = judged is not None and (claims.goal_result is None or (claims.goal_result == judged["goal_result"] and not (
+        claims.evidence or claims.goal_blockers or claims.unverified)))
+    base = recorded or _from_flags(claims)
+    goal = _taken(claims, judged) if took else _claimed(claims, facts) if _claims_goal(claims) or not recorded else {}
+    findings = replace(base, **goal, **_given(claims, recorded))
+    notes = [TAKEN_NOTE] if took and recorded is None else []
+    notes += [f"{flag} {said!r} replaced the trial's record ({was!r}): {override['why']}"
+              for flag, said, was in replaced] if override else []
+    return Settled(findings, override, tuple(notes))
+
+
+def override_rule(claims: Claims, judged: Mapping[str, Any] | None, previous: Mapping[str, Any] | None,
+                  replaced: list[tuple[str, Any, Any]], workdir: Path) -> dict | None:
+    """Refuse (exit 2, nothing written) a verdict that contradicts the evaluator's judgement, replaces what ``run``
+    recorded (``replaced``: ``[(flag, said, recorded)]``) or replaces an existing verdict.json, unless
+    ``--override "why"``; return what the verdict records of the override (``why``, the evaluator's goal result, the
+    verdict replaced), or None without ``--override``. Source: README "The steps, one by one" (a verdict never
+    silently contradicts the evaluator)."""
+    if claims.override is not None:
+        if not claims.override.strip():
+            raise RefusedInput("--override needs the reason", where="--override", code="bad_value",
+                               fix='say why, e.g. --override "the evaluator could not read the binary output"')
+        return {"why": claims.override.strip(), "evaluation_goal_result": judged["goal_result"] if judged else None,
+                "replaced": dict(previous) if previous is not None else None}
+    if judged is not None and claims.goal_result is not None and claims.goal_result != judged["goal_result"]:
+        said = "; ".join(judged["blockers"][:2]) if judged["goal_result"] == "FAIL" else \
+            f"{len(judged['evidence'])} evidence item(s)"
+        raise RefusedInput(f"--goal-result {claims.goal_result} contradicts the fresh evaluator's "
+                           f"{judged['goal_result']} in evaluation.json ({said})", where=str(workdir / EVALUATION_FILE),
+                           code="contradicts_evaluation",
+                           fix="leave out --goal-result to take the evaluator's judgement, evaluate again, or pass "
+                               '--override "why" (the verdict records it)')
+    if replaced:
+        flag, said, was = replaced[0]
+        raise RefusedInput(f"{flag} {said!r} contradicts what the trial recorded ({was!r}, trial-state.json)",
+                           where=str(workdir / "trial-state.json"), code="contradicts_record",
+                           fix=f'leave out {flag} to take the trial\'s record, or pass --override "why" (the verdict '
+                               "records it)")
+    if previous is not None:
+        raise RefusedInput(f"a verdict is already written here ({previous['overall']}, {previous['written_at']})",
+                           where=str(workdir / VERDICT_FILE), code="verdict_exists",
+                           fix='pass --override "why" to replace it (the verdict records it), or start a new trial')
+    return None
+
+
+#: Flags compared with what ``run`` recorded: (claim field, the Findings field, how a value is compared).
+_RECORDED: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
+    ("launch", "launch", str), ("completion", "completion", str), ("poll_exit", "poll_exit", str),
+    ("nudge_count", "nudge_count", int), ("gate_response_count", "gate_response_count", int),
+    ("gate_kind", "gate_kind", str), ("proof", "proof", bool), ("blocked", "blocked", bool), ("args", "args", str),
+    ("stop_reason", "stop_reason", str), ("stall_row", "stall_row", int), ("session_id", "session_id", str),
+    ("requested_model", "requested_model", lambda v: v or None),
+    ("rehearsal_scenario", "scenario_path", lambda v: Path(v).resolve() if v else None))
+
+
+def _replaced(claims: Claims, recorded: Findings | None, facts: VerdictFacts) -> list[tuple[str, Any, Any]]:
+    """``[(flag, said, recorded)]`` for each flag given that differs from what ``run`` recorded."""
+    if recorded is None:
+        return []
+    out = []
+    for name, field_name, same in _RECORDED:
+        said = getattr(claims, name)
+        if said is not None and same(said) != same(getattr(recorded, field_name)):
+            out.append((f"--{name.replace('_', '-')}", said, getattr(recorded, field_name)))
+    env = (facts.origin.state or {}).get("environment")
+    was = env.get("claude_version") if isinstance(env, Mapping) else None
+    if claims.claude_version is not None and was is not None and claims.claude_version != was:
+        out.append(("--claude-version", claims.claude_version, was))
+    return out
+
+
+def _given(claims: Claims, recorded: Findings | None) -> dict:
+    """The Findings fields the flags given set over what ``run`` recorded (none without a record: the base is the
+    flags already)."""
+    if recorded is None:
+        return {}
+    given = {field_name: getattr(claims, name) for name, field_name, _ in _RECORDED
+             if getattr(claims, name) is not None}
+    if claims.failure_reason is not None:
+        given["failure_reason"] = claims.failure_reason
+    if claims.lang is not None:
+        given["lang"] = claims.lang
+    if "scenario_path" in given:
+        given["scenario_origin"] = "rehearsal"
+    return given
+
+
+def _from_flags(claims: Claims) -> Findings:
+    """The findings of a workdir ``run`` recorded none for: the flags, and the defaults of the flags not given."""
+    return Findings(
+        launch=str(claims.launch), completion=str(claims.completion), poll_exit=claims.poll_exit,
+        nudge_count=0 if claims.nudge_count is None else claims.nudge_count,
+        gate_response_count=0 if claims.gate_response_count is None else claims.gate_response_count,
+        gate_kind=claims.gate_kind or "rescue", proof=bool(claims.proof), blocked=bool(claims.blocked),
+        scenario_origin="rehearsal" if claims.rehearsal_scenario else "live", scenario_path=claims.rehearsal_scenario,
+        args=claims.args or "", stop_reason=claims.stop_reason, stall_row=claims.stall_row,
+        failure_reason=claims.failure_reason, session_id=claims.session_id, requested_model=claims.requested_model,
+        lang=claims.lang)
+
+
+def _claims_goal(claims: Claims) -> bool:
+    return bool(claims.goal_result is not None or claims.evidence or claims.goal_blockers or claims.unverified)
+
+
+def _taken(claims: Claims, judged: Mapping[str, Any]) -> dict:
+    """The goal of a verdict written without ``--goal-result``: the evaluator's result, blockers, evidence (as its
+    rules kept them, with their quotes) and what it could not see yet. ``--evidence``, ``--goal-blocker`` and
+    ``--unverified`` given as well are refused: the judgement is the evaluator's."""
+    given = [flag for flag, value in (("--evidence", claims.evidence), ("--goal-blocker", claims.goal_blockers),
+                                      ("--unverified", claims.unverified)) if value]
+    if given and claims.goal_result is None:
+        raise RefusedInput(f"{', '.join(given)} without --goal-result: the goal is then the evaluator's judgement in "
+                           "evaluation.json", where=given[0], code="bad_value",
+                           fix="drop them, or give --goal-result too (it must agree with evaluation.json)")
+    unverified = [u for u in judged.get("unverified") or [] if u]
+    return {"goal_result": judged["goal_result"], "goal_blockers": tuple(judged.get("blockers") or ()),
+            "evidence": tuple(judged.get("evidence") or ()), "evidence_text": None,
+            "unverified": unverified_text(unverified), "goal_ledger": ledger_kind(judged["goal_result"], unverified),
+            "criteria_checks": None, "not_judged_why": None}
+
+
+def _claimed(claims: Claims, facts: VerdictFacts) -> dict:
+    """The goal as the person gives it, checked by seed 000 rule 1 (through live_trial.judge): a JSON list of items
+    ``[{claim, source, observed}]`` is refused with a score-like key, each source must be a file under the workdir or
+    a transcript uuid and a PASS needs one the harness did not write; plain text is checked as one observation."""
+    from live_trial.judge.evidence import check_evidence
+    from live_trial.judge.sources import check_evidence_items, parse_evidence_items
+
+    items = parse_evidence_items(claims.evidence)
+    if items is None:
+        check_evidence(claims.goal_result or "", claims.evidence, claims.unverified)
+        items = [{"claim": "goal reached", "source": "--evidence", "observed": claims.evidence}] \
+            if claims.evidence else []
+    else:
+        exists, harness_files = _source_checks(facts.workdir)
+        check_evidence_items(claims.goal_result or "", items, claims.unverified, exists, harness_files)
+    return {"goal_result": claims.goal_result, "goal_blockers": tuple(claims.goal_blockers),
+            "evidence": tuple(items), "evidence_text": claims.evidence, "unverified": claims.unverified or None,
+            "goal_ledger": ledger_kind(claims.goal_result, claims.unverified), "criteria_checks": None,
+            "not_judged_why": None}
+
+
+def _source_checks(workdir: Path):
+    """``(source -> bool, source -> [harness file])`` for ``workdir``, the evaluator's own checks: the source is a
+    file under the workdir or the uuid of a record in ``<workdir>/transcript.jsonl``
+    (:func:`live_trial.judge.answer.source_exists`), and the harness files it stands for, under any spelling,
+    absolute or through the transcript record of the Write that wrote one
+    (:func:`live_trial.judge.answer.harness_files_of`). The transcript is streamed once."""
+    from live_trial.judge.answer import Context, harness_files_of, index_records, source_exists
+    from live_trial.transcript.reader import iter_records
+
+    index: list[dict] = []
+    transcript = workdir / TRANSCRIPT_FILE
+    if transcript.is_file():
+        index = index_records(iter_records(transcript), workdir)
+    ctx = Context(workdir=workdir, target="", description="", transcript_index=index,
+                  transcript_uuids={row["uuid"].lower() for row in index})
+    return (lambda source: source_exists(source, ctx)), (lambda source: harness_files_of(source, ctx))

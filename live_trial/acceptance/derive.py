@@ -1,0 +1,228 @@
+"""The verdict of one trial, derived from its facts without reading anything: :func:`derive_verdict` (seed 001
+"判定ロジック" and "verdict + 掃除"; README "Evidence, watches and messages to a person").
+
+Data in (:class:`~live_trial.acceptance.verdict_facts.VerdictFacts`, what the workdir holds; :class:`Findings`, what
+the trial established), a :class:`~live_trial.acceptance.verdict_doc.Verdict` out. No tmux, no file is opened, and
+the time is the injected clock's: ``run``, ``run --resume`` and ``verdict`` derive the same verdict from the same
+workdir. The overall word comes from :mod:`live_trial.acceptance.overall`; the tier and the grounding of a contractual
+gate from :mod:`live_trial.acceptance.tier`; the line per criterion from :mod:`live_trial.acceptance.criteria`.
+
+Version ``live-trial-verdict/2`` adds ``criteria`` and ``gate_answers`` and is judged under the evidence rules of README
+"Evidence, watches and messages to a person" (the session's own words never count, each item's quote and counts
+checked).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Iterable, Mapping
+
+from live_trial.acceptance.causes import blocked_reason
+from live_trial.acceptance.criteria import criteria_table
+from live_trial.acceptance.findings import Findings
+from live_trial.acceptance.overall import (
+    GATE_KINDS,
+    POLL_EXITS,
+    RESULTS,
+    Judgement,
+    VerdictInputs,
+    judge,
+    normalise_gate_kind,
+    summary_gate_kind,
+)
+from live_trial.acceptance.tier import contract_evidence, derive_tier
+from live_trial.acceptance.verdict_doc import EVALUATION_FILE, ORIGINS, TRANSCRIPT_FILE, Verdict, contract_id
+from live_trial.acceptance.verdict_facts import ClosurePin, VerdictFacts
+from live_trial.errors import RefusedInput
+from live_trial.jsonfile import utc_now
+from live_trial.session.rules import check_target_allowed
+
+Summariser = Callable[[Mapping[str, Any]], str]
+
+
+def check_findings(f: Findings) -> None:
+    """Refuse (:class:`RefusedInput`, exit 2) a finding outside its values: launch, completion, goal, gate kind,
+    origin, poll exit, and the counts (whole numbers >= 0). Pure."""
+    for value, choices, name in ((f.launch, RESULTS, "--launch"), (f.completion, RESULTS, "--completion"),
+                                 (f.gate_kind, GATE_KINDS, "--gate-kind"),
+                                 (f.scenario_origin, ORIGINS, "scenario_origin")):
+        _check_choice(value, choices, name)
+    _check_choice(f.goal_result, RESULTS, "--goal-result", optional=True)
+    _check_choice(f.poll_exit, POLL_EXITS, "--poll-exit", optional=True)
+    _check_count(f.nudge_count, "--nudge-count")
+    _check_count(f.gate_response_count, "--gate-response-count")
+
+
+def _check_choice(value: Any, choices: tuple, name: str, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if value not in choices:
+        raise RefusedInput(f"{name} must be one of {', '.join(choices)} (got {value!r})", where=name, code="bad_value",
+                           fix=f"pass {name} {'|'.join(choices)}")
+
+
+def _check_count(value: Any, name: str) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise RefusedInput(f"{name} must be a whole number >= 0 (got {value!r})", where=name, code="bad_value")
+
+
+def gate_answer_rows(answers: Iterable[Mapping[str, Any]] | None, count: int, kind: str) -> list[dict]:
+    """One line per answered question ``[{n, question, options, answer, kind}]``: ``answers`` as the trial recorded
+    them, or, when None (``verdict`` by hand knows only the count), ``count`` lines of ``kind`` whose question is
+    unknown. Raises :class:`RefusedInput` when the lines and ``count`` disagree or a kind is not rescue/contractual."""
+    if answers is None:
+        answers = [{"question": None, "options": [], "answer": None, "kind": kind} for _ in range(count)]
+    rows = []
+    for n, a in enumerate(answers, 1):
+        _check_choice(a.get("kind"), GATE_KINDS, f"gate answer {n} kind")
+        rows.append({"n": n, "question": a.get("question"), "options": [str(o) for o in a.get("options") or []],
+                     "answer": a.get("answer"), "kind": a["kind"]})
+    if len(rows) != count:
+        raise RefusedInput(f"{len(rows)} gate answer line(s) for a gate response count of {count}",
+                           where="--gate-response-count", code="bad_value", fix="record one line per answer")
+    return rows
+
+
+def evidence_items(items: Iterable[Mapping[str, Any]] | None) -> list[dict]:
+    """Evidence items as verdict.json keeps them: ``{claim, source, [quote], observed}`` as text, nothing else."""
+    out = []
+    for item in items or ():
+        keys = ("claim", "source", "quote", "observed") if item.get("quote") else ("claim", "source", "observed")
+        out.append({k: str(item.get(k, "")) for k in keys})
+    return out
+
+
+def cause_lines(could_not_judge: Iterable[str], goal_result: str | None, goal_blockers: Iterable[str],
+                failure_reason: str | None, stop_notes: Iterable[str]) -> tuple[str, ...]:
+    """The real cause of a verdict that is not a PASS, as lines for ``overall.reasons`` (README "Evidence, watches and
+    messages to a person"): ``the evaluator found: <blocker>`` for each blocker of a FAIL goal, ``the evaluator could
+    not judge: <problem>`` for each problem of an evaluation.json whose evaluator gave no valid answer
+    (``could_not_judge``: the CLI's own line, e.g. "Not logged in"), then ``failure_reason`` and the notes recorded
+    with the stop (a boot failure's screen line, the question left unanswered, an API error's text). Pure."""
+    lines = [f"the evaluator found: {b}" for b in goal_blockers if goal_result == "FAIL" and str(b).strip()]
+    lines += [f"the evaluator could not judge: {p}" for p in could_not_judge]
+    lines += [str(line) for line in (failure_reason, *stop_notes) if line and str(line).strip()]
+    return tuple(lines)
+
+
+def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summariser | None = None,
+                   clock: Callable[[], str] = utc_now) -> Verdict:
+    """The verdict of the trial ``facts`` describe, from what it established (``findings``). Pure: it reads no file,
+    runs no process; ``clock()`` gives ``written_at`` (UTC ``...Z``). ``summarise(doc) -> str``: the one sentence in
+    the message language saying what happened (``summary``; :func:`live_trial.notices.outcome.summariser`).
+
+    Rules (each also in README "What a trial leaves behind"): a rehearsal workdir is always recorded ``rehearsal`` (a
+    claimed ``live`` is overridden with a note: the override can only make the verdict less reusable); the closure
+    recorded is the one pinned at boot, with a note when the files differ now or it can no longer be built; the
+    gate answers' kinds decide the gate kind, and a contractual one must be grounded in the frontmatter;
+    ``overall.reasons`` of a verdict that is not a PASS ends with the real cause (:func:`cause_lines`).
+
+    Raises :class:`RefusedInput` (exit 2) for a denylisted target, a finding outside its values, gate answer lines
+    that do not match the count, an ungrounded contractual answer."""
+    target, f = facts.target, findings
+    check_target_allowed(target.qualified)
+    check_findings(f)
+    answers = gate_answer_rows(f.gate_answers, f.gate_response_count,
+                               normalise_gate_kind(f.gate_kind, f.gate_response_count))
+    kinds = tuple(a["kind"] for a in answers)
+    kind = summary_gate_kind(kinds)
+    notes = list(f.notes)
+    origin, scenario_sha = _origin(facts, f, notes)
+    if f.gate_kind == "contractual" and kind == "rescue":
+        notes.append("gate kind contractual was normalised to rescue: there were no gate responses")
+    grounding = contract_evidence(target.frontmatter) if "contractual" in kinds else []
+    pinned = _closure(facts, notes)
+    if facts.transcript_sha256 is None:
+        notes.append(f"{TRANSCRIPT_FILE} is missing from the workdir: no transcript_sha256, no actual model")
+    tier = derive_tier(target.frontmatter)
+    judgement = _judgement(facts, f, kind, kinds, notes)
+    verdict = Verdict(
+        target=target.qualified, plugin=target.plugin_name, skill=target.skill, run_id=facts.workdir.name, tier=tier,
+        downgrade_reason=_downgrade(origin, tier), proof=bool(f.proof), blocked=bool(f.blocked), launch=f.launch,
+        completion=f.completion, goal_result=f.goal_result, goal_blockers=tuple(str(b) for b in f.goal_blockers),
+        evidence=tuple(evidence_items(f.evidence)), evidence_text=f.evidence_text or None,
+        unverified=f.unverified or None, goal_ledger=f.goal_ledger, watch_id=None,
+        evaluation_file=EVALUATION_FILE if facts.evaluation.present else None, nudge_count=f.nudge_count,
+        gate_response_count=f.gate_response_count, gate_kind=kind, gate_contract_evidence=tuple(grounding),
+        gate_answers=tuple(answers), criteria=tuple(_criteria(facts, f)), poll_exit=f.poll_exit,
+        stop_reason=f.stop_reason, stall_row=f.stall_row, failure_reason=f.failure_reason, overall=judgement,
+        skill_dir_tree_sha=pinned.digest, closure_plugins=pinned.plugins, closure_file_count=pinned.file_count,
+        transcript_sha256=facts.transcript_sha256, session_id=f.session_id or None,
+        scenario_id=contract_id(facts.template_text, target.qualified, f.args, scenario_sha),
+        scenario_origin=origin, environment=facts.environment, requested_model=f.requested_model or None,
+        actual_model=facts.actual_models, notes=tuple(notes), warnings=tuple(str(w) for w in f.warnings),
+        started_at=f.started_at, written_at=clock(), working_folder=_working_folder(f.working_folder))
+    return replace(verdict, summary=summarise(verdict.to_doc())) if summarise is not None else verdict
+
+
+def _origin(facts: VerdictFacts, f: Findings, notes: list[str]) -> tuple[str, str | None]:
+    """``(scenario origin, the scenario file's sha256 for the contract)``: the workdir is the authority, so a
+    rehearsal is never recorded as live (it would be reused as a live PASS); the scenario it records is taken when
+    the findings name none."""
+    origin, scenario = f.scenario_origin, f.scenario_path
+    found = facts.origin
+    if found.origin == "rehearsal" and origin != "rehearsal":
+        notes.append(f"scenario_origin {origin} was overridden to rehearsal: {found.why}")
+        origin = "rehearsal"
+        if scenario is None and found.scenario is not None and found.scenario in facts.scenario_shas:
+            scenario = found.scenario
+    if origin != "rehearsal" or scenario is None:
+        return origin, None
+    return origin, facts.scenario_shas.get(scenario)
+
+
+def _closure(facts: VerdictFacts, notes: list[str]) -> ClosurePin:
+    """The closure the verdict records: the one pinned at boot (what was really tested) when known, else now's;
+    a note when the files changed since boot or the closure can no longer be built."""
+    boot, now = facts.closure.at_boot, facts.closure.now
+    if boot is None:
+        assert now is not None       # gather_facts refuses a closure that can be built neither then nor now
+        return now
+    if now is None:
+        notes.append(f"the behaviour closure can no longer be built ({facts.closure.error}); the verdict records the "
+                     "closure pinned when the trial started")
+    elif now.digest != boot.digest:
+        notes.append(f"the skill's files changed during the trial: the verdict records the closure tested "
+                     f"({boot.digest[:19]}), not the files now ({now.digest[:19]}), which need a new trial")
+    return boot
+
+
+def _downgrade(origin: str, tier: str) -> str | None:
+    if origin == "rehearsal":
+        return "rehearsal: the model was scripted; this proves the harness path and plugin loading, not the skill"
+    if tier != "live":
+        return f"the skill's tier is {tier}: fork or static acceptance would have been enough"
+    return None
+
+
+def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ...], notes: list[str]) -> Judgement:
+    """The overall verdict and its reasons: the judgement table; a BLOCKED trial's reason says whose failure it was;
+    a verdict that is not a PASS ends with the real cause."""
+    inputs = VerdictInputs(f.launch, f.completion, f.goal_result, f.nudge_count, f.gate_response_count, kind,
+                           f.poll_exit, bool(f.proof), bool(f.blocked), f.requested_model or None, facts.actual_models,
+                           kinds)
+    judgement = judge(inputs)
+    if f.blocked:
+        # The table says BLOCKED; the reason says whose failure stopped it (acceptance/causes.py: tool missing, tmux
+        # gone, time cap, harness stopped, evaluator failed, records not writable).
+        judgement = Judgement(judgement.verdict, (blocked_reason(f.stop_reason),))
+    if judgement.verdict != "PASS":
+        causes = cause_lines(facts.evaluation.could_not_judge, f.goal_result, f.goal_blockers, f.failure_reason,
+                             notes if f.stop_reason else ())
+        judgement = Judgement(judgement.verdict, tuple(dict.fromkeys(judgement.reasons + causes)))
+    return judgement
+
+
+def _criteria(facts: VerdictFacts, f: Findings) -> list[dict]:
+    """One line per criterion: the findings' checks, else evaluation.json's when the goal was judged."""
+    checks: list | None = list(f.criteria_checks) if f.criteria_checks is not None else None
+    if checks is None and f.goal_result is not None:
+        checks = list(facts.evaluation.checks) if facts.evaluation.checks is not None else None
+    why = f.not_judged_why or ("the goal was not judged" if f.goal_result is None
+                               else "the evaluator recorded no check for it")
+    return criteria_table(facts.target.frontmatter, checks, why)
+
+
+def _working_folder(folder: Mapping[str, Any] | None) -> dict | None:
+    if folder is None:
+        return None
+    return {**{k: folder.get(k) for k in ("form", "path", "source")}, "removed": bool(folder.get("removed"))}

@@ -1,0 +1,68 @@
+"""The fresh evaluator's turn in a trial (README "Evidence, watches and messages to a person"): it judges the goal of a
+run that completed, and what it says becomes the trial's facts (goal, blockers, evidence, what it could not see yet,
+the criterion checks). Its process is the harness's: one that could not run, crashed or never answered is BLOCKED
+``evaluator_failed`` (acceptance/causes.py), never a judgement of the skill.
+
+Works on a trial (:class:`~live_trial.trial.runner.Trial`) through its public parts: its request, target, claude,
+environment, stop event, :class:`~live_trial.trial.facts.Facts` and :class:`~live_trial.trial.journal.Journal`.
+"""
+from __future__ import annotations
+
+from live_trial.errors import LiveTrialError
+from live_trial.trial.context import TrialContext
+
+
+def evaluate_goal(trial: TrialContext) -> None:
+    """Have the fresh evaluator judge the goal. Its pid and start time are in the state while it runs (a resume or
+    ``reap`` ends one whose harness died); it carries the trial's tag. A process that could not run, crashed or never
+    answered is the harness's failure (BLOCKED ``evaluator_failed``), never a judgement of the skill."""
+    from live_trial.acceptance.causes import cause
+    from live_trial.judge import evaluator
+    from live_trial.session import proctree
+    from live_trial.trial.changes import session_output
+
+    trial.journal.save(phase="evaluating")
+    env = {**trial.env, **trial.child_overrides, proctree.TAG_ENV: trial.state.session}
+    results: list = []
+
+    def started(pid: int) -> None:
+        me = proctree.proc(pid)
+        trial.journal.save(evaluator={"pid": pid, "start": me.start} if me else None)
+
+    def runner(*args, **kw):
+        results.append(evaluator.run_process(*args, should_stop=trial.stop_event.is_set, on_start=started, **kw))
+        return results[-1]
+
+    problem = None
+    produced = session_output(trial.wd.root, (trial.state.folder or {}).get("path"))
+    try:
+        result = evaluator.evaluate(trial.wd.root, trial.target, trial.claude, env, produced=produced,
+                                    model=trial.req.model, runner=runner)
+    except (LiveTrialError, OSError) as exc:
+        problem = f"the evaluator could not run: {getattr(exc, 'message', None) or exc}"
+    finally:
+        trial.journal.save(evaluator=None)
+    if trial.stop_event.is_set():
+        # Ctrl-C / SIGTERM while the evaluator ran: it was killed within a second; the goal was not judged.
+        trial.facts.blocked, trial.facts.stop_reason = True, trial.stop_code()
+        trial.facts.goal, trial.facts.goal_blockers = None, []
+        trial.facts.notes.append("the harness was stopped while the evaluator judged the goal")
+        trial.journal.log("evaluate", "interrupted")
+        return
+    failures = [evaluator.process_failure(r) for r in results]
+    if problem is None and results and all(failures):
+        problem = "; ".join(dict.fromkeys(failures))
+    if problem is not None:
+        trial.facts.blocked, trial.facts.stop_reason = True, "evaluator_failed"
+        trial.facts.goal, trial.facts.goal_blockers = None, []
+        trial.facts.notes.append(f"{cause('evaluator_failed').why}: {problem}")
+        trial.journal.log("evaluate", "error", problem=problem)
+        return
+    trial.facts.goal = result["goal_result"]
+    trial.facts.goal_blockers = list(result.get("blockers", []))
+    trial.facts.evidence = list(result.get("evidence", []))
+    trial.facts.unverified = list(result.get("unverified") or [])
+    trial.facts.checks = list(result.get("checks") or [])
+    trial.journal.log("evaluate", trial.facts.goal, blockers=trial.facts.goal_blockers,
+                      evidence_items=len(trial.facts.evidence), unverified=trial.facts.unverified,
+                      judged_by=result.get("judged_by"))
