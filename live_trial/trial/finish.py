@@ -66,7 +66,7 @@ def _write_verdict(trial: TrialContext) -> tuple[dict, Path]:
     from live_trial.notices.outcome import summariser
 
     # What trial-state.json holds from phase judged on: the verdict is derived from the trial's record.
-    findings = recorded_findings({**trial.state, "facts": trial.facts.to_doc()})
+    findings = recorded_findings({**trial.state.to_doc(), "facts": trial.facts.to_doc()})
     facts = gather_facts(trial.wd.root, trial.target, Path(trial.state.plugins_root))
     verdict = derive_verdict(facts, findings, summarise=summariser(findings.lang), clock=verdict_clock(trial.env))
     verdict, path = record_verdict(verdict, workdir=trial.wd.root, eval_root=trial.req.eval_root,
