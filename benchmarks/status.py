@@ -46,6 +46,7 @@ import random  # noqa: E402
 from goals import Goals  # noqa: E402
 
 from live_trial.policy import load_policy  # noqa: E402
+from live_trial.session.rules import PaneRow  # noqa: E402
 from live_trial.transcript.builder import TranscriptBuilder, cli_key_order  # noqa: E402
 from live_trial.transcript.reader import complete_end_offset, read_tail  # noqa: E402
 from live_trial.transcript.status import classify  # noqa: E402
@@ -180,8 +181,16 @@ def time_status_process(path: Path, repeat: int) -> tuple[float, float, float, f
 
 
 class _Backend:
+    """A live session showing SCREEN (:class:`live_trial.session.protocols.Backend`, without tmux)."""
+
     def has_session(self, name):
         return True
+
+    def pane(self, name):
+        return PaneRow(session=name, pane_id="%1", pane_pid=0, dead=False, dead_status=None, owner="", created=0)
+
+    def probe(self, name, pane_id=None):
+        return True, SCREEN
 
     def pane_alive(self, name):
         return True

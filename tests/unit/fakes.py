@@ -1,9 +1,13 @@
-"""Small fakes shared by unit tests: a manual clock, and a trial-state.json as ``run`` writes it."""
+"""Small fakes shared by unit tests: a manual clock, a tmux backend of one session, and a trial-state.json as ``run``
+writes it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable, Sequence, Union
 
+from live_trial.errors import Blocked
 from live_trial.jsonfile import write_json
+from live_trial.session.rules import PaneRow
 
 
 class Clock:
@@ -17,6 +21,61 @@ class Clock:
 
     def sleep(self, s):
         self.t += s
+
+
+#: A screen of :class:`FakeBackend`: its text, or a function of the capture's number (1 = the first) that returns it.
+FakeScreen = Union[str, Callable[[int], str]]
+
+
+class FakeBackend:
+    """One tmux session as :class:`live_trial.session.protocols.Backend` reads it, without tmux.
+
+    ``screens``: what successive captures show (the last one repeats); ``alive`` False: its pane's process exited;
+    ``exists`` False: no such session; ``pid``: the pane's pid (None: unknown, read as 0); ``blocked``: tmux is
+    missing (every call raises Blocked). ``captures`` counts the screens read (``probe`` and ``capture``).
+    """
+
+    PANE_ID = "%1"
+
+    def __init__(self, screens: Sequence[FakeScreen] | None = None, *, alive: bool = True, exists: bool = True,
+                 pid: int | None = None, blocked: bool = False, idle: str = "") -> None:
+        self.screens = list(screens) if screens is not None else [idle]
+        self.alive, self.exists, self.pid, self.blocked = alive, exists, pid, blocked
+        self.captures = 0
+        self.socket = "test"
+
+    def _tmux(self) -> None:
+        if self.blocked:
+            raise Blocked("tmux is not installed", code="tmux_missing")
+
+    def has_session(self, name: str) -> bool:
+        self._tmux()
+        return self.exists
+
+    def pane(self, name: str) -> PaneRow | None:
+        self._tmux()
+        if not self.exists:
+            return None
+        return PaneRow(session=name, pane_id=self.PANE_ID, pane_pid=self.pid or 0, dead=not self.alive,
+                       dead_status=None if self.alive else 0, owner="", created=0)
+
+    def probe(self, name: str, pane_id: str | None = None) -> tuple[bool, str]:
+        self._tmux()
+        if not self.pane_alive(name):
+            return False, ""
+        return True, self.capture(name)
+
+    def pane_alive(self, name: str) -> bool:
+        self._tmux()
+        return self.alive and self.exists
+
+    def pane_pid(self, name: str) -> int | None:
+        return self.pid
+
+    def capture(self, name: str, scrollback: bool = False) -> str:
+        screen = self.screens[min(self.captures, len(self.screens) - 1)]
+        self.captures += 1
+        return screen(self.captures) if callable(screen) else screen
 
 
 def write_state(wd: Path, plugin: str | None, skill: str, *, rehearsal: dict | None = None) -> None:

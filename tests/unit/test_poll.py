@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.errors import Blocked, RefusedInput
+from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json
 from live_trial.policy import load_policy
 from live_trial.transcript.cases import ASK_INPUT
 from live_trial.trial import poll as P
+from tests.unit import fakes
 
 SESSION = "lt-20261130T120000-ab12-poll"
 SID = "11111111-2222-4333-8444-555555555555"
@@ -49,30 +50,11 @@ class Clock:
             fn()
 
 
-class FakeBackend:
-    def __init__(self, screens=None, *, alive=True, exists=True, pid=None, blocked=False) -> None:
-        self.screens = screens if screens is not None else [IDLE]
-        self.alive, self.exists, self.pid, self.blocked = alive, exists, pid, blocked
-        self.captures = 0
-        self.socket = "test"
+class FakeBackend(fakes.FakeBackend):
+    """The shared fake backend, idle by default."""
 
-    def has_session(self, name):
-        if self.blocked:
-            raise Blocked("tmux is not installed", code="tmux_missing")
-        return self.exists
-
-    def pane_alive(self, name):
-        if self.blocked:
-            raise Blocked("tmux is not installed", code="tmux_missing")
-        return self.alive and self.exists
-
-    def pane_pid(self, name):
-        return self.pid
-
-    def capture(self, name, scrollback=False):
-        screen = self.screens[min(self.captures, len(self.screens) - 1)]
-        self.captures += 1
-        return screen(self.captures) if callable(screen) else screen
+    def __init__(self, screens=None, **kw) -> None:
+        super().__init__(screens, idle=IDLE, **kw)
 
 
 @pytest.fixture
@@ -337,15 +319,11 @@ def test_state_survives_sigkill_of_the_poller(env):
         sys.path.insert(0, {str(os.getcwd())!r})
         from live_trial.trial import poll as P
         from live_trial.policy import load_policy
-        class B:
-            def has_session(self, n): return True
-            def pane_alive(self, n): return True
-            def pane_pid(self, n): return None
-            def capture(self, n, scrollback=False): return {busy(4)!r}
+        from tests.unit.fakes import FakeBackend
         pol = load_policy({{}}).with_overrides(stall_limit_s=3600, hard_cap_s=7200, poll_interval_s=0.02)
         cfg = P.PollConfig(marker={str(env.marker)!r}, session={SESSION!r}, session_id={SID!r}, cwd={str(env.cwd)!r},
                            config_dir={str(env.config)!r}, state_file={str(env.state_file)!r}, policy=pol)
-        P.poll(cfg, B())
+        P.poll(cfg, FakeBackend([{busy(4)!r}]))
     """)
     proc = subprocess.Popen([sys.executable, "-c", script])
     deadline = time.time() + 60
@@ -486,11 +464,12 @@ def _turn_file(tmp_path, tools: int):
 def test_turn_cache_parses_only_new_lines_and_classifies_like_a_fresh_read(tmp_path, monkeypatch):
     from live_trial.transcript.reader import complete_end_offset, read_tail
     from live_trial.transcript.status import classify
+    from live_trial.trial import observation
 
     b, path = _turn_file(tmp_path, 20)
     tails = []
     real_tail = read_tail
-    monkeypatch.setattr(P, "read_tail", lambda p, **kw: tails.append(p) or real_tail(p, **kw))
+    monkeypatch.setattr(observation, "read_tail", lambda p, **kw: tails.append(p) or real_tail(p, **kw))
     cache = P.TurnCache()
     recs, new = cache.records(path, complete_end_offset(path))
     assert new == 42 and len(tails) == 1
