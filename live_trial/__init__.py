@@ -17,6 +17,23 @@ subpackage, from a lower floor, or from the bottom; never upward and never in a 
   sequence).
 - floor 7: ``report/`` (reading past trials: the page of one trial, the list, the summary and next step).
 - floor 8: ``cli/`` (arguments, printing, exit codes); then ``pytest_plugin`` (fixtures for test suites).
+
+The data that travels from stage to stage is typed, each loaded and saved in one place:
+
+- ``TrialRequest`` (``trial/facts.py``): what ``run`` was asked to do; ``TrialState`` (``trial/state.py``): the
+  trial's ``trial-state.json``, what a resume continues from; the steps of ``trial/`` are given a ``TrialContext``
+  (``trial/context.py``), the parts of the running trial they read and change.
+- ``Observation`` (``trial/observation.py``): one tick's look at the session (screen, transcript tail and its
+  classification, the CLI's status file, background work, the marker); ``PollState`` (``trial/poll_state.py``):
+  ``poll-state.json``, carried across ticks and calls; the pure ``poll_rules.decide(Observation, PollState, Policy,
+  now)`` gives the next exit (DONE, GATE, STALL, HARD_CAP, TICK_BUDGET) or none.
+- ``Facts`` (``trial/facts.py``): what the trial established step by step (launch, completion, the stop reason, the
+  goal from the evaluator), saved inside ``TrialState``; ``Findings`` (``acceptance/findings.py``) the same as the
+  verdict reads them back.
+- ``VerdictFacts`` (``acceptance/verdict_facts.py``): the workdir read once (transcripts, evaluation.json, the
+  closure and versions recorded at start); the pure ``derive_verdict(VerdictFacts, Findings)`` gives the
+  ``Verdict`` (``acceptance/verdict_doc.py``), whose ``to_doc()`` is verdict.json. ``run``, ``run --resume`` and
+  ``verdict`` derive it the same way.
 """
 from __future__ import annotations
 

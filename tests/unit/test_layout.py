@@ -236,3 +236,21 @@ def test_no_function_takes_an_untyped_trial():
                 args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
                 untyped += [f"{name}.{node.name}" for a in args if a.arg == "trial" and a.annotation is None]
     assert untyped == []
+
+
+LONGEST_FUNCTION_LINES = 80   # CONVENTIONS aims at 60; the two busiest rooms are held to this
+
+
+@pytest.mark.parametrize("room_name", ["trial", "acceptance"])
+def test_no_function_of_the_busiest_rooms_is_longer_than_80_lines(room_name):
+    """A function of ``trial/`` or ``acceptance/`` reads in one screen (poll, the verdict, the finishing sequence)."""
+    long = []
+    for name, path in modules().items():
+        if room(name) != room_name:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > LONGEST_FUNCTION_LINES:
+                    long.append(f"{name}.{node.name}: {lines} lines")
+    assert long == []
