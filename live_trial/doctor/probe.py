@@ -238,6 +238,9 @@ def _validator(claude_path: str, plugin: Path, env: Mapping[str, str]) -> tuple[
     (found,) = validate_plugins(claude_path, [plugin], env, cache=False)
     issues = [f"unknown line {u!r}" for u in found.unknown] + [f"error {t!r}" for _, t in found.errors] + \
         [f"warning {t!r}" for _, t in found.warnings] + ([found.problem] if found.problem else [])
+    if found.result is None and not found.problem:
+        # exit 0 and silence is not the validator's answer (a binary that is not claude prints nothing)
+        issues.append("no result line (\"✔ Validation passed\") in its output")
     return found.exit_code == 0 and not issues, "; ".join(issues) or f"exit {found.exit_code}"
 
 

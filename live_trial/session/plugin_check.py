@@ -96,6 +96,8 @@ class Validation:
     listing: list[tuple[str, str]] = field(default_factory=list)
     #: Lines of the output no rule of :func:`read_output` knows (a format this harness was not checked on).
     unknown: list[str] = field(default_factory=list)
+    #: The validator's result line (``✔ Validation passed``, ``✘ Validation failed``), None when it printed none.
+    result: str | None = None
 
 
 def cache_dir(env: Mapping[str, str]) -> Path:
@@ -178,6 +180,7 @@ class ValidatorOutput:
     provides: list[str] = field(default_factory=list)
     listing: list[tuple[str, str]] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    result: str | None = None
 
 
 def _heading(line: str) -> tuple[str, str] | None:
@@ -225,6 +228,7 @@ def read_output(text: str, plugin_dir: Path) -> ValidatorOutput:
             continue                                    # "    Fix: …" and other continuations of the item above
         elif line.startswith(_RESULT_LINES):
             block, kind, item = None, None, False
+            out.result = line
         elif not line.startswith(_PLAIN_LINES):
             out.unknown.append(line)
     return out
@@ -314,7 +318,7 @@ def _run_validator(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[s
                     result.exit_code = proc.returncode
                     found = read_output(text or "", result.plugin_dir)
                     result.errors, result.warnings = found.errors, found.warnings
-                    result.listing, result.unknown = found.listing, found.unknown
+                    result.listing, result.unknown, result.result = found.listing, found.unknown, found.result
                     if result.exit_code != 0 and not result.errors:
                         tail = " | ".join(ln.strip() for ln in (text or "").splitlines() if ln.strip())[-300:]
                         result.problem = f"exit {result.exit_code} without a validation error line: {tail or '(no output)'}"

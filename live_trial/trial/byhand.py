@@ -29,9 +29,7 @@ from live_trial.trial import folder, folder_steps, start
 from live_trial.trial.changes import BASELINE_DIR
 from live_trial.trial.collect import collect
 from live_trial.trial.folder_steps import changes_since_start
-from live_trial.trial.inputs import validate
 from live_trial.trial.journal import POLL_STATE_FILE
-from live_trial.trial.runner import Trial
 from live_trial.trial.state import STATE_FILE, STATE_SCHEMA
 
 PREPARED = "prepared"
@@ -65,6 +63,11 @@ def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None 
     lease of the session follows (trial-state ``owner_pid``); ``ttl_s``: the lease's time-to-live in seconds
     (trial-state ``lease_ttl_s``). Raises :class:`RefusedInput` (exit 2, nothing created) and
     :class:`~live_trial.errors.Blocked` (exit 3) when the folder cannot be made (the workdir is removed again)."""
+    # imported here: the runner brings boot, send, the rehearsal server and the evaluator, which `collect`,
+    # `verdict` and `backend kill-session` (the other users of this module) never need at start-up
+    from live_trial.trial.inputs import validate
+    from live_trial.trial.runner import Trial
+
     trial = Trial(req, env=dict(env) if env is not None else None)
     validate(trial)
     notes: list[str] = []

@@ -23,7 +23,6 @@ import subprocess
 from pathlib import Path
 
 from live_trial.jsonfile import copy_file_private, make_private_dirs, read_json, write_json, write_text_atomic
-from live_trial.judge.context import Produced
 from live_trial.trial.gitrepo import commits_since, folder_tree, tree_changes
 
 SNAPSHOT_MAX_FILES = 20_000
@@ -211,6 +210,9 @@ def session_output(workdir: Path, folder: str | None = None):
     (``files.json``), the trial's own folder relative to the workdir when ``folder`` (trial-state.json ``folder.path``)
     lies inside it, and ``side-effects/git-diff.patch`` when it was recorded against the folder's start (a trial's
     collect, which also writes ``files.json``; never the HEAD diff of a collect run by hand)."""
+    # imported here: the evaluator's context (and its index) costs `reap` and `collect` about 70 ms at start-up
+    from live_trial.judge.context import Produced
+
     workdir = Path(workdir).resolve()
     recorded = recorded_side_effects(workdir)
     inside = None

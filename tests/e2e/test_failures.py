@@ -259,10 +259,12 @@ def test_a_tmux_server_no_harness_started_is_refused_and_its_options_stay_byte_f
 
 @pytest.mark.budget(12)
 def test_reap_ends_what_a_killed_harness_left_even_once_its_session_is_gone(tmp_path):
-    """SIGKILL of the harness while a tool runs, then the session removed by hand: the tool's processes are orphans
-    of init that no session leads to; ``reap`` finds the trial in the eval root and ends them."""
+    """SIGKILL of the harness while a tool runs, then the session removed by hand: a process the tool left in a session
+    of its own (``setsid``) is an orphan of init that no session leads to; ``reap`` finds the trial in the eval root
+    and ends it. (A plain tool's sleep may die with claude or outlive it for a moment, by version and timing: with it
+    the test raced reap against claude's own cleanup.)"""
     proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
-                     str(SCENARIOS / "mark-bash-sleep.yaml"), "--stall-limit", "60", "--hard-cap", "120")
+                     str(SCENARIOS / "mark-bash-escape.yaml"), "--stall-limit", "60", "--hard-cap", "120")
     tree = []
     try:
         state, tree, _sleep = _tool_tree(tmp_path)

@@ -132,3 +132,16 @@ def test_a_cli_path_that_is_not_there_is_named_by_the_flag_it_came_from(tmp_path
     not_executable.write_text("text")
     proc = _cli("--cli", str(not_executable))
     assert proc.returncode == 3 and "named by --cli is not an executable file" in proc.stderr
+
+
+def test_a_validator_that_answers_nothing_with_exit_0_does_not_hold(tmp_path, monkeypatch):
+    """A binary that is not claude (``/bin/true``) exits 0 and prints nothing: the validator's format is not seen."""
+    from live_trial.doctor import probe
+    from live_trial.session.plugin_check import Validation
+
+    monkeypatch.setattr(probe, "validate_plugins", lambda *a, **k: [Validation(tmp_path, exit_code=0)])
+    holds, saw = probe._validator("/bin/true", tmp_path, {})
+    assert holds is False and "no result line" in saw
+    answered = Validation(tmp_path, exit_code=0, result="✔ Validation passed")
+    monkeypatch.setattr(probe, "validate_plugins", lambda *a, **k: [answered])
+    assert probe._validator("/bin/true", tmp_path, {}) == (True, "exit 0")

@@ -138,3 +138,13 @@ def test_a_validator_that_never_answers_is_ended_with_every_process_it_started(t
     [answer] = pc.validate_plugins(str(fake), [tmp_path], dict(os.environ), timeout_s=1, cache=False)
     assert time.monotonic() - started < 10
     assert answer.problem == "no answer within 1s"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in CAPTURED.glob("*.txt")))
+def test_every_captured_output_ends_with_its_result_line(name):
+    """The result line is the validator's own answer: the doctor requires it (silence with exit 0 is not one)."""
+    assert pc.read_output(captured(name), Path(D)).result.startswith(("✔ Validation passed", "✘ Validation"))
+
+
+def test_silence_has_no_result_line():
+    assert pc.read_output("", Path(D)).result is None
