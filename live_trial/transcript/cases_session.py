@@ -7,7 +7,14 @@ Each entry is ``(name, build, expect)``; ``build()`` returns ``(records, session
 """
 from __future__ import annotations
 
+from typing import Any, Callable, Union
+
 from live_trial.transcript.builder import TranscriptBuilder
+
+#: What a case's ``build()`` returns: the records and the CLI's session status (None: no live CLI), for some also the
+#: screen's background counts (``{"shells": n, "agents": m}``).
+Built = Union[tuple[list[dict[str, Any]], dict[str, Any] | None],
+              tuple[list[dict[str, Any]], dict[str, Any] | None, dict[str, int]]]
 
 BUSY_GENERATING, BUSY_TOOL, IDLE = "BUSY_GENERATING", "BUSY_TOOL", "IDLE_TURN_COMPLETE"
 
@@ -18,40 +25,40 @@ def _b() -> TranscriptBuilder:
     return b
 
 
-def _bg_shell_turn(b: TranscriptBuilder, **kw) -> str:
+def _bg_shell_turn(b: TranscriptBuilder, *, by_user: bool = False) -> str:
     b.prompt("Run the task.")
-    task = b.background_shell("for i in 1 2 3; do echo t; sleep 20; done", "Tick", **kw)
+    task = b.background_shell("for i in 1 2 3; do echo t; sleep 20; done", "Tick", by_user=by_user)
     b.text("The job runs in the background; I will be woken when it ends.")
     b.turn_duration()
     return task
 
 
-def _bg_shell_running():
+def _bg_shell_running() -> Built:
     b = _b()
     _bg_shell_turn(b)
     return b.records, {"status": "shell"}
 
 
-def _bg_shell_running_no_live_status():
+def _bg_shell_running_no_live_status() -> Built:
     b = _b()
     _bg_shell_turn(b)
     return b.records, None
 
 
-def _bg_shell_moved_by_ctrl_b():
+def _bg_shell_moved_by_ctrl_b() -> Built:
     b = _b()
     _bg_shell_turn(b, by_user=True)
     return b.records, {"status": "shell"}
 
 
-def _bg_shell_woke_model():
+def _bg_shell_woke_model() -> Built:
     b = _b()
     task = _bg_shell_turn(b)
     b.task_notification(task)
     return b.records, {"status": "busy"}
 
 
-def _bg_shell_wake_turn_done():
+def _bg_shell_wake_turn_done() -> Built:
     b = _b()
     task = _bg_shell_turn(b)
     b.task_notification(task)
@@ -61,7 +68,7 @@ def _bg_shell_wake_turn_done():
     return b.records, {"status": "idle"}
 
 
-def _bg_shell_ended_inside_turn():
+def _bg_shell_ended_inside_turn() -> Built:
     b = _b()
     b.prompt()
     task = b.background_shell("sleep 3", "Short")
@@ -74,7 +81,7 @@ def _bg_shell_ended_inside_turn():
     return b.records, {"status": "idle"}
 
 
-def _bg_shell_task_stop():
+def _bg_shell_task_stop() -> Built:
     b = _b()
     task = _bg_shell_turn(b)
     b.prompt("stop it")
@@ -86,25 +93,25 @@ def _bg_shell_task_stop():
     return b.records, None
 
 
-def _bg_shell_killed_from_panel():
+def _bg_shell_killed_from_panel() -> Built:
     b = _b()
     _bg_shell_turn(b)
     return b.records, {"status": "idle"}
 
 
-def _live_shell_status_only():
+def _live_shell_status_only() -> Built:
     b = _b()
     b.turn()
     return b.records, {"status": "shell"}
 
 
-def _screen_footer_shell_only():
+def _screen_footer_shell_only() -> Built:
     b = _b()
     b.turn()
     return b.records, None, {"shells": 1, "agents": 0}
 
 
-def _bg_agent_waiting():
+def _bg_agent_waiting() -> Built:
     b = _b()
     b.prompt()
     b.background_agent("Sleep probe")
@@ -113,7 +120,7 @@ def _bg_agent_waiting():
     return b.records, {"status": "busy"}
 
 
-def _bg_agent_count_only():
+def _bg_agent_count_only() -> Built:
     b = _b()
     b.prompt("a prompt while the agent runs")
     b.text("EXTRA: ok")
@@ -121,7 +128,7 @@ def _bg_agent_count_only():
     return b.records, None
 
 
-def _bg_agent_finished():
+def _bg_agent_finished() -> Built:
     b = _b()
     b.prompt()
     agent = b.background_agent("Sleep probe")
@@ -133,7 +140,7 @@ def _bg_agent_finished():
     return b.records, {"status": "idle"}
 
 
-def _compacted_after_turn():
+def _compacted_after_turn() -> Built:
     b = _b()
     b.turn(tools=1)
     b.prompt("second")
@@ -144,21 +151,21 @@ def _compacted_after_turn():
     return b.records, {"status": "idle"}
 
 
-def _compact_refused():
+def _compact_refused() -> Built:
     b = _b()
     b.turn()
     b.slash_command("/compact", "Not enough messages to compact.")
     return b.records, {"status": "idle"}
 
 
-def _clear_new_transcript():
+def _clear_new_transcript() -> Built:
     b = _b()
     b.snapshot()
     b.slash_command("/clear", "")
     return b.records, {"status": "idle"}
 
 
-def _clear_after_question():
+def _clear_after_question() -> Built:
     old = _b()
     old.prompt("Run the task.")
     old.text("Which folder should I use?")
@@ -170,7 +177,7 @@ def _clear_after_question():
     return old.records + new.records, {"status": "idle"}
 
 
-def _command_is_not_a_prompt():
+def _command_is_not_a_prompt() -> Built:
     b = _b()
     b.turn()
     b.slash_command("/compact", "Not enough messages to compact.")
@@ -178,7 +185,7 @@ def _command_is_not_a_prompt():
     return b.records, None
 
 
-SESSION_CASES = (
+SESSION_CASES: tuple[tuple[str, Callable[[], Built], dict[str, Any]], ...] = (
     ("background shell running after the turn ended (CLI status shell)", _bg_shell_running,
      {"state": BUSY_TOOL, "background_kind": "shell"}),
     ("background shell running, transcript only", _bg_shell_running_no_live_status,

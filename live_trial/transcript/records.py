@@ -11,7 +11,9 @@ from datetime import datetime
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
-    from typing import Any
+    from typing import Any, TypeVar
+
+    _Record = TypeVar("_Record", bound=Mapping[str, Any])
 
 #: Record types the CLI writes that the harness reads (2.1.197, claude-cli-observed.md; 2.1.332) plus older/other
 #: known ones. Others are skipped and counted as unknown.
@@ -166,7 +168,7 @@ def is_task_notification(rec: Mapping[str, Any]) -> bool:
     return prompt_text(rec).lstrip().startswith(TASK_NOTIFICATION_PREFIX)
 
 
-def human_prompts(records: Iterable[Mapping[str, Any]]) -> list[dict]:
+def human_prompts(records: Iterable[_Record]) -> list[_Record]:
     """The human prompts (see :func:`is_human_prompt`) in time order (timestamp, then file order)."""
     found = [(i, r) for i, r in enumerate(records) if is_human_prompt(r)]
     return [r for _, r in sorted(found, key=lambda p: (record_time(p[1]) or float("-inf"), p[0]))]

@@ -75,7 +75,7 @@ class Status:
                  gate_kind: str | None = None, options: list[str] | None = None, stop_reason: str | None = None,
                  last_prompt_uuid: str | None = None, last_event_at: str | None = None, queued_prompts: int = 0,
                  session_status: str | None = None, last_assistant_text: str = "", warnings: list[str] | None = None,
-                 background: dict | None = None, ended_by: str | None = None) -> None:
+                 background: dict[str, Any] | None = None, ended_by: str | None = None) -> None:
         # A plain class, not a dataclass: importing dataclasses (and the inspect module it loads) would be a
         # quarter of ``live-trial status``'s start-up.
         self.state, self.reason, self.interrupted, self.api_error = state, reason, interrupted, api_error
@@ -85,7 +85,7 @@ class Status:
         self.session_status, self.last_assistant_text = session_status, last_assistant_text
         self.warnings, self.background, self.ended_by = list(warnings or []), background, ended_by
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``status --json``)."""
         from copy import deepcopy
 
@@ -98,7 +98,7 @@ class Status:
         return "Status(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS) + ")"
 
 
-def _blocks(rec: Mapping[str, Any]) -> list[dict]:
+def _blocks(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     content = message_content(rec)
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
@@ -120,7 +120,8 @@ def _question_of(name: str, tool_input: Any) -> tuple[str, list[str]]:
             texts.append(inp["question"].strip())
         return (" | ".join(texts) or "AskUserQuestion (no question text in the tool input)"), labels
     if name == "ExitPlanMode":
-        plan = inp.get("plan") if isinstance(inp.get("plan"), str) else ""
+        plan = inp.get("plan")
+        plan = plan if isinstance(plan, str) else ""
         first = next((ln.strip("# ").strip() for ln in plan.splitlines() if ln.strip()), "")
         text = "Approve the plan and start coding?" + (f" Plan: {first}" if first else "")
         if isinstance(inp.get("planFilePath"), str):
@@ -209,7 +210,7 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
             prompt_i = i
     prompt = events[prompt_i] if prompt_i >= 0 else None
 
-    pending: dict[str, dict] = {}
+    pending: dict[str, dict[str, Any]] = {}
     asked: dict[str, str] = {}        # tool_use id -> tool name, for every tool_use of the turn
     last: str | None = None           # kind of the newest conversation event
     last_at: str | None = prompt.get("timestamp") if prompt else None
@@ -222,7 +223,8 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
         rtype = rec.get("type")
         kind = None
         if rtype == "assistant":
-            msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+            msg = rec.get("message")
+            msg = msg if isinstance(msg, dict) else {}
             model = msg.get("model")
             stop_reason = msg.get("stop_reason") if isinstance(msg.get("stop_reason"), str) else None
             if rec.get("isApiErrorMessage") is True:
