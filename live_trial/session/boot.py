@@ -28,7 +28,8 @@ from typing import Any, Callable, Mapping, Sequence
 from live_trial.errors import Blocked, BootFail, BootTimeout, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
-from live_trial.session.environment import NESTED_VARS, RENDERER_DROPPED, RENDERER_ENV, child_env  # noqa: F401 - re-exported
+from live_trial.session.environment import NESTED_VARS, RENDERER_DROPPED, RENDERER_ENV  # noqa: F401 - re-exported
+from live_trial.session.environment import child_env as child_env       # used here; re-exported (``X as X``)
 from live_trial.session.keys import ONE_PRESS, press_until
 from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
 
@@ -100,7 +101,7 @@ class BootResult:
     argv: list[str]
     claude_path: str
     plugin_warnings: list[str] = field(default_factory=list)
-    plugin_checks: list[dict] = field(default_factory=list)
+    plugin_checks: list[dict[str, Any]] = field(default_factory=list)
 
     def ready_line(self) -> str:
         """``READY: <session> (<N>s) MODEL:<model|default> SESSION_ID:<uuid>`` (seed 001 boot)."""
@@ -213,13 +214,14 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     plugin_dirs = ([Path(p) for p in req.plugin_dirs] if req.plugin_dirs is not None
                    else resolve_plugin_dirs(req.target, Path(req.plugins_root or cwd)))
     argv = build_argv(req, claude_path, plugin_dirs, req.settings_args)
-    plugin_warnings, plugin_checks = [], []
+    plugin_warnings: list[str] = []
+    plugin_checks: list[dict[str, Any]] = []
     if plugin_dirs:
         from live_trial.session.plugin_check import check_plugins
 
         plugin_warnings = check_plugins(claude_path, plugin_dirs, env, plugin_checks)   # BootFail before anything starts
     timeout_s = req.timeout_s if req.timeout_s is not None else _policy_boot_timeout(base_env)
-    leased = {"lease": req.lease} if req.lease is not None else {}
+    leased: dict[str, Any] = {"lease": req.lease} if req.lease is not None else {}
     spawned = clock()                  # the probe schedule counts from here, after a plugin check that may be slow
     info = backend.new_session(req.session, argv, cwd=cwd, env=env, owner_pid=req.owner_pid, **leased)
     ok = False
@@ -379,10 +381,10 @@ def _raise_exited(backend: Backend, session: str, *, clock: Callable[[], float] 
             break
         sleep(POLL_S)
     tail = [ln for ln in screen.tail(full, TAIL_LINES) if not ln.startswith("Pane is dead")]
-    status = "unknown" if status is None else status
+    shown = "unknown" if status is None else status
     last = " | ".join(tail[-3:]) or "(no output)"
-    raise BootFail(f"claude exited at start (exit status {status}): {last}", where=session,
-                   fix=_exit_fix(" ".join(tail)), code="exited_at_start", details={"tail": tail, "status": status})
+    raise BootFail(f"claude exited at start (exit status {shown}): {last}", where=session,
+                   fix=_exit_fix(" ".join(tail)), code="exited_at_start", details={"tail": tail, "status": shown})
 
 
 def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | None, *,

@@ -72,7 +72,7 @@ def check_target_allowed(target: str) -> None:
                            code="denied_target")
 
 
-def buffer_name(session: str, path: str | os.PathLike) -> str:
+def buffer_name(session: str, path: str | os.PathLike[str]) -> str:
     """Deterministic, fixed-length, injection-safe paste buffer name for (session, file path).
 
     ``lt-buf-`` + the first 32 hex digits of sha256(session NUL absolute path): only ``[a-z0-9-]``,

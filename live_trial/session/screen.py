@@ -152,7 +152,7 @@ def is_ready(capture: str) -> bool:
     return rest == "" or bool(MARKERS["placeholder"].match(rest))
 
 
-def background_work(capture: str) -> dict:
+def background_work(capture: str) -> dict[str, int]:
     """``{"shells": n, "agents": m}``: background work the screen shows running now.
 
     Shells from the footer under the input box (``· 1 shell ·``); agents from the turn's status line right above
