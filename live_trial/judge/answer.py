@@ -113,7 +113,8 @@ def split_criteria(frontmatter: dict) -> tuple[list[dict], list[dict]]:
     """
     contract = frontmatter.get("feedback_contract") if isinstance(frontmatter, dict) else None
     items = contract.get("criteria") if isinstance(contract, dict) else None
-    judged, skipped = [], []
+    judged: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
     for item in items or []:
         if not isinstance(item, dict) or not item.get("id"):
             continue
@@ -191,7 +192,8 @@ def review(answer: Any, ctx: Context) -> Review:
     if not isinstance(answer, dict):
         return Review(form=["the answer is not a JSON object"])
     out = Review(form=_form(answer))
-    evidence = answer.get("evidence") if isinstance(answer.get("evidence"), list) else []
+    evidence = answer.get("evidence")
+    evidence = evidence if isinstance(evidence, list) else []
     passing = answer.get("verdict") == "PASS"
     for i, item in enumerate(e for e in evidence if isinstance(e, dict)):
         problems, _ = item_problems(i, item, ctx)

@@ -33,7 +33,7 @@ import secrets
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import make_private_dirs, read_json, write_json
@@ -133,10 +133,11 @@ def register_watch(eval_root: Path, *, objective: str, unverified: str, evidence
     if not (objective or "").strip():
         raise RefusedInput("a watch needs the objective it watches", where="objective", code="refused_input")
     now = clock()
-    watch = {"id": f"w-{secrets.token_hex(4)}", "objective": objective.strip(), "unverified": unverified.strip(),
-             "evidence": (evidence or "").strip(), "since": iso(now), "lastCheckAt": None, "lastListedAt": None,
-             "checks": 0, "ng": 0, "status": "open", "closedAt": None, "target": target, "workdir": workdir,
-             "notified": [], "history": []}
+    watch: dict[str, Any] = {
+        "id": f"w-{secrets.token_hex(4)}", "objective": objective.strip(), "unverified": unverified.strip(),
+        "evidence": (evidence or "").strip(), "since": iso(now), "lastCheckAt": None, "lastListedAt": None,
+        "checks": 0, "ng": 0, "status": "open", "closedAt": None, "target": target, "workdir": workdir,
+        "notified": [], "history": []}
     if closure:
         watch["closure"] = closure
     _event(watch, now, "registered", watch["unverified"])

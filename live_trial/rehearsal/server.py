@@ -272,6 +272,7 @@ class _Handler(BaseHTTPRequestHandler):
             "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}})
         first_delta_sent = False
         for index, block in enumerate(blocks):
+            start: dict[str, Any]
             if block["type"] == "text":
                 start = {"type": "text", "text": ""}
                 pieces = _split(block["text"], size)
