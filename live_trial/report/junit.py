@@ -81,15 +81,15 @@ def junit_xml(rows: Iterable[Mapping[str, Any]], suite_name: str = "live-trial")
         if status == "PASS":
             pass
         elif status in FAILURES:
-            result = Failure(message=row.get("summary") or status, type_=status)
-            result.text = text or None
+            result: Failure | Error = Failure(message=row.get("summary") or status, type_=status)
+            result.text = text or None      # type: ignore[assignment]  # None: no text (junitparser annotates str)
             case.result = [result]
         elif status == "SKIPPED":
             case.result = [Skipped(message=row.get("summary") or row.get("action") or "skipped",
                                    type_=row.get("action") or "skipped")]
         else:
             result = Error(message=row.get("summary") or status, type_=status)
-            result.text = text or None
+            result.text = text or None      # type: ignore[assignment]  # None: no text (junitparser annotates str)
             case.result = [result]
         suite.add_testcase(case)
     suite.update_statistics()

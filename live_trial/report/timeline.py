@@ -160,7 +160,9 @@ class _Walk:
     def run(self, records: Iterable[dict], workdir: Path, written_at: float | None) -> None:
         prepare_end = None
         for rec in records:
-            t = epoch(rec["at"]) - self.t0
+            at = epoch(rec["at"])
+            assert at is not None               # read_log keeps only records with a time
+            t = at - self.t0
             step, decision = rec["step"], str(rec.get("decision") or "")
             if step in PREPARE_STEPS and self.send_end is None:
                 prepare_end = t
@@ -261,6 +263,7 @@ class _Walk:
                                  "session is one bar, with the poll exits as marks")
         poll_state = read_json_dict(workdir / POLL_STATE_FILE) or {}
         for ex in poll_state.get("exits") or [] if not self.states else []:
-            t = epoch(ex.get("at")) if isinstance(ex, dict) else None
-            if t is not None:
-                self.tl.marks.append(Mark(t - self.t0, f"poll exit {ex.get('exit')}: {ex.get('reason')}", "stall"))
+            exit_at = epoch(ex.get("at")) if isinstance(ex, dict) else None
+            if exit_at is not None:
+                self.tl.marks.append(Mark(exit_at - self.t0, f"poll exit {ex.get('exit')}: {ex.get('reason')}",
+                                          "stall"))
