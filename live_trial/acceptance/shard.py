@@ -59,7 +59,8 @@ def trial_weights(plan: Mapping[str, Any], entries: Sequence[Mapping[str, Any]])
     return [known.get(str(e.get("target")), mean) for e in entries]
 
 
-def shard_entries(plan: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], k: int, n: int) -> list:
+def shard_entries(plan: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], k: int,
+                  n: int) -> list[Mapping[str, Any]]:
     """The trial entries (from the plan's ``live_batches``, flattened in plan order) that shard ``k`` of ``n`` runs,
     in plan order."""
     parts = partition(trial_weights(plan, entries), n)
