@@ -52,7 +52,7 @@ def check_findings(f: Findings) -> None:
     _check_count(f.gate_response_count, "--gate-response-count")
 
 
-def _check_choice(value: Any, choices: tuple, name: str, *, optional: bool = False) -> None:
+def _check_choice(value: Any, choices: tuple[str, ...], name: str, *, optional: bool = False) -> None:
     if value is None and optional:
         return
     if value not in choices:
@@ -65,7 +65,7 @@ def _check_count(value: Any, name: str) -> None:
         raise RefusedInput(f"{name} must be a whole number >= 0 (got {value!r})", where=name, code="bad_value")
 
 
-def gate_answer_rows(answers: Iterable[Mapping[str, Any]] | None, count: int, kind: str) -> list[dict]:
+def gate_answer_rows(answers: Iterable[Mapping[str, Any]] | None, count: int, kind: str) -> list[dict[str, Any]]:
     """One line per answered question ``[{n, question, options, answer, kind}]``: ``answers`` as the trial recorded
     them, or, when None (``verdict`` by hand knows only the count), ``count`` lines of ``kind`` whose question is
     unknown. Raises :class:`RefusedInput` when the lines and ``count`` disagree or a kind is not rescue/contractual."""
@@ -82,7 +82,7 @@ def gate_answer_rows(answers: Iterable[Mapping[str, Any]] | None, count: int, ki
     return rows
 
 
-def evidence_items(items: Iterable[Mapping[str, Any]] | None) -> list[dict]:
+def evidence_items(items: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
     """Evidence items as verdict.json keeps them: ``{claim, source, [quote], observed}`` as text, nothing else."""
     out = []
     for item in items or ():
@@ -212,9 +212,9 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
     return judgement
 
 
-def _criteria(facts: VerdictFacts, f: Findings) -> list[dict]:
+def _criteria(facts: VerdictFacts, f: Findings) -> list[dict[str, Any]]:
     """One line per criterion: the findings' checks, else evaluation.json's when the goal was judged."""
-    checks: list | None = list(f.criteria_checks) if f.criteria_checks is not None else None
+    checks: list[Mapping[str, Any]] | None = list(f.criteria_checks) if f.criteria_checks is not None else None
     if checks is None and f.goal_result is not None:
         checks = list(facts.evaluation.checks) if facts.evaluation.checks is not None else None
     why = f.not_judged_why or ("the goal was not judged" if f.goal_result is None
@@ -222,7 +222,7 @@ def _criteria(facts: VerdictFacts, f: Findings) -> list[dict]:
     return criteria_table(facts.target.frontmatter, checks, why)
 
 
-def _working_folder(folder: Mapping[str, Any] | None) -> dict | None:
+def _working_folder(folder: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if folder is None:
         return None
     return {**{k: folder.get(k) for k in ("form", "path", "source")}, "removed": bool(folder.get("removed"))}

@@ -120,7 +120,9 @@ def recorded_findings(state: Mapping[str, Any] | None) -> Findings | None:
     """The findings ``run`` (or ``run --resume``) recorded in ``state`` (trial-state.json) once it reached its
     judgement (phase judged or later, with its ``facts``); None for any other workdir (a prepared one, a trial still
     running, an older harness's record)."""
-    facts = (state or {}).get("facts")
+    if state is None:
+        return None
+    facts = state.get("facts")
     if not isinstance(facts, Mapping) or state.get("phase") not in JUDGED_PHASES:
         return None
     goal, checks, rehearsal = facts.get("goal"), facts.get("checks"), state.get("rehearsal")

@@ -54,7 +54,7 @@ def trial_folder(workdir: Path) -> Path:
     return path.resolve()
 
 
-def read_trial_state(workdir: Path) -> dict | None:
+def read_trial_state(workdir: Path) -> dict[str, Any] | None:
     """The workdir's ``trial-state.json`` as a dict, or None when there is none.
 
     Raises :class:`RefusedInput` (``bad_trial_state``) naming the file when it exists but is not a JSON object:

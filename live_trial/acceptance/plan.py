@@ -80,7 +80,7 @@ class _Skill:
     plugin: str
     skill: str
     plugins_root: Path
-    entry: dict
+    entry: dict[str, Any]
 
 
 def _plugin_roots(plugin_dirs: Iterable[Path]) -> tuple[list[Path], dict[Path, LiveTrialError]]:
@@ -222,7 +222,7 @@ def _inline_refs(node: Any, defs: Mapping[str, Any]) -> Any:
 def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "incremental", max_live_trials: int = 2,
          max_concurrency: int = 2, *, plugins_root: Path | None = None, proof: bool = False,
          reuse_rehearsal: bool = False, scenario_path: Path | None = None,
-         watches: Iterable[Mapping[str, Any]]) -> dict:
+         watches: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Plan the live trials of every skill in ``plugin_dirs`` (plugin folders or folders of plugins).
 
     Returns the plan document (valid against ``schemas/plan.schema.json``): ``skills`` (one entry per skill with
@@ -273,6 +273,7 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
                                   "closure changed since it was opened")
     doc = _budget(skills, eval_root, profile, max_live_trials, max_concurrency, proof, reuse_rehearsal, utc_now())
     if reuse_rehearsal:
+        assert scenario_path is not None        # _check_arguments refused --rehearsal-reuse without it
         doc["rehearsal_scenario"] = str(Path(scenario_path).resolve())
     return doc
 
@@ -363,7 +364,7 @@ def _decide(skill: _Skill, index: PluginIndex, ctx: _Planning) -> None:
 
 
 def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, width: int, proof: bool,
-            reuse_rehearsal: bool, now: str) -> dict:
+            reuse_rehearsal: bool, now: str) -> dict[str, Any]:
     """Apply the trial budget and cut the runs into batches."""
     runs = [s for s in skills if s.entry["action"] == "run"]
     budget = len(runs) if profile == "exhaustive" else max_live
@@ -395,8 +396,9 @@ def _duration_of(verdict_path: Path) -> float | None:
 def watch_closure(watch: Mapping[str, Any]) -> str | None:
     """The behaviour-closure digest the trial behind ``watch`` tested: its ``closure``, else the
     ``skill_dir_tree_sha`` of the verdict in its workdir; None when neither can be read."""
-    if isinstance(watch.get("closure"), str):
-        return watch["closure"]
+    closure = watch.get("closure")
+    if isinstance(closure, str):
+        return closure
     if not watch.get("workdir"):
         return None
     try:

@@ -55,7 +55,7 @@ def actual_models(records: Iterable[Mapping[str, Any]]) -> list[str]:
     return models(records)
 
 
-def environment(claude_version: str | None = None, tmux_version: str | None = None) -> dict:
+def environment(claude_version: str | None = None, tmux_version: str | None = None) -> dict[str, Any]:
     """Versions only (claude, tmux, python, platform) — never environment variables or keys
     (:func:`live_trial.acceptance.verdict_facts.environment`)."""
     from live_trial.acceptance.verdict_facts import environment as versions
@@ -67,7 +67,7 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
                   requested_model: str | None, launch: str, completion: str, goal_result: str | None,
                   closure_at_boot: Mapping[str, Any] | None = None, claude_version: str | None = None,
                   tmux_version: str | None = None, watch_id: str | None = None,
-                  summarise: Callable[[dict], str] | None = None, **findings: Any) -> dict:
+                  summarise: Callable[[Mapping[str, Any]], str] | None = None, **findings: Any) -> dict[str, Any]:
     """Build (not write) a verdict document: :func:`~live_trial.acceptance.verdict_facts.gather_facts` then
     :func:`~live_trial.acceptance.derive.derive_verdict`, the time now. ``target``: a resolved
     :class:`~live_trial.closure.index.Target` or a string; the other keywords are the fields of
@@ -108,7 +108,7 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     return replace(verdict, watch_id=watch_id).to_doc() if watch_id else verdict.to_doc()
 
 
-def write_verdict(workdir: Path, doc: dict) -> Path:
+def write_verdict(workdir: Path, doc: dict[str, Any]) -> Path:
     """Validate ``doc`` against the verdict schema and write ``<workdir>/verdict.json`` atomically; return its path.
 
     Raises :class:`~live_trial.errors.SchemaInvalid` (nothing written) when it does not fit.
@@ -118,7 +118,7 @@ def write_verdict(workdir: Path, doc: dict) -> Path:
     return path
 
 
-def write_trial_verdict(**kw: Any) -> tuple[dict, Path]:
+def write_trial_verdict(**kw: Any) -> tuple[dict[str, Any], Path]:
     """Build and write a trial's verdict. Keywords: those of :func:`build_verdict`.
 
     Returns ``(doc, path)``. Refusals raise before anything is written.
@@ -127,11 +127,12 @@ def write_trial_verdict(**kw: Any) -> tuple[dict, Path]:
     return doc, write_verdict(kw["workdir"], doc)
 
 
-def read_verdict(path: Path) -> dict:
+def read_verdict(path: Path) -> dict[str, Any]:
     """Read and schema-validate a verdict; raise :class:`RefusedInput` naming the file when unreadable or invalid."""
     from live_trial.jsonfile import read_json
 
-    return read_json(Path(path), SCHEMA)
+    doc: dict[str, Any] = read_json(Path(path), SCHEMA)
+    return doc
 
 
 def trial_duration_s(doc: Any) -> float | None:

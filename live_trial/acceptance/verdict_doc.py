@@ -51,7 +51,7 @@ class Environment:
     platform: str
     """The platform, terse (``Linux-6.1-x86_64-with-glibc2.36``)."""
 
-    def to_doc(self) -> dict:
+    def to_doc(self) -> dict[str, Any]:
         """``{claude_version, tmux_version, python, platform}`` as verdict.json and trial-state.json keep it."""
         return {"claude_version": self.claude_version, "tmux_version": self.tmux_version, "python": self.python,
                 "platform": self.platform}
@@ -90,7 +90,7 @@ class Verdict:
     """The fresh evaluator's PASS / FAIL, None when the goal was not judged."""
     goal_blockers: tuple[str, ...]
     """What the evaluator found missing."""
-    evidence: tuple[dict, ...]
+    evidence: tuple[dict[str, Any], ...]
     """The evidence items ``{claim, source, [quote], observed}``."""
     evidence_text: str | None
     """The evidence as a person gave it (``verdict --evidence``), None otherwise."""
@@ -110,9 +110,9 @@ class Verdict:
     """rescue, contractual or mixed: the kinds of the answers."""
     gate_contract_evidence: tuple[str, ...]
     """Where the frontmatter declares the questions a contractual answer answered."""
-    gate_answers: tuple[dict, ...]
+    gate_answers: tuple[dict[str, Any], ...]
     """One line per answered question ``{n, question, options, answer, kind}``."""
-    criteria: tuple[dict, ...]
+    criteria: tuple[dict[str, Any], ...]
     """One line per criterion of the skill's feedback_contract."""
     poll_exit: str | None
     """The last poll exit (DONE, STALL, GATE, HARD_CAP, TICK_BUDGET, BLOCKED), None when poll never ran."""
@@ -152,14 +152,14 @@ class Verdict:
     """When the trial started (UTC ``...Z``), None when unknown."""
     written_at: str
     """When the verdict was derived (UTC ``...Z``): the injected clock's time."""
-    working_folder: dict | None = None
+    working_folder: dict[str, Any] | None = None
     """The trial's own folder ``{form, path, source, removed}``, None when not recorded."""
     summary: str | None = None
     """One sentence in the message language saying what happened; None when no summariser was given."""
-    override: dict | None = None
+    override: dict[str, Any] | None = None
     """What ``verdict --override WHY`` records ``{why, evaluation_goal_result, replaced}``, None otherwise."""
 
-    def to_doc(self) -> dict:
+    def to_doc(self) -> dict[str, Any]:
         """The verdict.json document: every key in the order verdict.json has always had, lists as lists;
         ``working_folder``, ``summary`` and ``override`` only when set."""
         doc = {"schema_version": SCHEMA_VERSION, "target": self.target, "plugin": self.plugin, "skill": self.skill,

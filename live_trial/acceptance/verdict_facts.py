@@ -105,7 +105,7 @@ def may_hold_assistant(line: bytes) -> bool:
     return b"assistant" in line or b"\\u" in line
 
 
-def environment(claude_version: str | None = None, tmux_version: str | None = None) -> dict:
+def environment(claude_version: str | None = None, tmux_version: str | None = None) -> dict[str, Any]:
     """Versions only (claude, tmux, python, platform) — never environment variables or keys. ``tmux_version`` None:
     ``tmux -V`` is asked (null when tmux is missing)."""
     import platform as _platform
@@ -253,7 +253,7 @@ def _could_not_judge(doc: Any) -> tuple[str, ...]:
         return ()
 
 
-def _previous_verdict(path: Path) -> dict | None:
+def _previous_verdict(path: Path) -> dict[str, Any] | None:
     """``{overall, written_at}`` of the verdict.json in the workdir (None values when it cannot be read); None
     when there is none."""
     if not path.is_file():

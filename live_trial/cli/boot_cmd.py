@@ -323,8 +323,8 @@ def cmd_backend(args) -> int:
             if removed or kept:
                 print(f"removed the trial's copy {removed}" if removed else kept)
     elif verb == "reap":
-        removed = backend.reap()
-        print("REAPED: " + (", ".join(removed) if removed else "none"))
+        reaped = backend.reap()
+        print("REAPED: " + (", ".join(reaped) if reaped else "none"))
     elif verb == "list":
         import time
 

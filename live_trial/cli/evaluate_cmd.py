@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import Sequence
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import parse_json
@@ -169,7 +170,7 @@ def _starter(args):
     return start
 
 
-def _emit(args, status: str, line: str, payload: dict, rows: list[str] = ()) -> None:
+def _emit(args, status: str, line: str, payload: dict, rows: Sequence[str] = ()) -> None:
     if args.json:
         print(json.dumps({"status": status, **payload}, ensure_ascii=False))
         return

@@ -70,7 +70,8 @@ class _Parser(argparse.ArgumentParser):
     modules it pulls in) on every start only to ask for that width."""
 
     def _get_formatter(self):
-        return self.formatter_class(prog=self.prog, width=_terminal_width())
+        # typeshed's formatter_class takes prog alone; every one here is a HelpFormatter, which also takes width
+        return self.formatter_class(prog=self.prog, width=_terminal_width())  # type: ignore[call-arg]
 
     def error(self, message: str):  # type: ignore[override]
         self.print_usage(sys.stderr)
@@ -83,8 +84,9 @@ def _terminal_width() -> int:
     except ValueError:
         columns = 0
     if columns <= 0:
+        stdout = sys.__stdout__         # None when the process has no stdout
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 80
         except (AttributeError, ValueError, OSError):
             columns = 80
     return max(columns - 2, 11)     # what argparse.HelpFormatter does with shutil's width

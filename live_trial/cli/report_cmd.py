@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 LANG_HELP = "language of a summary made for an old verdict that has none (default LIVE_TRIAL_LANG, else ja)"
 
@@ -113,7 +114,8 @@ def cmd_show(args) -> int:
     doc = info.verdict or {}
     reasons = (doc.get("overall") or {}).get("reasons") or []
     report = info.workdir / REPORT_FILE
-    shown = {"workdir": str(info.workdir), "target": info.target, "verdict": info.overall, "problem": info.problem,
+    shown: dict[str, Any] = {
+             "workdir": str(info.workdir), "target": info.target, "verdict": info.overall, "problem": info.problem,
              "when": info.when, "duration_s": info.duration_s, "origin": info.origin, "summary": info.summary(args.lang),
              "reasons": reasons, "evidence": doc.get("evidence") or [], "criteria": doc.get("criteria"),
              "gate_answers": doc.get("gate_answers"), "warnings": doc.get("warnings") or [],

@@ -20,17 +20,22 @@ import shutil
 import socket as socketlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json, write_json
 from live_trial.rehearsal.config import seed_config
 from live_trial.trial import folder, folder_steps, start
 from live_trial.trial.changes import BASELINE_DIR
-from live_trial.trial.collect import collect
+from live_trial.trial.collect import Collected, collect
+from live_trial.trial.facts import TrialRequest
 from live_trial.trial.folder_steps import changes_since_start
 from live_trial.trial.journal import POLL_STATE_FILE
 from live_trial.trial.state import STATE_FILE, STATE_SCHEMA
+
+if TYPE_CHECKING:       # types only: imported where they are used, to keep start-up quick
+    from live_trial.acceptance.claims import Claims
+    from live_trial.acceptance.verdict_doc import Verdict
 
 PREPARED = "prepared"
 REHEARSAL_CONFIG = "claude-config"
@@ -42,7 +47,7 @@ NO_SNAPSHOT = ("no snapshot of the trial's folder at start (cwd-snapshot.json): 
 class Prepared:
     """A prepared workdir: its path, its trial-state, the target skill's folder, and notes for the person."""
     workdir: Path
-    state: dict
+    state: dict[str, Any]
     skill_dir: Path
     notes: list[str] = field(default_factory=list)
 
@@ -55,7 +60,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None = None) -> Prepared:
+def prepare(req: TrialRequest, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None = None) -> Prepared:
     """Make a trial ready for the steps by hand and return it (see the module docstring).
 
     ``req``: a :class:`~live_trial.trial.facts.TrialRequest` checked as ``run`` checks it
@@ -73,6 +78,7 @@ def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None 
     notes: list[str] = []
     try:
         start.create(trial)
+        assert trial.wd is not None and trial.state is not None and trial.target is not None
         try:
             folder_steps.prepare(trial)
             if req.rehearsal is not None:
@@ -91,7 +97,7 @@ def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None 
             notes.append(f"the trial works in {req.cwd} itself; by hand no lock holds it between the steps: start no "
                          "other trial there until you are done")
     if (trial.state.folder or {}).get("form") == folder.COPY:
-        notes.append(f"the copy {trial.state.folder['path']} is removed by `backend kill-session` once collect "
+        notes.append(f"the copy {(trial.state.folder or {})['path']} is removed by `backend kill-session` once collect "
                      "recorded its side effects")
     return Prepared(workdir=trial.wd.root, state=trial.state.to_doc(), skill_dir=Path(trial.target.skill_dir),
                     notes=notes)
@@ -153,14 +159,15 @@ def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
     return lines
 
 
-def read_state(workdir: Path) -> dict | None:
+def read_state(workdir: Path) -> dict[str, Any] | None:
     """The workdir's trial-state.json (schema-checked), or None when it has none (a workdir made by hand).
     Raises :class:`~live_trial.errors.SchemaInvalid` when it does not fit its schema."""
     path = Path(workdir) / STATE_FILE
     return read_json(path, STATE_SCHEMA) if path.is_file() else None
 
 
-def prepared_state(workdir: Path, session: str, *, cwd: Path | None = None, target: str | None = None) -> dict:
+def prepared_state(workdir: Path, session: str, *, cwd: Path | None = None,
+                   target: str | None = None) -> dict[str, Any]:
     """The trial-state of a workdir ``prepare`` made for ``session``. Raises :class:`RefusedInput` (exit 2, nothing
     changed) when the workdir was not prepared, or was prepared for another session, another folder (``cwd``: where
     the session would start) or another target."""
@@ -184,14 +191,14 @@ def prepared_state(workdir: Path, session: str, *, cwd: Path | None = None, targ
     return state
 
 
-def record_boot(workdir: Path, state: dict, **facts) -> None:
+def record_boot(workdir: Path, state: dict[str, Any], **facts: Any) -> None:
     """Add what boot established (``pane_pid``, ``claude_bin``, ``claude_version``, ``config_dir``) to the prepared
     workdir's trial-state.json (schema-checked, atomic)."""
     write_json(Path(workdir) / STATE_FILE, {**state, **facts}, STATE_SCHEMA)
 
 
-def collect_by_hand(workdir: Path, state: dict | None, *, pane_text: str | None, transcript: Path | None,
-                    cwd: Path):
+def collect_by_hand(workdir: Path, state: dict[str, Any] | None, *, pane_text: str | None, transcript: Path | None,
+                    cwd: Path) -> tuple[Collected, list[str]]:
     """``collect`` of one workdir: :func:`live_trial.trial.collect.collect` with the side effects measured against the
     trial folder's snapshot at start when the workdir has one (a prepared workdir; measured again at each collect),
     then trial-state ``folder.recorded``. Returns ``(Collected, notes)``; a workdir without a snapshot gets
@@ -230,8 +237,8 @@ def release_copy(workdir: Path) -> tuple[Path | None, str | None]:
     return copy, None
 
 
-def verdict_by_hand(claims, *, workdir: Path, skill_dir: Path, target: str, plugins_root: Path | None,
-                    eval_root: Path | None, env: Mapping[str, str] | None = None):
+def verdict_by_hand(claims: Claims, *, workdir: Path, skill_dir: Path, target: str, plugins_root: Path | None,
+                    eval_root: Path | None, env: Mapping[str, str] | None = None) -> tuple[Verdict, Path]:
     """``verdict``: derive and write the verdict of the trial in ``workdir`` (a resolved trial folder) from what it
     holds and what a person says (``claims``: :class:`~live_trial.acceptance.claims.Claims`), as ``run`` derives its
     own (:func:`live_trial.acceptance.claims.settle`, then the steps of :func:`live_trial.trial.finish.record_verdict`).

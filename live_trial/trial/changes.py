@@ -21,9 +21,13 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from live_trial.jsonfile import copy_file_private, make_private_dirs, read_json, write_json, write_text_atomic
 from live_trial.trial.gitrepo import commits_since, folder_tree, tree_changes
+
+if TYPE_CHECKING:       # types only: imported where it is used, to keep start-up quick
+    from live_trial.judge.context import Produced
 
 SNAPSHOT_MAX_FILES = 20_000
 COPY_MAX_BYTES = 1_000_000
@@ -126,7 +130,7 @@ def _bounded(data: bytes) -> bytes:
 
 def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclude: list[Path], *,
                         baseline: str | None = None, baseline_head: str | None = None,
-                        by_content: bool = True) -> dict:
+                        by_content: bool = True) -> dict[str, Any]:
     """Write ``side-effects/`` in the workdir and return a summary dict (``git``, and counts of ``added``,
     ``changed``, ``removed``, ``copied``).
 
@@ -139,7 +143,7 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
     """
     dest = Path(workdir) / SIDE_EFFECTS
     make_private_dirs(dest)
-    summary: dict = {"git": False}
+    summary: dict[str, Any] = {"git": False}
     if baseline is not None:
         store = Path(workdir) / BASELINE_DIR
         end = folder_tree(cwd, store, "end", exclude=_inside(cwd, exclude))
@@ -177,10 +181,10 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
     return summary
 
 
-def recorded_side_effects(workdir: Path) -> dict:
+def recorded_side_effects(workdir: Path) -> dict[str, Any]:
     """The summary of side effects an earlier collect recorded (for a collect after the folder was removed)."""
     files = Path(workdir) / SIDE_EFFECTS / "files.json"
-    summary: dict = {"git": (Path(workdir) / SIDE_EFFECTS / "git-status.txt").is_file()}
+    summary: dict[str, Any] = {"git": (Path(workdir) / SIDE_EFFECTS / "git-status.txt").is_file()}
     if files.is_file():
         summary.update({k: len(v) for k, v in read_json(files, "side-effects.schema.json").items()})
     return summary
@@ -204,7 +208,7 @@ def session_files(workdir: Path) -> list[str]:
             if (Path(workdir) / SIDE_EFFECTS / "files" / rel).is_file()]
 
 
-def session_output(workdir: Path, folder: str | None = None):
+def session_output(workdir: Path, folder: str | None = None) -> Produced:
     """What the trial's session produced, as the fresh evaluator sees it and may cite it
     (:class:`live_trial.judge.context.Produced`): :func:`session_files`, how many files the session added or changed
     (``files.json``), the trial's own folder relative to the workdir when ``folder`` (trial-state.json ``folder.path``)

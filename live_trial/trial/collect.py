@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from live_trial.jsonfile import write_text_atomic
 from live_trial.transcript.reader import copy_transcript
@@ -20,7 +21,7 @@ class Collected:
     pane: bool = False
     transcript: bool = False
     out_files: list[str] = field(default_factory=list)
-    side_effects: dict = field(default_factory=dict)
+    side_effects: dict[str, Any] = field(default_factory=dict[str, Any])
     subagent_transcripts: int = 0
     missing: list[str] = field(default_factory=list)
 

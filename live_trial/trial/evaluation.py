@@ -8,6 +8,8 @@ environment, stop event, :class:`~live_trial.trial.facts.Facts` and :class:`~liv
 """
 from __future__ import annotations
 
+from typing import Any
+
 from live_trial.errors import LiveTrialError
 from live_trial.trial.context import TrialContext
 
@@ -16,20 +18,21 @@ def evaluate_goal(trial: TrialContext) -> None:
     """Have the fresh evaluator judge the goal. Its pid and start time are in the state while it runs (a resume or
     ``reap`` ends one whose harness died); it carries the trial's tag. A process that could not run, crashed or never
     answered is the harness's failure (BLOCKED ``evaluator_failed``), never a judgement of the skill."""
-    from live_trial.acceptance.causes import cause
+    from live_trial.acceptance.causes import CAUSES
     from live_trial.judge import evaluator
     from live_trial.session import proctree
     from live_trial.trial.changes import session_output
 
     trial.journal.save(phase="evaluating")
+    assert trial.state is not None and trial.wd is not None
     env = {**trial.env, **trial.child_overrides, proctree.TAG_ENV: trial.state.session}
-    results: list = []
+    results: list[evaluator.ProcessResult] = []
 
     def started(pid: int) -> None:
         me = proctree.proc(pid)
         trial.journal.save(evaluator={"pid": pid, "start": me.start} if me else None)
 
-    def runner(*args, **kw):
+    def runner(*args: Any, **kw: Any) -> evaluator.ProcessResult:
         results.append(evaluator.run_process(*args, should_stop=trial.stop_event.is_set, on_start=started, **kw))
         return results[-1]
 
@@ -51,11 +54,11 @@ def evaluate_goal(trial: TrialContext) -> None:
         return
     failures = [evaluator.process_failure(r) for r in results]
     if problem is None and results and all(failures):
-        problem = "; ".join(dict.fromkeys(failures))
+        problem = "; ".join(dict.fromkeys(f for f in failures if f))     # all failed: each says how
     if problem is not None:
         trial.facts.blocked, trial.facts.stop_reason = True, "evaluator_failed"
         trial.facts.goal, trial.facts.goal_blockers = None, []
-        trial.facts.notes.append(f"{cause('evaluator_failed').why}: {problem}")
+        trial.facts.notes.append(f"{CAUSES['evaluator_failed'].why}: {problem}")
         trial.journal.log("evaluate", "error", problem=problem)
         return
     trial.facts.goal = result["goal_result"]

@@ -23,7 +23,7 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import parse_json
@@ -55,7 +55,7 @@ class FolderPlan:
     include_ignored: bool = False
 
 
-def _human(n: int) -> str:
+def _human(n: float) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
@@ -154,6 +154,7 @@ def session_cwd(plan: FolderPlan, workdir: Path) -> Path:
     """Where the session starts: ``<workdir>/cwd`` (fresh), DIR's place in the copy ``<workdir>/cwd/<rel>``, or DIR
     itself (in place). A path only: :func:`make_folder` creates it."""
     if plan.form == IN_PLACE:
+        assert plan.source is not None         # plan_folder sets DIR for in place and copy
         return plan.source
     return Path(workdir) / FOLDER_NAME if plan.form == FRESH or plan.rel == "." else Path(workdir) / FOLDER_NAME / plan.rel
 
@@ -164,11 +165,13 @@ def make_folder(plan: FolderPlan, workdir: Path) -> Path:
     :func:`live_trial.trial.gitrepo.copy_repository`); in place, DIR. Raises :class:`~live_trial.errors.Blocked` when
     git fails and OSError when the disk does."""
     if plan.form == IN_PLACE:
+        assert plan.source is not None         # plan_folder sets DIR for in place and copy
         return plan.source
     dest = Path(workdir) / FOLDER_NAME
     if plan.form == FRESH:
         dest.mkdir()
         return dest
+    assert plan.root is not None               # plan_folder sets the folder a copy takes
     if plan.git:
         gitrepo.copy_repository(plan.root, dest)
         copy_files(plan.root, dest, plan.files)
@@ -181,7 +184,7 @@ def make_folder(plan: FolderPlan, workdir: Path) -> Path:
     return start
 
 
-def folder_record(plan: FolderPlan, workdir: Path, cwd: Path) -> dict:
+def folder_record(plan: FolderPlan, workdir: Path, cwd: Path) -> dict[str, Any]:
     """The ``folder`` entry of trial-state.json (schema ``trial-state.schema.json``) for ``plan``: form, the trial's
     own folder (``path``), the folder it was copied from (``source``), whether the harness made it, whether it is
     kept, and what a copy took."""
@@ -192,7 +195,7 @@ def folder_record(plan: FolderPlan, workdir: Path, cwd: Path) -> dict:
             "files": len(plan.files), "bytes": plan.bytes, "baseline": None, "removed": False}
 
 
-def harness_copy(record: Mapping | None, workdir: Path) -> Path | None:
+def harness_copy(record: Mapping[str, Any] | None, workdir: Path) -> Path | None:
     """The exact folder a trial's record says the harness copied for it and may delete: ``<workdir>/cwd`` of a
     ``copy`` the harness made, not kept, not yet removed. None for anything else (a fresh folder, DIR itself, an old
     record without a ``folder`` entry, a path that is not ``<workdir>/cwd``)."""
@@ -208,7 +211,7 @@ def harness_copy(record: Mapping | None, workdir: Path) -> Path | None:
 
 def remove_tree(path: Path) -> None:
     """Delete the folder ``path`` and everything in it, also files and folders the session made read-only."""
-    def retry(func, target, _exc):
+    def retry(func: Callable[[str], object], target: str, _exc: object) -> None:
         parent = os.path.dirname(target)
         os.chmod(parent, os.stat(parent).st_mode | stat.S_IRWXU)
         if os.path.isdir(target) and not os.path.islink(target):

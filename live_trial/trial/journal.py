@@ -14,10 +14,11 @@ from typing import Any, Callable
 
 from live_trial.acceptance.causes import unwritable
 from live_trial.jsonfile import append_jsonl, utc_now
+from live_trial.trial.facts import Facts
 from live_trial.trial.state import STATE_FILE, TrialState
 from live_trial.trial.workdir import Workdir
 
-EventSink = Callable[[str, dict], None]
+EventSink = Callable[[str, dict[str, Any]], None]
 LOG_FILE = "trial-log.jsonl"
 POLL_STATE_FILE = "poll-state.json"
 #: Fault injection for the suite (README "Tests"): a harness whose environment names a phase here stops itself
@@ -40,7 +41,7 @@ class Journal:
         self.on_event: EventSink = on_event or (lambda kind, data: None)
         self.wd: Workdir | None = None
         self.state: TrialState | None = None
-        self.facts = None
+        self.facts: Facts | None = None
         self._saved_phase: str | None = None
         #: The first write of the log that failed (a full or read-only disk): the log goes on to the sink only.
         self.log_error: OSError | None = None

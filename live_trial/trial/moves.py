@@ -9,7 +9,7 @@ under ``moved-from/`` in the workdir.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from live_trial.jsonfile import read_json
 from live_trial.judge.sources import MOVED_FROM_DIR
@@ -23,7 +23,7 @@ from live_trial.trial.journal import POLL_STATE_FILE
 UNFOLLOWED = "transcript_moved"
 
 
-def moved_session(current_id: str | None, cli_doc: Mapping | None) -> str | None:
+def moved_session(current_id: str | None, cli_doc: Mapping[str, Any] | None) -> str | None:
     """The session id the CLI writes now when it differs from ``current_id`` (from the live ``sessions/<pid>.json``
     ``sessionId``), else None. Never raises."""
     new = cli_doc.get("sessionId") if isinstance(cli_doc, Mapping) else None
@@ -32,13 +32,13 @@ def moved_session(current_id: str | None, cli_doc: Mapping | None) -> str | None
     return None
 
 
-def move_note(move: Mapping) -> str:
+def move_note(move: Mapping[str, Any]) -> str:
     """The verdict note for one move: where the session went and why the harness followed it."""
     return (f"the session continued in a new transcript (session {move['to_session_id']}, after a /clear or a "
             f"similar command): the harness followed it, and the earlier transcript is kept in {MOVED_FROM_DIR}/")
 
 
-def poll_moves(workdir_state_file: Path) -> list[dict]:
+def poll_moves(workdir_state_file: Path) -> list[dict[str, Any]]:
     """The moves poll recorded in its state file (``[]`` when there is none or it is unreadable)."""
     try:
         return list(read_json(workdir_state_file, "poll-state.schema.json").get("moves") or [])
@@ -54,6 +54,7 @@ def current_transcript(trial: TrialContext) -> Path:
     """
 
     config = trial.config_dir()
+    assert trial.state is not None
     session_id = trial.state.session_id
     moves = poll_moves(trial.wd.path(POLL_STATE_FILE)) if trial.wd is not None else []
     if moves:
@@ -68,6 +69,7 @@ def collect_moved(trial: TrialContext) -> list[str]:
     """Copy each transcript the session moved away from (and its subagents) into ``<workdir>/moved-from/``, add a
     note per move to the verdict and return the copied file names. Never raises for a missing file."""
 
+    assert trial.wd is not None
     copied = []
     for move in poll_moves(trial.wd.path(POLL_STATE_FILE)):
         src = Path(move["from_path"])

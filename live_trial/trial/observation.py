@@ -128,7 +128,7 @@ class TurnCache:
         file continues) and read the new file from its start."""
         self.previous, self.path, self.start, self.end = self.path, path, 0, 0
 
-    def records(self, path: Path, end: int) -> tuple[list[dict], int]:
+    def records(self, path: Path, end: int) -> tuple[list[dict[str, Any]], int]:
         """``(records, how many are new since the last call)`` for ``path`` whose complete lines end at byte
         ``end``; records in file order (the classifier orders them). A moved-to file whose tail holds no human
         prompt yet is read after the tail of the file it moved from (``previous``). Never raises for I/O (a missing
@@ -249,7 +249,7 @@ class Observer:
         alive, capture = self.backend.probe(self.cfg.session, self.pane_id)
         return capture if alive else None
 
-    def _cli_status(self) -> dict | None:
+    def _cli_status(self) -> dict[str, Any] | None:
         """The CLI's sessions/<pid>.json, only when that pid is alive (it stays ``busy`` after SIGKILL): the pane's
         pid first (the CLI is the pane's command), else the file whose sessionId is the session followed now."""
         pid = self.pane_pid
@@ -263,7 +263,7 @@ class Observer:
             return None
         return doc
 
-    def _follow(self) -> tuple[dict | None, Followed | None, str | None]:
+    def _follow(self) -> tuple[dict[str, Any] | None, Followed | None, str | None]:
         """``(CLI status, the move followed, a session named whose file is missing)``. When the status names another
         session id (``/clear``), the CLI continues in a new file next to the old one: read that one from now on."""
         cli_doc = self._cli_status()
@@ -279,7 +279,7 @@ class Observer:
         self.turns.move_to(new_path)
         return cli_doc, followed, None
 
-    def _read(self, path: Path, capture: str, cli_doc: dict | None) -> _Reading:
+    def _read(self, path: Path, capture: str, cli_doc: dict[str, Any] | None) -> _Reading:
         """The transcript's part of the observation (``path`` exists): its end, the new records, the classification
         (completed by a gate dialog on screen), the background outputs' sizes."""
         end = complete_end_offset(path)

@@ -26,7 +26,7 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from live_trial.errors import ExitCode, RefusedInput
 from live_trial.session import screen as screen_markers
@@ -68,9 +68,9 @@ class PollResult:
     transcript_path: str | None
     marker: str
     warnings: list[str] = field(default_factory=list)
-    moves: list[dict] = field(default_factory=list)
+    moves: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``poll --json``)."""
         d = {k: v for k, v in self.__dict__.items() if k != "status"}
         d["status"] = self.status.to_dict() if self.status else None
@@ -78,7 +78,7 @@ class PollResult:
 
 
 def poll(cfg: PollConfig, backend: Backend, *, clock: Callable[[], float] = time.time,
-         sleep: Callable[[float], None] = time.sleep, on_tick: Callable[[dict], None] | None = None,
+         sleep: Callable[[float], None] = time.sleep, on_tick: Callable[[dict[str, Any]], None] | None = None,
          screen: Screen | None = None, watch: bool | None = None) -> PollResult:
     """Poll until a terminal exit or the tick budget; returns a :class:`PollResult` (never prints).
 
@@ -132,8 +132,8 @@ def poll(cfg: PollConfig, backend: Backend, *, clock: Callable[[], float] = time
             waker.close()
 
 
-def _finish(state_file: str | os.PathLike, marker: Path, exit_: Exit, state: PollState, shown: Observation, t: float,
-            warnings: list[str]) -> PollResult:
+def _finish(state_file: str | os.PathLike[str], marker: Path, exit_: Exit, state: PollState, shown: Observation,
+            t: float, warnings: list[str]) -> PollResult:
     """Save ``state`` with the exit recorded at epoch ``t``; the result shows the last observation that counted
     (HARD_CAP and BLOCKED are decided before the tick's observation counts)."""
     state = state.ended(exit_.word, exit_.reason, iso(t))

@@ -188,7 +188,7 @@ def _budget(state: PollState) -> Exit | None:
     return Exit("TICK_BUDGET", f"{ticks} ticks in this call") if budget is not None and ticks >= budget else None
 
 
-def progress_report(obs: Observation, state: PollState, policy: Policy, now: float) -> dict:
+def progress_report(obs: Observation, state: PollState, policy: Policy, now: float) -> dict[str, Any]:
     """The ``on_tick`` report of a judged tick: tick, elapsed_s, since_progress_s, stall_in_s, hard_cap_in_s (seconds,
     one decimal), state, pending_tool, background (the kind of background work running, or None), screen_busy,
     transcript_offset, new_records, done_streak."""
