@@ -73,7 +73,7 @@ class _Parser(argparse.ArgumentParser):
         # typeshed's formatter_class takes prog alone; every one here is a HelpFormatter, which also takes width
         return self.formatter_class(prog=self.prog, width=_terminal_width())  # type: ignore[call-arg]
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         self.print_usage(sys.stderr)
         self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n")
 

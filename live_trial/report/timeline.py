@@ -16,7 +16,8 @@ from typing import Any, Iterable
 
 from live_trial.jsonfile import parse_json
 from live_trial.transcript.records import record_time
-from live_trial.trial.journal import LOG_FILE, POLL_STATE_FILE, STATE_FILE
+from live_trial.trial.journal import LOG_FILE, POLL_STATE_FILE
+from live_trial.trial.state import STATE_FILE
 
 PREPARE_STEPS = ("tools", "rehearsal", "folder", "watches", "harness")
 LANES = ("prepare", "boot", "send", "session", "collect", "evaluate", "verdict")

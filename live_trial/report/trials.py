@@ -17,7 +17,7 @@ from live_trial.acceptance.verdict import VERDICT_FILE, read_verdict
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.notices import outcome
 from live_trial.report.timeline import epoch, read_json_dict
-from live_trial.trial.journal import STATE_FILE
+from live_trial.trial.state import STATE_FILE
 
 RUN_ID_TIME = re.compile(r"^(\d{8}T\d{6})")
 
