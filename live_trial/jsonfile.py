@@ -16,17 +16,11 @@ import json
 import os
 import shutil
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.resources import load_schema
-
-
-def utc_now() -> str:
-    """Current time as UTC ISO 8601 with ``Z`` and millisecond precision."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @functools.lru_cache(maxsize=None)
