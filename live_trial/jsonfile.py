@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +25,6 @@ from live_trial.resources import load_schema
 TYPE_CHECKING = False
 if TYPE_CHECKING:       # annotations only: jsonschema is imported on the first validation
     from jsonschema import Draft202012Validator
-
-
-def utc_now() -> str:
-    """Current time as UTC ISO 8601 with ``Z`` and millisecond precision."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @functools.lru_cache(maxsize=None)

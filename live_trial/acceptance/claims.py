@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from live_trial.acceptance.findings import Findings, ledger_kind, recorded_findings, unverified_text
-from live_trial.acceptance.verdict_doc import EVALUATION_FILE, TRANSCRIPT_FILE, VERDICT_FILE
 from live_trial.acceptance.verdict_facts import VerdictFacts
 from live_trial.errors import ExitCode, RefusedInput
+from live_trial.workdir_files import EVALUATION, TRANSCRIPT, TRIAL_STATE, VERDICT
 
 #: The note of a verdict by hand whose goal is the evaluator's (not the person's).
 TAKEN_NOTE = "the goal, its blockers and evidence are the fresh evaluator's (evaluation.json)"
@@ -157,19 +157,19 @@ def override_rule(claims: Claims, judged: Mapping[str, Any] | None, previous: Ma
         said = "; ".join(judged["blockers"][:2]) if judged["goal_result"] == "FAIL" else \
             f"{len(judged['evidence'])} evidence item(s)"
         raise RefusedInput(f"--goal-result {claims.goal_result} contradicts the fresh evaluator's "
-                           f"{judged['goal_result']} in evaluation.json ({said})", where=str(workdir / EVALUATION_FILE),
+                           f"{judged['goal_result']} in {EVALUATION} ({said})", where=str(workdir / EVALUATION),
                            code="contradicts_evaluation",
                            fix="leave out --goal-result to take the evaluator's judgement, evaluate again, or pass "
                                '--override "why" (the verdict records it)')
     if replaced:
         flag, said, was = replaced[0]
-        raise RefusedInput(f"{flag} {said!r} contradicts what the trial recorded ({was!r}, trial-state.json)",
-                           where=str(workdir / "trial-state.json"), code="contradicts_record",
+        raise RefusedInput(f"{flag} {said!r} contradicts what the trial recorded ({was!r}, {TRIAL_STATE})",
+                           where=str(workdir / TRIAL_STATE), code="contradicts_record",
                            fix=f'leave out {flag} to take the trial\'s record, or pass --override "why" (the verdict '
                                "records it)")
     if previous is not None:
         raise RefusedInput(f"a verdict is already written here ({previous['overall']}, {previous['written_at']})",
-                           where=str(workdir / VERDICT_FILE), code="verdict_exists",
+                           where=str(workdir / VERDICT), code="verdict_exists",
                            fix='pass --override "why" to replace it (the verdict records it), or start a new trial')
     return None
 
@@ -241,7 +241,7 @@ def _taken(claims: Claims, judged: Mapping[str, Any]) -> dict[str, Any]:
                                       ("--unverified", claims.unverified)) if value]
     if given and claims.goal_result is None:
         raise RefusedInput(f"{', '.join(given)} without --goal-result: the goal is then the evaluator's judgement in "
-                           "evaluation.json", where=given[0], code="bad_value",
+                           f"{EVALUATION}", where=given[0], code="bad_value",
                            fix="drop them, or give --goal-result too (it must agree with evaluation.json)")
     unverified = [u for u in judged.get("unverified") or [] if u]
     return {"goal_result": judged["goal_result"], "goal_blockers": tuple(judged.get("blockers") or ()),
@@ -281,7 +281,7 @@ def _source_checks(workdir: Path) -> tuple[Callable[[str], bool], Callable[[str]
     from live_trial.transcript.reader import iter_records
 
     index: list[dict[str, Any]] = []
-    transcript = workdir / TRANSCRIPT_FILE
+    transcript = workdir / TRANSCRIPT
     if transcript.is_file():
         index = index_records(iter_records(transcript), workdir)
     ctx = Context(workdir=workdir, target="", description="", transcript_index=index,

@@ -30,11 +30,12 @@ from live_trial.acceptance.overall import (
     summary_gate_kind,
 )
 from live_trial.acceptance.tier import contract_evidence, derive_tier
-from live_trial.acceptance.verdict_doc import EVALUATION_FILE, ORIGINS, TRANSCRIPT_FILE, Verdict, contract_id
+from live_trial.acceptance.verdict_doc import ORIGINS, Verdict, contract_id
 from live_trial.acceptance.verdict_facts import ClosurePin, VerdictFacts
+from live_trial.clock import utc_now
 from live_trial.errors import RefusedInput
-from live_trial.jsonfile import utc_now
 from live_trial.session.rules import check_target_allowed
+from live_trial.workdir_files import EVALUATION, TRANSCRIPT
 
 Summariser = Callable[[Mapping[str, Any]], str]
 
@@ -132,7 +133,7 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
     grounding = contract_evidence(target.frontmatter) if "contractual" in kinds else []
     pinned = _closure(facts, notes)
     if facts.transcript_sha256 is None:
-        notes.append(f"{TRANSCRIPT_FILE} is missing from the workdir: no transcript_sha256, no actual model")
+        notes.append(f"{TRANSCRIPT} is missing from the workdir: no transcript_sha256, no actual model")
     tier = derive_tier(target.frontmatter)
     judgement = _judgement(facts, f, kind, kinds, notes)
     verdict = Verdict(
@@ -141,7 +142,7 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
         completion=f.completion, goal_result=f.goal_result, goal_blockers=tuple(str(b) for b in f.goal_blockers),
         evidence=tuple(evidence_items(f.evidence)), evidence_text=f.evidence_text or None,
         unverified=f.unverified or None, goal_ledger=f.goal_ledger, watch_id=None,
-        evaluation_file=EVALUATION_FILE if facts.evaluation.present else None, nudge_count=f.nudge_count,
+        evaluation_file=EVALUATION if facts.evaluation.present else None, nudge_count=f.nudge_count,
         gate_response_count=f.gate_response_count, gate_kind=kind, gate_contract_evidence=tuple(grounding),
         gate_answers=tuple(answers), criteria=tuple(_criteria(facts, f)), poll_exit=f.poll_exit,
         stop_reason=f.stop_reason, stall_row=f.stall_row, failure_reason=f.failure_reason, overall=judgement,

@@ -50,20 +50,16 @@ from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
 from live_trial.acceptance.transcript_cache import TranscriptCache
-from live_trial.acceptance.verdict import (
-    OLDER_SCHEMA_VERSIONS,
-    TRANSCRIPT_FILE,
-    VERDICT_FILE,
-    scenario_id,
-    trial_duration_s,
-)
+from live_trial.acceptance.verdict import OLDER_SCHEMA_VERSIONS, scenario_id, trial_duration_s
 from live_trial.acceptance.verdict import SCHEMA as VERDICT_SCHEMA
+from live_trial.clock import utc_now
 from live_trial.closure.index import MANIFEST, PluginIndex, discover, skills_of
 from live_trial.closure.pinning import closure_digest
 from live_trial.closure.target import resolve_target
 from live_trial.errors import LiveTrialError, RefusedInput
-from live_trial.jsonfile import parse_json, utc_now
+from live_trial.jsonfile import parse_json
 from live_trial.session.rules import check_target_allowed
+from live_trial.workdir_files import TRANSCRIPT, VERDICT
 
 SCHEMA = "plan.schema.json"
 
@@ -136,7 +132,7 @@ class _VerdictReader:
         """verdict.json files of one skill, newest run first (run ids sort by time)."""
         if not folder.is_dir():
             return []
-        return sorted((p for p in folder.glob("*/verdict.json")), key=lambda p: p.parent.name, reverse=True)
+        return sorted((p for p in folder.glob(f"*/{VERDICT}")), key=lambda p: p.parent.name, reverse=True)
 
     def check(self, path: Path, digest: str, scen: str, frontmatter: Mapping[str, Any], *,
               reuse_rehearsal: bool) -> tuple[bool, str]:
@@ -180,7 +176,7 @@ class _VerdictReader:
             return False, "behaviour closure changed since the last PASS"
         if doc["scenario_id"] != scen:
             return False, "task contract (scenario_id) changed since the last PASS"
-        transcript = path.parent / TRANSCRIPT_FILE
+        transcript = path.parent / TRANSCRIPT
         if not doc.get("transcript_sha256") or not transcript.is_file():
             return False, f"the last PASS has no transcript (run {run})"
         try:
@@ -402,7 +398,7 @@ def watch_closure(watch: Mapping[str, Any]) -> str | None:
     if not watch.get("workdir"):
         return None
     try:
-        doc = parse_json((Path(str(watch["workdir"])) / VERDICT_FILE).read_text(encoding="utf-8"))
+        doc = parse_json((Path(str(watch["workdir"])) / VERDICT).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     sha = doc.get("skill_dir_tree_sha") if isinstance(doc, dict) else None

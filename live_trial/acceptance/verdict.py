@@ -15,26 +15,24 @@ and counts checked). ``live-trial-verdict/1`` documents are still read; plan nev
 from __future__ import annotations
 
 import os
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from live_trial.acceptance.verdict_doc import (
-    EVALUATION_FILE,
     OLDER_SCHEMA_VERSIONS,
     ORIGINS,
     SCHEMA,
     SCHEMA_VERSION,
-    TRANSCRIPT_FILE,
-    VERDICT_FILE,
     scenario_id,
     sha256_file,
 )
-from live_trial.jsonfile import utc_now, write_json
+from live_trial.clock import parse_iso_z, utc_now
+from live_trial.jsonfile import write_json
+from live_trial.workdir_files import VERDICT
 
-__all__ = ["CLOCK_ENV", "EVALUATION_FILE", "OLDER_SCHEMA_VERSIONS", "ORIGINS", "SCHEMA", "SCHEMA_VERSION",
-           "TRANSCRIPT_FILE", "VERDICT_FILE", "actual_models", "build_verdict", "environment", "read_verdict",
-           "scenario_id", "sha256_file", "trial_duration_s", "verdict_clock", "write_trial_verdict", "write_verdict"]
+__all__ = ["CLOCK_ENV", "OLDER_SCHEMA_VERSIONS", "ORIGINS", "SCHEMA", "SCHEMA_VERSION", "actual_models",
+           "build_verdict", "environment", "read_verdict", "scenario_id", "sha256_file", "trial_duration_s",
+           "verdict_clock", "write_trial_verdict", "write_verdict"]
 
 #: A fixed ``written_at`` for every verdict this process derives (UTC ``...Z``): how the suite compares the verdict
 #: ``run`` wrote with the one ``verdict`` writes for the same workdir, byte for byte (README "Tests").
@@ -42,7 +40,7 @@ CLOCK_ENV = "LIVE_TRIAL_VERDICT_CLOCK"
 
 
 def verdict_clock(env: Mapping[str, str] | None = None) -> Callable[[], str]:
-    """The clock a verdict's ``written_at`` comes from: :func:`live_trial.jsonfile.utc_now`, or the fixed time env
+    """The clock a verdict's ``written_at`` comes from: :func:`live_trial.clock.utc_now`, or the fixed time env
     ``LIVE_TRIAL_VERDICT_CLOCK`` names (:data:`CLOCK_ENV`)."""
     fixed = (os.environ if env is None else env).get(CLOCK_ENV)
     return (lambda: fixed) if fixed else utc_now
@@ -113,7 +111,7 @@ def write_verdict(workdir: Path, doc: dict[str, Any]) -> Path:
 
     Raises :class:`~live_trial.errors.SchemaInvalid` (nothing written) when it does not fit.
     """
-    path = Path(workdir).resolve() / VERDICT_FILE
+    path = Path(workdir).resolve() / VERDICT
     write_json(path, doc, SCHEMA)
     return path
 
@@ -142,8 +140,8 @@ def trial_duration_s(doc: Any) -> float | None:
     if not isinstance(doc, dict) or not doc.get("started_at") or not doc.get("written_at"):
         return None
     try:
-        start = datetime.fromisoformat(str(doc["started_at"]).replace("Z", "+00:00"))
-        end = datetime.fromisoformat(str(doc["written_at"]).replace("Z", "+00:00"))
+        start = parse_iso_z(str(doc["started_at"]))
+        end = parse_iso_z(str(doc["written_at"]))
     except ValueError:
         return None
     seconds = (end - start).total_seconds()

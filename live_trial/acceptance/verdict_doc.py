@@ -1,6 +1,6 @@
-"""The shape of ``verdict.json`` (``schemas/live-trial-verdict.schema.json``; seed 001 "verdict + 掃除"): its file
-names and schema version, the :class:`Verdict` a trial's verdict is derived into and the document it writes
-(:meth:`Verdict.to_doc`), and the task contract's ``scenario_id``.
+"""The shape of ``verdict.json`` (``schemas/live-trial-verdict.schema.json``; seed 001 "verdict + 掃除"): its schema
+version, the :class:`Verdict` a trial's verdict is derived into and the document it writes (:meth:`Verdict.to_doc`),
+and the task contract's ``scenario_id``. The workdir's file names are :mod:`live_trial.workdir_files`'s.
 
 The bottom of the verdict's modules: it imports none of them. :mod:`live_trial.acceptance.verdict_facts` reads a
 workdir into facts, :mod:`live_trial.acceptance.derive` derives a :class:`Verdict` from them without reading
@@ -24,15 +24,6 @@ SCHEMA_VERSION = "live-trial-verdict/2"
 
 #: Verdicts judged under the older evidence rules: still read, never reused by plan.
 OLDER_SCHEMA_VERSIONS = ("live-trial-verdict/1",)
-
-
-VERDICT_FILE = "verdict.json"
-
-
-TRANSCRIPT_FILE = "transcript.jsonl"
-
-
-EVALUATION_FILE = "evaluation.json"
 
 
 ORIGINS = ("live", "rehearsal")

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from live_trial.acceptance.origin import WorkdirOrigin, check_state_target, is_rehearsal_reply, workdir_origin
-from live_trial.acceptance.verdict_doc import EVALUATION_FILE, TRANSCRIPT_FILE, VERDICT_FILE, Environment, sha256_file
+from live_trial.acceptance.verdict_doc import Environment, sha256_file
 from live_trial.closure.index import Target
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import parse_json, validate
-from live_trial.judge.sources import MOVED_FROM_DIR
 from live_trial.transcript.reader import hashed_fold, iter_records
+from live_trial.workdir_files import EVALUATION, MOVED_FROM, TRANSCRIPT, VERDICT
 
 EVALUATION_SCHEMA = "evaluation.schema.json"
 
@@ -153,13 +153,13 @@ def gather_facts(workdir: Path, target: Target, plugins_root: Any, *, scenario_p
         workdir=workdir, target=target, origin=found, transcript_sha256=sha, actual_models=models,
         closure=_closure(target, plugins_root, closure_at_boot or state.get("closure")),
         environment=_environment(state, claude_version, tmux_version, find_claude_version),
-        evaluation=_evaluation(workdir / EVALUATION_FILE), template_text=read_reference("task-template.md"),
-        scenario_shas=shas, previous_verdict=_previous_verdict(workdir / VERDICT_FILE))
+        evaluation=_evaluation(workdir / EVALUATION), template_text=read_reference("task-template.md"),
+        scenario_shas=shas, previous_verdict=_previous_verdict(workdir / VERDICT))
 
 
 def _read_transcripts(workdir: Path) -> tuple[str | None, tuple[str, ...], bool]:
     """One pass over each transcript of the session: ``(transcript.jsonl's sha256, actual models, scripted)``."""
-    transcript = workdir / TRANSCRIPT_FILE
+    transcript = workdir / TRANSCRIPT
     if not transcript.is_file():
         return None, (), False
     models: list[str] = []
@@ -169,7 +169,7 @@ def _read_transcripts(workdir: Path) -> tuple[str | None, tuple[str, ...], bool]
         models.extend(m for m in actual_models([rec]) if m not in models)
         scripted[0] = scripted[0] or is_rehearsal_reply(rec)
 
-    for path in sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl")):   # every transcript of the session
+    for path in sorted((workdir / MOVED_FROM).glob("*.jsonl")):   # every transcript of the session
         for rec in iter_records(path, select=may_hold_assistant):
             fold(rec)
     sha = hashed_fold(transcript, fold, select=may_hold_assistant)

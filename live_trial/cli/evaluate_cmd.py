@@ -22,6 +22,7 @@ from typing import Sequence
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import parse_json
+from live_trial.workdir_files import Workdir
 
 WATCH_ACTIONS = ("due", "check", "sweep", "daily", "list")
 
@@ -71,7 +72,7 @@ def register(subparsers) -> None:
 def _target_for(args) -> object:
     from live_trial.closure.target import resolve_target
 
-    state_path = args.workdir / "trial-state.json"
+    state_path = Workdir.of(args.workdir).trial_state
     state = {}
     if state_path.is_file():
         try:
@@ -89,7 +90,7 @@ def _target_for(args) -> object:
 def _folder_of(workdir: Path) -> str | None:
     """The trial's own folder as its trial-state.json records it (``folder.path``), or None."""
     try:
-        folder = parse_json((workdir / "trial-state.json").read_text(encoding="utf-8")).get("folder")
+        folder = parse_json(Workdir.of(workdir).trial_state.read_text(encoding="utf-8")).get("folder")
     except (OSError, ValueError, AttributeError):
         return None
     return folder.get("path") if isinstance(folder, dict) else None
@@ -115,7 +116,7 @@ def _evaluate(args) -> int:
         from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
 
         scenario = load_scenario(args.rehearsal)          # refused (exit 2) before anything starts
-        config = args.workdir.resolve() / "claude-config"
+        config = Workdir.of(args.workdir.resolve()).claude_config
         if not (config / ".claude.json").exists():
             seed_config(config, [args.workdir.resolve()])
         server = RehearsalServer(scenario).start()
@@ -129,10 +130,10 @@ def _evaluate(args) -> int:
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
     elif unable:
-        print(f"BLOCKED: the evaluator could not judge: {unable}; kept in {args.workdir / 'evaluation.json'}")
+        print(f"BLOCKED: the evaluator could not judge: {unable}; kept in {Workdir.of(args.workdir).evaluation}")
     else:
         print(f"{doc['goal_result']}: {len(doc['evidence'])} evidence items, {len(doc['blockers'])} blockers, "
-              f"{len(doc['attempts'])} attempt(s); written {args.workdir / 'evaluation.json'}")
+              f"{len(doc['attempts'])} attempt(s); written {Workdir.of(args.workdir).evaluation}")
         for b in doc["blockers"]:
             print(f"  blocker: {b}")
         for e in doc["evidence"]:

@@ -107,13 +107,13 @@ def cmd_ls(args) -> int:
 
 def cmd_show(args) -> int:
     """Handler of ``show``: the summary, reasons, evidence, warnings, notes and next step of one trial."""
-    from live_trial.report.page import REPORT_FILE
     from live_trial.report.trials import duration_text, next_step_line, read_trial, when_text
+    from live_trial.workdir_files import REPORT
 
     info = read_trial(_workdir(args))
     doc = info.verdict or {}
     reasons = (doc.get("overall") or {}).get("reasons") or []
-    report = info.workdir / REPORT_FILE
+    report = info.workdir / REPORT
     shown: dict[str, Any] = {
              "workdir": str(info.workdir), "target": info.target, "verdict": info.overall, "problem": info.problem,
              "when": info.when, "duration_s": info.duration_s, "origin": info.origin, "summary": info.summary(args.lang),

@@ -24,7 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
 
-from live_trial.jsonfile import utc_now, write_text_atomic
+from live_trial.clock import utc_now
+from live_trial.jsonfile import write_text_atomic
 from live_trial.rehearsal.config import REHEARSAL_MESSAGE_PREFIX, rehearsal_env
 from live_trial.rehearsal.scenario import (
     NO_RULE_TEXT,

@@ -4,7 +4,7 @@ Order (nothing is created until every check passed):
 1. refusals (RefusedInput, exit 2): session name, model / session id charset, proof without a full
    model id, denylisted target, missing cwd, root without IS_SANDBOX=1 (real trial);
 2. tools (Blocked, exit 3): tmux, claude;
-3. plugins (ClosureError = BOOT_FAIL, exit 2): ``closure.pin`` for a ``plugin:skill`` target; then the pinned
+3. plugins (ClosureError = BOOT_FAIL, exit 2): ``closure.pinning.pin`` for a ``plugin:skill`` target; then the pinned
    CLI's own ``claude plugin validate`` on each of them (``session.plugin_check``: an error is BOOT_FAIL
    ``plugin_not_loaded``, warnings are returned in ``BootResult.plugin_warnings``);
 4. start: argv as the pane's own command (no shell), child environment without the nested-session
@@ -53,7 +53,7 @@ class BootRequest:
     """What to boot. ``cwd``: the trial folder. ``target``: ``plugin:skill`` (pinned plugins) or a plain
     skill name (no pinning) or None. ``claude``: a ClaudeBinary (or its path) — found with
     ``claude_bin.find_claude`` when None. ``env_overrides``: added to the child environment (rehearsal:
-    ``rehearsal.rehearsal_env``). ``rehearsal``: sets IS_SANDBOX=1. ``timeout_s``: default the policy's
+    ``rehearsal.config.rehearsal_env``). ``rehearsal``: sets IS_SANDBOX=1. ``timeout_s``: default the policy's
     ``boot_timeout_s``. ``plugin_dirs``: when given, used instead of computing the closure. ``lease``: a session started
     by the ``boot`` command holds one (reap keeps it while it holds; README "The steps, one by one"); ``run``'s sessions
     have none (their harness owns them)."""
@@ -174,7 +174,7 @@ def build_argv(req: BootRequest, claude_path: str, plugin_dirs: Sequence[Path] =
 
 def resolve_plugin_dirs(target: str | None, plugins_root: Path) -> list[Path]:
     """``--plugin-dir`` folders for ``target``: the target plugin and its direct dependency union, from
-    ``closure.pin`` (the same computation as the closure digest, ARCHITECTURE invariant 1). A plain skill
+    ``closure.pinning.pin`` (the same computation as the closure digest, ARCHITECTURE invariant 1). A plain skill
     name or no target: ``[]``. Raises RefusedInput / ClosureError (BOOT_FAIL) before anything starts."""
     if not target or ":" not in target:
         return []

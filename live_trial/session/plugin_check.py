@@ -148,7 +148,8 @@ def _load_cache(path: Path) -> dict[str, Any]:
 
 def _store(path: Path, doc: dict[str, Any], fresh: dict[str, Validation]) -> None:
     """Add the validator's own answers (never a validator that could not be used) and write the cache. Never raises."""
-    from live_trial.jsonfile import utc_now, write_json
+    from live_trial.clock import utc_now
+    from live_trial.jsonfile import write_json
 
     entries = doc["entries"]
     for key, result in fresh.items():

@@ -7,11 +7,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from live_trial.clock import iso_z
 from live_trial.errors import RefusedInput
 
 DEFAULT_SOCKET = "live-trial"
@@ -312,7 +312,7 @@ class ReapDecision:
 
 
 def _when(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+    return iso_z(epoch, timespec="seconds")
 
 
 def reap_decisions(rows: Sequence[PaneRow], now: float, *, expired: bool = False) -> list[ReapDecision]:

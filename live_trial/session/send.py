@@ -2,7 +2,7 @@
 
 Delivery: the file goes file → named buffer → bracketed paste (``Backend.paste_file``), then one
 Enter. It counts as delivered only when the newest human prompt of the transcript after the send
-equals the file text under ``transcript.normalise_text`` (newlines normalised, trailing whitespace
+equals the file text under ``transcript.records.normalise_text`` (newlines normalised, trailing whitespace
 stripped; the one comparison used everywhere). The prompt's text is ``records.prompt_text``: a multi-line paste
 that the CLI (2.1.332) stored wrapped as ``<pasted_content id="…">…</pasted_content id="…">`` is compared without
 that wrapper, and the delivery notes say so. Otherwise a named :class:`DeliveryFailed`:

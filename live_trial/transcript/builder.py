@@ -14,6 +14,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from live_trial.clock import iso_z
+
 DEFAULT_MODEL = "claude-opus-4-8"
 
 #: The keys the 2.1.197 CLI writes first, in its order: a record's big string (a Write's content) comes before
@@ -51,7 +53,7 @@ class TranscriptBuilder:
 
     def _ts(self) -> str:
         self.now += self.step
-        return self.now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return iso_z(self.now)
 
     def advance(self, seconds: float) -> "TranscriptBuilder":
         """Move the clock forward (the next record is stamped ``seconds`` + one step later)."""

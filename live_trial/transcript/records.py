@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+
+from live_trial.clock import epoch_or_none
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
@@ -61,13 +62,7 @@ TASK_NOTIFICATION_PREFIX = "<task-notification>"
 
 def record_time(rec: Mapping[str, Any]) -> float | None:
     """The record's ``timestamp`` as epoch seconds, or None when missing or unparseable."""
-    ts = rec.get("timestamp")
-    if not isinstance(ts, str) or not ts:
-        return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+    return epoch_or_none(rec.get("timestamp"))
 
 
 def message_content(rec: Mapping[str, Any]) -> Any:

@@ -135,7 +135,7 @@ def _question_of(name: str, tool_input: Any) -> tuple[str, list[str]]:
     return f"Permission for {name}" + (f": {detail}" if detail else ""), []
 
 
-#: Screen dialog kinds (``live_trial.session.screen.Dialog.kind``) that are gates of a running turn.
+#: Screen dialog kinds (``live_trial.session.dialogs.Dialog.kind``) that are gates of a running turn.
 SCREEN_GATE_KINDS = ("ask_user_question", "exit_plan_mode", "permission")
 #: What the AskUserQuestion dialog adds to the skill's options on 2.1.197 (claude-cli-observed.md "TUI markers").
 ASK_CLI_OPTIONS = ("Type something.", "Chat about this")
@@ -143,7 +143,7 @@ ASK_CLI_OPTIONS = ("Type something.", "Chat about this")
 
 def gate_from_screen(status: Status, kind: str | None, question: str, options: list[str]) -> Status:
     """``status`` completed with what the screen shows of an open gate dialog (``kind`` as
-    ``live_trial.session.screen.Dialog.kind``, its question and option labels); returned unchanged when ``kind`` is
+    ``live_trial.session.dialogs.Dialog.kind``, its question and option labels); returned unchanged when ``kind`` is
     not a gate or the turn has ended.
 
     A busy or waiting turn whose gate dialog is on screen is GATE even when the dialog's tool_use record is not in

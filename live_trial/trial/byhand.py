@@ -26,20 +26,18 @@ from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json, write_json
 from live_trial.rehearsal.config import seed_config
 from live_trial.trial import folder, folder_steps, start
-from live_trial.trial.changes import BASELINE_DIR
 from live_trial.trial.collect import Collected, collect
 from live_trial.trial.facts import TrialRequest
 from live_trial.trial.folder_steps import changes_since_start
-from live_trial.trial.journal import POLL_STATE_FILE
-from live_trial.trial.state import STATE_FILE, STATE_SCHEMA
+from live_trial.trial.state import STATE_SCHEMA
+from live_trial.workdir_files import CWD_SNAPSHOT, Workdir
 
 if TYPE_CHECKING:       # types only: imported where they are used, to keep start-up quick
     from live_trial.acceptance.claims import Claims
     from live_trial.acceptance.verdict_doc import Verdict
 
 PREPARED = "prepared"
-REHEARSAL_CONFIG = "claude-config"
-NO_SNAPSHOT = ("no snapshot of the trial's folder at start (cwd-snapshot.json): its side effects cannot be known, "
+NO_SNAPSHOT = (f"no snapshot of the trial's folder at start ({CWD_SNAPSHOT}): its side effects cannot be known, "
                "so none are recorded")
 
 
@@ -82,7 +80,7 @@ def prepare(req: TrialRequest, *, owner_pid: int, ttl_s: float, env: Mapping[str
         try:
             folder_steps.prepare(trial)
             if req.rehearsal is not None:
-                config = trial.wd.path(REHEARSAL_CONFIG)
+                config = trial.wd.claude_config
                 seed_config(config, [req.cwd])
                 trial.journal.save(config_dir=str(config),
                                    rehearsal={"scenario": str(req.rehearsal), "port": free_port()})
@@ -119,6 +117,7 @@ def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
     state file, collect, evaluate, verdict (as after a DONE), kill-session, reap, and stopping the server."""
     s, q = p.state, shlex.quote
     wd, cwd, session = p.workdir, s["cwd"], s["session"]
+    files = Workdir.of(wd)
     sock = f" --socket {q(socket)}" if socket else ""
     rehearsal = s.get("rehearsal")
     lines = []
@@ -133,9 +132,9 @@ def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
                      f"--config-dir {q(s['config_dir'])} &")
         boot += f" --rehearsal-server http://127.0.0.1:{rehearsal['port']} --config-dir {q(s['config_dir'])}"
     lines += [boot + sock,
-              f"live-trial send {q(session)} {q(str(wd / 'task.md'))}{sock}",
-              f"live-trial poll {q(str(wd / 'out' / 'status.json'))} {q(session)} "
-              f"--state-file {q(str(wd / POLL_STATE_FILE))}{sock}",
+              f"live-trial send {q(session)} {q(str(files.task))}{sock}",
+              f"live-trial poll {q(str(files.marker))} {q(session)} "
+              f"--state-file {q(str(files.poll_state))}{sock}",
               f"live-trial collect --workdir {q(str(wd))}{sock}",
               f"live-trial evaluate --workdir {q(str(wd))}" + (f" --rehearsal {q(rehearsal['scenario'])}"
                                                                if rehearsal else ""),
@@ -162,7 +161,7 @@ def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
 def read_state(workdir: Path) -> dict[str, Any] | None:
     """The workdir's trial-state.json (schema-checked), or None when it has none (a workdir made by hand).
     Raises :class:`~live_trial.errors.SchemaInvalid` when it does not fit its schema."""
-    path = Path(workdir) / STATE_FILE
+    path = Workdir.of(workdir).trial_state
     return read_json(path, STATE_SCHEMA) if path.is_file() else None
 
 
@@ -194,7 +193,7 @@ def prepared_state(workdir: Path, session: str, *, cwd: Path | None = None,
 def record_boot(workdir: Path, state: dict[str, Any], **facts: Any) -> None:
     """Add what boot established (``pane_pid``, ``claude_bin``, ``claude_version``, ``config_dir``) to the prepared
     workdir's trial-state.json (schema-checked, atomic)."""
-    write_json(Path(workdir) / STATE_FILE, {**state, **facts}, STATE_SCHEMA)
+    write_json(Workdir.of(workdir).trial_state, {**state, **facts}, STATE_SCHEMA)
 
 
 def collect_by_hand(workdir: Path, state: dict[str, Any] | None, *, pane_text: str | None, transcript: Path | None,
@@ -210,10 +209,11 @@ def collect_by_hand(workdir: Path, state: dict[str, Any] | None, *, pane_text: s
     got = collect(workdir, pane_text=pane_text, transcript_src=transcript, subagents_src=subagents, **kw)
     notes = []
     if kw["before"] is None:
-        got.missing.append("cwd-snapshot.json")
+        got.missing.append(CWD_SNAPSHOT)
         notes.append(NO_SNAPSHOT)
     elif state and isinstance(state.get("folder"), dict) and kw["cwd"] is not None:
-        write_json(workdir / STATE_FILE, {**state, "folder": {**state["folder"], "recorded": True}}, STATE_SCHEMA)
+        write_json(Workdir.of(workdir).trial_state, {**state, "folder": {**state["folder"], "recorded": True}},
+                   STATE_SCHEMA)
     return got, notes
 
 
@@ -232,8 +232,8 @@ def release_copy(workdir: Path) -> tuple[Path | None, str | None]:
                       f"`live-trial collect --workdir {workdir}`, then remove it)")
     if copy.exists():
         folder.remove_tree(copy)
-    write_json(Path(workdir) / STATE_FILE, {**state, "folder": {**state["folder"], "removed": True}}, STATE_SCHEMA)
-    shutil.rmtree(Path(workdir) / BASELINE_DIR, ignore_errors=True)
+    write_json(Workdir.of(workdir).trial_state, {**state, "folder": {**state["folder"], "removed": True}}, STATE_SCHEMA)
+    shutil.rmtree(Workdir.of(workdir).cwd_baseline, ignore_errors=True)
     return copy, None
 
 

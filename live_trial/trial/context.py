@@ -15,7 +15,7 @@ from live_trial.policy import Policy
 from live_trial.trial.facts import Facts, TrialOutcome, TrialRequest
 from live_trial.trial.journal import Journal
 from live_trial.trial.state import TrialState
-from live_trial.trial.workdir import Workdir
+from live_trial.workdir_files import Workdir
 
 if TYPE_CHECKING:       # types only: the context is built above these rooms
     from live_trial.closure.index import Pinning, Target

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from live_trial.acceptance.verdict_doc import Verdict
-from live_trial.jsonfile import utc_now
+from live_trial.clock import utc_now
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import TrialOutcome, phase_at_least
+from live_trial.workdir_files import VERDICT
 
 EXPECTED_GATE_NOT_SHOWN = "expected gate was not shown"
 NOTIFIED = ("sent", "failed", "not_configured")
@@ -29,7 +30,7 @@ def finish(trial: TrialContext) -> TrialOutcome:
     """Evaluate the goal when the run completed, write the verdict, notify; return the trial's outcome. Continues
     from the phase recorded in the trial's state (collecting or earlier: from the start). Raises a one-line
     :class:`~live_trial.errors.Blocked` when the verdict cannot be written (a read-only or full disk)."""
-    from live_trial.acceptance.verdict import VERDICT_FILE, read_verdict
+    from live_trial.acceptance.verdict import read_verdict
     from live_trial.notices.outcome import summariser
     from live_trial.trial.evaluation import evaluate_goal
 
@@ -41,7 +42,7 @@ def finish(trial: TrialContext) -> TrialOutcome:
         evaluate_goal(trial)
     if not phase_at_least(phase, "judged"):
         trial.journal.save(phase="judged")
-    path = trial.wd.path(VERDICT_FILE)
+    path = trial.wd.verdict
     if phase_at_least(phase, "verdict_written") and path.is_file():
         doc = read_verdict(path)
     else:
@@ -86,11 +87,11 @@ def record_verdict(verdict: Verdict, *, workdir: Path, eval_root: Path | None, o
     before anything is registered or written, RefusedInput when a live watch is due and ``eval_root`` is None, a
     one-line :class:`~live_trial.errors.Blocked` when the disk refuses the file."""
     from live_trial.acceptance.causes import unwritable
-    from live_trial.acceptance.verdict import SCHEMA, VERDICT_FILE, write_verdict
+    from live_trial.acceptance.verdict import SCHEMA, write_verdict
     from live_trial.jsonfile import validate
     from live_trial.notices.verdict_watch import watch_verdict
 
-    validate(verdict.to_doc(), SCHEMA, what="verdict.json")     # before the watch is registered: a bad doc changes nothing
+    validate(verdict.to_doc(), SCHEMA, what=VERDICT)     # before the watch is registered: a bad doc changes nothing
     watched = watch_verdict(verdict, workdir=workdir, eval_root=eval_root, objective=objective)
     if watched.problem is not None:
         log("watch", "error", problem=watched.problem)
@@ -99,7 +100,7 @@ def record_verdict(verdict: Verdict, *, workdir: Path, eval_root: Path | None, o
     try:
         return watched.verdict, write_verdict(workdir, watched.verdict.to_doc())
     except OSError as exc:
-        raise unwritable(exc, Path(workdir) / VERDICT_FILE) from None
+        raise unwritable(exc, Path(workdir) / VERDICT) from None
 
 
 def _checks(trial: TrialContext) -> None:
@@ -167,13 +168,11 @@ def _notify_once(trial: TrialContext, doc: dict[str, Any]) -> tuple[str | None, 
 def _session_transcripts(trial: TrialContext) -> list[Path] | None:
     """The session's transcripts, in order: the ones it moved away from (``/clear``), then ``transcript.jsonl``; None
     when no transcript was collected (the notes already say why)."""
-    from live_trial.judge.sources import MOVED_FROM_DIR
-
     assert trial.wd is not None
-    path = trial.wd.path("transcript.jsonl")
+    path = trial.wd.transcript
     if not path.is_file():
         return None
-    return [*sorted(trial.wd.path(MOVED_FROM_DIR).glob("*.jsonl")), path]
+    return [*sorted(trial.wd.moved_from.glob("*.jsonl")), path]
 
 
 def _session_records(trial: TrialContext) -> list[dict[str, Any]] | None:

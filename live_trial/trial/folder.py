@@ -29,11 +29,10 @@ from live_trial.errors import RefusedInput
 from live_trial.jsonfile import parse_json
 from live_trial.trial import gitrepo
 from live_trial.trial.gitrepo import NEVER_COPIED
+from live_trial.workdir_files import CWD, TRIAL_STATE
 
 FRESH, COPY, IN_PLACE = "fresh", "copy", "in_place"
 FORMS = (FRESH, COPY, IN_PLACE)
-#: The trial's own folder inside its workdir (fresh or copy).
-FOLDER_NAME = "cwd"
 
 
 @dataclass
@@ -156,7 +155,7 @@ def session_cwd(plan: FolderPlan, workdir: Path) -> Path:
     if plan.form == IN_PLACE:
         assert plan.source is not None         # plan_folder sets DIR for in place and copy
         return plan.source
-    return Path(workdir) / FOLDER_NAME if plan.form == FRESH or plan.rel == "." else Path(workdir) / FOLDER_NAME / plan.rel
+    return Path(workdir) / CWD if plan.form == FRESH or plan.rel == "." else Path(workdir) / CWD / plan.rel
 
 
 def make_folder(plan: FolderPlan, workdir: Path) -> Path:
@@ -167,7 +166,7 @@ def make_folder(plan: FolderPlan, workdir: Path) -> Path:
     if plan.form == IN_PLACE:
         assert plan.source is not None         # plan_folder sets DIR for in place and copy
         return plan.source
-    dest = Path(workdir) / FOLDER_NAME
+    dest = Path(workdir) / CWD
     if plan.form == FRESH:
         dest.mkdir()
         return dest
@@ -188,7 +187,7 @@ def folder_record(plan: FolderPlan, workdir: Path, cwd: Path) -> dict[str, Any]:
     """The ``folder`` entry of trial-state.json (schema ``trial-state.schema.json``) for ``plan``: form, the trial's
     own folder (``path``), the folder it was copied from (``source``), whether the harness made it, whether it is
     kept, and what a copy took."""
-    own = plan.source if plan.form == IN_PLACE else Path(workdir) / FOLDER_NAME
+    own = plan.source if plan.form == IN_PLACE else Path(workdir) / CWD
     return {"form": plan.form, "path": str(own), "cwd": str(cwd), "source": str(plan.source) if plan.source else None,
             "copied_from": str(plan.root) if plan.form == COPY else None, "harness_made": plan.form != IN_PLACE,
             "keep": plan.keep or plan.form == FRESH, "include_ignored": plan.include_ignored, "git": plan.git,
@@ -203,7 +202,7 @@ def harness_copy(record: Mapping[str, Any] | None, workdir: Path) -> Path | None
         return None
     if record.get("keep") or record.get("removed"):
         return None
-    expected = Path(workdir).resolve() / FOLDER_NAME
+    expected = Path(workdir).resolve() / CWD
     if Path(str(record.get("path"))) != expected or expected.is_symlink():
         return None
     return expected
@@ -228,9 +227,9 @@ def copy_of_session(cwd: str | None, session: str) -> tuple[Path, Path] | None:
     if not cwd:
         return None
     for folder in [Path(cwd), *Path(cwd).parents]:
-        if folder.name != FOLDER_NAME:
+        if folder.name != CWD:
             continue
-        state_file = folder.parent / "trial-state.json"
+        state_file = folder.parent / TRIAL_STATE
         try:
             state = parse_json(state_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from live_trial.clock import utc_now
 from live_trial.errors import RefusedInput
-from live_trial.jsonfile import parse_json, utc_now
+from live_trial.jsonfile import parse_json
 
 
 def lock_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -17,7 +17,8 @@ from live_trial.jsonfile import read_json, write_json
 from live_trial.session.rules import pid_alive
 from live_trial.trial import changes, folder, folder_lock, gitrepo
 from live_trial.trial.context import TrialContext
-from live_trial.trial.state import STATE_FILE, STATE_SCHEMA
+from live_trial.trial.state import STATE_SCHEMA
+from live_trial.workdir_files import Workdir
 
 
 def _record(trial: TrialContext) -> dict[str, Any] | None:
@@ -43,7 +44,7 @@ def prepare(trial: TrialContext) -> None:
                           fix="free disk space or fix the permissions named, then run again") from None
     exclude = [trial.req.eval_root, trial.wd.root]
     snap = changes.snapshot_cwd(own, exclude=exclude)
-    path = trial.wd.path("cwd-snapshot.json")
+    path = trial.wd.cwd_snapshot
     changes.save_snapshot(path, snap)
     if rec["git"]:
         rec["baseline_head"] = gitrepo.head_commit(own)
@@ -100,7 +101,7 @@ def release(trial: TrialContext) -> None:
                     folder.remove_tree(copy)
                 trial.journal.save(folder={**rec, "removed": True})
                 trial.journal.log("cleanup", "folder_removed", path=str(copy))
-            shutil.rmtree(trial.wd.path(changes.BASELINE_DIR), ignore_errors=True)
+            shutil.rmtree(trial.wd.cwd_baseline, ignore_errors=True)
     except Exception as exc:  # noqa: BLE001 - cleanup must go on
         trial.journal.log("cleanup", "error", problem=f"could not remove the trial's folder: {type(exc).__name__}: {exc}")
     finally:
@@ -126,12 +127,12 @@ def reap_copy(session: str, cwd: str | None) -> Path | None:
     if found is None:
         return None
     workdir, copy = found
-    state_file = workdir / STATE_FILE
+    state_file = Workdir.of(workdir).trial_state
     state = read_json(state_file, STATE_SCHEMA)
     if isinstance(state.get("owner_pid"), int) and pid_alive(state["owner_pid"]):
         return None
     folder.remove_tree(copy)
     state["folder"] = {**state["folder"], "removed": True}
     write_json(state_file, state, STATE_SCHEMA)
-    shutil.rmtree(workdir / changes.BASELINE_DIR, ignore_errors=True)
+    shutil.rmtree(Workdir.of(workdir).cwd_baseline, ignore_errors=True)
     return copy

@@ -147,7 +147,7 @@ def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
         return True
     if decision.action == "nudge":
         n = trial.state.nudge_count + 1
-        nudge_file = trial.wd.path(f"nudge-{n}.md")
+        nudge_file = trial.wd.nudge(n)
         write_text_atomic(nudge_file, stall_table.NUDGE_TEXT)
         trial.journal.save(nudge_count=n)
         trial.send_file(nudge_file, "nudge")

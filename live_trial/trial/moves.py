@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from live_trial.jsonfile import read_json
-from live_trial.judge.sources import MOVED_FROM_DIR
 from live_trial.session.rules import pid_alive
 from live_trial.transcript.paths import locate, read_cli_session_status
 from live_trial.transcript.reader import copy_transcript
 from live_trial.trial.context import TrialContext
-from live_trial.trial.journal import POLL_STATE_FILE
+from live_trial.workdir_files import MOVED_FROM
 
 #: ``poll`` STALL reasons starting with this mean the session moved to a transcript that could not be found.
 UNFOLLOWED = "transcript_moved"
@@ -35,7 +34,7 @@ def moved_session(current_id: str | None, cli_doc: Mapping[str, Any] | None) -> 
 def move_note(move: Mapping[str, Any]) -> str:
     """The verdict note for one move: where the session went and why the harness followed it."""
     return (f"the session continued in a new transcript (session {move['to_session_id']}, after a /clear or a "
-            f"similar command): the harness followed it, and the earlier transcript is kept in {MOVED_FROM_DIR}/")
+            f"similar command): the harness followed it, and the earlier transcript is kept in {MOVED_FROM}/")
 
 
 def poll_moves(workdir_state_file: Path) -> list[dict[str, Any]]:
@@ -56,7 +55,7 @@ def current_transcript(trial: TrialContext) -> Path:
     config = trial.config_dir()
     assert trial.state is not None
     session_id = trial.state.session_id
-    moves = poll_moves(trial.wd.path(POLL_STATE_FILE)) if trial.wd is not None else []
+    moves = poll_moves(trial.wd.poll_state) if trial.wd is not None else []
     if moves:
         session_id = moves[-1]["to_session_id"]
     pid = trial.state.pane_pid
@@ -71,9 +70,9 @@ def collect_moved(trial: TrialContext) -> list[str]:
 
     assert trial.wd is not None
     copied = []
-    for move in poll_moves(trial.wd.path(POLL_STATE_FILE)):
+    for move in poll_moves(trial.wd.poll_state):
         src = Path(move["from_path"])
-        dest = trial.wd.path(MOVED_FROM_DIR) / f"{move['from_session_id']}.jsonl"
+        dest = trial.wd.moved_from / f"{move['from_session_id']}.jsonl"
         try:
             copy_transcript(src, dest)
             copied.append(dest.name)

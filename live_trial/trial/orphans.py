@@ -17,8 +17,9 @@ from live_trial.errors import LiveTrialError
 from live_trial.jsonfile import read_json
 from live_trial.session import proctree
 from live_trial.session.rules import pid_alive
+from live_trial.workdir_files import TRIAL_STATE
 
-STATE_GLOB = "*/*/live-trial/*/trial-state.json"
+STATE_GLOB = f"*/*/live-trial/*/{TRIAL_STATE}"
 
 
 def end_orphans(eval_root: Path, keep: Collection[str] = ()) -> list[dict[str, Any]]:

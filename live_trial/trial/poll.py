@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from live_trial.clock import epoch_of, iso_z
 from live_trial.errors import ExitCode, RefusedInput
 from live_trial.session import screen as screen_markers
 from live_trial.session.protocols import Backend, Screen
@@ -35,7 +36,7 @@ from live_trial.transcript.paths import config_dir
 from live_trial.transcript.status import Status
 from live_trial.trial.observation import NO_TRANSCRIPT, Observation, Observer, TurnCache
 from live_trial.trial.poll_rules import GATE_REPEAT_S, QUICK_RECHECK_S, SESSION_GONE, Exit, decide, progress_report
-from live_trial.trial.poll_state import SCHEMA, STATE_VERSION, PollConfig, PollState, epoch, iso
+from live_trial.trial.poll_state import SCHEMA, STATE_VERSION, PollConfig, PollState
 from live_trial.trial.wake import FileWake
 
 __all__ = ["EXIT_CODES", "GATE_REPEAT_S", "NO_TRANSCRIPT", "QUICK_RECHECK_S", "SCHEMA", "STATE_VERSION", "PollConfig",
@@ -43,7 +44,6 @@ __all__ = ["EXIT_CODES", "GATE_REPEAT_S", "NO_TRANSCRIPT", "QUICK_RECHECK_S", "S
 
 EXIT_CODES = {"DONE": int(ExitCode.OK), "HARD_CAP": int(ExitCode.FAIL), "STALL": int(ExitCode.REFUSED),
               "BLOCKED": int(ExitCode.BLOCKED), "GATE": int(ExitCode.GATE), "TICK_BUDGET": int(ExitCode.TICK_BUDGET)}
-_iso, _epoch = iso, epoch       # the names older callers used
 
 
 @dataclass
@@ -136,12 +136,12 @@ def _finish(state_file: str | os.PathLike[str], marker: Path, exit_: Exit, state
             t: float, warnings: list[str]) -> PollResult:
     """Save ``state`` with the exit recorded at epoch ``t``; the result shows the last observation that counted
     (HARD_CAP and BLOCKED are decided before the tick's observation counts)."""
-    state = state.ended(exit_.word, exit_.reason, iso(t))
+    state = state.ended(exit_.word, exit_.reason, iso_z(t))
     state.save(state_file)
     return PollResult(exit=exit_.word, code=EXIT_CODES[exit_.word], reason=exit_.reason, status=shown.status,
                       state=state.last_state, question=exit_.question,
                       capture_tail=shown.capture.rstrip("\n").split("\n")[-15:] if shown.capture else [],
-                      elapsed_s=round(t - epoch(state.started_at), 3), ticks=state.ticks,
-                      since_change_s=round(t - epoch(state.last_change_at), 3),
+                      elapsed_s=round(t - epoch_of(state.started_at), 3), ticks=state.ticks,
+                      since_change_s=round(t - epoch_of(state.last_change_at), 3),
                       transcript_path=shown.transcript_path, marker=str(marker), warnings=warnings,
                       moves=[m.to_doc() for m in state.moves])

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from live_trial.clock import iso_z
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json, write_json
 from live_trial.policy import Policy
@@ -24,22 +24,12 @@ STATE_VERSION = 1
 EXIT_HISTORY_MAX = 200
 
 
-def iso(t: float) -> str:
-    """Epoch seconds as UTC ISO 8601 with milliseconds and ``Z`` (the state file's times)."""
-    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def epoch(text: str) -> float:
-    """A state file time (ISO 8601, ``Z``) as epoch seconds."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
 @dataclass
 class PollConfig:
     """What to poll. ``marker``: the completion marker file; ``session``: tmux session name; ``session_id``:
     the CLI's session id (None: screen only); ``cwd``: the trial cwd (for the transcript slug); ``config_dir``:
     the CLI config folder (None: CLAUDE_CONFIG_DIR or ~/.claude); ``max_ticks``: ticks in this call (None: no
-    budget); ``transcript_path`` overrides :func:`transcript.locate`."""
+    budget); ``transcript_path`` overrides :func:`live_trial.transcript.paths.locate`."""
 
     marker: str | os.PathLike[str]
     session: str
@@ -185,7 +175,7 @@ class PollState:
     @classmethod
     def fresh(cls, cfg: PollConfig, marker: Path, now: float) -> PollState:
         """The state of a first call (no state file yet) at epoch ``now``."""
-        t = iso(now)
+        t = iso_z(now)
         return cls(version=STATE_VERSION, session=cfg.session, session_id=cfg.session_id, marker=str(marker),
                    started_at=t, updated_at=t, calls=1, ticks=0, transcript_path=None, transcript_offset=0,
                    last_change_at=t, last_screen_hash=None, last_state=None, done_streak=0, done_since=None,

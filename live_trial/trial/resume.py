@@ -20,7 +20,7 @@ from live_trial.session.rules import pid_alive as _alive
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import Facts, TrialOutcome, phase_at_least
 from live_trial.trial.folder_steps import reclaim
-from live_trial.trial.state import STATE_FILE, TrialState
+from live_trial.trial.state import TrialState
 from live_trial.trial.workdir import open_workdir
 
 #: Phases after which the task's delivery was confirmed: a resume from before them cannot continue the trial.
@@ -36,7 +36,7 @@ def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
     """
     trial.wd = open_workdir(workdir)
     trial.take_lock()
-    trial.state = TrialState.load(trial.wd.path(STATE_FILE))
+    trial.state = TrialState.load(trial.wd.trial_state)
     if trial.state.phase == "prepared":
         raise RefusedInput("this trial is driven by hand (made by `live-trial prepare`): run --resume continues only "
                            "trials started by run", where=str(trial.wd.root), code="driven_by_hand",

@@ -35,13 +35,14 @@ from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialR
 from live_trial.trial.finish import finish
 from live_trial.trial.folder_steps import folder_changes, prepare, release, side_effects_recorded
 from live_trial.trial.inputs import validate
-from live_trial.trial.journal import POLL_STATE_FILE, EventSink, Journal
+from live_trial.trial.journal import EventSink, Journal
 from live_trial.trial.loading import require_target_listed
 from live_trial.trial.loop import poll_until_terminal
 from live_trial.trial.moves import collect_moved, current_transcript
 from live_trial.trial.resume import resume
 from live_trial.trial.state import TrialState
-from live_trial.trial.workdir import Workdir, new_run_id
+from live_trial.trial.workdir import new_run_id
+from live_trial.workdir_files import Workdir
 
 if TYPE_CHECKING:       # types only
     from live_trial.closure.index import Pinning, Target
@@ -69,7 +70,7 @@ class Trial:
         self.server: RehearsalServer | None = None
         self.backend: Backend | None = None
         self.target: Target | None = None
-        self.pinning: Pinning | None = None       # set by the input checks (trial_inputs.validate)
+        self.pinning: Pinning | None = None       # set by the input checks (trial.inputs.validate)
         self.claude: ClaudeBinary | None = None
         self.scenario: Scenario | None = None     # a rehearsal's, set by the input checks
         self.child_overrides: dict[str, str] = {}
@@ -105,7 +106,7 @@ class Trial:
         :class:`Blocked` when the workdir cannot be written."""
         assert self.wd is not None          # the lock is taken once the workdir exists
         try:
-            fh = os.fdopen(os.open(self.wd.path(".trial.lock"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a")
+            fh = os.fdopen(os.open(self.wd.trial_lock, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a")
         except OSError as exc:
             raise causes.unwritable(exc, self.wd.root) from None
         try:
@@ -266,7 +267,7 @@ class Trial:
         assert self.scenario is not None and self.wd is not None    # loaded by the input checks (or the resume)
         self.server = RehearsalServer(self.scenario, port=port)
         self.server.start()
-        config_dir = self.wd.path("claude-config")
+        config_dir = self.wd.claude_config
         if not (config_dir / ".claude.json").exists():
             seed_config(config_dir, [self.req.cwd])
         self.child_overrides = rehearsal_env(self.server.url, config_dir)
@@ -325,7 +326,7 @@ class Trial:
 
         self.journal.save(phase="sending")
         assert self.wd is not None
-        self.send_file(self.wd.path("task.md"), "send")
+        self.send_file(self.wd.task, "send")
         require_target_listed(self)
         self.facts.launch = "PASS"
         self.journal.save(phase="polling")
@@ -335,7 +336,7 @@ class Trial:
         assert self.wd is not None and self.state is not None and self.backend is not None
         cfg = poll.PollConfig(
             marker=self.wd.marker, session=self.state.session, session_id=self.state.session_id,
-            cwd=self.req.cwd, config_dir=self.config_dir(), state_file=self.wd.path(POLL_STATE_FILE),
+            cwd=self.req.cwd, config_dir=self.config_dir(), state_file=self.wd.poll_state,
             policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None)
         return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick, watch=True)
 
@@ -357,7 +358,8 @@ class Trial:
         return {"nudges": self.state.nudge_count, "gate_responses": self.state.gate_response_count}
 
     def poll_loop(self) -> None:
-        """Poll until a terminal outcome, answering gates and applying the STALL table (see trial_loop)."""
+        """Poll until a terminal outcome, answering gates and applying the STALL table (see
+        :func:`live_trial.trial.loop.poll_until_terminal`)."""
         poll_until_terminal(self)
 
     def finish_session(self) -> None:

@@ -12,7 +12,8 @@ import os
 import uuid
 from dataclasses import asdict
 
-from live_trial.jsonfile import utc_now, write_text_atomic
+from live_trial.clock import utc_now
+from live_trial.jsonfile import write_text_atomic
 from live_trial.resources import read_reference
 from live_trial.trial.context import TrialContext
 from live_trial.trial.folder import folder_record, session_cwd
@@ -56,4 +57,4 @@ def write_task(trial: TrialContext) -> None:
             .replace("{{TARGET_SKILL}}", trial.req.target)
             .replace('"{{ARGS}}"', json.dumps(trial.req.args, ensure_ascii=False))
             .replace("{{MARKER_PATH}}", str(trial.wd.marker)))
-    write_text_atomic(trial.wd.path("task.md"), text)
+    write_text_atomic(trial.wd.task, text)

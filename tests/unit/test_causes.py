@@ -102,7 +102,7 @@ def test_a_full_disk_at_the_start_leaves_nothing_half_written(tmp_path, monkeypa
 
 def test_a_log_line_the_disk_refuses_is_dropped_and_the_state_write_is_one_line(tmp_path, monkeypatch):
     from live_trial.trial import journal as jr
-    from live_trial.trial.workdir import Workdir
+    from live_trial.workdir_files import Workdir
 
     seen = []
     j = jr.Journal(lambda kind, data: seen.append(kind))

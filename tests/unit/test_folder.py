@@ -252,7 +252,7 @@ def test_in_place_lock_refuses_a_second_holder_naming_it_and_is_freed_when_its_p
 def test_a_resumed_in_place_trial_takes_its_folder_lock_again_or_is_refused(tmp_path):
     from live_trial.trial.folder_steps import reclaim, release
     from live_trial.trial.journal import Journal
-    from live_trial.trial.workdir import Workdir
+    from live_trial.workdir_files import Workdir
 
     here = tmp_path / "here"
     here.mkdir()

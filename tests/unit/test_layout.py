@@ -16,7 +16,7 @@ import pytest
 import live_trial
 
 PKG = Path(live_trial.__file__).resolve().parent
-TOP_LEVEL = {"errors", "jsonfile", "policy", "resources"}
+TOP_LEVEL = {"clock", "errors", "jsonfile", "policy", "resources", "workdir_files"}
 #: Subpackages from the bottom floor up (live_trial/__init__.py); top-level modules are below them all, cli and
 #: pytest_plugin above them all.
 FLOORS = [["transcript", "closure"], ["session", "rehearsal"], ["judge"], ["acceptance", "doctor"], ["notices"], ["trial"],
@@ -131,8 +131,8 @@ def test_no_subpackage_circle():
 
 
 def test_imports_follow_the_floor_order():
-    """A module imports only modules of its own room, of a lower floor, or the bottom (errors, jsonfile, policy,
-    resources). The order is the one written in live_trial/__init__.py."""
+    """A module imports only modules of its own room, of a lower floor, or the bottom (clock, errors, jsonfile, policy,
+    resources, workdir_files). The order is the one written in live_trial/__init__.py."""
     floor = {name: i + 1 for i, names in enumerate(FLOORS) for name in names}
     floor.update({name: 0 for name in TOP_LEVEL})
     floor.update({"pytest_plugin": len(FLOORS) + 1, "__main__": len(FLOORS) + 1})
@@ -160,9 +160,9 @@ def test_every_subpackage_says_what_it_owns_and_what_it_never_does():
         assert re.search(r"\bnever\b", doc), f"{init}: say what the subpackage never does"
 
 
-def test_at_most_eight_modules_at_the_top_level_and_none_too_long():
+def test_at_most_ten_modules_at_the_top_level_and_none_too_long():
     top = sorted(p.name for p in PKG.glob("*.py"))
-    assert len(top) <= 8, top
+    assert len(top) <= 10, top
     long = {str(p.relative_to(PKG)): n for p in PKG.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
     assert long == {}

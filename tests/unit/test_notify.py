@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from live_trial.clock import iso_z
 from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 from live_trial.jsonfile import schema_errors
 from live_trial.notices import notify as nt
@@ -350,7 +351,7 @@ def _now(clock: Clock) -> datetime:
 
 def _failed_notice(root, clock, kind="not_working", objective="あいさつする", detail="何も書かれていない", **kw):
     return nt.notify(root, kind, objective, detail, "ja", env=HOOK, post=_Post(500, 500),
-                     sleep=lambda s: None, clock=lambda: nr._iso_z(_now(clock)), **kw)
+                     sleep=lambda s: None, clock=lambda: iso_z(_now(clock)), **kw)
 
 
 def _resend(root, clock, post, **kw):
@@ -378,7 +379,7 @@ def test_a_failed_notice_is_resent_after_an_hour_and_not_before(tmp_path):
     assert _resend(tmp_path, clock, post) == [] and post.texts == []
     assert (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes() == before
     clock.sleep(1)
-    assert nr.pending_resends(tmp_path, nr._iso_z(_now(clock))) == [original]
+    assert nr.pending_resends(tmp_path, iso_z(_now(clock))) == [original]
     [resent] = _resend(tmp_path, clock, post)
     assert post.texts == [original["text"]]
     assert resent["at"] == "2026-11-30T10:00:00.000Z"
@@ -403,8 +404,8 @@ def test_the_resend_record_fits_the_schema(tmp_path):
 
 def test_sent_and_not_configured_notices_are_never_resent(tmp_path):
     clock = Clock()
-    nt.notify(tmp_path, "done", "x", "1 file", "en", env={}, clock=lambda: nr._iso_z(_now(clock)))
-    nt.notify(tmp_path, "done", "y", "2 files", "en", env=HOOK, post=_Post(), clock=lambda: nr._iso_z(_now(clock)))
+    nt.notify(tmp_path, "done", "x", "1 file", "en", env={}, clock=lambda: iso_z(_now(clock)))
+    nt.notify(tmp_path, "done", "y", "2 files", "en", env=HOOK, post=_Post(), clock=lambda: iso_z(_now(clock)))
     before = (tmp_path / nt.NOTIFICATIONS_FILE).read_bytes()
     clock.sleep(7 * 86400)
     post = _Post()

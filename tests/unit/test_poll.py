@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from live_trial.clock import epoch_of
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json
 from live_trial.policy import load_policy
@@ -335,12 +336,12 @@ def test_state_survives_sigkill_of_the_poller(env):
     proc.wait()
     doc = read_json(env.state_file, P.SCHEMA)          # valid after SIGKILL: every write is atomic
     assert doc["ticks"] >= 5 and doc["exits"] == []
-    started = P._epoch(doc["started_at"])
-    clock = Clock(start=P._epoch(doc["last_change_at"]) + 31)
+    started = epoch_of(doc["started_at"])
+    clock = Clock(start=epoch_of(doc["last_change_at"]) + 31)
     r = P.poll(env.cfg(stall_limit_s=30), FakeBackend([busy(4)]), clock=clock, sleep=clock.sleep)
     after = read_json(env.state_file, P.SCHEMA)
     assert r.exit == "STALL" and r.ticks == doc["ticks"] + 1              # the STALL clock kept running
-    assert P._epoch(after["started_at"]) == started and after["calls"] == 2
+    assert epoch_of(after["started_at"]) == started and after["calls"] == 2
 
 
 def test_state_file_is_schema_valid_every_tick(env):

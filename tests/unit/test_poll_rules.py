@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from live_trial.clock import iso_z
 from live_trial.policy import load_policy
 from live_trial.transcript.status import Status
 from live_trial.trial.moves import UNFOLLOWED
 from live_trial.trial.observation import Followed, Observation
 from live_trial.trial.poll_rules import GATE_REPEAT_S, QUICK_RECHECK_S, decide, progress_report
-from live_trial.trial.poll_state import CallCounters, PollConfig, PollState, iso
+from live_trial.trial.poll_state import CallCounters, PollConfig, PollState
 
 T0 = 1_800_000_000.0
 SID = "11111111-2222-4333-8444-555555555555"
@@ -148,7 +149,7 @@ def test_stall_after_stall_limit_s_without_progress():
                                     dict(followed=Followed(SID, "new", "/t.jsonl", "/n.jsonl"))])
 def test_progress_resets_the_stall_clock(change):
     step = decide(seen(**change), fresh(last_screen_hash=HASH, transcript_offset=100), POLICY, T0 + 30)
-    assert step.exit is None and step.state.last_change_at == iso(T0 + 30)
+    assert step.exit is None and step.state.last_change_at == iso_z(T0 + 30)
 
 
 def test_a_growing_background_output_is_progress_and_its_sizes_are_kept():
@@ -161,15 +162,15 @@ def test_a_growing_background_output_is_progress_and_its_sizes_are_kept():
 def test_a_followed_move_is_recorded():
     step = decide(seen(followed=Followed(SID, "new-id", "/t.jsonl", "/n.jsonl")), fresh(), POLICY, T0 + 1)
     assert [m.to_doc() for m in step.state.moves] == [{"from_session_id": SID, "to_session_id": "new-id",
-                                                     "from_path": "/t.jsonl", "to_path": "/n.jsonl", "at": iso(T0 + 1)}]
+                                                     "from_path": "/t.jsonl", "to_path": "/n.jsonl", "at": iso_z(T0 + 1)}]
 
 
 def test_a_move_that_cannot_be_followed_stalls_as_transcript_moved():
     state = fresh(last_screen_hash=HASH, transcript_offset=100)
     first = decide(seen(named_session="new-id"), state, POLICY, T0 + 1)
-    assert first.state.move_pending.since == iso(T0 + 1)
+    assert first.state.move_pending.since == iso_z(T0 + 1)
     step = decide(seen(named_session="new-id"), first.state, POLICY, T0 + 30)
-    assert step.exit.reason.startswith(f"{UNFOLLOWED}: the CLI continues as session new-id (since {iso(T0 + 1)})")
+    assert step.exit.reason.startswith(f"{UNFOLLOWED}: the CLI continues as session new-id (since {iso_z(T0 + 1)})")
 
 
 # ------------------------------------------------------------------ row 7: TICK_BUDGET, and the tick's report

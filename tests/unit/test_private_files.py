@@ -32,7 +32,7 @@ def test_a_trial_s_folders_and_logs_are_private(tmp_path):
     journal = Journal()
     journal.wd = wd
     journal.log("send", "delivered", tail=["the screen's last lines"])
-    assert mode(wd.path("trial-log.jsonl")) == 0o600
+    assert mode(wd.trial_log) == 0o600
     record = nt.notify(tmp_path / "eval-log", "done", "greet", "1 file written", "en", env={})
     assert record["webhook"]["status"] == "not_configured"
     assert mode(tmp_path / "eval-log" / nt.NOTIFICATIONS_FILE) == 0o600

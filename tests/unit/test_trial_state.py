@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from live_trial.trial import state as ts
+from live_trial.workdir_files import TRIAL_STATE
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "schemas" / "trial-state.schema.json").read_text())
 
@@ -27,7 +28,7 @@ def test_the_fields_are_the_schemas_keys_and_the_unset_ones_left_out_are_those_t
 
 
 def test_an_older_state_reads_back_and_is_written_again_with_the_same_keys(tmp_path):
-    path = tmp_path / ts.STATE_FILE
+    path = tmp_path / TRIAL_STATE
     path.write_text(json.dumps(minimal()))
     state = ts.TrialState.load(path)
     assert state.args is None and state.gate_answers is None and state.session == "lt-20261202T010000-abcd-s"

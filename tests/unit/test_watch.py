@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from live_trial.clock import iso_z
 from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.jsonfile import schema_errors
 from live_trial.notices import watch as wt
@@ -371,7 +372,7 @@ class Post:
 
 def _failed_notice(root, clock):
     return notify(root, "not_working", "あいさつする", "何も書かれていない", "ja", env=HOOK, post=Post(500),
-                  sleep=lambda s: None, clock=lambda: wt.iso(clock()))
+                  sleep=lambda s: None, clock=lambda: iso_z(clock()))
 
 
 def test_daily_maintenance_without_ledger_still_resends_and_creates_no_ledger(root, clock):

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from live_trial.clock import iso_z
 from live_trial.jsonfile import write_json
 from live_trial.notices import notify as nt
 from live_trial.notices import resend as nr
@@ -119,7 +120,7 @@ def test_a_refused_connection_is_retried_once():
 def _failed_notice(root):
     return nt.notify(root, "not_working", "あいさつする", "何も書かれていない", "ja",
                      env={nt.WEBHOOK_ENV: "http://127.0.0.1:9/x"}, post=lambda u, b, t: 500,
-                     sleep=lambda s: None, clock=lambda: nr._iso_z(START))
+                     sleep=lambda s: None, clock=lambda: iso_z(START))
 
 
 def test_a_slow_resend_blocks_nobody_and_is_sent_once(tmp_path, hook):
@@ -136,7 +137,7 @@ def test_a_slow_resend_blocks_nobody_and_is_sent_once(tmp_path, hook):
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         fcntl.flock(fh, fcntl.LOCK_UN)
     assert nr.resend_failed(tmp_path, env=env, clock=later, timeout_s=30) == []   # claimed: left alone
-    other = nt.notify(tmp_path, "done", "別の件", "1件書いた", "ja", env={}, clock=lambda: nr._iso_z(later()))
+    other = nt.notify(tmp_path, "done", "別の件", "1件書いた", "ja", env={}, clock=lambda: iso_z(later()))
     assert other["webhook"]["status"] == "not_configured"
     assert first.is_alive() and h.requests == 1
     h.release.set()
@@ -152,7 +153,7 @@ def test_a_claim_left_by_a_process_that_died_expires(tmp_path, hook):
     h = hook("fast")
     original = _failed_notice(tmp_path)
     nid = nr.notification_id(original)
-    until = nr._iso_z(START + timedelta(hours=2, seconds=30))
+    until = iso_z(START + timedelta(hours=2, seconds=30))
     write_json(tmp_path / nr.CLAIMS_FILE, {"version": 1, "claims": {nid: {"pid": 1, "until": until}}},
                nr.CLAIMS_SCHEMA)
     env = {nt.WEBHOOK_ENV: h.url}
