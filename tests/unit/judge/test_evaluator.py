@@ -9,6 +9,7 @@ import pytest
 from live_trial.jsonfile import schema_errors
 from live_trial.judge import answer as ea
 from live_trial.judge import evaluator as ev
+from tests.unit.fakes import FakeRunner
 
 U1 = "11111111-1111-4111-8111-111111111111"
 U2 = "22222222-2222-4222-8222-222222222222"
@@ -52,29 +53,12 @@ GOOD_PASS = {"verdict": "PASS", "blockers": [], "checks": [], "unverified": [], 
      "observed": "1 Write call to greeting.txt"}]}
 
 
-class FakeCLI:
-    def __init__(self, *outputs):
-        self.outputs = list(outputs)
-        self.calls = []
-
-    def __call__(self, argv, stdin_text, cwd, env, timeout_s):
-        self.calls.append({"argv": argv, "prompt": stdin_text, "cwd": cwd, "env": dict(env), "timeout_s": timeout_s})
-        out = self.outputs.pop(0)
-        if isinstance(out, ev.ProcessResult):
-            return out
-        if isinstance(out, str):
-            return ev.ProcessResult(0, out, "", False, 0.1)
-        doc = {"type": "result", "subtype": "success", "is_error": False, "result": json.dumps(out),
-               "session_id": "x", "structured_output": out}
-        return ev.ProcessResult(0, json.dumps(doc), "", False, 0.1)
-
-
 def run_eval(workdir, cli, tgt=None, produced=PRODUCED, **kw):
     return ev.evaluate(workdir, tgt or target(), "/bin/claude-fake", {"A": "1"}, runner=cli, produced=produced, **kw)
 
 
 def test_valid_pass_is_kept_with_evidence_and_written(workdir):
-    cli = FakeCLI(GOOD_PASS)
+    cli = FakeRunner(GOOD_PASS)
     doc = run_eval(workdir, cli)
     assert doc["goal_result"] == "PASS" and doc["blockers"] == [] and len(doc["evidence"]) == 2
     assert doc["evidence"][0]["quote"] == "Hello, World!" and doc["unverified"] == []
@@ -85,7 +69,7 @@ def test_valid_pass_is_kept_with_evidence_and_written(workdir):
 
 
 def test_process_is_fresh_read_only_and_runs_in_the_workdir(workdir):
-    cli = FakeCLI(GOOD_PASS)
+    cli = FakeRunner(GOOD_PASS)
     run_eval(workdir, cli, model="claude-x")
     call = cli.calls[0]
     argv = call["argv"]
@@ -112,7 +96,7 @@ def test_process_is_fresh_read_only_and_runs_in_the_workdir(workdir):
     ev.ProcessResult(1, "", "Error: something", False, 0.2),
 ])
 def test_no_structured_answer_is_a_failure_even_with_exit_0(workdir, output):
-    doc = run_eval(workdir, FakeCLI(output, output))
+    doc = run_eval(workdir, FakeRunner(output, output))
     assert doc["goal_result"] == "FAIL" and doc["blockers"] == ["the evaluator gave no valid judgement"]
     assert all(a["problems"] for a in doc["attempts"])
 
@@ -125,7 +109,7 @@ CRITERIA = [{"id": "OUT1", "text": "the greeting is written", "verify_by": "eval
 def test_criteria_checks(workdir):
     ans = {**GOOD_PASS, "checks": [{"id": "OUT1", "result": "pass", "evidence": "out/greeting.txt has 1 line"},
                                    {"id": "OUT2", "result": "pass", "evidence": "1 line"}]}
-    cli = FakeCLI(ans)
+    cli = FakeRunner(ans)
     doc = run_eval(workdir, cli, tgt=target(CRITERIA))
     assert doc["goal_result"] == "PASS"
     assert [c["id"] for c in doc["criteria"]] == ["OUT1", "OUT2"]
@@ -139,7 +123,7 @@ def test_criteria_checks(workdir):
     [{"id": "OUT1", "result": "fail", "evidence": "0 files"}, {"id": "OUT2", "result": "pass", "evidence": "1 line"}],
 ])
 def test_a_criterion_without_evidence_or_missing_counts_as_fail(workdir, checks):
-    doc = run_eval(workdir, FakeCLI({**GOOD_PASS, "checks": checks}), tgt=target(CRITERIA))
+    doc = run_eval(workdir, FakeRunner({**GOOD_PASS, "checks": checks}), tgt=target(CRITERIA))
     assert doc["goal_result"] == "FAIL"
     assert [c["result"] for c in doc["checks"] if c["id"] == "OUT1"] == ["fail"]
     assert any(b.startswith("criterion OUT1 failed") for b in doc["blockers"])
@@ -156,7 +140,7 @@ def test_score_key_detection():
 # ----------------------------------------------------------------------------- check-only starter
 
 def test_check_starter_is_read_only_and_returns_one_result(tmp_path):
-    cli = FakeCLI({"result": "ok", "note": "2 replies found in the log"})
+    cli = FakeRunner({"result": "ok", "note": "2 replies found in the log"})
     watch = {"id": "w-12345678", "objective": "reply", "unverified": "replies not seen", "evidence": "deployed",
              "workdir": str(tmp_path)}
     starter = ev.check_starter(env={"B": "2"}, claude="/bin/claude-fake", runner=cli)
@@ -171,7 +155,7 @@ def test_check_starter_is_read_only_and_returns_one_result(tmp_path):
 @pytest.mark.parametrize("answer", [{"result": "ok", "note": "the bot is running"}, {"result": "maybe", "note": "x"},
                                     {"result": "ng", "note": ""}])
 def test_check_starter_refuses_non_results(tmp_path, answer):
-    starter = ev.check_starter(env={}, claude="/bin/claude-fake", runner=FakeCLI(answer))
+    starter = ev.check_starter(env={}, claude="/bin/claude-fake", runner=FakeRunner(answer))
     out = starter({"objective": "o", "unverified": "u", "workdir": None}, tmp_path)
     assert "error" in out and "result" not in out
 

@@ -12,6 +12,7 @@ from live_trial.jsonfile import schema_errors
 from live_trial.judge import answer as ea
 from live_trial.judge import evaluator as ev
 from live_trial.judge.quotes import count_problems, stated_counts
+from tests.unit.fakes import FakeRunner
 
 U_TASK = "11111111-1111-4111-8111-111111111111"
 U_SKILL = "22222222-2222-4222-8222-222222222222"
@@ -103,19 +104,8 @@ def problems(wd, *items, **fields):
     return ea.answer_problems(answer(*items, **fields), ctx_of(wd))
 
 
-class FakeCLI:
-    def __init__(self, *answers):
-        self.answers, self.prompts = list(answers), []
-
-    def __call__(self, argv, stdin_text, cwd, env, timeout_s):
-        self.prompts.append(stdin_text)
-        out = self.answers.pop(0)
-        doc = {"type": "result", "subtype": "success", "is_error": False, "result": "", "structured_output": out}
-        return ev.ProcessResult(0, json.dumps(doc), "", False, 0.1)
-
-
 def evaluate(wd, *answers, produced=PRODUCED):
-    cli = FakeCLI(*answers)
+    cli = FakeRunner(*answers)
     return ev.evaluate(wd, TARGET, "/bin/claude-fake", {}, runner=cli, produced=produced), cli
 
 

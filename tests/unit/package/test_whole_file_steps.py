@@ -108,8 +108,8 @@ def test_verdict_hashes_and_reads_the_model_in_one_bounded_pass(tmp_path, plugin
 
 def test_send_reads_only_what_was_written_since_the_paste(tmp_path):
     from live_trial.session import send
-    from tests.unit.fakes import Clock
-    from tests.unit.session.test_send import FakeCLI, S
+    from tests.unit.fakes import Clock, FakeCLI
+    from tests.unit.session.test_send import S
 
     transcript = tmp_path / "s.jsonl"
     big_turn(transcript)

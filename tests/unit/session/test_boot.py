@@ -10,7 +10,7 @@ import pytest
 from live_trial.errors import BootFail, BootTimeout, ExitCode, RefusedInput
 from live_trial.session import boot as bt
 from live_trial.session import screen
-from tests.unit.fakes import Clock
+from tests.unit.fakes import Clock, FakeBackend
 
 SCREENS = Path(__file__).parents[1] / "screens"
 S = "lt-20261130T101500-abcd-boot"
@@ -19,59 +19,6 @@ UUID = "12345678-1234-4234-8234-123456789abc"
 
 def cap(name):
     return (SCREENS / f"{name}.txt").read_text(encoding="utf-8")
-
-
-class FakeBackend:
-    """Screens as a state machine: ``flow`` maps state -> (screen, {key: next state})."""
-
-    def __init__(self, flow, start, dead_after=None, dead_tail=""):
-        self.flow, self.state = flow, start
-        self.keys: list[str] = []
-        self.created: list[tuple] = []
-        self.killed: list[str] = []
-        self.meta = {}
-        self.dead = False
-        self.dead_tail = dead_tail
-        self.polls = 0
-        self.dead_after = dead_after
-
-    def require_tmux(self):
-        return "tmux"
-
-    def new_session(self, name, argv, *, cwd, env, owner_pid=None, width=200, height=50):
-        self.created.append((name, list(argv), cwd, dict(env)))
-        from live_trial.session.backend import SessionInfo
-        return SessionInfo(name, "$1", "%1", 4242)
-
-    def set_meta(self, name, **kv):
-        self.meta.update(kv)
-
-    def pane_alive(self, name):
-        self.polls += 1
-        if self.dead_after is not None and self.polls > self.dead_after:
-            self.dead = True
-        return not self.dead
-
-    def pane_dead_status(self, name):
-        return 1 if self.dead else None
-
-    def capture(self, name, scrollback=False):
-        if self.dead:
-            return self.dead_tail
-        return self.flow[self.state][0]
-
-    def probe(self, name, pane_id=None):
-        alive = self.pane_alive(name)
-        return alive, (self.capture(name) if alive else "")
-
-    def send_keys(self, name, *keys):
-        for k in keys:
-            self.keys.append(k)
-            self.state = self.flow[self.state][1].get(k, self.state)
-
-    def kill_session(self, name):
-        self.killed.append(name)
-        return True
 
 
 CLAUDE = "/bin/true"   # any executable stands in for claude here

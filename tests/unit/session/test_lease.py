@@ -10,7 +10,7 @@ import sys
 from live_trial.session import backend as bk
 from live_trial.session import rules
 from live_trial.session.rules import Lease, PaneRow, reap_decisions, sessions_to_reap
-from tests.unit.session.test_backend import FakeTmux
+from tests.unit.fakes import FakeTmux
 
 NOW = 2_000_000_000.0
 HAND = "lt-20261130T101500-abcd-hand"

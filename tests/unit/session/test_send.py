@@ -1,64 +1,16 @@
 """send without tmux: delivery confirmed by the transcript (seed 001 "send") and gate answers."""
 from __future__ import annotations
 
-import json
-import uuid
 from pathlib import Path
 
 import pytest
 
 from live_trial.errors import DeliveryFailed, RefusedInput
 from live_trial.session import send
-from tests.unit.fakes import Clock
+from tests.unit.fakes import Clock, FakeCLI, screen_with_input
 
 SCREENS = Path(__file__).parents[1] / "screens"
 S = "lt-20261130T101500-abcd-send"
-NB = "\u00a0"
-RULE = "─" * 100
-
-
-def screen_with_input(text: str) -> str:
-    return "\n".join([RULE, f"❯{NB}{text}", RULE, "  ⏵⏵ bypass permissions on"])
-
-
-class FakeCLI:
-    """Pastes park text in the input box; Enter writes a user record unless told to swallow it."""
-
-    def __init__(self, transcript: Path, swallow: int = 0, transform=lambda t: t):
-        self.transcript = transcript
-        self.swallow = swallow
-        self.transform = transform
-        self.input = ""
-        self.keys: list[str] = []
-        self.pasted: list[str] = []
-
-    def paste_file(self, session, path):
-        text = Path(path).read_text()
-        self.pasted.append(text)
-        self.input = text
-        return "lt-buf-x"
-
-    def capture(self, session, scrollback=False):
-        shown = f"[Pasted text #1 +{self.input.count(chr(10))} lines]" if self.input.count("\n") > 2 else self.input
-        return screen_with_input(shown.split("\n")[0])
-
-    def send_keys(self, session, *keys):
-        for k in keys:
-            self.keys.append(k)
-            if k == "Enter":
-                if self.swallow:
-                    self.swallow -= 1
-                    continue
-                if self.input.strip():
-                    self.write(self.transform(self.input.rstrip("\n")))
-                self.input = ""
-
-    def write(self, text):
-        rec = {"type": "user", "uuid": str(uuid.uuid4()), "parentUuid": None, "isSidechain": False,
-               "timestamp": "2026-11-30T10:00:00.000Z", "sessionId": "s", "origin": {"kind": "human"},
-               "promptSource": "typed", "message": {"role": "user", "content": text}}
-        with self.transcript.open("a") as fh:
-            fh.write(json.dumps(rec) + "\n")
 
 
 def go(cli, path, **kw):
