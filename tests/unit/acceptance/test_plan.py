@@ -466,7 +466,7 @@ def test_plan_sends_a_failed_notice_again(env, capsys, monkeypatch) -> None:
     def post(url, body, timeout):
         sent.append(body)
         return answers[len(sent) - 1]
-    monkeypatch.setattr(webhook, "_http_post", post)
+    monkeypatch.setattr(webhook, "http_post", post)
     nt.notify(env["eval"], "done", "greet", "1 file written", "en", sleep=lambda s: None,
               clock=lambda: "2026-01-01T00:00:00.000Z")
     assert main(["plan", "--plugin-dir", str(env["plugins"] / "many"), "--eval-root", str(env["eval"]), "--json"]) == 0

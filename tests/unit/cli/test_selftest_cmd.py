@@ -14,6 +14,6 @@ def test_self_test_runs_every_offline_group(capsys):
 def test_self_test_reports_a_broken_schema(monkeypatch, capsys):
     from live_trial.cli import selftest_cmd
 
-    monkeypatch.setattr(selftest_cmd, "_schemas_and_references", lambda: ["schema x.schema.json: broken"])
+    monkeypatch.setattr(selftest_cmd, "shipped_file_problems", lambda: ["schema x.schema.json: broken"])
     assert main(["self-test"]) == 1
     assert "schema x.schema.json: broken" in capsys.readouterr().out

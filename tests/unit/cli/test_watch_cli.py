@@ -79,7 +79,7 @@ def test_check_starts_one_evaluator_per_due_watch_and_none_the_second_time(root,
             return {"result": "ng", "note": "返信0件"}
         return start
 
-    monkeypatch.setattr(evaluate_cmd, "_starter", fake_starter)
+    monkeypatch.setattr(evaluate_cmd, "watch_starter", fake_starter)
     assert main(["watch", "check", "--eval-root", str(root)]) == 0
     assert capsys.readouterr().out.startswith("CHECKED: 1 check(s) started")
     assert main(["watch", "check", "--eval-root", str(root)]) == 0
@@ -89,7 +89,7 @@ def test_check_starts_one_evaluator_per_due_watch_and_none_the_second_time(root,
 
 def test_daily_runs_once(root, capsys, monkeypatch):
     launched = []
-    monkeypatch.setattr(evaluate_cmd, "_starter",
+    monkeypatch.setattr(evaluate_cmd, "watch_starter",
                         lambda args: lambda w, r: launched.append(w["id"]) or {"result": "ok", "note": "2 replies"})
     assert main(["watch", "daily", "--eval-root", str(root)]) == 0
     assert capsys.readouterr().out.startswith("DAILY: 0 swept, 1 checked")
@@ -136,10 +136,10 @@ def test_daily_says_how_many_failed_notices_were_sent_again(tmp_path, capsys, mo
     root = tmp_path / "eval-log"
     monkeypatch.setenv("LIVE_TRIAL_WEBHOOK_URL", "https://hook.invalid/x")
     posted = []
-    monkeypatch.setattr(webhook, "_http_post", lambda url, body, timeout_s: posted.append(body) or 500)
+    monkeypatch.setattr(webhook, "http_post", lambda url, body, timeout_s: posted.append(body) or 500)
     nt.notify(root, "done", "あいさつする", "あいさつを1件書いた", "ja", sleep=lambda s: None,
               clock=lambda: "2026-01-01T00:00:00.000Z")
-    monkeypatch.setattr(webhook, "_http_post", lambda url, body, timeout_s: posted.append(body) or 204)
+    monkeypatch.setattr(webhook, "http_post", lambda url, body, timeout_s: posted.append(body) or 204)
     assert main(["watch", "daily", "--eval-root", str(root)]) == 0
     assert capsys.readouterr().out.startswith("DAILY: 1 failed notice(s) sent again; no watch work (no watches)")
     assert len(posted) == 3 and not (root / "watches.json").exists()

@@ -140,8 +140,8 @@ def test_a_validator_that_answers_nothing_with_exit_0_does_not_hold(tmp_path, mo
     from live_trial.session.plugin_check import Validation
 
     monkeypatch.setattr(probe, "validate_plugins", lambda *a, **k: [Validation(tmp_path, exit_code=0)])
-    holds, saw = probe._validator("/bin/true", tmp_path, {})
+    holds, saw = probe.validator_holds("/bin/true", tmp_path, {})
     assert holds is False and "no result line" in saw
     answered = Validation(tmp_path, exit_code=0, result="✔ Validation passed")
     monkeypatch.setattr(probe, "validate_plugins", lambda *a, **k: [answered])
-    assert probe._validator("/bin/true", tmp_path, {}) == (True, "exit 0")
+    assert probe.validator_holds("/bin/true", tmp_path, {}) == (True, "exit 0")

@@ -9,6 +9,7 @@ import pytest
 from live_trial.jsonfile import schema_errors
 from live_trial.judge import answer as ea
 from live_trial.judge import evaluator as ev
+from live_trial.judge.sources import is_score_key
 from tests.unit.fakes import FakeRunner
 
 U1 = "11111111-1111-4111-8111-111111111111"
@@ -132,9 +133,9 @@ def test_a_criterion_without_evidence_or_missing_counts_as_fail(workdir, checks)
 def test_score_key_detection():
     for key in ["score", "overall_score", "qualityScore", "Rating", "grade", "points", "stars", "percentage",
                 "confidence", "CONFIDENCE", "quality_score", "qualityscore"]:
-        assert ea._is_score_key(key), key
+        assert is_score_key(key), key
     for key in ["claim", "source", "observed", "checkpoints", "remarks", "evidence", "blockers"]:
-        assert not ea._is_score_key(key), key
+        assert not is_score_key(key), key
 
 
 # ----------------------------------------------------------------------------- check-only starter

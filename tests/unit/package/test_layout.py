@@ -1,12 +1,14 @@
 """The package's layout holds (ARCHITECTURE "Layout"; README "How the code is laid out"): no two modules and no two
 subpackages import each other (directly or around a longer circle), the floor order of ``live_trial/__init__.py``
-is the order the imports follow, only ``session/backend`` talks to tmux, and every subpackage says what it owns.
+is the order the imports follow, only ``session/backend`` talks to tmux, and every subpackage says what it owns. The
+unit tests are laid out like the package, and no test reaches a private name of it.
 
 Imports are read with :mod:`ast`, function-level imports included: a lazy import is still an arrow.
 """
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import sys
 from pathlib import Path
@@ -254,3 +256,121 @@ def test_no_function_of_the_busiest_rooms_is_longer_than_80_lines(room_name):
                 if lines > LONGEST_FUNCTION_LINES:
                     long.append(f"{name}.{node.name}: {lines} lines")
     assert long == []
+
+
+# ----------------------------------------------------------------- the tests
+
+TESTS = Path(__file__).resolve().parents[2]
+UNIT = TESTS / "unit"
+#: Folders of tests/unit that hold what the real CLI showed and wrote (read by the tests of several subpackages).
+DATA_FOLDERS = {"screens", "transcripts", "validator"}
+#: The folder of the tests of the top-level modules, of the whole package and of the suite itself.
+PACKAGE_WIDE = "package"
+#: Private names of the package some tests still reach. Only the ISO-8601 "Z" time helpers, which belong in a public
+#: clock module of their own; an entry goes as soon as no test reaches it (the test below says so).
+PRIVATE_ALLOWED = {
+    "live_trial.notices.resend._iso_z",   # tests/unit/notices/test_notify.py, tests/unit/notices/test_webhook.py
+    "live_trial.trial.poll._epoch",       # tests/unit/trial/test_poll.py
+}
+ATTRIBUTE_CALLS = {"setattr", "getattr", "delattr", "hasattr"}
+
+
+def test_every_folder_of_the_unit_tests_is_named_after_a_subpackage():
+    """tests/unit/<name>/ holds the tests of live_trial/<name>/; besides those, only the data folders and
+    ``package/``. Every test file is in one of them, and every test folder is a package (the tests import
+    ``tests.unit.fakes``)."""
+    subpackages = {init.parent.name for init in PKG.glob("*/__init__.py")}
+    folders = {p.name for p in UNIT.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))}
+    assert folders - DATA_FOLDERS - {PACKAGE_WIDE} - subpackages == set()
+    assert sorted(p.name for p in UNIT.glob("test_*.py")) == []
+    assert sorted(name for name in folders - DATA_FOLDERS if not (UNIT / name / "__init__.py").is_file()) == []
+    assert sorted(str(p.relative_to(UNIT)) for name in DATA_FOLDERS for p in (UNIT / name).rglob("*.py")) == []
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _is_module(dotted: str) -> bool:
+    try:
+        importlib.import_module(dotted)
+    except ImportError:
+        return False
+    return True
+
+
+def private_reaches(path: Path) -> list[tuple[int, str]]:
+    """Where the test file ``path`` reaches a private name of the package, as ``(line, dotted name)``:
+    ``from live_trial.x import _y``, ``mod._y`` where ``mod`` is an imported live_trial module,
+    ``setattr(mod, "_y", ...)`` (also ``getattr``, ``delattr``, ``hasattr``, ``monkeypatch.setattr``) and a dotted
+    ``"live_trial.x._y"`` as a call's first argument. Dunder names are not private."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bound: dict[str, str] = {}
+    found: set[tuple[int, str]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "live_trial":
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                if _private(alias.name) or any(_private(part) for part in node.module.split(".")):
+                    found.add((node.lineno, f"{node.module}.{alias.name}"))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "live_trial":
+                    bound[alias.asname or "live_trial"] = alias.name if alias.asname else "live_trial"
+                    if any(_private(part) for part in alias.name.split(".")):
+                        found.add((node.lineno, alias.name))
+
+    def dotted(expr: ast.expr) -> str | None:
+        if isinstance(expr, ast.Name):
+            return bound.get(expr.id)
+        if isinstance(expr, ast.Attribute):
+            base = dotted(expr.value)
+            return f"{base}.{expr.attr}" if base else None
+        return None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            base = dotted(node.value)
+            if base and _is_module(base):
+                found.add((node.lineno, f"{base}.{node.attr}"))
+        elif isinstance(node, ast.Call) and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) \
+                    and re.fullmatch(r"live_trial(\.\w+)+", first.value) \
+                    and any(_private(part) for part in first.value.split(".")):
+                found.add((node.lineno, first.value))
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name in ATTRIBUTE_CALLS and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                    and isinstance(node.args[1].value, str) and _private(node.args[1].value):
+                base = dotted(first)
+                if base and _is_module(base):
+                    found.add((node.lineno, f"{base}.{node.args[1].value}"))
+    return sorted(found)
+
+
+def test_no_test_reaches_a_private_name_of_the_package():
+    """A test goes through what the package offers (a private helper worth testing on its own gets a public name),
+    so a rename inside a module never breaks a test. The allow-list names only what some test still reaches."""
+    reached = {(str(path.relative_to(TESTS.parent)), line, name)
+               for path in sorted(TESTS.rglob("*.py")) for line, name in private_reaches(path)}
+    assert sorted(r for r in reached if r[2] not in PRIVATE_ALLOWED) == []
+    assert PRIVATE_ALLOWED - {name for _, _, name in reached} == set(), "no test reaches these any more: remove them"
+
+
+def test_a_test_reaching_a_private_name_is_found(tmp_path):
+    path = tmp_path / "test_toy.py"
+    path.write_text("import live_trial\n"
+                    "import live_trial.trial.poll as P\n"
+                    "from live_trial.transcript.status import _classify, classify\n"
+                    "from live_trial.notices import resend as nr\n"
+                    "from live_trial.session.backend import Backend\n"
+                    "def test_x(monkeypatch):\n"
+                    "    P._epoch('x'); nr.__name__; Backend._run; classify([])\n"
+                    "    live_trial.judge.answer._hidden\n"
+                    "    monkeypatch.setattr(nr, '_iso_z', str)\n"
+                    "    monkeypatch.setattr('live_trial.notices.webhook._post_once', None)\n"
+                    "    getattr(nr, '__doc__'); setattr(Backend, '_run', None)\n")
+    assert private_reaches(path) == [
+        (3, "live_trial.transcript.status._classify"), (7, "live_trial.trial.poll._epoch"),
+        (8, "live_trial.judge.answer._hidden"), (9, "live_trial.notices.resend._iso_z"),
+        (10, "live_trial.notices.webhook._post_once")]

@@ -174,8 +174,8 @@ def test_background_work_is_read_for_state_while_the_footer_stays_masked_from_pr
 
 
 def test_status_self_test_counts_the_new_cases(capsys):
-    from live_trial.cli.poll_cmd import _self_test
+    from live_trial.cli.main import main
 
-    assert _self_test(as_json=True) == 0
+    assert main(["status", "--self-test", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["status"] == "OK" and doc["cases"] == len(CASES) and len(CASES) >= 25 + len(SESSION_CASES)

@@ -11,7 +11,7 @@ from live_trial.cli.main import main
 from live_trial.jsonfile import schema_errors
 from live_trial.trial.facts import PHASES, Facts, phase_at_least
 from live_trial.trial.journal import Journal
-from live_trial.trial.finish import _notify_once
+from live_trial.trial.finish import notify_once
 from tests.unit.fakes import trial_state
 
 RUN_ID = "20261130T101500-abcd"
@@ -33,24 +33,24 @@ def _lines(tmp_path):
 
 def test_the_notification_is_sent_once_and_its_status_recorded(tmp_path):
     trial = _trial(tmp_path)
-    text, status = _notify_once(trial, VERDICT)
+    text, status = notify_once(trial, VERDICT)
     assert status == "not_configured" and text and len(_lines(tmp_path)) == 1
     assert trial.state.notification["status"] == "not_configured"
-    assert _notify_once(trial, VERDICT) == (text, "not_configured")        # a resume after it: nothing more
+    assert notify_once(trial, VERDICT) == (text, "not_configured")        # a resume after it: nothing more
     assert len(_lines(tmp_path)) == 1
 
 
 def test_a_harness_killed_between_sending_and_recording_sends_nothing_again(tmp_path):
-    _notify_once(_trial(tmp_path), VERDICT)
+    notify_once(_trial(tmp_path), VERDICT)
     trial = _trial(tmp_path, {"status": "sending", "at": "2026-11-30T10:15:00.000Z"})
-    text, status = _notify_once(trial, VERDICT)
+    text, status = notify_once(trial, VERDICT)
     assert len(_lines(tmp_path)) == 1 and text == _lines(tmp_path)[0]["text"]
     assert trial.state.notification["status"] == status == "not_configured"
 
 
 def test_a_notification_that_never_left_is_sent_on_resume(tmp_path):
     trial = _trial(tmp_path, {"status": "sending", "at": "2026-11-30T10:15:00.000Z"})
-    _notify_once(trial, VERDICT)
+    notify_once(trial, VERDICT)
     assert len(_lines(tmp_path)) == 1 and _lines(tmp_path)[0]["refs"]["run_id"] == RUN_ID
 
 
