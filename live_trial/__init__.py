@@ -1,7 +1,8 @@
 """live_trial: run a Claude Code skill in a real claude session in tmux and judge whether it reached its goal.
 
 How the code is laid out: one subpackage per stage of a trial, on floors. A module imports only from its own
-subpackage, from a lower floor, or from the bottom; never upward and never in a circle (tests/unit/test_layout.py).
+subpackage, from a lower floor, or from the bottom; never upward and never in a circle
+(tests/unit/package/test_layout.py).
 
 - bottom: ``errors``, ``resources``, ``jsonfile``, ``policy``, ``clock``, ``workdir_files`` (typed errors, shipped
   files, schema-checked atomic JSON, the loop bounds, UTC ``...Z`` times, the names of a trial's workdir).

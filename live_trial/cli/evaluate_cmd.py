@@ -156,8 +156,10 @@ def _could_not_answer(doc: dict) -> str | None:
     return "; ".join(problems) or (attempts[-1].get("stderr_tail") or "no answer")[:300]
 
 
-def _starter(args):
-    """A starter that finds claude only when a check is really started (no due watch: claude is not needed)."""
+def watch_starter(args):
+    """The starter of ``watch check`` and ``watch daily`` (:func:`live_trial.judge.evaluator.check_starter` with the
+    command's ``--claude-bin``, ``--model`` and ``--timeout``); it finds claude only when a check is really started
+    (no due watch: claude is not needed)."""
     built: list = []
 
     def start(watch: dict, eval_root: Path):
@@ -209,11 +211,11 @@ def _watch(args) -> int:
               [f"{w['id']}: {w['unverified']}" for w in closed])
         return 0
     if args.action == "check":
-        results = wt.check_due(root, _starter(args), lang=args.lang)
+        results = wt.check_due(root, watch_starter(args), lang=args.lang)
         _emit(args, "CHECKED", f"{len(results)} check(s) started", {"checked": results},
               [f"{r['id']}: {r['result'] or 'no result'} - {r['note']}" for r in results])
         return 0
-    result = wt.daily_maintenance(root, _starter(args), lang=args.lang)
+    result = wt.daily_maintenance(root, watch_starter(args), lang=args.lang)
     resent = len(result.get("resent") or [])
     if result["ran"]:
         line = f"{len(result['swept'])} swept, {len(result['checked'])} checked"

@@ -36,7 +36,8 @@ COMMAND_MODULES = (
     "live_trial.cli.merge_cmd",      # merge (the eval-logs of a plan's shards)
     "live_trial.cli.doctor_cmd",     # doctor (does the installed CLI still show what the harness relies on)
 )
-#: Each subcommand and the module that registers it (tests/unit/test_cli_startup.py checks it against the modules).
+#: Each subcommand and the module that registers it (tests/unit/cli/test_cli_startup.py checks it against the
+#: modules).
 COMMANDS = {"run": "live_trial.cli.trial_cmd", "prepare": "live_trial.cli.prepare_cmd", "plan": "live_trial.cli.plan_cmd",
             "boot": "live_trial.cli.boot_cmd",
             "send": "live_trial.cli.boot_cmd", "backend": "live_trial.cli.boot_cmd",

@@ -239,7 +239,10 @@ def _print_mode(claude_path: str, env: Mapping[str, str], cwd: Path) -> tuple[bo
     return answer == kit.STRUCTURED, error or f"structured_output {answer!r}, result {raw!r}"
 
 
-def _validator(claude_path: str, plugin: Path, env: Mapping[str, str]) -> tuple[bool, str]:
+def validator_holds(claude_path: str, plugin: Path, env: Mapping[str, str]) -> tuple[bool, str]:
+    """The check ``validator.format``: ``claude plugin validate`` on ``plugin`` (not cached) answers in the format
+    :mod:`live_trial.session.plugin_check` reads: exit 0, its result line, and no line left unknown, no error, no
+    warning. Returns ``(holds, what it saw)``: the problems found, or ``"exit N"`` when there are none."""
     (found,) = validate_plugins(claude_path, [plugin], env, cache=False)
     issues = [f"unknown line {u!r}" for u in found.unknown] + [f"error {t!r}" for _, t in found.errors] + \
         [f"warning {t!r}" for _, t in found.warnings] + ([found.problem] if found.problem else [])
@@ -272,7 +275,7 @@ def run_probe(claude: str | None = None, *, env: Mapping[str, str] | None = None
         config = seed_config(root / "config", [cwd])
         probe_env = {**env, **rehearsal_env(server.url, config)}
         printed = _in_thread(lambda: _print_mode(found.path, probe_env, cwd))
-        validated = _in_thread(lambda: _validator(found.path, plugin, probe_env))
+        validated = _in_thread(lambda: validator_holds(found.path, plugin, probe_env))
         try:
             result, error = None, None
             try:

@@ -37,7 +37,7 @@ from live_trial.judge.evidence import check_evidence, score_words
 from live_trial.judge.index import index_records
 from live_trial.judge.prompt import build_prompt
 from live_trial.judge.quotes import count_problems, quote_problem
-from live_trial.judge.sources import is_score_key, score_fields
+from live_trial.judge.sources import score_fields
 
 __all__ = ["ANSWER_SCHEMA", "Context", "Produced", "Review", "answer_problems", "build_prompt", "harness_files_of",
            "index_records", "review", "settle", "source_exists", "split_criteria"]
@@ -85,8 +85,6 @@ ANSWER_SCHEMA: dict = {
                        "description": "what this trial cannot show yet (checked later by a watch); [] when nothing"},
     },
 }
-
-_is_score_key = is_score_key   # the evaluator's score-field rule is the one of --evidence (live_trial.judge.sources)
 
 
 @dataclass

@@ -25,7 +25,7 @@ import time
 import uuid as uuidlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 from live_trial.clock import utc_now
 from live_trial.errors import RefusedInput
@@ -61,7 +61,14 @@ class ProcessResult:
     duration_s: float
 
 
-Runner = Callable[[list[str], str, Path, Mapping[str, str], float], ProcessResult]
+class Runner(Protocol):
+    """What runs one ``claude -p`` to its end: ``argv``, the prompt on stdin, the folder it runs in, its whole
+    environment and a deadline in seconds. :func:`run_process` is the real one; a test passes a fake."""
+
+    def __call__(self, argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str],
+                 timeout_s: float) -> ProcessResult:
+        """The finished (or, at the deadline, killed) process."""
+        ...
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -6,9 +6,9 @@ model is asked again only after every tool_use of its previous message has a res
 few kinds of record: prompts and other non-tool user records, queue operations, system records (``turn_duration``),
 background work started or ended, API errors, gate tools and their answers, tool_uses still unanswered, and the
 newest assistant text. :class:`TurnWindow` keeps those and the newest message, so poll classifies each tick over a
-handful of records however long the turn (``tests/unit/test_turn_window.py`` checks that the classification is the
-same as over every record). :func:`read_turn` reads back from the end record by record and stops as soon as the
-state is decided (references/transcript-jsonl.md "Reading rules").
+handful of records however long the turn (``tests/unit/transcript/test_turn_window.py`` checks that the
+classification is the same as over every record). :func:`read_turn` reads back from the end record by record and
+stops as soon as the state is decided (references/transcript-jsonl.md "Reading rules").
 """
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def finish(trial: TrialContext) -> TrialOutcome:
         doc, path = _write_verdict(trial)
         trial.journal.save(phase="verdict_written")
     overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
-    text, delivery = _notify_once(trial, doc)
+    text, delivery = notify_once(trial, doc)
     trial.journal.save(phase="finished")
     origin = "rehearsal" if trial.state.rehearsal else "live"
     return TrialOutcome(workdir=trial.wd.root, overall=overall, exit_code=exit_code_for(overall),
@@ -137,10 +137,11 @@ def _note(trial: TrialContext, note: str) -> None:
         trial.facts.notes.append(note)
 
 
-def _notify_once(trial: TrialContext, doc: dict[str, Any]) -> tuple[str | None, str | None]:
+def notify_once(trial: TrialContext, doc: dict[str, Any]) -> tuple[str | None, str | None]:
     """Send the trial's one notification unless it was sent already (README: every run ends with exactly one), and
     record its status in the state. A harness killed between sending and recording finds its line in
-    notifications.jsonl (``refs.run_id``) and sends nothing again. Returns ``(text, webhook status)``."""
+    notifications.jsonl (``refs.run_id``) and sends nothing again. Returns ``(text, webhook status)``; a notification
+    that could not be made is recorded (status ``error``, in the journal) and returns ``(None, None)``."""
     from live_trial.notices import notify
 
     assert trial.state is not None
