@@ -53,7 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _status_line(st) -> str:
-    if st.state == "GATE":
+    from live_trial.transcript.status import TurnState
+
+    if st.state == TurnState.GATE:
         return f"GATE: {st.question}"
     flags = []
     if st.interrupted:
