@@ -30,7 +30,7 @@ from live_trial.acceptance.overall import (
     summary_gate_kind,
 )
 from live_trial.acceptance.tier import contract_evidence, derive_tier
-from live_trial.acceptance.verdict_doc import ORIGINS, Verdict, contract_id
+from live_trial.acceptance.verdict_doc import ORIGINS, Verdict, as_is, contract_id
 from live_trial.acceptance.verdict_facts import ClosurePin, VerdictFacts
 from live_trial.clock import utc_now
 from live_trial.errors import RefusedInput
@@ -115,7 +115,8 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
     claimed ``live`` is overridden with a note: the override can only make the verdict less reusable); the closure
     recorded is the one pinned at boot, with a note when the files differ now or it can no longer be built; the
     gate answers' kinds decide the gate kind, and a contractual one must be grounded in the frontmatter;
-    ``overall.reasons`` of a verdict that is not a PASS ends with the real cause (:func:`cause_lines`).
+    ``overall.reasons`` of a verdict that is not a PASS ends with the real cause (:func:`cause_lines`). A fact or
+    finding marked :data:`~live_trial.acceptance.verdict_doc.AS_IS` is recorded as it is, under the same name.
 
     Raises :class:`RefusedInput` (exit 2) for a denylisted target, a finding outside its values, gate answer lines
     that do not match the count, an ungrounded contractual answer."""
@@ -137,21 +138,19 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
     tier = derive_tier(target.frontmatter)
     judgement = _judgement(facts, f, kind, kinds, notes)
     verdict = Verdict(
+        **as_is(facts), **as_is(f),     # the transcript's hash, the versions; launch, completion, the counts, the stop
         target=target.qualified, plugin=target.plugin_name, skill=target.skill, run_id=facts.workdir.name, tier=tier,
-        downgrade_reason=_downgrade(origin, tier), proof=bool(f.proof), blocked=bool(f.blocked), launch=f.launch,
-        completion=f.completion, goal_result=f.goal_result, goal_blockers=tuple(str(b) for b in f.goal_blockers),
-        evidence=tuple(evidence_items(f.evidence)), evidence_text=f.evidence_text or None,
-        unverified=f.unverified or None, goal_ledger=f.goal_ledger, watch_id=None,
-        evaluation_file=EVALUATION if facts.evaluation.present else None, nudge_count=f.nudge_count,
-        gate_response_count=f.gate_response_count, gate_kind=kind, gate_contract_evidence=tuple(grounding),
-        gate_answers=tuple(answers), criteria=tuple(_criteria(facts, f)), poll_exit=f.poll_exit,
-        stop_reason=f.stop_reason, stall_row=f.stall_row, failure_reason=f.failure_reason, overall=judgement,
-        skill_dir_tree_sha=pinned.digest, closure_plugins=pinned.plugins, closure_file_count=pinned.file_count,
-        transcript_sha256=facts.transcript_sha256, session_id=f.session_id or None,
+        downgrade_reason=_downgrade(origin, tier), proof=bool(f.proof), blocked=bool(f.blocked),
+        goal_blockers=tuple(str(b) for b in f.goal_blockers), evidence=tuple(evidence_items(f.evidence)),
+        evidence_text=f.evidence_text or None, unverified=f.unverified or None, watch_id=None,
+        evaluation_file=EVALUATION if facts.evaluation.present else None, gate_kind=kind,
+        gate_contract_evidence=tuple(grounding), gate_answers=tuple(answers), criteria=tuple(_criteria(facts, f)),
+        overall=judgement, skill_dir_tree_sha=pinned.digest, closure_plugins=pinned.plugins,
+        closure_file_count=pinned.file_count, session_id=f.session_id or None,
         scenario_id=contract_id(facts.template_text, target.qualified, f.args, scenario_sha),
-        scenario_origin=origin, environment=facts.environment, requested_model=f.requested_model or None,
-        actual_model=facts.actual_models, notes=tuple(notes), warnings=tuple(str(w) for w in f.warnings),
-        started_at=f.started_at, written_at=clock(), working_folder=_working_folder(f.working_folder))
+        scenario_origin=origin, requested_model=f.requested_model or None, actual_model=facts.actual_models,
+        notes=tuple(notes), warnings=tuple(str(w) for w in f.warnings), written_at=clock(),
+        working_folder=_working_folder(f.working_folder))
     return replace(verdict, summary=summarise(verdict.to_doc())) if summarise is not None else verdict
 
 

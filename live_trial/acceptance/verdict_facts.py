@@ -9,12 +9,12 @@ record it). :func:`live_trial.acceptance.derive.derive_verdict` then reads nothi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from live_trial.acceptance.origin import WorkdirOrigin, check_state_target, is_rehearsal_reply, workdir_origin
-from live_trial.acceptance.verdict_doc import Environment, sha256_file
+from live_trial.acceptance.verdict_doc import AS_IS, Environment, sha256_file
 from live_trial.closure.index import Target
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import parse_json, validate
@@ -66,7 +66,8 @@ class EvaluationFacts:
 
 @dataclass(frozen=True)
 class VerdictFacts:
-    """Everything on disk a verdict is derived from (see :func:`gather_facts`)."""
+    """Everything on disk a verdict is derived from (see :func:`gather_facts`). A field marked ``AS_IS`` is recorded
+    in the verdict as it is, under the same name (:data:`~live_trial.acceptance.verdict_doc.AS_IS`)."""
 
     workdir: Path
     """The trial's workdir, resolved."""
@@ -74,13 +75,13 @@ class VerdictFacts:
     """The skill under trial, resolved (its frontmatter decides tier, grounding and criteria)."""
     origin: WorkdirOrigin
     """live or rehearsal as the workdir says, with the parsed trial-state.json (``origin.state``)."""
-    transcript_sha256: str | None
+    transcript_sha256: str | None = field(metadata=AS_IS)
     """``sha256:<hex>`` of transcript.jsonl; None when the workdir holds none."""
     actual_models: tuple[str, ...]
     """The models of the main-chain assistant records of every transcript of the session."""
     closure: ClosureFacts
     """The behaviour closure at boot and now."""
-    environment: Environment
+    environment: Environment = field(metadata=AS_IS)
     """The versions recorded when the trial started (looked up now for a workdir that recorded none)."""
     evaluation: EvaluationFacts
     """What evaluation.json holds."""

@@ -64,6 +64,7 @@ from live_trial.notices.webhook import (  # noqa: F401 - WEBHOOK_RETRY_WAIT_S an
     Poster,
     send_webhook,
 )
+from live_trial.transcript.status import TurnState
 
 KINDS = ("done", "mostly_done", "not_working", "confirmed", "watch_failed", "watch_expired")
 NOTIFICATIONS_FILE = "notifications.jsonl"
@@ -75,7 +76,8 @@ MAX_DETAIL_CHARS = 600
 SUBCOMMANDS = ("run", "prepare", "plan", "boot", "send", "backend", "status", "poll", "collect", "reap", "evaluate",
                "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep", "report", "ls", "show", "merge", "doctor")
 # Status words and codes that are not keys of the catalogues' reason tables.
-EXTRA_CODES = ("WARN", "BUSY_GENERATING", "BUSY_TOOL", "IDLE_TURN_COMPLETE", "SCHEMA_INVALID", "OK", "NG",
+EXTRA_CODES = ("WARN", TurnState.BUSY_GENERATING, TurnState.BUSY_TOOL, TurnState.IDLE_TURN_COMPLETE,
+               "SCHEMA_INVALID", "OK", "NG",
                "daily_iter_cap", "runner_error", "noop", "failed_check", "mostly_done", "not_working",
                "watch_failed", "watch_expired", "goal_result", "overall", "lastCheckAt", "lastListedAt")
 

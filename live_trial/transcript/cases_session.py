@@ -10,13 +10,12 @@ from __future__ import annotations
 from typing import Any, Callable, Union
 
 from live_trial.transcript.builder import TranscriptBuilder
+from live_trial.transcript.status import BUSY_GENERATING, BUSY_TOOL, IDLE_TURN_COMPLETE
 
 #: What a case's ``build()`` returns: the records and the CLI's session status (None: no live CLI), for some also the
 #: screen's background counts (``{"shells": n, "agents": m}``).
 Built = Union[tuple[list[dict[str, Any]], dict[str, Any] | None],
               tuple[list[dict[str, Any]], dict[str, Any] | None, dict[str, int]]]
-
-BUSY_GENERATING, BUSY_TOOL, IDLE = "BUSY_GENERATING", "BUSY_TOOL", "IDLE_TURN_COMPLETE"
 
 
 def _b() -> TranscriptBuilder:
@@ -194,12 +193,13 @@ SESSION_CASES: tuple[tuple[str, Callable[[], Built], dict[str, Any]], ...] = (
      {"state": BUSY_TOOL, "background_kind": "shell"}),
     ("a task notification woke the model", _bg_shell_woke_model, {"state": BUSY_GENERATING, "background_kind": None}),
     ("wake-up turn ended after the background shell finished", _bg_shell_wake_turn_done,
-     {"state": IDLE, "background_kind": None, "interrupted": False}),
+     {"state": IDLE_TURN_COMPLETE, "background_kind": None, "interrupted": False}),
     ("background shell ended inside the turn (queued_command, TaskOutput)", _bg_shell_ended_inside_turn,
-     {"state": IDLE, "background_kind": None}),
-    ("background shell stopped by TaskStop", _bg_shell_task_stop, {"state": IDLE, "background_kind": None}),
+     {"state": IDLE_TURN_COMPLETE, "background_kind": None}),
+    ("background shell stopped by TaskStop", _bg_shell_task_stop,
+     {"state": IDLE_TURN_COMPLETE, "background_kind": None}),
     ("background shell stopped from the task panel (CLI idle, no record)", _bg_shell_killed_from_panel,
-     {"state": IDLE, "background_kind": None, "warnings_contain": "background_ended_silently"}),
+     {"state": IDLE_TURN_COMPLETE, "background_kind": None, "warnings_contain": "background_ended_silently"}),
     ("CLI status shell with no shell in the transcript tail", _live_shell_status_only,
      {"state": BUSY_TOOL, "background_kind": "shell"}),
     ("screen footer shows a shell, no CLI status", _screen_footer_shell_only,
@@ -209,12 +209,13 @@ SESSION_CASES: tuple[tuple[str, Callable[[], Built], dict[str, Any]], ...] = (
     ("pendingBackgroundAgentCount alone keeps the session busy", _bg_agent_count_only,
      {"state": BUSY_TOOL, "background_kind": "agent"}),
     ("background agent finished and the wake-up turn ended", _bg_agent_finished,
-     {"state": IDLE, "background_kind": None}),
+     {"state": IDLE_TURN_COMPLETE, "background_kind": None}),
     ("/compact after a complete turn is not a prompt", _compacted_after_turn,
-     {"state": IDLE, "interrupted": False, "last_assistant_text": "Second answer."}),
-    ("/compact refused (not enough messages)", _compact_refused, {"state": IDLE, "interrupted": False}),
-    ("/clear's new transcript holds no prompt (CLI idle)", _clear_new_transcript, {"state": IDLE, "interrupted": False}),
+     {"state": IDLE_TURN_COMPLETE, "interrupted": False, "last_assistant_text": "Second answer."}),
+    ("/compact refused (not enough messages)", _compact_refused, {"state": IDLE_TURN_COMPLETE, "interrupted": False}),
+    ("/clear's new transcript holds no prompt (CLI idle)", _clear_new_transcript,
+     {"state": IDLE_TURN_COMPLETE, "interrupted": False}),
     ("/clear after a question: old and new transcript read together", _clear_after_question,
-     {"state": IDLE, "interrupted": False, "last_assistant_text": "Which folder should I use?"}),
+     {"state": IDLE_TURN_COMPLETE, "interrupted": False, "last_assistant_text": "Which folder should I use?"}),
     ("a prompt after a slash command starts the turn", _command_is_not_a_prompt, {"state": BUSY_GENERATING}),
 )

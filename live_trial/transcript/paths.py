@@ -107,7 +107,7 @@ def read_cli_session_status(config: str | os.PathLike[str] | None, pid: int | No
     """``<config>/sessions/<pid>.json`` as a dict (``status`` idle|busy|waiting|shell, ``waitingFor``, ``sessionId``).
 
     ``shell``: idle with background shells running; ``busy`` also while background agents run. ``sessionId`` is the
-    session the CLI writes now: it switches on ``/clear`` (references/transcript-jsonl.md "A moved transcript").
+    session the CLI writes now: it switches on ``/clear`` (:mod:`live_trial.transcript.locator` follows it).
     None when the pid is unknown or the file is missing or unreadable. The file stays ``busy`` after a
     SIGKILL: callers must check that the pid is alive before trusting it (claude-cli-observed.md, pitfall 7).
     """

@@ -22,6 +22,7 @@ notification continues the turn of the newest human prompt (the CLI woke the mod
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 
 from live_trial.transcript.background import outstanding
 from live_trial.transcript.order import causal_order
@@ -39,11 +40,23 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:       # annotations only: importing typing would cost every command's start-up
     from typing import Any
 
-BUSY_GENERATING = "BUSY_GENERATING"
-BUSY_TOOL = "BUSY_TOOL"
-GATE = "GATE"
-IDLE_TURN_COMPLETE = "IDLE_TURN_COMPLETE"
-STATES = (BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE)
+
+class TurnState(StrEnum):
+    """The four states of a turn (this module's docstring says when each holds). Their values are the words
+    ``status``, ``poll`` and the state files write (``status --json`` ``state``, poll-state.json ``last_state``)."""
+
+    BUSY_GENERATING = "BUSY_GENERATING"
+    BUSY_TOOL = "BUSY_TOOL"
+    GATE = "GATE"
+    IDLE_TURN_COMPLETE = "IDLE_TURN_COMPLETE"
+
+
+BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE = (TurnState.BUSY_GENERATING, TurnState.BUSY_TOOL, TurnState.GATE,
+                                                        TurnState.IDLE_TURN_COMPLETE)
+#: Every state, in the order above.
+STATES = tuple(TurnState)
+#: The states of a turn still running (seed 001's STALL row 2: a silent tool or stream).
+BUSY_STATES = (TurnState.BUSY_GENERATING, TurnState.BUSY_TOOL)
 
 #: Tools that always wait for a person, even under --dangerously-skip-permissions (seed 001 GATE_TOOLS).
 GATE_TOOLS = ("AskUserQuestion", "ExitPlanMode")
@@ -53,7 +66,7 @@ FINAL_STOP_REASONS = ("end_turn", "stop_sequence", "max_tokens", "refusal")
 class Status:
     """The classification of a transcript.
 
-    ``state`` one of :data:`STATES`; ``reason`` names the deciding signal; ``interrupted`` true when the turn
+    ``state`` a :class:`TurnState`; ``reason`` names the deciding signal; ``interrupted`` true when the turn
     ended by Esc; ``api_error`` the API error status (int) or text when the turn ended in an API error, else
     None; ``pending_tool`` the name of the unanswered tool (None when none); ``question`` the gate's question
     text; ``gate_kind`` ``ask_user_question`` | ``exit_plan_mode`` | ``permission``; ``options`` the offered

@@ -8,6 +8,7 @@ from live_trial.acceptance.causes import CAUSES
 from live_trial.errors import Blocked
 from live_trial.jsonfile import write_text_atomic
 from live_trial.session import screen, send
+from live_trial.transcript.reply import text_ends_with_question, text_reports_done
 from live_trial.trial import stall as stall_table
 from live_trial.trial.context import PollOutcome, TrialContext
 from live_trial.trial.moves import UNFOLLOWED, move_note
@@ -134,8 +135,8 @@ def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
         state=_state(result), marker_exists=trial.wd.marker.exists(),
         stall_extended=trial.state.stall_extended, nudge_count=trial.state.nudge_count,
         nudge_max=trial.policy.nudge_max,
-        asks_question=stall_table.ends_with_question(last_text) or screen.ends_with_question(capture),
-        said_done=stall_table.reports_done(last_text) or screen.reports_done(capture))
+        asks_question=text_ends_with_question(last_text) or screen.screen_ends_with_question(capture),
+        said_done=text_reports_done(last_text) or screen.screen_reports_done(capture))
     if decision.row == 2:
         decision = stall_table.StallDecision(2, decision.action, decision.reason.replace(
             str(_state(result)), _busy_what(result), 1))

@@ -3,8 +3,8 @@
 ``/clear`` (and, on later CLIs, automatic compaction and leaving plan mode) makes the CLI continue under a new session
 id: ``sessions/<pid>.json`` names the new ``sessionId`` at once and the new ``<id>.jsonl`` appears next to the old
 one (references/transcript-jsonl.md, "A moved transcript"). Poll follows it and records each move in its state file
-(``moves``); the runner sends nudges to, and collects, the file the session writes now, and keeps the earlier files
-under ``moved-from/`` in the workdir.
+(``moves``); the runner sends nudges to, and collects, the file the session writes now
+(:mod:`live_trial.transcript.locator` says which), and keeps the earlier files under ``moved-from/`` in the workdir.
 """
 from __future__ import annotations
 
@@ -13,22 +13,14 @@ from typing import Any, Mapping
 
 from live_trial.jsonfile import read_json
 from live_trial.session.rules import pid_alive
-from live_trial.transcript.paths import locate, read_cli_session_status
+from live_trial.transcript.locator import locate_current
+from live_trial.transcript.paths import read_cli_session_status
 from live_trial.transcript.reader import copy_transcript
 from live_trial.trial.context import TrialContext
 from live_trial.workdir_files import MOVED_FROM
 
 #: ``poll`` STALL reasons starting with this mean the session moved to a transcript that could not be found.
 UNFOLLOWED = "transcript_moved"
-
-
-def moved_session(current_id: str | None, cli_doc: Mapping[str, Any] | None) -> str | None:
-    """The session id the CLI writes now when it differs from ``current_id`` (from the live ``sessions/<pid>.json``
-    ``sessionId``), else None. Never raises."""
-    new = cli_doc.get("sessionId") if isinstance(cli_doc, Mapping) else None
-    if isinstance(new, str) and new and current_id and new != current_id:
-        return new
-    return None
 
 
 def move_note(move: Mapping[str, Any]) -> str:
@@ -46,10 +38,11 @@ def poll_moves(workdir_state_file: Path) -> list[dict[str, Any]]:
 
 
 def current_transcript(trial: TrialContext) -> Path:
-    """The transcript file the trial's session writes now.
+    """The transcript file the trial's session writes now (:func:`live_trial.transcript.locator.locate_current`).
 
-    The CLI's live ``sessions/<pane pid>.json`` names it (it switches on ``/clear``); without a live CLI, the last
-    one poll followed; else the boot session id's file. Used for nudges (send confirms delivery there) and collect.
+    The session id known to be its own is the last one poll followed, else the boot session id; the CLI's live
+    ``sessions/<pane pid>.json`` (while that pid is alive) names a newer one. Used for nudges (send confirms delivery
+    there) and collect.
     """
 
     config = trial.config_dir()
@@ -60,8 +53,7 @@ def current_transcript(trial: TrialContext) -> Path:
         session_id = moves[-1]["to_session_id"]
     pid = trial.state.pane_pid
     doc = read_cli_session_status(config, pid) if pid and pid_alive(int(pid)) else None
-    session_id = moved_session(session_id, doc) or session_id
-    return locate(session_id, trial.req.cwd, config)
+    return locate_current(session_id, trial.req.cwd, config, doc).path
 
 
 def collect_moved(trial: TrialContext) -> list[str]:

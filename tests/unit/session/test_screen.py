@@ -121,18 +121,18 @@ def test_mask_volatile_hides_timers_and_spinner():
 
 def test_ends_with_question_and_reports_done():
     q = "\n".join(["❯ do the task", "● Which file should I edit?", RULE, f"❯{NB}", RULE])
-    assert screen.ends_with_question(q)
-    assert screen.ends_with_question(q.replace("Which file should I edit?", "どちらを使いますか"))
-    assert not screen.ends_with_question(q.replace("?", "."))
-    assert screen.reports_done(cap("after_answer_done"))
+    assert screen.screen_ends_with_question(q)
+    assert screen.screen_ends_with_question(q.replace("Which file should I edit?", "どちらを使いますか"))
+    assert not screen.screen_ends_with_question(q.replace("?", "."))
+    assert screen.screen_reports_done(cap("after_answer_done"))
     # the task text echoed in the prompt asks for "DONE:"; that is not a report
     echoed = "\n".join(["❯ report DONE: <status> when finished", RULE, f"❯{NB}", RULE])
-    assert not screen.reports_done(echoed)
+    assert not screen.screen_reports_done(echoed)
     echoed_block = "\n".join(["❯ Run the skill.", "  DONE: <status>", "  ask nothing?", "● Working on it.",
                                "  DONE: ok", RULE, f"❯{NB}", RULE])
-    assert screen.reports_done(echoed_block)
-    assert not screen.reports_done(echoed_block.replace("  DONE: ok", "  still going"))
-    assert not screen.ends_with_question(echoed_block.replace("  DONE: ok", ""))
+    assert screen.screen_reports_done(echoed_block)
+    assert not screen.screen_reports_done(echoed_block.replace("  DONE: ok", "  still going"))
+    assert not screen.screen_ends_with_question(echoed_block.replace("  DONE: ok", ""))
 
 
 def test_tail_shortens_rules_and_limits():

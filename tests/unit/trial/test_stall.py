@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from live_trial.trial.stall import decide_stall, ends_with_question, reports_done
+from live_trial.transcript.reply import text_ends_with_question, text_reports_done
+from live_trial.trial.stall import decide_stall
 from tests.unit.fakes import trial_state
 
 BASE = dict(session_alive=True, state="IDLE_TURN_COMPLETE", marker_exists=False, stall_extended=False,
@@ -59,20 +60,20 @@ def test_row6_anything_else_is_an_unexpected_stop():
                                   "will continue.",
                                   "Please tell me the target folder.", "宛先を教えてください。"])
 def test_questions_are_recognised(text):
-    assert ends_with_question(text)
+    assert text_ends_with_question(text)
 
 
 @pytest.mark.parametrize("text", ["", None, "DONE: ok", "Wrote 3 files.", "Is it? No.\nI wrote 3 files.\nAll done.\nFinished.",
                                   "The skill finished: 2 files written."])
 def test_statements_are_not_questions(text):
-    assert not ends_with_question(text)
+    assert not text_ends_with_question(text)
 
 
 def test_done_report():
-    assert reports_done("some text\nDONE: ok\n")
-    assert reports_done("● DONE: failed")
-    assert not reports_done("I am not DONE yet")
-    assert not reports_done("DONE:")
+    assert text_reports_done("some text\nDONE: ok\n")
+    assert text_reports_done("● DONE: failed")
+    assert not text_reports_done("I am not DONE yet")
+    assert not text_reports_done("DONE:")
 
 
 def test_a_session_moved_to_a_transcript_that_cannot_be_found_stops_as_blocked_transcript_moved():
