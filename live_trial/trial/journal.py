@@ -12,8 +12,8 @@ import os
 import signal
 from typing import Any, Callable
 
-from live_trial.acceptance.causes import unwritable
 from live_trial.jsonfile import append_jsonl, utc_now
+from live_trial.stop_reasons import unwritable
 from live_trial.trial.state import STATE_FILE, TrialState
 from live_trial.trial.workdir import Workdir
 

@@ -1,8 +1,10 @@
-"""Whose failure it is (acceptance/causes.py): one table, read by the verdict, the summary and the notification; a disk
-that refuses the records is one line and exit 3 with nothing half-written (README "Whose failure it is")."""
+"""Whose failure it is (live_trial/stop_reasons.py): one table, read by the verdict, the summary and the notification;
+every row has its sentence and its next step in every catalogue; a disk that refuses the records is one line and exit 3
+with nothing half-written (README "Whose failure it is")."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import signal
@@ -10,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.acceptance import causes
+from live_trial import stop_reasons as causes
 from live_trial.acceptance.overall import VerdictInputs, judge
 from live_trial.errors import Blocked, ExitCode
 from live_trial.notices import notify
+from live_trial.notices import outcome as oc
+from live_trial.stop_reasons import StopReason, Whose
 from live_trial.resources import repo_root
 from tests.unit.fakes import trial_state
 
@@ -23,16 +27,101 @@ README = (repo_root() / "README.md").read_text(encoding="utf-8")
 @pytest.mark.parametrize("lang", notify.LANGS)
 def test_every_cause_has_its_own_plain_sentence(lang):
     unknown = notify.reason_sentence(None, lang)
-    for code in causes.CAUSES:
+    for code in StopReason:
         sentence = notify.reason_sentence(code, lang)
         assert sentence != unknown, code
         assert notify.forbidden_tokens(sentence, lang) == [], (code, sentence)
 
 
-def test_the_readme_table_is_this_table():
+@pytest.mark.parametrize("lang", notify.LANGS)
+def test_every_row_has_its_sentence_and_its_next_step_in_every_catalogue(lang):
+    cat = notify.catalogue(lang)
+    no_sentence = [str(r) for r in StopReason if not str(cat["stop_reasons"].get(r) or "").strip()]
+    assert no_sentence == [], f"add the sentence of {no_sentence} to notifications.{lang}.json under stop_reasons"
+    no_step = [f"{r} ({r.step})" for r in StopReason if not str(cat["trial"]["next"].get(r.step) or "").strip()]
+    assert no_step == [], f"add the next step of {no_step} to notifications.{lang}.json under trial.next"
+    for row in StopReason:
+        needs = set(re.findall(r"{(\w+)}", cat["trial"]["next"][row.step]))
+        assert not needs or cat["trial"]["next"].get(row.step + "_plain"), (row, "a step with values needs _plain")
+
+
+@pytest.mark.parametrize("lang", notify.LANGS)
+def test_a_catalogue_has_a_stop_reason_sentence_only_for_a_row(lang):
+    cat = notify.catalogue(lang)
+    assert sorted(set(cat["stop_reasons"]) - set(StopReason)) == [], "a sentence for a code that is no row"
+    assert sorted(set(cat["reasons"]) & set(StopReason)) == [], "a row's sentence belongs under stop_reasons"
+
+
+def test_each_row_knows_whose_failure_it_is_and_its_verdict():
+    for row in StopReason:
+        assert isinstance(row.whose, Whose) and row.why.strip() and row.step.strip(), row
+        assert row.verdict == ("FAIL" if row.whose == Whose.SKILL else "BLOCKED"), row
+        assert causes.blocked_reason(row).startswith("blocked: ")
+    assert StopReason.of("tmux_gone") is StopReason.TMUX_GONE
+    assert StopReason.of("parked") is None and StopReason.of(None) is None and StopReason.of(["x"]) is None
+
+
+def test_every_stall_row_that_stops_names_a_row():
+    """Seed 001's STALL table stops only for a stop reason of the table (the rest extend or nudge)."""
+    import itertools
+
+    from live_trial.trial.stall import decide_stall
+
+    actions = {decide_stall(session_alive=alive, state=state, marker_exists=marker, stall_extended=ext, nudge_count=n,
+                            nudge_max=2, asks_question=q, said_done=d).action
+               for alive, state, marker, ext, n, q, d in itertools.product(
+                   (True, False), ("BUSY_TOOL", "IDLE_TURN_COMPLETE", None), (True, False), (True, False), (0, 2),
+                   (True, False), (True, False))}
+    stops = actions - {"extend", "nudge"}
+    assert stops == {"crash", "hang", "nudge_limit", "contract_violation", "unexpected_stop"}
+    assert all(isinstance(a, StopReason) for a in stops)
+
+
+def test_the_codes_of_the_boot_errors_are_rows():
+    """errors.py sits below the table and names its codes as text: they must still be rows."""
+    from live_trial.errors import BootFail, BootTimeout
+
+    assert StopReason.of(BootFail.code) is StopReason.BOOT_FAIL
+    assert StopReason.of(BootTimeout.code) is StopReason.BOOT_TIMEOUT
+
+
+def test_the_next_step_a_person_is_told_is_the_rows(tmp_path):
+    """The message of a trial stopped for a row gives the row's step; a BLOCKED one says it is not the skill's
+    fault (retry), unless the row says what to change first (install the tool, allow more time)."""
+    for row in StopReason:
+        step = oc.next_step({"overall": {"verdict": row.verdict}, "stop_reason": str(row)})
+        expected = row.step if (not row.blocks or row.step in oc.BEFORE_BLOCKED) else "retry"
+        assert step.key == expected, row
+    assert oc.next_step({"overall": {"verdict": "FAIL"}, "stop_reason": "parked"}).key == "look"
+
+
+def test_the_readme_rows_are_rows_of_this_table():
+    """The README shows some of the codes (``live-trial reasons`` lists them all): each row it shows says what the
+    table says, and it shows at least one of each kind of failure."""
     section = README.split("## Whose failure it is", 1)[1].split("\n## ", 1)[0]
-    rows = dict(re.findall(r"^\| `(\w+)` \| (skill|environment|harness) \|", section, re.M))
-    assert rows == {c.code: c.whose for c in causes.CAUSES.values()}
+    rows = re.findall(r"^\| `(\w+)` \| (\w+) \| (\w+) \|", section, re.M)
+    assert rows, "the README shows no row of the table"
+    for code, whose, verdict in rows:
+        row = StopReason.of(code)
+        assert row is not None, f"README names {code!r}, which is no row of live_trial/stop_reasons.py"
+        assert (whose, verdict) == (row.whose, row.verdict), code
+    assert {whose for _, whose, _ in rows} == set(Whose)
+    assert "live-trial reasons" in section
+
+
+def test_the_reasons_command_lists_every_row(capsys):
+    from live_trial.cli.main import main
+
+    assert main(["reasons", "--lang", "en", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["code"] for r in doc["reasons"]] == [str(r) for r in StopReason]
+    crash = doc["reasons"][0]
+    assert crash == {"code": "crash", "whose": "skill", "verdict": "FAIL", "why": StopReason.CRASH.why,
+                     "sentence": notify.reason_sentence("crash", "en"),
+                     "next": oc.next_step_sentence(oc.Step("error"), "en")}
+    assert main(["reasons", "--lang", "ja"]) == 0
+    out = capsys.readouterr().out
+    assert notify.reason_sentence("tmux_gone", "ja") in out and "environment" in out
 
 
 @pytest.mark.parametrize("code", ["tmux_gone", "session_removed", "harness_interrupted", "harness_terminated",
