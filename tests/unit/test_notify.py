@@ -114,11 +114,13 @@ def _key_paths(doc, prefix=()) -> set[tuple]:
 
 
 def test_the_languages_are_the_catalogues_present_and_each_has_every_key():
-    from live_trial.resources import reference_names
+    from live_trial.resources import load_schema, reference_names
 
     files = reference_names("notifications.*.json")
     assert sorted(f"notifications.{lang}.json" for lang in nt.LANGS) == files
     assert nt.LANGS[0] == nt.DEFAULT_LANG
+    pattern = load_schema("notification.schema.json")["properties"]["lang"]["pattern"]
+    assert all(re.fullmatch(pattern, lang) for lang in nt.LANGS), "a catalogue's language the records cannot name"
     default = _key_paths(nt.catalogue(nt.DEFAULT_LANG)) - {("lang",)}
     for lang in nt.LANGS:
         cat = nt.catalogue(lang)
