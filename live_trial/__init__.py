@@ -1,10 +1,12 @@
 """live_trial: run a Claude Code skill in a real claude session in tmux and judge whether it reached its goal.
 
 How the code is laid out: one subpackage per stage of a trial, on floors. A module imports only from its own
-subpackage, from a lower floor, or from the bottom; never upward and never in a circle (tests/unit/test_layout.py).
+subpackage, from a lower floor, or from the bottom; never upward and never in a circle
+(tests/unit/package/test_layout.py).
 
-- bottom: ``errors``, ``resources``, ``jsonfile``, ``policy``, ``stop_reasons`` (typed errors and exit codes, shipped
-  files, schema-checked atomic JSON, the loop bounds, why a trial stopped).
+- bottom: ``errors``, ``resources``, ``jsonfile``, ``policy``, ``clock``, ``workdir_files``, ``stop_reasons``
+  (typed errors and exit codes, shipped files, schema-checked atomic JSON, the loop bounds, UTC ``...Z`` times,
+  the names of a trial's workdir, why a trial stopped).
 - floor 1: ``transcript/`` (reading the session's JSONL and the four-state classifier) and ``closure/`` (plugin
   manifests, the dependency union, the behaviour-closure digest).
 - floor 2: ``session/`` (the real CLI in tmux: the only tmux caller, the screen's markers, boot, send) and

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from enum import IntEnum, StrEnum
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
+    from typing import Any
+
 
 class ExitCode(IntEnum):
     """Exit codes, documented in README and ``--help`` (CONVENTIONS.md, exit code table)."""
@@ -56,7 +60,7 @@ class LiveTrialError(Exception):
     code: str = "error"
 
     def __init__(self, problem: str, *, where: str | None = None, fix: str | None = None,
-                 code: str | None = None, details: dict | None = None) -> None:
+                 code: str | None = None, details: dict[str, Any] | None = None) -> None:
         self.problem = problem
         self.where = where
         self.fix = fix

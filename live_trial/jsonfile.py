@@ -16,21 +16,19 @@ import json
 import os
 import shutil
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.resources import load_schema
 
-
-def utc_now() -> str:
-    """Current time as UTC ISO 8601 with ``Z`` and millisecond precision."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+TYPE_CHECKING = False
+if TYPE_CHECKING:       # annotations only: jsonschema is imported on the first validation
+    from jsonschema import Draft202012Validator
 
 
 @functools.lru_cache(maxsize=None)
-def _validator(schema_name: str):
+def _validator(schema_name: str) -> Draft202012Validator:
     """One validator per shipped schema for the life of the process (building one costs more than most
     validations). jsonschema is imported here, on the first validation, so commands that validate nothing never
     load it."""
@@ -158,7 +156,7 @@ def read_json(path: Path, schema_name: str | None) -> Any:
     return doc
 
 
-def append_jsonl(path: Path, record: dict) -> None:
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
     """Append one JSON line to ``path`` (logs: trial log, notifications; 0600, folders 0700). Appends are single
     write() calls. A file an older version left readable by others is made 0600."""
     path = Path(path)

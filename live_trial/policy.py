@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, replace
-from typing import Mapping
+from typing import Any, Mapping
 
 from live_trial.errors import RefusedInput
 from live_trial.resources import read_reference
@@ -31,7 +31,7 @@ class Policy:
     hard_cap_warn_ratio: float
     copy_max_bytes: int = 536_870_912
 
-    def with_overrides(self, **kw) -> "Policy":
+    def with_overrides(self, **kw: Any) -> "Policy":
         """A copy with the given fields replaced (for tests and --stall-limit style flags)."""
         return replace(self, **{k: v for k, v in kw.items() if v is not None})
 

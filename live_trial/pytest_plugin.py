@@ -55,7 +55,7 @@ class TrialVerdict:
     verdict_path: Path | None = None
     exit_code: int = 0
     live: bool = False
-    doc: dict = field(default_factory=dict)
+    doc: dict[str, Any] = field(default_factory=dict)
 
     def explain(self) -> str:
         """The failure text of a test: the verdict, its summary, its reasons and where the report is."""
@@ -161,7 +161,8 @@ def live_trial_verdict(request: pytest.FixtureRequest) -> TrialVerdict:
     request.getfixturevalue("_live_trial_marker")
     if _VERDICT not in request.node.stash:
         raise pytest.UsageError("live_trial_verdict needs @pytest.mark.live_trial(target, scenario=...) on the test")
-    return request.node.stash[_VERDICT]
+    verdict: TrialVerdict = request.node.stash[_VERDICT]
+    return verdict
 
 # ---------------------------------------------------------------- the rehearsal server
 

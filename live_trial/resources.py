@@ -10,6 +10,10 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
+    from typing import Any
+
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -27,9 +31,10 @@ def resource_path(kind: str, name: str) -> Path:
 
 
 @lru_cache(maxsize=None)
-def load_schema(name: str) -> dict:
+def load_schema(name: str) -> dict[str, Any]:
     """Load ``schemas/<name>`` (e.g. ``live-trial-verdict.schema.json``) as a dict."""
-    return json.loads(resource_path("schemas", name).read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(resource_path("schemas", name).read_text(encoding="utf-8"))
+    return schema
 
 
 def read_reference(name: str) -> str:

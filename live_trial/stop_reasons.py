@@ -155,7 +155,7 @@ def storage_code(exc: OSError) -> StopReason:
     return StopReason.DISK_FULL if full else StopReason.EVAL_ROOT_UNWRITABLE
 
 
-def unwritable(exc: OSError, path: str | os.PathLike) -> Blocked:
+def unwritable(exc: OSError, path: str | os.PathLike[str]) -> Blocked:
     """The one-line BLOCKED error (exit 3) for a file the harness could not write at ``path``: what, where, the fix
     (README "Troubleshooting"). ``exc`` is the OSError the write raised."""
     code = storage_code(exc)

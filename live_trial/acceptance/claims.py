@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from live_trial.acceptance.findings import Findings, ledger_kind, recorded_findings, unverified_text
-from live_trial.acceptance.verdict_doc import EVALUATION_FILE, TRANSCRIPT_FILE, VERDICT_FILE
 from live_trial.acceptance.verdict_facts import VerdictFacts
 from live_trial.errors import ExitCode, RefusedInput
+from live_trial.workdir_files import EVALUATION, TRANSCRIPT, TRIAL_STATE, VERDICT
 
 #: The note of a verdict by hand whose goal is the evaluator's (not the person's).
 TAKEN_NOTE = "the goal, its blockers and evidence are the fresh evaluator's (evaluation.json)"
@@ -82,7 +82,7 @@ class Settled:
 
     findings: Findings
     """The findings the verdict is derived from."""
-    override: dict | None
+    override: dict[str, Any] | None
     """What the verdict records of ``--override`` (``{why, evaluation_goal_result, replaced}``), None without it."""
     notes: tuple[str, ...]
     """Notes added to the derived verdict's (the goal taken from evaluation.json, a record replaced)."""
@@ -131,7 +131,8 @@ def settle(claims: Claims, facts: VerdictFacts) -> Settled:
     took = judged is not None and (claims.goal_result is None or (claims.goal_result == judged["goal_result"] and not (
         claims.evidence or claims.goal_blockers or claims.unverified)))
     base = recorded or _from_flags(claims)
-    goal = _taken(claims, judged) if took else _claimed(claims, facts) if _claims_goal(claims) or not recorded else {}
+    goal = (_taken(claims, judged) if took and judged is not None
+            else _claimed(claims, facts) if _claims_goal(claims) or not recorded else {})
     findings = replace(base, **goal, **_given(claims, recorded))
     notes = [TAKEN_NOTE] if took and recorded is None else []
     notes += [f"{flag} {said!r} replaced the trial's record ({was!r}): {override['why']}"
@@ -140,7 +141,7 @@ def settle(claims: Claims, facts: VerdictFacts) -> Settled:
 
 
 def override_rule(claims: Claims, judged: Mapping[str, Any] | None, previous: Mapping[str, Any] | None,
-                  replaced: list[tuple[str, Any, Any]], workdir: Path) -> dict | None:
+                  replaced: list[tuple[str, Any, Any]], workdir: Path) -> dict[str, Any] | None:
     """Refuse (exit 2, nothing written) a verdict that contradicts the evaluator's judgement, replaces what ``run``
     recorded (``replaced``: ``[(flag, said, recorded)]``) or replaces an existing verdict.json, unless
     ``--override "why"``; return what the verdict records of the override (``why``, the evaluator's goal result, the
@@ -156,19 +157,19 @@ def override_rule(claims: Claims, judged: Mapping[str, Any] | None, previous: Ma
         said = "; ".join(judged["blockers"][:2]) if judged["goal_result"] == "FAIL" else \
             f"{len(judged['evidence'])} evidence item(s)"
         raise RefusedInput(f"--goal-result {claims.goal_result} contradicts the fresh evaluator's "
-                           f"{judged['goal_result']} in evaluation.json ({said})", where=str(workdir / EVALUATION_FILE),
+                           f"{judged['goal_result']} in {EVALUATION} ({said})", where=str(workdir / EVALUATION),
                            code="contradicts_evaluation",
                            fix="leave out --goal-result to take the evaluator's judgement, evaluate again, or pass "
                                '--override "why" (the verdict records it)')
     if replaced:
         flag, said, was = replaced[0]
-        raise RefusedInput(f"{flag} {said!r} contradicts what the trial recorded ({was!r}, trial-state.json)",
-                           where=str(workdir / "trial-state.json"), code="contradicts_record",
+        raise RefusedInput(f"{flag} {said!r} contradicts what the trial recorded ({was!r}, {TRIAL_STATE})",
+                           where=str(workdir / TRIAL_STATE), code="contradicts_record",
                            fix=f'leave out {flag} to take the trial\'s record, or pass --override "why" (the verdict '
                                "records it)")
     if previous is not None:
         raise RefusedInput(f"a verdict is already written here ({previous['overall']}, {previous['written_at']})",
-                           where=str(workdir / VERDICT_FILE), code="verdict_exists",
+                           where=str(workdir / VERDICT), code="verdict_exists",
                            fix='pass --override "why" to replace it (the verdict records it), or start a new trial')
     return None
 
@@ -199,7 +200,7 @@ def _replaced(claims: Claims, recorded: Findings | None, facts: VerdictFacts) ->
     return out
 
 
-def _given(claims: Claims, recorded: Findings | None) -> dict:
+def _given(claims: Claims, recorded: Findings | None) -> dict[str, Any]:
     """The Findings fields the flags given set over what ``run`` recorded (none without a record: the base is the
     flags already)."""
     if recorded is None:
@@ -232,7 +233,7 @@ def _claims_goal(claims: Claims) -> bool:
     return bool(claims.goal_result is not None or claims.evidence or claims.goal_blockers or claims.unverified)
 
 
-def _taken(claims: Claims, judged: Mapping[str, Any]) -> dict:
+def _taken(claims: Claims, judged: Mapping[str, Any]) -> dict[str, Any]:
     """The goal of a verdict written without ``--goal-result``: the evaluator's result, blockers, evidence (as its
     rules kept them, with their quotes) and what it could not see yet. ``--evidence``, ``--goal-blocker`` and
     ``--unverified`` given as well are refused: the judgement is the evaluator's."""
@@ -240,7 +241,7 @@ def _taken(claims: Claims, judged: Mapping[str, Any]) -> dict:
                                       ("--unverified", claims.unverified)) if value]
     if given and claims.goal_result is None:
         raise RefusedInput(f"{', '.join(given)} without --goal-result: the goal is then the evaluator's judgement in "
-                           "evaluation.json", where=given[0], code="bad_value",
+                           f"{EVALUATION}", where=given[0], code="bad_value",
                            fix="drop them, or give --goal-result too (it must agree with evaluation.json)")
     unverified = [u for u in judged.get("unverified") or [] if u]
     return {"goal_result": judged["goal_result"], "goal_blockers": tuple(judged.get("blockers") or ()),
@@ -249,7 +250,7 @@ def _taken(claims: Claims, judged: Mapping[str, Any]) -> dict:
             "criteria_checks": None, "not_judged_why": None}
 
 
-def _claimed(claims: Claims, facts: VerdictFacts) -> dict:
+def _claimed(claims: Claims, facts: VerdictFacts) -> dict[str, Any]:
     """The goal as the person gives it, checked by seed 000 rule 1 (through live_trial.judge): a JSON list of items
     ``[{claim, source, observed}]`` is refused with a score-like key, each source must be a file under the workdir or
     a transcript uuid and a PASS needs one the harness did not write; plain text is checked as one observation."""
@@ -270,7 +271,7 @@ def _claimed(claims: Claims, facts: VerdictFacts) -> dict:
             "not_judged_why": None}
 
 
-def _source_checks(workdir: Path):
+def _source_checks(workdir: Path) -> tuple[Callable[[str], bool], Callable[[str], list[str]]]:
     """``(source -> bool, source -> [harness file])`` for ``workdir``, the evaluator's own checks: the source is a
     file under the workdir or the uuid of a record in ``<workdir>/transcript.jsonl``
     (:func:`live_trial.judge.answer.source_exists`), and the harness files it stands for, under any spelling,
@@ -279,8 +280,8 @@ def _source_checks(workdir: Path):
     from live_trial.judge.answer import Context, harness_files_of, index_records, source_exists
     from live_trial.transcript.reader import iter_records
 
-    index: list[dict] = []
-    transcript = workdir / TRANSCRIPT_FILE
+    index: list[dict[str, Any]] = []
+    transcript = workdir / TRANSCRIPT
     if transcript.is_file():
         index = index_records(iter_records(transcript), workdir)
     ctx = Context(workdir=workdir, target="", description="", transcript_index=index,

@@ -19,7 +19,7 @@ _BY = {"test": ("a test", "tests"), "script": ("a script", "scripts")}
 
 
 def criteria_table(frontmatter: Mapping[str, Any], checks: Iterable[Mapping[str, Any]] | None,
-                   not_judged_why: str = "the goal was not judged") -> list[dict]:
+                   not_judged_why: str = "the goal was not judged") -> list[dict[str, Any]]:
     """``[{id, text, verify_by, result, evidence}]`` for every criterion of ``frontmatter``'s feedback_contract, in its
     order. ``checks``: the evaluator's ``[{id, result, evidence}]`` (None when the goal was not judged: the evaluator's
     criteria are then ``not_judged`` with ``not_judged_why``)."""
@@ -44,12 +44,12 @@ def criteria_table(frontmatter: Mapping[str, Any], checks: Iterable[Mapping[str,
     return [rows[i] for i in dict.fromkeys(order) if i in rows]
 
 
-def _row(crit: Mapping[str, Any]) -> dict:
+def _row(crit: Mapping[str, Any]) -> dict[str, Any]:
     by = crit.get("verify_by")
     return {"id": crit["id"], "text": crit["text"], "verify_by": str(by) if by not in (None, "") else None}
 
 
-def _all(frontmatter: Mapping[str, Any]) -> list[dict]:
+def _all(frontmatter: Mapping[str, Any]) -> list[dict[str, Any]]:
     judged, elsewhere = split_criteria(dict(frontmatter or {}))
     contract = (frontmatter or {}).get("feedback_contract")
     items = contract.get("criteria") if isinstance(contract, Mapping) else None
@@ -57,7 +57,7 @@ def _all(frontmatter: Mapping[str, Any]) -> list[dict]:
     return [known[str(i["id"])] for i in items or () if isinstance(i, Mapping) and str(i.get("id")) in known]
 
 
-def elsewhere_counts(rows: Iterable[Mapping[str, Any]]) -> Counter:
+def elsewhere_counts(rows: Iterable[Mapping[str, Any]]) -> Counter[str]:
     """How many criteria are ``not_checked_here``, by ``verify_by``."""
     return Counter(str(r.get("verify_by")) for r in rows if r.get("result") == "not_checked_here")
 

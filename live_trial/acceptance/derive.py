@@ -28,12 +28,13 @@ from live_trial.acceptance.overall import (
     summary_gate_kind,
 )
 from live_trial.acceptance.tier import contract_evidence, derive_tier
-from live_trial.acceptance.verdict_doc import EVALUATION_FILE, ORIGINS, TRANSCRIPT_FILE, Verdict, contract_id
+from live_trial.acceptance.verdict_doc import ORIGINS, Verdict, as_is, contract_id
 from live_trial.acceptance.verdict_facts import ClosurePin, VerdictFacts
+from live_trial.clock import utc_now
 from live_trial.errors import PollExit, RefusedInput
-from live_trial.jsonfile import utc_now
 from live_trial.session.rules import check_target_allowed
 from live_trial.stop_reasons import blocked_reason
+from live_trial.workdir_files import EVALUATION, TRANSCRIPT
 
 Summariser = Callable[[Mapping[str, Any]], str]
 
@@ -51,7 +52,7 @@ def check_findings(f: Findings) -> None:
     _check_count(f.gate_response_count, "--gate-response-count")
 
 
-def _check_choice(value: Any, choices: tuple, name: str, *, optional: bool = False) -> None:
+def _check_choice(value: Any, choices: tuple[str, ...], name: str, *, optional: bool = False) -> None:
     if value is None and optional:
         return
     if value not in choices:
@@ -64,7 +65,7 @@ def _check_count(value: Any, name: str) -> None:
         raise RefusedInput(f"{name} must be a whole number >= 0 (got {value!r})", where=name, code="bad_value")
 
 
-def gate_answer_rows(answers: Iterable[Mapping[str, Any]] | None, count: int, kind: str) -> list[dict]:
+def gate_answer_rows(answers: Iterable[Mapping[str, Any]] | None, count: int, kind: str) -> list[dict[str, Any]]:
     """One line per answered question ``[{n, question, options, answer, kind}]``: ``answers`` as the trial recorded
     them, or, when None (``verdict`` by hand knows only the count), ``count`` lines of ``kind`` whose question is
     unknown. Raises :class:`RefusedInput` when the lines and ``count`` disagree or a kind is not rescue/contractual."""
@@ -81,7 +82,7 @@ def gate_answer_rows(answers: Iterable[Mapping[str, Any]] | None, count: int, ki
     return rows
 
 
-def evidence_items(items: Iterable[Mapping[str, Any]] | None) -> list[dict]:
+def evidence_items(items: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
     """Evidence items as verdict.json keeps them: ``{claim, source, [quote], observed}`` as text, nothing else."""
     out = []
     for item in items or ():
@@ -113,7 +114,8 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
     claimed ``live`` is overridden with a note: the override can only make the verdict less reusable); the closure
     recorded is the one pinned at boot, with a note when the files differ now or it can no longer be built; the
     gate answers' kinds decide the gate kind, and a contractual one must be grounded in the frontmatter;
-    ``overall.reasons`` of a verdict that is not a PASS ends with the real cause (:func:`cause_lines`).
+    ``overall.reasons`` of a verdict that is not a PASS ends with the real cause (:func:`cause_lines`). A fact or
+    finding marked :data:`~live_trial.acceptance.verdict_doc.AS_IS` is recorded as it is, under the same name.
 
     Raises :class:`RefusedInput` (exit 2) for a denylisted target, a finding outside its values, gate answer lines
     that do not match the count, an ungrounded contractual answer."""
@@ -131,25 +133,23 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
     grounding = contract_evidence(target.frontmatter) if "contractual" in kinds else []
     pinned = _closure(facts, notes)
     if facts.transcript_sha256 is None:
-        notes.append(f"{TRANSCRIPT_FILE} is missing from the workdir: no transcript_sha256, no actual model")
+        notes.append(f"{TRANSCRIPT} is missing from the workdir: no transcript_sha256, no actual model")
     tier = derive_tier(target.frontmatter)
     judgement = _judgement(facts, f, kind, kinds, notes)
     verdict = Verdict(
+        **as_is(facts), **as_is(f),     # the transcript's hash, the versions; launch, completion, the counts, the stop
         target=target.qualified, plugin=target.plugin_name, skill=target.skill, run_id=facts.workdir.name, tier=tier,
-        downgrade_reason=_downgrade(origin, tier), proof=bool(f.proof), blocked=bool(f.blocked), launch=f.launch,
-        completion=f.completion, goal_result=f.goal_result, goal_blockers=tuple(str(b) for b in f.goal_blockers),
-        evidence=tuple(evidence_items(f.evidence)), evidence_text=f.evidence_text or None,
-        unverified=f.unverified or None, goal_ledger=f.goal_ledger, watch_id=None,
-        evaluation_file=EVALUATION_FILE if facts.evaluation.present else None, nudge_count=f.nudge_count,
-        gate_response_count=f.gate_response_count, gate_kind=kind, gate_contract_evidence=tuple(grounding),
-        gate_answers=tuple(answers), criteria=tuple(_criteria(facts, f)), poll_exit=f.poll_exit,
-        stop_reason=f.stop_reason, stall_row=f.stall_row, failure_reason=f.failure_reason, overall=judgement,
-        skill_dir_tree_sha=pinned.digest, closure_plugins=pinned.plugins, closure_file_count=pinned.file_count,
-        transcript_sha256=facts.transcript_sha256, session_id=f.session_id or None,
+        downgrade_reason=_downgrade(origin, tier), proof=bool(f.proof), blocked=bool(f.blocked),
+        goal_blockers=tuple(str(b) for b in f.goal_blockers), evidence=tuple(evidence_items(f.evidence)),
+        evidence_text=f.evidence_text or None, unverified=f.unverified or None, watch_id=None,
+        evaluation_file=EVALUATION if facts.evaluation.present else None, gate_kind=kind,
+        gate_contract_evidence=tuple(grounding), gate_answers=tuple(answers), criteria=tuple(_criteria(facts, f)),
+        overall=judgement, skill_dir_tree_sha=pinned.digest, closure_plugins=pinned.plugins,
+        closure_file_count=pinned.file_count, session_id=f.session_id or None,
         scenario_id=contract_id(facts.template_text, target.qualified, f.args, scenario_sha),
-        scenario_origin=origin, environment=facts.environment, requested_model=f.requested_model or None,
-        actual_model=facts.actual_models, notes=tuple(notes), warnings=tuple(str(w) for w in f.warnings),
-        started_at=f.started_at, written_at=clock(), working_folder=_working_folder(f.working_folder))
+        scenario_origin=origin, requested_model=f.requested_model or None, actual_model=facts.actual_models,
+        notes=tuple(notes), warnings=tuple(str(w) for w in f.warnings), written_at=clock(),
+        working_folder=_working_folder(f.working_folder))
     return replace(verdict, summary=summarise(verdict.to_doc())) if summarise is not None else verdict
 
 
@@ -211,9 +211,9 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
     return judgement
 
 
-def _criteria(facts: VerdictFacts, f: Findings) -> list[dict]:
+def _criteria(facts: VerdictFacts, f: Findings) -> list[dict[str, Any]]:
     """One line per criterion: the findings' checks, else evaluation.json's when the goal was judged."""
-    checks: list | None = list(f.criteria_checks) if f.criteria_checks is not None else None
+    checks: list[Mapping[str, Any]] | None = list(f.criteria_checks) if f.criteria_checks is not None else None
     if checks is None and f.goal_result is not None:
         checks = list(facts.evaluation.checks) if facts.evaluation.checks is not None else None
     why = f.not_judged_why or ("the goal was not judged" if f.goal_result is None
@@ -221,7 +221,7 @@ def _criteria(facts: VerdictFacts, f: Findings) -> list[dict]:
     return criteria_table(facts.target.frontmatter, checks, why)
 
 
-def _working_folder(folder: Mapping[str, Any] | None) -> dict | None:
+def _working_folder(folder: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if folder is None:
         return None
     return {**{k: folder.get(k) for k in ("form", "path", "source")}, "removed": bool(folder.get("removed"))}

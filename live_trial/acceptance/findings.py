@@ -8,9 +8,11 @@ workdir derives the same verdict from the same record. The rules both use are he
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+from live_trial.acceptance.verdict_doc import AS_IS
 
 #: The phases of a trial after which trial-state.json holds what the trial established for its verdict.
 JUDGED_PHASES = ("judged", "verdict_written", "finished")
@@ -18,15 +20,17 @@ JUDGED_PHASES = ("judged", "verdict_written", "finished")
 
 @dataclass(frozen=True)
 class Findings:
-    """What the trial established: from its own record (``run``) or from a person's flags (``verdict`` by hand)."""
+    """What the trial established: from its own record (``run``) or from a person's flags (``verdict`` by hand). A
+    field marked ``AS_IS`` is recorded in the verdict as it is, under the same name
+    (:data:`~live_trial.acceptance.verdict_doc.AS_IS`)."""
 
-    launch: str
+    launch: str = field(metadata=AS_IS)
     """PASS when the skill under trial was called and ran, else FAIL."""
-    completion: str
+    completion: str = field(metadata=AS_IS)
     """PASS when the session finished on its own with the completion marker, else FAIL."""
-    poll_exit: str | None = None
+    poll_exit: str | None = field(default=None, metadata=AS_IS)
     """The last poll exit, None when poll never ran."""
-    goal_result: str | None = None
+    goal_result: str | None = field(default=None, metadata=AS_IS)
     """The fresh evaluator's PASS / FAIL (or a person's), None when the goal was not judged."""
     goal_blockers: tuple[str, ...] = ()
     """What the evaluator found missing."""
@@ -36,15 +40,15 @@ class Findings:
     """The evidence as a person gave it (``--evidence``), None otherwise."""
     unverified: str | None = None
     """What could not be confirmed yet, joined; None when nothing."""
-    goal_ledger: str | None = None
+    goal_ledger: str | None = field(default=None, metadata=AS_IS)
     """The goal's ledger kind (:func:`ledger_kind`)."""
     criteria_checks: tuple[Mapping[str, Any], ...] | None = None
     """The evaluator's criterion checks; None: those of evaluation.json when the goal was judged."""
     not_judged_why: str | None = None
     """Why the evaluator's criteria were not judged (None: the general words)."""
-    nudge_count: int = 0
+    nudge_count: int = field(default=0, metadata=AS_IS)
     """Nudges sent to the session."""
-    gate_response_count: int = 0
+    gate_response_count: int = field(default=0, metadata=AS_IS)
     """Questions answered for the session."""
     gate_kind: str = "rescue"
     """The kind every answer has when no answer lines are known (rescue or contractual)."""
@@ -60,11 +64,11 @@ class Findings:
     """The rehearsal scenario claimed (part of the task contract), None when none."""
     args: str = ""
     """The arguments given to the skill (part of the task contract)."""
-    stop_reason: str | None = None
+    stop_reason: str | None = field(default=None, metadata=AS_IS)
     """Why the trial stopped, None for a clean end."""
-    stall_row: int | None = None
+    stall_row: int | None = field(default=None, metadata=AS_IS)
     """The STALL table's row that decided."""
-    failure_reason: str | None = None
+    failure_reason: str | None = field(default=None, metadata=AS_IS)
     """A boot, delivery or crash reason given by hand."""
     notes: tuple[str, ...] = ()
     """Notes recorded with the trial (the stop's own words among them)."""
@@ -74,7 +78,7 @@ class Findings:
     """The claude session id."""
     requested_model: str | None = None
     """The model asked for ('' or None: the user's default)."""
-    started_at: str | None = None
+    started_at: str | None = field(default=None, metadata=AS_IS)
     """When the trial started."""
     working_folder: Mapping[str, Any] | None = None
     """The trial's own folder as trial-state.json records it, None when not recorded."""
@@ -120,7 +124,9 @@ def recorded_findings(state: Mapping[str, Any] | None) -> Findings | None:
     """The findings ``run`` (or ``run --resume``) recorded in ``state`` (trial-state.json) once it reached its
     judgement (phase judged or later, with its ``facts``); None for any other workdir (a prepared one, a trial still
     running, an older harness's record)."""
-    facts = (state or {}).get("facts")
+    if state is None:
+        return None
+    facts = state.get("facts")
     if not isinstance(facts, Mapping) or state.get("phase") not in JUDGED_PHASES:
         return None
     goal, checks, rehearsal = facts.get("goal"), facts.get("checks"), state.get("rehearsal")

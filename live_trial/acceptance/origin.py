@@ -17,10 +17,7 @@ from typing import Any, Callable, Mapping
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import parse_json
 from live_trial.rehearsal.config import REHEARSAL_MESSAGE_PREFIX
-
-STATE_FILE = "trial-state.json"
-REHEARSAL_CONFIG_DIR = "claude-config"
-TRANSCRIPT_FILE = "transcript.jsonl"
+from live_trial.workdir_files import CLAUDE_CONFIG, TRANSCRIPT, TRIAL_STATE
 
 
 @dataclass(frozen=True)
@@ -47,29 +44,29 @@ def trial_folder(workdir: Path) -> Path:
     if not path.is_dir():
         raise RefusedInput("workdir is not a folder", where=str(path.absolute()), code="bad_workdir",
                            fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
-    state = path / STATE_FILE
+    state = path / TRIAL_STATE
     if state.is_symlink() or not state.is_file():
-        raise RefusedInput(f"not a trial workdir (no {STATE_FILE})", where=str(path.resolve()), code="bad_workdir",
+        raise RefusedInput(f"not a trial workdir (no {TRIAL_STATE})", where=str(path.resolve()), code="bad_workdir",
                            fix="pass a folder `live-trial run` made: eval-log/<plugin>/<skill>/live-trial/<run-id>")
     return path.resolve()
 
 
-def read_trial_state(workdir: Path) -> dict | None:
+def read_trial_state(workdir: Path) -> dict[str, Any] | None:
     """The workdir's ``trial-state.json`` as a dict, or None when there is none.
 
     Raises :class:`RefusedInput` (``bad_trial_state``) naming the file when it exists but is not a JSON object:
     the workdir's origin and target cannot then be told.
     """
-    path = Path(workdir) / STATE_FILE
+    path = Path(workdir) / TRIAL_STATE
     if not path.is_file():
         return None
     try:
         doc = parse_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise RefusedInput(f"{STATE_FILE} is not readable JSON ({type(exc).__name__})", where=str(path),
+        raise RefusedInput(f"{TRIAL_STATE} is not readable JSON ({type(exc).__name__})", where=str(path),
                            code="bad_trial_state", fix="restore the file or judge a workdir whose state is intact") from None
     if not isinstance(doc, dict):
-        raise RefusedInput(f"{STATE_FILE} is not a JSON object", where=str(path), code="bad_trial_state",
+        raise RefusedInput(f"{TRIAL_STATE} is not a JSON object", where=str(path), code="bad_trial_state",
                            fix="restore the file or judge a workdir whose state is intact")
     return doc
 
@@ -88,13 +85,13 @@ def workdir_origin(workdir: Path, scripted: Callable[[Path], bool] | None = None
     if isinstance(rehearsal, Mapping) and isinstance(rehearsal.get("scenario"), str):
         scenario = Path(rehearsal["scenario"])
     if rehearsal not in (None, False, "", {}):
-        return WorkdirOrigin("rehearsal", f"{STATE_FILE} records a rehearsal", state, scenario)
-    if (workdir / REHEARSAL_CONFIG_DIR).is_dir():
-        return WorkdirOrigin("rehearsal", f"the workdir holds {REHEARSAL_CONFIG_DIR}/ (the rehearsal's isolated "
+        return WorkdirOrigin("rehearsal", f"{TRIAL_STATE} records a rehearsal", state, scenario)
+    if (workdir / CLAUDE_CONFIG).is_dir():
+        return WorkdirOrigin("rehearsal", f"the workdir holds {CLAUDE_CONFIG}/ (the rehearsal's isolated "
                                           "claude config)", state, scenario)
-    transcript = workdir / TRANSCRIPT_FILE
+    transcript = workdir / TRANSCRIPT
     if transcript.is_file() and (scripted or _scripted_transcript)(transcript):
-        return WorkdirOrigin("rehearsal", f"{TRANSCRIPT_FILE} holds replies of the rehearsal server (message ids "
+        return WorkdirOrigin("rehearsal", f"{TRANSCRIPT} holds replies of the rehearsal server (message ids "
                                           f"{REHEARSAL_MESSAGE_PREFIX}...)", state, scenario)
     return WorkdirOrigin("live", None, state, None)
 
@@ -129,5 +126,5 @@ def check_state_target(state: Mapping[str, Any] | None, plugin: str | None, skil
         return
     if not same:
         raise RefusedInput(f"--target-skill {qualified} does not match the workdir's trial ({recorded}, "
-                           f"from {STATE_FILE})", code="target_mismatch",
+                           f"from {TRIAL_STATE})", code="target_mismatch",
                            fix=f"pass --target-skill {recorded} with its skill folder, or the workdir of {qualified}")

@@ -50,20 +50,16 @@ from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
 from live_trial.acceptance.transcript_cache import TranscriptCache
-from live_trial.acceptance.verdict import (
-    OLDER_SCHEMA_VERSIONS,
-    TRANSCRIPT_FILE,
-    VERDICT_FILE,
-    scenario_id,
-    trial_duration_s,
-)
+from live_trial.acceptance.verdict import OLDER_SCHEMA_VERSIONS, scenario_id, trial_duration_s
 from live_trial.acceptance.verdict import SCHEMA as VERDICT_SCHEMA
+from live_trial.clock import utc_now
 from live_trial.closure.index import MANIFEST, PluginIndex, discover, skills_of
 from live_trial.closure.pinning import closure_digest
 from live_trial.closure.target import resolve_target
 from live_trial.errors import LiveTrialError, RefusedInput
-from live_trial.jsonfile import parse_json, utc_now
+from live_trial.jsonfile import parse_json
 from live_trial.session.rules import check_target_allowed
+from live_trial.workdir_files import TRANSCRIPT, VERDICT
 
 SCHEMA = "plan.schema.json"
 
@@ -80,7 +76,7 @@ class _Skill:
     plugin: str
     skill: str
     plugins_root: Path
-    entry: dict
+    entry: dict[str, Any]
 
 
 def _plugin_roots(plugin_dirs: Iterable[Path]) -> tuple[list[Path], dict[Path, LiveTrialError]]:
@@ -136,7 +132,7 @@ class _VerdictReader:
         """verdict.json files of one skill, newest run first (run ids sort by time)."""
         if not folder.is_dir():
             return []
-        return sorted((p for p in folder.glob("*/verdict.json")), key=lambda p: p.parent.name, reverse=True)
+        return sorted((p for p in folder.glob(f"*/{VERDICT}")), key=lambda p: p.parent.name, reverse=True)
 
     def check(self, path: Path, digest: str, scen: str, frontmatter: Mapping[str, Any], *,
               reuse_rehearsal: bool) -> tuple[bool, str]:
@@ -180,7 +176,7 @@ class _VerdictReader:
             return False, "behaviour closure changed since the last PASS"
         if doc["scenario_id"] != scen:
             return False, "task contract (scenario_id) changed since the last PASS"
-        transcript = path.parent / TRANSCRIPT_FILE
+        transcript = path.parent / TRANSCRIPT
         if not doc.get("transcript_sha256") or not transcript.is_file():
             return False, f"the last PASS has no transcript (run {run})"
         try:
@@ -222,7 +218,7 @@ def _inline_refs(node: Any, defs: Mapping[str, Any]) -> Any:
 def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "incremental", max_live_trials: int = 2,
          max_concurrency: int = 2, *, plugins_root: Path | None = None, proof: bool = False,
          reuse_rehearsal: bool = False, scenario_path: Path | None = None,
-         watches: Iterable[Mapping[str, Any]]) -> dict:
+         watches: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Plan the live trials of every skill in ``plugin_dirs`` (plugin folders or folders of plugins).
 
     Returns the plan document (valid against ``schemas/plan.schema.json``): ``skills`` (one entry per skill with
@@ -273,6 +269,7 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
                                   "closure changed since it was opened")
     doc = _budget(skills, eval_root, profile, max_live_trials, max_concurrency, proof, reuse_rehearsal, utc_now())
     if reuse_rehearsal:
+        assert scenario_path is not None        # _check_arguments refused --rehearsal-reuse without it
         doc["rehearsal_scenario"] = str(Path(scenario_path).resolve())
     return doc
 
@@ -363,7 +360,7 @@ def _decide(skill: _Skill, index: PluginIndex, ctx: _Planning) -> None:
 
 
 def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, width: int, proof: bool,
-            reuse_rehearsal: bool, now: str) -> dict:
+            reuse_rehearsal: bool, now: str) -> dict[str, Any]:
     """Apply the trial budget and cut the runs into batches."""
     runs = [s for s in skills if s.entry["action"] == "run"]
     budget = len(runs) if profile == "exhaustive" else max_live
@@ -395,12 +392,13 @@ def _duration_of(verdict_path: Path) -> float | None:
 def watch_closure(watch: Mapping[str, Any]) -> str | None:
     """The behaviour-closure digest the trial behind ``watch`` tested: its ``closure``, else the
     ``skill_dir_tree_sha`` of the verdict in its workdir; None when neither can be read."""
-    if isinstance(watch.get("closure"), str):
-        return watch["closure"]
+    closure = watch.get("closure")
+    if isinstance(closure, str):
+        return closure
     if not watch.get("workdir"):
         return None
     try:
-        doc = parse_json((Path(str(watch["workdir"])) / VERDICT_FILE).read_text(encoding="utf-8"))
+        doc = parse_json((Path(str(watch["workdir"])) / VERDICT).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     sha = doc.get("skill_dir_tree_sha") if isinstance(doc, dict) else None

@@ -16,10 +16,11 @@ Ties go to the lowest shard number; each shard keeps its trials in plan order.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypeVar
 
 from live_trial.errors import RefusedInput
 
+Entry = TypeVar("Entry", bound=Mapping[str, Any])     #: a plan entry, as the caller holds it
 _SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
@@ -59,7 +60,7 @@ def trial_weights(plan: Mapping[str, Any], entries: Sequence[Mapping[str, Any]])
     return [known.get(str(e.get("target")), mean) for e in entries]
 
 
-def shard_entries(plan: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], k: int, n: int) -> list:
+def shard_entries(plan: Mapping[str, Any], entries: Sequence[Entry], k: int, n: int) -> list[Entry]:
     """The trial entries (from the plan's ``live_batches``, flattened in plan order) that shard ``k`` of ``n`` runs,
     in plan order."""
     parts = partition(trial_weights(plan, entries), n)

@@ -22,6 +22,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from live_trial.errors import LiveTrialError
 from live_trial.jsonfile import read_json, write_json
@@ -68,8 +69,8 @@ class TranscriptCache:
         self.root = Path(eval_root)
         self.root_abs = os.path.abspath(self.root)
         self.path = self.root / CACHE_FILE
-        self.old: dict[str, dict] = {}
-        self.used: dict[str, dict] = {}
+        self.old: dict[str, dict[str, Any]] = {}
+        self.used: dict[str, dict[str, Any]] = {}
         if self.path.is_file():
             try:
                 doc = read_json(self.path, SCHEMA)
@@ -104,7 +105,7 @@ class TranscriptCache:
             read_at = time.time_ns()
             seen = {"prompts": 0, "scripted": False}
 
-            def fold(rec: dict) -> None:
+            def fold(rec: dict[str, Any]) -> None:
                 seen["prompts"] += is_human_prompt(rec)
                 seen["scripted"] = seen["scripted"] or is_rehearsal_reply(rec)
             sha = hashed_fold(transcript, fold, select=may_hold_reply_or_prompt)

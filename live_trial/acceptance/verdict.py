@@ -15,26 +15,24 @@ and counts checked). ``live-trial-verdict/1`` documents are still read; plan nev
 from __future__ import annotations
 
 import os
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from live_trial.acceptance.verdict_doc import (
-    EVALUATION_FILE,
     OLDER_SCHEMA_VERSIONS,
     ORIGINS,
     SCHEMA,
     SCHEMA_VERSION,
-    TRANSCRIPT_FILE,
-    VERDICT_FILE,
     scenario_id,
     sha256_file,
 )
-from live_trial.jsonfile import utc_now, write_json
+from live_trial.clock import parse_iso_z, utc_now
+from live_trial.jsonfile import write_json
+from live_trial.workdir_files import VERDICT
 
-__all__ = ["CLOCK_ENV", "EVALUATION_FILE", "OLDER_SCHEMA_VERSIONS", "ORIGINS", "SCHEMA", "SCHEMA_VERSION",
-           "TRANSCRIPT_FILE", "VERDICT_FILE", "actual_models", "build_verdict", "environment", "read_verdict",
-           "scenario_id", "sha256_file", "trial_duration_s", "verdict_clock", "write_trial_verdict", "write_verdict"]
+__all__ = ["CLOCK_ENV", "OLDER_SCHEMA_VERSIONS", "ORIGINS", "SCHEMA", "SCHEMA_VERSION", "actual_models",
+           "build_verdict", "environment", "read_verdict", "scenario_id", "sha256_file", "trial_duration_s",
+           "verdict_clock", "write_trial_verdict", "write_verdict"]
 
 #: A fixed ``written_at`` for every verdict this process derives (UTC ``...Z``): how the suite compares the verdict
 #: ``run`` wrote with the one ``verdict`` writes for the same workdir, byte for byte (README "Tests").
@@ -42,7 +40,7 @@ CLOCK_ENV = "LIVE_TRIAL_VERDICT_CLOCK"
 
 
 def verdict_clock(env: Mapping[str, str] | None = None) -> Callable[[], str]:
-    """The clock a verdict's ``written_at`` comes from: :func:`live_trial.jsonfile.utc_now`, or the fixed time env
+    """The clock a verdict's ``written_at`` comes from: :func:`live_trial.clock.utc_now`, or the fixed time env
     ``LIVE_TRIAL_VERDICT_CLOCK`` names (:data:`CLOCK_ENV`)."""
     fixed = (os.environ if env is None else env).get(CLOCK_ENV)
     return (lambda: fixed) if fixed else utc_now
@@ -55,7 +53,7 @@ def actual_models(records: Iterable[Mapping[str, Any]]) -> list[str]:
     return models(records)
 
 
-def environment(claude_version: str | None = None, tmux_version: str | None = None) -> dict:
+def environment(claude_version: str | None = None, tmux_version: str | None = None) -> dict[str, Any]:
     """Versions only (claude, tmux, python, platform) — never environment variables or keys
     (:func:`live_trial.acceptance.verdict_facts.environment`)."""
     from live_trial.acceptance.verdict_facts import environment as versions
@@ -67,7 +65,7 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
                   requested_model: str | None, launch: str, completion: str, goal_result: str | None,
                   closure_at_boot: Mapping[str, Any] | None = None, claude_version: str | None = None,
                   tmux_version: str | None = None, watch_id: str | None = None,
-                  summarise: Callable[[dict], str] | None = None, **findings: Any) -> dict:
+                  summarise: Callable[[Mapping[str, Any]], str] | None = None, **findings: Any) -> dict[str, Any]:
     """Build (not write) a verdict document: :func:`~live_trial.acceptance.verdict_facts.gather_facts` then
     :func:`~live_trial.acceptance.derive.derive_verdict`, the time now. ``target``: a resolved
     :class:`~live_trial.closure.index.Target` or a string; the other keywords are the fields of
@@ -108,17 +106,17 @@ def build_verdict(*, workdir: Path, target: Any, plugins_root: Path | None, sess
     return replace(verdict, watch_id=watch_id).to_doc() if watch_id else verdict.to_doc()
 
 
-def write_verdict(workdir: Path, doc: dict) -> Path:
+def write_verdict(workdir: Path, doc: dict[str, Any]) -> Path:
     """Validate ``doc`` against the verdict schema and write ``<workdir>/verdict.json`` atomically; return its path.
 
     Raises :class:`~live_trial.errors.SchemaInvalid` (nothing written) when it does not fit.
     """
-    path = Path(workdir).resolve() / VERDICT_FILE
+    path = Path(workdir).resolve() / VERDICT
     write_json(path, doc, SCHEMA)
     return path
 
 
-def write_trial_verdict(**kw: Any) -> tuple[dict, Path]:
+def write_trial_verdict(**kw: Any) -> tuple[dict[str, Any], Path]:
     """Build and write a trial's verdict. Keywords: those of :func:`build_verdict`.
 
     Returns ``(doc, path)``. Refusals raise before anything is written.
@@ -127,11 +125,12 @@ def write_trial_verdict(**kw: Any) -> tuple[dict, Path]:
     return doc, write_verdict(kw["workdir"], doc)
 
 
-def read_verdict(path: Path) -> dict:
+def read_verdict(path: Path) -> dict[str, Any]:
     """Read and schema-validate a verdict; raise :class:`RefusedInput` naming the file when unreadable or invalid."""
     from live_trial.jsonfile import read_json
 
-    return read_json(Path(path), SCHEMA)
+    doc: dict[str, Any] = read_json(Path(path), SCHEMA)
+    return doc
 
 
 def trial_duration_s(doc: Any) -> float | None:
@@ -141,8 +140,8 @@ def trial_duration_s(doc: Any) -> float | None:
     if not isinstance(doc, dict) or not doc.get("started_at") or not doc.get("written_at"):
         return None
     try:
-        start = datetime.fromisoformat(str(doc["started_at"]).replace("Z", "+00:00"))
-        end = datetime.fromisoformat(str(doc["written_at"]).replace("Z", "+00:00"))
+        start = parse_iso_z(str(doc["started_at"]))
+        end = parse_iso_z(str(doc["written_at"]))
     except ValueError:
         return None
     seconds = (end - start).total_seconds()

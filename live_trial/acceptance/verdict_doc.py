@@ -1,6 +1,7 @@
-"""The shape of ``verdict.json`` (``schemas/live-trial-verdict.schema.json``; seed 001 "verdict + 掃除"): its file
-names and schema version, the :class:`Verdict` a trial's verdict is derived into and the document it writes
-(:meth:`Verdict.to_doc`), and the task contract's ``scenario_id``.
+"""The shape of ``verdict.json`` (``schemas/live-trial-verdict.schema.json``; seed 001 "verdict + 掃除"): its schema
+version, the :class:`Verdict` a trial's verdict is derived into and the document it writes (:meth:`Verdict.to_doc`,
+from its fields), the mark of a fact or finding it records as it is (:data:`AS_IS`), and the task contract's
+``scenario_id``. The workdir's file names are :mod:`live_trial.workdir_files`'s.
 
 The bottom of the verdict's modules: it imports none of them. :mod:`live_trial.acceptance.verdict_facts` reads a
 workdir into facts, :mod:`live_trial.acceptance.derive` derives a :class:`Verdict` from them without reading
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -26,16 +27,19 @@ SCHEMA_VERSION = "live-trial-verdict/2"
 OLDER_SCHEMA_VERSIONS = ("live-trial-verdict/1",)
 
 
-VERDICT_FILE = "verdict.json"
-
-
-TRANSCRIPT_FILE = "transcript.jsonl"
-
-
-EVALUATION_FILE = "evaluation.json"
-
-
 ORIGINS = ("live", "rehearsal")
+
+
+#: ``dataclasses.field(metadata=AS_IS)`` marks a field of :class:`~live_trial.acceptance.verdict_facts.VerdictFacts`
+#: or :class:`~live_trial.acceptance.findings.Findings` that the verdict records as it is, under the same name:
+#: :func:`live_trial.acceptance.derive.derive_verdict` carries each such field over (:func:`as_is`), so a new one
+#: needs no line there.
+AS_IS: Mapping[str, Any] = {"verdict": "as is"}
+
+
+def as_is(source: Any) -> dict[str, Any]:
+    """The fields of the dataclass instance ``source`` marked :data:`AS_IS`, by name, with their values."""
+    return {f.name: getattr(source, f.name) for f in fields(source) if f.metadata.get("verdict") == AS_IS["verdict"]}
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ class Environment:
     platform: str
     """The platform, terse (``Linux-6.1-x86_64-with-glibc2.36``)."""
 
-    def to_doc(self) -> dict:
+    def to_doc(self) -> dict[str, Any]:
         """``{claude_version, tmux_version, python, platform}`` as verdict.json and trial-state.json keep it."""
         return {"claude_version": self.claude_version, "tmux_version": self.tmux_version, "python": self.python,
                 "platform": self.platform}
@@ -90,7 +94,7 @@ class Verdict:
     """The fresh evaluator's PASS / FAIL, None when the goal was not judged."""
     goal_blockers: tuple[str, ...]
     """What the evaluator found missing."""
-    evidence: tuple[dict, ...]
+    evidence: tuple[dict[str, Any], ...]
     """The evidence items ``{claim, source, [quote], observed}``."""
     evidence_text: str | None
     """The evidence as a person gave it (``verdict --evidence``), None otherwise."""
@@ -110,9 +114,9 @@ class Verdict:
     """rescue, contractual or mixed: the kinds of the answers."""
     gate_contract_evidence: tuple[str, ...]
     """Where the frontmatter declares the questions a contractual answer answered."""
-    gate_answers: tuple[dict, ...]
+    gate_answers: tuple[dict[str, Any], ...]
     """One line per answered question ``{n, question, options, answer, kind}``."""
-    criteria: tuple[dict, ...]
+    criteria: tuple[dict[str, Any], ...]
     """One line per criterion of the skill's feedback_contract."""
     poll_exit: str | None
     """The last poll exit (DONE, STALL, GATE, HARD_CAP, TICK_BUDGET, BLOCKED), None when poll never ran."""
@@ -152,43 +156,39 @@ class Verdict:
     """When the trial started (UTC ``...Z``), None when unknown."""
     written_at: str
     """When the verdict was derived (UTC ``...Z``): the injected clock's time."""
-    working_folder: dict | None = None
+    working_folder: dict[str, Any] | None = None
     """The trial's own folder ``{form, path, source, removed}``, None when not recorded."""
     summary: str | None = None
     """One sentence in the message language saying what happened; None when no summariser was given."""
-    override: dict | None = None
+    override: dict[str, Any] | None = None
     """What ``verdict --override WHY`` records ``{why, evaluation_goal_result, replaced}``, None otherwise."""
 
-    def to_doc(self) -> dict:
-        """The verdict.json document: every key in the order verdict.json has always had, lists as lists;
-        ``working_folder``, ``summary`` and ``override`` only when set."""
-        doc = {"schema_version": SCHEMA_VERSION, "target": self.target, "plugin": self.plugin, "skill": self.skill,
-               "run_id": self.run_id, "tier": self.tier, "downgrade_reason": self.downgrade_reason,
-               "proof": self.proof, "blocked": self.blocked, "launch": self.launch, "completion": self.completion,
-               "goal_result": self.goal_result, "goal_blockers": list(self.goal_blockers),
-               "evidence": [dict(e) for e in self.evidence], "evidence_text": self.evidence_text,
-               "unverified": self.unverified, "goal_ledger": self.goal_ledger, "watch_id": self.watch_id,
-               "evaluation_file": self.evaluation_file, "nudge_count": self.nudge_count,
-               "gate_response_count": self.gate_response_count, "gate_kind": self.gate_kind,
-               "gate_contract_evidence": list(self.gate_contract_evidence),
-               "gate_answers": [dict(a) for a in self.gate_answers], "criteria": [dict(c) for c in self.criteria],
-               "poll_exit": self.poll_exit, "stop_reason": self.stop_reason, "stall_row": self.stall_row,
-               "failure_reason": self.failure_reason,
-               "overall": {"verdict": self.overall.verdict, "reasons": list(self.overall.reasons)},
-               "skill_dir_tree_sha": self.skill_dir_tree_sha, "closure_plugins": list(self.closure_plugins),
-               "closure_file_count": self.closure_file_count, "transcript_sha256": self.transcript_sha256,
-               "session_id": self.session_id, "scenario_id": self.scenario_id,
-               "scenario_origin": self.scenario_origin, "environment": self.environment.to_doc(),
-               "requested_model": self.requested_model, "actual_model": list(self.actual_model),
-               "notes": list(self.notes), "warnings": list(self.warnings),
-               "started_at": self.started_at, "written_at": self.written_at}
-        if self.working_folder is not None:
-            doc["working_folder"] = dict(self.working_folder)
-        if self.summary is not None:
-            doc["summary"] = self.summary
-        if self.override is not None:
-            doc["override"] = dict(self.override)
+    def to_doc(self) -> dict[str, Any]:
+        """The verdict.json document: ``schema_version``, then every field under its own name in the order above
+        (the order verdict.json has always had), tuples as lists, the overall judgement and the environment as
+        objects; a field whose default is None (``working_folder``, ``summary``, ``override``) only when set. A new
+        field is written without a line here."""
+        doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None and f.default is None:
+                continue
+            doc[f.name] = _doc_value(value)
         return doc
+
+
+def _doc_value(value: Any) -> Any:
+    """One field's value as verdict.json keeps it: ``to_doc()`` of an object that has it, a dataclass's fields as an
+    object, a tuple (or list) as a new list (of copies of its mappings), a mapping copied."""
+    if hasattr(value, "to_doc"):
+        return value.to_doc()
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _doc_value(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, (tuple, list)):
+        return [dict(v) if isinstance(v, Mapping) else v for v in value]
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
 
 
 def sha256_file(path: Path) -> str:

@@ -9,17 +9,17 @@ record it). :func:`live_trial.acceptance.derive.derive_verdict` then reads nothi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from live_trial.acceptance.origin import WorkdirOrigin, check_state_target, is_rehearsal_reply, workdir_origin
-from live_trial.acceptance.verdict_doc import EVALUATION_FILE, TRANSCRIPT_FILE, VERDICT_FILE, Environment, sha256_file
+from live_trial.acceptance.verdict_doc import AS_IS, Environment, sha256_file
 from live_trial.closure.index import Target
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import parse_json, validate
-from live_trial.judge.sources import MOVED_FROM_DIR
 from live_trial.transcript.reader import hashed_fold, iter_records
+from live_trial.workdir_files import EVALUATION, MOVED_FROM, TRANSCRIPT, VERDICT
 
 EVALUATION_SCHEMA = "evaluation.schema.json"
 
@@ -66,7 +66,8 @@ class EvaluationFacts:
 
 @dataclass(frozen=True)
 class VerdictFacts:
-    """Everything on disk a verdict is derived from (see :func:`gather_facts`)."""
+    """Everything on disk a verdict is derived from (see :func:`gather_facts`). A field marked ``AS_IS`` is recorded
+    in the verdict as it is, under the same name (:data:`~live_trial.acceptance.verdict_doc.AS_IS`)."""
 
     workdir: Path
     """The trial's workdir, resolved."""
@@ -74,13 +75,13 @@ class VerdictFacts:
     """The skill under trial, resolved (its frontmatter decides tier, grounding and criteria)."""
     origin: WorkdirOrigin
     """live or rehearsal as the workdir says, with the parsed trial-state.json (``origin.state``)."""
-    transcript_sha256: str | None
+    transcript_sha256: str | None = field(metadata=AS_IS)
     """``sha256:<hex>`` of transcript.jsonl; None when the workdir holds none."""
     actual_models: tuple[str, ...]
     """The models of the main-chain assistant records of every transcript of the session."""
     closure: ClosureFacts
     """The behaviour closure at boot and now."""
-    environment: Environment
+    environment: Environment = field(metadata=AS_IS)
     """The versions recorded when the trial started (looked up now for a workdir that recorded none)."""
     evaluation: EvaluationFacts
     """What evaluation.json holds."""
@@ -105,7 +106,7 @@ def may_hold_assistant(line: bytes) -> bool:
     return b"assistant" in line or b"\\u" in line
 
 
-def environment(claude_version: str | None = None, tmux_version: str | None = None) -> dict:
+def environment(claude_version: str | None = None, tmux_version: str | None = None) -> dict[str, Any]:
     """Versions only (claude, tmux, python, platform) — never environment variables or keys. ``tmux_version`` None:
     ``tmux -V`` is asked (null when tmux is missing)."""
     import platform as _platform
@@ -153,13 +154,13 @@ def gather_facts(workdir: Path, target: Target, plugins_root: Any, *, scenario_p
         workdir=workdir, target=target, origin=found, transcript_sha256=sha, actual_models=models,
         closure=_closure(target, plugins_root, closure_at_boot or state.get("closure")),
         environment=_environment(state, claude_version, tmux_version, find_claude_version),
-        evaluation=_evaluation(workdir / EVALUATION_FILE), template_text=read_reference("task-template.md"),
-        scenario_shas=shas, previous_verdict=_previous_verdict(workdir / VERDICT_FILE))
+        evaluation=_evaluation(workdir / EVALUATION), template_text=read_reference("task-template.md"),
+        scenario_shas=shas, previous_verdict=_previous_verdict(workdir / VERDICT))
 
 
 def _read_transcripts(workdir: Path) -> tuple[str | None, tuple[str, ...], bool]:
     """One pass over each transcript of the session: ``(transcript.jsonl's sha256, actual models, scripted)``."""
-    transcript = workdir / TRANSCRIPT_FILE
+    transcript = workdir / TRANSCRIPT
     if not transcript.is_file():
         return None, (), False
     models: list[str] = []
@@ -169,7 +170,7 @@ def _read_transcripts(workdir: Path) -> tuple[str | None, tuple[str, ...], bool]
         models.extend(m for m in actual_models([rec]) if m not in models)
         scripted[0] = scripted[0] or is_rehearsal_reply(rec)
 
-    for path in sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl")):   # every transcript of the session
+    for path in sorted((workdir / MOVED_FROM).glob("*.jsonl")):   # every transcript of the session
         for rec in iter_records(path, select=may_hold_assistant):
             fold(rec)
     sha = hashed_fold(transcript, fold, select=may_hold_assistant)
@@ -253,7 +254,7 @@ def _could_not_judge(doc: Any) -> tuple[str, ...]:
         return ()
 
 
-def _previous_verdict(path: Path) -> dict | None:
+def _previous_verdict(path: Path) -> dict[str, Any] | None:
     """``{overall, written_at}`` of the verdict.json in the workdir (None values when it cannot be read); None
     when there is none."""
     if not path.is_file():

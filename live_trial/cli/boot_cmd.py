@@ -234,7 +234,7 @@ def cmd_send(args) -> int:
     """``send``: see the parser description."""
     from live_trial.session import send
     from live_trial.session.backend import Backend
-    from live_trial.transcript.paths import config_dir, locate
+    from live_trial.transcript.paths import config_dir
 
     backend = Backend(args.socket)
     if not backend.has_session(args.session):
@@ -248,14 +248,15 @@ def cmd_send(args) -> int:
     config = args.config_dir or backend.get_meta(args.session, "config_dir") or str(config_dir())
 
     def current() -> Path:
-        """The transcript the session writes now: the CLI's sessions/<pane pid>.json names it (it moves on /clear)."""
+        """The transcript the session writes now: the CLI's sessions/<pane pid>.json names it (it moves on /clear;
+        :mod:`live_trial.transcript.locator`)."""
         from live_trial.session.rules import pid_alive
+        from live_trial.transcript.locator import locate_current
         from live_trial.transcript.paths import read_cli_session_status
 
         pid = backend.pane_pid(args.session)
         doc = read_cli_session_status(config, pid) if pid and pid_alive(pid) else None
-        now = doc.get("sessionId") if isinstance(doc, dict) else None
-        return locate(now if isinstance(now, str) and now else session_id, cwd, config)
+        return locate_current(session_id, cwd, config, doc).path
 
     kwargs = {"timeout_s": args.timeout} if args.timeout else {}
     try:
@@ -323,8 +324,8 @@ def cmd_backend(args) -> int:
             if removed or kept:
                 print(f"removed the trial's copy {removed}" if removed else kept)
     elif verb == "reap":
-        removed = backend.reap()
-        print("REAPED: " + (", ".join(removed) if removed else "none"))
+        reaped = backend.reap()
+        print("REAPED: " + (", ".join(reaped) if reaped else "none"))
     elif verb == "list":
         import time
 

@@ -18,10 +18,12 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import Sequence
 
 from live_trial.errors import ExitCode, RefusedInput
 from live_trial.jsonfile import parse_json
 from live_trial.notices.catalogue import LANGS
+from live_trial.workdir_files import Workdir
 
 WATCH_ACTIONS = ("due", "check", "sweep", "daily", "list")
 
@@ -71,7 +73,7 @@ def register(subparsers) -> None:
 def _target_for(args) -> object:
     from live_trial.closure.target import resolve_target
 
-    state_path = args.workdir / "trial-state.json"
+    state_path = Workdir.of(args.workdir).trial_state
     state = {}
     if state_path.is_file():
         try:
@@ -89,7 +91,7 @@ def _target_for(args) -> object:
 def _folder_of(workdir: Path) -> str | None:
     """The trial's own folder as its trial-state.json records it (``folder.path``), or None."""
     try:
-        folder = parse_json((workdir / "trial-state.json").read_text(encoding="utf-8")).get("folder")
+        folder = parse_json(Workdir.of(workdir).trial_state.read_text(encoding="utf-8")).get("folder")
     except (OSError, ValueError, AttributeError):
         return None
     return folder.get("path") if isinstance(folder, dict) else None
@@ -115,7 +117,7 @@ def _evaluate(args) -> int:
         from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
 
         scenario = load_scenario(args.rehearsal)          # refused (exit 2) before anything starts
-        config = args.workdir.resolve() / "claude-config"
+        config = Workdir.of(args.workdir.resolve()).claude_config
         if not (config / ".claude.json").exists():
             seed_config(config, [args.workdir.resolve()])
         server = RehearsalServer(scenario).start()
@@ -129,10 +131,10 @@ def _evaluate(args) -> int:
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
     elif unable:
-        print(f"BLOCKED: the evaluator could not judge: {unable}; kept in {args.workdir / 'evaluation.json'}")
+        print(f"BLOCKED: the evaluator could not judge: {unable}; kept in {Workdir.of(args.workdir).evaluation}")
     else:
         print(f"{doc['goal_result']}: {len(doc['evidence'])} evidence items, {len(doc['blockers'])} blockers, "
-              f"{len(doc['attempts'])} attempt(s); written {args.workdir / 'evaluation.json'}")
+              f"{len(doc['attempts'])} attempt(s); written {Workdir.of(args.workdir).evaluation}")
         for b in doc["blockers"]:
             print(f"  blocker: {b}")
         for e in doc["evidence"]:
@@ -155,8 +157,10 @@ def _could_not_answer(doc: dict) -> str | None:
     return "; ".join(problems) or (attempts[-1].get("stderr_tail") or "no answer")[:300]
 
 
-def _starter(args):
-    """A starter that finds claude only when a check is really started (no due watch: claude is not needed)."""
+def watch_starter(args):
+    """The starter of ``watch check`` and ``watch daily`` (:func:`live_trial.judge.evaluator.check_starter` with the
+    command's ``--claude-bin``, ``--model`` and ``--timeout``); it finds claude only when a check is really started
+    (no due watch: claude is not needed)."""
     built: list = []
 
     def start(watch: dict, eval_root: Path):
@@ -170,7 +174,7 @@ def _starter(args):
     return start
 
 
-def _emit(args, status: str, line: str, payload: dict, rows: list[str] = ()) -> None:
+def _emit(args, status: str, line: str, payload: dict, rows: Sequence[str] = ()) -> None:
     if args.json:
         print(json.dumps({"status": status, **payload}, ensure_ascii=False))
         return
@@ -208,11 +212,11 @@ def _watch(args) -> int:
               [f"{w['id']}: {w['unverified']}" for w in closed])
         return ExitCode.OK
     if args.action == "check":
-        results = wt.check_due(root, _starter(args), lang=args.lang)
+        results = wt.check_due(root, watch_starter(args), lang=args.lang)
         _emit(args, "CHECKED", f"{len(results)} check(s) started", {"checked": results},
               [f"{r['id']}: {r['result'] or 'no result'} - {r['note']}" for r in results])
         return ExitCode.OK
-    result = wt.daily_maintenance(root, _starter(args), lang=args.lang)
+    result = wt.daily_maintenance(root, watch_starter(args), lang=args.lang)
     resent = len(result.get("resent") or [])
     if result["ran"]:
         line = f"{len(result['swept'])} swept, {len(result['checked'])} checked"

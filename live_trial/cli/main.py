@@ -36,7 +36,8 @@ COMMAND_MODULES = (
     "live_trial.cli.merge_cmd",      # merge (the eval-logs of a plan's shards)
     "live_trial.cli.doctor_cmd",     # doctor (does the installed CLI still show what the harness relies on)
 )
-#: Each subcommand and the module that registers it (tests/unit/test_cli_startup.py checks it against the modules).
+#: Each subcommand and the module that registers it (tests/unit/cli/test_cli_startup.py checks it against the
+#: modules).
 COMMANDS = {"run": "live_trial.cli.trial_cmd", "prepare": "live_trial.cli.prepare_cmd", "plan": "live_trial.cli.plan_cmd",
             "boot": "live_trial.cli.boot_cmd",
             "send": "live_trial.cli.boot_cmd", "backend": "live_trial.cli.boot_cmd",
@@ -70,9 +71,10 @@ class _Parser(argparse.ArgumentParser):
     modules it pulls in) on every start only to ask for that width."""
 
     def _get_formatter(self):
-        return self.formatter_class(prog=self.prog, width=_terminal_width())
+        # typeshed's formatter_class takes prog alone; every one here is a HelpFormatter, which also takes width
+        return self.formatter_class(prog=self.prog, width=_terminal_width())  # type: ignore[call-arg]
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         self.print_usage(sys.stderr)
         self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message}\n")
 
@@ -83,8 +85,9 @@ def _terminal_width() -> int:
     except ValueError:
         columns = 0
     if columns <= 0:
+        stdout = sys.__stdout__         # None when the process has no stdout
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 80
         except (AttributeError, ValueError, OSError):
             columns = 80
     return max(columns - 2, 11)     # what argparse.HelpFormatter does with shutil's width

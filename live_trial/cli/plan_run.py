@@ -10,6 +10,7 @@ import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Sequence
 
 from live_trial.acceptance.shard import parse_shard, shard_entries
 from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
@@ -130,7 +131,8 @@ def run_plan(args, policy) -> int:
     except OSError as exc:
         print(f"WARN: the job summary was not written: {exc}", file=sys.stderr)
     if getattr(args, "github_annotations", False):
-        for line in annotations(rows):
+        # mypy takes report.github's annotations() for the __future__ feature its module imports under that name
+        for line in annotations(rows):  # type: ignore[operator]
             print(line, flush=True)
     return _report([(t, o) for (t, o), _ in results], json_mode=args.json, reused=reused)
 
@@ -163,12 +165,13 @@ def _skill_md(entry: dict, args) -> Path | None:
     return path if path and path.is_file() else None
 
 
-def _report(results, *, json_mode: bool, reused: list[dict] = ()) -> int:
+def _report(results, *, json_mode: bool, reused: Sequence[dict] = ()) -> int:
     import json
 
     from live_trial.cli.progress import outcome_json
 
-    rank = {ExitCode.OK: 0, ExitCode.DEGRADED: 1, ExitCode.BLOCKED: 2, ExitCode.REFUSED: 3, ExitCode.FAIL: 4}
+    rank: dict[int, int] = {ExitCode.OK: 0, ExitCode.DEGRADED: 1, ExitCode.BLOCKED: 2, ExitCode.REFUSED: 3,
+                            ExitCode.FAIL: 4}       # worst last
     worst: int = ExitCode.OK
     rows = []
     for target, outcome in results:

@@ -55,7 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _status_line(st) -> str:
-    if st.state == "GATE":
+    from live_trial.transcript.status import TurnState
+
+    if st.state == TurnState.GATE:
         return f"GATE: {st.question}"
     flags = []
     if st.interrupted:
@@ -103,16 +105,16 @@ def cmd_status(args) -> int:
                            where=str(path), code="not_a_transcript",
                            fix="pass the session's JSONL under <config>/projects/<cwd slug>/<session id>.jsonl, "
                                "or use --session-id")
-    if args.pid:
-        now = (session_status or {}).get("sessionId")
-        if not args.transcript and isinstance(now, str) and now and now != Path(path).stem:
-            # /clear: the CLI continues under a new session id in a new file (references/transcript-jsonl.md)
-            moved = locate(now, (args.cwd or Path.cwd()).absolute(), config)
-            if moved.is_file():
-                moved_from, path = path, moved
-                tail = read_turn(path, session_status=session_status)
-                if not any(map(is_human_prompt, tail.records)):
-                    tail.records = read_turn(moved_from, session_status=session_status).records + tail.records
+    if args.pid and not args.transcript:
+        # /clear: the CLI continues under a new session id in a new file (references/transcript-jsonl.md)
+        from live_trial.transcript.locator import locate_current
+
+        now = locate_current(Path(path).stem, (args.cwd or Path.cwd()).absolute(), config, session_status, Path(path))
+        if now.moved_from is not None and now.path.is_file():
+            moved_from, path = path, now.path
+            tail = read_turn(path, session_status=session_status)
+            if not any(map(is_human_prompt, tail.records)):
+                tail.records = read_turn(moved_from, session_status=session_status).records + tail.records
     st = classify(tail.records, session_status)
     if args.json:
         doc = st.to_dict()

@@ -11,6 +11,11 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:       # types only: rich is imported on first use
+    from rich.console import Console
+    from rich.live import Live
 
 PLAIN_TICK_EVERY_S = 15.0
 _COLOURS = {"PASS": "green", "DEGRADED": "yellow", "FAIL": "red", "BLOCKED": "magenta"}
@@ -47,8 +52,8 @@ class Progress:
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty() and not json_mode
         self.prefix = prefix
-        self.live = None
-        self._console = None
+        self.live: Live | None = None
+        self._console: Console | None = None
         self._last_plain = 0.0
 
     @property
@@ -126,7 +131,8 @@ class Progress:
             body.append(f"WARN: {warning}\n", style="yellow")
         if outcome.notification:
             where = {"sent": "message sent", "failed": "message (webhook failed; sent again later)"}.get(
-                getattr(outcome, "notification_delivery", None), "message (kept in notifications.jsonl; no webhook set)")
+                getattr(outcome, "notification_delivery", None) or "",
+                "message (kept in notifications.jsonl; no webhook set)")
             body.append(f"{where}: {outcome.notification}")
         self.console.print(Panel(body, title="live trial", expand=False))
         print(f"{outcome.overall}: {outcome.verdict_path or outcome.workdir}", file=self.stream, flush=True)

@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from live_trial.errors import ExitCode
 from live_trial.notices.catalogue import LANGS
@@ -118,14 +119,15 @@ def cmd_ls(args) -> int:
 
 def cmd_show(args) -> int:
     """Handler of ``show``: the summary, reasons, evidence, warnings, notes and next step of one trial."""
-    from live_trial.report.page import REPORT_FILE
     from live_trial.report.trials import duration_text, next_step_line, read_trial, when_text
+    from live_trial.workdir_files import REPORT
 
     info = read_trial(_workdir(args))
     doc = info.verdict or {}
     reasons = (doc.get("overall") or {}).get("reasons") or []
-    report = info.workdir / REPORT_FILE
-    shown = {"workdir": str(info.workdir), "target": info.target, "verdict": info.overall, "problem": info.problem,
+    report = info.workdir / REPORT
+    shown: dict[str, Any] = {
+             "workdir": str(info.workdir), "target": info.target, "verdict": info.overall, "problem": info.problem,
              "when": info.when, "duration_s": info.duration_s, "origin": info.origin, "summary": info.summary(args.lang),
              "reasons": reasons, "evidence": doc.get("evidence") or [], "criteria": doc.get("criteria"),
              "gate_answers": doc.get("gate_answers"), "warnings": doc.get("warnings") or [],

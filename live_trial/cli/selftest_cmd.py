@@ -18,7 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_self_test)
 
 
-def _schemas_and_references() -> list[str]:
+def shipped_file_problems() -> list[str]:
+    """What is wrong with the files the package ships: each schema (a valid JSON Schema), the references and
+    catalogues (readable), the convergence policy (loads); one line per problem, empty when all hold."""
     from jsonschema import Draft202012Validator
 
     from live_trial.notices.catalogue import DEFAULT_LANG, LANGS
@@ -60,7 +62,7 @@ def cmd_self_test(args) -> int:
         results["backend"] = backend_self_test() == 0
     status_failed = [name for name, problems in status_self_test() if problems]
     results["status"] = not status_failed
-    resource_problems = _schemas_and_references()
+    resource_problems = shipped_file_problems()
     results["schemas_and_references"] = not resource_problems
     ok = all(results.values())
     if args.json:

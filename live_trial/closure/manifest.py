@@ -110,7 +110,7 @@ def read_frontmatter(path: Path) -> dict:
     return data
 
 
-def read_json_object(path: Path, what: str) -> dict:
+def read_json_object(path: Path, what: str) -> dict[str, Any]:
     """The JSON object in ``path`` (``what`` names it in messages, e.g. "plugin.json"). Raises
     :class:`ClosureError` when the file is missing, unreadable, larger than :data:`MANIFEST_MAX_BYTES`, not UTF-8
     JSON, nested deeper than :data:`MAX_NESTING`, holds an integer of more than 4300 digits, or is not an object."""

@@ -6,6 +6,7 @@ is a :class:`~live_trial.closure.manifest.ClosureError` (seed 001 rule 3: fail c
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from live_trial.closure.index import MANIFEST, PluginIndex, Target, as_index, skills_of
 from live_trial.closure.manifest import NAME_RE, read_frontmatter, read_json_object
@@ -47,8 +48,8 @@ def resolve_target(target: str, plugins_root: Path | PluginIndex) -> Target:
                                code="unknown_skill", fix=f"skills of {plugin}: {known}")
         return Target(plugin, root, skill, skill_dir, skill_dir / "SKILL.md", read_frontmatter(skill_dir / "SKILL.md"))
     candidates = [index.root / ".claude" / "skills" / skill, index.root / "skills" / skill]
-    skill_dir = next((c for c in candidates if (c / "SKILL.md").is_file()), None)
-    if skill_dir is None:
+    found = next((c for c in candidates if (c / "SKILL.md").is_file()), None)
+    if found is None:
         owners = [n for n, r in sorted(index.plugins.items()) if (r / "skills" / skill / "SKILL.md").is_file()]
         if len(owners) > 1:
             raise RefusedInput(f"skill '{skill}' is in several plugins: {', '.join(owners)}", code="ambiguous_skill",
@@ -57,8 +58,8 @@ def resolve_target(target: str, plugins_root: Path | PluginIndex) -> Target:
             raise RefusedInput(f"skill '{skill}' not found under {index.root}", code="unknown_skill",
                                fix="pass plugin:skill (known plugins: "
                                    f"{', '.join(sorted(index.plugins)) or 'none'}) or --plugins-root")
-        skill_dir = index.plugins[owners[0]] / "skills" / skill
-    skill_dir = skill_dir.resolve()
+        found = index.plugins[owners[0]] / "skills" / skill
+    skill_dir = found.resolve()
     return Target(None, None, skill, skill_dir, skill_dir / "SKILL.md", read_frontmatter(skill_dir / "SKILL.md"))
 
 
@@ -75,7 +76,7 @@ def target_from_skill_dir(skill_dir: Path, plugins_root: Path | None = None) -> 
     plugin_root = skill_dir.parent.parent
     if skill_dir.parent.name == "skills" and (plugin_root / MANIFEST).is_file():
         index = PluginIndex(plugins_root or plugin_root.parent)
-        name = read_json_object(plugin_root / MANIFEST, "plugin.json").get("name")
+        name: Any = read_json_object(plugin_root / MANIFEST, "plugin.json").get("name")     # parsed JSON
         if index.plugins.get(name) != plugin_root:
             raise RefusedInput(f"plugin at {plugin_root} is not found under plugins root {index.root}",
                                code="plugins_root", fix="pass --plugins-root <folder that holds it>")

@@ -92,8 +92,8 @@ class Collector:
             if _within(path, root):
                 return label, root
         if self.index is not None:
-            for other, root in self.index.plugins.items():
-                if _within(path, str(root)):
+            for other, other_root in self.index.plugins.items():
+                if _within(path, str(other_root)):
                     raise ClosureError(f"reference into plugin '{other}', which is not a declared dependency",
                                        where=path, fix=f"declare '{other}' in plugin.json dependencies or "
                                                        "package-contract depends_on, or remove the reference")
@@ -275,8 +275,8 @@ def digest(target: Target, index: PluginIndex | None, union: list[PluginRef]) ->
     h = hashlib.sha256()
     for ref, dependency in sorted(((r, i > 0) for i, r in enumerate(union)), key=lambda x: x[0].name + "/"):
         if ref.name in extra:
-            lines = _part_lines(index, ref, dependency=dependency) | extra[ref.name]
-            h.update("".join(sorted(lines)).encode("utf-8"))
+            part = _part_lines(index, ref, dependency=dependency) | extra[ref.name]
+            h.update("".join(sorted(part)).encode("utf-8"))
         else:
             h.update(_part_block(index, ref, dependency=dependency))
     return "sha256:" + h.hexdigest()

@@ -19,7 +19,7 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from live_trial.doctor import kit
 from live_trial.doctor.checks import Checks, Report
@@ -109,9 +109,10 @@ class _Run:
 
     def __init__(self, backend: _Recording, session: str, transcript: Path, config: Path, server: RehearsalServer,
                  pane_pid: int | None) -> None:
-        self.backend, self.session, self.transcript, self.config = backend, session, transcript, config
+        # the proxy stands in for the backend it wraps (every method it does not override is that backend's)
+        self.backend, self.session, self.transcript, self.config = cast(Backend, backend), session, transcript, config
         self.server, self.pane_pid = server, pane_pid
-        self.seen: dict[str, str] = {}
+        self.seen: dict[str, Any] = {}        # captures by what they showed; the gate's Status
 
     def status(self) -> tuple[list[dict], tstatus.Status]:
         records = read_records(self.transcript).records
@@ -214,10 +215,14 @@ def _second_turn(run: _Run, checks: Checks, root: Path) -> None:
 
 def _in_thread(fn: Callable[[], Any]) -> Callable[[], Any]:
     """Start ``fn`` now; return a function that waits for it and returns its value (or the exception it raised)."""
-    box: dict = {}
+    box: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: box.update(value=_call(fn)), daemon=True)
     thread.start()
-    return lambda: (thread.join(), box.get("value"))[1]
+
+    def value() -> Any:
+        thread.join()
+        return box.get("value")
+    return value
 
 
 def _call(fn: Callable[[], Any]) -> Any:
@@ -234,7 +239,10 @@ def _print_mode(claude_path: str, env: Mapping[str, str], cwd: Path) -> tuple[bo
     return answer == kit.STRUCTURED, error or f"structured_output {answer!r}, result {raw!r}"
 
 
-def _validator(claude_path: str, plugin: Path, env: Mapping[str, str]) -> tuple[bool, str]:
+def validator_holds(claude_path: str, plugin: Path, env: Mapping[str, str]) -> tuple[bool, str]:
+    """The check ``validator.format``: ``claude plugin validate`` on ``plugin`` (not cached) answers in the format
+    :mod:`live_trial.session.plugin_check` reads: exit 0, its result line, and no line left unknown, no error, no
+    warning. Returns ``(holds, what it saw)``: the problems found, or ``"exit N"`` when there are none."""
     (found,) = validate_plugins(claude_path, [plugin], env, cache=False)
     issues = [f"unknown line {u!r}" for u in found.unknown] + [f"error {t!r}" for _, t in found.errors] + \
         [f"warning {t!r}" for _, t in found.warnings] + ([found.problem] if found.problem else [])
@@ -267,13 +275,14 @@ def run_probe(claude: str | None = None, *, env: Mapping[str, str] | None = None
         config = seed_config(root / "config", [cwd])
         probe_env = {**env, **rehearsal_env(server.url, config)}
         printed = _in_thread(lambda: _print_mode(found.path, probe_env, cwd))
-        validated = _in_thread(lambda: _validator(found.path, plugin, probe_env))
+        validated = _in_thread(lambda: validator_holds(found.path, plugin, probe_env))
         try:
             result, error = None, None
             try:
                 result = boot(BootRequest(session=session, cwd=cwd, env_overrides=rehearsal_env(server.url, config),
                                           rehearsal=True, owner_pid=os.getpid(), timeout_s=BOOT_TIMEOUT_S,
-                                          plugin_dirs=[plugin], claude=found.path), recording, base_env=env)
+                                          plugin_dirs=[plugin], claude=found.path), cast(Backend, recording),
+                             base_env=env)
             except LiveTrialError as exc:
                 error = exc
             judge_boot(checks, recording.captures, error, bool(result and result.bypass_dialog_seen))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from live_trial.doctor import kit
 from live_trial.doctor.checks import Checks
@@ -95,9 +96,10 @@ def judge_records(checks: Checks, transcript: Path, seen: dict) -> None:
                      "no turn_duration after the feedback")
     gate = [(c, r) for c, r in calls if c.get("name") == "AskUserQuestion"]
     if gate and gate[0][1] is not None:
-        answered = next((rec.get("toolUseResult") for rec in records if isinstance(rec.get("toolUseResult"), dict)
-                         and "answers" in rec["toolUseResult"]), None)
-        checks.judge("screen.gate_answer", bool(answered) and answered.get("answers", {}).get(kit.QUESTION) ==
+        answered: dict[str, Any] | None = next(
+            (rec.get("toolUseResult") for rec in records if isinstance(rec.get("toolUseResult"), dict)
+             and "answers" in rec["toolUseResult"]), None)
+        checks.judge("screen.gate_answer", answered is not None and answered.get("answers", {}).get(kit.QUESTION) ==
                      kit.ANSWER, f"answers {answered.get('answers') if answered else None}: "
                                  f"{_result_text(gate[0][1])[:100]!r}")
     if len(durations) >= 2 or checks.result("transcript.skill_call") != "not seen":

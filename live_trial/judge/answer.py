@@ -37,7 +37,7 @@ from live_trial.judge.evidence import check_evidence, score_words
 from live_trial.judge.index import index_records
 from live_trial.judge.prompt import build_prompt
 from live_trial.judge.quotes import count_problems, quote_problem
-from live_trial.judge.sources import is_score_key, score_fields
+from live_trial.judge.sources import score_fields
 
 __all__ = ["ANSWER_SCHEMA", "Context", "Produced", "Review", "answer_problems", "build_prompt", "harness_files_of",
            "index_records", "review", "settle", "source_exists", "split_criteria"]
@@ -86,8 +86,6 @@ ANSWER_SCHEMA: dict = {
     },
 }
 
-_is_score_key = is_score_key   # the evaluator's score-field rule is the one of --evidence (live_trial.judge.sources)
-
 
 @dataclass
 class Review:
@@ -113,7 +111,8 @@ def split_criteria(frontmatter: dict) -> tuple[list[dict], list[dict]]:
     """
     contract = frontmatter.get("feedback_contract") if isinstance(frontmatter, dict) else None
     items = contract.get("criteria") if isinstance(contract, dict) else None
-    judged, skipped = [], []
+    judged: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
     for item in items or []:
         if not isinstance(item, dict) or not item.get("id"):
             continue
@@ -191,7 +190,8 @@ def review(answer: Any, ctx: Context) -> Review:
     if not isinstance(answer, dict):
         return Review(form=["the answer is not a JSON object"])
     out = Review(form=_form(answer))
-    evidence = answer.get("evidence") if isinstance(answer.get("evidence"), list) else []
+    evidence = answer.get("evidence")
+    evidence = evidence if isinstance(evidence, list) else []
     passing = answer.get("verdict") == "PASS"
     for i, item in enumerate(e for e in evidence if isinstance(e, dict)):
         problems, _ = item_problems(i, item, ctx)

@@ -20,12 +20,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from live_trial import workdir_files as wf
 from live_trial.judge.context import Context
-from live_trial.judge.sources import MARKER_SOURCE, is_harness_path, source_path, strip_location
+from live_trial.judge.sources import is_harness_path, source_path, strip_location
 
 UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 #: Workdir files that hold the session's own words (and the harness's prompts): cite a tool call's record instead.
-OWN_WORDS_FILES = ("transcript.jsonl", "pane.txt", "subagents")
+OWN_WORDS_FILES = (wf.TRANSCRIPT, wf.PANE, wf.SUBAGENTS)
 READ_MAX_BYTES = 2_000_000
 
 
@@ -76,7 +77,7 @@ def _as_file(source: str, ctx: Context) -> Cited | None:
     if rel is None:
         return None
     if produced.folder and rel.startswith(produced.folder.rstrip("/") + "/"):
-        rel = "side-effects/files/" + rel[len(produced.folder.rstrip("/")) + 1:]
+        rel = f"{wf.SIDE_EFFECTS_COPIES_PATH}/" + rel[len(produced.folder.rstrip("/")) + 1:]
     if rel in produced.files and (root / rel).is_file():
         return Cited("file", rel, text := _read(root / rel), text, True)
     if produced.diff and rel == produced.diff:
@@ -90,7 +91,7 @@ def _file_problem(source: str, ctx: Context) -> str:
     if rel is None:
         return "is outside the working directory"
     harness = harness_files_of(source, ctx)
-    if harness == [MARKER_SOURCE]:
+    if harness == [wf.MARKER_PATH]:
         return ("is the completion marker out/status.json: the harness's contract file, written by every trial; "
                 "never evidence, nor is its summary")
     if harness:
@@ -106,9 +107,9 @@ def _file_problem(source: str, ctx: Context) -> str:
     if folder and real.startswith(folder + "/"):
         return ("is in the trial's folder but was not created or changed by this trial's session (it was there when "
                 "the trial started): never evidence")
-    if first == "out":
+    if first == wf.OUT:
         return "is in out/, where the task allows only the completion marker: never evidence"
-    if first == "side-effects":
+    if first == wf.SIDE_EFFECTS:
         return ("is the harness's record of the side effects, not a file the session produced: cite the file's "
                 "copy under side-effects/files/")
     return "is not a file this trial's session created or changed: cite one of the files listed as the session's"
@@ -185,7 +186,7 @@ def _same_file_harness(candidate: Path, root: Path) -> list[str]:
     try:
         if not candidate.is_file():
             return []
-        present = [p for p in root.iterdir() if is_harness_path(p.name)] + [root / MARKER_SOURCE]
+        present = [p for p in root.iterdir() if is_harness_path(p.name)] + [root / wf.MARKER_PATH]
         for path in present:
             if path.exists() and (path.samefile(candidate) or
                                   (path.is_dir() and any(path.samefile(a) for a in candidate.parents))):

@@ -25,17 +25,17 @@ import time
 import uuid as uuidlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
+from live_trial.clock import utc_now
 from live_trial.errors import RefusedInput
-from live_trial.jsonfile import utc_now, write_json
+from live_trial.jsonfile import write_json
 from live_trial.judge import answer as ea
 from live_trial.judge.evidence import check_evidence
 from live_trial.judge.index import index_fields, read_index
 from live_trial.judge.prompt import build_prompt, describe_files
-from live_trial.judge.sources import MARKER_SOURCE
+from live_trial.workdir_files import TRANSCRIPT, Workdir
 
-EVALUATION_FILE = "evaluation.json"
 DEFAULT_TIMEOUT_S = 600.0
 CHECK_TIMEOUT_S = 600.0
 READ_ONLY_TOOLS = "Read,Glob,Grep"
@@ -61,7 +61,14 @@ class ProcessResult:
     duration_s: float
 
 
-Runner = Callable[[list[str], str, Path, Mapping[str, str], float], ProcessResult]
+class Runner(Protocol):
+    """What runs one ``claude -p`` to its end: ``argv``, the prompt on stdin, the folder it runs in, its whole
+    environment and a deadline in seconds. :func:`run_process` is the real one; a test passes a fake."""
+
+    def __call__(self, argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str],
+                 timeout_s: float) -> ProcessResult:
+        """The finished (or, at the deadline, killed) process."""
+        ...
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -226,6 +233,7 @@ def build_context(workdir: Path, target: Any, produced: ea.Produced | None = Non
     from live_trial.transcript.reader import iter_records
 
     workdir = Path(workdir).resolve()
+    wd = Workdir.of(workdir)
     frontmatter = dict(getattr(target, "frontmatter", None) or {})
     skill_md = getattr(target, "skill_md", None)
     if not frontmatter and skill_md and Path(skill_md).is_file():
@@ -237,14 +245,12 @@ def build_context(workdir: Path, target: Any, produced: ea.Produced | None = Non
     description = " ".join(str(frontmatter.get("description", "")).split())
     ctx = ea.Context(workdir=workdir, target=name, description=description, criteria=judged,
                      criteria_skipped=skipped, produced=produced, files=describe_files(workdir, produced),
-                     marker_present=(workdir / MARKER_SOURCE).is_file())
-    tpath = workdir / "transcript.jsonl"
+                     marker_present=wd.marker.is_file())
+    tpath = wd.transcript
     if tpath.is_file():
-        from live_trial.judge.sources import MOVED_FROM_DIR
-
-        paths = [*sorted((workdir / MOVED_FROM_DIR).glob("*.jsonl")), tpath]    # the session moved (/clear)
+        paths = [*sorted(wd.moved_from.glob("*.jsonl")), tpath]    # the session moved (/clear)
         records = [index_fields(r) for path in paths for r in iter_records(path)]
-        ctx.transcript_path = "transcript.jsonl"
+        ctx.transcript_path = TRANSCRIPT
         ctx.transcript_index, ctx.transcript_facts = read_index(causal_order(records, sidechains=True), workdir)
         ctx.transcript_uuids = {r["uuid"].lower() for r in ctx.transcript_index}
     return ctx
@@ -278,7 +284,7 @@ def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *,
              clock: Callable[[], str] = utc_now) -> dict:
     """Judge the goal of the trial in ``workdir`` with a fresh evaluator; write and return evaluation.json.
 
-    ``target``: closure.Target (qualified, frontmatter, skill_md) or a name. ``claude``: ClaudeBinary, a path,
+    ``target``: closure.index.Target (qualified, frontmatter, skill_md) or a name. ``claude``: ClaudeBinary, a path,
     or None (find_claude). ``env``: the environment of the evaluator process (the rehearsal env in rehearsal).
     ``produced``: what the trial's session produced (:func:`live_trial.trial.changes.session_output`), the only files
     the evaluator may cite; None when nothing was recorded. ``timeout_s``: per attempt. Returns the evaluation dict:
@@ -321,7 +327,7 @@ def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *,
            "criteria_skipped": [{"id": c["id"], "verify_by": str(c["verify_by"])} for c in ctx.criteria_skipped],
            "model": model, "judged_by": judged_by, "session_id": last["session_id"], **settled,
            "attempts": attempts, "finished_at": clock()}
-    write_json(workdir / EVALUATION_FILE, doc, "evaluation.schema.json")
+    write_json(Workdir.of(workdir).evaluation, doc, "evaluation.schema.json")
     return doc
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from live_trial.judge.context import Context, Produced
 from live_trial.judge.quotes import MAX_QUOTE_CHARS
-from live_trial.judge.sources import MARKER_SOURCE
+from live_trial.workdir_files import MARKER_PATH, SIDE_EFFECTS_COPIES_PATH
 
 MAX_FILES_LISTED = 200
 MAX_PREVIEW_LINES = 20
@@ -82,7 +82,7 @@ def _file_lines(ctx: Context) -> list[str]:
             lines += ["    first lines:", *("    | " + ln for ln in f["preview"].splitlines())]
     more = len(produced.files) - len(listed)
     if more > 0:
-        lines.append(f"- ... {more} more files under side-effects/files/ (use Glob)")
+        lines.append(f"- ... {more} more files under {SIDE_EFFECTS_COPIES_PATH}/ (use Glob)")
     if produced.changed > len(produced.files):
         lines.append(f"- {produced.changed - len(produced.files)} more files were created or changed but were too "
                      "large to copy (over 1 MB): they cannot be cited")
@@ -130,7 +130,7 @@ def build_prompt(ctx: Context, retry_reason: str | None = None) -> str:
         lines += [f"- {c['id']}: {c['text']}" for c in ctx.criteria]
     lines += ["", f"Working directory (every path is relative to it): {ctx.workdir}"]
     lines += _file_lines(ctx)
-    lines += ["", f"Completion marker: {MARKER_SOURCE} ({'present' if ctx.marker_present else 'missing'}). It is the "
+    lines += ["", f"Completion marker: {MARKER_PATH} ({'present' if ctx.marker_present else 'missing'}). It is the "
                   "harness's own contract file, written by every trial: never evidence, nor is its summary. The task "
                   "allows nothing else in out/."]
     lines += _index_lines(ctx)

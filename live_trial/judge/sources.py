@@ -17,6 +17,7 @@ import posixpath
 import re
 from typing import Any, Callable
 
+from live_trial import workdir_files as wf
 from live_trial.errors import RefusedInput
 from live_trial.judge.evidence import EXAMPLES_EN, check_evidence
 
@@ -95,26 +96,23 @@ def parse_evidence_items(evidence: str | None) -> list[dict] | None:
     return out
 
 
-#: Where a trial keeps the transcripts its session moved away from (``/clear`` continues a session in a new file;
-#: ``transcript.jsonl`` is the file it ended in): ``moved-from/<session-id>.jsonl``. Their records are evidence by uuid
-#: like those of ``transcript.jsonl``.
-MOVED_FROM_DIR = "moved-from"
-#: The completion marker as a source, relative to the workdir; a PASS needs a source other than it.
-MARKER_SOURCE = "out/status.json"
 #: Every file the harness itself writes in a trial's workdir, as workdir-relative POSIX patterns (``*`` stays within one
-#: name; a final ``/**`` is everything under a folder). None of them is evidence of the skill's goal: an evidence item
-#: citing one (under any spelling, see :func:`source_path`) counts for nothing, and a PASS needs at least one item that
-#: cites something else. Where each is written: ``out/status.json`` the completion marker (``workdir.MARKER_NAME``; the
-#: task makes every trial write it), ``task.md`` and ``nudge-<n>.md`` the text pasted into the session (``trial``,
-#: ``trial_loop``), ``trial-state.json`` / ``trial-log.jsonl`` / ``poll-state.json`` / ``cwd-snapshot.json`` /
-#: ``.trial.lock`` (``trial``), ``evaluation.json`` (``evaluator``), ``verdict.json`` (``verdict``), ``claude-config/``
-#: a rehearsal's isolated claude configuration (``origin.REHEARSAL_CONFIG_DIR``), ``rehearsal-watches/`` the watch ledger
-#: of a rehearsal (``live_trial.notices.verdict_watch``: a scripted run never writes eval-root's ledger). What the fresh
-#: evaluator may cite is narrower still (:mod:`live_trial.judge.citable`): only the files the session created or changed
-#: and the transcript records of its tool calls with their results.
+#: name; a final ``/**`` is everything under a folder; the names are :mod:`live_trial.workdir_files`'s). None of them is
+#: evidence of the skill's goal: an evidence item citing one (under any spelling, see :func:`source_path`) counts for
+#: nothing, and a PASS needs at least one item that cites something else. Where each is written: ``out/status.json``
+#: the completion marker (the task makes every trial write it), ``task.md`` and ``nudge-<n>.md`` the text pasted into
+#: the session (:mod:`live_trial.trial.start`, :mod:`live_trial.trial.loop`), ``trial-state.json`` /
+#: ``trial-log.jsonl`` (:mod:`live_trial.trial.journal`), ``poll-state.json`` (:mod:`live_trial.trial.poll_state`),
+#: ``cwd-snapshot.json`` (:mod:`live_trial.trial.folder_steps`), ``.trial.lock`` (:mod:`live_trial.trial.runner`),
+#: ``evaluation.json`` (:mod:`live_trial.judge.evaluator`), ``verdict.json`` (:mod:`live_trial.acceptance.verdict`),
+#: ``claude-config/`` a rehearsal's isolated claude configuration (:mod:`live_trial.rehearsal.config`),
+#: ``rehearsal-watches/`` the watch ledger of a rehearsal (:mod:`live_trial.notices.verdict_watch`: a scripted run
+#: never writes eval-root's ledger), ``report.html`` (:mod:`live_trial.report.page`). What the fresh evaluator may
+#: cite is narrower still (:mod:`live_trial.judge.citable`): only the files the session created or changed and the
+#: transcript records of its tool calls with their results.
 HARNESS_FILES: tuple[str, ...] = (
-    MARKER_SOURCE, "task.md", "nudge-*.md", "trial-state.json", "trial-log.jsonl", "poll-state.json",
-    "cwd-snapshot.json", ".trial.lock", "evaluation.json", "verdict.json", "claude-config/**", "rehearsal-watches/**", "report.html",
+    wf.MARKER_PATH, wf.TASK, wf.NUDGE_GLOB, wf.TRIAL_STATE, wf.TRIAL_LOG, wf.POLL_STATE, wf.CWD_SNAPSHOT,
+    wf.TRIAL_LOCK, wf.EVALUATION, wf.VERDICT, f"{wf.CLAUDE_CONFIG}/**", f"{wf.REHEARSAL_WATCHES}/**", wf.REPORT,
 )
 MARKER_ONLY = ("a PASS needs at least one evidence item whose source is not the completion marker (out/status.json is "
                "the harness's own contract file, written by every trial, so it shows nothing of the goal)")
@@ -135,7 +133,7 @@ def source_path(source: str, workdir: str | os.PathLike | None = None) -> str | 
     ``out/../out/status.json`` -> ``out/status.json``), an absolute path inside ``workdir`` made relative to it.
     Returns None for an empty source and a path outside the workdir (``../x``, an absolute path elsewhere, any absolute
     path when ``workdir`` is None). Lexical only: symlinks are not followed (see
-    :func:`live_trial.judge.answer.harness_files_of` for that)."""
+    :func:`live_trial.judge.citable.harness_files_of` for that)."""
     text = strip_location(source).replace("\\", "/")
     if not text:
         return None
@@ -169,7 +167,7 @@ def harness_files_named(source: str, workdir: str | os.PathLike | None = None) -
     """``[<workdir-relative path>]`` when the file ``source`` names is one the harness writes
     (:data:`HARNESS_FILES`, any spelling :func:`source_path` reads), else ``[]``. Lexical: an absolute path needs
     ``workdir``; transcript uuids and symlinks need the workdir's files (see
-    :func:`live_trial.judge.answer.harness_files_of`)."""
+    :func:`live_trial.judge.citable.harness_files_of`)."""
     rel = source_path(source, workdir)
     return [rel] if rel and is_harness_path(rel) else []
 
@@ -179,7 +177,7 @@ def harness_refusal(files: list[str], where: str = "--evidence") -> RefusedInput
     harness files cited. ``code="marker_evidence"`` when they are all the completion marker, else
     ``code="harness_evidence"``."""
     cited = sorted(set(files))
-    marker_only = cited == [MARKER_SOURCE]
+    marker_only = cited == [wf.MARKER_PATH]
     return RefusedInput(f"{MARKER_ONLY if marker_only else HARNESS_ONLY} (every item cites: {', '.join(cited)})",
                         where=where, code="marker_evidence" if marker_only else "harness_evidence",
                         details={"harness_files": cited}, fix=MARKER_FIX)

@@ -43,9 +43,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from live_trial import workdir_files as wf
 from live_trial.acceptance.criteria import elsewhere_note
+from live_trial.clock import utc_now
 from live_trial.errors import LiveTrialError, RefusedInput
-from live_trial.jsonfile import append_jsonl, parse_json, utc_now, validate
+from live_trial.jsonfile import append_jsonl, parse_json, validate
 from live_trial.notices.catalogue import (  # noqa: F401 - the catalogue's API, used through this module too
     DEFAULT_LANG,
     LANG_ENV,
@@ -63,6 +65,7 @@ from live_trial.notices.webhook import (  # noqa: F401 - WEBHOOK_RETRY_WAIT_S an
     Poster,
     send_webhook,
 )
+from live_trial.transcript.status import TurnState
 
 KINDS = ("done", "mostly_done", "not_working", "confirmed", "watch_failed", "watch_expired")
 NOTIFICATIONS_FILE = "notifications.jsonl"
@@ -75,7 +78,8 @@ SUBCOMMANDS = ("run", "prepare", "plan", "boot", "send", "backend", "status", "p
                "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep", "report", "ls", "show", "reasons",
                "merge", "doctor")
 # Status words and codes that are not keys of the catalogues' reason tables.
-EXTRA_CODES = ("WARN", "BUSY_GENERATING", "BUSY_TOOL", "IDLE_TURN_COMPLETE", "SCHEMA_INVALID", "OK", "NG",
+EXTRA_CODES = ("WARN", TurnState.BUSY_GENERATING, TurnState.BUSY_TOOL, TurnState.IDLE_TURN_COMPLETE,
+               "SCHEMA_INVALID", "OK", "NG",
                "daily_iter_cap", "runner_error", "noop", "failed_check", "mostly_done", "not_working",
                "watch_failed", "watch_expired", "goal_result", "overall", "lastCheckAt", "lastListedAt")
 
@@ -302,13 +306,13 @@ def _trial_objective(workdir: Path | None) -> str | None:
     if not workdir:
         return None
     try:
-        return parse_json((Path(workdir) / "evaluation.json").read_text(encoding="utf-8")).get("description") or None
+        return parse_json((Path(workdir) / wf.EVALUATION).read_text(encoding="utf-8")).get("description") or None
     except (OSError, ValueError, RecursionError, AttributeError):
         pass
     try:
         from live_trial.closure.target import resolve_target
 
-        state = parse_json((Path(workdir) / "trial-state.json").read_text(encoding="utf-8"))
+        state = parse_json((Path(workdir) / wf.TRIAL_STATE).read_text(encoding="utf-8"))
         found = resolve_target(str(state["target"]), Path(state["plugins_root"]))
         return str(found.frontmatter.get("description") or "") or None
     except Exception:  # noqa: BLE001 - the message names the skill without its promise then

@@ -25,19 +25,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from live_trial import workdir_files as wf
 from live_trial.errors import PollExit, RefusedInput
 from live_trial.jsonfile import parse_json
 from live_trial.notices.catalogue import DEFAULT_LANG, catalogue, reason_sentence, resolve_lang
 from live_trial.stop_reasons import StopReason
 
-#: The trial's decision log and poll state, as the trial writes them in its workdir (live_trial.trial.journal).
-TRIAL_LOG = "trial-log.jsonl"
-POLL_STATE = "poll-state.json"
-SIDE_EFFECTS = "side-effects/files.json"
-#: Files the harness writes for itself: never a user's name, even when a description mentions one.
-HARNESS_NAMES = {"status.json", "task.md", "trial-state.json", "trial-log.jsonl", "poll-state.json",
-                 "cwd-snapshot.json", "evaluation.json", "verdict.json", "transcript.jsonl", "pane.txt",
-                 "notifications.jsonl", "watches.json", "report.html", "files.json"}
+#: Files the harness writes for itself: never a user's name, even when a description mentions one (the eval root's
+#: notifications.jsonl and watches.json too: a rehearsal keeps its own in its workdir).
+HARNESS_NAMES = {wf.MARKER, wf.TASK, wf.TRIAL_STATE, wf.TRIAL_LOG, wf.POLL_STATE, wf.CWD_SNAPSHOT, wf.EVALUATION,
+                 wf.VERDICT, wf.TRANSCRIPT, wf.PANE, "notifications.jsonl", "watches.json", wf.REPORT,
+                 wf.SIDE_EFFECTS_LIST}
 _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]{1,8}(?![\w/\\-])")
 _NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")
 _HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
@@ -241,7 +239,7 @@ def seen_in_workdir(workdir: Path | str | None) -> Seen:
         return seen
     root = Path(workdir)
     try:
-        lines = (root / TRIAL_LOG).read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = (root / wf.TRIAL_LOG).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         lines = []
     for line in lines:
@@ -254,7 +252,7 @@ def seen_in_workdir(workdir: Path | str | None) -> Seen:
             seen.question = str(rec.get("question") or "") or None
             seen.options = [str(o) for o in rec.get("options") or [] if str(o).strip()]
     try:
-        exits = parse_json((root / POLL_STATE).read_text(encoding="utf-8")).get("exits") or []
+        exits = parse_json((root / wf.POLL_STATE).read_text(encoding="utf-8")).get("exits") or []
     except (OSError, ValueError, AttributeError):
         exits = []
     for ex in exits if isinstance(exits, list) else []:
@@ -350,7 +348,7 @@ def user_names(doc: Mapping[str, Any], *texts: str, workdir: Path | str | None =
         names.update(_FILE_NAME.findall(text or ""))
     if workdir:
         try:
-            changes = parse_json((Path(workdir) / SIDE_EFFECTS).read_text(encoding="utf-8"))
+            changes = parse_json((Path(workdir) / wf.SIDE_EFFECTS_LIST_PATH).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             changes = {}
         for key in ("added", "changed"):

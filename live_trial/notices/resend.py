@@ -16,8 +16,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from live_trial.clock import iso_z, parse_iso_z, utc_now
 from live_trial.errors import LiveTrialError
-from live_trial.jsonfile import append_jsonl, read_json, schema_errors, utc_now, validate, write_json
+from live_trial.jsonfile import append_jsonl, read_json, schema_errors, validate, write_json
 from live_trial.notices.notify import NOTIFICATIONS_FILE, WEBHOOK_ENV, read_notifications
 from live_trial.notices.webhook import WEBHOOK_TIMEOUT_S, Poster, send_webhook
 
@@ -41,21 +42,19 @@ def notification_id(record: Mapping[str, Any]) -> str:
 
 
 def _as_datetime(value: str | datetime) -> datetime:
-    """An aware UTC datetime from a datetime (naive is taken as UTC) or an ISO 8601 text (``Z`` allowed).
+    """An aware datetime from a datetime (naive is taken as UTC) or an ISO 8601 text (``Z`` allowed, blanks around it
+    ignored: :func:`live_trial.clock.parse_iso_z`).
 
     Raises ValueError for a text that is not a timestamp.
     """
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    dt = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return parse_iso_z(str(value).strip())
 
 
-def _iso_z(value: str | datetime) -> str:
-    """``value`` as the record's ``at``: a text is kept as is; a datetime becomes UTC ISO 8601, milliseconds, ``Z``."""
-    if isinstance(value, str):
-        return value
-    return _as_datetime(value).astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def _at(value: str | datetime) -> str:
+    """``value`` as the record's ``at``: a text is kept as is; a datetime becomes :func:`live_trial.clock.iso_z`."""
+    return value if isinstance(value, str) else iso_z(value)
 
 
 def _pending(records: list[dict], now: datetime, min_age_s: float) -> list[dict]:
@@ -138,7 +137,7 @@ def resend_failed(eval_root: Path, *, env: Mapping[str, str] | None = None,
             nid = notification_id(original)
             tried.add(nid)
             claims[nid] = {"pid": os.getpid(),
-                           "until": _iso_z(_as_datetime(now) + timedelta(seconds=CLAIM_S + 2 * timeout_s))}
+                           "until": iso_z(_as_datetime(now) + timedelta(seconds=CLAIM_S + 2 * timeout_s))}
             _save_claims(path, claims)
         webhook: dict | None = None
         try:
@@ -150,7 +149,7 @@ def resend_failed(eval_root: Path, *, env: Mapping[str, str] | None = None,
                 _save_claims(path, claims)
                 if webhook is not None:
                     record = {
-                        "at": _iso_z(clock()), "kind": original["kind"], "lang": original["lang"],
+                        "at": _at(clock()), "kind": original["kind"], "lang": original["lang"],
                         "text": original["text"], "objective": original["objective"], "detail": original["detail"],
                         "refs": {**original["refs"], RESEND_OF: nid},
                         "check": dict(original["check"]), "webhook": webhook,

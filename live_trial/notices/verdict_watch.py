@@ -13,9 +13,7 @@ from pathlib import Path
 
 from live_trial.acceptance.verdict_doc import Verdict
 from live_trial.errors import RefusedInput
-
-#: A rehearsal's own watch ledger, inside its workdir (a harness folder: live_trial.judge.sources.HARNESS_FILES).
-REHEARSAL_WATCHES = "rehearsal-watches"
+from live_trial.workdir_files import REHEARSAL_WATCHES, Workdir
 
 
 @dataclass(frozen=True)
@@ -46,7 +44,7 @@ def watch_verdict(verdict: Verdict, *, workdir: Path, eval_root: Path | None, ob
     if not rehearsal and eval_root is None:
         raise RefusedInput("cannot tell the eval-log root from --workdir", where=str(workdir), code="bad_workdir",
                            fix="pass --eval-root")
-    root = Path(workdir) / REHEARSAL_WATCHES if rehearsal else Path(str(eval_root))
+    root = Workdir.of(workdir).rehearsal_watches if rehearsal else Path(str(eval_root))
     try:
         watch = register_watch(root, objective=objective or verdict.target, unverified=verdict.unverified or "",
                                evidence="; ".join(e["observed"] for e in verdict.evidence), target=verdict.target,

@@ -33,8 +33,9 @@ import secrets
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
+from live_trial.clock import iso_z, parse_iso_z
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import make_private_dirs, read_json, write_json
 from live_trial.judge.evidence import check_evidence
@@ -56,16 +57,6 @@ Starter = Callable[[dict, Path], "dict | None"]
 def system_clock() -> datetime:
     """Now, as an aware UTC datetime."""
     return datetime.now(timezone.utc)
-
-
-def iso(dt: datetime) -> str:
-    """UTC ISO 8601 with ``Z`` and millisecond precision."""
-    return dt.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def parse_iso(text: str) -> datetime:
-    """Parse a ``...Z`` timestamp written by :func:`iso`."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def ledger_path(eval_root: Path) -> Path:
@@ -110,7 +101,7 @@ def _find(ledger: dict, watch_id: str) -> dict:
 
 
 def _event(w: dict, now: datetime, event: str, note: str = "") -> None:
-    w["history"].append({"at": iso(now), "event": event, "note": note})
+    w["history"].append({"at": iso_z(now), "event": event, "note": note})
 
 
 def open_watches(eval_root: Path, target: str | None = None) -> list[dict]:
@@ -133,10 +124,11 @@ def register_watch(eval_root: Path, *, objective: str, unverified: str, evidence
     if not (objective or "").strip():
         raise RefusedInput("a watch needs the objective it watches", where="objective", code="refused_input")
     now = clock()
-    watch = {"id": f"w-{secrets.token_hex(4)}", "objective": objective.strip(), "unverified": unverified.strip(),
-             "evidence": (evidence or "").strip(), "since": iso(now), "lastCheckAt": None, "lastListedAt": None,
-             "checks": 0, "ng": 0, "status": "open", "closedAt": None, "target": target, "workdir": workdir,
-             "notified": [], "history": []}
+    watch: dict[str, Any] = {
+        "id": f"w-{secrets.token_hex(4)}", "objective": objective.strip(), "unverified": unverified.strip(),
+        "evidence": (evidence or "").strip(), "since": iso_z(now), "lastCheckAt": None, "lastListedAt": None,
+        "checks": 0, "ng": 0, "status": "open", "closedAt": None, "target": target, "workdir": workdir,
+        "notified": [], "history": []}
     if closure:
         watch["closure"] = closure
     _event(watch, now, "registered", watch["unverified"])
@@ -185,15 +177,15 @@ def record_result(eval_root: Path, watch_id: str, result: str, note: str, *, clo
                                fix="a closed watch keeps its last record; register a new one if needed")
         now = clock()
         w["checks"] += 1
-        w["lastCheckAt"] = iso(now)
+        w["lastCheckAt"] = iso_z(now)
         _event(w, now, result, note.strip())
         if result == "ok":
-            w.update(status="confirmed", closedAt=iso(now))
+            w.update(status="confirmed", closedAt=iso_z(now))
             pending.append(("confirmed", w))
         else:
             w["ng"] += 1
             if w["ng"] >= NG_LIMIT:
-                w.update(status="failed", closedAt=iso(now))
+                w.update(status="failed", closedAt=iso_z(now))
                 _event(w, now, "failed_check", f"{w['ng']} failed checks; last: {note.strip()}")
                 pending.append(("watch_failed", w))
         for kind, watch in pending:
@@ -201,7 +193,7 @@ def record_result(eval_root: Path, watch_id: str, result: str, note: str, *, clo
         snapshot = dict(w)
     for kind, watch in pending:
         notify(eval_root, kind, watch["objective"], note.strip(), lang, env=env, post=post,
-               refs=_refs(watch), clock=lambda: iso(clock()))
+               refs=_refs(watch), clock=lambda: iso_z(clock()))
     return snapshot
 
 
@@ -210,7 +202,7 @@ def _refs(w: dict) -> dict:
 
 
 def _older(stamp: str | None, now: datetime, age: timedelta) -> bool:
-    return stamp is None or now - parse_iso(stamp) >= age
+    return stamp is None or now - parse_iso_z(stamp) >= age
 
 
 def due_watches(eval_root: Path, *, clock: Clock = system_clock, stamp: bool = True) -> list[dict]:
@@ -227,7 +219,7 @@ def due_watches(eval_root: Path, *, clock: Clock = system_clock, stamp: bool = T
                and _older(w["lastCheckAt"], now, DUE_AFTER) and _older(w["lastListedAt"], now, DUE_AFTER)]
         if stamp:
             for w in due:
-                w["lastListedAt"] = iso(now)
+                w["lastListedAt"] = iso_z(now)
                 _event(w, now, "listed")
         return [dict(w) for w in due]
 
@@ -275,14 +267,14 @@ def sweep(eval_root: Path, *, clock: Clock = system_clock, lang: str | None = No
     closed = []
     with _locked(eval_root) as ledger:
         for w in ledger["watches"]:
-            if w["status"] == "open" and now - parse_iso(w["since"]) >= EXPIRE_AFTER:
-                w.update(status="expired", closedAt=iso(now))
+            if w["status"] == "open" and now - parse_iso_z(w["since"]) >= EXPIRE_AFTER:
+                w.update(status="expired", closedAt=iso_z(now))
                 _event(w, now, "failed_check", f"7 days without confirmation: {w['unverified']}")
                 w["notified"].append("watch_expired")
                 closed.append(dict(w))
     for w in closed:
         notify(eval_root, "watch_expired", w["objective"], w["unverified"], lang, env=env, post=post,
-               refs=_refs(w), clock=lambda: iso(clock()))
+               refs=_refs(w), clock=lambda: iso_z(clock()))
     return closed
 
 
@@ -297,7 +289,7 @@ def supersede(eval_root: Path, watch_ids: list[str], *, clock: Clock = system_cl
     with _locked(eval_root) as ledger:
         for w in ledger["watches"]:
             if w["id"] in watch_ids and w["status"] == "open":
-                w.update(status="superseded", closedAt=iso(now))
+                w.update(status="superseded", closedAt=iso_z(now))
                 _event(w, now, "superseded", "the skill's behaviour closure changed since the watch was opened")
                 closed.append(w["id"])
     return closed

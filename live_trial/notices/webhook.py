@@ -43,7 +43,7 @@ def _post_once(url: str, body: bytes, timeout_s: float, conn_box: list) -> int:
         conn.close()
 
 
-def _http_post(url: str, body: bytes, timeout_s: float) -> int:
+def http_post(url: str, body: bytes, timeout_s: float) -> int:
     """POST ``body`` to ``url``; the HTTP status. One total deadline of ``timeout_s`` seconds for connecting,
     sending and reading the answer: urllib's timeout applies to each socket operation, so a server answering one
     byte every 2 s held a trial for minutes. At the deadline the socket is shut down and :class:`DeadlineExceeded`
@@ -90,7 +90,7 @@ def send_webhook(url: str, text: str, *, timeout_s: float = WEBHOOK_TIMEOUT_S,
     """
     import urllib.error
 
-    post = post or _http_post
+    post = post or http_post
     body = json.dumps({"content": text[:MAX_CONTENT_CHARS]}, ensure_ascii=False).encode("utf-8", "backslashreplace")
     outcome: dict = {"status": "failed", "attempts": 0, "http_status": None, "error": None}
     for attempt in (1, 2):

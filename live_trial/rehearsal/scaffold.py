@@ -18,6 +18,8 @@ import json
 import re
 import textwrap
 
+from live_trial.workdir_files import SIDE_EFFECTS_COPIES_PATH
+
 #: A file name a description promises: ``greeting.txt``, ``report.csv`` ...
 _FILE_RE = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:txt|md|json|csv|tsv|yaml|yml|html|xml|toml|ini|log|py|js|"
                       r"ts|sh|sql))\b")
@@ -94,7 +96,7 @@ def scenario_text(target: str, description: str, criteria: list[str], *, gate: b
              "              blockers: []",
              "              evidence:",
              "                - claim: " + _q(f"the skill wrote {name}, the file its description promises"),
-             "                  source: " + _q(f"side-effects/files/{name}"),
+             "                  source: " + _q(f"{SIDE_EFFECTS_COPIES_PATH}/{name}"),
              "                  quote: " + _q(content),
              "                  observed: 1 file written in the working folder, with 1 line",
              "              checks:" + ("" if criteria else " []"),

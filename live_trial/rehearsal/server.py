@@ -24,7 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
 
-from live_trial.jsonfile import utc_now, write_text_atomic
+from live_trial.clock import utc_now
+from live_trial.jsonfile import write_text_atomic
 from live_trial.rehearsal.config import REHEARSAL_MESSAGE_PREFIX, rehearsal_env
 from live_trial.rehearsal.scenario import (
     NO_RULE_TEXT,
@@ -272,6 +273,7 @@ class _Handler(BaseHTTPRequestHandler):
             "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}})
         first_delta_sent = False
         for index, block in enumerate(blocks):
+            start: dict[str, Any]
             if block["type"] == "text":
                 start = {"type": "text", "text": ""}
                 pieces = _split(block["text"], size)

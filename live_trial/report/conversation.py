@@ -12,17 +12,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import timezone
 from pathlib import Path
 from typing import Any, Mapping
 
+from live_trial.clock import parse_iso_z
 from live_trial.transcript.order import causal_order
 from live_trial.transcript.reader import read_records, read_tail
 from live_trial.transcript.records import is_human_prompt, message_content, unwrap_paste
+from live_trial.workdir_files import MOVED_FROM, SUBAGENTS, TRANSCRIPT
 
-TRANSCRIPT = "transcript.jsonl"
-MOVED_FROM = "moved-from"
-SUBAGENTS = "subagents"
 MAX_TEXT_CHARS = 2000
 MAX_ENTRIES = 1500
 MAX_FULL_BYTES = 64 * 1024 * 1024
@@ -74,7 +73,7 @@ def cut(text: str, limit: int = MAX_TEXT_CHARS) -> tuple[str, int]:
 def _time(rec: Mapping[str, Any]) -> str | None:
     ts = rec.get("timestamp")
     try:
-        return datetime.fromisoformat(str(ts).replace("Z", "+00:00")).astimezone(timezone.utc).strftime("%H:%M:%S")
+        return parse_iso_z(str(ts)).astimezone(timezone.utc).strftime("%H:%M:%S")
     except ValueError:
         return None
 

@@ -35,7 +35,8 @@ def _repo_path(path: str, cwd: Path) -> str:
         return path
 
 
-def annotations(rows: Iterable[Mapping[str, Any]], cwd: Path | None = None) -> list[str]:
+# the name is also bound by ``from __future__ import annotations``, which only a type checker notices
+def annotations(rows: Iterable[Mapping[str, Any]], cwd: Path | None = None) -> list[str]:  # type: ignore[no-redef]
     """One ``::error file=<SKILL.md>::<summary>`` line per FAIL or DEGRADED skill, ``::warning`` per BLOCKED one
     (``title`` is the target and the verdict). Nothing for PASS or skipped skills."""
     here = Path(cwd or Path.cwd())

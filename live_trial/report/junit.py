@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping
 
 from live_trial.acceptance.verdict import trial_duration_s
 from live_trial.jsonfile import write_text_atomic
+from live_trial.workdir_files import REPORT
 
 SKIP_ACTIONS = ("reuse", "defer", "watching", "not_live", "refused")
 FAILURES = ("FAIL", "DEGRADED")
@@ -52,7 +53,7 @@ def skip_row(skill: Mapping[str, Any], eval_root: Path | None = None) -> dict:
     refused), skipped with the plan's reason; a reused skill names the PASS that stands."""
     verdict = skill.get("verdict")
     where = str(Path(eval_root) / verdict) if (verdict and eval_root) else verdict
-    report = str(Path(where).parent / "report.html") if where and skill.get("action") == "reuse" else None
+    report = str(Path(where).parent / REPORT) if where and skill.get("action") == "reuse" else None
     return {"target": skill["target"], "status": "SKIPPED", "action": skill["action"],
             "summary": f"{skill['action']}: {skill.get('reason') or ''}".rstrip(": "), "reasons": [],
             "report": report, "verdict_path": where if skill.get("action") == "reuse" else None,
@@ -81,15 +82,15 @@ def junit_xml(rows: Iterable[Mapping[str, Any]], suite_name: str = "live-trial")
         if status == "PASS":
             pass
         elif status in FAILURES:
-            result = Failure(message=row.get("summary") or status, type_=status)
-            result.text = text or None
+            result: Failure | Error = Failure(message=row.get("summary") or status, type_=status)
+            result.text = text or None      # type: ignore[assignment]  # None: no text (junitparser annotates str)
             case.result = [result]
         elif status == "SKIPPED":
             case.result = [Skipped(message=row.get("summary") or row.get("action") or "skipped",
                                    type_=row.get("action") or "skipped")]
         else:
             result = Error(message=row.get("summary") or status, type_=status)
-            result.text = text or None
+            result.text = text or None      # type: ignore[assignment]  # None: no text (junitparser annotates str)
             case.result = [result]
         suite.add_testcase(case)
     suite.update_statistics()

@@ -29,6 +29,7 @@ from live_trial.jsonfile import read_json, write_json, write_text_atomic
 from live_trial.notices.notify import NOTIFICATIONS_FILE
 from live_trial.notices.watch import LEDGER_FILE, LOCK_FILE
 from live_trial.notices.watch import SCHEMA as LEDGER_SCHEMA
+from live_trial.workdir_files import TASK
 
 SPECIAL = {LEDGER_FILE, NOTIFICATIONS_FILE}
 SKIPPED = {LOCK_FILE}
@@ -177,7 +178,7 @@ def merge_eval_logs(sources: Iterable[Path], into: Path) -> MergeResult:
     if notifications:
         write_text_atomic(target_root / NOTIFICATIONS_FILE, "\n".join(notifications) + "\n")
         result.notifications = len(notifications)
-    result.trials = sum(1 for rel in files if Path(rel).name == "task.md" and len(Path(rel).parts) == 5)
+    result.trials = sum(1 for rel in files if Path(rel).name == TASK and len(Path(rel).parts) == 5)
     return result
 
 

@@ -16,22 +16,24 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
+from live_trial import workdir_files as wf
+from live_trial.clock import utc_now
 from live_trial.errors import PollExit, RefusedInput
-from live_trial.jsonfile import parse_json, utc_now, write_text_atomic
+from live_trial.jsonfile import parse_json, write_text_atomic
+from live_trial.notices.notify import NOTIFICATIONS_FILE
 from live_trial.report import conversation as conv_mod
 from live_trial.report import timeline as tl_mod
 from live_trial.report.trials import TrialInfo, duration_text, next_step_line, read_trial, when_text
 
-REPORT_FILE = "report.html"
 #: A person reads the report, and may serve or share it: readable by all, unlike the harness's own records.
 REPORT_MODE = 0o644
 PANE_LINES = 200
 #: The workdir's files worth a link, with what each holds.
-FILES = (("verdict.json", "the verdict"), ("evaluation.json", "the evaluator's request and answers"),
-         ("trial-log.jsonl", "every decision of the harness"), ("transcript.jsonl", "the session's transcript"),
-         ("pane.txt", "the last screen with scrollback"), ("task.md", "what was pasted"),
-         ("side-effects/files.json", "what changed in the trial's folder"), ("poll-state.json", "the poll's state"),
-         ("trial-state.json", "the harness's state"), ("out/status.json", "the completion marker"))
+FILES = ((wf.VERDICT, "the verdict"), (wf.EVALUATION, "the evaluator's request and answers"),
+         (wf.TRIAL_LOG, "every decision of the harness"), (wf.TRANSCRIPT, "the session's transcript"),
+         (wf.PANE, "the last screen with scrollback"), (wf.TASK, "what was pasted"),
+         (wf.SIDE_EFFECTS_LIST_PATH, "what changed in the trial's folder"), (wf.POLL_STATE, "the poll's state"),
+         (wf.TRIAL_STATE, "the harness's state"), (wf.MARKER_PATH, "the completion marker"))
 
 
 def _href(workdir: Path, source: str) -> str | None:
@@ -68,11 +70,12 @@ def _gate_answers(doc: dict, workdir: Path) -> list[dict]:
 
 def _pane(workdir: Path) -> dict | None:
     try:
-        lines = (workdir / "pane.txt").read_text(encoding="utf-8", errors="replace").rstrip("\n").splitlines()
+        lines = (workdir / wf.PANE).read_text(encoding="utf-8", errors="replace").rstrip("\n").splitlines()
     except OSError:
         return None
     shown = lines[-PANE_LINES:]
-    return {"text": "\n".join(shown), "cut": len(lines) > len(shown), "shown": len(shown), "total": len(lines)}
+    return {"text": "\n".join(shown), "cut": len(lines) > len(shown), "shown": len(shown), "total": len(lines),
+            "file": wf.PANE}
 
 
 def _timeline(workdir: Path, doc: dict) -> dict:
@@ -100,7 +103,7 @@ def _timeline(workdir: Path, doc: dict) -> dict:
 
 def _message(workdir: Path, info: TrialInfo) -> str | None:
     """The text of the notification this trial sent (``<eval-root>/notifications.jsonl``), when it is found."""
-    path = workdir.parents[3] / "notifications.jsonl" if len(workdir.parents) >= 4 else None
+    path = workdir.parents[3] / NOTIFICATIONS_FILE if len(workdir.parents) >= 4 else None
     if path is None or not path.is_file():
         return None
     found = None
@@ -118,23 +121,23 @@ def context(workdir: Path, lang: str | None = None) -> dict:
     """Everything the page shows, as plain data (the template's context). Raises :class:`RefusedInput` when
     ``workdir`` is not a trial's workdir (neither a verdict nor a trial state)."""
     workdir = Path(workdir).resolve()
-    if not workdir.is_dir() or not any((workdir / n).is_file() for n in ("verdict.json", "trial-state.json")):
-        raise RefusedInput("not a trial's workdir (no verdict.json and no trial-state.json)", where=str(workdir),
+    if not workdir.is_dir() or not any((workdir / n).is_file() for n in (wf.VERDICT, wf.TRIAL_STATE)):
+        raise RefusedInput(f"not a trial's workdir (no {wf.VERDICT} and no {wf.TRIAL_STATE})", where=str(workdir),
                            code="bad_workdir", fix="pass eval-log/<plugin>/<skill>/live-trial/<run-id>, or `latest`")
     info = read_trial(workdir)
     doc = info.verdict or {}
     conversation = conv_mod.build(workdir)
     files = [{"name": n, "href": _href(workdir, n), "what": what} for n, what in FILES if _href(workdir, n)]
     try:
-        changes = parse_json((workdir / "side-effects" / "files.json").read_text(encoding="utf-8"))
+        changes = parse_json((workdir / wf.SIDE_EFFECTS_LIST_PATH).read_text(encoding="utf-8"))
         copied = changes.get("copied") or []
     except (OSError, ValueError, AttributeError):
         copied = []
     for rel in copied[:200]:
-        href = _href(workdir, f"side-effects/files/{rel}")
+        href = _href(workdir, f"{wf.SIDE_EFFECTS_COPIES_PATH}/{rel}")
         if href:
-            files.append({"name": f"side-effects/files/{rel}", "href": href, "what": "a copy of a file it made or "
-                                                                                      "changed"})
+            files.append({"name": f"{wf.SIDE_EFFECTS_COPIES_PATH}/{rel}", "href": href,
+                          "what": "a copy of a file it made or changed"})
     return {
         "title": f"{info.overall or 'NO VERDICT'} · {info.target} · {info.run_id}",
         "overall": info.overall, "target": info.target, "run_id": info.run_id, "when": when_text(info.when),
@@ -180,7 +183,7 @@ def write_report(workdir: Path, lang: str | None = None) -> Path:
     """Write ``<workdir>/report.html`` (atomically, mode 0644) and return its path. Raises :class:`RefusedInput`
     when ``workdir`` is not a trial's workdir, OSError when it cannot be written."""
     html = render(workdir, lang)
-    path = Path(workdir).resolve() / REPORT_FILE
+    path = Path(workdir).resolve() / wf.REPORT
     write_text_atomic(path, html)
     os.chmod(path, REPORT_MODE)
     return path

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from live_trial.clock import epoch_or_none
 from live_trial.errors import PollExit
 from live_trial.jsonfile import parse_json
 from live_trial.stop_reasons import StopReason
-from live_trial.transcript.records import record_time
-from live_trial.trial.journal import LOG_FILE, POLL_STATE_FILE, STATE_FILE
+from live_trial.workdir_files import POLL_STATE, TRIAL_LOG, TRIAL_STATE
 
 PREPARE_STEPS = ("tools", "rehearsal", "folder", "watches", "harness")
 LANES = ("prepare", "boot", "send", "session", "collect", "evaluate", "verdict")
@@ -83,12 +83,6 @@ class Timeline:
         return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
 
 
-def epoch(iso: Any) -> float | None:
-    """UTC ISO 8601 (``...Z``) as epoch seconds, or None when it is not one (the transcript's own reading of a
-    time, :func:`live_trial.transcript.records.record_time`)."""
-    return record_time({"timestamp": iso})
-
-
 def read_json_dict(path: Path) -> dict | None:
     """A JSON object from ``path``, or None when it is missing, unreadable or not an object."""
     try:
@@ -102,7 +96,7 @@ def read_log(workdir: Path) -> tuple[list[dict], int]:
     """``(records, skipped)``: the decision records of ``trial-log.jsonl`` that carry a time, in file order, and how
     many lines were not such a record."""
     try:
-        lines = (Path(workdir) / LOG_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = (Path(workdir) / TRIAL_LOG).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return [], 0
     out, skipped = [], 0
@@ -114,7 +108,7 @@ def read_log(workdir: Path) -> tuple[list[dict], int]:
         except ValueError:
             skipped += 1
             continue
-        if isinstance(rec, dict) and epoch(rec.get("at")) is not None and isinstance(rec.get("step"), str):
+        if isinstance(rec, dict) and epoch_or_none(rec.get("at")) is not None and isinstance(rec.get("step"), str):
             out.append(rec)
         else:
             skipped += 1
@@ -132,17 +126,17 @@ def build(workdir: Path, verdict: dict | None = None) -> Timeline:
     """The :class:`Timeline` of the trial in ``workdir`` (``verdict``: its verdict.json when read already)."""
     workdir = Path(workdir)
     records, skipped = read_log(workdir)
-    state = read_json_dict(workdir / STATE_FILE) or {}
+    state = read_json_dict(workdir / TRIAL_STATE) or {}
     verdict = verdict or {}
-    t0 = epoch(state.get("started_at")) or epoch(verdict.get("started_at")) or (
-        epoch(records[0]["at"]) if records else None)
+    t0 = epoch_or_none(state.get("started_at")) or epoch_or_none(verdict.get("started_at")) or (
+        epoch_or_none(records[0]["at"]) if records else None)
     tl = Timeline(started_at=state.get("started_at") or verdict.get("started_at"))
     if t0 is None:
-        tl.notes.append("no trial-log.jsonl and no start time: nothing to draw")
+        tl.notes.append(f"no {TRIAL_LOG} and no start time: nothing to draw")
         return tl
     if skipped:
-        tl.notes.append(f"{skipped} line(s) of {LOG_FILE} were not decision records and are left out")
-    _Walk(tl, t0).run(records, workdir, epoch(verdict.get("written_at")))
+        tl.notes.append(f"{skipped} line(s) of {TRIAL_LOG} were not decision records and are left out")
+    _Walk(tl, t0).run(records, workdir, epoch_or_none(verdict.get("written_at")))
     return tl
 
 
@@ -162,7 +156,9 @@ class _Walk:
     def run(self, records: Iterable[dict], workdir: Path, written_at: float | None) -> None:
         prepare_end = None
         for rec in records:
-            t = epoch(rec["at"]) - self.t0
+            at = epoch_or_none(rec["at"])
+            assert at is not None               # read_log keeps only records with a time
+            t = at - self.t0
             step, decision = rec["step"], str(rec.get("decision") or "")
             if step in PREPARE_STEPS and self.send_end is None:
                 prepare_end = t
@@ -261,8 +257,9 @@ class _Walk:
                      "the session was polled; its state changes were not recorded")
             self.tl.notes.append("this trial's log has no state changes (written before they were recorded): the "
                                  "session is one bar, with the poll exits as marks")
-        poll_state = read_json_dict(workdir / POLL_STATE_FILE) or {}
+        poll_state = read_json_dict(workdir / POLL_STATE) or {}
         for ex in poll_state.get("exits") or [] if not self.states else []:
-            t = epoch(ex.get("at")) if isinstance(ex, dict) else None
-            if t is not None:
-                self.tl.marks.append(Mark(t - self.t0, f"poll exit {ex.get('exit')}: {ex.get('reason')}", "stall"))
+            exit_at = epoch_or_none(ex.get("at")) if isinstance(ex, dict) else None
+            if exit_at is not None:
+                self.tl.marks.append(Mark(exit_at - self.t0, f"poll exit {ex.get('exit')}: {ex.get('reason')}",
+                                          "stall"))

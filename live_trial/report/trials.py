@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
-from live_trial.acceptance.verdict import VERDICT_FILE, read_verdict
+from live_trial.acceptance.verdict import read_verdict
+from live_trial.clock import epoch_or_none, iso_z
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.notices import outcome
-from live_trial.report.timeline import epoch, read_json_dict
-from live_trial.trial.journal import STATE_FILE
+from live_trial.report.timeline import read_json_dict
+from live_trial.workdir_files import TRIAL_STATE, VERDICT
 
 RUN_ID_TIME = re.compile(r"^(\d{8}T\d{6})")
 
@@ -96,14 +97,14 @@ class TrialInfo:
         return str(self.verdict.get("summary") or outcome.summariser(lang)(self.verdict))
 
     def sort_key(self) -> tuple[float, str]:
-        return (epoch(self.when) or 0.0, self.run_id)
+        return (epoch_or_none(self.when) or 0.0, self.run_id)
 
 
 def _run_id_time(run_id: str) -> str | None:
     m = RUN_ID_TIME.match(run_id)
     if not m:
         return None
-    return datetime.strptime(m.group(1), "%Y%m%dT%H%M%S").replace(tzinfo=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return iso_z(datetime.strptime(m.group(1), "%Y%m%dT%H%M%S"), timespec="seconds")
 
 
 def read_trial(workdir: Path) -> TrialInfo:
@@ -113,24 +114,24 @@ def read_trial(workdir: Path) -> TrialInfo:
     plugin = workdir.parents[2].name if len(workdir.parents) >= 3 else None
     skill = workdir.parents[1].name if len(workdir.parents) >= 2 else workdir.name
     info = TrialInfo(workdir=workdir, plugin=None if plugin == "_plain" else plugin, skill=skill, run_id=workdir.name)
-    info.state = read_json_dict(workdir / STATE_FILE) or {}
-    path = workdir / VERDICT_FILE
+    info.state = read_json_dict(workdir / TRIAL_STATE) or {}
+    path = workdir / VERDICT
     if path.is_file():
         try:
             info.verdict = read_verdict(path)
         except LiveTrialError as exc:
-            info.problem = f"{VERDICT_FILE} was refused: {exc.problem.replace(str(path), VERDICT_FILE)}"
+            info.problem = f"{VERDICT} was refused: {exc.problem.replace(str(path), VERDICT)}"
         except OSError as exc:
-            info.problem = f"{VERDICT_FILE} cannot be read: {exc}"
+            info.problem = f"{VERDICT} cannot be read: {exc}"
     elif info.state:
         phase = info.state.get("phase") or "unknown"
-        info.problem = (f"no {VERDICT_FILE} yet: the trial stopped or is still running (phase {phase}); "
+        info.problem = (f"no {VERDICT} yet: the trial stopped or is still running (phase {phase}); "
                         f"`live-trial run --resume {workdir}` finishes it")
     else:
-        info.problem = f"no {VERDICT_FILE} and no {STATE_FILE}: not a finished trial"
+        info.problem = f"no {VERDICT} and no {TRIAL_STATE}: not a finished trial"
     doc = info.verdict or {}
     info.when = doc.get("started_at") or info.state.get("started_at") or _run_id_time(info.run_id)
-    start, end = epoch(info.when), epoch(doc.get("written_at"))
+    start, end = epoch_or_none(info.when), epoch_or_none(doc.get("written_at"))
     info.duration_s = round(end - start, 1) if start is not None and end is not None else None
     info.origin = doc.get("scenario_origin") or (("rehearsal" if info.state.get("rehearsal") else "live")
                                                  if info.state else None)

@@ -273,7 +273,7 @@ class Backend:
         return row.dead_status if row and row.dead else None
 
     # -- creation
-    def new_session(self, name: str, argv: Sequence[str], *, cwd: str | os.PathLike, env: Mapping[str, str],
+    def new_session(self, name: str, argv: Sequence[str], *, cwd: str | os.PathLike[str], env: Mapping[str, str],
                     owner_pid: int | None = None, width: int = MIN_WIDTH, height: int = MIN_HEIGHT,
                     lease: Lease | None = None) -> SessionInfo:
         """Start ``argv`` as the pane's own command (no shell: tmux execs a multi-word command directly).
@@ -338,7 +338,7 @@ class Backend:
         return {ln.strip() for ln in result.stdout} if result.ok else set()
 
     # -- input
-    def paste_file(self, name: str, path: str | os.PathLike) -> str:
+    def paste_file(self, name: str, path: str | os.PathLike[str]) -> str:
         """Paste a file into the session's pane as one bracketed paste through a named buffer: ``load-buffer -b NAME
         FILE`` → ``paste-buffer -b NAME -p`` → ``delete-buffer -b NAME`` (always, in ``finally``). Never the default
         buffer, never send-keys (seed 001 absolute rule 2). Returns the buffer name. Raises RefusedInput (bad name,

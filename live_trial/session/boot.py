@@ -4,7 +4,7 @@ Order (nothing is created until every check passed):
 1. refusals (RefusedInput, exit 2): session name, model / session id charset, proof without a full
    model id, denylisted target, missing cwd, root without IS_SANDBOX=1 (real trial);
 2. tools (Blocked, exit 3): tmux, claude;
-3. plugins (ClosureError = BOOT_FAIL, exit 2): ``closure.pin`` for a ``plugin:skill`` target; then the pinned
+3. plugins (ClosureError = BOOT_FAIL, exit 2): ``closure.pinning.pin`` for a ``plugin:skill`` target; then the pinned
    CLI's own ``claude plugin validate`` on each of them (``session.plugin_check``: an error is BOOT_FAIL
    ``plugin_not_loaded``, warnings are returned in ``BootResult.plugin_warnings``);
 4. start: argv as the pane's own command (no shell), child environment without the nested-session
@@ -28,7 +28,8 @@ from typing import Any, Callable, Mapping, Sequence
 from live_trial.errors import Blocked, BootFail, BootTimeout, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
-from live_trial.session.environment import NESTED_VARS, RENDERER_DROPPED, RENDERER_ENV, child_env  # noqa: F401 - re-exported
+from live_trial.session.environment import NESTED_VARS, RENDERER_DROPPED, RENDERER_ENV  # noqa: F401 - re-exported
+from live_trial.session.environment import child_env as child_env       # used here; re-exported (``X as X``)
 from live_trial.session.keys import ONE_PRESS, press_until
 from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
 from live_trial.stop_reasons import StopReason
@@ -53,7 +54,7 @@ class BootRequest:
     """What to boot. ``cwd``: the trial folder. ``target``: ``plugin:skill`` (pinned plugins) or a plain
     skill name (no pinning) or None. ``claude``: a ClaudeBinary (or its path) — found with
     ``claude_bin.find_claude`` when None. ``env_overrides``: added to the child environment (rehearsal:
-    ``rehearsal.rehearsal_env``). ``rehearsal``: sets IS_SANDBOX=1. ``timeout_s``: default the policy's
+    ``rehearsal.config.rehearsal_env``). ``rehearsal``: sets IS_SANDBOX=1. ``timeout_s``: default the policy's
     ``boot_timeout_s``. ``plugin_dirs``: when given, used instead of computing the closure. ``lease``: a session started
     by the ``boot`` command holds one (reap keeps it while it holds; README "The steps, one by one"); ``run``'s sessions
     have none (their harness owns them)."""
@@ -101,7 +102,7 @@ class BootResult:
     argv: list[str]
     claude_path: str
     plugin_warnings: list[str] = field(default_factory=list)
-    plugin_checks: list[dict] = field(default_factory=list)
+    plugin_checks: list[dict[str, Any]] = field(default_factory=list)
 
     def ready_line(self) -> str:
         """``READY: <session> (<N>s) MODEL:<model|default> SESSION_ID:<uuid>`` (seed 001 boot)."""
@@ -174,7 +175,7 @@ def build_argv(req: BootRequest, claude_path: str, plugin_dirs: Sequence[Path] =
 
 def resolve_plugin_dirs(target: str | None, plugins_root: Path) -> list[Path]:
     """``--plugin-dir`` folders for ``target``: the target plugin and its direct dependency union, from
-    ``closure.pin`` (the same computation as the closure digest, ARCHITECTURE invariant 1). A plain skill
+    ``closure.pinning.pin`` (the same computation as the closure digest, ARCHITECTURE invariant 1). A plain skill
     name or no target: ``[]``. Raises RefusedInput / ClosureError (BOOT_FAIL) before anything starts."""
     if not target or ":" not in target:
         return []
@@ -214,13 +215,14 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     plugin_dirs = ([Path(p) for p in req.plugin_dirs] if req.plugin_dirs is not None
                    else resolve_plugin_dirs(req.target, Path(req.plugins_root or cwd)))
     argv = build_argv(req, claude_path, plugin_dirs, req.settings_args)
-    plugin_warnings, plugin_checks = [], []
+    plugin_warnings: list[str] = []
+    plugin_checks: list[dict[str, Any]] = []
     if plugin_dirs:
         from live_trial.session.plugin_check import check_plugins
 
         plugin_warnings = check_plugins(claude_path, plugin_dirs, env, plugin_checks)   # BootFail before anything starts
     timeout_s = req.timeout_s if req.timeout_s is not None else _policy_boot_timeout(base_env)
-    leased = {"lease": req.lease} if req.lease is not None else {}
+    leased: dict[str, Any] = {"lease": req.lease} if req.lease is not None else {}
     spawned = clock()                  # the probe schedule counts from here, after a plugin check that may be slow
     info = backend.new_session(req.session, argv, cwd=cwd, env=env, owner_pid=req.owner_pid, **leased)
     ok = False
@@ -380,10 +382,10 @@ def _raise_exited(backend: Backend, session: str, *, clock: Callable[[], float] 
             break
         sleep(POLL_S)
     tail = [ln for ln in screen.tail(full, TAIL_LINES) if not ln.startswith("Pane is dead")]
-    status = "unknown" if status is None else status
+    shown = "unknown" if status is None else status
     last = " | ".join(tail[-3:]) or "(no output)"
-    raise BootFail(f"claude exited at start (exit status {status}): {last}", where=session,
-                   fix=_exit_fix(" ".join(tail)), code=StopReason.EXITED_AT_START, details={"tail": tail, "status": status})
+    raise BootFail(f"claude exited at start (exit status {shown}): {last}", where=session,
+                   fix=_exit_fix(" ".join(tail)), code=StopReason.EXITED_AT_START, details={"tail": tail, "status": shown})
 
 
 def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | None, *,

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Literal, Mapping, overload
 
 from live_trial import NEWEST_VERIFIED_CLAUDE_VERSION, OLDEST_CLAUDE_VERSION, PINNED_CLAUDE_VERSION
 from live_trial.errors import Blocked
@@ -44,8 +44,8 @@ class ClaudeBinary:
     def in_verified_range(self) -> bool:
         """True when the version lies in the verified range, both ends included (README "Set-up")."""
         found = version_key(self.version)
-        return found is not None and version_key(OLDEST_CLAUDE_VERSION) <= found <= version_key(
-            NEWEST_VERIFIED_CLAUDE_VERSION)
+        oldest, newest = version_key(OLDEST_CLAUDE_VERSION), version_key(NEWEST_VERIFIED_CLAUDE_VERSION)
+        return found is not None and oldest is not None and newest is not None and oldest <= found <= newest
 
     def warning(self) -> str | None:
         """One line when the version is outside the verified range (or unknown), naming the range; else None."""
@@ -83,7 +83,7 @@ def claude_version(path: str) -> str:
     return _version_started(path)()
 
 
-def _version_started(path: str):
+def _version_started(path: str) -> Callable[[], str]:
     """Start ``<path> --version``; return a function that waits for it and returns "X.Y.Z" or "unknown"."""
     try:
         proc = subprocess.Popen([path, "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -100,12 +100,27 @@ def _version_started(path: str):
             proc.communicate()
             return "unknown"
         match = re.search(r"\b(\d+\.\d+\.\d+)\b", out or "")
-        return match.group(1) if match else "unknown"
+        return str(match.group(1)) if match else "unknown"
     return finish
 
 
+#: What :func:`find_claude` returns with ``version_later``: the binary, its version not known yet, and the function
+#: that waits for the version and returns the binary with it.
+FoundLater = tuple[ClaudeBinary, Callable[[], ClaudeBinary]]
+
+
+@overload
+def find_claude(explicit: str | None = None, env: Mapping[str, str] | None = None, *,
+                version_later: Literal[False] = False, flag: str = "--claude-bin") -> ClaudeBinary: ...
+
+
+@overload
+def find_claude(explicit: str | None = None, env: Mapping[str, str] | None = None, *, version_later: Literal[True],
+                flag: str = "--claude-bin") -> FoundLater: ...
+
+
 def find_claude(explicit: str | None = None, env: Mapping[str, str] | None = None, *, version_later: bool = False,
-                flag: str = "--claude-bin"):
+                flag: str = "--claude-bin") -> ClaudeBinary | FoundLater:
     """Return the ``claude`` to use, in the documented order.
 
     With ``version_later``: ``(binary, finish)`` where ``binary.version`` is not known yet and ``finish()`` returns
@@ -129,7 +144,8 @@ def find_claude(explicit: str | None = None, env: Mapping[str, str] | None = Non
                       "into ./claude-pin, or pass --claude-bin PATH", code=StopReason.CLAUDE_MISSING)
 
 
-def _checked(path: str, source: str, version_later: bool = False, flag: str = "--claude-bin"):
+def _checked(path: str, source: str, version_later: bool = False,
+             flag: str = "--claude-bin") -> ClaudeBinary | FoundLater:
     resolved = shutil.which(path) or path
     if not (os.path.isfile(resolved) and os.access(resolved, os.X_OK)):
         given = flag if source == "flag" else "LIVE_TRIAL_CLAUDE_BIN" if source == "env" else "PATH"

@@ -107,6 +107,7 @@ def _unnumbered_options(lines: list[str], footer: int) -> tuple[int | None, list
     if len(cursors) != 1:
         return None, []
     cur = MARKERS["option_cursor"].match(lines[cursors[0]])
+    assert cur is not None                  # it matched a moment ago
     col = len(cur.group("indent")) + 2
     first = cursors[0]
     while first > start and _label_at(lines[first - 1], col):
@@ -129,8 +130,10 @@ def _label_at(line: str, col: int) -> bool:
 def _dialog_kind(text: str) -> str:
     if all(m in text for m in MARKERS["bypass"][:3]):
         return "bypass"
-    for kind in ("trust", "api_key", "onboarding", "ask_user_question", "exit_plan_mode", "permission"):
-        if MARKERS[kind].search(text):
+    for kind, marker in (("trust", MARKERS["trust"]), ("api_key", MARKERS["api_key"]),
+                         ("onboarding", MARKERS["onboarding"]), ("ask_user_question", MARKERS["ask_user_question"]),
+                         ("exit_plan_mode", MARKERS["exit_plan_mode"]), ("permission", MARKERS["permission"])):
+        if marker.search(text):
             return kind
     return "unknown"
 

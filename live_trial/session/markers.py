@@ -5,12 +5,50 @@ docstring of :mod:`live_trial.session.screen` and references/transcript-jsonl.md
 from __future__ import annotations
 
 import re
+from typing import TypedDict
 
 NBSP = "\u00a0"
 PROMPT_GLYPH = "\u276f"  # ❯
 
+
+class Markers(TypedDict):
+    """The shape of :data:`MARKERS`: a compiled pattern per marker, but for the bypass dialog's four exact texts and
+    the label of the free-text option."""
+
+    input_line: re.Pattern[str]
+    placeholder: re.Pattern[str]
+    menu_cursor: re.Pattern[str]
+    spinner: re.Pattern[str]
+    turn_done: re.Pattern[str]
+    rule: re.Pattern[str]
+    option: re.Pattern[str]
+    option_cursor: re.Pattern[str]
+    dialog_footer: re.Pattern[str]
+    bypass: tuple[str, str, str, str]
+    trust: re.Pattern[str]
+    api_key: re.Pattern[str]
+    onboarding: re.Pattern[str]
+    login: re.Pattern[str]
+    ask_user_question: re.Pattern[str]
+    exit_plan_mode: re.Pattern[str]
+    permission: re.Pattern[str]
+    error: re.Pattern[str]
+    dead_pane: re.Pattern[str]
+    subagent_row: re.Pattern[str]
+    done_report: re.Pattern[str]
+    footer: re.Pattern[str]
+    footer_shells: re.Pattern[str]
+    waiting_agents: re.Pattern[str]
+    right_hint: re.Pattern[str]
+    tool_clock: re.Pattern[str]
+    tool_running: re.Pattern[str]
+    prompt_echo: re.Pattern[str]
+    question_end: re.Pattern[str]
+    free_text_option: str
+
+
 # ---------------------------------------------------------------- the marker table (2.1.197)
-MARKERS: dict[str, object] = {
+MARKERS: Markers = {
     # input line: ❯ + NBSP (or space) at column 0
     "input_line": re.compile(rf"^{PROMPT_GLYPH}[{NBSP} ](?P<rest>.*)$"),
     # placeholder hints that may follow the glyph on an empty input line
@@ -94,7 +132,9 @@ def _input_index(lines: list[str]) -> int | None:
 
 
 def _input_text(lines: list[str], idx: int) -> str:
-    rest = MARKERS["input_line"].match(lines[idx]).group("rest")
+    first = MARKERS["input_line"].match(lines[idx])
+    assert first is not None                # idx is the input line (_input_index)
+    rest = first.group("rest")
     parts = [rest]
     for line in lines[idx + 1:]:
         if MARKERS["rule"].match(line):

@@ -42,7 +42,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from live_trial.errors import BootFail, LiveTrialError
 from live_trial.stop_reasons import StopReason
@@ -137,18 +137,20 @@ def validator_key(claude_path: str, plugin_dir: Path, claude_version: str = "") 
     return "sha256:" + digest.hexdigest()
 
 
-def _load_cache(path: Path) -> dict:
+def _load_cache(path: Path) -> dict[str, Any]:
     from live_trial.jsonfile import read_json
 
     try:
-        return read_json(path, CACHE_SCHEMA)
+        doc: dict[str, Any] = read_json(path, CACHE_SCHEMA)
+        return doc
     except LiveTrialError:          # missing, unreadable or not of this schema: start afresh
         return {"version": CACHE_VERSION, "entries": {}}
 
 
-def _store(path: Path, doc: dict, fresh: dict[str, Validation]) -> None:
+def _store(path: Path, doc: dict[str, Any], fresh: dict[str, Validation]) -> None:
     """Add the validator's own answers (never a validator that could not be used) and write the cache. Never raises."""
-    from live_trial.jsonfile import utc_now, write_json
+    from live_trial.clock import utc_now
+    from live_trial.jsonfile import write_json
 
     entries = doc["entries"]
     for key, result in fresh.items():
@@ -184,7 +186,7 @@ class ValidatorOutput:
     result: str | None = None
 
 
-def _heading(line: str) -> tuple[str, str] | None:
+def _heading(line: str) -> tuple[str, str | None] | None:
     """``(block, kind)`` a heading line opens, or None: a load section (``load``, ``error``/``warning``), a listing
     section (``listing``, ``refused``/``warning``/``note``/``about``/``advice``; kind None for the block's first
     line) or ``provides``."""
@@ -220,7 +222,7 @@ def read_output(text: str, plugin_dir: Path) -> ValidatorOutput:
             text_ = m.group("text").strip()
             if block == "load":
                 (out.errors if kind == "error" else out.warnings).append((current, text_))
-            elif block == "listing":
+            elif block == "listing" and kind:
                 out.listing.append((kind, text_))
             elif block == "provides":
                 out.provides.append(text_)
@@ -255,7 +257,7 @@ def validate_plugins(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping
     ``Validation.problem``).
     """
     cache_path = cache_dir(env) / CACHE_FILE
-    doc = _load_cache(cache_path) if cache else {"version": CACHE_VERSION, "entries": {}}
+    doc: dict[str, Any] = _load_cache(cache_path) if cache else {"version": CACHE_VERSION, "entries": {}}
     keys = [validator_key(claude_path, Path(d), claude_version) if cache else None for d in plugin_dirs]
     known: dict[int, Validation] = {}
     for i, (plugin_dir, key) in enumerate(zip(plugin_dirs, keys)):
@@ -279,7 +281,7 @@ def validate_plugins(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping
     return out
 
 
-def _end_group(proc: subprocess.Popen) -> None:
+def _end_group(proc: subprocess.Popen[str]) -> None:
     """SIGKILL the validator's process group and reap it; its pipe is closed, not drained (a grandchild that
     escaped the group cannot keep the harness waiting)."""
     try:
@@ -294,7 +296,7 @@ def _end_group(proc: subprocess.Popen) -> None:
 def _run_validator(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[str, str],
                    timeout_s: float) -> list[Validation]:
     """One validator process per folder, all at once; their results in the same order."""
-    runs = []
+    runs: list[tuple[Validation, subprocess.Popen[str] | None, str, float]] = []
     for plugin_dir in plugin_dirs:
         config = tempfile.mkdtemp(prefix="lt-validate-")
         child = {**env, **QUIET_ENV, "CLAUDE_CONFIG_DIR": config}
@@ -334,7 +336,7 @@ def _run_validator(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[s
 
 
 def check_plugins(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[str, str],
-                  checks: list[dict] | None = None) -> list[str]:
+                  checks: list[dict[str, Any]] | None = None) -> list[str]:
     """Validate every plugin boot will load; return the warnings (one line each) for the verdict. ``checks`` (when
     given) gets ``{plugin, cached, duration_s}`` per plugin: whether the kept answer was used, and how long the
     validator process took.

@@ -51,7 +51,7 @@ class Screen(Protocol):
         """True when a spinner line (or the API-retry line) is on screen."""
         ...
 
-    def background_work(self, capture: str) -> dict:
+    def background_work(self, capture: str) -> dict[str, int]:
         """``{"shells": n, "agents": m}``: the background work the screen shows running."""
         ...
 

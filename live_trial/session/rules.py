@@ -7,11 +7,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from live_trial.clock import iso_z
 from live_trial.errors import RefusedInput
 
 DEFAULT_SOCKET = "live-trial"
@@ -72,7 +72,7 @@ def check_target_allowed(target: str) -> None:
                            code="denied_target")
 
 
-def buffer_name(session: str, path: str | os.PathLike) -> str:
+def buffer_name(session: str, path: str | os.PathLike[str]) -> str:
     """Deterministic, fixed-length, injection-safe paste buffer name for (session, file path).
 
     ``lt-buf-`` + the first 32 hex digits of sha256(session NUL absolute path): only ``[a-z0-9-]``,
@@ -312,7 +312,7 @@ class ReapDecision:
 
 
 def _when(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+    return iso_z(epoch, timespec="seconds")
 
 
 def reap_decisions(rows: Sequence[PaneRow], now: float, *, expired: bool = False) -> list[ReapDecision]:

@@ -152,7 +152,7 @@ def is_ready(capture: str) -> bool:
     return rest == "" or bool(MARKERS["placeholder"].match(rest))
 
 
-def background_work(capture: str) -> dict:
+def background_work(capture: str) -> dict[str, int]:
     """``{"shells": n, "agents": m}``: background work the screen shows running now.
 
     Shells from the footer under the input box (``· 1 shell ·``); agents from the turn's status line right above
@@ -271,9 +271,12 @@ def _assistant_region(lines: list[str]) -> list[str]:
     return lines[start:end]
 
 
-def ends_with_question(capture: str) -> bool:
-    """True when the assistant's last words above the input box end with a question (``?``, ``？``,
-    ``…ますか``): the STALL table row 4 "質問・確認待ち文" (seed 001)."""
+def screen_ends_with_question(capture: str) -> bool:
+    """True when the screen (``capture``, a pane capture) shows the assistant's last words ending with a question:
+    the last non-empty line after the last echoed prompt and above the input box (spinner and turn-done lines
+    skipped) ends with ``?`` or ``？``, or with ``…ますか`` / ``…でしょうか`` / ``…ください`` (these three also before
+    a ``。`` or ``.``). The STALL table row 4 "質問・確認待ち文" (seed 001), read from the TUI; the transcript's
+    text has :func:`live_trial.transcript.reply.text_ends_with_question`."""
     region = [ln for ln in _assistant_region(_lines(capture))
               if ln.strip() and not MARKERS["spinner"].match(ln) and not MARKERS["turn_done"].match(ln)]
     if not region:
@@ -281,8 +284,11 @@ def ends_with_question(capture: str) -> bool:
     return bool(MARKERS["question_end"].search(region[-1].replace(NBSP, " ").rstrip()))
 
 
-def reports_done(capture: str) -> bool:
-    """True when the assistant reported ``DONE: <status>`` after the last echoed prompt (task contract item 3)."""
+def screen_reports_done(capture: str) -> bool:
+    """True when the screen (``capture``) shows the assistant's ``DONE: <status>`` report after the last echoed prompt
+    and above the input box: a line starting ``● DONE:`` or, continuing the assistant's block, ``  DONE:``, with a
+    non-empty status (references/task-template.md, its last step; seed 001, STALL row 5). The transcript's text has
+    :func:`live_trial.transcript.reply.text_reports_done`."""
     return any(MARKERS["done_report"].match(ln) for ln in _assistant_region(_lines(capture)))
 
 

@@ -2,7 +2,7 @@
 
 Delivery: the file goes file → named buffer → bracketed paste (``Backend.paste_file``), then one
 Enter. It counts as delivered only when the newest human prompt of the transcript after the send
-equals the file text under ``transcript.normalise_text`` (newlines normalised, trailing whitespace
+equals the file text under ``transcript.records.normalise_text`` (newlines normalised, trailing whitespace
 stripped; the one comparison used everywhere). The prompt's text is ``records.prompt_text``: a multi-line paste
 that the CLI (2.1.332) stored wrapped as ``<pasted_content id="…">…</pasted_content id="…">`` is compared without
 that wrapper, and the delivery notes say so. Otherwise a named :class:`DeliveryFailed`:
@@ -24,7 +24,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, NoReturn
 
 from live_trial.errors import DeliveryFailed, RefusedInput
 from live_trial.session import screen
@@ -64,9 +64,9 @@ class _NewPrompts:
 
         self.path = Path(transcript_path)
         self.offset = complete_end_offset(self.path) if start is None else start
-        self.found: list[dict] = []
+        self.found: list[dict[str, Any]] = []
 
-    def look(self) -> list[dict]:
+    def look(self) -> list[dict[str, Any]]:
         """The new human prompts so far, in time order."""
         from live_trial.transcript.reader import read_from
         from live_trial.transcript.records import human_prompts, is_human_prompt
@@ -83,13 +83,13 @@ def _norm(text: str) -> str:
     return normalise_text(text)
 
 
-def _prompt_text(record: dict) -> str:
+def _prompt_text(record: dict[str, Any]) -> str:
     from live_trial.transcript.records import prompt_text
 
     return prompt_text(record)
 
 
-def _wrapped(record: dict) -> bool:
+def _wrapped(record: dict[str, Any]) -> bool:
     from live_trial.transcript.records import is_wrapped_paste
 
     return is_wrapped_paste(record)
@@ -111,10 +111,10 @@ def classify_arrival(expected: str, got: str) -> str:
     return "cross_talk"
 
 
-def send_file(backend: Backend, session: str, path: str | os.PathLike, *, transcript_path: str | os.PathLike,
+def send_file(backend: Backend, session: str, path: str | os.PathLike[str], *, transcript_path: str | os.PathLike[str],
               expect_text: str | None = None, clock: Callable[[], float] = time.monotonic,
               sleep: Callable[[float], None] = time.sleep, timeout_s: float = RECORD_WAIT_S,
-              follow: Callable[[], os.PathLike] | None = None) -> Delivery:
+              follow: Callable[[], os.PathLike[str]] | None = None) -> Delivery:
     """Paste ``path`` into ``session``, press Enter, and confirm the transcript got exactly its text.
 
     ``transcript_path``: the trial's main transcript (may not exist yet: the CLI creates it at the first
@@ -177,14 +177,14 @@ class _Watch:
     """The transcript a delivery is confirmed in and the human prompts written to it since the paste; switches to
     the file ``follow()`` names when the session moves (that file's prompts all count as new)."""
 
-    def __init__(self, path: Path, follow: Callable[[], os.PathLike] | None) -> None:
+    def __init__(self, path: Path, follow: Callable[[], os.PathLike[str]] | None) -> None:
         self.prompts, self.follow, self.moved = _NewPrompts(path), follow, False
 
     @property
     def path(self) -> Path:
         return self.prompts.path
 
-    def look(self) -> list[dict]:
+    def look(self) -> list[dict[str, Any]]:
         """The new human prompts so far, in time order, in the file the session writes now."""
         if self.follow is not None:
             now = Path(self.follow())
@@ -194,7 +194,7 @@ class _Watch:
 
 
 def _wait_record(watch: _Watch, timeout_s: float, *, clock: Callable[[], float],
-                 sleep: Callable[[float], None]) -> dict | None:
+                 sleep: Callable[[float], None]) -> dict[str, Any] | None:
     """The first new human prompt once one exists (after a short settle), or None at timeout."""
     deadline = clock() + timeout_s
     while True:
@@ -207,7 +207,8 @@ def _wait_record(watch: _Watch, timeout_s: float, *, clock: Callable[[], float],
         sleep(POLL_S)
 
 
-def _fail(code: str, session: str, path: Path, expected: str, got: str | None, capture: str, extra: int) -> None:
+def _fail(code: str, session: str, path: Path, expected: str, got: str | None, capture: str,
+          extra: int) -> NoReturn:
     what = {"parked": "the text stayed in the input box after Enter (and one more Enter)",
             "mangled": "the text arrived without its newlines",
             "cross_talk": "a different text arrived (another trial's task?)",
@@ -273,7 +274,7 @@ def answer_gate(backend: Backend, session: str, response: str, *, clock: Callabl
     return GateAnswer(kind=box.kind, label=option.label, keys=keys)
 
 
-def _shape(capture: str) -> tuple | None:
+def _shape(capture: str) -> tuple[str, str, int | None, str | None] | None:
     """What identifies an open dialog and its cursor: (kind, question, selected number, selected label), or None."""
     box = screen.dialog(capture)
     if box is None:

@@ -42,7 +42,7 @@ class BackgroundTask:
         self.task_id, self.kind, self.description, self.output_file, self.by_user = (
             task_id, kind, description, output_file, by_user)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return {"task_id": self.task_id, "kind": self.kind, "description": self.description,
                 "output_file": self.output_file, "by_user": self.by_user}
@@ -85,7 +85,7 @@ class Background:
                  if n]
         return (" and ".join(parts) + " still running") if parts else ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``status --json``)."""
         return {"shells": self.shells, "agents": self.agents, "tasks": [t.to_dict() for t in self.tasks],
                 "sources": list(self.sources), "ended_silently": list(self.ended_silently), "kind": self.kind}
@@ -98,7 +98,8 @@ def notified_task_ids(rec: Mapping[str, Any]) -> list[str]:
     if is_task_notification(rec):
         text = prompt_text(rec)
     elif rec.get("type") == "queue-operation" and rec.get("operation") == "enqueue":
-        text = rec.get("content") if isinstance(rec.get("content"), str) else ""
+        content = rec.get("content")
+        text = content if isinstance(content, str) else ""
     elif rec.get("type") == "attachment" and isinstance(rec.get("attachment"), dict):
         att = rec["attachment"]
         if att.get("type") == "queued_command" and isinstance(att.get("prompt"), str):
@@ -119,7 +120,7 @@ def transcript_tasks(events: Iterable[Mapping[str, Any]]) -> list[BackgroundTask
     """Background tasks started and not ended in ``events`` (main-chain records in causal order), oldest first.
 
     A task whose end is seen before its start (records of one write out of line order) stays ended."""
-    inputs: dict[str, dict] = {}
+    inputs: dict[str, dict[str, Any]] = {}
     started: dict[str, BackgroundTask] = {}
     ended: set[str] = set()
     for rec in events:
@@ -133,7 +134,8 @@ def transcript_tasks(events: Iterable[Mapping[str, Any]]) -> list[BackgroundTask
         if rec.get("type") == "assistant":
             for b in blocks:
                 if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
-                    inputs[b["id"]] = b.get("input") if isinstance(b.get("input"), dict) else {}
+                    tool_input = b.get("input")
+                    inputs[b["id"]] = tool_input if isinstance(tool_input, dict) else {}
             continue
         result = rec.get("toolUseResult")
         if rec.get("type") != "user" or not isinstance(result, dict):

@@ -14,6 +14,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from live_trial.clock import iso_z
+
 DEFAULT_MODEL = "claude-opus-4-8"
 
 #: The keys the 2.1.197 CLI writes first, in its order: a record's big string (a Write's content) comes before
@@ -21,7 +23,7 @@ DEFAULT_MODEL = "claude-opus-4-8"
 CLI_FIRST_KEYS = ("parentUuid", "isSidechain", "message", "requestId", "type", "uuid", "timestamp", "toolUseResult")
 
 
-def cli_key_order(rec: dict) -> dict:
+def cli_key_order(rec: dict[str, Any]) -> dict[str, Any]:
     """``rec`` with its keys in the order the 2.1.197 CLI writes them (see :data:`CLI_FIRST_KEYS`)."""
     return {**{k: rec[k] for k in CLI_FIRST_KEYS if k in rec}, **{k: v for k, v in rec.items() if k not in CLI_FIRST_KEYS}}
 
@@ -37,7 +39,7 @@ class TranscriptBuilder:
         self.now = start or datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc)
         self.step = timedelta(seconds=step_s)
         self.model = model
-        self.records: list[dict] = []
+        self.records: list[dict[str, Any]] = []
         self.last_uuid: str | None = None
         self._n = 0
         self._seed = seed
@@ -51,14 +53,14 @@ class TranscriptBuilder:
 
     def _ts(self) -> str:
         self.now += self.step
-        return self.now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return iso_z(self.now)
 
     def advance(self, seconds: float) -> "TranscriptBuilder":
         """Move the clock forward (the next record is stamped ``seconds`` + one step later)."""
         self.now += timedelta(seconds=seconds)
         return self
 
-    def _base(self, rtype: str, *, chain: bool = True, sidechain: bool = False, **extra: Any) -> dict:
+    def _base(self, rtype: str, *, chain: bool = True, sidechain: bool = False, **extra: Any) -> dict[str, Any]:
         rec: dict[str, Any] = {"parentUuid": self.last_uuid if chain else None, "isSidechain": sidechain,
                                "userType": "external", "cwd": self.cwd, "sessionId": self.session_id,
                                "version": "2.1.197", "gitBranch": "", "entrypoint": "cli", "type": rtype,
@@ -66,7 +68,7 @@ class TranscriptBuilder:
         rec.update(extra)
         return rec
 
-    def add(self, rec: dict, *, link: bool = True) -> dict:
+    def add(self, rec: dict[str, Any], *, link: bool = True) -> dict[str, Any]:
         """Append ``rec`` as is (it becomes the chain's newest record when ``link`` and it has a uuid)."""
         self.records.append(rec)
         if link and rec.get("uuid") and not rec.get("isSidechain"):
@@ -74,30 +76,30 @@ class TranscriptBuilder:
         return rec
 
     # ------------------------------------------------------------------ bookkeeping records
-    def mode(self) -> dict:
+    def mode(self) -> dict[str, Any]:
         """The ``mode`` + ``permission-mode`` pair written when the file is created."""
         self.add({"type": "mode", "mode": "normal", "sessionId": self.session_id}, link=False)
         return self.add({"type": "permission-mode", "permissionMode": "bypassPermissions",
                          "sessionId": self.session_id}, link=False)
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, Any]:
         """A ``file-history-snapshot`` record."""
         return self.add({"type": "file-history-snapshot", "messageId": self._id(),
                          "snapshot": {"messageId": self._id(), "trackedFileBackups": {}, "timestamp": self._ts()},
                          "isSnapshotUpdate": False}, link=False)
 
-    def attachment(self, kind: str = "skill_listing", **fields: Any) -> dict:
+    def attachment(self, kind: str = "skill_listing", **fields: Any) -> dict[str, Any]:
         """An ``attachment`` record (never changes the state)."""
         return self.add(self._base("attachment", attachment={"type": kind, **fields}))
 
-    def last_prompt(self, text: str | None = None) -> dict:
+    def last_prompt(self, text: str | None = None) -> dict[str, Any]:
         """A ``last-prompt`` record (graceful exit)."""
         rec = {"type": "last-prompt", "leafUuid": self.last_uuid, "sessionId": self.session_id}
         if text is not None:
             rec["lastPrompt"] = text
         return self.add(rec, link=False)
 
-    def queue(self, operation: str = "enqueue", content: str | None = "queued text") -> dict:
+    def queue(self, operation: str = "enqueue", content: str | None = "queued text") -> dict[str, Any]:
         """A ``queue-operation`` record (``enqueue`` with content / ``dequeue`` / ``remove``: a queued task
         notification taken into the running turn)."""
         rec = {"type": "queue-operation", "operation": operation, "timestamp": self._ts(),
@@ -106,7 +108,7 @@ class TranscriptBuilder:
             rec["content"] = content
         return self.add(rec, link=False)
 
-    def informational(self, text: str = "notice") -> dict:
+    def informational(self, text: str = "notice") -> dict[str, Any]:
         """A ``system`` / ``informational`` record."""
         return self.add(self._base("system", subtype="informational", level="notice", content=text, isMeta=False))
 
@@ -117,17 +119,19 @@ class TranscriptBuilder:
             self.snapshot()
         rec = self._base("user", message={"role": "user", "content": text}, origin={"kind": "human"},
                          promptSource=source, promptId=self._id(), permissionMode="bypassPermissions")
-        return self.add(rec)["uuid"]
+        uuid: str = self.add(rec)["uuid"]
+        return uuid
 
-    def meta(self, text: str = "Base directory for this skill: /x\n\nbody", tool_use_id: str | None = None) -> dict:
+    def meta(self, text: str = "Base directory for this skill: /x\n\nbody",
+             tool_use_id: str | None = None) -> dict[str, Any]:
         """An ``isMeta`` user record (e.g. the SKILL.md body injected by the Skill tool)."""
         rec = self._base("user", message={"role": "user", "content": [{"type": "text", "text": text}]}, isMeta=True)
         if tool_use_id:
             rec["sourceToolUseID"] = tool_use_id
         return self.add(rec)
 
-    def message(self, blocks: list[dict], *, stop_reason: str | None = "end_turn", model: str | None = None,
-                sidechain: bool = False, **extra: Any) -> list[dict]:
+    def message(self, blocks: list[dict[str, Any]], *, stop_reason: str | None = "end_turn", model: str | None = None,
+                sidechain: bool = False, **extra: Any) -> list[dict[str, Any]]:
         """One API message: one ``assistant`` record per content block, sharing message.id and the final stop_reason."""
         mid, rid = "msg_" + self._id()[:24].replace("-", ""), "req_" + self._id()[:24].replace("-", "")
         out = []
@@ -138,11 +142,12 @@ class TranscriptBuilder:
             out.append(self.add(self._base("assistant", sidechain=sidechain, message=msg, requestId=rid, **extra)))
         return out
 
-    def text(self, text: str = "DONE: ok", *, stop_reason: str | None = "end_turn", model: str | None = None) -> dict:
+    def text(self, text: str = "DONE: ok", *, stop_reason: str | None = "end_turn",
+             model: str | None = None) -> dict[str, Any]:
         """An assistant text record."""
         return self.message([{"type": "text", "text": text}], stop_reason=stop_reason, model=model)[0]
 
-    def tool_use(self, name: str = "Bash", tool_input: dict | None = None, *, text: str | None = None,
+    def tool_use(self, name: str = "Bash", tool_input: dict[str, Any] | None = None, *, text: str | None = None,
                  sidechain: bool = False) -> str:
         """An assistant message ending in a tool_use (optionally a text block first). Returns the tool_use id."""
         tid = "toolu_" + self._id()[:24].replace("-", "")
@@ -153,7 +158,7 @@ class TranscriptBuilder:
         return tid
 
     def tool_result(self, tool_use_id: str, content: Any = "ok", *, is_error: bool = False,
-                    result: Any = None) -> dict:
+                    result: Any = None) -> dict[str, Any]:
         """The user record with a tool_result for ``tool_use_id`` (and a structured ``toolUseResult``)."""
         block = {"tool_use_id": tool_use_id, "type": "tool_result", "content": content, "is_error": is_error}
         return self.add(self._base("user", message={"role": "user", "content": [block]},
@@ -161,9 +166,9 @@ class TranscriptBuilder:
                                    if result is None else result,
                                    sourceToolAssistantUUID=self.last_uuid))
 
-    def turn_duration(self, ms: int = 1234, *, pending_agents: int | None = None) -> dict:
+    def turn_duration(self, ms: int = 1234, *, pending_agents: int | None = None) -> dict[str, Any]:
         """``system`` / ``turn_duration``: the turn ended normally (``pendingBackgroundAgentCount`` when agents run)."""
-        extra = {"pendingBackgroundAgentCount": pending_agents} if pending_agents else {}
+        extra: dict[str, Any] = {"pendingBackgroundAgentCount": pending_agents} if pending_agents else {}
         return self.add(self._base("system", subtype="turn_duration", durationMs=ms, messageCount=3, isMeta=False,
                                    **extra))
 
@@ -178,7 +183,7 @@ class TranscriptBuilder:
         """A Bash call that runs in the background (``run_in_background``, or moved there by Ctrl+B when
         ``by_user``) and its tool_result. Returns the task id."""
         task_id = task_id or "b" + self._id()[-8:]
-        tool_input = {"command": command, "description": description}
+        tool_input: dict[str, Any] = {"command": command, "description": description}
         if not by_user:
             tool_input["run_in_background"] = True
         tid = self.tool_use("Bash", tool_input)
@@ -213,7 +218,7 @@ class TranscriptBuilder:
                 f"<output-file>{self.output_path(task_id)}</output-file>\n<status>{status}</status>\n"
                 f"<summary>{summary}</summary>\n</task-notification>")
 
-    def task_notification(self, task_id: str, status: str = "completed") -> dict:
+    def task_notification(self, task_id: str, status: str = "completed") -> dict[str, Any]:
         """The wake-up after a background task ended while the CLI was idle: enqueue, dequeue, and the ``user``
         record with ``origin.kind: task-notification``, ``promptSource: system``."""
         text = self.notification_text(task_id, status)
@@ -223,7 +228,7 @@ class TranscriptBuilder:
                                    origin={"kind": "task-notification"}, promptSource="system",
                                    promptId=self._id(), permissionMode="bypassPermissions"))
 
-    def notification_in_turn(self, task_id: str, status: str = "completed") -> dict:
+    def notification_in_turn(self, task_id: str, status: str = "completed") -> dict[str, Any]:
         """A background task that ended while a turn ran: enqueue, ``remove``, and a ``queued_command`` attachment."""
         text = self.notification_text(task_id, status)
         self.queue("enqueue", text)
@@ -258,13 +263,13 @@ class TranscriptBuilder:
                             isVisibleInTranscriptOnly=True, isCompactSummary=True))
         self.slash_command("/compact", "Compacted (ctrl+o to see full summary)", system_stdout=False)
 
-    def interrupt(self, *, for_tool: bool = False) -> dict:
+    def interrupt(self, *, for_tool: bool = False) -> dict[str, Any]:
         """The user record the CLI writes on Esc."""
         text = "[Request interrupted by user for tool use]" if for_tool else "[Request interrupted by user]"
         return self.add(self._base("user", message={"role": "user", "content": [{"type": "text", "text": text}]},
                                    interruptedMessageId="msg_x"))
 
-    def synthetic(self, text: str = "partial", *, api_error_status: int | None = None) -> dict:
+    def synthetic(self, text: str = "partial", *, api_error_status: int | None = None) -> dict[str, Any]:
         """A ``<synthetic>`` assistant record: an interrupted stream's partial text, or an API error."""
         extra: dict[str, Any] = {}
         if api_error_status is not None:
@@ -302,6 +307,6 @@ class TranscriptBuilder:
         return path
 
 
-def transcript_builder_fixture():
+def transcript_builder_fixture() -> type[TranscriptBuilder]:
     """Body of the ``transcript_builder`` pytest fixture: the builder class (a factory)."""
     return TranscriptBuilder

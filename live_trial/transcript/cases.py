@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from live_trial.transcript.builder import TranscriptBuilder
-from live_trial.transcript.cases_session import SESSION_CASES
+from live_trial.transcript.cases_session import SESSION_CASES, Built
 from live_trial.transcript.status import BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE, Status, classify
 
 ASK_INPUT = {"questions": [{"question": "Which colour?", "header": "Colour", "multiSelect": False,
@@ -24,7 +24,7 @@ class Case:
     """One self-test case."""
 
     name: str
-    build: Callable[[], tuple[list[dict], dict | None]]
+    build: Callable[[], Built]
     expect: dict[str, Any]
 
 
@@ -34,48 +34,48 @@ def _b() -> TranscriptBuilder:
     return b
 
 
-def _prompt_only():
+def _prompt_only() -> Built:
     b = _b()
     b.prompt("Run the task.")
     b.attachment("skill_listing")
     return b.records, None
 
 
-def _complete():
+def _complete() -> Built:
     b = _b()
     b.turn(tools=1)
     return b.records, None
 
 
-def _end_turn_no_duration():
+def _end_turn_no_duration() -> Built:
     b = _b()
     b.prompt()
     b.text("DONE: ok")
     return b.records, None
 
 
-def _bash_running():
+def _bash_running() -> Built:
     b = _b()
     b.prompt()
     b.tool_use("Bash", {"command": "sleep 20"}, text="Sleeping now.")
     return b.records, {"status": "busy"}
 
 
-def _after_tool_result():
+def _after_tool_result() -> Built:
     b = _b()
     b.prompt()
     b.tool_result(b.tool_use("Bash", {"command": "ls"}), "a\nb")
     return b.records, None
 
 
-def _ask_pending():
+def _ask_pending() -> Built:
     b = _b()
     b.prompt()
     b.tool_use("AskUserQuestion", ASK_INPUT)
     return b.records, {"status": "waiting", "waitingFor": "permission prompt"}
 
 
-def _ask_pending_not_last_line():
+def _ask_pending_not_last_line() -> Built:
     b = _b()
     b.prompt()
     b.tool_use("AskUserQuestion", ASK_INPUT)
@@ -84,21 +84,21 @@ def _ask_pending_not_last_line():
     return b.records, None
 
 
-def _exit_plan_empty_input():
+def _exit_plan_empty_input() -> Built:
     b = _b()
     b.prompt()
     b.tool_use("ExitPlanMode", {})
     return b.records, None
 
 
-def _permission_prompt():
+def _permission_prompt() -> Built:
     b = _b()
     b.prompt()
     b.tool_use("Bash", {"command": "rm -rf build"})
     return b.records, {"status": "waiting", "waitingFor": "permission prompt"}
 
 
-def _interrupt_stream():
+def _interrupt_stream() -> Built:
     b = _b()
     b.prompt()
     b.synthetic("partial text")
@@ -106,7 +106,7 @@ def _interrupt_stream():
     return b.records, None
 
 
-def _interrupt_tool():
+def _interrupt_tool() -> Built:
     b = _b()
     b.prompt()
     tid = b.tool_use("Bash", {"command": "sleep 30"})
@@ -115,7 +115,7 @@ def _interrupt_tool():
     return b.records, None
 
 
-def _api_error():
+def _api_error() -> Built:
     b = _b()
     b.prompt()
     b.synthetic(api_error_status=400)
@@ -123,7 +123,7 @@ def _api_error():
     return b.records, None
 
 
-def _queued_not_dequeued():
+def _queued_not_dequeued() -> Built:
     b = _b()
     b.prompt("first")
     b.queue("enqueue", "second")
@@ -132,7 +132,7 @@ def _queued_not_dequeued():
     return b.records, None
 
 
-def _queued_dequeued():
+def _queued_dequeued() -> Built:
     b = _b()
     b.prompt("first")
     b.queue("enqueue", "second")
@@ -143,7 +143,7 @@ def _queued_dequeued():
     return b.records, None
 
 
-def _subagent_done_agent_pending():
+def _subagent_done_agent_pending() -> Built:
     b = _b()
     b.prompt()
     b.tool_use("Agent", {"description": "probe", "prompt": "run ls", "subagent_type": "general-purpose"})
@@ -157,7 +157,7 @@ def _subagent_done_agent_pending():
     return b.records + side.records, None
 
 
-def _out_of_order_first_turn():
+def _out_of_order_first_turn() -> Built:
     b = _b()
     b.prompt("hello")
     b.attachment("skill_listing")
@@ -168,7 +168,7 @@ def _out_of_order_first_turn():
     return [{"type": "last-prompt", "leafUuid": None}] + head + reply + turn_head, None
 
 
-def _ask_empty_answers():
+def _ask_empty_answers() -> Built:
     b = _b()
     b.prompt()
     tid = b.tool_use("AskUserQuestion", ASK_INPUT)
@@ -179,7 +179,7 @@ def _ask_empty_answers():
     return b.records, None
 
 
-def _exit_plan_denied():
+def _exit_plan_denied() -> Built:
     b = _b()
     b.prompt()
     tid = b.tool_use("ExitPlanMode", {"plan": "# Plan\n1. do it"})
@@ -188,14 +188,14 @@ def _exit_plan_denied():
     return b.records, None
 
 
-def _second_prompt():
+def _second_prompt() -> Built:
     b = _b()
     b.turn()
     b.prompt("next task")
     return b.records, None
 
 
-def _noise_after_complete():
+def _noise_after_complete() -> Built:
     b = _b()
     b.turn()
     b.attachment("plan_mode_exit")
@@ -205,20 +205,20 @@ def _noise_after_complete():
     return b.records, None
 
 
-def _stale_busy_status_with_idle_transcript():
+def _stale_busy_status_with_idle_transcript() -> Built:
     b = _b()
     b.turn()
     return b.records, {"status": "busy"}
 
 
-def _stop_hook_running():
+def _stop_hook_running() -> Built:
     b = _b()
     b.prompt()
     b.text("first part done")
     return b.records, {"status": "busy"}
 
 
-def _stop_hook_continued():
+def _stop_hook_continued() -> Built:
     b = _b()
     b.prompt()
     b.text("first part done")
@@ -232,14 +232,14 @@ def _stop_hook_continued():
     return b.records, {"status": "idle"}
 
 
-def _cancelled_before_first_token():
+def _cancelled_before_first_token() -> Built:
     b = _b()
     b.prompt()
     b.attachment("skill_listing")
     return b.records, {"status": "idle"}
 
 
-def _nothing():
+def _nothing() -> Built:
     return [], None
 
 
@@ -286,7 +286,7 @@ def check(case: Case) -> tuple[Status, list[str]]:
     """Classify ``case`` and return the Status and a list of mismatches (empty when it passes)."""
     records, session_status, *screen = case.build()
     st = classify(records, session_status, screen[0] if screen else None)
-    problems = []
+    problems: list[str] = []
     for key, want in case.expect.items():
         if key == "background_kind":
             got = (st.background or {}).get("kind")

@@ -7,9 +7,15 @@ Each entry is ``(name, build, expect)``; ``build()`` returns ``(records, session
 """
 from __future__ import annotations
 
-from live_trial.transcript.builder import TranscriptBuilder
+from typing import Any, Callable, Union
 
-BUSY_GENERATING, BUSY_TOOL, IDLE = "BUSY_GENERATING", "BUSY_TOOL", "IDLE_TURN_COMPLETE"
+from live_trial.transcript.builder import TranscriptBuilder
+from live_trial.transcript.status import BUSY_GENERATING, BUSY_TOOL, IDLE_TURN_COMPLETE
+
+#: What a case's ``build()`` returns: the records and the CLI's session status (None: no live CLI), for some also the
+#: screen's background counts (``{"shells": n, "agents": m}``).
+Built = Union[tuple[list[dict[str, Any]], dict[str, Any] | None],
+              tuple[list[dict[str, Any]], dict[str, Any] | None, dict[str, int]]]
 
 
 def _b() -> TranscriptBuilder:
@@ -18,40 +24,40 @@ def _b() -> TranscriptBuilder:
     return b
 
 
-def _bg_shell_turn(b: TranscriptBuilder, **kw) -> str:
+def _bg_shell_turn(b: TranscriptBuilder, *, by_user: bool = False) -> str:
     b.prompt("Run the task.")
-    task = b.background_shell("for i in 1 2 3; do echo t; sleep 20; done", "Tick", **kw)
+    task = b.background_shell("for i in 1 2 3; do echo t; sleep 20; done", "Tick", by_user=by_user)
     b.text("The job runs in the background; I will be woken when it ends.")
     b.turn_duration()
     return task
 
 
-def _bg_shell_running():
+def _bg_shell_running() -> Built:
     b = _b()
     _bg_shell_turn(b)
     return b.records, {"status": "shell"}
 
 
-def _bg_shell_running_no_live_status():
+def _bg_shell_running_no_live_status() -> Built:
     b = _b()
     _bg_shell_turn(b)
     return b.records, None
 
 
-def _bg_shell_moved_by_ctrl_b():
+def _bg_shell_moved_by_ctrl_b() -> Built:
     b = _b()
     _bg_shell_turn(b, by_user=True)
     return b.records, {"status": "shell"}
 
 
-def _bg_shell_woke_model():
+def _bg_shell_woke_model() -> Built:
     b = _b()
     task = _bg_shell_turn(b)
     b.task_notification(task)
     return b.records, {"status": "busy"}
 
 
-def _bg_shell_wake_turn_done():
+def _bg_shell_wake_turn_done() -> Built:
     b = _b()
     task = _bg_shell_turn(b)
     b.task_notification(task)
@@ -61,7 +67,7 @@ def _bg_shell_wake_turn_done():
     return b.records, {"status": "idle"}
 
 
-def _bg_shell_ended_inside_turn():
+def _bg_shell_ended_inside_turn() -> Built:
     b = _b()
     b.prompt()
     task = b.background_shell("sleep 3", "Short")
@@ -74,7 +80,7 @@ def _bg_shell_ended_inside_turn():
     return b.records, {"status": "idle"}
 
 
-def _bg_shell_task_stop():
+def _bg_shell_task_stop() -> Built:
     b = _b()
     task = _bg_shell_turn(b)
     b.prompt("stop it")
@@ -86,25 +92,25 @@ def _bg_shell_task_stop():
     return b.records, None
 
 
-def _bg_shell_killed_from_panel():
+def _bg_shell_killed_from_panel() -> Built:
     b = _b()
     _bg_shell_turn(b)
     return b.records, {"status": "idle"}
 
 
-def _live_shell_status_only():
+def _live_shell_status_only() -> Built:
     b = _b()
     b.turn()
     return b.records, {"status": "shell"}
 
 
-def _screen_footer_shell_only():
+def _screen_footer_shell_only() -> Built:
     b = _b()
     b.turn()
     return b.records, None, {"shells": 1, "agents": 0}
 
 
-def _bg_agent_waiting():
+def _bg_agent_waiting() -> Built:
     b = _b()
     b.prompt()
     b.background_agent("Sleep probe")
@@ -113,7 +119,7 @@ def _bg_agent_waiting():
     return b.records, {"status": "busy"}
 
 
-def _bg_agent_count_only():
+def _bg_agent_count_only() -> Built:
     b = _b()
     b.prompt("a prompt while the agent runs")
     b.text("EXTRA: ok")
@@ -121,7 +127,7 @@ def _bg_agent_count_only():
     return b.records, None
 
 
-def _bg_agent_finished():
+def _bg_agent_finished() -> Built:
     b = _b()
     b.prompt()
     agent = b.background_agent("Sleep probe")
@@ -133,7 +139,7 @@ def _bg_agent_finished():
     return b.records, {"status": "idle"}
 
 
-def _compacted_after_turn():
+def _compacted_after_turn() -> Built:
     b = _b()
     b.turn(tools=1)
     b.prompt("second")
@@ -144,21 +150,21 @@ def _compacted_after_turn():
     return b.records, {"status": "idle"}
 
 
-def _compact_refused():
+def _compact_refused() -> Built:
     b = _b()
     b.turn()
     b.slash_command("/compact", "Not enough messages to compact.")
     return b.records, {"status": "idle"}
 
 
-def _clear_new_transcript():
+def _clear_new_transcript() -> Built:
     b = _b()
     b.snapshot()
     b.slash_command("/clear", "")
     return b.records, {"status": "idle"}
 
 
-def _clear_after_question():
+def _clear_after_question() -> Built:
     old = _b()
     old.prompt("Run the task.")
     old.text("Which folder should I use?")
@@ -170,7 +176,7 @@ def _clear_after_question():
     return old.records + new.records, {"status": "idle"}
 
 
-def _command_is_not_a_prompt():
+def _command_is_not_a_prompt() -> Built:
     b = _b()
     b.turn()
     b.slash_command("/compact", "Not enough messages to compact.")
@@ -178,7 +184,7 @@ def _command_is_not_a_prompt():
     return b.records, None
 
 
-SESSION_CASES = (
+SESSION_CASES: tuple[tuple[str, Callable[[], Built], dict[str, Any]], ...] = (
     ("background shell running after the turn ended (CLI status shell)", _bg_shell_running,
      {"state": BUSY_TOOL, "background_kind": "shell"}),
     ("background shell running, transcript only", _bg_shell_running_no_live_status,
@@ -187,12 +193,13 @@ SESSION_CASES = (
      {"state": BUSY_TOOL, "background_kind": "shell"}),
     ("a task notification woke the model", _bg_shell_woke_model, {"state": BUSY_GENERATING, "background_kind": None}),
     ("wake-up turn ended after the background shell finished", _bg_shell_wake_turn_done,
-     {"state": IDLE, "background_kind": None, "interrupted": False}),
+     {"state": IDLE_TURN_COMPLETE, "background_kind": None, "interrupted": False}),
     ("background shell ended inside the turn (queued_command, TaskOutput)", _bg_shell_ended_inside_turn,
-     {"state": IDLE, "background_kind": None}),
-    ("background shell stopped by TaskStop", _bg_shell_task_stop, {"state": IDLE, "background_kind": None}),
+     {"state": IDLE_TURN_COMPLETE, "background_kind": None}),
+    ("background shell stopped by TaskStop", _bg_shell_task_stop,
+     {"state": IDLE_TURN_COMPLETE, "background_kind": None}),
     ("background shell stopped from the task panel (CLI idle, no record)", _bg_shell_killed_from_panel,
-     {"state": IDLE, "background_kind": None, "warnings_contain": "background_ended_silently"}),
+     {"state": IDLE_TURN_COMPLETE, "background_kind": None, "warnings_contain": "background_ended_silently"}),
     ("CLI status shell with no shell in the transcript tail", _live_shell_status_only,
      {"state": BUSY_TOOL, "background_kind": "shell"}),
     ("screen footer shows a shell, no CLI status", _screen_footer_shell_only,
@@ -202,12 +209,13 @@ SESSION_CASES = (
     ("pendingBackgroundAgentCount alone keeps the session busy", _bg_agent_count_only,
      {"state": BUSY_TOOL, "background_kind": "agent"}),
     ("background agent finished and the wake-up turn ended", _bg_agent_finished,
-     {"state": IDLE, "background_kind": None}),
+     {"state": IDLE_TURN_COMPLETE, "background_kind": None}),
     ("/compact after a complete turn is not a prompt", _compacted_after_turn,
-     {"state": IDLE, "interrupted": False, "last_assistant_text": "Second answer."}),
-    ("/compact refused (not enough messages)", _compact_refused, {"state": IDLE, "interrupted": False}),
-    ("/clear's new transcript holds no prompt (CLI idle)", _clear_new_transcript, {"state": IDLE, "interrupted": False}),
+     {"state": IDLE_TURN_COMPLETE, "interrupted": False, "last_assistant_text": "Second answer."}),
+    ("/compact refused (not enough messages)", _compact_refused, {"state": IDLE_TURN_COMPLETE, "interrupted": False}),
+    ("/clear's new transcript holds no prompt (CLI idle)", _clear_new_transcript,
+     {"state": IDLE_TURN_COMPLETE, "interrupted": False}),
     ("/clear after a question: old and new transcript read together", _clear_after_question,
-     {"state": IDLE, "interrupted": False, "last_assistant_text": "Which folder should I use?"}),
+     {"state": IDLE_TURN_COMPLETE, "interrupted": False, "last_assistant_text": "Which folder should I use?"}),
     ("a prompt after a slash command starts the turn", _command_is_not_a_prompt, {"state": BUSY_GENERATING}),
 )

@@ -21,7 +21,7 @@ if TYPE_CHECKING:       # annotations only (importing typing costs every command
     from typing import Any
 
 
-def causal_order(records: Iterable[Mapping[str, Any]], *, sidechains: bool = False) -> list[dict]:
+def causal_order(records: Iterable[Mapping[str, Any]], *, sidechains: bool = False) -> list[dict[str, Any]]:
     """Records sorted into the order they happened.
 
     Key, per record: its timestamp raised to at least its parent's (so a record never sorts before the record

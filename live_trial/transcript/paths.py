@@ -12,6 +12,10 @@ from pathlib import Path
 
 from live_trial.errors import RefusedInput
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
+    from typing import Any
+
 SLUG_MAX = 200
 
 
@@ -48,7 +52,7 @@ def _base36(n: int) -> str:
     return "".join(reversed(out))
 
 
-def project_slug(cwd: str | os.PathLike) -> str:
+def project_slug(cwd: str | os.PathLike[str]) -> str:
     """The folder name under ``projects/`` for ``cwd``.
 
     Every UTF-16 code unit outside ``[A-Za-z0-9]`` becomes ``-`` (case kept). Longer than 200 chars:
@@ -69,7 +73,8 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
-def locate(session_id: str, cwd: str | os.PathLike | None = None, config: str | os.PathLike | None = None) -> Path:
+def locate(session_id: str, cwd: str | os.PathLike[str] | None = None,
+           config: str | os.PathLike[str] | None = None) -> Path:
     """Path of the main transcript ``<config>/projects/<slug>/<session-id>.jsonl``.
 
     Tries the slug of ``cwd`` (as given and resolved), then globs ``projects/*/<session-id>.jsonl``
@@ -98,11 +103,11 @@ def locate(session_id: str, cwd: str | os.PathLike | None = None, config: str | 
     return candidates[0] if candidates else projects / "_unknown_" / f"{session_id}.jsonl"
 
 
-def read_cli_session_status(config: str | os.PathLike | None, pid: int | None) -> dict | None:
+def read_cli_session_status(config: str | os.PathLike[str] | None, pid: int | None) -> dict[str, Any] | None:
     """``<config>/sessions/<pid>.json`` as a dict (``status`` idle|busy|waiting|shell, ``waitingFor``, ``sessionId``).
 
     ``shell``: idle with background shells running; ``busy`` also while background agents run. ``sessionId`` is the
-    session the CLI writes now: it switches on ``/clear`` (references/transcript-jsonl.md "A moved transcript").
+    session the CLI writes now: it switches on ``/clear`` (:mod:`live_trial.transcript.locator` follows it).
     None when the pid is unknown or the file is missing or unreadable. The file stays ``busy`` after a
     SIGKILL: callers must check that the pid is alive before trusting it (claude-cli-observed.md, pitfall 7).
     """
@@ -112,7 +117,7 @@ def read_cli_session_status(config: str | os.PathLike | None, pid: int | None) -
     return _read_small_json(path)
 
 
-def find_cli_session(config: str | os.PathLike | None, session_id: str) -> tuple[int, dict] | None:
+def find_cli_session(config: str | os.PathLike[str] | None, session_id: str) -> tuple[int, dict[str, Any]] | None:
     """Scan ``<config>/sessions/*.json`` for the one whose ``sessionId`` is ``session_id``: ``(pid, doc)`` or None."""
     folder = Path(config if config is not None else config_dir()) / "sessions"
     try:
@@ -129,7 +134,7 @@ def find_cli_session(config: str | os.PathLike | None, session_id: str) -> tuple
     return None
 
 
-def _read_small_json(path: Path) -> dict | None:
+def _read_small_json(path: Path) -> dict[str, Any] | None:
     """A JSON object the CLI wrote (``sessions/<pid>.json``), or None when it is missing, unreadable, not an object,
     nested too deep or holding an integer too long to read (never a traceback in status or poll)."""
     from live_trial.jsonfile import parse_json

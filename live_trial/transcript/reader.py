@@ -17,12 +17,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 from live_trial.transcript import stream as _stream
 from live_trial.transcript.records import is_human_prompt, record_time
-from live_trial.transcript.stream import Pass, open_transcript, parse_line, parse_long
+from live_trial.transcript.stream import CountedFile, Pass, open_transcript, parse_line, parse_long
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
+    from typing import Any
 
 TAIL_BLOCK_BYTES = 64 * 1024
 #: Inside a line longer than LONG_RECORD_BYTES the walk reads this many blocks at a time: it only looks for the
@@ -53,9 +57,10 @@ class ReadResult:
     skipped unknown records by type.
     """
 
-    def __init__(self, records: list[dict] | None = None, skipped_malformed: int = 0, skipped_unknown: int = 0,
-                 first_error: str | None = None, torn_tail: bool = False, start_offset: int = 0, end_offset: int = 0,
-                 reached_start: bool = True, parsed_bytes: int = 0) -> None:
+    def __init__(self, records: list[dict[str, Any]] | None = None, skipped_malformed: int = 0,
+                 skipped_unknown: int = 0, first_error: str | None = None, torn_tail: bool = False,
+                 start_offset: int = 0, end_offset: int = 0, reached_start: bool = True,
+                 parsed_bytes: int = 0) -> None:
         # A plain class: importing dataclasses would cost ``live-trial status`` a quarter of its start-up.
         self.records = list(records or [])
         self.skipped_malformed, self.skipped_unknown, self.first_error = skipped_malformed, skipped_unknown, first_error
@@ -73,9 +78,9 @@ class ReadResult:
                f"records=<{len(self.records)}>)"
 
 
-def iter_records(path: str | os.PathLike, *, select: Callable[[bytes], bool] | None = None,
+def iter_records(path: str | os.PathLike[str], *, select: Callable[[bytes], bool] | None = None,
                  on_chunk: Callable[[bytes], object] | None = None, result: ReadResult | None = None,
-                 start: int = 0, until: int | None = None) -> Iterator[dict]:
+                 start: int = 0, until: int | None = None) -> Iterator[dict[str, Any]]:
     """Yield the records of ``path`` in file order, reading it once forwards (one chunk and one line in memory).
 
     ``select(line) -> bool`` skips lines without parsing them; ``on_chunk`` gets every byte read (hash while reading);
@@ -95,7 +100,7 @@ def iter_records(path: str | os.PathLike, *, select: Callable[[bytes], bool] | N
         result.parsed_bytes += one.end - start
 
 
-def read_records(path: str | os.PathLike) -> ReadResult:
+def read_records(path: str | os.PathLike[str]) -> ReadResult:
     """Parse the whole transcript (file order), streaming. Never raises for content; a missing file gives no records.
 
     Keeps every record (over-long lines as summaries); steps that need only some records use :func:`iter_records`.
@@ -105,8 +110,8 @@ def read_records(path: str | os.PathLike) -> ReadResult:
     return result
 
 
-def read_from(path: str | os.PathLike, offset: int, max_bytes: int | None = None,
-              until: int | None = None) -> tuple[list[dict], int]:
+def read_from(path: str | os.PathLike[str], offset: int, max_bytes: int | None = None,
+              until: int | None = None) -> tuple[list[dict[str, Any]], int]:
     """Records of the complete lines after byte ``offset``, and the offset just after the last one.
 
     A torn last line is not consumed (the next call reads it once it is complete). When the file is
@@ -131,7 +136,7 @@ _END_MEMO: dict[str, tuple[tuple[int, int, int, int], int]] = {}
 _END_MEMO_MAX = 64
 
 
-def complete_end_offset(path: str | os.PathLike) -> int:
+def complete_end_offset(path: str | os.PathLike[str]) -> int:
     """Byte offset just after the last complete line (0 for a missing or empty file).
 
     Answers from a memo when the file's (device, inode, size, mtime) did not change (an idle poll tick reads no
@@ -170,7 +175,7 @@ def complete_end_offset(path: str | os.PathLike) -> int:
 class _Backwards:
     """The lines of a file read backwards from ``end`` in blocks, each line whole or, when over-long, summarised."""
 
-    def __init__(self, fh, result: ReadResult, scan_max: int) -> None:
+    def __init__(self, fh: CountedFile, result: ReadResult, scan_max: int) -> None:
         self.fh, self.result, self.scan_max = fh, result, scan_max
         self.scanned = 0
 
@@ -181,7 +186,7 @@ class _Backwards:
         return data
 
     def finish(self, start: int, stop: int, pieces: list[bytes] | None, tail: bytes | None,
-               rec_start: int | None) -> dict | None:
+               rec_start: int | None) -> dict[str, Any] | None:
         """The record of the line [start, stop) (without its newline) from its pieces (newest first) or as a
         summary; None when it is none (counted in the result)."""
         if pieces is not None:
@@ -197,7 +202,7 @@ class _Backwards:
         return parse_long(head, tail or b"", stop - start, start, self.result)
 
 
-def read_tail(path: str | os.PathLike, *, max_bytes: int = TAIL_MAX_BYTES, margin: int = TAIL_MARGIN_RECORDS,
+def read_tail(path: str | os.PathLike[str], *, max_bytes: int = TAIL_MAX_BYTES, margin: int = TAIL_MARGIN_RECORDS,
               scan_max_bytes: int = TAIL_SCAN_MAX_BYTES) -> ReadResult:
     """Read backwards from the end until the newest human prompt and enough before it are in hand.
 
@@ -209,7 +214,7 @@ def read_tail(path: str | os.PathLike, *, max_bytes: int = TAIL_MAX_BYTES, margi
     (bounded), not of the file (benchmarks/status.py).
     """
     result = ReadResult(reached_start=False)
-    found: list[dict] = []             # newest first
+    found: list[dict[str, Any]] = []             # newest first
     walk = records_backwards(path, result, max_bytes=max_bytes, scan_max_bytes=scan_max_bytes)
     for rec in walk:
         if rec is not None:
@@ -222,8 +227,8 @@ def read_tail(path: str | os.PathLike, *, max_bytes: int = TAIL_MAX_BYTES, margi
     return result
 
 
-def records_backwards(path: str | os.PathLike, result: ReadResult, *, max_bytes: int = TAIL_MAX_BYTES,
-                      scan_max_bytes: int = TAIL_SCAN_MAX_BYTES) -> Iterator[dict | None]:
+def records_backwards(path: str | os.PathLike[str], result: ReadResult, *, max_bytes: int = TAIL_MAX_BYTES,
+                      scan_max_bytes: int = TAIL_SCAN_MAX_BYTES) -> Generator[dict[str, Any] | None, None, None]:
     """The records of ``path`` newest first, read back from the end of its last complete line, and None at each
     block boundary (a point where every line not yet yielded is older than those yielded: a reader may stop there).
 
@@ -268,7 +273,7 @@ def records_backwards(path: str | os.PathLike, result: ReadResult, *, max_bytes:
 
 
 def _walk(back: _Backwards, result: ReadResult, pos: int, block: bytes, end: int,
-          max_bytes: int) -> Iterator[dict | None]:
+          max_bytes: int) -> Iterator[dict[str, Any] | None]:
     """The line walk of :func:`records_backwards`: ``block`` holds the bytes [pos, end), ``end`` is just after a
     newline."""
     line_end = end - 1                 # the current line is [?, line_end); its newline is at line_end
@@ -327,7 +332,7 @@ def _walk(back: _Backwards, result: ReadResult, pos: int, block: bytes, end: int
         pos, cut = start, len(block)
 
 
-def _tail_is_enough(records: list[dict], margin: int) -> bool:
+def _tail_is_enough(records: list[dict[str, Any]], margin: int) -> bool:
     newest_i, newest_t = None, None
     for i, rec in enumerate(records):
         if is_human_prompt(rec):
@@ -340,7 +345,7 @@ def _tail_is_enough(records: list[dict], margin: int) -> bool:
     return newest_t is None or first_t is None or first_t < newest_t
 
 
-def copy_transcript(src: str | os.PathLike, dst: str | os.PathLike) -> int:
+def copy_transcript(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> int:
     """Copy a transcript file (bytes as they are, torn last line included) to ``dst`` atomically, readable by its
     owner only (0600, folders 0700).
 
@@ -370,7 +375,7 @@ def copy_transcript(src: str | os.PathLike, dst: str | os.PathLike) -> int:
     return size
 
 
-def transcript_sha256(path: str | os.PathLike) -> str:
+def transcript_sha256(path: str | os.PathLike[str]) -> str:
     """``sha256:<hex>`` of a transcript file's bytes (the verdict's ``transcript_sha256``; plan's reuse check).
 
     Kept here so only this module opens transcript files (ARCHITECTURE invariant 2). Raises OSError when unreadable.
@@ -384,7 +389,7 @@ def transcript_sha256(path: str | os.PathLike) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def hashed_fold(path: str | os.PathLike, fold: Callable[[dict], object],
+def hashed_fold(path: str | os.PathLike[str], fold: Callable[[dict[str, Any]], object],
                 select: Callable[[bytes], bool] | None = None, result: ReadResult | None = None) -> str:
     """ONE forward pass over ``path``: hand each record ``select`` keeps to ``fold(record)`` (nothing is kept here,
     so memory stays bounded whatever the file holds) and return ``sha256:<hex>`` of the file's bytes (verdict: the
@@ -401,16 +406,16 @@ def hashed_fold(path: str | os.PathLike, fold: Callable[[dict], object],
     return "sha256:" + h.hexdigest()
 
 
-def hashed_records(path: str | os.PathLike, select: Callable[[bytes], bool] | None = None,
-                   result: ReadResult | None = None) -> tuple[str, list[dict]]:
+def hashed_records(path: str | os.PathLike[str], select: Callable[[bytes], bool] | None = None,
+                   result: ReadResult | None = None) -> tuple[str, list[dict[str, Any]]]:
     """:func:`hashed_fold` keeping the records ``select`` keeps: ``(sha256:<hex>, records)``. Raises OSError when
     the file cannot be opened."""
-    records: list[dict] = []
+    records: list[dict[str, Any]] = []
     return hashed_fold(path, records.append, select, result), records
 
 
 
-def unknown_record_types(*paths: str | os.PathLike) -> dict[str, int]:
+def unknown_record_types(*paths: str | os.PathLike[str]) -> dict[str, int]:
     """``{type: count}`` of the records in ``paths`` whose ``type`` the reader does not know (see
     :attr:`ReadResult.unknown_types`): what a verdict names when the CLI writes records the harness was never shown
     (README "Set-up", references/transcript-jsonl.md "Supported CLI versions"). Only lines holding a ``"type":"X"``

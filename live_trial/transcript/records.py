@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+
+from live_trial.clock import epoch_or_none
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
-    from typing import Any
+    from typing import Any, TypeVar
+
+    _Record = TypeVar("_Record", bound=Mapping[str, Any])
 
 #: Record types the CLI writes that the harness reads (2.1.197, claude-cli-observed.md; 2.1.332) plus older/other
 #: known ones. Others are skipped and counted as unknown.
@@ -59,13 +62,7 @@ TASK_NOTIFICATION_PREFIX = "<task-notification>"
 
 def record_time(rec: Mapping[str, Any]) -> float | None:
     """The record's ``timestamp`` as epoch seconds, or None when missing or unparseable."""
-    ts = rec.get("timestamp")
-    if not isinstance(ts, str) or not ts:
-        return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+    return epoch_or_none(rec.get("timestamp"))
 
 
 def message_content(rec: Mapping[str, Any]) -> Any:
@@ -166,7 +163,7 @@ def is_task_notification(rec: Mapping[str, Any]) -> bool:
     return prompt_text(rec).lstrip().startswith(TASK_NOTIFICATION_PREFIX)
 
 
-def human_prompts(records: Iterable[Mapping[str, Any]]) -> list[dict]:
+def human_prompts(records: Iterable[_Record]) -> list[_Record]:
     """The human prompts (see :func:`is_human_prompt`) in time order (timestamp, then file order)."""
     found = [(i, r) for i, r in enumerate(records) if is_human_prompt(r)]
     return [r for _, r in sorted(found, key=lambda p: (record_time(p[1]) or float("-inf"), p[0]))]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from live_trial.transcript.order import causal_order
 from live_trial.transcript.reader import iter_records
@@ -29,7 +29,7 @@ class LaunchCheck:
     """The Skill calls seen, in order (``name`` or ``name (failed)``, ``?`` for a call without a name; ``none``)."""
 
 
-def launch_check(records: Iterable[Mapping], target: str) -> LaunchCheck:
+def launch_check(records: Iterable[Mapping[str, Any]], target: str) -> LaunchCheck:
     """Seed 001 verdict table, axis 起動: READY and a delivered task are not enough; the transcript must show a
     successful Skill call to ``target`` (``plugin:skill``; task.md asks for exactly that) in any of the session's
     transcripts. ``records``: :func:`skill_call_records` of them."""
@@ -38,14 +38,14 @@ def launch_check(records: Iterable[Mapping], target: str) -> LaunchCheck:
     return LaunchCheck(any(name == target and ok for name, ok in calls), seen)
 
 
-def compaction_triggers(records: Iterable[Mapping]) -> list[str]:
+def compaction_triggers(records: Iterable[Mapping[str, Any]]) -> list[str]:
     """What compacted the conversation, once per ``compact_boundary`` record (``manual``, ``auto``; ``unknown``):
     the model then worked from a summary of the task."""
     return [str((r.get("compactMetadata") or {}).get("trigger") or "unknown") for r in records
             if r.get("type") == "system" and r.get("subtype") == "compact_boundary"]
 
 
-def skill_calls(records) -> list[tuple[str, bool]]:
+def skill_calls(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, bool]]:
     """``[(skill name, succeeded)]`` for every Skill tool_use of the main chain, in the order they happened.
 
     ``succeeded``: its tool_result exists and is not an error. ``records``: parsed transcript records. The name is the
@@ -78,7 +78,7 @@ def skill_calls(records) -> list[tuple[str, bool]]:
     return [(resolved.get(use_id, name), results.get(use_id, False)) for name, use_id in calls]
 
 
-def _tool_ids(rec: dict, block_type: str, key: str, name: str | None = None) -> list[str]:
+def _tool_ids(rec: dict[str, Any], block_type: str, key: str, name: str | None = None) -> list[str]:
     content = message_content(rec)
     return [b[key] for b in content if isinstance(b, dict) and b.get("type") == block_type
             and isinstance(b.get(key), str) and (name is None or b.get("name") == name)] \
@@ -89,7 +89,7 @@ _SLIM_KEYS = ("type", "subtype", "uuid", "parentUuid", "timestamp", "isSidechain
               "compactMetadata")
 
 
-def _slim(rec: dict) -> dict | None:
+def _slim(rec: dict[str, Any]) -> dict[str, Any] | None:
     """What :func:`skill_calls` and the compaction note read of a record: its order keys, ``attributionSkill``,
     ``compactMetadata``, its Skill tool_use blocks (id and skill) and its tool_result blocks (id and is_error); None
     for a record that holds none of them (nothing else of it is kept)."""
@@ -110,7 +110,7 @@ def _slim(rec: dict) -> dict | None:
     return slim
 
 
-def skill_call_records(*paths: Path) -> list[dict]:
+def skill_call_records(*paths: Path) -> list[dict[str, Any]]:
     """The records of a session's transcripts (in the order given) that the launch check and the compaction note
     need, cut to what those read (:func:`_slim`): Skill tool_use records, the tool_result records answering them,
     the assistant records naming the skill the CLI resolved a bare-name call to (``attributionSkill``) and
@@ -136,7 +136,7 @@ def skill_call_records(*paths: Path) -> list[dict]:
     missing = {i for rec in kept for i in _tool_ids(rec, "tool_use", "id", "Skill")} - answered
     if missing:
         needles = {n for i in missing for n in (i.encode(), json.dumps(i)[1:-1].encode())}
-        kept += [_slim(rec) for path in paths
+        kept += [slim for path in paths
                  for rec in iter_records(path, select=lambda line: any(n in line for n in needles))
-                 if set(_tool_ids(rec, "tool_result", "tool_use_id")) & missing]
+                 if set(_tool_ids(rec, "tool_result", "tool_use_id")) & missing and (slim := _slim(rec)) is not None]
     return kept

@@ -22,6 +22,7 @@ notification continues the turn of the newest human prompt (the CLI woke the mod
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 
 from live_trial.transcript.background import outstanding
 from live_trial.transcript.order import causal_order
@@ -39,11 +40,23 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:       # annotations only: importing typing would cost every command's start-up
     from typing import Any
 
-BUSY_GENERATING = "BUSY_GENERATING"
-BUSY_TOOL = "BUSY_TOOL"
-GATE = "GATE"
-IDLE_TURN_COMPLETE = "IDLE_TURN_COMPLETE"
-STATES = (BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE)
+
+class TurnState(StrEnum):
+    """The four states of a turn (this module's docstring says when each holds). Their values are the words
+    ``status``, ``poll`` and the state files write (``status --json`` ``state``, poll-state.json ``last_state``)."""
+
+    BUSY_GENERATING = "BUSY_GENERATING"
+    BUSY_TOOL = "BUSY_TOOL"
+    GATE = "GATE"
+    IDLE_TURN_COMPLETE = "IDLE_TURN_COMPLETE"
+
+
+BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE = (TurnState.BUSY_GENERATING, TurnState.BUSY_TOOL, TurnState.GATE,
+                                                        TurnState.IDLE_TURN_COMPLETE)
+#: Every state, in the order above.
+STATES = tuple(TurnState)
+#: The states of a turn still running (seed 001's STALL row 2: a silent tool or stream).
+BUSY_STATES = (TurnState.BUSY_GENERATING, TurnState.BUSY_TOOL)
 
 #: Tools that always wait for a person, even under --dangerously-skip-permissions (seed 001 GATE_TOOLS).
 GATE_TOOLS = ("AskUserQuestion", "ExitPlanMode")
@@ -53,7 +66,7 @@ FINAL_STOP_REASONS = ("end_turn", "stop_sequence", "max_tokens", "refusal")
 class Status:
     """The classification of a transcript.
 
-    ``state`` one of :data:`STATES`; ``reason`` names the deciding signal; ``interrupted`` true when the turn
+    ``state`` a :class:`TurnState`; ``reason`` names the deciding signal; ``interrupted`` true when the turn
     ended by Esc; ``api_error`` the API error status (int) or text when the turn ended in an API error, else
     None; ``pending_tool`` the name of the unanswered tool (None when none); ``question`` the gate's question
     text; ``gate_kind`` ``ask_user_question`` | ``exit_plan_mode`` | ``permission``; ``options`` the offered
@@ -75,7 +88,7 @@ class Status:
                  gate_kind: str | None = None, options: list[str] | None = None, stop_reason: str | None = None,
                  last_prompt_uuid: str | None = None, last_event_at: str | None = None, queued_prompts: int = 0,
                  session_status: str | None = None, last_assistant_text: str = "", warnings: list[str] | None = None,
-                 background: dict | None = None, ended_by: str | None = None) -> None:
+                 background: dict[str, Any] | None = None, ended_by: str | None = None) -> None:
         # A plain class, not a dataclass: importing dataclasses (and the inspect module it loads) would be a
         # quarter of ``live-trial status``'s start-up.
         self.state, self.reason, self.interrupted, self.api_error = state, reason, interrupted, api_error
@@ -85,7 +98,7 @@ class Status:
         self.session_status, self.last_assistant_text = session_status, last_assistant_text
         self.warnings, self.background, self.ended_by = list(warnings or []), background, ended_by
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``status --json``)."""
         from copy import deepcopy
 
@@ -98,7 +111,7 @@ class Status:
         return "Status(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS) + ")"
 
 
-def _blocks(rec: Mapping[str, Any]) -> list[dict]:
+def _blocks(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     content = message_content(rec)
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
@@ -120,7 +133,8 @@ def _question_of(name: str, tool_input: Any) -> tuple[str, list[str]]:
             texts.append(inp["question"].strip())
         return (" | ".join(texts) or "AskUserQuestion (no question text in the tool input)"), labels
     if name == "ExitPlanMode":
-        plan = inp.get("plan") if isinstance(inp.get("plan"), str) else ""
+        plan = inp.get("plan")
+        plan = plan if isinstance(plan, str) else ""
         first = next((ln.strip("# ").strip() for ln in plan.splitlines() if ln.strip()), "")
         text = "Approve the plan and start coding?" + (f" Plan: {first}" if first else "")
         if isinstance(inp.get("planFilePath"), str):
@@ -134,7 +148,7 @@ def _question_of(name: str, tool_input: Any) -> tuple[str, list[str]]:
     return f"Permission for {name}" + (f": {detail}" if detail else ""), []
 
 
-#: Screen dialog kinds (``live_trial.session.screen.Dialog.kind``) that are gates of a running turn.
+#: Screen dialog kinds (``live_trial.session.dialogs.Dialog.kind``) that are gates of a running turn.
 SCREEN_GATE_KINDS = ("ask_user_question", "exit_plan_mode", "permission")
 #: What the AskUserQuestion dialog adds to the skill's options on 2.1.197 (claude-cli-observed.md "TUI markers").
 ASK_CLI_OPTIONS = ("Type something.", "Chat about this")
@@ -142,7 +156,7 @@ ASK_CLI_OPTIONS = ("Type something.", "Chat about this")
 
 def gate_from_screen(status: Status, kind: str | None, question: str, options: list[str]) -> Status:
     """``status`` completed with what the screen shows of an open gate dialog (``kind`` as
-    ``live_trial.session.screen.Dialog.kind``, its question and option labels); returned unchanged when ``kind`` is
+    ``live_trial.session.dialogs.Dialog.kind``, its question and option labels); returned unchanged when ``kind`` is
     not a gate or the turn has ended.
 
     A busy or waiting turn whose gate dialog is on screen is GATE even when the dialog's tool_use record is not in
@@ -209,7 +223,7 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
             prompt_i = i
     prompt = events[prompt_i] if prompt_i >= 0 else None
 
-    pending: dict[str, dict] = {}
+    pending: dict[str, dict[str, Any]] = {}
     asked: dict[str, str] = {}        # tool_use id -> tool name, for every tool_use of the turn
     last: str | None = None           # kind of the newest conversation event
     last_at: str | None = prompt.get("timestamp") if prompt else None
@@ -222,7 +236,8 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
         rtype = rec.get("type")
         kind = None
         if rtype == "assistant":
-            msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+            msg = rec.get("message")
+            msg = msg if isinstance(msg, dict) else {}
             model = msg.get("model")
             stop_reason = msg.get("stop_reason") if isinstance(msg.get("stop_reason"), str) else None
             if rec.get("isApiErrorMessage") is True:

@@ -58,7 +58,7 @@ COUNTER = ReadCounter()
 class CountedFile:
     """A binary file whose reads are counted in :data:`COUNTER`."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self._fh = open(path, "rb")
 
     def read(self, n: int = -1) -> bytes:
@@ -86,7 +86,7 @@ class CountedFile:
         self.close()
 
 
-def open_transcript(path: str | os.PathLike) -> CountedFile:
+def open_transcript(path: str | os.PathLike[str]) -> CountedFile:
     """Open a transcript for reading (counted). Raises OSError."""
     return CountedFile(path)
 
@@ -203,7 +203,7 @@ def _shape(value: Any) -> tuple[int, bool] | None:
     return deepest, lone
 
 
-def check_record(rec: Any, raw: bytes, offset: int, tally: Tally) -> dict | None:
+def check_record(rec: Any, raw: bytes, offset: int, tally: Tally) -> dict[str, Any] | None:
     """``rec`` when it is a transcript record (a JSON object whose ``type`` is known, nested at most
     :data:`MAX_RECORD_DEPTH` deep), lone surrogates escaped; else None, counted in ``tally``. A record of a type the
     harness knows and does not read (:data:`~live_trial.transcript.records.IGNORED_TYPES`: 2.1.332's copies of the
@@ -234,11 +234,12 @@ def check_record(rec: Any, raw: bytes, offset: int, tally: Tally) -> dict | None
         _name_unknown(tally, rec.get("type"))
         return None
     if lone:
-        rec = scrub(rec)
+        scrubbed: dict[str, Any] = scrub(rec)
+        return scrubbed
     return rec
 
 
-def parse_line(raw: bytes, offset: int, tally: Tally) -> dict | None:
+def parse_line(raw: bytes, offset: int, tally: Tally) -> dict[str, Any] | None:
     """The record of one complete line (without its newline) starting at byte ``offset``, or None (counted).
 
     NUL bytes: a line of NULs is one malformed line; a hole of NULs and then a record (a file that was extended
@@ -258,7 +259,7 @@ def parse_line(raw: bytes, offset: int, tally: Tally) -> dict | None:
     return check_record(rec, line, offset, tally)
 
 
-def parse_long(head: bytes | None, tail: bytes, length: int, offset: int, tally: Tally) -> dict | None:
+def parse_long(head: bytes | None, tail: bytes, length: int, offset: int, tally: Tally) -> dict[str, Any] | None:
     """The summary record of an over-long line (``head`` None when its start was not read), or None (counted)."""
     head = head.lstrip(b"\x00 \t\r\n") if head is not None else None
     tail = tail.rstrip(b"\x00 \t\r\n")
@@ -289,18 +290,18 @@ class Pass:
         self.end = start
         self.torn = False
 
-    def _short(self, raw: bytes, offset: int) -> dict | None:
+    def _short(self, raw: bytes, offset: int) -> dict[str, Any] | None:
         if self.select is not None and not self.select(raw):
             return None
         return parse_line(raw, offset, self.tally)
 
-    def records(self) -> Iterator[tuple[int, dict]]:
+    def records(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """``(byte offset, record)`` for each complete line, in file order (see the class docstring)."""
         fh, pos = self.fh, self.start
         fh.seek(pos)
         buf = bytearray()          # the current unfinished line while it is short
         line_at = pos              # file offset where the current unfinished line starts
-        long: list | None = None   # [head, tail window, length] once the line is longer than LONG_RECORD_BYTES
+        long: list[Any] | None = None   # [head, tail window, length] once the line is longer than LONG_RECORD_BYTES
         while True:
             want = CHUNK_BYTES if self.until is None else min(CHUNK_BYTES, self.until - pos)
             chunk = fh.read(want) if want > 0 else b""
@@ -314,13 +315,13 @@ class Pass:
             while i < n:
                 if not skimmed and not buf and long is None:
                     skimmed = True       # once per chunk: no line of the rest is selected -> skip it whole
-                    if not self.select(chunk[i:]):
+                    if self.select is not None and not self.select(chunk[i:]):
                         last = chunk.rfind(b"\n", i)
                         if last >= 0:
                             line_at = self.end = base + last + 1
-                        rest = last + 1 if last >= 0 else i
-                        if rest < n:
-                            buf, line_at = bytearray(chunk[rest:]), base + rest
+                        rest_at = last + 1 if last >= 0 else i
+                        if rest_at < n:
+                            buf, line_at = bytearray(chunk[rest_at:]), base + rest_at
                         break
                 nl = chunk.find(b"\n", i)
                 stop = nl if nl >= 0 else n
@@ -368,7 +369,9 @@ class Pass:
                     rec = self._short(chunk[i:nl], base + i)
                     if rec is not None:
                         yield base + i, rec
-                i = _NEWLINES.match(chunk, nl).end()
+                at_newline = _NEWLINES.match(chunk, nl)
+                assert at_newline is not None      # chunk[nl] is a newline
+                i = at_newline.end()
                 line_at = self.end = base + i
         rest = bytes(buf) if long is None else long[0] + bytes(long[1][-SUMMARY_TAIL_BYTES:])
         self.torn = bool(rest.strip(b"\x00 \t\r\n"))

@@ -53,13 +53,20 @@ def decode_string(body: bytes, *, cut: bool = False) -> str:
     for trim in range(0, 7 if cut else 1):
         piece = keep[:len(keep) - trim] if trim else keep
         try:
-            text = json.loads(b'"' + piece + b'"')
+            text: str = json.loads(b'"' + piece + b'"')
             break
         except (ValueError, RecursionError):
             continue
     else:
         text = keep.decode("utf-8", "replace")
     return text[:TEXT_KEEP_CHARS]
+
+
+def _skip_ws(data: bytes, pos: int) -> int:
+    """The index of the first byte at or after ``pos`` that is no JSON whitespace."""
+    m = _WS.match(data, pos)
+    assert m is not None                 # it matches the empty string
+    return m.end()
 
 
 def _number(token: bytes) -> Any:
@@ -74,9 +81,9 @@ class _Forward:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.root: dict | None = None
+        self.root: dict[str, Any] | None = None
         # frames: [container (dict | list | None when skipped), key awaiting its value, is_object]
-        self.stack: list[list] = []
+        self.stack: list[list[Any]] = []
 
     def attach(self, value: Any) -> None:
         frame = self.stack[-1]
@@ -89,12 +96,12 @@ class _Forward:
 
     def run(self) -> None:
         data, n = self.data, len(self.data)
-        pos = _WS.match(data, 0).end()
+        pos = _skip_ws(data, 0)
         if pos >= n or data[pos] != 0x7B:                       # "{"
             raise Malformed("the record does not start with '{'")
         expect = "value"                                         # value | key | after
         while True:
-            pos = _WS.match(data, pos).end()
+            pos = _skip_ws(data, pos)
             if pos >= n:
                 return
             c = data[pos]
@@ -119,10 +126,11 @@ class _Forward:
                 if c != 0x22:
                     raise Malformed("an object key is not a string")
                 body = _STR_BODY.match(data, pos + 1)
+                assert body is not None                              # it matches the empty string
                 if body.end() >= n:
                     return                                       # cut inside the key
                 key = decode_string(body.group())
-                pos = _WS.match(data, body.end() + 1).end()
+                pos = _skip_ws(data, body.end() + 1)
                 if pos >= n:
                     return
                 if data[pos] != 0x3A:
@@ -145,7 +153,7 @@ class _Forward:
                 pos += 1
                 expect = "key" if is_obj else "value"
                 if not is_obj:
-                    after = _WS.match(data, pos).end()
+                    after = _skip_ws(data, pos)
                     if after < n and data[after] == 0x5D:       # "[]"
                         expect = "after"
                 continue
@@ -153,6 +161,7 @@ class _Forward:
                 raise Malformed("a scalar at the top level")
             if c == 0x22:
                 body = _STR_BODY.match(data, pos + 1)
+                assert body is not None                              # it matches the empty string
                 closed = body.end() < n and data[body.end()] == 0x22
                 if self.stack[-1][0] is not None:
                     self.attach(decode_string(body.group(), cut=not closed))
@@ -189,7 +198,7 @@ class _Backward:
     def __init__(self, data: bytes) -> None:
         self.data = data
         # frames: [members (dict, or list in reverse order), is_object, value awaiting its key, has pending value]
-        self.stack: list[list] = []
+        self.stack: list[list[Any]] = []
 
     def _give(self, value: Any) -> None:
         frame = self.stack[-1]
@@ -324,7 +333,7 @@ def _merge(head_path: list[tuple[Any, bool]], tail_frames: list[tuple[Any, bool]
             container.extend(members[:max(0, MAX_ITEMS - len(container))])
 
 
-def summarise(head: bytes | None, tail: bytes, length: int) -> dict | None:
+def summarise(head: bytes | None, tail: bytes, length: int) -> dict[str, Any] | None:
     """The record of an over-long JSONL line, from its first bytes ``head`` (None when the line's start was not
     read) and its last bytes ``tail`` (up to the line's end, without the newline). ``length``: the line's length in
     bytes. Returns a dict with :data:`SUMMARY_KEY` ``{"bytes": length, "read": bytes used, "start_read": bool}``,

@@ -6,9 +6,9 @@ model is asked again only after every tool_use of its previous message has a res
 few kinds of record: prompts and other non-tool user records, queue operations, system records (``turn_duration``),
 background work started or ended, API errors, gate tools and their answers, tool_uses still unanswered, and the
 newest assistant text. :class:`TurnWindow` keeps those and the newest message, so poll classifies each tick over a
-handful of records however long the turn (``tests/unit/test_turn_window.py`` checks that the classification is the
-same as over every record). :func:`read_turn` reads back from the end record by record and stops as soon as the
-state is decided (references/transcript-jsonl.md "Reading rules").
+handful of records however long the turn (``tests/unit/transcript/test_turn_window.py`` checks that the
+classification is the same as over every record). :func:`read_turn` reads back from the end record by record and
+stops as soon as the state is decided (references/transcript-jsonl.md "Reading rules").
 """
 from __future__ import annotations
 
@@ -26,38 +26,42 @@ from live_trial.transcript.reader import (
 )
 from live_trial.transcript.records import is_human_prompt, message_content, prompt_text
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
+    from typing import Any
+
 #: Tools whose calls stay in the window of a long turn: their question and answers make warnings and gates.
 KEEP_TOOLS = ("AskUserQuestion", "ExitPlanMode")
 #: ``toolUseResult`` keys of results that start, stop or report background work, or answer a question.
 KEEP_RESULT_KEYS = ("backgroundTaskId", "agentId", "task_id", "task", "answers")
 
 
-def _blocks(rec: dict) -> list[dict]:
+def _blocks(rec: dict[str, Any]) -> list[dict[str, Any]]:
     content = message_content(rec)
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def _tool_use_ids(rec: dict) -> list[str]:
+def _tool_use_ids(rec: dict[str, Any]) -> list[str]:
     return [b["id"] for b in _blocks(rec) if b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
 
 
-def _result_ids(rec: dict) -> list[str]:
+def _result_ids(rec: dict[str, Any]) -> list[str]:
     return [str(b.get("tool_use_id")) for b in _blocks(rec) if b.get("type") == "tool_result"]
 
 
-def _message_id(rec: dict) -> str | None:
+def _message_id(rec: dict[str, Any]) -> str | None:
     msg = rec.get("message")
     mid = msg.get("id") if isinstance(msg, dict) else None
     return mid if isinstance(mid, str) else rec.get("uuid") if isinstance(rec.get("uuid"), str) else None
 
 
-def _kept_result(rec: dict) -> bool:
+def _kept_result(rec: dict[str, Any]) -> bool:
     result = rec.get("toolUseResult")
     return isinstance(result, dict) and (any(k in result for k in KEEP_RESULT_KEYS)
                                          or result.get("status") == "async_launched")
 
 
-def _kept(rec: dict, answered: set[str], kept_uses: set[str]) -> bool:
+def _kept(rec: dict[str, Any], answered: set[str], kept_uses: set[str]) -> bool:
     """Whether an older record (before the newest assistant message) can still change the classification.
     ``answered``: tool_use ids with a result so far; ``kept_uses``: tool_use ids whose call or result is kept."""
     if rec.get("isSidechain") is True:
@@ -84,17 +88,17 @@ class TurnWindow:
     follows it, plus the older records that can still matter (see the module docstring). :meth:`records` gives them
     in file order for :func:`live_trial.transcript.status.classify`. Pure; raises nothing."""
 
-    def __init__(self, records: Iterable[dict] = ()) -> None:
-        self._kept: list[tuple[int, dict]] = []
-        self._window: list[tuple[int, dict]] = []
+    def __init__(self, records: Iterable[dict[str, Any]] = ()) -> None:
+        self._kept: list[tuple[int, dict[str, Any]]] = []
+        self._window: list[tuple[int, dict[str, Any]]] = []
         self._answered: set[str] = set()
-        self._text: tuple[int, dict] | None = None     # the newest assistant record with text, once folded
+        self._text: tuple[int, dict[str, Any]] | None = None     # the newest assistant record with text, once folded
         self._newest_message: str | None = None
         self._kept_uses: set[str] = set()               # tool_use ids whose call is kept (their results must be too)
         self._seq = 0
         self.add(records)
 
-    def add(self, records: Iterable[dict]) -> None:
+    def add(self, records: Iterable[dict[str, Any]]) -> None:
         """Feed more records (file order)."""
         for rec in records:
             if not isinstance(rec, dict):
@@ -122,7 +126,7 @@ class TurnWindow:
                 self._text = item
         self._window = []
 
-    def records(self) -> list[dict]:
+    def records(self) -> list[dict[str, Any]]:
         """The kept records and the window, in file order."""
         items = self._kept + ([self._text] if self._text is not None else []) + self._window
         items.sort(key=lambda item: item[0])
@@ -132,8 +136,9 @@ class TurnWindow:
         return len(self._kept) + len(self._window) + (self._text is not None)
 
 
-def read_turn(path: str | os.PathLike, *, session_status: dict | None = None, max_bytes: int = TAIL_MAX_BYTES,
-              margin: int = TAIL_MARGIN_RECORDS, scan_max_bytes: int = TAIL_SCAN_MAX_BYTES) -> ReadResult:
+def read_turn(path: str | os.PathLike[str], *, session_status: dict[str, Any] | None = None,
+              max_bytes: int = TAIL_MAX_BYTES, margin: int = TAIL_MARGIN_RECORDS,
+              scan_max_bytes: int = TAIL_SCAN_MAX_BYTES) -> ReadResult:
     """Read the newest turn back from the end of ``path``, record by record, only as far as its state needs.
 
     Stops at the newest human prompt (with ``margin`` records before it, for a first turn written out of order),
@@ -149,7 +154,7 @@ def read_turn(path: str | os.PathLike, *, session_status: dict | None = None, ma
 
     result = ReadResult(reached_start=False)
     cli_idle = isinstance(session_status, dict) and session_status.get("status") == "idle"
-    newest: list[dict] = []            # newest first
+    newest: list[dict[str, Any]] = []            # newest first
     newest_message: str | None = None
     prompt_at: int | None = None
     checked = False

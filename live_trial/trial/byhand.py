@@ -20,21 +20,24 @@ import shutil
 import socket as socketlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json, write_json
 from live_trial.rehearsal.config import seed_config
 from live_trial.trial import folder, folder_steps, start
-from live_trial.trial.changes import BASELINE_DIR
-from live_trial.trial.collect import collect
+from live_trial.trial.collect import Collected, collect
+from live_trial.trial.facts import TrialRequest
 from live_trial.trial.folder_steps import changes_since_start
-from live_trial.trial.journal import POLL_STATE_FILE
-from live_trial.trial.state import STATE_FILE, STATE_SCHEMA
+from live_trial.trial.state import STATE_SCHEMA
+from live_trial.workdir_files import CWD_SNAPSHOT, Workdir
+
+if TYPE_CHECKING:       # types only: imported where they are used, to keep start-up quick
+    from live_trial.acceptance.claims import Claims
+    from live_trial.acceptance.verdict_doc import Verdict
 
 PREPARED = "prepared"
-REHEARSAL_CONFIG = "claude-config"
-NO_SNAPSHOT = ("no snapshot of the trial's folder at start (cwd-snapshot.json): its side effects cannot be known, "
+NO_SNAPSHOT = (f"no snapshot of the trial's folder at start ({CWD_SNAPSHOT}): its side effects cannot be known, "
                "so none are recorded")
 
 
@@ -42,7 +45,7 @@ NO_SNAPSHOT = ("no snapshot of the trial's folder at start (cwd-snapshot.json): 
 class Prepared:
     """A prepared workdir: its path, its trial-state, the target skill's folder, and notes for the person."""
     workdir: Path
-    state: dict
+    state: dict[str, Any]
     skill_dir: Path
     notes: list[str] = field(default_factory=list)
 
@@ -55,7 +58,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None = None) -> Prepared:
+def prepare(req: TrialRequest, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None = None) -> Prepared:
     """Make a trial ready for the steps by hand and return it (see the module docstring).
 
     ``req``: a :class:`~live_trial.trial.facts.TrialRequest` checked as ``run`` checks it
@@ -73,10 +76,11 @@ def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None 
     notes: list[str] = []
     try:
         start.create(trial)
+        assert trial.wd is not None and trial.state is not None and trial.target is not None
         try:
             folder_steps.prepare(trial)
             if req.rehearsal is not None:
-                config = trial.wd.path(REHEARSAL_CONFIG)
+                config = trial.wd.claude_config
                 seed_config(config, [req.cwd])
                 trial.journal.save(config_dir=str(config),
                                    rehearsal={"scenario": str(req.rehearsal), "port": free_port()})
@@ -91,7 +95,7 @@ def prepare(req, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None 
             notes.append(f"the trial works in {req.cwd} itself; by hand no lock holds it between the steps: start no "
                          "other trial there until you are done")
     if (trial.state.folder or {}).get("form") == folder.COPY:
-        notes.append(f"the copy {trial.state.folder['path']} is removed by `backend kill-session` once collect "
+        notes.append(f"the copy {(trial.state.folder or {})['path']} is removed by `backend kill-session` once collect "
                      "recorded its side effects")
     return Prepared(workdir=trial.wd.root, state=trial.state.to_doc(), skill_dir=Path(trial.target.skill_dir),
                     notes=notes)
@@ -113,6 +117,7 @@ def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
     state file, collect, evaluate, verdict (as after a DONE), kill-session, reap, and stopping the server."""
     s, q = p.state, shlex.quote
     wd, cwd, session = p.workdir, s["cwd"], s["session"]
+    files = Workdir.of(wd)
     sock = f" --socket {q(socket)}" if socket else ""
     rehearsal = s.get("rehearsal")
     lines = []
@@ -127,9 +132,9 @@ def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
                      f"--config-dir {q(s['config_dir'])} &")
         boot += f" --rehearsal-server http://127.0.0.1:{rehearsal['port']} --config-dir {q(s['config_dir'])}"
     lines += [boot + sock,
-              f"live-trial send {q(session)} {q(str(wd / 'task.md'))}{sock}",
-              f"live-trial poll {q(str(wd / 'out' / 'status.json'))} {q(session)} "
-              f"--state-file {q(str(wd / POLL_STATE_FILE))}{sock}",
+              f"live-trial send {q(session)} {q(str(files.task))}{sock}",
+              f"live-trial poll {q(str(files.marker))} {q(session)} "
+              f"--state-file {q(str(files.poll_state))}{sock}",
               f"live-trial collect --workdir {q(str(wd))}{sock}",
               f"live-trial evaluate --workdir {q(str(wd))}" + (f" --rehearsal {q(rehearsal['scenario'])}"
                                                                if rehearsal else ""),
@@ -153,14 +158,15 @@ def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
     return lines
 
 
-def read_state(workdir: Path) -> dict | None:
+def read_state(workdir: Path) -> dict[str, Any] | None:
     """The workdir's trial-state.json (schema-checked), or None when it has none (a workdir made by hand).
     Raises :class:`~live_trial.errors.SchemaInvalid` when it does not fit its schema."""
-    path = Path(workdir) / STATE_FILE
+    path = Workdir.of(workdir).trial_state
     return read_json(path, STATE_SCHEMA) if path.is_file() else None
 
 
-def prepared_state(workdir: Path, session: str, *, cwd: Path | None = None, target: str | None = None) -> dict:
+def prepared_state(workdir: Path, session: str, *, cwd: Path | None = None,
+                   target: str | None = None) -> dict[str, Any]:
     """The trial-state of a workdir ``prepare`` made for ``session``. Raises :class:`RefusedInput` (exit 2, nothing
     changed) when the workdir was not prepared, or was prepared for another session, another folder (``cwd``: where
     the session would start) or another target."""
@@ -184,14 +190,14 @@ def prepared_state(workdir: Path, session: str, *, cwd: Path | None = None, targ
     return state
 
 
-def record_boot(workdir: Path, state: dict, **facts) -> None:
+def record_boot(workdir: Path, state: dict[str, Any], **facts: Any) -> None:
     """Add what boot established (``pane_pid``, ``claude_bin``, ``claude_version``, ``config_dir``) to the prepared
     workdir's trial-state.json (schema-checked, atomic)."""
-    write_json(Path(workdir) / STATE_FILE, {**state, **facts}, STATE_SCHEMA)
+    write_json(Workdir.of(workdir).trial_state, {**state, **facts}, STATE_SCHEMA)
 
 
-def collect_by_hand(workdir: Path, state: dict | None, *, pane_text: str | None, transcript: Path | None,
-                    cwd: Path):
+def collect_by_hand(workdir: Path, state: dict[str, Any] | None, *, pane_text: str | None, transcript: Path | None,
+                    cwd: Path) -> tuple[Collected, list[str]]:
     """``collect`` of one workdir: :func:`live_trial.trial.collect.collect` with the side effects measured against the
     trial folder's snapshot at start when the workdir has one (a prepared workdir; measured again at each collect),
     then trial-state ``folder.recorded``. Returns ``(Collected, notes)``; a workdir without a snapshot gets
@@ -203,10 +209,11 @@ def collect_by_hand(workdir: Path, state: dict | None, *, pane_text: str | None,
     got = collect(workdir, pane_text=pane_text, transcript_src=transcript, subagents_src=subagents, **kw)
     notes = []
     if kw["before"] is None:
-        got.missing.append("cwd-snapshot.json")
+        got.missing.append(CWD_SNAPSHOT)
         notes.append(NO_SNAPSHOT)
     elif state and isinstance(state.get("folder"), dict) and kw["cwd"] is not None:
-        write_json(workdir / STATE_FILE, {**state, "folder": {**state["folder"], "recorded": True}}, STATE_SCHEMA)
+        write_json(Workdir.of(workdir).trial_state, {**state, "folder": {**state["folder"], "recorded": True}},
+                   STATE_SCHEMA)
     return got, notes
 
 
@@ -225,13 +232,13 @@ def release_copy(workdir: Path) -> tuple[Path | None, str | None]:
                       f"`live-trial collect --workdir {workdir}`, then remove it)")
     if copy.exists():
         folder.remove_tree(copy)
-    write_json(Path(workdir) / STATE_FILE, {**state, "folder": {**state["folder"], "removed": True}}, STATE_SCHEMA)
-    shutil.rmtree(Path(workdir) / BASELINE_DIR, ignore_errors=True)
+    write_json(Workdir.of(workdir).trial_state, {**state, "folder": {**state["folder"], "removed": True}}, STATE_SCHEMA)
+    shutil.rmtree(Workdir.of(workdir).cwd_baseline, ignore_errors=True)
     return copy, None
 
 
-def verdict_by_hand(claims, *, workdir: Path, skill_dir: Path, target: str, plugins_root: Path | None,
-                    eval_root: Path | None, env: Mapping[str, str] | None = None):
+def verdict_by_hand(claims: Claims, *, workdir: Path, skill_dir: Path, target: str, plugins_root: Path | None,
+                    eval_root: Path | None, env: Mapping[str, str] | None = None) -> tuple[Verdict, Path]:
     """``verdict``: derive and write the verdict of the trial in ``workdir`` (a resolved trial folder) from what it
     holds and what a person says (``claims``: :class:`~live_trial.acceptance.claims.Claims`), as ``run`` derives its
     own (:func:`live_trial.acceptance.claims.settle`, then the steps of :func:`live_trial.trial.finish.record_verdict`).

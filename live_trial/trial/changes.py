@@ -21,18 +21,20 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from live_trial.jsonfile import copy_file_private, make_private_dirs, read_json, write_json, write_text_atomic
 from live_trial.trial.gitrepo import commits_since, folder_tree, tree_changes
+from live_trial.workdir_files import GIT_DIFF, GIT_DIFF_PATH, GIT_STATUS, SIDE_EFFECTS_COPIES_PATH, Workdir
+
+if TYPE_CHECKING:       # types only: imported where it is used, to keep start-up quick
+    from live_trial.judge.context import Produced
 
 SNAPSHOT_MAX_FILES = 20_000
 COPY_MAX_BYTES = 1_000_000
 PATCH_MAX_BYTES = 5_000_000
 SKIP_DIRS = {".git", "node_modules", ".venv", "__pycache__", ".pytest_cache", ".hypothesis", "claude-pin"}
 GIT_TIMEOUT_S = 30.0
-SIDE_EFFECTS = "side-effects"
-#: The private git object store and indexes of a folder's start and end trees, in the workdir (a harness file).
-BASELINE_DIR = "cwd-baseline"
 SNAPSHOT_VERSION = 2
 
 #: relative POSIX path -> (size in bytes, ``sha256:<hex>`` of the content; of the link text for a symlink). A snapshot
@@ -115,7 +117,7 @@ def record_baseline(workdir: Path, folder: Path, exclude: list[Path]) -> str:
     the tree id (kept in trial-state.json ``folder.baseline``; HEAD's commit goes to ``folder.baseline_head``,
     :func:`live_trial.trial.gitrepo.head_commit`). ``exclude``: the harness's folders (eval root,
     workdir), left out when inside ``folder``. Raises :class:`~live_trial.errors.Blocked` when git fails."""
-    return folder_tree(Path(folder), Path(workdir) / BASELINE_DIR, "start", exclude=_inside(folder, exclude))
+    return folder_tree(Path(folder), Workdir.of(workdir).cwd_baseline, "start", exclude=_inside(folder, exclude))
 
 
 def _bounded(data: bytes) -> bytes:
@@ -126,7 +128,7 @@ def _bounded(data: bytes) -> bytes:
 
 def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclude: list[Path], *,
                         baseline: str | None = None, baseline_head: str | None = None,
-                        by_content: bool = True) -> dict:
+                        by_content: bool = True) -> dict[str, Any]:
     """Write ``side-effects/`` in the workdir and return a summary dict (``git``, and counts of ``added``,
     ``changed``, ``removed``, ``copied``).
 
@@ -137,50 +139,50 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
     --porcelain`` and ``git diff`` of the cwd's subtree, as git shows them. With ``before``: ``files.json`` and the
     copies of added and changed files up to 1 MB under ``side-effects/files/``.
     """
-    dest = Path(workdir) / SIDE_EFFECTS
-    make_private_dirs(dest)
-    summary: dict = {"git": False}
+    wd = Workdir.of(workdir)
+    make_private_dirs(wd.side_effects)
+    summary: dict[str, Any] = {"git": False}
     if baseline is not None:
-        store = Path(workdir) / BASELINE_DIR
+        store = wd.cwd_baseline
         end = folder_tree(cwd, store, "end", exclude=_inside(cwd, exclude))
         status, patch = tree_changes(cwd, store, baseline, end)
-        write_text_atomic(dest / "git-status.txt", status)
-        write_text_atomic(dest / "git-diff.patch", _bounded(patch).decode("utf-8", "replace"))
+        write_text_atomic(wd.git_status, status)
+        write_text_atomic(wd.git_diff, _bounded(patch).decode("utf-8", "replace"))
         commits = commits_since(cwd, baseline_head)
         if commits:
-            write_text_atomic(dest / "git-commits.txt", commits)
+            write_text_atomic(wd.git_commits, commits)
         summary["git"] = True
     elif before is None and is_git_work_tree(cwd):
         summary["git"] = True
-        for name, argv in (("git-status.txt", ["git", "-C", str(cwd), "status", "--porcelain", "--", "."]),
-                           ("git-diff.patch", ["git", "-C", str(cwd), "diff", "--", "."])):
+        for name, argv in ((GIT_STATUS, ["git", "-C", str(cwd), "status", "--porcelain", "--", "."]),
+                           (GIT_DIFF, ["git", "-C", str(cwd), "diff", "--", "."])):
             try:
                 proc = subprocess.run(argv, capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
-                write_text_atomic(dest / name, proc.stdout)
+                write_text_atomic(wd.side_effects / name, proc.stdout)
             except (OSError, subprocess.TimeoutExpired) as exc:
-                write_text_atomic(dest / name, f"(could not run git: {exc})\n")
+                write_text_atomic(wd.side_effects / name, f"(could not run git: {exc})\n")
     if before is not None:
         after = snapshot_cwd(cwd, exclude=exclude, by_content=by_content)
         added = sorted(set(after) - set(before))
         removed = sorted(set(before) - set(after))
         changed = sorted(p for p in set(after) & set(before) if tuple(after[p]) != tuple(before[p]))
         copied = []
-        shutil.rmtree(dest / "files", ignore_errors=True)        # a second collect (resume) starts clean
+        shutil.rmtree(wd.side_effects_copies, ignore_errors=True)        # a second collect (resume) starts clean
         for rel in added + changed:
             src = Path(cwd) / rel
             if src.is_file() and not src.is_symlink() and after[rel][0] <= COPY_MAX_BYTES:
-                copy_file_private(src, dest / "files" / rel)
+                copy_file_private(src, wd.side_effects_copies / rel)
                 copied.append(rel)
         doc = {"added": added, "changed": changed, "removed": removed, "copied": copied}
-        write_json(dest / "files.json", doc, "side-effects.schema.json")
+        write_json(wd.side_effects_list, doc, "side-effects.schema.json")
         summary.update({k: len(v) for k, v in doc.items()})
     return summary
 
 
-def recorded_side_effects(workdir: Path) -> dict:
+def recorded_side_effects(workdir: Path) -> dict[str, Any]:
     """The summary of side effects an earlier collect recorded (for a collect after the folder was removed)."""
-    files = Path(workdir) / SIDE_EFFECTS / "files.json"
-    summary: dict = {"git": (Path(workdir) / SIDE_EFFECTS / "git-status.txt").is_file()}
+    files = Workdir.of(workdir).side_effects_list
+    summary: dict[str, Any] = {"git": Workdir.of(workdir).git_status.is_file()}
     if files.is_file():
         summary.update({k: len(v) for k, v in read_json(files, "side-effects.schema.json").items()})
     return summary
@@ -196,15 +198,14 @@ def session_files(workdir: Path) -> list[str]:
     (each trial has its own folder), never a file the author had before the trial started (a copy's start state is
     the baseline). These are the files the evaluator is shown and may cite as the skill's output. Empty when nothing
     was recorded. Raises :class:`~live_trial.errors.SchemaInvalid` when files.json does not fit its schema."""
-    path = Path(workdir) / SIDE_EFFECTS / "files.json"
-    if not path.is_file():
+    wd = Workdir.of(workdir)
+    if not wd.side_effects_list.is_file():
         return []
-    doc = read_json(path, "side-effects.schema.json")
-    return [f"{SIDE_EFFECTS}/files/{rel}" for rel in doc["copied"]
-            if (Path(workdir) / SIDE_EFFECTS / "files" / rel).is_file()]
+    doc = read_json(wd.side_effects_list, "side-effects.schema.json")
+    return [f"{SIDE_EFFECTS_COPIES_PATH}/{rel}" for rel in doc["copied"] if (wd.side_effects_copies / rel).is_file()]
 
 
-def session_output(workdir: Path, folder: str | None = None):
+def session_output(workdir: Path, folder: str | None = None) -> Produced:
     """What the trial's session produced, as the fresh evaluator sees it and may cite it
     (:class:`live_trial.judge.context.Produced`): :func:`session_files`, how many files the session added or changed
     (``files.json``), the trial's own folder relative to the workdir when ``folder`` (trial-state.json ``folder.path``)
@@ -221,7 +222,6 @@ def session_output(workdir: Path, folder: str | None = None):
             inside = Path(folder).resolve().relative_to(workdir).as_posix()
         except ValueError:
             inside = None
-    diff = Path(SIDE_EFFECTS) / "git-diff.patch"
-    with_start = (workdir / SIDE_EFFECTS / "files.json").is_file() and (workdir / diff).is_file()
+    with_start = Workdir.of(workdir).side_effects_list.is_file() and Workdir.of(workdir).git_diff.is_file()
     return Produced(files=tuple(session_files(workdir)), changed=recorded.get("added", 0) + recorded.get("changed", 0),
-                    folder=inside if inside not in (None, ".") else None, diff=diff.as_posix() if with_start else None)
+                    folder=inside if inside not in (None, ".") else None, diff=GIT_DIFF_PATH if with_start else None)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from live_trial.jsonfile import write_text_atomic
 from live_trial.transcript.reader import copy_transcript
 from live_trial.trial.changes import Snapshot, record_side_effects, recorded_side_effects
+from live_trial.workdir_files import OUT, PANE, TRANSCRIPT, Workdir
 
 
 @dataclass
@@ -20,7 +22,7 @@ class Collected:
     pane: bool = False
     transcript: bool = False
     out_files: list[str] = field(default_factory=list)
-    side_effects: dict = field(default_factory=dict)
+    side_effects: dict[str, Any] = field(default_factory=dict[str, Any])
     subagent_transcripts: int = 0
     missing: list[str] = field(default_factory=list)
 
@@ -44,30 +46,31 @@ def collect(workdir: Path, *, pane_text: str | None, transcript_src: Path | None
     after an earlier collect): the side effects recorded then are kept.
     """
     workdir = Path(workdir)
+    wd = Workdir.of(workdir)
     got = Collected()
     if pane_text is not None:
-        write_text_atomic(workdir / "pane.txt", pane_text)
+        write_text_atomic(wd.pane, pane_text)
         got.pane = True
-    elif (workdir / "pane.txt").is_file():
+    elif wd.pane.is_file():
         got.pane = True  # collected earlier; the session is gone now: keep what was taken
     else:
-        got.missing.append("pane.txt")
+        got.missing.append(PANE)
     if transcript_src is not None and Path(transcript_src).is_file():
-        copy_transcript(Path(transcript_src), workdir / "transcript.jsonl")
+        copy_transcript(Path(transcript_src), wd.transcript)
         got.transcript = True
-    elif (workdir / "transcript.jsonl").is_file():
+    elif wd.transcript.is_file():
         got.transcript = True
     else:
-        got.missing.append("transcript.jsonl")
+        got.missing.append(TRANSCRIPT)
     if subagents_src is not None and Path(subagents_src).is_dir():
         for src in sorted(Path(subagents_src).glob("*.jsonl")):
-            copy_transcript(src, workdir / "subagents" / src.name)
+            copy_transcript(src, wd.subagents / src.name)
             got.subagent_transcripts += 1
-    out = workdir / "out"
+    out = wd.out
     if out.is_dir():
         got.out_files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     else:
-        got.missing.append("out/")
+        got.missing.append(f"{OUT}/")
     if cwd is None:
         got.side_effects = recorded_side_effects(workdir)
     else:

@@ -9,22 +9,52 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from live_trial.policy import Policy
 from live_trial.stop_reasons import StopReason
 from live_trial.trial.facts import Facts, TrialOutcome, TrialRequest
 from live_trial.trial.journal import Journal
 from live_trial.trial.state import TrialState
-from live_trial.trial.workdir import Workdir
+from live_trial.workdir_files import Workdir
 
 if TYPE_CHECKING:       # types only: the context is built above these rooms
     from live_trial.closure.index import Pinning, Target
     from live_trial.rehearsal.scenario import Scenario
     from live_trial.session.backend import Backend
     from live_trial.session.claude_bin import ClaudeBinary
+    from live_trial.transcript.status import Status
     from live_trial.trial.folder import FolderPlan
     from live_trial.trial.folder_lock import FolderLock
+
+
+class PollOutcome(Protocol):
+    """How one poll ended, as the poll loop reads it: ``exit`` (DONE, STALL, GATE, HARD_CAP, TICK_BUDGET, BLOCKED),
+    ``reason`` (e.g. ``session_gone``), ``status`` the last classification (None without a transcript), ``question``
+    of a GATE, ``capture_tail`` the last screen lines, ``elapsed_s`` seconds polled, ``moves`` the session's moves to
+    a new transcript. :class:`live_trial.trial.poll.PollResult` is the one implementation (named, not imported: the
+    poll's modules import this one)."""
+
+    @property
+    def exit(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def status(self) -> "Status | None": ...
+
+    @property
+    def question(self) -> str | None: ...
+
+    @property
+    def capture_tail(self) -> list[str]: ...
+
+    @property
+    def elapsed_s(self) -> float: ...
+
+    @property
+    def moves(self) -> list[dict[str, Any]]: ...
 
 
 class TrialContext(Protocol):
@@ -67,7 +97,7 @@ class TrialContext(Protocol):
 
     def send_file(self, path: Path, step: str) -> None: ...
 
-    def poll_once(self, stall_limit_s: float): ...
+    def poll_once(self, stall_limit_s: float) -> PollOutcome: ...
 
     def poll_loop(self) -> None: ...
 

@@ -8,6 +8,8 @@ environment, stop event, :class:`~live_trial.trial.facts.Facts` and :class:`~liv
 """
 from __future__ import annotations
 
+from typing import Any
+
 from live_trial.errors import LiveTrialError
 from live_trial.stop_reasons import StopReason
 from live_trial.trial.context import TrialContext
@@ -22,14 +24,15 @@ def evaluate_goal(trial: TrialContext) -> None:
     from live_trial.trial.changes import session_output
 
     trial.journal.save(phase="evaluating")
+    assert trial.state is not None and trial.wd is not None
     env = {**trial.env, **trial.child_overrides, proctree.TAG_ENV: trial.state.session}
-    results: list = []
+    results: list[evaluator.ProcessResult] = []
 
     def started(pid: int) -> None:
         me = proctree.proc(pid)
         trial.journal.save(evaluator={"pid": pid, "start": me.start} if me else None)
 
-    def runner(*args, **kw):
+    def runner(*args: Any, **kw: Any) -> evaluator.ProcessResult:
         results.append(evaluator.run_process(*args, should_stop=trial.stop_event.is_set, on_start=started, **kw))
         return results[-1]
 
@@ -51,7 +54,7 @@ def evaluate_goal(trial: TrialContext) -> None:
         return
     failures = [evaluator.process_failure(r) for r in results]
     if problem is None and results and all(failures):
-        problem = "; ".join(dict.fromkeys(failures))
+        problem = "; ".join(dict.fromkeys(f for f in failures if f))     # all failed: each says how
     if problem is not None:
         trial.facts.blocked, trial.facts.stop_reason = True, StopReason.EVALUATOR_FAILED
         trial.facts.goal, trial.facts.goal_blockers = None, []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from live_trial.errors import ExitCode, LiveTrialError
 from live_trial.policy import Policy
@@ -89,9 +90,9 @@ class Facts:
     completion: str = "FAIL"      # PASS once poll said DONE
     goal: str | None = None       # PASS | FAIL from the evaluator, None when not judged
     goal_blockers: list[str] = field(default_factory=list)
-    evidence: list[dict] = field(default_factory=list)
+    evidence: list[dict[str, Any]] = field(default_factory=list)
     unverified: list[str] = field(default_factory=list)   # what the evaluator could not see yet (a PASS: mostly done)
-    checks: list[dict] | None = None                       # the evaluator's criterion checks; None: not judged
+    checks: list[dict[str, Any]] | None = None             # the evaluator's criterion checks; None: not judged
     poll_exit: str | None = None
     stop_reason: str | None = None
     stall_row: int | None = None
@@ -100,12 +101,12 @@ class Facts:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def to_doc(self) -> dict:
+    def to_doc(self) -> dict[str, Any]:
         """The facts as trial-state.json keeps them (``facts``), so a resume continues from what was established."""
         return asdict(self)
 
     @classmethod
-    def from_doc(cls, doc: dict | None) -> "Facts":
+    def from_doc(cls, doc: dict[str, Any] | None) -> "Facts":
         """Facts read back from trial-state.json (fields it does not know are ignored; missing ones default)."""
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in (doc or {}).items() if k in known})
@@ -118,7 +119,7 @@ class TrialOutcome:
     workdir: Path | None
     overall: str
     exit_code: int
-    verdict: dict | None
+    verdict: dict[str, Any] | None
     verdict_path: Path | None
     summary: str
     scenario_origin: str

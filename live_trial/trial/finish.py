@@ -14,14 +14,15 @@ same verdict. A mostly-done PASS registers its watch first (:func:`live_trial.no
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from live_trial.acceptance.verdict_doc import Verdict
+from live_trial.clock import utc_now
 from live_trial.errors import ExitCode
-from live_trial.jsonfile import utc_now
 from live_trial.stop_reasons import StopReason
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import TrialOutcome, phase_at_least
+from live_trial.workdir_files import VERDICT
 
 EXPECTED_GATE_NOT_SHOWN = "expected gate was not shown"
 NOTIFIED = ("sent", "failed", "not_configured")
@@ -31,10 +32,11 @@ def finish(trial: TrialContext) -> TrialOutcome:
     """Evaluate the goal when the run completed, write the verdict, notify; return the trial's outcome. Continues
     from the phase recorded in the trial's state (collecting or earlier: from the start). Raises a one-line
     :class:`~live_trial.errors.Blocked` when the verdict cannot be written (a read-only or full disk)."""
-    from live_trial.acceptance.verdict import VERDICT_FILE, read_verdict
+    from live_trial.acceptance.verdict import read_verdict
     from live_trial.notices.outcome import summariser
     from live_trial.trial.evaluation import evaluate_goal
 
+    assert trial.state is not None and trial.wd is not None     # finish runs on a trial with a workdir
     phase = trial.state.phase
     if not phase_at_least(phase, "evaluating"):
         _checks(trial)
@@ -42,14 +44,14 @@ def finish(trial: TrialContext) -> TrialOutcome:
         evaluate_goal(trial)
     if not phase_at_least(phase, "judged"):
         trial.journal.save(phase="judged")
-    path = trial.wd.path(VERDICT_FILE)
+    path = trial.wd.verdict
     if phase_at_least(phase, "verdict_written") and path.is_file():
         doc = read_verdict(path)
     else:
         doc, path = _write_verdict(trial)
         trial.journal.save(phase="verdict_written")
     overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
-    text, delivery = _notify_once(trial, doc)
+    text, delivery = notify_once(trial, doc)
     trial.journal.save(phase="finished")
     origin = "rehearsal" if trial.state.rehearsal else "live"
     return TrialOutcome(workdir=trial.wd.root, overall=overall, exit_code=exit_code_for(overall),
@@ -59,7 +61,7 @@ def finish(trial: TrialContext) -> TrialOutcome:
                         stop_reason=doc.get("stop_reason"))
 
 
-def _write_verdict(trial: TrialContext) -> tuple[dict, Path]:
+def _write_verdict(trial: TrialContext) -> tuple[dict[str, Any], Path]:
     """Derive the verdict from the trial's record and its workdir, register its watch, write it."""
     from live_trial.acceptance.derive import derive_verdict
     from live_trial.acceptance.findings import recorded_findings
@@ -68,7 +70,9 @@ def _write_verdict(trial: TrialContext) -> tuple[dict, Path]:
     from live_trial.notices.outcome import summariser
 
     # What trial-state.json holds from phase judged on: the verdict is derived from the trial's record.
+    assert trial.state is not None and trial.wd is not None and trial.target is not None
     findings = recorded_findings({**trial.state.to_doc(), "facts": trial.facts.to_doc()})
+    assert findings is not None and trial.state.plugins_root is not None     # phase judged; recorded at the start
     facts = gather_facts(trial.wd.root, trial.target, Path(trial.state.plugins_root))
     verdict = derive_verdict(facts, findings, summarise=summariser(findings.lang), clock=verdict_clock(trial.env))
     verdict, path = record_verdict(verdict, workdir=trial.wd.root, eval_root=trial.req.eval_root,
@@ -84,12 +88,12 @@ def record_verdict(verdict: Verdict, *, workdir: Path, eval_root: Path | None, o
     watch (``trial-log.jsonl``). The one end of ``run``, ``run --resume`` and ``verdict``. Raises SchemaInvalid
     before anything is registered or written, RefusedInput when a live watch is due and ``eval_root`` is None, a
     one-line :class:`~live_trial.errors.Blocked` when the disk refuses the file."""
-    from live_trial.acceptance.verdict import SCHEMA, VERDICT_FILE, write_verdict
+    from live_trial.acceptance.verdict import SCHEMA, write_verdict
     from live_trial.jsonfile import validate
     from live_trial.notices.verdict_watch import watch_verdict
     from live_trial.stop_reasons import unwritable
 
-    validate(verdict.to_doc(), SCHEMA, what="verdict.json")     # before the watch is registered: a bad doc changes nothing
+    validate(verdict.to_doc(), SCHEMA, what=VERDICT)     # before the watch is registered: a bad doc changes nothing
     watched = watch_verdict(verdict, workdir=workdir, eval_root=eval_root, objective=objective)
     if watched.problem is not None:
         log("watch", "error", problem=watched.problem)
@@ -98,7 +102,7 @@ def record_verdict(verdict: Verdict, *, workdir: Path, eval_root: Path | None, o
     try:
         return watched.verdict, write_verdict(workdir, watched.verdict.to_doc())
     except OSError as exc:
-        raise unwritable(exc, Path(workdir) / VERDICT_FILE) from None
+        raise unwritable(exc, Path(workdir) / VERDICT) from None
 
 
 def _checks(trial: TrialContext) -> None:
@@ -119,6 +123,7 @@ def _checks(trial: TrialContext) -> None:
         trial.facts.completion = "FAIL"
         trial.facts.stop_reason = trial.facts.stop_reason or StopReason.EXPECTED_GATE_NOT_SHOWN
         trial.facts.notes.append(EXPECTED_GATE_NOT_SHOWN)
+    assert trial.state is not None
     unused = len(trial.state.gate_responses) - trial.state.gate_response_count
     if unused > 0 and not trial.facts.blocked:
         trial.facts.warnings.append(f"{unused} --gate-response answer(s) were never used: the skill asked fewer "
@@ -134,12 +139,14 @@ def _note(trial: TrialContext, note: str) -> None:
         trial.facts.notes.append(note)
 
 
-def _notify_once(trial: TrialContext, doc: dict) -> tuple[str | None, str | None]:
+def notify_once(trial: TrialContext, doc: dict[str, Any]) -> tuple[str | None, str | None]:
     """Send the trial's one notification unless it was sent already (README: every run ends with exactly one), and
     record its status in the state. A harness killed between sending and recording finds its line in
-    notifications.jsonl (``refs.run_id``) and sends nothing again. Returns ``(text, webhook status)``."""
+    notifications.jsonl (``refs.run_id``) and sends nothing again. Returns ``(text, webhook status)``; a notification
+    that could not be made is recorded (status ``error``, in the journal) and returns ``(None, None)``."""
     from live_trial.notices import notify
 
+    assert trial.state is not None
     run_id = trial.state.run_id
     status = (trial.state.notification or {}).get("status")
     if status in NOTIFIED or status == "sending":
@@ -164,15 +171,14 @@ def _notify_once(trial: TrialContext, doc: dict) -> tuple[str | None, str | None
 def _session_transcripts(trial: TrialContext) -> list[Path] | None:
     """The session's transcripts, in order: the ones it moved away from (``/clear``), then ``transcript.jsonl``; None
     when no transcript was collected (the notes already say why)."""
-    from live_trial.trial.moves import MOVED_FROM_DIR
-
-    path = trial.wd.path("transcript.jsonl")
+    assert trial.wd is not None
+    path = trial.wd.transcript
     if not path.is_file():
         return None
-    return [*sorted(trial.wd.path(MOVED_FROM_DIR).glob("*.jsonl")), path]
+    return [*sorted(trial.wd.moved_from.glob("*.jsonl")), path]
 
 
-def _session_records(trial: TrialContext) -> list[dict] | None:
+def _session_records(trial: TrialContext) -> list[dict[str, Any]] | None:
     """The records of the whole session the launch check and the compaction note need
     (:func:`live_trial.transcript.skill_calls.skill_call_records`); None when no transcript was collected."""
     from live_trial.transcript.skill_calls import skill_call_records
@@ -192,17 +198,19 @@ def _note_unknown_records(trial: TrialContext) -> None:
     if not found:
         return
     kinds = ", ".join(f"{kind} ×{n}" for kind, n in sorted(found.items()))
+    assert trial.state is not None
     _note(trial, f"the transcript holds {sum(found.values())} record(s) of types the harness does not know ({kinds}), "
                  f"written by claude {trial.state.claude_version or 'of unknown version'}: they were left out of "
                  "every count; run `live-trial doctor --cli` to see what else this CLI does differently")
 
 
-def _check_launch(trial: TrialContext, records: list[dict]) -> None:
+def _check_launch(trial: TrialContext, records: list[dict[str, Any]]) -> None:
     """Seed 001 verdict table, axis 起動 (:func:`live_trial.transcript.skill_calls.launch_check`): without a successful
     Skill call to the target itself, launch is FAIL: the session ran, but not the skill under trial (another skill,
     or none)."""
     from live_trial.transcript.skill_calls import launch_check
 
+    assert trial.target is not None
     target = trial.target.qualified
     check = launch_check(records, target)
     if check.launched:

@@ -23,17 +23,16 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import parse_json
 from live_trial.trial import gitrepo
 from live_trial.trial.gitrepo import NEVER_COPIED
+from live_trial.workdir_files import CWD, TRIAL_STATE
 
 FRESH, COPY, IN_PLACE = "fresh", "copy", "in_place"
 FORMS = (FRESH, COPY, IN_PLACE)
-#: The trial's own folder inside its workdir (fresh or copy).
-FOLDER_NAME = "cwd"
 
 
 @dataclass
@@ -55,7 +54,7 @@ class FolderPlan:
     include_ignored: bool = False
 
 
-def _human(n: int) -> str:
+def _human(n: float) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
@@ -154,8 +153,9 @@ def session_cwd(plan: FolderPlan, workdir: Path) -> Path:
     """Where the session starts: ``<workdir>/cwd`` (fresh), DIR's place in the copy ``<workdir>/cwd/<rel>``, or DIR
     itself (in place). A path only: :func:`make_folder` creates it."""
     if plan.form == IN_PLACE:
+        assert plan.source is not None         # plan_folder sets DIR for in place and copy
         return plan.source
-    return Path(workdir) / FOLDER_NAME if plan.form == FRESH or plan.rel == "." else Path(workdir) / FOLDER_NAME / plan.rel
+    return Path(workdir) / CWD if plan.form == FRESH or plan.rel == "." else Path(workdir) / CWD / plan.rel
 
 
 def make_folder(plan: FolderPlan, workdir: Path) -> Path:
@@ -164,11 +164,13 @@ def make_folder(plan: FolderPlan, workdir: Path) -> Path:
     :func:`live_trial.trial.gitrepo.copy_repository`); in place, DIR. Raises :class:`~live_trial.errors.Blocked` when
     git fails and OSError when the disk does."""
     if plan.form == IN_PLACE:
+        assert plan.source is not None         # plan_folder sets DIR for in place and copy
         return plan.source
-    dest = Path(workdir) / FOLDER_NAME
+    dest = Path(workdir) / CWD
     if plan.form == FRESH:
         dest.mkdir()
         return dest
+    assert plan.root is not None               # plan_folder sets the folder a copy takes
     if plan.git:
         gitrepo.copy_repository(plan.root, dest)
         copy_files(plan.root, dest, plan.files)
@@ -181,18 +183,18 @@ def make_folder(plan: FolderPlan, workdir: Path) -> Path:
     return start
 
 
-def folder_record(plan: FolderPlan, workdir: Path, cwd: Path) -> dict:
+def folder_record(plan: FolderPlan, workdir: Path, cwd: Path) -> dict[str, Any]:
     """The ``folder`` entry of trial-state.json (schema ``trial-state.schema.json``) for ``plan``: form, the trial's
     own folder (``path``), the folder it was copied from (``source``), whether the harness made it, whether it is
     kept, and what a copy took."""
-    own = plan.source if plan.form == IN_PLACE else Path(workdir) / FOLDER_NAME
+    own = plan.source if plan.form == IN_PLACE else Path(workdir) / CWD
     return {"form": plan.form, "path": str(own), "cwd": str(cwd), "source": str(plan.source) if plan.source else None,
             "copied_from": str(plan.root) if plan.form == COPY else None, "harness_made": plan.form != IN_PLACE,
             "keep": plan.keep or plan.form == FRESH, "include_ignored": plan.include_ignored, "git": plan.git,
             "files": len(plan.files), "bytes": plan.bytes, "baseline": None, "removed": False}
 
 
-def harness_copy(record: Mapping | None, workdir: Path) -> Path | None:
+def harness_copy(record: Mapping[str, Any] | None, workdir: Path) -> Path | None:
     """The exact folder a trial's record says the harness copied for it and may delete: ``<workdir>/cwd`` of a
     ``copy`` the harness made, not kept, not yet removed. None for anything else (a fresh folder, DIR itself, an old
     record without a ``folder`` entry, a path that is not ``<workdir>/cwd``)."""
@@ -200,7 +202,7 @@ def harness_copy(record: Mapping | None, workdir: Path) -> Path | None:
         return None
     if record.get("keep") or record.get("removed"):
         return None
-    expected = Path(workdir).resolve() / FOLDER_NAME
+    expected = Path(workdir).resolve() / CWD
     if Path(str(record.get("path"))) != expected or expected.is_symlink():
         return None
     return expected
@@ -208,7 +210,7 @@ def harness_copy(record: Mapping | None, workdir: Path) -> Path | None:
 
 def remove_tree(path: Path) -> None:
     """Delete the folder ``path`` and everything in it, also files and folders the session made read-only."""
-    def retry(func, target, _exc):
+    def retry(func: Callable[[str], object], target: str, _exc: object) -> None:
         parent = os.path.dirname(target)
         os.chmod(parent, os.stat(parent).st_mode | stat.S_IRWXU)
         if os.path.isdir(target) and not os.path.islink(target):
@@ -225,9 +227,9 @@ def copy_of_session(cwd: str | None, session: str) -> tuple[Path, Path] | None:
     if not cwd:
         return None
     for folder in [Path(cwd), *Path(cwd).parents]:
-        if folder.name != FOLDER_NAME:
+        if folder.name != CWD:
             continue
-        state_file = folder.parent / "trial-state.json"
+        state_file = folder.parent / TRIAL_STATE
         try:
             state = parse_json(state_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -16,10 +16,11 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
+from live_trial.clock import utc_now
 from live_trial.errors import RefusedInput
-from live_trial.jsonfile import parse_json, utc_now
+from live_trial.jsonfile import parse_json
 
 
 def lock_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -57,7 +58,7 @@ class FolderLock:
         self.fd = -1
 
 
-def _holder(path: Path) -> dict:
+def _holder(path: Path) -> dict[str, Any]:
     try:
         doc = parse_json(path.read_text(encoding="utf-8"))
         return doc if isinstance(doc, dict) else {}

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from live_trial.errors import Blocked
 from live_trial.jsonfile import read_json, write_json
 from live_trial.session.rules import pid_alive
 from live_trial.trial import changes, folder, folder_lock, gitrepo
 from live_trial.trial.context import TrialContext
-from live_trial.trial.state import STATE_FILE, STATE_SCHEMA
+from live_trial.trial.state import STATE_SCHEMA
+from live_trial.workdir_files import Workdir
 
 
-def _record(trial: TrialContext) -> dict | None:
+def _record(trial: TrialContext) -> dict[str, Any] | None:
+    assert trial.state is not None
     rec = trial.state.folder
     return dict(rec) if isinstance(rec, dict) else None
 
@@ -30,8 +33,10 @@ def prepare(trial: TrialContext) -> None:
     ``folder.baseline``). Raises :class:`~live_trial.errors.Blocked` when git or the disk fails (an environment
     failure: the verdict is BLOCKED with its cause, never a FAIL of the skill)."""
     rec = _record(trial)
+    assert rec is not None and trial.wd is not None     # recorded by start.create
     own = Path(rec["path"])
     if rec["form"] != folder.IN_PLACE and not own.exists():
+        assert trial.folder_plan is not None            # planned by the input checks
         try:
             folder.make_folder(trial.folder_plan, trial.wd.root)
         except OSError as exc:
@@ -39,7 +44,7 @@ def prepare(trial: TrialContext) -> None:
                           fix="free disk space or fix the permissions named, then run again") from None
     exclude = [trial.req.eval_root, trial.wd.root]
     snap = changes.snapshot_cwd(own, exclude=exclude)
-    path = trial.wd.path("cwd-snapshot.json")
+    path = trial.wd.cwd_snapshot
     changes.save_snapshot(path, snap)
     if rec["git"]:
         rec["baseline_head"] = gitrepo.head_commit(own)
@@ -49,16 +54,18 @@ def prepare(trial: TrialContext) -> None:
                       files=len(snap), copied_files=rec["files"], copied_bytes=rec["bytes"], git=rec["git"])
 
 
-def folder_changes(trial: TrialContext) -> dict:
+def folder_changes(trial: TrialContext) -> dict[str, Any]:
     """The keywords of :func:`live_trial.trial.collect.collect` for the trial's folder: ``cwd`` (the trial's own
     folder; None once its side effects were recorded, when it is gone, or when its start was never recorded (the
     harness was killed while making it): a second collect keeps the first one's, and nothing the session did not do
     is ever recorded), ``before`` (the snapshot at start), ``by_content``, ``baseline``, ``baseline_head`` and
     ``exclude``."""
+    assert trial.state is not None and trial.wd is not None
     return changes_since_start(trial.state.to_doc(), trial.wd.root, trial.req.eval_root, trial.req.cwd)
 
 
-def changes_since_start(state: dict, workdir: Path, eval_root: Path, cwd: Path, *, again: bool = False) -> dict:
+def changes_since_start(state: dict[str, Any], workdir: Path, eval_root: Path, cwd: Path, *,
+                        again: bool = False) -> dict[str, Any]:
     """:func:`folder_changes` for a trial known by its ``state`` (trial-state.json) and ``workdir``. ``again``: measure
     the folder again even when its side effects were recorded before (``collect`` by hand while the session still
     runs in the folder)."""
@@ -89,11 +96,12 @@ def release(trial: TrialContext) -> None:
             rec = _record(trial)
             copy = folder.harness_copy(rec, trial.wd.root)
             if copy is not None:
+                assert rec is not None          # harness_copy found the copy in it
                 if copy.exists():
                     folder.remove_tree(copy)
                 trial.journal.save(folder={**rec, "removed": True})
                 trial.journal.log("cleanup", "folder_removed", path=str(copy))
-            shutil.rmtree(trial.wd.path(changes.BASELINE_DIR), ignore_errors=True)
+            shutil.rmtree(trial.wd.cwd_baseline, ignore_errors=True)
     except Exception as exc:  # noqa: BLE001 - cleanup must go on
         trial.journal.log("cleanup", "error", problem=f"could not remove the trial's folder: {type(exc).__name__}: {exc}")
     finally:
@@ -107,6 +115,7 @@ def reclaim(trial: TrialContext) -> None:
     :class:`~live_trial.errors.RefusedInput` (nothing changed) when another trial holds it now."""
     rec = _record(trial)
     if rec is not None and rec.get("form") == folder.IN_PLACE:
+        assert trial.wd is not None
         trial.folder_lock = folder_lock.acquire(Path(rec["path"]), trial.wd.root)
 
 
@@ -118,12 +127,12 @@ def reap_copy(session: str, cwd: str | None) -> Path | None:
     if found is None:
         return None
     workdir, copy = found
-    state_file = workdir / STATE_FILE
+    state_file = Workdir.of(workdir).trial_state
     state = read_json(state_file, STATE_SCHEMA)
     if isinstance(state.get("owner_pid"), int) and pid_alive(state["owner_pid"]):
         return None
     folder.remove_tree(copy)
     state["folder"] = {**state["folder"], "removed": True}
     write_json(state_file, state, STATE_SCHEMA)
-    shutil.rmtree(workdir / changes.BASELINE_DIR, ignore_errors=True)
+    shutil.rmtree(Workdir.of(workdir).cwd_baseline, ignore_errors=True)
     return copy

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from live_trial.errors import Blocked, LiveTrialError, RefusedInput
 
@@ -142,7 +142,7 @@ def copy_repository(top: Path, dest: Path) -> None:
     commit), the author's index (staged changes stay staged), branches, remote-tracking branches and tags, and the
     settings :func:`_kept_config` names. The author's repository is only read. Raises :class:`Blocked` when git fails
     (an environment failure, not the skill's)."""
-    def run(args, cwd, what, stdin=None):
+    def run(args: list[str], cwd: Path, what: str, stdin: bytes | None = None) -> bytes:
         return git(args, cwd, stdin=stdin, error=Blocked, what=f"copying the folder ({what})")
 
     run(["clone", "--quiet", "--shared", "--no-checkout", "--", str(top), str(dest)], top.parent, "clone")
@@ -173,7 +173,7 @@ def refresh(dest: Path) -> None:
         pass
 
 
-def folder_tree(folder: Path, store: Path, name: str, exclude: list[str] = ()) -> str:
+def folder_tree(folder: Path, store: Path, name: str, exclude: Sequence[str] = ()) -> str:
     """Record the state of ``folder`` (inside a git work tree) as a git tree and return its id: every file git sees
     under ``folder`` (tracked and untracked, not ignored), with its content at this moment, staged or not.
 

@@ -12,9 +12,11 @@ from live_trial.errors import RefusedInput, require_utf8
 from live_trial.rehearsal.scenario import load_scenario
 from live_trial.session import boot
 from live_trial.session.backend import Backend
+from live_trial.session.environment import child_env
 from live_trial.session.rules import check_target_allowed
 from live_trial.trial import folder, folder_lock
 from live_trial.trial.context import TrialContext
+from live_trial.trial.facts import TrialRequest
 from live_trial.trial.workdir import new_run_id
 
 
@@ -62,7 +64,7 @@ def validate(trial: TrialContext) -> None:
 
     boot.validate_model(req.model, proof=req.proof)
     if req.rehearsal is None:  # a rehearsal sets IS_SANDBOX=1 itself
-        boot.check_root_sandbox(boot.child_env(trial.env, {}, rehearsal=False))
+        boot.check_root_sandbox(child_env(trial.env, {}, rehearsal=False))
     if req.gate_kind == "contractual" or "contractual" in req.gate_response_kinds:
         contract_evidence(trial.target.frontmatter)  # raises RefusedInput without grounding (seed 001 gate kinds)
 
@@ -71,7 +73,7 @@ def validate(trial: TrialContext) -> None:
     check_folder(trial)
 
 
-def gate_kinds(req) -> list[str]:
+def gate_kinds(req: TrialRequest) -> list[str]:
     """The kind of each of ``req.gate_responses``, in order: those of ``--gate-response`` (rescue) and
     ``--gate-response-contractual`` (contractual) as given, every one contractual with ``--gate-kind contractual``
     (README "Questions (gates)"). Raises :class:`RefusedInput` when the kinds and the answers do not pair up."""
@@ -93,11 +95,13 @@ def check_folder(trial: TrialContext) -> None:
                               keep=req.keep_cwd, include_ignored=req.include_ignored)
     if req.rehearsal is None:           # a rehearsal seeds its own config and trusts its folder there
         if plan.form == folder.IN_PLACE:
+            assert plan.source is not None     # plan_folder sets DIR in place
             folder.check_trusted(plan.source, trial.env, what="the trial folder", flag="--in-place")
         else:
             folder.check_trusted(req.eval_root, trial.env, what="the eval root", flag="--eval-root")
     trial.folder_plan = plan
     if plan.form == folder.IN_PLACE:
+        assert trial.target is not None and plan.source is not None      # resolved and planned above
         req.run_id = req.run_id or new_run_id()
         where = workdir_path(req.eval_root, trial.target.plugin_name, trial.target.skill, req.run_id)
         trial.folder_lock = folder_lock.acquire(plan.source, where)

@@ -12,14 +12,14 @@ import os
 import signal
 from typing import Any, Callable
 
-from live_trial.jsonfile import append_jsonl, utc_now
+from live_trial.clock import utc_now
+from live_trial.jsonfile import append_jsonl
 from live_trial.stop_reasons import unwritable
-from live_trial.trial.state import STATE_FILE, TrialState
-from live_trial.trial.workdir import Workdir
+from live_trial.trial.facts import Facts
+from live_trial.trial.state import TrialState
+from live_trial.workdir_files import Workdir
 
-EventSink = Callable[[str, dict], None]
-LOG_FILE = "trial-log.jsonl"
-POLL_STATE_FILE = "poll-state.json"
+EventSink = Callable[[str, dict[str, Any]], None]
 #: Fault injection for the suite (README "Tests"): a harness whose environment names a phase here stops itself
 #: (SIGSTOP) right after trial-state.json records that phase, so a test can kill it at exactly that point.
 STOP_AT_PHASE_ENV = "LIVE_TRIAL_STOP_AT_PHASE"
@@ -40,7 +40,7 @@ class Journal:
         self.on_event: EventSink = on_event or (lambda kind, data: None)
         self.wd: Workdir | None = None
         self.state: TrialState | None = None
-        self.facts = None
+        self.facts: Facts | None = None
         self._saved_phase: str | None = None
         #: The first write of the log that failed (a full or read-only disk): the log goes on to the sink only.
         self.log_error: OSError | None = None
@@ -55,7 +55,7 @@ class Journal:
         record = {"at": utc_now(), "step": step, "decision": decision, **evidence}
         if self.wd is not None and self.log_error is None:
             try:
-                append_jsonl(self.wd.path(LOG_FILE), record)
+                append_jsonl(self.wd.trial_log, record)
             except OSError as exc:
                 self.log_error = exc
         self.event("decision", **record)
@@ -70,7 +70,7 @@ class Journal:
             self.state.facts = self.facts.to_doc()
         if self.wd is None:
             return
-        path = self.wd.path(STATE_FILE)
+        path = self.wd.trial_state
         try:
             self.state.save(path)
         except OSError as exc:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
-from live_trial.closure.index import MANIFEST
+from live_trial.closure.index import MANIFEST, Target
 from live_trial.closure.manifest import name_list, read_json_object
 from live_trial.errors import BootFail
 from live_trial.stop_reasons import StopReason
@@ -58,7 +58,7 @@ def missing_dependencies(plugin_dirs: Iterable[Path]) -> list[tuple[str, str]]:
     return [(name, dep) for name, deps in manifests.items() for dep in deps if dep not in manifests]
 
 
-def likely_cause(target: Any, names: list[str], plugin_dirs: Iterable[Path]) -> str:
+def likely_cause(target: Target, names: list[str], plugin_dirs: Iterable[Path]) -> str:
     """One sentence naming the most likely reason the target is missing from ``names`` (the skill listing).
 
     ``target``: the resolved :class:`~live_trial.closure.index.Target`; ``plugin_dirs``: the plugins boot loaded.
@@ -81,7 +81,7 @@ def likely_cause(target: Any, names: list[str], plugin_dirs: Iterable[Path]) -> 
             "it rejects (its validator found none)")
 
 
-def require_target_listed(trial: TrialContext, *, clock=time.monotonic) -> float | None:
+def require_target_listed(trial: TrialContext, *, clock: Callable[[], float] = time.monotonic) -> float | None:
     """After the task was delivered, wait (at most :data:`LISTING_WAIT_S`) for the skill listing and check that it
     names the target. Returns the seconds waited, or None when no check applies (a plain skill name, which is
     loaded from the user's or project's skills, or no listing written).
@@ -107,8 +107,10 @@ def require_target_listed(trial: TrialContext, *, clock=time.monotonic) -> float
     if target.qualified in names:
         trial.journal.log("loading", "listed", target=target.qualified, skills=len(names), waited_s=waited)
         return waited
+    assert trial.state is not None
     try:
-        trial.backend.send_keys(trial.state.session, "Escape")      # interrupt the turn the task started
+        if trial.backend is not None:
+            trial.backend.send_keys(trial.state.session, "Escape")      # interrupt the turn the task started
     except Exception:  # noqa: BLE001 - the session is killed next anyway
         pass
     cause = likely_cause(target, names, [Path(d) for d in (trial.state.closure or {}).get("plugin_dirs") or []])

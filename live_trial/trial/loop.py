@@ -8,19 +8,21 @@ from live_trial.errors import Blocked, PollExit
 from live_trial.jsonfile import write_text_atomic
 from live_trial.session import screen, send
 from live_trial.stop_reasons import StopReason
+from live_trial.transcript.reply import text_ends_with_question, text_reports_done
 from live_trial.trial import stall as stall_table
-from live_trial.trial.context import TrialContext
+from live_trial.trial.context import PollOutcome, TrialContext
 from live_trial.trial.moves import UNFOLLOWED, move_note
 
 NO_RESPONSE_LEFT = "stopped at a question it had to ask"
 
 
-def _state(result) -> str | None:
+def _state(result: PollOutcome) -> str | None:
     status = getattr(result, "status", None)
-    return getattr(status, "state", None) if status is not None else None
+    state: str | None = getattr(status, "state", None) if status is not None else None
+    return state
 
 
-def _record_moves(trial: TrialContext, result) -> None:
+def _record_moves(trial: TrialContext, result: PollOutcome) -> None:
     """Each move of the session to a new transcript (``/clear``) goes once into trial-log.jsonl and the notes."""
     for move in getattr(result, "moves", None) or ():
         note = move_note(move)
@@ -29,7 +31,7 @@ def _record_moves(trial: TrialContext, result) -> None:
             trial.journal.log("poll", "transcript_moved", **move)
 
 
-def _busy_what(result) -> str:
+def _busy_what(result: PollOutcome) -> str:
     """``BUSY_TOOL (1 background shell still running)`` for a STALL while background work runs, else the state."""
     background = getattr(getattr(result, "status", None), "background", None)
     if not background:
@@ -49,6 +51,7 @@ def poll_until_terminal(trial: TrialContext) -> None:
     each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge is written to
     ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
     """
+    assert trial.state is not None
     while True:
         limit = trial.policy.stall_limit_s * (2 if trial.state.stall_extended else 1)
         result = trial.poll_once(limit)
@@ -73,7 +76,7 @@ def poll_until_terminal(trial: TrialContext) -> None:
             return
 
 
-def _record_warnings(trial: TrialContext, result) -> None:
+def _record_warnings(trial: TrialContext, result: PollOutcome) -> None:
     """The classifier's warnings (e.g. an AskUserQuestion answered at once with empty answers, which is not a gate:
     references/transcript-jsonl.md) go once into the facts and trial-log.jsonl."""
     for warning in getattr(result.status, "warnings", None) or ():
@@ -82,10 +85,11 @@ def _record_warnings(trial: TrialContext, result) -> None:
             trial.journal.log("poll", "warning", warning=warning)
 
 
-def _answer_gate(trial: TrialContext, result) -> bool:
+def _answer_gate(trial: TrialContext, result: PollOutcome) -> bool:
     """GATE: answer with the next --gate-response and return True (poll again); none left records
     "stopped at a question it had to ask" and returns False (README "Questions (gates)")."""
     trial.facts.gate_seen = True
+    assert trial.state is not None
     used = trial.state.gate_response_count
     options = list(getattr(result.status, "options", None) or [])
     if used >= len(trial.state.gate_responses):
@@ -96,6 +100,7 @@ def _answer_gate(trial: TrialContext, result) -> bool:
     response = trial.state.gate_responses[used]
     kinds = trial.state.gate_response_kinds or []
     kind = kinds[used] if used < len(kinds) else trial.req.gate_kind
+    assert trial.backend is not None
     send.answer_gate(trial.backend, trial.state.session, response, sleep=trial.sleep)
     # One line per answered question: what was asked, what was offered, the answer.
     answer = {"question": result.question, "options": options, "answer": response, "kind": kind}
@@ -105,7 +110,7 @@ def _answer_gate(trial: TrialContext, result) -> bool:
     return True
 
 
-def _after_stall(trial: TrialContext, result) -> bool:
+def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
     """STALL: a transcript that could not be followed or a session gone from outside stops the trial BLOCKED; else
     the row of seed 001's STALL table decides (:func:`live_trial.trial.stall.decide_stall`): extend or nudge
     (return True: poll again) or stop with the row's reason (False)."""
@@ -119,7 +124,9 @@ def _after_stall(trial: TrialContext, result) -> bool:
     gone = trial.environment_cause()
     if gone is not None:   # tmux's server, or the session itself, went away: not claude's own exit (row 1)
         trial.facts.poll_exit = PollExit.BLOCKED
+        assert trial.backend is not None        # environment_cause asked tmux through it
         raise Blocked(gone.why, where=f"socket {trial.backend.socket}", code=gone)
+    assert trial.wd is not None and trial.state is not None and trial.backend is not None      # polling
     session = trial.state.session
     capture = trial.backend.capture(session) if trial.backend.has_session(session) else ""
     last_text = getattr(result.status, "last_assistant_text", None) or ""
@@ -128,8 +135,8 @@ def _after_stall(trial: TrialContext, result) -> bool:
         state=_state(result), marker_exists=trial.wd.marker.exists(),
         stall_extended=trial.state.stall_extended, nudge_count=trial.state.nudge_count,
         nudge_max=trial.policy.nudge_max,
-        asks_question=stall_table.ends_with_question(last_text) or screen.ends_with_question(capture),
-        said_done=stall_table.reports_done(last_text) or screen.reports_done(capture))
+        asks_question=text_ends_with_question(last_text) or screen.screen_ends_with_question(capture),
+        said_done=text_reports_done(last_text) or screen.screen_reports_done(capture))
     if decision.row == 2:
         decision = stall_table.StallDecision(2, decision.action, decision.reason.replace(
             str(_state(result)), _busy_what(result), 1))
@@ -141,7 +148,7 @@ def _after_stall(trial: TrialContext, result) -> bool:
         return True
     if decision.action == "nudge":
         n = trial.state.nudge_count + 1
-        nudge_file = trial.wd.path(f"nudge-{n}.md")
+        nudge_file = trial.wd.nudge(n)
         write_text_atomic(nudge_file, stall_table.NUDGE_TEXT)
         trial.journal.save(nudge_count=n)
         trial.send_file(nudge_file, "nudge")
@@ -153,13 +160,14 @@ def _after_stall(trial: TrialContext, result) -> bool:
     return False
 
 
-def _name_unexpected_stop(trial: TrialContext, result, capture: str, last_text: str) -> None:
+def _name_unexpected_stop(trial: TrialContext, result: PollOutcome, capture: str, last_text: str) -> None:
     """Row 6 names what it saw: an API error turn, or an error / usage-limit screen."""
-    if getattr(result.status, "api_error", None):
+    api_error = getattr(result.status, StopReason.API_ERROR, None)
+    if api_error:
         trial.facts.stop_reason = StopReason.API_ERROR
         seen = (last_text.strip() or (screen.error_screen(capture) if capture else "") or "").strip()
-        trial.facts.notes.append(f"the model's API answered with an error ({result.status.api_error})"
+        trial.facts.notes.append(f"the model's API answered with an error ({api_error})"
                                  + (f": {seen[:200]}" if seen else ""))
     elif capture and screen.error_screen(capture):
         trial.facts.stop_reason = StopReason.ERROR_SCREEN
-        trial.facts.notes.append(f"the screen shows an error: {screen.error_screen(capture)[:200]}")
+        trial.facts.notes.append(f"the screen shows an error: {(screen.error_screen(capture) or '')[:200]}")

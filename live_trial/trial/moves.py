@@ -3,42 +3,33 @@
 ``/clear`` (and, on later CLIs, automatic compaction and leaving plan mode) makes the CLI continue under a new session
 id: ``sessions/<pid>.json`` names the new ``sessionId`` at once and the new ``<id>.jsonl`` appears next to the old
 one (references/transcript-jsonl.md, "A moved transcript"). Poll follows it and records each move in its state file
-(``moves``); the runner sends nudges to, and collects, the file the session writes now, and keeps the earlier files
-under ``moved-from/`` in the workdir.
+(``moves``); the runner sends nudges to, and collects, the file the session writes now
+(:mod:`live_trial.transcript.locator` says which), and keeps the earlier files under ``moved-from/`` in the workdir.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from live_trial.jsonfile import read_json
-from live_trial.judge.sources import MOVED_FROM_DIR
 from live_trial.session.rules import pid_alive
-from live_trial.transcript.paths import locate, read_cli_session_status
+from live_trial.transcript.locator import locate_current
+from live_trial.transcript.paths import read_cli_session_status
 from live_trial.transcript.reader import copy_transcript
 from live_trial.trial.context import TrialContext
-from live_trial.trial.journal import POLL_STATE_FILE
+from live_trial.workdir_files import MOVED_FROM
 
 #: ``poll`` STALL reasons starting with this mean the session moved to a transcript that could not be found.
 UNFOLLOWED = "transcript_moved"
 
 
-def moved_session(current_id: str | None, cli_doc: Mapping | None) -> str | None:
-    """The session id the CLI writes now when it differs from ``current_id`` (from the live ``sessions/<pid>.json``
-    ``sessionId``), else None. Never raises."""
-    new = cli_doc.get("sessionId") if isinstance(cli_doc, Mapping) else None
-    if isinstance(new, str) and new and current_id and new != current_id:
-        return new
-    return None
-
-
-def move_note(move: Mapping) -> str:
+def move_note(move: Mapping[str, Any]) -> str:
     """The verdict note for one move: where the session went and why the harness followed it."""
     return (f"the session continued in a new transcript (session {move['to_session_id']}, after a /clear or a "
-            f"similar command): the harness followed it, and the earlier transcript is kept in {MOVED_FROM_DIR}/")
+            f"similar command): the harness followed it, and the earlier transcript is kept in {MOVED_FROM}/")
 
 
-def poll_moves(workdir_state_file: Path) -> list[dict]:
+def poll_moves(workdir_state_file: Path) -> list[dict[str, Any]]:
     """The moves poll recorded in its state file (``[]`` when there is none or it is unreadable)."""
     try:
         return list(read_json(workdir_state_file, "poll-state.schema.json").get("moves") or [])
@@ -47,31 +38,33 @@ def poll_moves(workdir_state_file: Path) -> list[dict]:
 
 
 def current_transcript(trial: TrialContext) -> Path:
-    """The transcript file the trial's session writes now.
+    """The transcript file the trial's session writes now (:func:`live_trial.transcript.locator.locate_current`).
 
-    The CLI's live ``sessions/<pane pid>.json`` names it (it switches on ``/clear``); without a live CLI, the last
-    one poll followed; else the boot session id's file. Used for nudges (send confirms delivery there) and collect.
+    The session id known to be its own is the last one poll followed, else the boot session id; the CLI's live
+    ``sessions/<pane pid>.json`` (while that pid is alive) names a newer one. Used for nudges (send confirms delivery
+    there) and collect.
     """
 
     config = trial.config_dir()
+    assert trial.state is not None
     session_id = trial.state.session_id
-    moves = poll_moves(trial.wd.path(POLL_STATE_FILE)) if trial.wd is not None else []
+    moves = poll_moves(trial.wd.poll_state) if trial.wd is not None else []
     if moves:
         session_id = moves[-1]["to_session_id"]
     pid = trial.state.pane_pid
     doc = read_cli_session_status(config, pid) if pid and pid_alive(int(pid)) else None
-    session_id = moved_session(session_id, doc) or session_id
-    return locate(session_id, trial.req.cwd, config)
+    return locate_current(session_id, trial.req.cwd, config, doc).path
 
 
 def collect_moved(trial: TrialContext) -> list[str]:
     """Copy each transcript the session moved away from (and its subagents) into ``<workdir>/moved-from/``, add a
     note per move to the verdict and return the copied file names. Never raises for a missing file."""
 
+    assert trial.wd is not None
     copied = []
-    for move in poll_moves(trial.wd.path(POLL_STATE_FILE)):
+    for move in poll_moves(trial.wd.poll_state):
         src = Path(move["from_path"])
-        dest = trial.wd.path(MOVED_FROM_DIR) / f"{move['from_session_id']}.jsonl"
+        dest = trial.wd.moved_from / f"{move['from_session_id']}.jsonl"
         try:
             copy_transcript(src, dest)
             copied.append(dest.name)

@@ -2,8 +2,8 @@
 
 An observation is all the I/O of a tick, in this order: the pane (alive, and its screen, in one tmux call once the
 pane is known), the transcript's location (``transcript.paths.locate``; after a ``/clear`` the file the CLI's live
-``sessions/<pid>.json`` names, :mod:`live_trial.trial.moves`), that status file (only while its pid is alive), the
-transcript's current turn (:class:`TurnCache`) classified with it and with the background work the screen shows, the
+``sessions/<pid>.json`` names, :mod:`live_trial.transcript.locator`), that status file (only while its pid is alive),
+the transcript's current turn (:class:`TurnCache`) classified with it and with the background work the screen shows, the
 sizes of the output files of background tasks still running, and whether the completion marker exists. The pure
 rules of :mod:`live_trial.trial.poll_rules` decide on it. Spec: seed 001 "poll" and "完了 = 二層判定".
 """
@@ -18,12 +18,12 @@ from typing import Any, Mapping, Sequence
 from live_trial.errors import Blocked, RefusedInput
 from live_trial.session.protocols import Backend, Screen
 from live_trial.session.rules import pid_alive
+from live_trial.transcript.locator import locate_current
 from live_trial.transcript.paths import find_cli_session, locate, read_cli_session_status
 from live_trial.transcript.reader import TAIL_MAX_BYTES, complete_end_offset, read_from, read_tail
 from live_trial.transcript.records import is_human_prompt
 from live_trial.transcript.status import BUSY_GENERATING, IDLE_TURN_COMPLETE, Status, classify, gate_from_screen
 from live_trial.transcript.turn import TurnWindow
-from live_trial.trial.moves import moved_session
 from live_trial.trial.poll_state import Move, PendingMove, PollConfig
 from live_trial.trial.wake import FileWake
 
@@ -128,7 +128,7 @@ class TurnCache:
         file continues) and read the new file from its start."""
         self.previous, self.path, self.start, self.end = self.path, path, 0, 0
 
-    def records(self, path: Path, end: int) -> tuple[list[dict], int]:
+    def records(self, path: Path, end: int) -> tuple[list[dict[str, Any]], int]:
         """``(records, how many are new since the last call)`` for ``path`` whose complete lines end at byte
         ``end``; records in file order (the classifier orders them). A moved-to file whose tail holds no human
         prompt yet is read after the tail of the file it moved from (``previous``). Never raises for I/O (a missing
@@ -249,7 +249,7 @@ class Observer:
         alive, capture = self.backend.probe(self.cfg.session, self.pane_id)
         return capture if alive else None
 
-    def _cli_status(self) -> dict | None:
+    def _cli_status(self) -> dict[str, Any] | None:
         """The CLI's sessions/<pid>.json, only when that pid is alive (it stays ``busy`` after SIGKILL): the pane's
         pid first (the CLI is the pane's command), else the file whose sessionId is the session followed now."""
         pid = self.pane_pid
@@ -263,23 +263,25 @@ class Observer:
             return None
         return doc
 
-    def _follow(self) -> tuple[dict | None, Followed | None, str | None]:
+    def _follow(self) -> tuple[dict[str, Any] | None, Followed | None, str | None]:
         """``(CLI status, the move followed, a session named whose file is missing)``. When the status names another
-        session id (``/clear``), the CLI continues in a new file next to the old one: read that one from now on."""
+        session id (``/clear``), the CLI continues in a new file next to the old one
+        (:mod:`live_trial.transcript.locator`): read that one from now on, once it exists."""
         cli_doc = self._cli_status()
         self.cli_pid = _int_or_none((cli_doc or {}).get("pid")) or self.pane_pid or None
-        new_id = moved_session(self.current_id, cli_doc) if not self.cfg.transcript_path else None
-        if not new_id:
+        if self.cfg.transcript_path or not self.current_id or self.path is None:
             return cli_doc, None, None
-        new_path = locate(new_id, self.cfg.cwd, self.config)
-        if not new_path.exists():
-            return cli_doc, None, new_id
-        followed = Followed(self.current_id, new_id, str(self.path), str(new_path))
-        self.current_id, self.path = new_id, new_path
-        self.turns.move_to(new_path)
+        now = locate_current(self.current_id, self.cfg.cwd, self.config, cli_doc, known_path=self.path)
+        if now.moved_from is None:
+            return cli_doc, None, None
+        if not now.path.exists():
+            return cli_doc, None, now.session_id
+        followed = Followed(self.current_id, now.session_id, str(self.path), str(now.path))
+        self.current_id, self.path = now.session_id, now.path
+        self.turns.move_to(now.path)
         return cli_doc, followed, None
 
-    def _read(self, path: Path, capture: str, cli_doc: dict | None) -> _Reading:
+    def _read(self, path: Path, capture: str, cli_doc: dict[str, Any] | None) -> _Reading:
         """The transcript's part of the observation (``path`` exists): its end, the new records, the classification
         (completed by a gate dialog on screen), the background outputs' sizes."""
         end = complete_end_offset(path)

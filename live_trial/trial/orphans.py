@@ -9,18 +9,20 @@ a leftover; README "The steps, one by one").
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Collection
+from typing import Any, Collection
 
 from live_trial.errors import LiveTrialError
 from live_trial.jsonfile import read_json
 from live_trial.session import proctree
 from live_trial.session.rules import pid_alive
+from live_trial.workdir_files import TRIAL_STATE
 
-STATE_GLOB = "*/*/live-trial/*/trial-state.json"
+STATE_GLOB = f"*/*/live-trial/*/{TRIAL_STATE}"
 
 
-def end_orphans(eval_root: Path, keep: Collection[str] = ()) -> list[dict]:
+def end_orphans(eval_root: Path, keep: Collection[str] = ()) -> list[dict[str, Any]]:
     """End the leftover processes of every trial under ``eval_root`` whose harness is gone and whose session is not in
     ``keep`` (the sessions reap kept: a live lease). Returns one ``{"workdir", "session", "ended": [pids], "left":
     [pids]}`` per trial that had some. Raises nothing for an unreadable state (it is skipped)."""
@@ -43,7 +45,7 @@ def end_orphans(eval_root: Path, keep: Collection[str] = ()) -> list[dict]:
         procs = [p for p in procs if proctree.alive(p)]
         if not procs:
             continue
-        left = proctree.end(procs, find_more=lambda s=state["session"]: proctree.tagged(s))
+        left = proctree.end(procs, find_more=functools.partial(proctree.tagged, state["session"]))
         out.append({"workdir": str(path.parent), "session": state["session"],
                     "ended": sorted(p.pid for p in procs if p not in left), "left": sorted(p.pid for p in left)})
     return out

@@ -26,8 +26,9 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+from live_trial.clock import epoch_of, iso_z
 from live_trial.errors import RefusedInput
 from live_trial.session import screen as screen_markers
 from live_trial.session.protocols import Backend, Screen
@@ -35,13 +36,12 @@ from live_trial.transcript.paths import config_dir
 from live_trial.transcript.status import Status
 from live_trial.trial.observation import NO_TRANSCRIPT, Observation, Observer, TurnCache
 from live_trial.trial.poll_rules import GATE_REPEAT_S, QUICK_RECHECK_S, SESSION_GONE, Exit, decide, progress_report
-from live_trial.trial.poll_state import SCHEMA, STATE_VERSION, PollConfig, PollState, epoch, iso
+from live_trial.trial.poll_state import SCHEMA, STATE_VERSION, PollConfig, PollState
 from live_trial.trial.wake import FileWake
 
 __all__ = ["GATE_REPEAT_S", "NO_TRANSCRIPT", "QUICK_RECHECK_S", "SCHEMA", "STATE_VERSION", "PollConfig",
            "PollResult", "PollState", "TurnCache", "poll"]
 
-_iso, _epoch = iso, epoch       # the names older callers used
 
 
 @dataclass
@@ -66,9 +66,9 @@ class PollResult:
     transcript_path: str | None
     marker: str
     warnings: list[str] = field(default_factory=list)
-    moves: list[dict] = field(default_factory=list)
+    moves: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``poll --json``)."""
         d = {k: v for k, v in self.__dict__.items() if k != "status"}
         d["status"] = self.status.to_dict() if self.status else None
@@ -76,7 +76,7 @@ class PollResult:
 
 
 def poll(cfg: PollConfig, backend: Backend, *, clock: Callable[[], float] = time.time,
-         sleep: Callable[[float], None] = time.sleep, on_tick: Callable[[dict], None] | None = None,
+         sleep: Callable[[float], None] = time.sleep, on_tick: Callable[[dict[str, Any]], None] | None = None,
          screen: Screen | None = None, watch: bool | None = None) -> PollResult:
     """Poll until a terminal exit or the tick budget; returns a :class:`PollResult` (never prints).
 
@@ -130,16 +130,16 @@ def poll(cfg: PollConfig, backend: Backend, *, clock: Callable[[], float] = time
             waker.close()
 
 
-def _finish(state_file: str | os.PathLike, marker: Path, exit_: Exit, state: PollState, shown: Observation, t: float,
-            warnings: list[str]) -> PollResult:
+def _finish(state_file: str | os.PathLike[str], marker: Path, exit_: Exit, state: PollState, shown: Observation,
+            t: float, warnings: list[str]) -> PollResult:
     """Save ``state`` with the exit recorded at epoch ``t``; the result shows the last observation that counted
     (HARD_CAP and BLOCKED are decided before the tick's observation counts)."""
-    state = state.ended(exit_.word, exit_.reason, iso(t))
+    state = state.ended(exit_.word, exit_.reason, iso_z(t))
     state.save(state_file)
     return PollResult(exit=exit_.word, code=int(exit_.word.exit_code), reason=exit_.reason, status=shown.status,
                       state=state.last_state, question=exit_.question,
                       capture_tail=shown.capture.rstrip("\n").split("\n")[-15:] if shown.capture else [],
-                      elapsed_s=round(t - epoch(state.started_at), 3), ticks=state.ticks,
-                      since_change_s=round(t - epoch(state.last_change_at), 3),
+                      elapsed_s=round(t - epoch_of(state.started_at), 3), ticks=state.ticks,
+                      since_change_s=round(t - epoch_of(state.last_change_at), 3),
                       transcript_path=shown.transcript_path, marker=str(marker), warnings=warnings,
                       moves=[m.to_doc() for m in state.moves])

@@ -21,12 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from live_trial.clock import epoch_of, iso_z
 from live_trial.errors import PollExit
 from live_trial.policy import Policy
 from live_trial.transcript.status import GATE, IDLE_TURN_COMPLETE, Status
 from live_trial.trial.moves import UNFOLLOWED
 from live_trial.trial.observation import Observation
-from live_trial.trial.poll_state import CallCounters, PendingMove, PollState, epoch, iso
+from live_trial.trial.poll_state import CallCounters, PendingMove, PollState
 
 #: A gate already reported (same tool_use id) is reported again only after it stayed this long: the answer
 #: may take a moment to reach the transcript.
@@ -86,7 +87,7 @@ def decide(obs: Observation, state: PollState, policy: Policy, now: float) -> St
     observation. Spec: seed 001 "poll"."""
     call = state.call
     state = state.changed(ticks=state.ticks + 1, call=CallCounters(call.max_ticks, call.ticks + 1, call.gate_since))
-    elapsed = now - epoch(state.started_at)
+    elapsed = now - epoch_of(state.started_at)
     if elapsed >= policy.hard_cap_s:
         return Step(Exit(PollExit.HARD_CAP, f"elapsed {elapsed:.0f}s >= hard_cap_s {policy.hard_cap_s:.0f}s"), state)
     warning = None
@@ -98,7 +99,7 @@ def decide(obs: Observation, state: PollState, policy: Policy, now: float) -> St
         return Step(Exit(PollExit.BLOCKED, obs.blocked), state, warning=warning)
     if not obs.alive:
         return Step(Exit(PollExit.STALL, SESSION_GONE), state, warning=warning)
-    t = iso(now)
+    t = iso_z(now)
     changes = _taken(obs, state, t)
     gate_changes, gate = _gate(obs, state, policy, now)
     done_now = obs.marker_exists and obs.state == IDLE_TURN_COMPLETE and not obs.screen_busy
@@ -163,7 +164,7 @@ def _done(obs: Observation, state: PollState, policy: Policy, now: float) -> Exi
     response."""
     status = obs.status
     stable = 1 if _cli_ended_turn(status) else max(1, policy.done_stable_ticks)
-    held = now - epoch(state.done_since) + 1e-6 if state.done_since else 0.0
+    held = now - epoch_of(state.done_since) + 1e-6 if state.done_since else 0.0
     if state.done_streak < stable or (stable > 1 and held < (stable - 1) * policy.poll_interval_s):
         return None
     return Exit(PollExit.DONE, "marker + IDLE_TURN_COMPLETE + screen not busy"
@@ -173,7 +174,7 @@ def _done(obs: Observation, state: PollState, policy: Policy, now: float) -> Exi
 
 def _stall(state: PollState, policy: Policy, now: float) -> Exit | None:
     """Row 6."""
-    since_change = now - epoch(state.last_change_at)
+    since_change = now - epoch_of(state.last_change_at)
     if since_change < policy.stall_limit_s:
         return None
     pending = state.move_pending
@@ -190,11 +191,11 @@ def _budget(state: PollState) -> Exit | None:
         else None
 
 
-def progress_report(obs: Observation, state: PollState, policy: Policy, now: float) -> dict:
+def progress_report(obs: Observation, state: PollState, policy: Policy, now: float) -> dict[str, Any]:
     """The ``on_tick`` report of a judged tick: tick, elapsed_s, since_progress_s, stall_in_s, hard_cap_in_s (seconds,
     one decimal), state, pending_tool, background (the kind of background work running, or None), screen_busy,
     transcript_offset, new_records, done_streak."""
-    elapsed, since_change = now - epoch(state.started_at), now - epoch(state.last_change_at)
+    elapsed, since_change = now - epoch_of(state.started_at), now - epoch_of(state.last_change_at)
     status = obs.status
     return {"tick": state.ticks, "elapsed_s": round(elapsed, 1), "since_progress_s": round(since_change, 1),
             "stall_in_s": round(max(0.0, policy.stall_limit_s - since_change), 1),

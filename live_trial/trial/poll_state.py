@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
+from live_trial.clock import iso_z
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json, write_json
 from live_trial.policy import Policy
@@ -24,32 +24,22 @@ STATE_VERSION = 1
 EXIT_HISTORY_MAX = 200
 
 
-def iso(t: float) -> str:
-    """Epoch seconds as UTC ISO 8601 with milliseconds and ``Z`` (the state file's times)."""
-    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def epoch(text: str) -> float:
-    """A state file time (ISO 8601, ``Z``) as epoch seconds."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
 @dataclass
 class PollConfig:
     """What to poll. ``marker``: the completion marker file; ``session``: tmux session name; ``session_id``:
     the CLI's session id (None: screen only); ``cwd``: the trial cwd (for the transcript slug); ``config_dir``:
     the CLI config folder (None: CLAUDE_CONFIG_DIR or ~/.claude); ``max_ticks``: ticks in this call (None: no
-    budget); ``transcript_path`` overrides :func:`transcript.locate`."""
+    budget); ``transcript_path`` overrides :func:`live_trial.transcript.paths.locate`."""
 
-    marker: str | os.PathLike
+    marker: str | os.PathLike[str]
     session: str
     session_id: str | None
-    cwd: str | os.PathLike | None
-    config_dir: str | os.PathLike | None
-    state_file: str | os.PathLike
+    cwd: str | os.PathLike[str] | None
+    config_dir: str | os.PathLike[str] | None
+    state_file: str | os.PathLike[str]
     policy: Policy
     max_ticks: int | None = None
-    transcript_path: str | os.PathLike | None = None
+    transcript_path: str | os.PathLike[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +57,7 @@ class Move:
     at: str
     """When poll saw the move (ISO 8601, ``Z``)."""
 
-    def to_doc(self) -> dict:
+    def to_doc(self) -> dict[str, Any]:
         """The JSON object (keys in the schema's order)."""
         return {"from_session_id": self.from_session_id, "to_session_id": self.to_session_id,
                 "from_path": self.from_path, "to_path": self.to_path, "at": self.at}
@@ -82,7 +72,7 @@ class PendingMove:
     since: str
     """When poll first saw it named (ISO 8601, ``Z``)."""
 
-    def to_doc(self) -> dict:
+    def to_doc(self) -> dict[str, Any]:
         """The JSON object."""
         return {"to_session_id": self.to_session_id, "since": self.since}
 
@@ -102,7 +92,7 @@ class ExitRecord:
     ticks: int
     """Ticks over all calls by then."""
 
-    def to_doc(self) -> dict:
+    def to_doc(self) -> dict[str, Any]:
         """The JSON object."""
         return {"exit": self.exit, "at": self.at, "reason": self.reason, "state": self.state, "ticks": self.ticks}
 
@@ -185,7 +175,7 @@ class PollState:
     @classmethod
     def fresh(cls, cfg: PollConfig, marker: Path, now: float) -> PollState:
         """The state of a first call (no state file yet) at epoch ``now``."""
-        t = iso(now)
+        t = iso_z(now)
         return cls(version=STATE_VERSION, session=cfg.session, session_id=cfg.session_id, marker=str(marker),
                    started_at=t, updated_at=t, calls=1, ticks=0, transcript_path=None, transcript_offset=0,
                    last_change_at=t, last_screen_hash=None, last_state=None, done_streak=0, done_since=None,
@@ -208,7 +198,7 @@ class PollState:
                    background_outputs=dict(doc.get("background_outputs") or {}),
                    last_gate_keys=tuple(doc["last_gate_keys"]) if "last_gate_keys" in doc else None, keys=tuple(doc))
 
-    def to_doc(self) -> dict:
+    def to_doc(self) -> dict[str, Any]:
         """The JSON object of the state file: the keys of :attr:`keys`, in that order."""
         mine = self.__dict__
         return {k: (_DOC_OF[k](self) if k in _DOC_OF else mine[k]) for k in self.keys}
@@ -235,7 +225,7 @@ class PollState:
         return self.changed(exits=(self.exits + (record,))[-EXIT_HISTORY_MAX:], updated_at=at)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, cfg: PollConfig, marker: Path, now: float) -> PollState:
+    def load(cls, path: str | os.PathLike[str], cfg: PollConfig, marker: Path, now: float) -> PollState:
         """The state file at ``path`` for a new call (``calls`` + 1, the gate streak reset: a new call, after an
         answer, needs fresh observations of a gate), or a fresh state when there is none. Raises RefusedInput when
         the file is unreadable or not JSON or belongs to another session or marker, SchemaInvalid when it does not
@@ -252,7 +242,7 @@ class PollState:
         return state.changed(calls=state.calls + 1, gate_streak=0, moves=state.moves,
                              call=CallCounters(max_ticks=cfg.max_ticks))
 
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the state file (schema-validated, atomic). Raises SchemaInvalid before touching the disk."""
         write_json(Path(path), self.to_doc(), SCHEMA)
 
@@ -261,6 +251,7 @@ _FIELD_NAMES = frozenset(f.name for f in fields(PollState))
 _KEY_OF = {"warned_hard_cap": "warned"}          # field -> the state file's key, where they differ
 _NOT_KEYS = frozenset({"keys", "call"})
 #: The state file's keys whose JSON is not the field's value as it is.
+_DOC_OF: dict[str, Callable[[PollState], Any]]
 _DOC_OF = {"warned": lambda s: {"hard_cap": s.warned_hard_cap}, "exits": lambda s: [e.to_doc() for e in s.exits],
            "moves": lambda s: [m.to_doc() for m in s.moves],
            "move_pending": lambda s: s.move_pending.to_doc() if s.move_pending else None,

@@ -19,16 +19,16 @@ from live_trial.session.backend import Backend
 from live_trial.session.rules import pid_alive as _alive
 from live_trial.stop_reasons import StopReason
 from live_trial.trial.context import TrialContext
-from live_trial.trial.facts import Facts, phase_at_least
+from live_trial.trial.facts import Facts, TrialOutcome, phase_at_least
 from live_trial.trial.folder_steps import reclaim
-from live_trial.trial.state import STATE_FILE, TrialState
+from live_trial.trial.state import TrialState
 from live_trial.trial.workdir import open_workdir
 
 #: Phases after which the task's delivery was confirmed: a resume from before them cannot continue the trial.
 UNCONFIRMED = ("created", "booting", "sending")
 
 
-def resume(trial: TrialContext, workdir: Path):
+def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
     """Continue a trial whose harness was killed, from the phase it recorded (module docstring), to its verdict.
 
     Raises :class:`RefusedInput` when the workdir is not a trial, its owner harness is still alive (two harnesses
@@ -37,7 +37,7 @@ def resume(trial: TrialContext, workdir: Path):
     """
     trial.wd = open_workdir(workdir)
     trial.take_lock()
-    trial.state = TrialState.load(trial.wd.path(STATE_FILE))
+    trial.state = TrialState.load(trial.wd.trial_state)
     if trial.state.phase == "prepared":
         raise RefusedInput("this trial is driven by hand (made by `live-trial prepare`): run --resume continues only "
                            "trials started by run", where=str(trial.wd.root), code="driven_by_hand",
@@ -87,9 +87,11 @@ def resume(trial: TrialContext, workdir: Path):
             trial.backend = Backend(req.socket)    # only to end what may be left: no model, no claude needed
             return
         trial.prepare_tools()
+        assert trial.backend is not None        # found by prepare_tools
         if trial.backend.has_session(state.session):
             trial.backend.set_owner(state.session, os.getpid())
         if state.rehearsal:
+            assert req.rehearsal is not None    # set from the state above
             trial.scenario = load_scenario(req.rehearsal)
             trial.start_rehearsal(port=state.rehearsal["port"])
 

@@ -14,7 +14,7 @@ import os
 import shutil
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from live_trial import stop_reasons
 from live_trial.acceptance.evallog import workdir_path
@@ -26,7 +26,7 @@ from live_trial.rehearsal.config import seed_config
 from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
 from live_trial.session import boot, proctree, send
 from live_trial.session.backend import Backend
-from live_trial.session.claude_bin import find_claude
+from live_trial.session.claude_bin import ClaudeBinary, find_claude
 from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import config_dir
@@ -36,13 +36,20 @@ from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialR
 from live_trial.trial.finish import finish
 from live_trial.trial.folder_steps import folder_changes, prepare, release, side_effects_recorded
 from live_trial.trial.inputs import validate
-from live_trial.trial.journal import POLL_STATE_FILE, EventSink, Journal
+from live_trial.trial.journal import EventSink, Journal
 from live_trial.trial.loading import require_target_listed
 from live_trial.trial.loop import poll_until_terminal
 from live_trial.trial.moves import collect_moved, current_transcript
 from live_trial.trial.resume import resume
 from live_trial.trial.state import TrialState
-from live_trial.trial.workdir import Workdir, new_run_id
+from live_trial.trial.workdir import new_run_id
+from live_trial.workdir_files import Workdir
+
+if TYPE_CHECKING:       # types only
+    from live_trial.closure.index import Pinning, Target
+    from live_trial.rehearsal.scenario import Scenario
+    from live_trial.trial.folder import FolderPlan
+    from live_trial.trial.folder_lock import FolderLock
 
 
 class Trial:
@@ -61,15 +68,15 @@ class Trial:
         self.policy = req.policy or load_policy(self.env)
         self.facts = Facts()
         self.journal.facts = self.facts
-        self.server = None
-        self.backend = None
-        self.target = None
-        self.pinning = None       # closure.Pinning, set by the input checks (trial_inputs.validate)
-        self.claude = None
-        self.scenario = None      # rehearsal.scenario.Scenario of a rehearsal, set by the input checks
+        self.server: RehearsalServer | None = None
+        self.backend: Backend | None = None
+        self.target: Target | None = None
+        self.pinning: Pinning | None = None       # set by the input checks (trial.inputs.validate)
+        self.claude: ClaudeBinary | None = None
+        self.scenario: Scenario | None = None     # a rehearsal's, set by the input checks
         self.child_overrides: dict[str, str] = {}
-        self.folder_plan = None   # trial.folder.FolderPlan, set by the input checks
-        self.folder_lock = None   # trial.folder_lock.FolderLock of an in-place folder, held for the trial's life
+        self.folder_plan: FolderPlan | None = None   # set by the input checks
+        self.folder_lock: FolderLock | None = None   # of an in-place folder, held for the trial's life
 
     # ----------------------------------------------------------------- the record
     @property
@@ -98,8 +105,9 @@ class Trial:
         """Hold an exclusive lock on the workdir for this harness's lifetime, so two harnesses (two resumes)
         never drive one session. Raises :class:`RefusedInput` when another process holds it, a one-line
         :class:`Blocked` when the workdir cannot be written."""
+        assert self.wd is not None          # the lock is taken once the workdir exists
         try:
-            fh = os.fdopen(os.open(self.wd.path(".trial.lock"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a")
+            fh = os.fdopen(os.open(self.wd.trial_lock, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a")
         except OSError as exc:
             raise stop_reasons.unwritable(exc, self.wd.root) from None
         try:
@@ -132,6 +140,7 @@ class Trial:
         when the input is bad, a one-line :class:`Blocked` (nothing half-written) when the eval root cannot be
         written; every later failure ends in a recorded verdict instead."""
         self._validate_inputs()
+        assert self.target is not None      # resolved by the input checks
         req = self.req
         run_id = req.run_id or new_run_id()
         root = workdir_path(req.eval_root, self.target.plugin_name, self.target.skill, run_id)
@@ -148,6 +157,7 @@ class Trial:
             if isinstance(exc, OSError):
                 raise stop_reasons.unwritable(exc, getattr(exc, "filename", None) or first_new or root) from None
             raise
+        assert self.wd is not None and self.state is not None     # made by start.create
         self.journal.event("workdir", path=str(self.wd.root), session=self.state.session)
         self._daily_maintenance()
         return self.drive(self.prepare_tools, self.start_rehearsal, self.prepare_folder, self._boot,
@@ -168,13 +178,14 @@ class Trial:
         except DeliveryFailed as exc:
             self._stopped(self.environment_cause() or exc.code, "send", "delivery_failed", exc.message, **exc.details)
         except Blocked as exc:
-            step = "tools" if exc.code.endswith("_missing") else self.phase()
-            self._stopped(exc.code, step, "blocked", exc.message)
+            where = "tools" if exc.code.endswith("_missing") else self.phase()
+            self._stopped(exc.code, where, "blocked", exc.message)
         except LiveTrialError as exc:
             # Anything else the steps refuse once the workdir exists still ends in a recorded verdict.
             self._stopped(self.environment_cause() or exc.code, self.phase(), exc.status,
                           exc.message, blocked=exc.exit_code == ExitCode.BLOCKED)
         except OSError as exc:
+            assert self.wd is not None      # run and resume drive a trial whose workdir exists
             err = stop_reasons.unwritable(exc, getattr(exc, "filename", None) or self.wd.root)
             self._stopped(err.code, "records", "unwritable", err.message)
         finally:
@@ -186,7 +197,7 @@ class Trial:
             self.stop_server()
 
     def _stopped(self, code: str, step: str, decision: str, problem: str, *, note: bool = True,
-                 blocked: bool = False, **evidence) -> None:
+                 blocked: bool = False, **evidence: Any) -> None:
         """Record why the steps ended: the stop reason, BLOCKED when the table says it was not the skill's doing."""
         self.facts.stop_reason = code
         self.facts.blocked = self.facts.blocked or blocked or stop_reasons.blocks(code)
@@ -200,6 +211,7 @@ class Trial:
         None when it is there (a dead pane there is claude's own exit: a crash) or it cannot be told."""
         if self.backend is None or self.phase() not in ("sending", "polling"):
             return None
+        assert self.state is not None       # a phase is recorded
         try:
             if self.backend.has_session(self.state.session):
                 return None
@@ -254,9 +266,10 @@ class Trial:
         if self.req.rehearsal is None:
             return
 
+        assert self.scenario is not None and self.wd is not None    # loaded by the input checks (or the resume)
         self.server = RehearsalServer(self.scenario, port=port)
         self.server.start()
-        config_dir = self.wd.path("claude-config")
+        config_dir = self.wd.claude_config
         if not (config_dir / ".claude.json").exists():
             seed_config(config_dir, [self.req.cwd])
         self.child_overrides = rehearsal_env(self.server.url, config_dir)
@@ -267,6 +280,7 @@ class Trial:
 
     def config_dir(self) -> Path:
 
+        assert self.state is not None
         if self.state.config_dir:
             return Path(self.state.config_dir)
         return config_dir(self.env)
@@ -284,6 +298,7 @@ class Trial:
     def _boot(self) -> None:
 
         self.journal.save(phase="booting")
+        assert self.state is not None and self.state.closure is not None and self.backend is not None
         req = boot.BootRequest(
             session=self.state.session, cwd=self.req.cwd, model=self.req.model,
             session_id=self.state.session_id, target=self.req.target, plugins_root=self.req.plugins_root,
@@ -304,6 +319,7 @@ class Trial:
 
     def send_file(self, path: Path, step: str) -> None:
 
+        assert self.backend is not None and self.state is not None
         delivery = send.send_file(self.backend, self.state.session, path, transcript_path=self.transcript_path(),
                                   sleep=self.sleep, follow=self.transcript_path)
         self.journal.log(step, "delivered", file=path.name, extra_enters=delivery.extra_enters)
@@ -311,20 +327,22 @@ class Trial:
     def _send_task(self) -> None:
 
         self.journal.save(phase="sending")
-        self.send_file(self.wd.path("task.md"), "send")
+        assert self.wd is not None
+        self.send_file(self.wd.task, "send")
         require_target_listed(self)
         self.facts.launch = "PASS"
         self.journal.save(phase="polling")
 
-    def poll_once(self, stall_limit_s: float):
+    def poll_once(self, stall_limit_s: float) -> poll.PollResult:
 
+        assert self.wd is not None and self.state is not None and self.backend is not None
         cfg = poll.PollConfig(
             marker=self.wd.marker, session=self.state.session, session_id=self.state.session_id,
-            cwd=self.req.cwd, config_dir=self.config_dir(), state_file=self.wd.path(POLL_STATE_FILE),
+            cwd=self.req.cwd, config_dir=self.config_dir(), state_file=self.wd.poll_state,
             policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None)
         return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick, watch=True)
 
-    def _on_tick(self, progress: dict) -> None:
+    def _on_tick(self, progress: dict[str, Any]) -> None:
         """Poll's per-tick report: the 80% HARD_CAP warning is logged; ticks feed the live line; each change of
         state, awaited tool or background work is one ``state`` record (the report's timeline)."""
         if "warn" in progress:
@@ -337,11 +355,13 @@ class Trial:
                              **{k: v for k, v in doing.items() if v}, elapsed_s=progress.get("elapsed_s"))
         self.journal.event("tick", **progress, **self._counts())
 
-    def _counts(self) -> dict:
+    def _counts(self) -> dict[str, Any]:
+        assert self.state is not None
         return {"nudges": self.state.nudge_count, "gate_responses": self.state.gate_response_count}
 
     def poll_loop(self) -> None:
-        """Poll until a terminal outcome, answering gates and applying the STALL table (see trial_loop)."""
+        """Poll until a terminal outcome, answering gates and applying the STALL table (see
+        :func:`live_trial.trial.loop.poll_until_terminal`)."""
         poll_until_terminal(self)
 
     def finish_session(self) -> None:
@@ -377,6 +397,7 @@ class Trial:
     def note_alternate_screen(self, session: str) -> None:
         """Name a session drawn in tmux's alternate screen (the CLI's fullscreen renderer, though boot asks for the
         classic one): its pane.txt holds only the visible rows, so the verdict says so rather than trusting it."""
+        assert self.backend is not None
         if self.backend.alternate_screen(session):
             if ALTERNATE_SCREEN_NOTE not in self.facts.notes:
                 self.facts.notes.append(ALTERNATE_SCREEN_NOTE)
@@ -417,5 +438,5 @@ class Trial:
         return finish(self)
 
 
-def _tail(exc: LiveTrialError) -> dict:
+def _tail(exc: LiveTrialError) -> dict[str, Any]:
     return {k: v for k, v in exc.details.items() if k in ("tail", "screen")}

@@ -14,23 +14,13 @@ decision; this module does no I/O.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from live_trial.stop_reasons import StopReason
+from live_trial.transcript.status import BUSY_STATES, TurnState
 
 NUDGE_TEXT = ("Continue on your own exactly as the task instructions say: do not ask any question, "
               "finish the skill, write the completion marker, and report the DONE line.\n")
-
-BUSY_STATES = ("BUSY_GENERATING", "BUSY_TOOL")
-IDLE = "IDLE_TURN_COMPLETE"
-
-_QUESTION_RE = re.compile(
-    r"[?？]|\b(shall i|should i|do you want|would you like|may i|can i|could you|let me know|please confirm|"
-    r"please (?:tell|choose|pick|select|provide|specify|clarify|advise)|tell me (?:which|what|how|whether)|"
-    r"confirm (?:that|whether|if)|which (?:one|option)|waiting for your|before i (?:continue|proceed))|"
-    r"(ますか|でしょうか|ください|教えて|確認させて)", re.IGNORECASE)
-_DONE_RE = re.compile(r"^\s*(?:●\s*)?DONE:\s*\S", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -42,29 +32,15 @@ class StallDecision:
     reason: str
 
 
-def ends_with_question(text: str | None) -> bool:
-    """True when the last three non-empty lines of ``text`` ask a question, a confirmation or a choice
-    (seed 001, STALL row 4): a question mark anywhere in them, or a request such as "please tell me",
-    "let me know", "which one", "…ますか", "…教えてください"."""
-    if not text:
-        return False
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    if not lines:
-        return False
-    return any(_QUESTION_RE.search(ln) for ln in lines[-3:])
-
-
-def reports_done(text: str | None) -> bool:
-    """True when ``text`` holds the task's one-line ``DONE: <status>`` report (seed 001, STALL row 5)."""
-    return bool(text and _DONE_RE.search(text))
-
-
 def decide_stall(*, session_alive: bool, state: str | None, marker_exists: bool, stall_extended: bool,
                  nudge_count: int, nudge_max: int, asks_question: bool, said_done: bool) -> StallDecision:
     """Apply the STALL table rows 1-6 in order and return the first that applies.
 
-    ``asks_question`` / ``said_done`` come from the screen tail and the turn's last assistant text
-    (:func:`ends_with_question`, :func:`reports_done`). Source: seed 001, "STALL 分岐表".
+    ``asks_question`` / ``said_done`` come from the turn's last assistant text
+    (:func:`~live_trial.transcript.reply.text_ends_with_question`,
+    :func:`~live_trial.transcript.reply.text_reports_done`) and the screen
+    (:func:`~live_trial.session.screen.screen_ends_with_question`,
+    :func:`~live_trial.session.screen.screen_reports_done`). Source: seed 001, "STALL 分岐表".
     """
     if not session_alive:
         return StallDecision(1, StopReason.CRASH, "the claude session ended before the trial finished")
@@ -73,7 +49,7 @@ def decide_stall(*, session_alive: bool, state: str | None, marker_exists: bool,
             return StallDecision(2, "extend", f"no progress while {state}: a long silent tool? waiting twice as long once")
         return StallDecision(2, StopReason.HANG,
                              f"still no progress while {state} after the longer wait: the session hangs")
-    if state == IDLE and not marker_exists:
+    if state == TurnState.IDLE_TURN_COMPLETE and not marker_exists:
         # Row 3 only routes to row 4; row 5 follows.
         if asks_question and nudge_count < nudge_max:
             return StallDecision(4, "nudge", "the turn ended with a question instead of finishing")

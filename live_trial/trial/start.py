@@ -12,7 +12,8 @@ import os
 import uuid
 from dataclasses import asdict
 
-from live_trial.jsonfile import utc_now, write_text_atomic
+from live_trial.clock import utc_now
+from live_trial.jsonfile import write_text_atomic
 from live_trial.resources import read_reference
 from live_trial.trial.context import TrialContext
 from live_trial.trial.folder import folder_record, session_cwd
@@ -28,6 +29,8 @@ def create(trial: TrialContext, run_id: str | None = None) -> None:
     ``trial.req.cwd`` (where the session starts). Raises :class:`~live_trial.errors.RefusedInput` (the workdir exists,
     another harness holds its lock) and OSError."""
     req = trial.req
+    # what the input checks resolved (live_trial.trial.inputs.validate)
+    assert trial.target is not None and trial.folder_plan is not None and trial.pinning is not None
     trial.wd = create_workdir(req.eval_root, trial.target.plugin_name, trial.target.skill, run_id or req.run_id)
     trial.take_lock()
     req.cwd = session_cwd(trial.folder_plan, trial.wd.root)
@@ -49,8 +52,9 @@ def create(trial: TrialContext, run_id: str | None = None) -> None:
 def write_task(trial: TrialContext) -> None:
     """Write ``<workdir>/task.md``: references/task-template.md with the target, the args and the absolute path of the
     completion marker filled in (seed 001, the task.md contract)."""
+    assert trial.wd is not None
     text = (read_reference("task-template.md")
             .replace("{{TARGET_SKILL}}", trial.req.target)
             .replace('"{{ARGS}}"', json.dumps(trial.req.args, ensure_ascii=False))
             .replace("{{MARKER_PATH}}", str(trial.wd.marker)))
-    write_text_atomic(trial.wd.path("task.md"), text)
+    write_text_atomic(trial.wd.task, text)

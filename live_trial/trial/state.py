@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from live_trial.jsonfile import read_json, write_json
+from live_trial.workdir_files import TRIAL_STATE
 
-STATE_FILE = "trial-state.json"
 STATE_SCHEMA = "trial-state.schema.json"
 STATE_VERSION = 1
 
@@ -97,7 +97,7 @@ class TrialState:
         names = {f.name for f in fields(self)}
         for name, value in changes.items():
             if name not in names:
-                raise AttributeError(f"trial-state.json has no field {name!r}")
+                raise AttributeError(f"{TRIAL_STATE} has no field {name!r}")
             setattr(self, name, value)
 
 

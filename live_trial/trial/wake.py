@@ -20,10 +20,36 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 #: At least this long between two ticks that a file change woke: the CLI writes a few records in a row.
 MIN_GAP_S = 0.03
+
+
+class _Event(Protocol):
+    """One inotify event as ``inotify_simple`` reads it (its ``Event`` named tuple)."""
+
+    @property
+    def wd(self) -> int: ...
+
+    @property
+    def mask(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+class _INotify(Protocol):
+    """The part of ``inotify_simple.INotify`` a wake uses (paths are str, masks ints, timeouts milliseconds)."""
+
+    def add_watch(self, path: str, mask: int) -> int: ...
+
+    def rm_watch(self, wd: int) -> None: ...
+
+    def read(self, timeout: int | None = None) -> list[_Event]: ...
+
+    def close(self) -> None: ...
 
 
 class FileWake:
@@ -34,13 +60,14 @@ class FileWake:
     a missing folder or an inotify failure.
     """
 
-    def __init__(self, *, sleep=time.sleep, clock=time.monotonic) -> None:
+    def __init__(self, *, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._sleep, self._clock = sleep, clock
         self._names: dict[str, set[str]] = {}          # watched folder -> file names that count
         self._wd: dict[str, int] = {}                   # watched folder -> watch descriptor
         self._folder_of: dict[int, str] = {}
         self._last_wake = float("-inf")
-        self._inotify = None
+        self._inotify: _INotify | None = None
         self.available = False
         try:
             from inotify_simple import INotify, flags
@@ -51,7 +78,7 @@ class FileWake:
         except (ImportError, OSError, AttributeError):
             self._inotify = None
 
-    def watch(self, paths: Iterable[os.PathLike | str | None]) -> None:
+    def watch(self, paths: Iterable[os.PathLike[str] | str | None]) -> None:
         """Watch exactly these files from now on (None entries are skipped). A file whose folder does not exist
         yet is left out until a later call finds the folder."""
         if self._inotify is None:
@@ -77,6 +104,8 @@ class FileWake:
         wd = self._wd.pop(folder)
         self._names.pop(folder, None)
         self._folder_of.pop(wd, None)
+        if self._inotify is None:
+            return
         try:
             self._inotify.rm_watch(wd)
         except OSError:                   # the folder went away: its watch went with it
@@ -107,13 +136,15 @@ class FileWake:
                 self._last_wake = self._clock()
                 return True
 
-    def _counts(self, event) -> bool:
+    def _counts(self, event: _Event) -> bool:
         folder = self._folder_of.get(event.wd)
         if folder is None:
             return event.mask & 0x4000 != 0            # IN_Q_OVERFLOW: events were lost, look at everything
         return event.name in self._names.get(folder, ())
 
     def _drain(self) -> None:
+        if self._inotify is None:
+            return
         try:
             self._inotify.read(timeout=0)
         except OSError:

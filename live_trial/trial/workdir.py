@@ -1,28 +1,25 @@
-"""One trial's folder and the names derived from its run (seed 001 "準備").
+"""One trial's folder made or opened, and the names derived from its run (seed 001 "準備").
 
-Layout: :func:`live_trial.acceptance.evallog.workdir_path` with ``out/`` (where the trial writes its one completion
-marker), ``task.md``, and after the trial ``pane.txt``, ``transcript.jsonl``, ``verdict.json`` and the logs. Session
-names are ``lt-<run-id>-<slug>``: unique per run, so parallel trials never kill each other's session (seed 001).
+Layout: :func:`live_trial.acceptance.evallog.workdir_path`; what it holds is :mod:`live_trial.workdir_files`
+(:class:`~live_trial.workdir_files.Workdir`). Session names are ``lt-<run-id>-<slug>``: unique per run, so parallel
+trials never kill each other's session (seed 001).
 """
 from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from live_trial.acceptance.evallog import workdir_path
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import make_private_dirs
+from live_trial.workdir_files import TASK, Workdir
 
 RUN_ID_RE = re.compile(r"^[0-9]{8}T[0-9]{6}-[0-9a-f]{4}$")
 
 
 SLUG_MAX = 40
-
-
-MARKER_NAME = "status.json"
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -44,42 +41,21 @@ def session_name(run_id: str, skill: str) -> str:
     return f"lt-{run_id}-{skill_slug(skill)}"
 
 
-@dataclass(frozen=True)
-class Workdir:
-    """One trial's folder. All paths absolute."""
-
-    root: Path
-    run_id: str
-
-    @property
-    def out(self) -> Path:
-        """``<workdir>/out``: where the skill writes the completion marker and its artifacts."""
-        return self.root / "out"
-
-    @property
-    def marker(self) -> Path:
-        """The one completion marker the task asks for (seed 001, task.md contract item 2)."""
-        return self.out / MARKER_NAME
-
-    def path(self, name: str) -> Path:
-        """A file directly in the workdir (``task.md``, ``verdict.json``, ...)."""
-        return self.root / name
-
-
 def create_workdir(eval_root: Path, plugin: str | None, skill: str, run_id: str | None = None) -> Workdir:
     """Create the workdir with ``out/``; refuse (exit 2) when it already exists. Returns the :class:`Workdir`."""
     run_id = run_id or new_run_id()
     root = workdir_path(eval_root, plugin, skill, run_id)
     if root.exists():
         raise RefusedInput("workdir already exists", where=str(root), fix="use a new run id")
-    make_private_dirs(root / "out")          # 0700: the workdir holds the screen's and the transcript's text
-    return Workdir(root=root, run_id=run_id)
+    wd = Workdir(root=root, run_id=run_id)
+    make_private_dirs(wd.out)                # 0700: the workdir holds the screen's and the transcript's text
+    return wd
 
 
 def open_workdir(path: Path) -> Workdir:
     """An existing workdir (for ``--resume`` and the step subcommands); refuse when it is not one."""
-    root = Path(path).resolve()
-    if not (root / "task.md").is_file():
-        raise RefusedInput("not a trial workdir (no task.md)", where=str(root),
+    wd = Workdir.of(Path(path).resolve())
+    if not wd.task.is_file():
+        raise RefusedInput(f"not a trial workdir (no {TASK})", where=str(wd.root),
                            fix="pass the folder eval-log/<plugin>/<skill>/live-trial/<run-id>")
-    return Workdir(root=root, run_id=root.name)
+    return wd

@@ -6,7 +6,7 @@ shows that honest default, then uses ``plan --rehearsal-reuse SCENARIO`` (README
 rules offline) to let this rehearsal verdict count; that plan says so, and ``run --plan`` refuses it without
 ``--rehearsal`` of the same scenario. Everything else about reuse (closure digest, scenario_id,
 transcript sha, re-derived overall) is exactly the live path; reuse of live-origin verdicts and tampering are
-covered in tests/unit/test_plan.py with verdicts written by the same write_trial_verdict the trial uses.
+covered in tests/unit/acceptance/test_plan.py with verdicts written by the same write_trial_verdict the trial uses.
 """
 from __future__ import annotations
 
