@@ -201,8 +201,8 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
                            kinds)
     judgement = judge(inputs)
     if f.blocked:
-        # The table says BLOCKED; the reason says whose failure stopped it (live_trial/stop_reasons.py: tool missing, tmux
-        # gone, time cap, harness stopped, evaluator failed, records not writable).
+        # The table says BLOCKED; the reason says whose failure stopped it (live_trial/stop_reasons.py: tool missing,
+        # tmux gone, time cap, harness stopped, evaluator failed, records not writable).
         judgement = Judgement(judgement.verdict, (blocked_reason(f.stop_reason),))
     if judgement.verdict != "PASS":
         causes = cause_lines(facts.evaluation.could_not_judge, f.goal_result, f.goal_blockers, f.failure_reason,

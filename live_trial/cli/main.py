@@ -46,7 +46,8 @@ COMMANDS = {"run": "live_trial.cli.trial_cmd", "prepare": "live_trial.cli.prepar
             "evaluate": "live_trial.cli.evaluate_cmd", "watch": "live_trial.cli.evaluate_cmd",
             "verdict": "live_trial.cli.verdict_cmd", "rehearsal": "live_trial.cli.rehearsal_cmd",
             "self-test": "live_trial.cli.selftest_cmd", "report": "live_trial.cli.report_cmd",
-            "ls": "live_trial.cli.report_cmd", "show": "live_trial.cli.report_cmd", "reasons": "live_trial.cli.report_cmd",
+            "ls": "live_trial.cli.report_cmd", "show": "live_trial.cli.report_cmd",
+            "reasons": "live_trial.cli.report_cmd",
             "merge": "live_trial.cli.merge_cmd", "doctor": "live_trial.cli.doctor_cmd"}
 
 EPILOG = """exit codes:

@@ -110,7 +110,8 @@ class Backend:
             try:
                 proc = self._server.cmd(*args)
             except libtmux_exc.TmuxCommandNotFound:
-                raise Blocked("tmux not found", where="PATH", fix="install tmux", code=StopReason.TMUX_MISSING) from None
+                raise Blocked("tmux not found", where="PATH", fix="install tmux",
+                              code=StopReason.TMUX_MISSING) from None
             return TmuxResult(argv=tuple(str(a) for a in proc.cmd), returncode=int(proc.returncode or 0),
                               stdout=list(proc.stdout), stderr=list(proc.stderr),
                               duration_s=time.monotonic() - started)

@@ -385,7 +385,8 @@ def _raise_exited(backend: Backend, session: str, *, clock: Callable[[], float] 
     shown = "unknown" if status is None else status
     last = " | ".join(tail[-3:]) or "(no output)"
     raise BootFail(f"claude exited at start (exit status {shown}): {last}", where=session,
-                   fix=_exit_fix(" ".join(tail)), code=StopReason.EXITED_AT_START, details={"tail": tail, "status": shown})
+                   fix=_exit_fix(" ".join(tail)), code=StopReason.EXITED_AT_START,
+                   details={"tail": tail, "status": shown})
 
 
 def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | None, *,

@@ -47,8 +47,8 @@ def poll_until_terminal(trial: TrialContext) -> None:
     GATE (poll exit 4): answer with the next --gate-response (each with its own kind, rescue or contractual) and
     poll again, recording the question, the options shown, the answer and its kind; none left ends the trial as
     "stopped at a question it had to ask". STALL (exit 2): first, a session that vanished from outside (tmux's
-    server gone, the session removed) is BLOCKED, not row 1 (live_trial/stop_reasons.py); then rows 1-6 of seed 001's table,
-    each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge is written to
+    server gone, the session removed) is BLOCKED, not row 1 (live_trial/stop_reasons.py); then rows 1-6 of seed 001's
+    table, each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge is written to
     ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
     """
     assert trial.state is not None
@@ -162,7 +162,7 @@ def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
 
 def _name_unexpected_stop(trial: TrialContext, result: PollOutcome, capture: str, last_text: str) -> None:
     """Row 6 names what it saw: an API error turn, or an error / usage-limit screen."""
-    api_error = getattr(result.status, StopReason.API_ERROR, None)
+    api_error = getattr(result.status, "api_error", None)
     if api_error:
         trial.facts.stop_reason = StopReason.API_ERROR
         seen = (last_text.strip() or (screen.error_screen(capture) if capture else "") or "").strip()
