@@ -4,8 +4,9 @@ How the code is laid out: one subpackage per stage of a trial, on floors. A modu
 subpackage, from a lower floor, or from the bottom; never upward and never in a circle
 (tests/unit/package/test_layout.py).
 
-- bottom: ``errors``, ``resources``, ``jsonfile``, ``policy``, ``clock``, ``workdir_files`` (typed errors, shipped
-  files, schema-checked atomic JSON, the loop bounds, UTC ``...Z`` times, the names of a trial's workdir).
+- bottom: ``errors``, ``resources``, ``jsonfile``, ``policy``, ``clock``, ``workdir_files``, ``stop_reasons``
+  (typed errors and exit codes, shipped files, schema-checked atomic JSON, the loop bounds, UTC ``...Z`` times,
+  the names of a trial's workdir, why a trial stopped).
 - floor 1: ``transcript/`` (reading the session's JSONL and the four-state classifier) and ``closure/`` (plugin
   manifests, the dependency union, the behaviour-closure digest).
 - floor 2: ``session/`` (the real CLI in tmux: the only tmux caller, the screen's markers, boot, send) and

@@ -1,11 +1,13 @@
-"""Typed errors of the core. Only ``live_trial.cli`` turns them into a printed line and an exit code.
+"""Typed errors of the core, the exit codes and the poll's exit words. Only ``live_trial.cli`` turns an error into a
+printed line and an exit code.
 
 Each error takes the facts (what, where, value, fix) as keyword arguments and composes a one-line
 message, so messages stay consistent and tests can assert the facts (pattern of libtmux ``exc.py``).
+Every exit number of the package is a member of :class:`ExitCode` (pattern of pytest's ``ExitCode``).
 """
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:       # annotations only (importing typing costs every command's start-up)
@@ -22,7 +24,28 @@ class ExitCode(IntEnum):
     GATE = 4          # poll: a question is waiting
     TICK_BUDGET = 5   # poll: --max-ticks used up; re-run the same command
     DEGRADED = 6      # run: finished, but the goal failed or a person had to step in
-    USAGE = 64        # argparse usage error
+    USAGE = 64        # argparse usage error; poll: refused input
+    INTERRUPTED = 130  # any: stopped by Ctrl-C outside a trial (128 + SIGINT, the shell's number)
+
+
+class PollExit(StrEnum):
+    """How one ``poll`` call ends (seed 001 poll exit table): the status word it prints first and its exit code
+    (:attr:`exit_code`). The words are verdict.json's ``poll_exit``."""
+
+    exit_code: ExitCode
+
+    def __new__(cls, word: str, exit_code: ExitCode) -> PollExit:
+        member = str.__new__(cls, word)
+        member._value_ = word
+        member.exit_code = exit_code
+        return member
+
+    DONE = "DONE", ExitCode.OK                  # the marker and a finished turn
+    STALL = "STALL", ExitCode.REFUSED           # 2: no progress, or the session gone
+    GATE = "GATE", ExitCode.GATE                # a question is waiting
+    HARD_CAP = "HARD_CAP", ExitCode.FAIL        # 1: the trial's hard time cap
+    TICK_BUDGET = "TICK_BUDGET", ExitCode.TICK_BUDGET   # --max-ticks used up; run the same command again
+    BLOCKED = "BLOCKED", ExitCode.BLOCKED       # tmux could not be run
 
 
 class LiveTrialError(Exception):
@@ -67,7 +90,7 @@ class RefusedInput(LiveTrialError):
 
 class Blocked(LiveTrialError):
     """The environment stopped the trial, not the skill: a required tool (tmux, claude) is missing (seed 001: tmux
-    missing is BLOCKED), tmux went away, the records cannot be written. Exit 3 (acceptance/causes.py)."""
+    missing is BLOCKED), tmux went away, the records cannot be written. Exit 3 (live_trial/stop_reasons.py)."""
 
     status = "BLOCKED"
     exit_code = ExitCode.BLOCKED

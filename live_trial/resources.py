@@ -42,6 +42,13 @@ def read_reference(name: str) -> str:
     return resource_path("references", name).read_text(encoding="utf-8")
 
 
+def reference_names(pattern: str) -> list[str]:
+    """The names of the files in ``references/`` that match the glob ``pattern`` (e.g. ``notifications.*.json``),
+    sorted, from both places :func:`resource_path` looks in."""
+    folders = [Path(str(resources.files("live_trial") / "references")), _REPO_ROOT / "references"]
+    return sorted({p.name for folder in folders if folder.is_dir() for p in folder.glob(pattern) if p.is_file()})
+
+
 def repo_root() -> Path:
     """The source checkout root (meaningful only when running from a checkout or editable install)."""
     return _REPO_ROOT

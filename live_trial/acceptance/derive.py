@@ -16,12 +16,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping
 
-from live_trial.acceptance.causes import blocked_reason
 from live_trial.acceptance.criteria import criteria_table
 from live_trial.acceptance.findings import Findings
 from live_trial.acceptance.overall import (
     GATE_KINDS,
-    POLL_EXITS,
     RESULTS,
     Judgement,
     VerdictInputs,
@@ -33,8 +31,9 @@ from live_trial.acceptance.tier import contract_evidence, derive_tier
 from live_trial.acceptance.verdict_doc import ORIGINS, Verdict, as_is, contract_id
 from live_trial.acceptance.verdict_facts import ClosurePin, VerdictFacts
 from live_trial.clock import utc_now
-from live_trial.errors import RefusedInput
+from live_trial.errors import PollExit, RefusedInput
 from live_trial.session.rules import check_target_allowed
+from live_trial.stop_reasons import blocked_reason
 from live_trial.workdir_files import EVALUATION, TRANSCRIPT
 
 Summariser = Callable[[Mapping[str, Any]], str]
@@ -48,7 +47,7 @@ def check_findings(f: Findings) -> None:
                                  (f.scenario_origin, ORIGINS, "scenario_origin")):
         _check_choice(value, choices, name)
     _check_choice(f.goal_result, RESULTS, "--goal-result", optional=True)
-    _check_choice(f.poll_exit, POLL_EXITS, "--poll-exit", optional=True)
+    _check_choice(f.poll_exit, tuple(PollExit), "--poll-exit", optional=True)
     _check_count(f.nudge_count, "--nudge-count")
     _check_count(f.gate_response_count, "--gate-response-count")
 
@@ -202,8 +201,8 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
                            kinds)
     judgement = judge(inputs)
     if f.blocked:
-        # The table says BLOCKED; the reason says whose failure stopped it (acceptance/causes.py: tool missing, tmux
-        # gone, time cap, harness stopped, evaluator failed, records not writable).
+        # The table says BLOCKED; the reason says whose failure stopped it (live_trial/stop_reasons.py: tool missing,
+        # tmux gone, time cap, harness stopped, evaluator failed, records not writable).
         judgement = Judgement(judgement.verdict, (blocked_reason(f.stop_reason),))
     if judgement.verdict != "PASS":
         causes = cause_lines(facts.evaluation.could_not_judge, f.goal_result, f.goal_blockers, f.failure_reason,

@@ -6,7 +6,7 @@ Judgement table, applied by :func:`judge` in this order (the first matching grou
 ==== ====================================================================== ==========
 step condition                                                              overall
 ==== ====================================================================== ==========
-1    ``blocked`` (causes.py) or last poll exit HARD_CAP or BLOCKED           BLOCKED
+1    ``blocked`` (stop_reasons.py) or last poll exit HARD_CAP or BLOCKED        BLOCKED
 2    launch FAIL                                                             FAIL
 3    completion FAIL, or completion PASS but the last poll exit is not DONE  FAIL
 4    (collect DEGRADED reasons) goal not PASS; nudges > 0; rescue gate > 0   —
@@ -17,7 +17,7 @@ step condition                                                              over
 ==== ====================================================================== ==========
 
 Precedence: BLOCKED beats FAIL (a trial the environment or the harness stopped was not judged; whose failure it
-was is :mod:`live_trial.acceptance.causes`; seed 001 says record it ``--blocked`` whatever else happened), also in
+was is :mod:`live_trial.stop_reasons`; seed 001 says record it ``--blocked`` whatever else happened), also in
 proof trials (BLOCKED is never a pass, so it cannot loosen a proof). Launch beats completion beats goal. In a proof
 trial every DEGRADED reason becomes FAIL and the model gate is checked even when the rest would PASS. Gate kinds
 (seed 001, gate kinds): each answered question has its own kind (``gate_kinds``, one per answer, in order): a
@@ -30,7 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from live_trial.acceptance.causes import blocked_reason
+from live_trial.errors import PollExit
+from live_trial.stop_reasons import blocked_reason
 
 RESULTS = ("PASS", "FAIL")
 
@@ -39,9 +40,6 @@ OVERALLS = ("PASS", "FAIL", "DEGRADED", "BLOCKED")
 
 
 GATE_KINDS = ("rescue", "contractual")
-
-
-POLL_EXITS = ("DONE", "STALL", "GATE", "HARD_CAP", "TICK_BUDGET", "BLOCKED")
 
 
 @dataclass(frozen=True)
@@ -110,14 +108,14 @@ def judge(inputs: VerdictInputs) -> Judgement:
     rescues = kinds.count("rescue")
     if i.blocked:
         return Judgement("BLOCKED", (blocked_reason(None),))
-    if i.poll_exit in ("HARD_CAP", "BLOCKED"):
+    if i.poll_exit in (PollExit.HARD_CAP, PollExit.BLOCKED):
         return Judgement("BLOCKED", (f"poll ended {i.poll_exit}: the trial was stopped before it could be judged",))
     if i.launch != "PASS":
         return Judgement("FAIL", ("launch failed: the skill never started (boot, install or argument problem)",))
     if i.completion != "PASS":
         where = f" (last poll exit {i.poll_exit})" if i.poll_exit else ""
         return Judgement("FAIL", (f"did not complete on its own{where}",))
-    if i.poll_exit not in (None, "DONE"):
+    if i.poll_exit not in (None, PollExit.DONE):
         return Judgement("FAIL", (f"completion PASS contradicts the last poll exit {i.poll_exit}",))
     degraded: list[str] = []
     if i.goal_result != "PASS":

@@ -85,7 +85,7 @@ class Verdict:
     proof: bool
     """A proof trial: no intervention and exactly the requested model."""
     blocked: bool
-    """The environment or the harness stopped the trial (acceptance/causes.py)."""
+    """The environment or the harness stopped the trial (live_trial/stop_reasons.py)."""
     launch: str
     """PASS when the skill under trial was called and ran, else FAIL."""
     completion: str
@@ -121,7 +121,8 @@ class Verdict:
     poll_exit: str | None
     """The last poll exit (DONE, STALL, GATE, HARD_CAP, TICK_BUDGET, BLOCKED), None when poll never ran."""
     stop_reason: str | None
-    """Why the trial stopped (a code of acceptance/causes.py or the STALL table), None for a clean end."""
+    """Why the trial stopped (a :class:`~live_trial.stop_reasons.StopReason`, or the code of an error a step raised),
+    None for a clean end."""
     stall_row: int | None
     """The STALL table's row that decided, None otherwise."""
     failure_reason: str | None

@@ -306,10 +306,10 @@ def cmd_backend(args) -> int:
     elif verb == "has-session":
         if not backend.has_session(args.session):
             print(f"GONE: {args.session}")
-            return 1
+            return ExitCode.FAIL
         if not backend.pane_alive(args.session):
             print(f"DEAD: {args.session} (the CLI exited, status {backend.pane_dead_status(args.session)})")
-            return 1
+            return ExitCode.FAIL
         print(f"ALIVE: {args.session}")
     elif verb == "capture-pane":
         sys.stdout.write(backend.capture(args.session, scrollback=args.scrollback) + "\n")
@@ -383,6 +383,6 @@ def self_test() -> int:
     failed = [label for label, ok in checks if not ok]
     if failed:
         print(f"SELF_TEST: FAIL ({len(failed)} of {len(checks)}): " + "; ".join(failed))
-        return 1
+        return ExitCode.FAIL
     print(f"SELF_TEST: ok ({len(checks)} checks: session names, denylist, buffer names, keys)")
-    return 0
+    return ExitCode.OK

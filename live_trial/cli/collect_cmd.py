@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from live_trial.errors import ExitCode
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``collect`` and ``reap`` subcommands."""
@@ -82,7 +84,7 @@ def cmd_collect(args) -> int:
         if "added" in effects:
             print(f"  side effects: {effects['added']} added, {effects['changed']} changed, {effects['removed']} "
                   f"removed in the trial's folder since its start")
-    return 0 if got.complete else 1
+    return ExitCode.OK if got.complete else ExitCode.FAIL
 
 
 def cmd_reap(args) -> int:
@@ -114,7 +116,7 @@ def cmd_reap(args) -> int:
         for item in ended:
             print(f"ended {len(item['ended'])} process(es) of {item['session']}"
                   + (f"; still alive: {item['left']}" if item["left"] else ""))
-    return 0
+    return ExitCode.OK
 
 
 def _reap_copies(removed: list[str], started_in: dict) -> list[str]:

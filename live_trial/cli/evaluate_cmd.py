@@ -20,8 +20,9 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from live_trial.errors import RefusedInput
+from live_trial.errors import ExitCode, RefusedInput
 from live_trial.jsonfile import parse_json
+from live_trial.notices.catalogue import LANGS
 from live_trial.workdir_files import Workdir
 
 WATCH_ACTIONS = ("due", "check", "sweep", "daily", "list")
@@ -61,7 +62,7 @@ def register(subparsers) -> None:
     w.add_argument("--result", choices=["ok", "ng"], help="ok: confirmed; ng: not (the third ng closes it)")
     w.add_argument("--note", help="what was seen, counted")
     w.add_argument("--eval-root", type=Path, default=Path("eval-log"), help="where watches.json is (default eval-log)")
-    w.add_argument("--lang", choices=["ja", "en"], help="notification language (default LIVE_TRIAL_LANG, else ja)")
+    w.add_argument("--lang", choices=LANGS, help="notification language (default LIVE_TRIAL_LANG, else ja)")
     w.add_argument("--claude-bin", help="the claude executable for check / daily")
     w.add_argument("--model", help="model for the check-only evaluator")
     w.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds per check")
@@ -142,7 +143,7 @@ def _evaluate(args) -> int:
             problems = (doc["attempts"][-1].get("problems") or [])[:2] if doc.get("attempts") else []
             for problem in problems:
                 print(f"  why: {problem}")
-    return 3 if unable else 0
+    return ExitCode.BLOCKED if unable else ExitCode.OK
 
 
 def _could_not_answer(doc: dict) -> str | None:
@@ -194,27 +195,27 @@ def _watch(args) -> int:
         w = wt.record_result(root, args.watch_id, args.result, args.note, lang=args.lang)
         _emit(args, "RECORDED", f"{w['id']} {args.result} -> {w['status']} (checks {w['checks']}, ng {w['ng']})",
               {"watch": w})
-        return 0
+        return ExitCode.OK
     if args.action == "list":
         ws = wt.load_ledger(root)["watches"]
         _emit(args, "WATCHES", f"{sum(w['status'] == 'open' for w in ws)} open, {len(ws)} in all",
               {"watches": ws}, [f"{w['id']} {w['status']} since {w['since']}: {w['unverified']}" for w in ws])
-        return 0
+        return ExitCode.OK
     if args.action == "due":
         due = wt.due_watches(root)
         _emit(args, "DUE", f"{len(due)} watch(es) due for a check", {"due": due},
               [f"{w['id']}: {w['objective']} / not confirmed yet: {w['unverified']}" for w in due])
-        return 0
+        return ExitCode.OK
     if args.action == "sweep":
         closed = wt.sweep(root, lang=args.lang)
         _emit(args, "SWEPT", f"{len(closed)} watch(es) closed after 7 days", {"closed": closed},
               [f"{w['id']}: {w['unverified']}" for w in closed])
-        return 0
+        return ExitCode.OK
     if args.action == "check":
         results = wt.check_due(root, watch_starter(args), lang=args.lang)
         _emit(args, "CHECKED", f"{len(results)} check(s) started", {"checked": results},
               [f"{r['id']}: {r['result'] or 'no result'} - {r['note']}" for r in results])
-        return 0
+        return ExitCode.OK
     result = wt.daily_maintenance(root, watch_starter(args), lang=args.lang)
     resent = len(result.get("resent") or [])
     if result["ran"]:
@@ -225,5 +226,5 @@ def _watch(args) -> int:
     else:
         line = f"nothing to do ({result['reason']})"
     _emit(args, "DAILY", line, result)
-    return 0
+    return ExitCode.OK
 

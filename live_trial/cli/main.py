@@ -32,7 +32,7 @@ COMMAND_MODULES = (
     "live_trial.cli.verdict_cmd",    # verdict
     "live_trial.cli.rehearsal_cmd",  # rehearsal (serve a scenario by hand)
     "live_trial.cli.selftest_cmd",   # self-test (every offline check)
-    "live_trial.cli.report_cmd",     # report, ls, show (reading past trials)
+    "live_trial.cli.report_cmd",     # report, ls, show, reasons (reading past trials)
     "live_trial.cli.merge_cmd",      # merge (the eval-logs of a plan's shards)
     "live_trial.cli.doctor_cmd",     # doctor (does the installed CLI still show what the harness relies on)
 )
@@ -47,6 +47,7 @@ COMMANDS = {"run": "live_trial.cli.trial_cmd", "prepare": "live_trial.cli.prepar
             "verdict": "live_trial.cli.verdict_cmd", "rehearsal": "live_trial.cli.rehearsal_cmd",
             "self-test": "live_trial.cli.selftest_cmd", "report": "live_trial.cli.report_cmd",
             "ls": "live_trial.cli.report_cmd", "show": "live_trial.cli.report_cmd",
+            "reasons": "live_trial.cli.report_cmd",
             "merge": "live_trial.cli.merge_cmd", "doctor": "live_trial.cli.doctor_cmd"}
 
 EPILOG = """exit codes:
@@ -56,7 +57,7 @@ EPILOG = """exit codes:
   prepare  0 prepared, 2 refused input (nothing created), 3 BLOCKED
   verdict  0 written, 2 refused (nothing written, also when it would contradict evaluation.json or
            replace a verdict, unless --override)
-  report, ls, show  0 done, 2 refused (not a workdir, no eval root)
+  report, ls, show  0 done, 2 refused (not a workdir, no eval root); reasons 0
   merge    0 merged, 2 refused (a conflict; nothing written)
   doctor   0 every assumption holds, 1 one changed or was not seen, 3 could not run (tmux or claude missing)
   any      64 usage error
@@ -138,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.exit_code)
     except KeyboardInterrupt:
         print("INTERRUPTED: stopped by Ctrl-C", file=sys.stderr)
-        return 130
+        return int(ExitCode.INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ import argparse
 import json
 from pathlib import Path
 
+from live_trial.errors import ExitCode
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``merge`` subcommand."""
@@ -32,4 +34,4 @@ def cmd_merge(args) -> int:
     else:
         print(f"MERGED: {result.trials} trials, {result.watches} watches, {result.notifications} notifications in "
               f"{result.into} ({result.copied} files copied)")
-    return 0
+    return ExitCode.OK

@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+from live_trial.errors import ExitCode
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``plan`` subcommand."""
@@ -55,9 +57,9 @@ def cmd_plan(args) -> int:
         write_json(args.out, doc, SCHEMA)
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
-        return 0
+        return ExitCode.OK
     _table(doc, swept)
-    return 0
+    return ExitCode.OK
 
 
 def _sweep(eval_root: Path) -> list[str]:

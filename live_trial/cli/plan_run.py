@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from live_trial.acceptance.shard import parse_shard, shard_entries
-from live_trial.errors import LiveTrialError, RefusedInput
+from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 from live_trial.jsonfile import read_json
 from live_trial.report.github import annotations, append_step_summary
 from live_trial.report.junit import SKIP_ACTIONS, skip_row, trial_row, write_junit
@@ -170,8 +170,9 @@ def _report(results, *, json_mode: bool, reused: Sequence[dict] = ()) -> int:
 
     from live_trial.cli.progress import outcome_json
 
-    rank = {0: 0, 6: 1, 3: 2, 2: 3, 1: 4}
-    worst = 0
+    rank: dict[int, int] = {ExitCode.OK: 0, ExitCode.DEGRADED: 1, ExitCode.BLOCKED: 2, ExitCode.REFUSED: 3,
+                            ExitCode.FAIL: 4}       # worst last
+    worst: int = ExitCode.OK
     rows = []
     for target, outcome in results:
         if isinstance(outcome, LiveTrialError):
@@ -183,7 +184,7 @@ def _report(results, *, json_mode: bool, reused: Sequence[dict] = ()) -> int:
         if rank.get(code, 4) > rank.get(worst, 0):
             worst = code
     for skill in reused:        # no new trial: say so, with the PASS that stands (a reused skill is never silent)
-        rows.append({"target": skill["target"], "status": "REUSED", "exit_code": 0,
+        rows.append({"target": skill["target"], "status": "REUSED", "exit_code": ExitCode.OK,
                      "workdir": str(Path(skill["verdict"]).parent) if skill.get("verdict") else None,
                      "summary": "not run again: " + (skill.get("reason") or "an earlier PASS still holds")})
     if json_mode:

@@ -11,6 +11,8 @@ import os
 import sys
 from pathlib import Path
 
+from live_trial.errors import ExitCode, PollExit
+
 POLL_EPILOG = """exit codes: 0 DONE, 1 HARD_CAP, 2 STALL (also at once with reason session_gone), 4 GATE,
 5 TICK_BUDGET (re-run the same command with the same --state-file), 3 BLOCKED (tmux missing),
 64 refused input or usage error (first word REFUSED; never 2, which is STALL).
@@ -120,7 +122,7 @@ def cmd_status(args) -> int:
                    first_error=tail.first_error, torn_tail=tail.torn_tail,
                    moved_from=str(moved_from) if moved_from else None)
         print(json.dumps(doc, ensure_ascii=False))
-        return 0
+        return ExitCode.OK
     print(_status_line(st))
     print(f"state: {st.state}  interrupted: {str(st.interrupted).lower()}  api_error: {st.api_error}  "
           f"pending_tool: {st.pending_tool}")
@@ -133,7 +135,7 @@ def cmd_status(args) -> int:
               f"agents; from {', '.join(st.background['sources'])})")
     for w in st.warnings:
         print(f"WARN: {w}")
-    return 0
+    return ExitCode.OK
 
 
 def _self_test(as_json: bool) -> int:
@@ -148,7 +150,7 @@ def _self_test(as_json: bool) -> int:
         print(f"SELF_TEST: {'FAIL' if failed else 'OK'} ({len(results) - len(failed)}/{len(results)} cases)")
         for name, problems in failed:
             print(f"  {name}: {'; '.join(problems)}")
-    return 1 if failed else 0
+    return ExitCode.FAIL if failed else ExitCode.OK
 
 
 def cmd_poll(args) -> int:
@@ -157,7 +159,7 @@ def cmd_poll(args) -> int:
     Refused input exits 64, not 2: exit 2 is STALL (seed 001 poll exit table), and a script that reads 2 walks
     the STALL table, so a mistyped argument must never look like a stalled trial.
     """
-    from live_trial.errors import ExitCode, RefusedInput, SchemaInvalid
+    from live_trial.errors import RefusedInput, SchemaInvalid
 
     try:
         return _poll(args)
@@ -205,7 +207,7 @@ def _poll(args) -> int:
     if result.status is not None and result.status.warnings:
         for w in result.status.warnings:
             print(f"WARN: {w}")
-    if result.exit in ("STALL", "HARD_CAP", "GATE") and result.capture_tail:
+    if result.exit in (PollExit.STALL, PollExit.HARD_CAP, PollExit.GATE) and result.capture_tail:
         print("--- screen tail ---")
         for line in result.capture_tail:
             print(line)
@@ -226,15 +228,15 @@ def _meta(backend, session: str, key: str) -> str | None:
 def _poll_line(r) -> str:
     state = r.state or "-"
     timing = f"{r.elapsed_s:.1f}s, {r.ticks} ticks"
-    if r.exit == "DONE":
+    if r.exit == PollExit.DONE:
         return f"DONE: {r.marker} ({r.reason}; {timing}) state: {state}"
-    if r.exit == "GATE":
+    if r.exit == PollExit.GATE:
         return f"GATE: {r.question} (gate {r.reason}; {timing}) state: {state}"
-    if r.exit == "STALL":
+    if r.exit == PollExit.STALL:
         return f"STALL: {r.reason} ({timing}) state: {state}"
-    if r.exit == "HARD_CAP":
+    if r.exit == PollExit.HARD_CAP:
         return f"HARD_CAP: {r.reason} ({timing}) state: {state}"
-    if r.exit == "TICK_BUDGET":
+    if r.exit == PollExit.TICK_BUDGET:
         return f"TICK_BUDGET: {r.reason}; re-run the same command to continue ({timing}) state: {state}"
     return f"{r.exit}: {r.reason} state: {state}"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from live_trial.cli.boot_cmd import positive_seconds
 from live_trial.cli.folder_args import add_folder_arguments
+from live_trial.errors import ExitCode
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -77,7 +78,7 @@ def cmd_prepare(args) -> int:
         print(json.dumps({"status": "PREPARED", "workdir": str(prepared.workdir), "session": state["session"],
                           "session_id": state["session_id"], "cwd": state["cwd"], "owner_pid": owner, "ttl_s": ttl,
                           "values": values, "commands": commands, "notes": prepared.notes}, ensure_ascii=False))
-        return 0
+        return ExitCode.OK
     folder = state.get("folder") or {}
     print(f"PREPARED: {state['target']} in {prepared.workdir}")
     print(f"# session {state['session']}; its own folder {state['cwd']} ({folder.get('form', 'fresh')}), its start "
@@ -92,4 +93,4 @@ def cmd_prepare(args) -> int:
     print("# the next steps, one at a time:")
     for line in commands:
         print(line)
-    return 0
+    return ExitCode.OK

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from live_trial.errors import ExitCode
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``rehearsal`` command group (``serve``, ``check``) to the top-level parser."""
@@ -52,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     new.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (refused when it exists; "
                                                                           "default: print it)")
     new.set_defaults(func=cmd_new)
-    p.set_defaults(func=lambda args: (p.print_help(), 64)[1])
+    p.set_defaults(func=lambda args: (p.print_help(), ExitCode.USAGE)[1])
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -64,7 +66,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps({"status": "OK", "name": scenario.name, "rules": [r.id for r in scenario.rules]}))
     else:
         print(f"OK: {scenario.name}: {len(scenario.rules)} rules ({', '.join(r.id for r in scenario.rules)})")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -86,7 +88,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     load_scenario(yaml_doc(text))          # the scaffold always loads; a failure here is a harness bug
     if args.output is None:
         sys.stdout.write(text)
-        return 0
+        return ExitCode.OK
     if args.output.exists():
         raise RefusedInput("the scenario file exists", where=str(args.output), code="file_exists",
                            fix="pass another -o FILE, or remove it first")
@@ -95,7 +97,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     root = f" --plugins-root {args.plugins_root}" if args.plugins_root is not None else ""     # the command as run
     print(f"WRITTEN: {args.output} (plays {found.qualified}; run it with live-trial run {found.qualified}{root} "
           f"--rehearsal {args.output}{answer})", file=sys.stderr)
-    return 0
+    return ExitCode.OK
 
 
 def yaml_doc(text: str) -> dict:
@@ -152,4 +154,4 @@ def cmd_serve(args: argparse.Namespace) -> int:
             server.write_log(args.log)
     missed = sum(1 for r in server.requests if r["rule_missed"])
     print(f"STOPPED: {len(server.requests)} requests, {missed} with no rule matched", file=sys.stderr)
-    return 0
+    return ExitCode.OK

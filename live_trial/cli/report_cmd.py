@@ -1,9 +1,11 @@
-"""``report``, ``ls``, ``show``: reading past trials (README "Reading a trial").
+"""``report``, ``ls``, ``show``, ``reasons``: reading past trials (README "Reading a trial").
 
 - ``report WORKDIR|latest`` writes ``<workdir>/report.html`` (also written by ``run`` when a trial ends).
 - ``ls`` lists the trials under the eval root, newest first, one line each (a broken workdir is one line saying what
   is wrong with it, never a crash).
 - ``show WORKDIR|latest`` prints one trial's summary, reasons, evidence and the next step a person should take.
+- ``reasons`` prints every stop reason a verdict can record: whose failure it is, the verdict it gives, its plain
+  sentence and the next step, in the message language (README "Whose failure it is").
 
 Exit codes: 0 done; 2 refused (not a workdir, no eval root, no trial yet), nothing changed.
 """
@@ -14,6 +16,9 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from live_trial.errors import ExitCode
+from live_trial.notices.catalogue import LANGS
 
 LANG_HELP = "language of a summary made for an old verdict that has none (default LIVE_TRIAL_LANG, else ja)"
 
@@ -42,11 +47,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, or `latest`")
     _common(p)
     p.set_defaults(func=cmd_show)
+    p = sub.add_parser("reasons", help="list every stop reason: whose failure it is, its verdict and the next step",
+                       description="One entry per stop reason a verdict's stop_reason can hold: the code, whose "
+                                   "failure it is (skill, environment, harness), the verdict it gives, its plain "
+                                   "sentence and what a person is told to do next, in the message language. Exit 0.")
+    p.add_argument("--lang", choices=LANGS, help="the message language (default LIVE_TRIAL_LANG, else ja)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_reasons)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eval-root", type=Path, default=Path("eval-log"), help="where the trials are (default ./eval-log)")
-    p.add_argument("--lang", choices=["ja", "en"], help=LANG_HELP)
+    p.add_argument("--lang", choices=LANGS, help=LANG_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -72,7 +84,7 @@ def cmd_report(args) -> int:
 
     path = write_report(_workdir(args), args.lang)
     print(json.dumps({"status": "WRITTEN", "path": str(path)}) if args.json else f"WRITTEN: {path}")
-    return 0
+    return ExitCode.OK
 
 
 def _row(info, lang: str | None) -> dict:
@@ -91,10 +103,10 @@ def cmd_ls(args) -> int:
     if args.json:
         print(json.dumps({"trials": [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]},
                          ensure_ascii=False))
-        return 0
+        return ExitCode.OK
     if not rows:
         print(f"no trials under {args.eval_root}" + (" matching the filters" if args.skill or args.verdict else ""))
-        return 0
+        return ExitCode.OK
     width = max([len(r["target"]) for r in rows] + [6])
     print(f"{'when':<20}  {'target':<{width}}  {'verdict':<8}  {'took':>7}  {'origin':<9}  reason")
     for r in rows:
@@ -102,7 +114,7 @@ def cmd_ls(args) -> int:
         reason = " ".join(str(r["reason"] or "-").split())
         print(f"{r['_when']}  {r['target']:<{width}}  {verdict:<8}  {r['_duration']:>7}  {r['origin'] or '-':<9}  "
               f"{reason[:100]}")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_show(args) -> int:
@@ -123,7 +135,7 @@ def cmd_show(args) -> int:
              "report": str(report) if report.is_file() else None}
     if args.json:
         print(json.dumps(shown, ensure_ascii=False))
-        return 0
+        return ExitCode.OK
     out = [f"{info.overall or 'NO VERDICT'}: {info.target}  ({when_text(info.when)}, {duration_text(info.duration_s)}, "
            f"{info.origin or 'origin unknown'})", f"summary: {shown['summary'] or '-'}"]
     if info.problem:
@@ -142,7 +154,7 @@ def cmd_show(args) -> int:
     out.append(f"next step: {shown['next_step']}")
     out.append(f"report: {report}" if shown["report"] else f"report: live-trial report {info.workdir}")
     print("\n".join(out))
-    return 0
+    return ExitCode.OK
 
 
 def write_report_after_run(outcome) -> Path | None:
@@ -157,3 +169,20 @@ def write_report_after_run(outcome) -> Path | None:
     except Exception as exc:  # noqa: BLE001 - the trial is judged and recorded; its page is a view of it
         print(f"WARN: report.html was not written: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
         return None
+
+
+def cmd_reasons(args) -> int:
+    """Handler of ``reasons``: every row of :class:`~live_trial.stop_reasons.StopReason` in the message language."""
+    from live_trial.notices.catalogue import resolve_lang
+    from live_trial.notices.outcome import reason_rows
+
+    lang = resolve_lang(args.lang)
+    rows = reason_rows(lang)
+    if args.json:
+        print(json.dumps({"lang": lang, "reasons": rows}, ensure_ascii=False))
+        return ExitCode.OK
+    width = max(len(r["code"]) for r in rows)
+    for r in rows:
+        print(f"{r['code']:<{width}}  {r['whose']:<11}  {r['verdict']:<7}  {r['sentence']}")
+        print(f"    why: {r['why']}\n    next: {r['next']}")
+    return ExitCode.OK

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from live_trial.errors import ExitCode
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``self-test`` subcommand."""
@@ -21,6 +23,7 @@ def shipped_file_problems() -> list[str]:
     catalogues (readable), the convergence policy (loads); one line per problem, empty when all hold."""
     from jsonschema import Draft202012Validator
 
+    from live_trial.notices.catalogue import DEFAULT_LANG, LANGS
     from live_trial.policy import load_policy
     from live_trial.resources import load_schema, read_reference, resource_path
 
@@ -31,8 +34,8 @@ def shipped_file_problems() -> list[str]:
             Draft202012Validator.check_schema(load_schema(path.name))
         except Exception as exc:  # noqa: BLE001 - report every broken schema
             problems.append(f"schema {path.name}: {exc}".splitlines()[0])
-    for name in ("task-template.md", "transcript-jsonl.md", "convergence-policy.json",
-                 "notifications.ja.json", "notifications.en.json"):
+    catalogues = [f"notifications.{lang}.json" for lang in dict.fromkeys((DEFAULT_LANG, *LANGS))]
+    for name in ("task-template.md", "transcript-jsonl.md", "convergence-policy.json", *catalogues):
         try:
             read_reference(name)
         except FileNotFoundError as exc:
@@ -73,4 +76,4 @@ def cmd_self_test(args) -> int:
             print(buf.getvalue().rstrip())
         for item in status_failed + resource_problems:
             print(f"  - {item}")
-    return 0 if ok else 1
+    return ExitCode.OK if ok else ExitCode.FAIL

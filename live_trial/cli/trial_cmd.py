@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from live_trial.cli.folder_args import add_folder_arguments, folder_options
-from live_trial.errors import RefusedInput
+from live_trial.errors import ExitCode, RefusedInput
+from live_trial.notices.catalogue import LANGS
 from live_trial.trial.facts import StopRequest
 
 
@@ -40,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="where workdirs go (default ./eval-log; with --plan: the plan's eval_root)")
     p.add_argument("--claude-bin", help="the claude executable (default: LIVE_TRIAL_CLAUDE_BIN, PATH, ./claude-pin)")
     p.add_argument("--socket", help="tmux socket name (default: LIVE_TRIAL_SOCKET or live-trial)")
-    p.add_argument("--lang", choices=["ja", "en"], help="language of the notification (default LIVE_TRIAL_LANG)")
+    p.add_argument("--lang", choices=LANGS, help="language of the notification (default LIVE_TRIAL_LANG)")
     p.add_argument("--stall-limit", type=float, metavar="S", help="seconds without progress before STALL")
     p.add_argument("--hard-cap", type=float, metavar="S", help="seconds before the trial is stopped (BLOCKED)")
     p.add_argument("--resume", type=Path, metavar="WORKDIR",
@@ -128,17 +129,17 @@ def cmd_run(args) -> int:
     if sum(bool(x) for x in (args.target, args.resume, args.plan)) != 1:
         print("live-trial run: error: give exactly one of TARGET, --resume WORKDIR or --plan PLAN_JSON "
               "(see live-trial run --help)", file=sys.stderr)
-        return 64
+        return ExitCode.USAGE
     plan_only = [flag for flag, given in (("--shard", args.shard is not None), ("--junit", args.junit is not None),
                                           ("--github-annotations", args.github_annotations)) if given]
     if plan_only and not args.plan:
         print(f"live-trial run: error: {', '.join(plan_only)} need --plan PLAN_JSON "
               "(see live-trial run --help)", file=sys.stderr)
-        return 64
+        return ExitCode.USAGE
     if args.resume and _trial_options_given(args):
         print(f"live-trial run: error: --resume continues with the options the trial started with; remove "
               f"{', '.join(_trial_options_given(args))} (see live-trial run --help)", file=sys.stderr)
-        return 64
+        return ExitCode.USAGE
     args.args, args.gate_kind = args.args or "", args.gate_kind or "rescue"
     policy = _policy(args)
     if args.plan:

@@ -21,9 +21,9 @@ import argparse
 import json
 from pathlib import Path
 
-from live_trial.errors import require_utf8
+from live_trial.errors import ExitCode, PollExit, require_utf8
+from live_trial.notices.catalogue import LANGS
 
-POLL_EXITS = ("DONE", "STALL", "GATE", "HARD_CAP", "TICK_BUDGET", "BLOCKED")
 RECORDED = "required unless the workdir holds what run recorded (trial-state.json), which it then defaults to"
 
 
@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gate-response-count", type=int, help="default 0")
     p.add_argument("--gate-kind", choices=("rescue", "contractual"),
                    help="rescue (default) or contractual (must be grounded in the skill's frontmatter)")
-    p.add_argument("--poll-exit", choices=POLL_EXITS,
+    p.add_argument("--poll-exit", choices=tuple(PollExit),
                    help="the last poll exit (BLOCKED when tmux was missing and poll never ran); " + RECORDED)
     p.add_argument("--proof", action="store_true", default=None,
                    help="proof trial: no intervention and the requested model")
@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write even when --goal-result contradicts evaluation.json, a flag contradicts what run "
                         "recorded in trial-state.json or a verdict.json exists; the verdict records WHY, what the "
                         "evaluator said and the verdict it replaced")
-    p.add_argument("--lang", choices=["ja", "en"], help="language of the summary sentence (default LIVE_TRIAL_LANG, "
+    p.add_argument("--lang", choices=LANGS, help="language of the summary sentence (default LIVE_TRIAL_LANG, "
                                                       "else ja)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_verdict, usage_error=p.error)
@@ -123,4 +123,4 @@ def cmd_verdict(args) -> int:
         if verdict.goal_ledger == "mostly_done":
             print(f"MOSTLY DONE: not confirmed yet: {verdict.unverified}"
                   + (f" (watch {verdict.watch_id} checks it daily)" if verdict.watch_id else ""))
-    return 0
+    return ExitCode.OK

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from live_trial.errors import ExitCode
+
 HOLDS = "holds"
 CHANGED = "changed"
 NOT_SEEN = "not seen"
@@ -143,4 +145,4 @@ def parse_line(line: str) -> Check | None:
 
 def exit_code(report: Report) -> int:
     """0 when every check holds, 1 otherwise."""
-    return 0 if report.ok else 1
+    return ExitCode.OK if report.ok else ExitCode.FAIL

@@ -1,7 +1,8 @@
-"""The catalogues of plain sentences, ``references/notifications.{ja,en}.json``, and the choice of language.
+"""The catalogues of plain sentences, ``references/notifications.<lang>.json``, and the choice of language.
 
-The language is ``--lang``, else env ``LIVE_TRIAL_LANG``, else Japanese: the seed that defines these
-notifications asks for Japanese that a high-school student understands, and the people running these
+The languages are the catalogues present: adding a language is adding its file (every test of the catalogues runs
+over :data:`LANGS`). The language is ``--lang``, else env ``LIVE_TRIAL_LANG``, else Japanese: the seed that defines
+these notifications asks for Japanese that a high-school student understands, and the people running these
 trials read Japanese first (seed 000 "通知文の書き方"). The sections of a catalogue are described in
 :mod:`live_trial.notices.notify`.
 """
@@ -13,11 +14,24 @@ from functools import lru_cache
 from typing import Mapping
 
 from live_trial.errors import RefusedInput
-from live_trial.resources import resource_path
+from live_trial.resources import reference_names, resource_path
 
-LANGS = ("ja", "en")
 DEFAULT_LANG = "ja"
 LANG_ENV = "LIVE_TRIAL_LANG"
+CATALOGUE_PREFIX, CATALOGUE_SUFFIX = "notifications.", ".json"
+
+
+def catalogue_langs() -> tuple[str, ...]:
+    """The languages with a catalogue, ``references/notifications.<lang>.json``: the default first, then the others
+    in alphabetical order."""
+    found = [name[len(CATALOGUE_PREFIX):-len(CATALOGUE_SUFFIX)]
+             for name in reference_names(f"{CATALOGUE_PREFIX}*{CATALOGUE_SUFFIX}")]
+    langs = sorted(lang for lang in found if lang and "." not in lang)
+    return tuple(sorted(langs, key=lambda lang: lang != DEFAULT_LANG))      # stable: the default, then a-z
+
+
+#: The languages of the messages (``--lang`` choices), one per catalogue file.
+LANGS = catalogue_langs()
 
 
 def resolve_lang(explicit: str | None = None, env: Mapping[str, str] | None = None) -> str:
@@ -36,18 +50,21 @@ def resolve_lang(explicit: str | None = None, env: Mapping[str, str] | None = No
 @lru_cache(maxsize=None)
 def catalogue(lang: str) -> dict:
     """The catalogue for ``lang`` (``references/notifications.<lang>.json``) as a dict."""
-    return json.loads(resource_path("references", f"notifications.{lang}.json").read_text(encoding="utf-8"))
+    return json.loads(resource_path("references", f"{CATALOGUE_PREFIX}{lang}{CATALOGUE_SUFFIX}")
+                      .read_text(encoding="utf-8"))
 
 
 def reason_sentence(code: str | None, lang: str = DEFAULT_LANG) -> str:
     """The plain sentence for a stop reason / status word / error code.
 
-    Exact entry of ``reasons``; else the ``families`` entry whose prefix the code starts with (bad_, unknown_,
-    missing_, no_); else the "unknown" sentence.
+    Exact entry of ``stop_reasons`` (one per :class:`~live_trial.stop_reasons.StopReason`) or of ``reasons``; else
+    the ``families`` entry whose prefix the code starts with (bad_, unknown_, missing_, no_); else the "unknown"
+    sentence.
     """
     cat = catalogue(lang)
-    if code and code in cat["reasons"]:
-        return cat["reasons"][code]
+    for section in ("stop_reasons", "reasons"):
+        if code and code in cat[section]:
+            return cat[section][code]
     for prefix, sentence in cat.get("families", {}).items():
         if code and code.startswith(prefix):
             return sentence

@@ -1,13 +1,14 @@
 """Plain-language notifications for a person who does not know the system (seed 000 "通知文の書き方").
 
-Texts come from the catalogues ``references/notifications.{ja,en}.json``:
+Texts come from the catalogues ``references/notifications.<lang>.json`` (one per language):
 
 - ``templates.<kind>.text``: ``{objective}``, ``{detail}`` and ``{next}`` (what to do next) are filled in;
   ``templates.<kind>.generic`` is the fallback sentence used when a filled-in text still fails the forbidden-token
   check.
   Kinds: done ✅, mostly_done 🟡, not_working ⚠️, confirmed ✅ (a watch was confirmed), watch_failed ⚠️ (third
   failed check), watch_expired ⚠️ (7 days without confirmation).
-- ``reasons.<code>``: one plain sentence per stop reason / status word / error code of the harness;
+- ``stop_reasons.<code>``: one plain sentence per row of :class:`~live_trial.stop_reasons.StopReason`, and no other;
+  ``reasons.<code>``: one per other status word / error code of the harness;
   ``families.<prefix>``: the sentence for other codes starting with bad_, unknown_, missing_, no_.
 - ``exit_codes.<command>.<code>``: one plain sentence per exit code of each command.
 - ``trial``: the sentences of a trial's summary and of the message that ends it (:mod:`live_trial.notices.outcome`).
@@ -74,7 +75,8 @@ MAX_DETAIL_CHARS = 600
 
 # Subcommands of the CLI (kept in step with live_trial.cli; a test compares them with the real parser).
 SUBCOMMANDS = ("run", "prepare", "plan", "boot", "send", "backend", "status", "poll", "collect", "reap", "evaluate",
-               "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep", "report", "ls", "show", "merge", "doctor")
+               "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep", "report", "ls", "show", "reasons",
+               "merge", "doctor")
 # Status words and codes that are not keys of the catalogues' reason tables.
 EXTRA_CODES = ("WARN", TurnState.BUSY_GENERATING, TurnState.BUSY_TOOL, TurnState.IDLE_TURN_COMPLETE,
                "SCHEMA_INVALID", "OK", "NG",
@@ -97,7 +99,7 @@ def internal_codes() -> tuple[str, ...]:
     """Every status word and error code of the harness: catalogue reason keys, error classes, extras."""
     codes = set(EXTRA_CODES) | _error_codes()
     for lang in LANGS:
-        codes.update(catalogue(lang)["reasons"])
+        codes.update(catalogue(lang)["reasons"], catalogue(lang)["stop_reasons"])
     return tuple(sorted(codes, key=lambda c: (-len(c), c)))
 
 

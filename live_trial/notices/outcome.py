@@ -1,7 +1,7 @@
 """What a finished trial means, in plain words: the one-sentence summary (verdict.json ``summary``), the parts of the
 message that ends a trial, the next step a person should take, and the user's own names a message may show.
 
-Every sentence comes from the catalogues' ``trial`` section (``references/notifications.{ja,en}.json``) and is chosen
+Every sentence comes from the catalogues' ``trial`` section (``references/notifications.<lang>.json``) and is chosen
 from the verdict's facts, never from a word of the verdict alone, so no sentence contradicts its verdict (README
 "Evidence, watches and messages to a person"):
 
@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from live_trial import workdir_files as wf
-from live_trial.errors import RefusedInput
+from live_trial.errors import PollExit, RefusedInput
 from live_trial.jsonfile import parse_json
 from live_trial.notices.catalogue import DEFAULT_LANG, catalogue, reason_sentence, resolve_lang
+from live_trial.stop_reasons import StopReason
 
 #: Files the harness writes for itself: never a user's name, even when a description mentions one (the eval root's
 #: notifications.jsonl and watches.json too: a rehearsal keeps its own in its workdir).
@@ -38,11 +39,9 @@ HARNESS_NAMES = {wf.MARKER, wf.TASK, wf.TRIAL_STATE, wf.TRIAL_LOG, wf.POLL_STATE
 _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]{1,8}(?![\w/\\-])")
 _NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")
 _HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
-#: Stop reasons whose next step is the same advice (the rest have their own, or the general one).
-ERRORS = ("api_error", "error_screen", "usage_limit", "unexpected_stop", "crash")
-SETUP = ("boot_fail", "boot_timeout", "blocking_screen", "bypass_dialog", "exited_at_start", "root_needs_sandbox",
-         "unknown_screen")
-TOOLS = ("tmux_missing", "claude_missing")
+#: Next steps of a stop reason that hold even when the verdict is BLOCKED: they name what to change (install the
+#: tool, allow more time). Every other row's step comes after "not the skill's fault: retry" of a BLOCKED verdict.
+BEFORE_BLOCKED = ("install", "hard_cap")
 
 
 @dataclass(frozen=True)
@@ -125,7 +124,7 @@ def story(doc: Mapping[str, Any]) -> Story:
     elif kind == "contractual":
         gates = 0
     return Story(overall=overall, plugin=str(plugin) if plugin else None, skill=skill, target=target,
-                 reached_end=find_key(doc, "poll_exit") == "DONE", goal=str(goal) if goal else None,
+                 reached_end=find_key(doc, "poll_exit") == PollExit.DONE, goal=str(goal) if goal else None,
                  nudges=_int(find_key(doc, "nudge_count")), gates=gates, stop_reason=find_key(doc, "stop_reason"),
                  poll_exit=find_key(doc, "poll_exit"),
                  blockers=[str(b) for b in blockers] if isinstance(blockers, list) else [str(blockers)],
@@ -248,7 +247,7 @@ def seen_in_workdir(workdir: Path | str | None) -> Seen:
             rec = parse_json(line)
         except ValueError:
             continue
-        if isinstance(rec, dict) and rec.get("step") == "poll" and rec.get("decision") == "GATE" \
+        if isinstance(rec, dict) and rec.get("step") == "poll" and rec.get("decision") == PollExit.GATE \
                 and not rec.get("answered"):
             seen.question = str(rec.get("question") or "") or None
             seen.options = [str(o) for o in rec.get("options") or [] if str(o).strip()]
@@ -268,33 +267,25 @@ def seen_in_workdir(workdir: Path | str | None) -> Seen:
 def next_step(doc: Mapping[str, Any], seen: Seen | None = None) -> Step:
     """The step a person should take after the trial of ``doc``, from its stop reason and what was ``seen``.
 
-    Keys: ``none`` (a PASS of a live trial), ``live`` (a rehearsal's PASS: try the real model), ``gate_answer``
-    (question, option), ``stall_limit`` (seconds: the silence seen before the STALL), ``hard_cap`` (seconds),
-    ``install``, ``setup``, ``retry`` (BLOCKED: not the skill's fault), ``error``, ``marker``, ``launch``,
-    ``plugin``, ``expected_gate``, ``goal``, ``gate_in_skill``, ``self_driven``, ``proof``, ``look`` (the general
-    one)."""
+    A PASS: ``none`` (a live trial) or ``live`` (a rehearsal's: try the real model). Else the stop reason's row
+    (:class:`~live_trial.stop_reasons.StopReason` ``step``) when its step is one of :data:`BEFORE_BLOCKED`; a last
+    poll exit HARD_CAP is ``hard_cap`` too; a BLOCKED verdict is ``retry`` (not the skill's fault); then the row's
+    step (``retry`` only through the BLOCKED rule); then ``goal``, ``gate_in_skill``, ``self_driven``, ``proof``,
+    ``look`` (the general one). Steps with values: ``gate_answer`` (question, option), ``stall_limit`` (seconds: the
+    silence seen before the STALL), ``hard_cap`` (seconds), ``install`` (tool)."""
     s = story(doc)
     seen = seen or Seen()
-    code = s.stop_reason or ""
+    row = StopReason.of(s.stop_reason)
     if s.overall == "PASS":
         return Step("live") if s.rehearsal else Step("none")
-    if code in TOOLS:
-        return Step("install", {"tool": "tmux" if code.startswith("tmux") else "claude"})
-    if code == "hard_cap" or s.poll_exit == "HARD_CAP":
-        return Step("hard_cap", {"seconds": _seconds(seen.hard_cap_s)})
+    if row is not None and row.step in BEFORE_BLOCKED:
+        return _row_step(row, seen)
+    if s.poll_exit == PollExit.HARD_CAP:
+        return _row_step(StopReason.HARD_CAP, seen)
     if s.overall == "BLOCKED":
         return Step("retry")
-    if code == "gate_unanswered":
-        return Step("gate_answer", {"question": seen.question, "option": seen.options[0] if seen.options else None})
-    if code == "hang":
-        return Step("stall_limit", {"seconds": _seconds(seen.silent_s)})
-    if code == "nudge_limit":
-        return Step("self_driven")
-    simple = {"contract_violation": "marker", "skill_not_launched": "launch", "plugin_not_loaded": "plugin",
-              "expected_gate_not_shown": "expected_gate", **{c: "error" for c in ERRORS},
-              **{c: "setup" for c in SETUP}}
-    if code in simple:
-        return Step(simple[code])
+    if row is not None and row.step != "retry":
+        return _row_step(row, seen)
     if s.overall == "DEGRADED" and s.goal == "FAIL":
         return Step("goal")
     if s.overall == "DEGRADED" and s.gates:
@@ -304,6 +295,16 @@ def next_step(doc: Mapping[str, Any], seen: Seen | None = None) -> Step:
     if s.proof:
         return Step("proof")
     return Step("look")
+
+
+def _row_step(row: StopReason, seen: Seen) -> Step:
+    """The step of ``row``, with the values its sentence names from what the trial's records show."""
+    values: dict[str, dict] = {
+        "install": {"tool": row.removesuffix("_missing")},
+        "hard_cap": {"seconds": _seconds(seen.hard_cap_s)},
+        "stall_limit": {"seconds": _seconds(seen.silent_s)},
+        "gate_answer": {"question": seen.question, "option": seen.options[0] if seen.options else None}}
+    return Step(row.step, values.get(row.step, {}))
 
 
 def _seconds(value: float | None) -> int | None:
@@ -321,6 +322,19 @@ def next_step_sentence(step: Step, lang: str) -> str:
     if step.key not in t or not needed <= set(values):
         return t.get(step.key + "_plain") or t["look"]
     return t[step.key].format(**values)
+
+
+def reason_rows(lang: str) -> list[dict]:
+    """Every stop reason (:class:`~live_trial.stop_reasons.StopReason`, in its order) as a person reads it in
+    ``lang``: ``code``, ``whose``, ``verdict``, ``why`` (the English clause of the verdict's reason), ``sentence`` (its
+    plain sentence) and ``next`` (what the message of a trial stopped for it says to do next, in its wording for
+    values the trial's records did not give)."""
+    rows = []
+    for row in StopReason:
+        step = next_step({"overall": {"verdict": row.verdict}, "stop_reason": str(row)})
+        rows.append({"code": str(row), "whose": str(row.whose), "verdict": row.verdict, "why": row.why,
+                     "sentence": reason_sentence(row, lang), "next": next_step_sentence(step, lang)})
+    return rows
 
 
 def user_names(doc: Mapping[str, Any], *texts: str, workdir: Path | str | None = None) -> set[str]:

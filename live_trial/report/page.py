@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from live_trial import workdir_files as wf
 from live_trial.clock import utc_now
-from live_trial.errors import RefusedInput
+from live_trial.errors import PollExit, RefusedInput
 from live_trial.jsonfile import parse_json, write_text_atomic
 from live_trial.notices.notify import NOTIFICATIONS_FILE
 from live_trial.report import conversation as conv_mod
@@ -64,7 +64,7 @@ def _gate_answers(doc: dict, workdir: Path) -> list[dict]:
     records, _ = tl_mod.read_log(workdir)
     return [{"n": i, "question": r.get("question"), "options": r.get("options") or [], "answer": r.get("answered"),
              "kind": r.get("gate_kind") or "rescue"}
-            for i, r in enumerate((r for r in records if r.get("step") == "poll" and r.get("decision") == "GATE"
+            for i, r in enumerate((r for r in records if r.get("step") == "poll" and r.get("decision") == PollExit.GATE
                                    and r.get("answered")), start=1)]
 
 

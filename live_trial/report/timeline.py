@@ -15,13 +15,15 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from live_trial.clock import epoch_or_none
+from live_trial.errors import PollExit
 from live_trial.jsonfile import parse_json
+from live_trial.stop_reasons import StopReason
 from live_trial.workdir_files import POLL_STATE, TRIAL_LOG, TRIAL_STATE
 
 PREPARE_STEPS = ("tools", "rehearsal", "folder", "watches", "harness")
 LANES = ("prepare", "boot", "send", "session", "collect", "evaluate", "verdict")
 #: Poll decisions that end the session's part of the trial.
-POLL_ENDS = ("DONE", "HARD_CAP", "transcript_moved")
+POLL_ENDS = (PollExit.DONE, PollExit.HARD_CAP, StopReason.TRANSCRIPT_MOVED)
 #: STALL decisions after which polling goes on.
 STALL_GOES_ON = ("extend", "nudge")
 
@@ -206,14 +208,14 @@ class _Walk:
 
     def _poll(self, rec: dict, t: float, step: str, decision: str) -> None:
         mark = None
-        if step == "poll" and decision == "GATE":
+        if step == "poll" and decision == PollExit.GATE:
             answer = rec.get("answered")
             mark = ("gate", f"question answered: {answer}" if answer else "question left unanswered")
             if not answer:
                 self.poll_end = t
         elif step == "poll" and decision in POLL_ENDS:
             self.poll_end = t
-            if decision != "DONE":
+            if decision != PollExit.DONE:
                 mark = ("stall", decision)
         elif step == "poll" and decision in ("WARN", "warning"):
             mark = ("warn", str(rec.get("message") or rec.get("warning") or decision))

@@ -30,11 +30,12 @@ from typing import Mapping, Sequence
 import libtmux
 from libtmux import exc as libtmux_exc
 
-from live_trial.errors import Blocked, LiveTrialError, RefusedInput
+from live_trial.errors import Blocked, ExitCode, LiveTrialError, RefusedInput
 from live_trial.session import proctree
 from live_trial.session.rules import (SEP, Lease, PaneRow, ReapDecision, SessionInfo, TmuxResult, buffer_name,
                                      check_keys, format_literal, owner_token, pane_row, proc_start_ticks,
                                      reap_decisions, resolve_socket, tmux_args, validate_session_name)
+from live_trial.stop_reasons import StopReason
 
 PID_LOG_ENV = "LIVE_TRIAL_PID_LOG"
 NO_CONFIG = "/dev/null"
@@ -56,8 +57,8 @@ class TmuxError(LiveTrialError):
     """A tmux command failed for a reason other than "no such session" (exit 3, like a missing tmux)."""
 
     status = "BLOCKED"
-    exit_code = 3
-    code = "tmux_error"
+    exit_code = ExitCode.BLOCKED
+    code = StopReason.TMUX_ERROR
 
 
 # ---------------------------------------------------------------- the backend
@@ -78,7 +79,7 @@ class Backend:
         found = self._tmux_bin = self._tmux_bin or shutil.which("tmux")     # one PATH search per backend
         if not found:
             raise Blocked("tmux not found", where="PATH", fix="install tmux (apt-get install tmux / brew install tmux)",
-                          code="tmux_missing")
+                          code=StopReason.TMUX_MISSING)
         return found
 
     def _run(self, *args: str, env: Mapping[str, str] | None = None) -> TmuxResult:
@@ -109,7 +110,8 @@ class Backend:
             try:
                 proc = self._server.cmd(*args)
             except libtmux_exc.TmuxCommandNotFound:
-                raise Blocked("tmux not found", where="PATH", fix="install tmux", code="tmux_missing") from None
+                raise Blocked("tmux not found", where="PATH", fix="install tmux",
+                              code=StopReason.TMUX_MISSING) from None
             return TmuxResult(argv=tuple(str(a) for a in proc.cmd), returncode=int(proc.returncode or 0),
                               stdout=list(proc.stdout), stderr=list(proc.stderr),
                               duration_s=time.monotonic() - started)
@@ -118,7 +120,7 @@ class Backend:
             done = subprocess.run(list(argv), capture_output=True, text=True, encoding="utf-8", errors="replace",
                                   timeout=TMUX_TIMEOUT_S, env=dict(env))
         except FileNotFoundError:
-            raise Blocked("tmux not found", where=argv[0], fix="install tmux", code="tmux_missing") from None
+            raise Blocked("tmux not found", where=argv[0], fix="install tmux", code=StopReason.TMUX_MISSING) from None
         except subprocess.TimeoutExpired:
             raise TmuxError(f"tmux did not answer within {TMUX_TIMEOUT_S:.0f}s", where=args[0] if args else "tmux",
                             fix=f"check the tmux server on socket {self.socket}") from None
@@ -174,7 +176,7 @@ class Backend:
             return
         if ours is False:
             raise RefusedInput(f"the tmux server on socket {self.socket} was not started by live-trial",
-                               where=f"--socket {self.socket}", code="foreign_tmux_server",
+                               where=f"--socket {self.socket}", code=StopReason.FOREIGN_TMUX_SERVER,
                                fix="use another --socket: a trial never changes the options of a tmux server it "
                                    "did not start")
 
@@ -294,7 +296,7 @@ class Backend:
         self.refuse_foreign_server()
         if self.has_session(name):
             raise RefusedInput(f"tmux session {name} already exists", where=f"socket {self.socket}",
-                               fix="use a new run id, or kill the old session", code="session_exists")
+                               fix="use a new run id, or kill the old session", code=StopReason.SESSION_EXISTS)
         env = {k: v for k, v in env.items() if k and "=" not in k and "\0" not in k + v and k != proctree.TAG_ENV}
         names = set(env) | self._global_env_names()
         missing = sorted(names - self._update_environment())

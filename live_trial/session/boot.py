@@ -32,6 +32,7 @@ from live_trial.session.environment import NESTED_VARS, RENDERER_DROPPED, RENDER
 from live_trial.session.environment import child_env as child_env       # used here; re-exported (``X as X``)
 from live_trial.session.keys import ONE_PRESS, press_until
 from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
+from live_trial.stop_reasons import StopReason
 
 MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,99}$")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -150,7 +151,7 @@ def check_root_sandbox(env: Mapping[str, str], *, euid: int | None = None) -> No
         raise RefusedInput("running as root without IS_SANDBOX=1: claude refuses --dangerously-skip-permissions "
                            f"as root{seen}", where="environment",
                            fix="if this machine is a disposable sandbox or container, set IS_SANDBOX=1; "
-                               "otherwise run the harness as a normal user", code="root_needs_sandbox")
+                               "otherwise run the harness as a normal user", code=StopReason.ROOT_NEEDS_SANDBOX)
 
 
 def build_argv(req: BootRequest, claude_path: str, plugin_dirs: Sequence[Path] = (),
@@ -251,7 +252,7 @@ def _claude_path(claude: Any, env: Mapping[str, str]) -> str:
     if not (os.path.isfile(resolved) and os.access(resolved, os.X_OK)):
         raise Blocked("claude binary is not an executable file", where=path,
                       fix="point --claude-bin or LIVE_TRIAL_CLAUDE_BIN at the claude executable, or run `make setup`",
-                      code="claude_missing")
+                      code=StopReason.CLAUDE_MISSING)
     return os.path.abspath(resolved)
 
 
@@ -306,7 +307,7 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
             blocking_streak = (block[0], streak)
             if streak >= BLOCKING_CONFIRM_POLLS:
                 raise BootFail(f"boot stopped at the {block[0]}: claude is waiting for an answer the harness "
-                               f"does not give", where=session, fix=block[1], code="blocking_screen",
+                               f"does not give", where=session, fix=block[1], code=StopReason.BLOCKING_SCREEN,
                                details={"screen": block[0], "tail": screen.tail(capture, TAIL_LINES)})
         else:
             blocking_streak = ("", 0)
@@ -321,7 +322,7 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
             raise BootTimeout(f"no ready prompt within {timeout_s:.0f}s", where=session,
                               fix="read the screen below; check that the folder is trusted and claude starts "
                                   "by hand; raise boot_timeout_s in references/convergence-policy.json if "
-                                  "the machine is slow", code="boot_timeout",
+                                  "the machine is slow", code=StopReason.BOOT_TIMEOUT,
                               details={"tail": screen.tail(capture, TAIL_LINES)})
         sleep(boot_poll_s(clock() - spawned))
         capture = None
@@ -336,14 +337,14 @@ def _unknown_dialog(capture: str, seen: tuple[str, float] | None, now: float) ->
 
 
 def _raise_unknown(session: str, capture: str, what: str, claude_path: str = "") -> None:
-    """BootFail ``unknown_screen`` (the trial is BLOCKED: :mod:`live_trial.acceptance.causes`) naming the screen by
+    """BootFail ``unknown_screen`` (the trial is BLOCKED: :mod:`live_trial.stop_reasons`) naming the screen by
     its first lines, with the advice to check this CLI's screens (``live-trial doctor --cli <claude_path>``)."""
     first = " | ".join(screen.first_lines(capture, UNKNOWN_FIRST_LINES)) or "(a blank screen)"
     doctor = f"live-trial doctor --cli {claude_path}".rstrip()
     raise BootFail(f"boot stopped at a screen the harness does not know ({what}): \"{first}\"; run `{doctor}` to "
                    "check this claude's screens", where=session,
                    fix="a CLI newer than the newest verified one may draw it; if it asks you something, answer it "
-                       "once by running that claude by hand, then run the trial again", code="unknown_screen",
+                       "once by running that claude by hand, then run the trial again", code=StopReason.UNKNOWN_SCREEN,
                    details={"screen": f"unknown screen: {first}", "tail": screen.tail(capture, TAIL_LINES)})
 
 
@@ -384,7 +385,8 @@ def _raise_exited(backend: Backend, session: str, *, clock: Callable[[], float] 
     shown = "unknown" if status is None else status
     last = " | ".join(tail[-3:]) or "(no output)"
     raise BootFail(f"claude exited at start (exit status {shown}): {last}", where=session,
-                   fix=_exit_fix(" ".join(tail)), code="exited_at_start", details={"tail": tail, "status": shown})
+                   fix=_exit_fix(" ".join(tail)), code=StopReason.EXITED_AT_START,
+                   details={"tail": tail, "status": shown})
 
 
 def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | None, *,
@@ -398,13 +400,13 @@ def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | 
     sel = box.selected if box else None
     if box is None or yes is None or sel is None:
         raise BootFail("bypass-permissions dialog without a \"Yes, I accept\" option; nothing was pressed",
-                       where=session, fix="run claude by hand once and check the dialog", code="bypass_dialog",
+                       where=session, fix="run claude by hand once and check the dialog", code=StopReason.BYPASS_DIALOG,
                        details={"screen": "bypass-permissions dialog", "tail": screen.tail(capture, TAIL_LINES)})
     if sel.label != yes.label:
         if not box.cursor_on("No, exit"):
             raise BootFail(f"bypass-permissions dialog cursor on {sel.label!r}, expected \"No, exit\"; nothing "
                            "was pressed", where=session, fix="run claude by hand once and check the dialog",
-                           code="bypass_dialog", details={"screen": "bypass-permissions dialog",
+                           code=StopReason.BYPASS_DIALOG, details={"screen": "bypass-permissions dialog",
                                                           "tail": screen.tail(capture, TAIL_LINES)})
 
         def on_yes(now: str) -> bool:
@@ -422,7 +424,7 @@ def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | 
         if not on_yes(capture):
             raise BootFail("bypass-permissions dialog: the cursor did not move to \"Yes, I accept\"",
                            where=session, fix="boot again; if it repeats, report the screen below",
-                           code="bypass_dialog", details={"screen": "bypass-permissions dialog",
+                           code=StopReason.BYPASS_DIALOG, details={"screen": "bypass-permissions dialog",
                                                           "tail": screen.tail(capture, TAIL_LINES)})
 
 
@@ -443,6 +445,6 @@ def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, cl
     if screen.bypass_dialog(capture):
         raise BootFail("the bypass-permissions dialog stayed open after Enter on \"Yes, I accept\"",
                        where=session, fix="boot again; if it repeats, report the screen below",
-                       code="bypass_dialog", details={"screen": "bypass-permissions dialog",
+                       code=StopReason.BYPASS_DIALOG, details={"screen": "bypass-permissions dialog",
                                                       "tail": screen.tail(capture, TAIL_LINES)})
     return capture

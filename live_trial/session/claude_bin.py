@@ -21,6 +21,7 @@ from typing import Callable, Literal, Mapping, overload
 from live_trial import NEWEST_VERIFIED_CLAUDE_VERSION, OLDEST_CLAUDE_VERSION, PINNED_CLAUDE_VERSION
 from live_trial.errors import Blocked
 from live_trial.resources import repo_root
+from live_trial.stop_reasons import StopReason
 
 PIN_DIR_NAME = "claude-pin"
 VERSION_TIMEOUT_S = 20.0
@@ -140,7 +141,7 @@ def find_claude(explicit: str | None = None, env: Mapping[str, str] | None = Non
             return _checked(str(cand), "pinned", version_later)
     raise Blocked("claude binary not found", where="--claude-bin, LIVE_TRIAL_CLAUDE_BIN, PATH, ./claude-pin",
                   fix=f"run `make setup` to install the pinned @anthropic-ai/claude-code@{PINNED_CLAUDE_VERSION} "
-                      "into ./claude-pin, or pass --claude-bin PATH", code="claude_missing")
+                      "into ./claude-pin, or pass --claude-bin PATH", code=StopReason.CLAUDE_MISSING)
 
 
 def _checked(path: str, source: str, version_later: bool = False,
@@ -151,7 +152,7 @@ def _checked(path: str, source: str, version_later: bool = False,
         what = "is not an executable file" if os.path.exists(resolved) else "does not exist"
         raise Blocked(f"claude binary named by {given} {what}", where=path,
                       fix=f"point {given} at the claude executable (e.g. ./claude-pin/node_modules/.bin/claude), or "
-                          "run `make setup`", code="claude_missing")
+                          "run `make setup`", code=StopReason.CLAUDE_MISSING)
     finish = _version_started(resolved)
     if not version_later:
         return ClaudeBinary(path=os.path.abspath(resolved), version=finish(), source=source)

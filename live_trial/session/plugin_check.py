@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from live_trial.errors import BootFail, LiveTrialError
+from live_trial.stop_reasons import StopReason
 
 VALIDATE_TIMEOUT_S = 60.0
 _FILE_RE = re.compile(r"^Validating (?:plugin manifest|skill|[\w -]+?): (?P<path>\S.*)$")
@@ -353,7 +354,7 @@ def check_plugins(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[st
             raise BootFail(f"the CLI would not load plugin {result.plugin_dir.name}: `claude plugin validate` says "
                            f"\"{text}\"{more} in {path}", where=str(result.plugin_dir),
                            fix="fix the named field (the CLI drops a plugin whose manifest it rejects, without a word "
-                               "on screen), then run again", code="plugin_not_loaded",
+                               "on screen), then run again", code=StopReason.PLUGIN_NOT_LOADED,
                            details={"validator": [f"{p}: {t}" for p, t in result.errors],
                                     "duration_s": result.duration_s})
         warnings += [f"plugin {result.plugin_dir.name}: {text} ({os.path.basename(path)})"

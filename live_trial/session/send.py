@@ -30,6 +30,7 @@ from live_trial.errors import DeliveryFailed, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
 from live_trial.session.keys import ONE_PRESS, press_until
+from live_trial.stop_reasons import StopReason
 
 SHOW_WAIT_S = 5.0        # wait for the paste to show in the input box before Enter
 RECORD_WAIT_S = 20.0     # wait for the user record after Enter (it normally arrives within 0.35 s)
@@ -145,7 +146,7 @@ def send_file(backend: Backend, session: str, path: str | os.PathLike[str], *, t
         capture = backend.capture(session)
         parked = screen.parked_input(capture)
         if parked is None:
-            _fail("transcript_moved" if watch.moved else "lost", session, path, expected, None, capture, extra)
+            _fail(StopReason.TRANSCRIPT_MOVED if watch.moved else "lost", session, path, expected, None, capture, extra)
         backend.send_keys(session, "Enter")
         extra = 1
         record = _wait_record(watch, timeout_s, clock=clock, sleep=sleep)

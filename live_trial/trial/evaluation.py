@@ -1,7 +1,7 @@
 """The fresh evaluator's turn in a trial (README "Evidence, watches and messages to a person"): it judges the goal of a
 run that completed, and what it says becomes the trial's facts (goal, blockers, evidence, what it could not see yet,
 the criterion checks). Its process is the harness's: one that could not run, crashed or never answered is BLOCKED
-``evaluator_failed`` (acceptance/causes.py), never a judgement of the skill.
+``evaluator_failed`` (live_trial/stop_reasons.py), never a judgement of the skill.
 
 Works on a trial (:class:`~live_trial.trial.runner.Trial`) through its public parts: its request, target, claude,
 environment, stop event, :class:`~live_trial.trial.facts.Facts` and :class:`~live_trial.trial.journal.Journal`.
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from live_trial.errors import LiveTrialError
+from live_trial.stop_reasons import StopReason
 from live_trial.trial.context import TrialContext
 
 
@@ -18,7 +19,6 @@ def evaluate_goal(trial: TrialContext) -> None:
     """Have the fresh evaluator judge the goal. Its pid and start time are in the state while it runs (a resume or
     ``reap`` ends one whose harness died); it carries the trial's tag. A process that could not run, crashed or never
     answered is the harness's failure (BLOCKED ``evaluator_failed``), never a judgement of the skill."""
-    from live_trial.acceptance.causes import CAUSES
     from live_trial.judge import evaluator
     from live_trial.session import proctree
     from live_trial.trial.changes import session_output
@@ -56,9 +56,9 @@ def evaluate_goal(trial: TrialContext) -> None:
     if problem is None and results and all(failures):
         problem = "; ".join(dict.fromkeys(f for f in failures if f))     # all failed: each says how
     if problem is not None:
-        trial.facts.blocked, trial.facts.stop_reason = True, "evaluator_failed"
+        trial.facts.blocked, trial.facts.stop_reason = True, StopReason.EVALUATOR_FAILED
         trial.facts.goal, trial.facts.goal_blockers = None, []
-        trial.facts.notes.append(f"{CAUSES['evaluator_failed'].why}: {problem}")
+        trial.facts.notes.append(f"{StopReason.EVALUATOR_FAILED.why}: {problem}")
         trial.journal.log("evaluate", "error", problem=problem)
         return
     trial.facts.goal = result["goal_result"]

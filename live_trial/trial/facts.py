@@ -11,6 +11,7 @@ from typing import Any
 
 from live_trial.errors import ExitCode, LiveTrialError
 from live_trial.policy import Policy
+from live_trial.stop_reasons import StopReason
 
 #: The phases of a trial in the order they happen, as recorded in trial-state.json; ``run --resume`` continues from
 #: the one recorded (README "Resuming a trial").
@@ -25,11 +26,11 @@ def phase_at_least(phase: str | None, other: str) -> bool:
 
 class TrialInterrupted(LiveTrialError):
     """The harness itself was stopped (Ctrl-C or SIGTERM) while a trial ran. Exit 3 (BLOCKED). ``code`` is
-    ``harness_interrupted`` (Ctrl-C) or ``harness_terminated`` (SIGTERM): acceptance/causes.py."""
+    ``harness_interrupted`` (Ctrl-C) or ``harness_terminated`` (SIGTERM): live_trial/stop_reasons.py."""
 
     status = "INTERRUPTED"
     exit_code = ExitCode.BLOCKED
-    code = "harness_interrupted"
+    code = StopReason.HARNESS_INTERRUPTED
 
 
 class StopRequest(threading.Event):

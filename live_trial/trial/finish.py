@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 from live_trial.acceptance.verdict_doc import Verdict
 from live_trial.clock import utc_now
+from live_trial.errors import ExitCode
+from live_trial.stop_reasons import StopReason
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import TrialOutcome, phase_at_least
 from live_trial.workdir_files import VERDICT
@@ -86,10 +88,10 @@ def record_verdict(verdict: Verdict, *, workdir: Path, eval_root: Path | None, o
     watch (``trial-log.jsonl``). The one end of ``run``, ``run --resume`` and ``verdict``. Raises SchemaInvalid
     before anything is registered or written, RefusedInput when a live watch is due and ``eval_root`` is None, a
     one-line :class:`~live_trial.errors.Blocked` when the disk refuses the file."""
-    from live_trial.acceptance.causes import unwritable
     from live_trial.acceptance.verdict import SCHEMA, write_verdict
     from live_trial.jsonfile import validate
     from live_trial.notices.verdict_watch import watch_verdict
+    from live_trial.stop_reasons import unwritable
 
     validate(verdict.to_doc(), SCHEMA, what=VERDICT)     # before the watch is registered: a bad doc changes nothing
     watched = watch_verdict(verdict, workdir=workdir, eval_root=eval_root, objective=objective)
@@ -119,7 +121,7 @@ def _checks(trial: TrialContext) -> None:
     if trial.req.expect_gate and not trial.facts.gate_seen and not trial.facts.blocked:
         # README "Questions (gates)": a skill that must stop at a question but never showed one has a broken guard.
         trial.facts.completion = "FAIL"
-        trial.facts.stop_reason = trial.facts.stop_reason or "expected_gate_not_shown"
+        trial.facts.stop_reason = trial.facts.stop_reason or StopReason.EXPECTED_GATE_NOT_SHOWN
         trial.facts.notes.append(EXPECTED_GATE_NOT_SHOWN)
     assert trial.state is not None
     unused = len(trial.state.gate_responses) - trial.state.gate_response_count
@@ -214,11 +216,12 @@ def _check_launch(trial: TrialContext, records: list[dict[str, Any]]) -> None:
     if check.launched:
         return
     trial.facts.launch = "FAIL"
-    trial.facts.stop_reason = trial.facts.stop_reason or "skill_not_launched"
+    trial.facts.stop_reason = trial.facts.stop_reason or StopReason.SKILL_NOT_LAUNCHED
     trial.facts.notes.append(f"the transcript shows no successful Skill call to {target} (Skill calls: {check.seen})")
     trial.journal.log("launch", "FAIL", target=target, skill_calls=check.seen)
 
 
-def exit_code_for(overall: str) -> int:
+def exit_code_for(overall: str) -> ExitCode:
     """``run`` exit code for an overall verdict: 0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED (CONVENTIONS.md)."""
-    return {"PASS": 0, "FAIL": 1, "DEGRADED": 6, "BLOCKED": 3}.get(overall, 1)
+    return {"PASS": ExitCode.OK, "FAIL": ExitCode.FAIL, "DEGRADED": ExitCode.DEGRADED,
+            "BLOCKED": ExitCode.BLOCKED}.get(overall, ExitCode.FAIL)

@@ -12,9 +12,9 @@ import os
 import signal
 from typing import Any, Callable
 
-from live_trial.acceptance.causes import unwritable
 from live_trial.clock import utc_now
 from live_trial.jsonfile import append_jsonl
+from live_trial.stop_reasons import unwritable
 from live_trial.trial.facts import Facts
 from live_trial.trial.state import TrialState
 from live_trial.workdir_files import Workdir

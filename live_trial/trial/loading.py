@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 from live_trial.closure.index import MANIFEST, Target
 from live_trial.closure.manifest import name_list, read_json_object
 from live_trial.errors import BootFail
+from live_trial.stop_reasons import StopReason
 from live_trial.transcript.reader import iter_records
 from live_trial.trial.context import TrialContext
 
@@ -27,7 +28,7 @@ POLL_S = 0.2
 
 class PluginNotLoaded(BootFail):
     """The CLI did not load the plugin (or skill) under trial, so the model cannot call it. ``run``: FAIL."""
-    code = "plugin_not_loaded"
+    code = StopReason.PLUGIN_NOT_LOADED
 
 
 def skill_listing(records: Iterable[Mapping[str, Any]]) -> list[str] | None:

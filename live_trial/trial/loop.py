@@ -4,10 +4,10 @@ It drives a :class:`~live_trial.trial.runner.Trial` through its public methods a
 """
 from __future__ import annotations
 
-from live_trial.acceptance.causes import CAUSES
-from live_trial.errors import Blocked
+from live_trial.errors import Blocked, PollExit
 from live_trial.jsonfile import write_text_atomic
 from live_trial.session import screen, send
+from live_trial.stop_reasons import StopReason
 from live_trial.transcript.reply import text_ends_with_question, text_reports_done
 from live_trial.trial import stall as stall_table
 from live_trial.trial.context import PollOutcome, TrialContext
@@ -47,8 +47,8 @@ def poll_until_terminal(trial: TrialContext) -> None:
     GATE (poll exit 4): answer with the next --gate-response (each with its own kind, rescue or contractual) and
     poll again, recording the question, the options shown, the answer and its kind; none left ends the trial as
     "stopped at a question it had to ask". STALL (exit 2): first, a session that vanished from outside (tmux's
-    server gone, the session removed) is BLOCKED, not row 1 (acceptance/causes.py); then rows 1-6 of seed 001's table,
-    each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge is written to
+    server gone, the session removed) is BLOCKED, not row 1 (live_trial/stop_reasons.py); then rows 1-6 of seed 001's
+    table, each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge is written to
     ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
     """
     assert trial.state is not None
@@ -58,20 +58,20 @@ def poll_until_terminal(trial: TrialContext) -> None:
         trial.facts.poll_exit = result.exit
         _record_moves(trial, result)
         _record_warnings(trial, result)
-        if result.exit == "DONE":
+        if result.exit == PollExit.DONE:
             trial.facts.completion = "PASS"
-            trial.journal.log("poll", "DONE", elapsed_s=result.elapsed_s)
+            trial.journal.log("poll", PollExit.DONE, elapsed_s=result.elapsed_s)
             return
-        if result.exit == "HARD_CAP":
+        if result.exit == PollExit.HARD_CAP:
             trial.facts.blocked = True
-            trial.facts.stop_reason = "hard_cap"
-            trial.journal.log("poll", "HARD_CAP", state=_state(result), tail=result.capture_tail)
+            trial.facts.stop_reason = StopReason.HARD_CAP
+            trial.journal.log("poll", PollExit.HARD_CAP, state=_state(result), tail=result.capture_tail)
             return
-        if result.exit == "BLOCKED":
-            raise Blocked("tmux disappeared during the trial", code="tmux_missing")
-        if result.exit == "TICK_BUDGET":
+        if result.exit == PollExit.BLOCKED:
+            raise Blocked("tmux disappeared during the trial", code=StopReason.TMUX_MISSING)
+        if result.exit == PollExit.TICK_BUDGET:
             continue
-        go_on = _answer_gate(trial, result) if result.exit == "GATE" else _after_stall(trial, result)
+        go_on = _answer_gate(trial, result) if result.exit == PollExit.GATE else _after_stall(trial, result)
         if not go_on:
             return
 
@@ -93,8 +93,8 @@ def _answer_gate(trial: TrialContext, result: PollOutcome) -> bool:
     used = trial.state.gate_response_count
     options = list(getattr(result.status, "options", None) or [])
     if used >= len(trial.state.gate_responses):
-        trial.facts.stop_reason = "gate_unanswered"
-        trial.journal.log("poll", "GATE", question=result.question, outcome=NO_RESPONSE_LEFT, options=options)
+        trial.facts.stop_reason = StopReason.GATE_UNANSWERED
+        trial.journal.log("poll", PollExit.GATE, question=result.question, outcome=NO_RESPONSE_LEFT, options=options)
         trial.facts.notes.append(f"{NO_RESPONSE_LEFT}: {result.question}")
         return False
     response = trial.state.gate_responses[used]
@@ -106,7 +106,7 @@ def _answer_gate(trial: TrialContext, result: PollOutcome) -> bool:
     answer = {"question": result.question, "options": options, "answer": response, "kind": kind}
     trial.journal.save(gate_response_count=used + 1,
                        gate_answers=list(trial.state.gate_answers or []) + [answer])
-    trial.journal.log("poll", "GATE", question=result.question, answered=response, gate_kind=kind)
+    trial.journal.log("poll", PollExit.GATE, question=result.question, answered=response, gate_kind=kind)
     return True
 
 
@@ -117,15 +117,15 @@ def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
     if result.reason.startswith(UNFOLLOWED):
         # The CLI continues under a session whose transcript the harness cannot find: what the session does now
         # cannot be observed, so the harness stops here (never "lost", never a guess).
-        trial.facts.blocked, trial.facts.stop_reason = True, "transcript_moved"
+        trial.facts.blocked, trial.facts.stop_reason = True, StopReason.TRANSCRIPT_MOVED
         trial.facts.notes.append(f"the session moved to a new transcript that could not be followed: {result.reason}")
-        trial.journal.log("poll", "transcript_moved", reason=result.reason, tail=result.capture_tail)
+        trial.journal.log("poll", StopReason.TRANSCRIPT_MOVED, reason=result.reason, tail=result.capture_tail)
         return False
     gone = trial.environment_cause()
     if gone is not None:   # tmux's server, or the session itself, went away: not claude's own exit (row 1)
-        trial.facts.poll_exit = "BLOCKED"
+        trial.facts.poll_exit = PollExit.BLOCKED
         assert trial.backend is not None        # environment_cause asked tmux through it
-        raise Blocked(CAUSES[gone].why, where=f"socket {trial.backend.socket}", code=gone)
+        raise Blocked(gone.why, where=f"socket {trial.backend.socket}", code=gone)
     assert trial.wd is not None and trial.state is not None and trial.backend is not None      # polling
     session = trial.state.session
     capture = trial.backend.capture(session) if trial.backend.has_session(session) else ""
@@ -153,9 +153,9 @@ def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
         trial.journal.save(nudge_count=n)
         trial.send_file(nudge_file, "nudge")
         return True
-    trial.facts.stop_reason = decision.action
+    trial.facts.stop_reason = decision.action        # a StopReason: the table's rows that stop
     trial.facts.notes.append(decision.reason)
-    if decision.action == "unexpected_stop":
+    if decision.action == StopReason.UNEXPECTED_STOP:
         _name_unexpected_stop(trial, result, capture, last_text)
     return False
 
@@ -164,10 +164,10 @@ def _name_unexpected_stop(trial: TrialContext, result: PollOutcome, capture: str
     """Row 6 names what it saw: an API error turn, or an error / usage-limit screen."""
     api_error = getattr(result.status, "api_error", None)
     if api_error:
-        trial.facts.stop_reason = "api_error"
+        trial.facts.stop_reason = StopReason.API_ERROR
         seen = (last_text.strip() or (screen.error_screen(capture) if capture else "") or "").strip()
         trial.facts.notes.append(f"the model's API answered with an error ({api_error})"
                                  + (f": {seen[:200]}" if seen else ""))
     elif capture and screen.error_screen(capture):
-        trial.facts.stop_reason = "error_screen"
+        trial.facts.stop_reason = StopReason.ERROR_SCREEN
         trial.facts.notes.append(f"the screen shows an error: {(screen.error_screen(capture) or '')[:200]}")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from live_trial.clock import epoch_of, iso_z
-from live_trial.errors import ExitCode, RefusedInput
+from live_trial.errors import RefusedInput
 from live_trial.session import screen as screen_markers
 from live_trial.session.protocols import Backend, Screen
 from live_trial.transcript.paths import config_dir
@@ -39,11 +39,9 @@ from live_trial.trial.poll_rules import GATE_REPEAT_S, QUICK_RECHECK_S, SESSION_
 from live_trial.trial.poll_state import SCHEMA, STATE_VERSION, PollConfig, PollState
 from live_trial.trial.wake import FileWake
 
-__all__ = ["EXIT_CODES", "GATE_REPEAT_S", "NO_TRANSCRIPT", "QUICK_RECHECK_S", "SCHEMA", "STATE_VERSION", "PollConfig",
+__all__ = ["GATE_REPEAT_S", "NO_TRANSCRIPT", "QUICK_RECHECK_S", "SCHEMA", "STATE_VERSION", "PollConfig",
            "PollResult", "PollState", "TurnCache", "poll"]
 
-EXIT_CODES = {"DONE": int(ExitCode.OK), "HARD_CAP": int(ExitCode.FAIL), "STALL": int(ExitCode.REFUSED),
-              "BLOCKED": int(ExitCode.BLOCKED), "GATE": int(ExitCode.GATE), "TICK_BUDGET": int(ExitCode.TICK_BUDGET)}
 
 
 @dataclass
@@ -138,7 +136,7 @@ def _finish(state_file: str | os.PathLike[str], marker: Path, exit_: Exit, state
     (HARD_CAP and BLOCKED are decided before the tick's observation counts)."""
     state = state.ended(exit_.word, exit_.reason, iso_z(t))
     state.save(state_file)
-    return PollResult(exit=exit_.word, code=EXIT_CODES[exit_.word], reason=exit_.reason, status=shown.status,
+    return PollResult(exit=exit_.word, code=int(exit_.word.exit_code), reason=exit_.reason, status=shown.status,
                       state=state.last_state, question=exit_.question,
                       capture_tail=shown.capture.rstrip("\n").split("\n")[-15:] if shown.capture else [],
                       elapsed_s=round(t - epoch_of(state.started_at), 3), ticks=state.ticks,

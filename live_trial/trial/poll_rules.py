@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from live_trial.clock import epoch_of, iso_z
+from live_trial.errors import PollExit
 from live_trial.policy import Policy
 from live_trial.transcript.status import GATE, IDLE_TURN_COMPLETE, Status
 from live_trial.trial.moves import UNFOLLOWED
@@ -42,7 +43,7 @@ class Exit:
     """How a poll call ends: ``word`` DONE|STALL|GATE|HARD_CAP|TICK_BUDGET|BLOCKED, a plain ``reason``, the
     ``question`` of a GATE; a GATE also names what identifies it (``gate_id``, ``gate_keys``) for the next call."""
 
-    word: str
+    word: PollExit
     reason: str
     question: str | None = None
     gate_id: str | None = None
@@ -88,16 +89,16 @@ def decide(obs: Observation, state: PollState, policy: Policy, now: float) -> St
     state = state.changed(ticks=state.ticks + 1, call=CallCounters(call.max_ticks, call.ticks + 1, call.gate_since))
     elapsed = now - epoch_of(state.started_at)
     if elapsed >= policy.hard_cap_s:
-        return Step(Exit("HARD_CAP", f"elapsed {elapsed:.0f}s >= hard_cap_s {policy.hard_cap_s:.0f}s"), state)
+        return Step(Exit(PollExit.HARD_CAP, f"elapsed {elapsed:.0f}s >= hard_cap_s {policy.hard_cap_s:.0f}s"), state)
     warning = None
     if elapsed >= policy.hard_cap_warn_ratio * policy.hard_cap_s and not state.warned_hard_cap:
         state = state.changed(warned_hard_cap=True)
         warning = (f"WARN: HARD_CAP {policy.hard_cap_warn_ratio:.0%} ({elapsed:.0f}s of {policy.hard_cap_s:.0f}s); "
                    "raise env HARD_CAP if the trial is progressing normally")
     if obs.blocked is not None:
-        return Step(Exit("BLOCKED", obs.blocked), state, warning=warning)
+        return Step(Exit(PollExit.BLOCKED, obs.blocked), state, warning=warning)
     if not obs.alive:
-        return Step(Exit("STALL", SESSION_GONE), state, warning=warning)
+        return Step(Exit(PollExit.STALL, SESSION_GONE), state, warning=warning)
     t = iso_z(now)
     changes = _taken(obs, state, t)
     gate_changes, gate = _gate(obs, state, policy, now)
@@ -154,7 +155,7 @@ def _gate(obs: Observation, state: PollState, policy: Policy, now: float) -> tup
     # a gate reported already (its answer may be on its way) is reported again only after GATE_REPEAT_S
     if set(keys) & set(state.last_gate_keys or (state.last_gate_id,)) and now - since < GATE_REPEAT_S - 1e-6:
         return changes, None
-    return changes, Exit("GATE", status.gate_kind or "gate", status.question, status.pending_tool_id, keys)
+    return changes, Exit(PollExit.GATE, status.gate_kind or "gate", status.question, status.pending_tool_id, keys)
 
 
 def _done(obs: Observation, state: PollState, policy: Policy, now: float) -> Exit | None:
@@ -166,7 +167,7 @@ def _done(obs: Observation, state: PollState, policy: Policy, now: float) -> Exi
     held = now - epoch_of(state.done_since) + 1e-6 if state.done_since else 0.0
     if state.done_streak < stable or (stable > 1 and held < (stable - 1) * policy.poll_interval_s):
         return None
-    return Exit("DONE", "marker + IDLE_TURN_COMPLETE + screen not busy"
+    return Exit(PollExit.DONE, "marker + IDLE_TURN_COMPLETE + screen not busy"
                 + (" (interrupted)" if status and status.interrupted else "")
                 + (f" (api_error {status.api_error})" if status and status.api_error is not None else ""))
 
@@ -178,15 +179,16 @@ def _stall(state: PollState, policy: Policy, now: float) -> Exit | None:
         return None
     pending = state.move_pending
     if pending:
-        return Exit("STALL", f"{UNFOLLOWED}: the CLI continues as session {pending.to_session_id} "
+        return Exit(PollExit.STALL, f"{UNFOLLOWED}: the CLI continues as session {pending.to_session_id} "
                              f"(since {pending.since}) but no transcript of it was found")
-    return Exit("STALL", f"no progress for {since_change:.0f}s (stall_limit_s {policy.stall_limit_s:.0f})")
+    return Exit(PollExit.STALL, f"no progress for {since_change:.0f}s (stall_limit_s {policy.stall_limit_s:.0f})")
 
 
 def _budget(state: PollState) -> Exit | None:
     """Row 7."""
     ticks, budget = state.call.ticks, state.call.max_ticks
-    return Exit("TICK_BUDGET", f"{ticks} ticks in this call") if budget is not None and ticks >= budget else None
+    return Exit(PollExit.TICK_BUDGET, f"{ticks} ticks in this call") if budget is not None and ticks >= budget \
+        else None
 
 
 def progress_report(obs: Observation, state: PollState, policy: Policy, now: float) -> dict[str, Any]:

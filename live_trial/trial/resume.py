@@ -17,6 +17,7 @@ from live_trial.policy import Policy
 from live_trial.rehearsal.scenario import load_scenario
 from live_trial.session.backend import Backend
 from live_trial.session.rules import pid_alive as _alive
+from live_trial.stop_reasons import StopReason
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import Facts, TrialOutcome, phase_at_least
 from live_trial.trial.folder_steps import reclaim
@@ -71,7 +72,7 @@ def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
         trial.facts.launch = "PASS" if phase == "polling" else "FAIL"
     if phase in UNCONFIRMED:
         # Boot or delivery was never confirmed: the evidence a verdict needs did not survive the kill.
-        trial.facts.blocked, trial.facts.stop_reason = True, "harness_killed"
+        trial.facts.blocked, trial.facts.stop_reason = True, StopReason.HARNESS_KILLED
         trial.facts.notes.append(f"the harness was killed while {phase}, before the task's delivery was confirmed; "
                                  "run the trial again")
     reclaim(trial)                     # an in-place folder's lock again; the copy is removed when drive ends

@@ -4,7 +4,7 @@ Seed 001 describes what a careful operator does by hand; this module does it the
 (README "Running a real trial"). Every exit path (DONE, STALL, GATE, HARD_CAP, boot failure, crash of the CLI, delivery
 failure, Ctrl-C / SIGTERM of the harness, tmux gone, a disk that refuses the records) collects what exists, kills the
 session and ends every process the trial started (ARCHITECTURE invariant 6). Whose failure a stop was comes from one
-table (:mod:`live_trial.acceptance.causes`). The core never prints: progress and decisions go to ``on_event`` and to
+table (:mod:`live_trial.stop_reasons`). The core never prints: progress and decisions go to ``on_event`` and to
 the workdir's ``trial-log.jsonl``.
 """
 from __future__ import annotations
@@ -16,10 +16,10 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from live_trial.acceptance import causes
+from live_trial import stop_reasons
 from live_trial.acceptance.evallog import workdir_path
 from live_trial.acceptance.verdict_facts import environment
-from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, LiveTrialError, RefusedInput
+from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, ExitCode, LiveTrialError, RefusedInput
 from live_trial.notices import watch
 from live_trial.policy import load_policy
 from live_trial.rehearsal.config import seed_config
@@ -28,6 +28,7 @@ from live_trial.session import boot, proctree, send
 from live_trial.session.backend import Backend
 from live_trial.session.claude_bin import ClaudeBinary, find_claude
 from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
+from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import config_dir
 from live_trial.trial import poll, start
 from live_trial.trial.collect import collect
@@ -108,7 +109,7 @@ class Trial:
         try:
             fh = os.fdopen(os.open(self.wd.trial_lock, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a")
         except OSError as exc:
-            raise causes.unwritable(exc, self.wd.root) from None
+            raise stop_reasons.unwritable(exc, self.wd.root) from None
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -122,9 +123,9 @@ class Trial:
             raise TrialInterrupted("the harness was asked to stop", fix="the session was killed and the evidence collected",
                                    code=self.stop_code())
 
-    def stop_code(self) -> str:
+    def stop_code(self) -> StopReason:
         """The stop reason of a harness asked to stop: harness_interrupted (Ctrl-C) or harness_terminated (SIGTERM)."""
-        return causes.interrupt_code(getattr(self.stop_event, "signum", None))
+        return stop_reasons.interrupt_code(getattr(self.stop_event, "signum", None))
 
     def set_facts(self, facts: Facts) -> None:
         """Replace the trial's facts (a resume reads them back from trial-state.json)."""
@@ -154,7 +155,7 @@ class Trial:
                 # Nothing half-written: the folders this run created go again (README "Whose failure it is").
                 shutil.rmtree(first_new, ignore_errors=True)
             if isinstance(exc, OSError):
-                raise causes.unwritable(exc, getattr(exc, "filename", None) or first_new or root) from None
+                raise stop_reasons.unwritable(exc, getattr(exc, "filename", None) or first_new or root) from None
             raise
         assert self.wd is not None and self.state is not None     # made by start.create
         self.journal.event("workdir", path=str(self.wd.root), session=self.state.session)
@@ -166,7 +167,7 @@ class Trial:
         """Run ``steps`` in order; whatever ends them (success, a refusal, a missing tool, a boot or delivery
         failure, an interrupt, tmux gone, a disk that refuses the records), collect what exists, kill the session and
         its processes, judge, and stop the rehearsal server. Every exit path of ``run`` and ``run --resume`` goes
-        through here (ARCHITECTURE invariant 6); whose failure the stop was is :mod:`live_trial.acceptance.causes`."""
+        through here (ARCHITECTURE invariant 6); whose failure the stop was is :mod:`live_trial.stop_reasons`."""
         try:
             for step in steps:
                 step()
@@ -182,10 +183,10 @@ class Trial:
         except LiveTrialError as exc:
             # Anything else the steps refuse once the workdir exists still ends in a recorded verdict.
             self._stopped(self.environment_cause() or exc.code, self.phase(), exc.status,
-                          exc.message, blocked=exc.exit_code == 3)
+                          exc.message, blocked=exc.exit_code == ExitCode.BLOCKED)
         except OSError as exc:
             assert self.wd is not None      # run and resume drive a trial whose workdir exists
-            err = causes.unwritable(exc, getattr(exc, "filename", None) or self.wd.root)
+            err = stop_reasons.unwritable(exc, getattr(exc, "filename", None) or self.wd.root)
             self._stopped(err.code, "records", "unwritable", err.message)
         finally:
             self.finish_session()
@@ -199,12 +200,12 @@ class Trial:
                  blocked: bool = False, **evidence: Any) -> None:
         """Record why the steps ended: the stop reason, BLOCKED when the table says it was not the skill's doing."""
         self.facts.stop_reason = code
-        self.facts.blocked = self.facts.blocked or blocked or causes.blocks(code)
+        self.facts.blocked = self.facts.blocked or blocked or stop_reasons.blocks(code)
         if note:
             self.facts.notes.append(problem)
         self.journal.log(step, decision, problem=problem, stop_reason=code, **evidence)
 
-    def environment_cause(self) -> str | None:
+    def environment_cause(self) -> StopReason | None:
         """``tmux_gone`` (no tmux server on the socket) or ``session_removed`` (the server runs, the session does
         not) when the trial's session vanished from outside while it should run (after READY, before collect);
         None when it is there (a dead pane there is claude's own exit: a crash) or it cannot be told."""
@@ -214,7 +215,8 @@ class Trial:
         try:
             if self.backend.has_session(self.state.session):
                 return None
-            return "tmux_gone" if self.backend.server_started_here() is None else "session_removed"
+            gone = self.backend.server_started_here() is None
+            return StopReason.TMUX_GONE if gone else StopReason.SESSION_REMOVED
         except LiveTrialError:
             return None
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from live_trial.stop_reasons import StopReason
 from live_trial.transcript.status import BUSY_STATES, TurnState
 
 NUDGE_TEXT = ("Continue on your own exactly as the task instructions say: do not ask any question, "
@@ -27,7 +28,7 @@ class StallDecision:
     """What to do about a STALL: ``row`` of the seed's table (1-6), ``action``, and a plain ``reason``."""
 
     row: int
-    action: str  # crash | extend | hang | nudge | nudge_limit | contract_violation | unexpected_stop
+    action: str  # extend | nudge, or the StopReason it stops for (crash, hang, nudge_limit, ...)
     reason: str
 
 
@@ -42,18 +43,21 @@ def decide_stall(*, session_alive: bool, state: str | None, marker_exists: bool,
     :func:`~live_trial.session.screen.screen_reports_done`). Source: seed 001, "STALL 分岐表".
     """
     if not session_alive:
-        return StallDecision(1, "crash", "the claude session ended before the trial finished")
+        return StallDecision(1, StopReason.CRASH, "the claude session ended before the trial finished")
     if state in BUSY_STATES:
         if not stall_extended:
             return StallDecision(2, "extend", f"no progress while {state}: a long silent tool? waiting twice as long once")
-        return StallDecision(2, "hang", f"still no progress while {state} after the longer wait: the session hangs")
+        return StallDecision(2, StopReason.HANG,
+                             f"still no progress while {state} after the longer wait: the session hangs")
     if state == TurnState.IDLE_TURN_COMPLETE and not marker_exists:
         # Row 3 only routes to row 4; row 5 follows.
         if asks_question and nudge_count < nudge_max:
             return StallDecision(4, "nudge", "the turn ended with a question instead of finishing")
         if said_done:
-            return StallDecision(5, "contract_violation",
+            return StallDecision(5, StopReason.CONTRACT_VIOLATION,
                                  "the session reported done but did not write the completion marker")
         if asks_question:
-            return StallDecision(4, "nudge_limit", f"the turn ended with a question again after {nudge_count} nudges")
-    return StallDecision(6, "unexpected_stop", f"stopped with state {state or 'unknown'} and no completion marker")
+            return StallDecision(4, StopReason.NUDGE_LIMIT,
+                                 f"the turn ended with a question again after {nudge_count} nudges")
+    return StallDecision(6, StopReason.UNEXPECTED_STOP,
+                         f"stopped with state {state or 'unknown'} and no completion marker")

@@ -101,7 +101,8 @@ def stop_reasons() -> list[str]:
     prop = load_schema("live-trial-verdict.schema.json")["properties"]["stop_reason"]
     codes = set(prop.get("examples") or []) | {c for c in prop.get("enum") or [] if c}
     for lang in nt.LANGS:
-        codes |= {c for c in nt.catalogue(lang)["reasons"] if re.fullmatch(r"[a-z][a-z0-9_]*", c)}
+        codes |= {c for section in ("reasons", "stop_reasons") for c in nt.catalogue(lang)[section]
+                  if re.fullmatch(r"[a-z][a-z0-9_]*", c)}
     return sorted(codes - {"unknown"})
 
 

@@ -105,6 +105,30 @@ def test_both_catalogues_have_the_same_keys():
     assert {k: set(v) for k, v in ja["exit_codes"].items()} == {k: set(v) for k, v in en["exit_codes"].items()}
 
 
+def _key_paths(doc, prefix=()) -> set[tuple]:
+    out = set()
+    for key, value in doc.items():
+        out.add(prefix + (key,))
+        if isinstance(value, dict):
+            out |= _key_paths(value, prefix + (key,))
+    return out
+
+
+def test_the_languages_are_the_catalogues_present_and_each_has_every_key():
+    from live_trial.resources import load_schema, reference_names
+
+    files = reference_names("notifications.*.json")
+    assert sorted(f"notifications.{lang}.json" for lang in nt.LANGS) == files
+    assert nt.LANGS[0] == nt.DEFAULT_LANG
+    pattern = load_schema("notification.schema.json")["properties"]["lang"]["pattern"]
+    assert all(re.fullmatch(pattern, lang) for lang in nt.LANGS), "a catalogue's language the records cannot name"
+    default = _key_paths(nt.catalogue(nt.DEFAULT_LANG)) - {("lang",)}
+    for lang in nt.LANGS:
+        cat = nt.catalogue(lang)
+        assert cat["lang"] == lang
+        assert _key_paths(cat) - {("lang",)} == default, lang
+
+
 @pytest.mark.parametrize("lang", nt.LANGS)
 @pytest.mark.parametrize("token", [
     "evidence_required", "proxy_evidence", "HARD_CAP", "TICK_BUDGET", "BOOT_FAIL", "STALL", "GATE", "DONE", "READY",

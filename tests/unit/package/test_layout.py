@@ -18,7 +18,7 @@ import pytest
 import live_trial
 
 PKG = Path(live_trial.__file__).resolve().parent
-TOP_LEVEL = {"clock", "errors", "jsonfile", "policy", "resources", "workdir_files"}
+TOP_LEVEL = {"clock", "errors", "jsonfile", "policy", "resources", "stop_reasons", "workdir_files"}
 #: Subpackages from the bottom floor up (live_trial/__init__.py); top-level modules are below them all, cli and
 #: pytest_plugin above them all.
 FLOORS = [["transcript", "closure"], ["session", "rehearsal"], ["judge"], ["acceptance", "doctor"], ["notices"], ["trial"],
@@ -134,7 +134,7 @@ def test_no_subpackage_circle():
 
 def test_imports_follow_the_floor_order():
     """A module imports only modules of its own room, of a lower floor, or the bottom (clock, errors, jsonfile, policy,
-    resources, workdir_files). The order is the one written in live_trial/__init__.py."""
+    resources, stop_reasons, workdir_files). The order is the one written in live_trial/__init__.py."""
     floor = {name: i + 1 for i, names in enumerate(FLOORS) for name in names}
     floor.update({name: 0 for name in TOP_LEVEL})
     floor.update({"pytest_plugin": len(FLOORS) + 1, "__main__": len(FLOORS) + 1})

@@ -215,3 +215,15 @@ def test_decide_runs_with_files_processes_and_tmux_forbidden(monkeypatch):
     assert [s.exit.word if s.exit else None for s in steps] == [None, "HARD_CAP", "BLOCKED", "STALL", "GATE", "DONE",
                                                                 "STALL", None, "TICK_BUDGET"]
     assert steps[7].warning and report["state"] == "BUSY_TOOL"
+
+
+def test_each_exit_word_carries_its_exit_code_and_is_the_verdicts_word():
+    """One home for the poll's words and numbers (seed 001 poll exit table; README "The steps, one by one")."""
+    from live_trial.errors import ExitCode, PollExit
+    from live_trial.resources import load_schema
+
+    assert {w: int(w.exit_code) for w in PollExit} == {"DONE": 0, "HARD_CAP": 1, "STALL": 2, "BLOCKED": 3, "GATE": 4,
+                                                       "TICK_BUDGET": 5}
+    assert all(isinstance(w.exit_code, ExitCode) for w in PollExit)
+    enum = load_schema("live-trial-verdict.schema.json")["properties"]["poll_exit"]["enum"]
+    assert set(enum) == {*PollExit, None}

@@ -1,0 +1,167 @@
+"""Why a trial stopped: one row per stop reason, saying whose failure it is, the verdict it gives, the English clause
+the verdict's reason uses, and the step a person should take next (ARCHITECTURE invariant 8; README "Whose failure it
+is"). ``live-trial reasons`` prints the whole table in the user's language.
+
+A stop the skill's session caused is judged (FAIL, or whatever the verdict table gives). A stop the environment or the
+harness caused says nothing about the skill: the verdict is BLOCKED (``run`` exits 3) with the cause in one plain
+sentence, never FAIL and never "crash" of the skill. The runner reads the rows to decide ``blocked``, the verdict for
+its reason, the message that ends a trial for its next step.
+
+Adding a stop reason is one row here and its plain sentence in each catalogue, ``references/notifications.<lang>.json``
+under ``stop_reasons``; its ``step`` names a sentence of the catalogues' ``trial.next``. A unit test fails when a row
+lacks either in any language, or when a catalogue has a sentence for a code that is not a row.
+
+A trial can also stop on the code of an error one of its steps raised that is no row here (a delivery failure such
+as ``parked``, a refused input): that code is recorded as the stop reason as it is, judged, and its sentence is under
+the catalogues' ``reasons``; the message then gives the general next step. The evaluator *answering* without usable
+evidence is a judgement of the goal (FAIL), not a failure of the harness.
+"""
+from __future__ import annotations
+
+import errno
+import os
+from enum import StrEnum
+
+from live_trial.errors import Blocked
+
+
+class Whose(StrEnum):
+    """Whose failure a stop is: the skill's (or its session's), the environment's, or the harness's."""
+
+    SKILL = "skill"
+    ENVIRONMENT = "environment"
+    HARNESS = "harness"
+
+
+SKILL, ENVIRONMENT, HARNESS = Whose.SKILL, Whose.ENVIRONMENT, Whose.HARNESS
+
+
+class StopReason(StrEnum):
+    """One row: the value is the code (verdict.json ``stop_reason``), then ``whose`` (:class:`Whose`), ``why`` (the
+    English clause of the verdict's reason, "blocked: <why>") and ``step`` (the key of the catalogues' ``trial.next``
+    sentence that says what to do next)."""
+
+    whose: Whose
+    why: str
+    step: str
+
+    def __new__(cls, code: str, whose: Whose, why: str, step: str) -> StopReason:
+        member = str.__new__(cls, code)
+        member._value_ = code
+        member.whose, member.why, member.step = whose, why, step
+        return member
+
+    @property
+    def blocks(self) -> bool:
+        """True when the verdict is BLOCKED: the environment or the harness stopped the trial, not the skill."""
+        return self.whose != SKILL
+
+    @property
+    def verdict(self) -> str:
+        """The verdict a trial stopped for this reason gets: BLOCKED when it :attr:`blocks`, else FAIL."""
+        return "BLOCKED" if self.blocks else "FAIL"
+
+    @classmethod
+    def of(cls, code: str | None) -> StopReason | None:
+        """The row for ``code``, or None when it is no row (a code of an error a step raised, or None)."""
+        return _ROWS.get(code) if isinstance(code, str) else None
+
+    # The skill's session: judged. Rows 1-6 are seed 001's STALL table.
+    CRASH = "crash", SKILL, "claude exited or crashed while the skill ran (its pane died)", "error"
+    HANG = "hang", SKILL, "it made no progress while busy, even after twice the STALL limit", "stall_limit"
+    GATE_UNANSWERED = ("gate_unanswered", SKILL, "it stopped at a question nobody was there to answer",
+                       "gate_answer")
+    NUDGE_LIMIT = "nudge_limit", SKILL, "it kept stopping after the allowed nudges", "self_driven"
+    CONTRACT_VIOLATION = ("contract_violation", SKILL, "it reported DONE but never wrote the completion marker",
+                          "marker")
+    UNEXPECTED_STOP = "unexpected_stop", SKILL, "an error ended its turn", "error"
+    API_ERROR = "api_error", SKILL, "the model's API answered with an error, which ended its turn", "error"
+    ERROR_SCREEN = "error_screen", SKILL, "an error on the CLI's screen ended its turn", "error"
+    USAGE_LIMIT = "usage_limit", SKILL, "the limit on how much the model may be used was reached", "error"
+    SKILL_NOT_LAUNCHED = ("skill_not_launched", SKILL, "the transcript shows no successful Skill call to the skill "
+                          "under trial", "launch")
+    PLUGIN_NOT_LOADED = "plugin_not_loaded", SKILL, "the CLI did not load the plugin under trial", "plugin"
+    EXPECTED_GATE_NOT_SHOWN = ("expected_gate_not_shown", SKILL, "it should have stopped at its question but never "
+                               "asked", "expected_gate")
+    BOOT_FAIL = "boot_fail", SKILL, "the CLI could not be brought to a ready prompt", "setup"
+    BOOT_TIMEOUT = "boot_timeout", SKILL, "the CLI never showed a ready prompt within the boot wait", "setup"
+    EXITED_AT_START = "exited_at_start", SKILL, "the CLI exited right after it started", "setup"
+    # The environment: BLOCKED.
+    TMUX_MISSING = "tmux_missing", ENVIRONMENT, "tmux was missing", "install"
+    CLAUDE_MISSING = "claude_missing", ENVIRONMENT, "the claude binary was missing", "install"
+    TMUX_ERROR = "tmux_error", ENVIRONMENT, "tmux stopped answering", "retry"
+    TMUX_GONE = ("tmux_gone", ENVIRONMENT, "the tmux server on the trial's socket stopped during the trial (it was "
+                 "killed or crashed)", "retry")
+    SESSION_REMOVED = ("session_removed", ENVIRONMENT, "the trial's tmux session was removed from outside the trial",
+                       "retry")
+    EVAL_ROOT_UNWRITABLE = ("eval_root_unwritable", ENVIRONMENT, "the eval root or the trial's workdir could not be "
+                            "written", "retry")
+    DISK_FULL = "disk_full", ENVIRONMENT, "the disk holding the eval root is full", "retry"
+    BLOCKING_SCREEN = ("blocking_screen", ENVIRONMENT, "the CLI stopped at start on a screen that waits for a person "
+                       "(folder trust, login), so the skill never ran", "setup")
+    BYPASS_DIALOG = ("bypass_dialog", ENVIRONMENT, "the CLI's bypass-permissions dialog could not be accepted at "
+                     "start, so the skill never ran", "setup")
+    ROOT_NEEDS_SANDBOX = ("root_needs_sandbox", ENVIRONMENT, "the CLI refuses to skip permissions as root outside a "
+                          "sandbox (IS_SANDBOX=1), so the skill never ran", "setup")
+    FOREIGN_TMUX_SERVER = ("foreign_tmux_server", ENVIRONMENT, "a tmux server no harness started took the trial's "
+                           "socket before the trial's session could start", "retry")
+    # The harness: BLOCKED.
+    HARD_CAP = "hard_cap", HARNESS, "the trial reached its hard time cap", "hard_cap"
+    HARNESS_INTERRUPTED = ("harness_interrupted", HARNESS, "the person running the harness stopped it (Ctrl-C) "
+                           "before the trial finished", "retry")
+    HARNESS_TERMINATED = ("harness_terminated", HARNESS, "the harness was stopped by a signal (SIGTERM) before the "
+                          "trial finished", "retry")
+    HARNESS_KILLED = ("harness_killed", HARNESS, "the harness was killed before the trial could be judged, at a point "
+                      "a resume cannot continue from", "retry")
+    EVALUATOR_FAILED = ("evaluator_failed", HARNESS, "the evaluator process could not run or crashed, so the goal was "
+                        "not judged", "retry")
+    TRANSCRIPT_MOVED = ("transcript_moved", HARNESS, "the session continued in a new transcript the harness could not "
+                        "find", "retry")
+    UNKNOWN_SCREEN = ("unknown_screen", HARNESS, "the CLI showed a screen at start the harness does not know, so the "
+                      "skill never ran (`live-trial doctor --cli` checks this CLI's screens)", "setup")
+    SESSION_EXISTS = ("session_exists", HARNESS, "a tmux session of the trial's own name already existed, so the "
+                      "trial's session never started", "retry")
+
+
+_ROWS: dict[str, StopReason] = {row.value: row for row in StopReason}
+
+#: What the table says when a blocked trial's stop reason is no row that blocks.
+UNKNOWN_BLOCK = "the environment or the harness stopped the trial before it could be judged"
+
+
+def blocks(code: str | None) -> bool:
+    """True when a trial stopped for ``code`` is BLOCKED (the environment's or the harness's failure)."""
+    row = StopReason.of(code)
+    return row is not None and row.blocks
+
+
+def blocked_reason(code: str | None) -> str:
+    """The verdict's reason for a BLOCKED trial: ``"blocked: <why>"``."""
+    row = StopReason.of(code)
+    return "blocked: " + (row.why if row is not None and row.blocks else UNKNOWN_BLOCK)
+
+
+def interrupt_code(signum: int | None) -> StopReason:
+    """The stop reason for a harness asked to stop by ``signum``: SIGINT (Ctrl-C, a person) -> harness_interrupted,
+    SIGTERM -> harness_terminated; None (a caller's stop event) -> harness_interrupted."""
+    import signal
+
+    return StopReason.HARNESS_TERMINATED if signum == signal.SIGTERM else StopReason.HARNESS_INTERRUPTED
+
+
+def storage_code(exc: OSError) -> StopReason:
+    """``disk_full`` for ENOSPC / EDQUOT, else ``eval_root_unwritable`` (read-only, no permission, ...)."""
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return StopReason.DISK_FULL if full else StopReason.EVAL_ROOT_UNWRITABLE
+
+
+def unwritable(exc: OSError, path: str | os.PathLike[str]) -> Blocked:
+    """The one-line BLOCKED error (exit 3) for a file the harness could not write at ``path``: what, where, the fix
+    (README "Troubleshooting"). ``exc`` is the OSError the write raised."""
+    code = storage_code(exc)
+    what = exc.strerror or type(exc).__name__
+    if code == StopReason.DISK_FULL:
+        return Blocked(f"the disk is full, so the trial's records cannot be written ({what})", where=str(path),
+                       fix="free some space, or pass --eval-root a folder on another disk", code=code)
+    return Blocked(f"the trial's records cannot be written ({what})", where=str(path),
+                   fix="make the eval root writable, or pass --eval-root a folder you can write", code=code)
