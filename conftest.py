@@ -78,6 +78,14 @@ def pytest_configure(config):
     os.environ["CLAUDE_CONFIG_DIR"] = str(Path(own) / "claude-config")
     os.environ["LIVE_TRIAL_PID_LOG"] = str(Path(own) / "pids.log")
     os.environ["LIVE_TRIAL_CACHE_DIR"] = str(Path(own) / "cache")     # the validator's answers (session.plugin_check)
+    # A session's Bash tool starts its shell from the start-up files in $HOME. The developer's (pyenv, nvm, conda)
+    # would slow every tool call, and a test that ends a session while that shell starts can leave their locks
+    # behind: a stale pyenv rehash lock (~/.pyenv/shims/.pyenv-shim) made every later shell wait 60 s, so every
+    # later trial with a Bash step hung. The suite's sessions get an empty home of their own.
+    _STATE["user_home"] = os.environ.get("HOME")
+    home = Path(own) / "home"
+    home.mkdir()
+    os.environ["HOME"] = str(home)
     _STATE.update(socket=os.environ["LIVE_TRIAL_SOCKET"], pid_log=Path(os.environ["LIVE_TRIAL_PID_LOG"]), own=own)
 
 

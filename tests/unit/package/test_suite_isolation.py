@@ -72,3 +72,10 @@ def test_the_leftover_check_names_a_live_process_it_started_and_not_one_that_reu
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_suite_runs_its_sessions_in_an_empty_home_of_its_own():
+    """A session's shell reads no start-up file of the person running the tests (their ~/.bashrc)."""
+    home = Path(os.environ["HOME"])
+    assert home != Path(conftest._STATE["user_home"] or "/nonexistent")
+    assert home.is_dir() and not (home / ".bashrc").exists()
