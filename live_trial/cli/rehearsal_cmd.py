@@ -29,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve = sub.add_parser("serve", help="serve <scenario.yaml> until Ctrl-C and print the env to export")
     serve.add_argument("scenario", type=Path, help="scenario YAML (see examples/scenarios/)")
     serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: an ephemeral one)")
-    serve.add_argument("--cwd", type=Path, default=None, help="folder the CLI will run in (trusted in the config; default: .)")
+    serve.add_argument("--cwd", type=Path, default=None,
+                       help="folder the CLI will run in (trusted in the config; default: .)")
     serve.add_argument("--config-dir", type=Path, default=None,
                        help="CLAUDE_CONFIG_DIR to seed (default: a new temporary folder)")
     serve.add_argument("--log", type=Path, default=None, help="write the request log (JSON lines) here at exit")

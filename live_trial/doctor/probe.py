@@ -5,9 +5,9 @@ What it plays (:mod:`live_trial.doctor.kit`): boot with the bypass dialog shown 
 and a Stop hook that blocks once); a multi-line paste; a Skill call, a tool call (the reply delayed so the spinner
 shows) and a background shell the model waits for; the Stop hook's one extra reply; a second prompt answered through
 an AskUserQuestion gate; meanwhile ``claude -p --output-format json --json-schema`` (the evaluator's call) and
-``claude plugin validate`` on the probe plugin. About 10 s (8-14 s seen). The screen is read through a backend that keeps every
-capture boot and the probe take, so a changed dialog is reported with what it showed. Never raises for what the CLI
-does; raises :class:`~live_trial.errors.Blocked` when tmux or claude is missing.
+``claude plugin validate`` on the probe plugin. About 10 s (8-14 s seen). The screen is read through a backend that
+keeps every capture boot and the probe take, so a changed dialog is reported with what it showed. Never raises for what
+the CLI does; raises :class:`~live_trial.errors.Blocked` when tmux or claude is missing.
 """
 from __future__ import annotations
 

@@ -128,8 +128,8 @@ def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, s
     in this process (a second Ctrl-C), which is then re-raised; the process itself gets SIGKILL when the harness dies,
     even by SIGKILL (:func:`_die_with_parent`): an evaluator is never left running on its own. ``on_start(pid)`` is
     called once it runs (the trial records it, so a resume or ``reap`` can find it).
-    ``env`` loses the nested-session variables (:data:`live_trial.session.environment.NESTED_VARS`), as the trial's claude does:
-    run from inside a Claude Code session, ``claude -p`` would otherwise take itself for a nested session.
+    ``env`` loses the nested-session variables (:data:`live_trial.session.environment.NESTED_VARS`), as the trial's
+    claude does: run from inside a Claude Code session, ``claude -p`` would otherwise take itself for a nested session.
     Raises OSError when the process cannot be started.
     """
     from live_trial.session.environment import NESTED_VARS
@@ -349,7 +349,8 @@ def check_prompt(watch: dict) -> str:
 
 
 def check_starter(env: Mapping[str, str] | None = None, claude: Any = None, *, model: str | None = None,
-                  timeout_s: float = CHECK_TIMEOUT_S, runner: Runner | None = None) -> Callable[[dict, Path], dict | None]:
+                  timeout_s: float = CHECK_TIMEOUT_S,
+                  runner: Runner | None = None) -> Callable[[dict, Path], dict | None]:
     """Build the starter ``watch check`` uses: ``starter(watch, eval_root) -> {"result", "note"} | None``.
 
     Each call starts one ``claude -p`` (fresh session id, read-only tools, cwd = the watch's workdir when it

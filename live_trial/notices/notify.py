@@ -18,12 +18,12 @@ notifications asks for Japanese that a high-school student understands, and the 
 trials read Japanese first.
 
 Forbidden tokens (checked over every text before it is sent, see :func:`forbidden_tokens`): every status
-word and error code of the harness (and anything snake_case or UPPER_SNAKE), internal field names, every subcommand written as a command and every
-flag, anything shaped like a uuid, run id, session name, watch id, hash or path, and priority tags like [P1].
-The user's own names that a caller passes as ``allowed`` (the plugin, the skill, ``plugin:skill``, the file names
-the skill promises) are not internal codes and stay: a person needs them to know what the message is about.
-A text that fails is sanitised (the offending parts of the filled-in values are replaced by a placeholder)
-and, if it still fails, replaced by the generic sentence; the record says which happened.
+word and error code of the harness (and anything snake_case or UPPER_SNAKE), internal field names, every subcommand
+written as a command and every flag, anything shaped like a uuid, run id, session name, watch id, hash or path, and
+priority tags like [P1]. The user's own names that a caller passes as ``allowed`` (the plugin, the skill,
+``plugin:skill``, the file names the skill promises) are not internal codes and stay: a person needs them to know what
+the message is about. A text that fails is sanitised (the offending parts of the filled-in values are replaced by a
+placeholder) and, if it still fails, replaced by the generic sentence; the record says which happened.
 
 Sinks: ``<eval-root>/notifications.jsonl`` always (one schema-valid record per notification, including the
 webhook outcome); a webhook (JSON POST ``{"content": text}``, Discord style) when env

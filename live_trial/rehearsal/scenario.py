@@ -115,12 +115,12 @@ class RequestView:
 # ---------------------------------------------------------------- loading
 
 def load_scenario(source: str | Path | dict) -> Scenario:
-    """Load a scenario from a YAML file path or an already-parsed dict.
+    r"""Load a scenario from a YAML file path or an already-parsed dict.
 
     Raises :class:`RefusedInput` (exit 2) with one line naming the file and the offending field
     (e.g. ``rules/0/reply/stop_reason``) when the file is missing or unreadable, larger than
     :data:`SCENARIO_MAX_BYTES`, not UTF-8, not YAML, holds aliases that expand to more than
-    :data:`MAX_EXPANDED_VALUES` values (or refer to themselves), holds a lone surrogate escape (``"\\ud800"``: text
+    :data:`MAX_EXPANDED_VALUES` values (or refer to themselves), holds a lone surrogate escape (``"\ud800"``: text
     that cannot be sent as UTF-8), does not fit ``schemas/scenario.schema.json``, or holds a regex that does not
     compile.
     """

@@ -32,6 +32,7 @@ class Dialog:
 
     @property
     def selected(self) -> DialogOption | None:
+        """The option the cursor (❯) is on, or None when the screen shows no cursor."""
         return next((o for o in self.options if o.selected), None)
 
     def cursor_on(self, label: str) -> bool:

@@ -1,4 +1,4 @@
-"""Deliver a task file to a READY session, confirmed by the transcript; answer a gate (seed 001 "send").
+r"""Deliver a task file to a READY session, confirmed by the transcript; answer a gate (seed 001 "send").
 
 Delivery: the file goes file → named buffer → bracketed paste (``Backend.paste_file``), then one
 Enter. It counts as delivered only when the newest human prompt of the transcript after the send
@@ -9,7 +9,7 @@ that wrapper, and the delivery notes say so. Otherwise a named :class:`DeliveryF
 
 - ``parked``: no new prompt, and the text (or a ``[Pasted text #N …]`` chip) still sits in the input box
   after one more Enter (counted in ``extra_enters``);
-- ``mangled``: a new prompt arrived but differs only by lost newlines ("AAA\\nBBB" → "AAABBB");
+- ``mangled``: a new prompt arrived but differs only by lost newlines ("AAA\nBBB" → "AAABBB");
 - ``cross_talk``: a new prompt arrived with other text (another trial's task);
 - ``lost``: no new prompt, nothing parked, nothing on screen to press Enter for;
 - ``transcript_moved``: the session moved to another transcript file while the text was sent (``follow`` names the
@@ -99,7 +99,8 @@ def classify_arrival(expected: str, got: str) -> str:
     """``ok`` / ``ok_tabs`` / ``mangled`` / ``cross_talk`` for an arrived prompt against the expected text.
 
     ``ok_tabs``: equal once each tab of the file is read as four spaces — the 2.1.197 CLI turns every
-    pasted tab into four spaces (seen on the real CLI, references/transcript-jsonl.md), so that is a delivery, with a note.
+    pasted tab into four spaces (seen on the real CLI, references/transcript-jsonl.md), so that is a delivery, with a
+    note.
     """
     want, have = _norm(expected), _norm(got)
     if want == have:
@@ -159,7 +160,8 @@ def send_file(backend: Backend, session: str, path: str | os.PathLike[str], *, t
     if _wrapped(record):
         notes.append("the CLI stored the paste wrapped in <pasted_content>; the text inside it was compared")
     if watch.moved:
-        notes.append(f"the session moved to another transcript while the text was sent; it arrived in {watch.path.name}")
+        notes.append("the session moved to another transcript while the text was sent; "
+                     f"it arrived in {watch.path.name}")
     return Delivery(delivered=True, extra_enters=extra, record_uuid=record.get("uuid"),
                     elapsed_s=clock() - started, buffer=buf, notes=notes)
 
@@ -283,7 +285,8 @@ def _shape(capture: str) -> tuple[str, str, int | None, str | None] | None:
     return box.kind, box.question, sel.number if sel else None, " ".join(sel.label.split()) if sel else None
 
 
-def _confirm(backend: Backend, session: str, *, clock: Callable[[], float], sleep: Callable[[float], None]) -> list[str]:
+def _confirm(backend: Backend, session: str, *, clock: Callable[[], float],
+             sleep: Callable[[float], None]) -> list[str]:
     """Press Enter on the dialog, and again (bounded) while it still shows the same question with the cursor where it
     was: a 2.1.332 dialog drops the Enter pressed in its first ~0.3 s (:mod:`live_trial.session.keys`). Returns the
     keys pressed."""
