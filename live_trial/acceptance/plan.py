@@ -50,8 +50,9 @@ from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
 from live_trial.acceptance.transcript_cache import TranscriptCache
-from live_trial.acceptance.verdict import OLDER_SCHEMA_VERSIONS, scenario_id, trial_duration_s
-from live_trial.acceptance.verdict import SCHEMA as VERDICT_SCHEMA
+from live_trial.acceptance.verdict import trial_duration_s
+from live_trial.acceptance.verdict_doc import OLDER_SCHEMA_VERSIONS, scenario_id
+from live_trial.acceptance.verdict_doc import SCHEMA as VERDICT_SCHEMA
 from live_trial.clock import utc_now
 from live_trial.closure.index import MANIFEST, PluginIndex, discover, skills_of
 from live_trial.closure.pinning import closure_digest

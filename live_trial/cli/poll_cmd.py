@@ -174,7 +174,8 @@ def _poll(args) -> int:
     from live_trial.session.backend import Backend
     from live_trial.session.rules import validate_session_name
     from live_trial.transcript.paths import check_session_id
-    from live_trial.trial.poll import PollConfig, poll
+    from live_trial.trial.poll import poll
+    from live_trial.trial.poll_state import PollConfig
 
     validate_session_name(args.session)
     if args.max_ticks is not None and args.max_ticks < 1:

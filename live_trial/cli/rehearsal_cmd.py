@@ -110,9 +110,9 @@ def yaml_doc(text: str) -> dict:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C. Exit 0; a malformed scenario raises RefusedInput before anything is created."""
-    from live_trial.rehearsal.config import seed_config
+    from live_trial.rehearsal.config import rehearsal_env, seed_config
     from live_trial.rehearsal.scenario import load_scenario
-    from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
+    from live_trial.rehearsal.server import RehearsalServer
 
     scenario = load_scenario(args.scenario)
     cwd = (args.cwd or Path.cwd()).resolve()

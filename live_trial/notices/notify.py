@@ -48,23 +48,10 @@ from live_trial.acceptance.criteria import elsewhere_note
 from live_trial.clock import utc_now
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import append_jsonl, parse_json, validate
-from live_trial.notices.catalogue import (  # noqa: F401 - the catalogue's API, used through this module too
-    DEFAULT_LANG,
-    LANG_ENV,
-    LANGS,
-    catalogue,
-    exit_code_sentence,
-    reason_sentence,
-    resolve_lang,
-)
+from live_trial.notices.catalogue import DEFAULT_LANG, LANGS, catalogue, resolve_lang
 from live_trial.notices.outcome import compose, joined
 from live_trial.notices.outcome import find_key as _find_key
-from live_trial.notices.webhook import (  # noqa: F401 - WEBHOOK_RETRY_WAIT_S and Poster are part of this API
-    WEBHOOK_RETRY_WAIT_S,
-    WEBHOOK_TIMEOUT_S,
-    Poster,
-    send_webhook,
-)
+from live_trial.notices.webhook import WEBHOOK_TIMEOUT_S, Poster, send_webhook
 from live_trial.transcript.status import TurnState
 
 KINDS = ("done", "mostly_done", "not_working", "confirmed", "watch_failed", "watch_expired")

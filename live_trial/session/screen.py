@@ -63,13 +63,12 @@ from __future__ import annotations
 
 import re
 
-from live_trial.session.dialogs import Dialog, DialogOption, bypass_dialog, dialog
-from live_trial.session.markers import MARKERS, NBSP, PROMPT_GLYPH, _input_index, _input_text, _lines
+from live_trial.session.dialogs import bypass_dialog, dialog
+from live_trial.session.markers import MARKERS, NBSP, _input_index, _input_text, _lines
 
-#: The names re-exported from markers and dialogs, and the functions of :class:`live_trial.session.protocols.Screen`
-#: (a type checker reads a module with ``__all__`` as exporting only these).
-__all__ = ["MARKERS", "NBSP", "PROMPT_GLYPH", "Dialog", "DialogOption", "bypass_dialog", "dialog", "background_work",
-           "is_busy", "mask_volatile"]
+#: The functions of :class:`live_trial.session.protocols.Screen`, which this module is: ``dialog`` comes from
+#: :mod:`live_trial.session.dialogs` (a type checker reads a module with ``__all__`` as exporting only these).
+__all__ = ["dialog", "background_work", "is_busy", "mask_volatile"]
 
 BLOCKING_ADVICE = {
     "folder-trust question": "the CLI asks whether to trust the trial folder; run `claude` once in that folder and "

@@ -29,7 +29,9 @@ from typing import Any, Callable, NoReturn
 from live_trial.errors import DeliveryFailed, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
+from live_trial.session.dialogs import Dialog, DialogOption
 from live_trial.session.keys import ONE_PRESS, press_until
+from live_trial.session.markers import MARKERS
 from live_trial.stop_reasons import StopReason
 
 SHOW_WAIT_S = 5.0        # wait for the paste to show in the input box before Enter
@@ -257,7 +259,7 @@ def answer_gate(backend: Backend, session: str, response: str, *, clock: Callabl
         raise RefusedInput("no dialog is open to answer", where=session, fix="poll again; answer only on GATE",
                            code="no_dialog")
     free_text = response.startswith(FREE_TEXT_PREFIX)
-    wanted = screen.MARKERS["free_text_option"] if free_text else response.strip()
+    wanted = MARKERS["free_text_option"] if free_text else response.strip()
     option = box.option(wanted)
     if option is None and wanted.isdigit():
         option = next((o for o in box.options if o.number == int(wanted)), None)
@@ -318,7 +320,7 @@ def _type_answer(backend: Backend, session: str, text: str, number: int, *, cloc
         shown = " ".join(box.selected.label.split()) if box and box.selected and box.selected.number == number else ""
         if shown == want or (len(want) > 60 and len(shown) >= 40 and want.startswith(shown)):
             return
-        if not typed_again and shown == screen.MARKERS["free_text_option"] and clock() > deadline - GATE_WAIT_S / 2:
+        if not typed_again and shown == MARKERS["free_text_option"] and clock() > deadline - GATE_WAIT_S / 2:
             backend.type_text(session, text)
             typed_again = True
         if clock() > deadline:
@@ -327,7 +329,7 @@ def _type_answer(backend: Backend, session: str, text: str, number: int, *, cloc
                                  details={"shown": shown, "expected": want[:EVIDENCE_CHARS]})
 
 
-def _move_to(backend: Backend, session: str, option: screen.DialogOption, box: screen.Dialog, *,
+def _move_to(backend: Backend, session: str, option: DialogOption, box: Dialog, *,
              clock: Callable[[], float], sleep: Callable[[float], None]) -> list[str]:
     keys: list[str] = []
     current = box.selected.number if box.selected else 1

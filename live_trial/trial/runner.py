@@ -22,15 +22,15 @@ from live_trial.acceptance.verdict_facts import environment
 from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, ExitCode, LiveTrialError, RefusedInput
 from live_trial.notices import watch
 from live_trial.policy import load_policy
-from live_trial.rehearsal.config import seed_config
-from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
+from live_trial.rehearsal.config import rehearsal_env, seed_config
+from live_trial.rehearsal.server import RehearsalServer
 from live_trial.session import boot, proctree, send
 from live_trial.session.backend import Backend
 from live_trial.session.claude_bin import ClaudeBinary, find_claude
 from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import config_dir
-from live_trial.trial import poll, start
+from live_trial.trial import poll, poll_state, start
 from live_trial.trial.collect import collect
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest, phase_at_least
 from live_trial.trial.finish import finish
@@ -343,7 +343,7 @@ class Trial:
         """Poll the session until a terminal exit (no tick budget) with ``stall_limit_s`` seconds as the STALL limit
         (:func:`live_trial.trial.poll.poll`); each tick feeds the trial's log and live line."""
         assert self.wd is not None and self.state is not None and self.backend is not None
-        cfg = poll.PollConfig(
+        cfg = poll_state.PollConfig(
             marker=self.wd.marker, session=self.state.session, session_id=self.state.session_id,
             cwd=self.req.cwd, config_dir=self.config_dir(), state_file=self.wd.poll_state,
             policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None)
