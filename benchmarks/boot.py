@@ -33,8 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import floor  # noqa: E402
 
-from live_trial.rehearsal.config import seed_config  # noqa: E402
-from live_trial.rehearsal.server import rehearsal_env  # noqa: E402
+from live_trial.rehearsal.config import rehearsal_env, seed_config  # noqa: E402
 from live_trial.session.backend import Backend  # noqa: E402
 from live_trial.session.boot import BootRequest, boot  # noqa: E402
 from live_trial.session.claude_bin import find_claude  # noqa: E402

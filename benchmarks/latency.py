@@ -28,14 +28,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from live_trial.policy import load_policy  # noqa: E402
-from live_trial.rehearsal.config import seed_config  # noqa: E402
-from live_trial.rehearsal.server import RehearsalServer, rehearsal_env  # noqa: E402
+from live_trial.rehearsal.config import rehearsal_env, seed_config  # noqa: E402
+from live_trial.rehearsal.server import RehearsalServer  # noqa: E402
 from live_trial.session import boot  # noqa: E402
 from live_trial.session.backend import Backend  # noqa: E402
 from live_trial.session.send import send_file  # noqa: E402
 from live_trial.transcript.paths import locate  # noqa: E402
 from live_trial.transcript.records import record_time  # noqa: E402
-from live_trial.trial.poll import PollConfig, poll  # noqa: E402
+from live_trial.trial.poll import poll  # noqa: E402
+from live_trial.trial.poll_state import PollConfig  # noqa: E402
 
 GOAL_S = 0.3
 

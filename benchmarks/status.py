@@ -51,7 +51,9 @@ from live_trial.transcript.builder import TranscriptBuilder, cli_key_order  # no
 from live_trial.transcript.reader import complete_end_offset, read_tail  # noqa: E402
 from live_trial.transcript.status import classify  # noqa: E402
 from live_trial.transcript.turn import read_turn  # noqa: E402
-from live_trial.trial.poll import PollConfig, TurnCache, poll  # noqa: E402
+from live_trial.trial.observation import TurnCache  # noqa: E402
+from live_trial.trial.poll import poll  # noqa: E402
+from live_trial.trial.poll_state import PollConfig  # noqa: E402
 
 SID = "5e55a0b1-0000-4000-8000-000000000001"
 SESSION = "lt-20261130T120000-be4c-bench"

@@ -1,3 +1,5 @@
+"""``python -m live_trial``: the ``live-trial`` command line; exits with the code :func:`live_trial.cli.main.main`
+returns."""
 from __future__ import annotations
 
 import sys

@@ -35,6 +35,7 @@ class PollExit(StrEnum):
     exit_code: ExitCode
 
     def __new__(cls, word: str, exit_code: ExitCode) -> PollExit:
+        """A member whose value is ``word``, with its :attr:`exit_code`."""
         member = str.__new__(cls, word)
         member._value_ = word
         member.exit_code = exit_code
@@ -114,7 +115,8 @@ class BootTimeout(LiveTrialError):
 
 
 class DeliveryFailed(LiveTrialError):
-    """The task text did not arrive as the first user record: parked, mangled, cross-talk or lost (README Troubleshooting)."""
+    """The task text did not arrive as the first user record: parked, mangled, cross-talk or lost
+    (README Troubleshooting)."""
 
     status = "DELIVERY_FAIL"
     exit_code = ExitCode.FAIL
@@ -131,8 +133,8 @@ class SchemaInvalid(LiveTrialError):
 
 
 def require_utf8(text: str, what: str, *, where: str | None = None, fix: str = "pass UTF-8 text") -> None:
-    """Refuse (:class:`RefusedInput`, code ``bad_text``, exit 2) text from outside that is not valid UTF-8: bytes
-    that were not UTF-8 (Python decodes them from argv as lone surrogates) or a lone surrogate escape (``\\ud800``
+    r"""Refuse (:class:`RefusedInput`, code ``bad_text``, exit 2) text from outside that is not valid UTF-8: bytes
+    that were not UTF-8 (Python decodes them from argv as lone surrogates) or a lone surrogate escape (``\ud800``
     in YAML or JSON). Such text cannot be written to the harness's files or pasted into a session. ``what`` names
     the text in the message (``--args``, ``rules/0/reply/text``)."""
     try:

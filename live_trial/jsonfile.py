@@ -98,8 +98,8 @@ def parse_json(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` (0600) through a temp file in the same folder, fsync, rename. Missing folders are
-    created 0700; a lone surrogate is written as its ``\\udXXX`` escape."""
+    r"""Write ``text`` to ``path`` (0600) through a temp file in the same folder, fsync, rename. Missing folders are
+    created 0700; a lone surrogate is written as its ``\udXXX`` escape."""
     path = Path(path)
     make_private_dirs(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -136,7 +136,8 @@ def write_json(path: Path, doc: Any, schema_name: str | None) -> None:
 
 
 def read_json(path: Path, schema_name: str | None) -> Any:
-    """Read a JSON file and validate it; raise :class:`RefusedInput` naming the file when it is unreadable or invalid."""
+    """Read a JSON file and validate it; raise :class:`RefusedInput` naming the file when it is unreadable or
+    invalid."""
     path = Path(path)
     try:
         doc = parse_json(path.read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""pytest fixtures of live_trial, loaded through the ``pytest11`` entry point (``live_trial = live_trial.pytest_plugin``).
+"""pytest fixtures of live_trial, loaded by the ``pytest11`` entry point (``live_trial = live_trial.pytest_plugin``).
 
 For skill authors (README "Testing a skill with pytest"): ``live_trial_run`` runs a whole trial of a skill and
 returns its verdict, failing the test with the verdict's summary and the report's path; ``@pytest.mark.live_trial``
@@ -35,6 +35,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``live_trial`` marker, so ``--strict-markers`` accepts it and ``pytest --markers`` lists it."""
     config.addinivalue_line("markers", "live_trial(target, scenario=None, args='', plugins_root=None, expect='PASS', "
                                        "**options): run a trial of target before the test (see live_trial_run); "
                                        "the result is the live_trial_verdict fixture")
@@ -67,7 +68,8 @@ class TrialVerdict:
 
 def _worker_socket() -> str:
     """A tmux socket per test process (``LIVE_TRIAL_SOCKET`` when set): xdist workers never share a server."""
-    return os.environ.get("LIVE_TRIAL_SOCKET") or f"lt-pytest-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{os.getpid()}"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return os.environ.get("LIVE_TRIAL_SOCKET") or f"lt-pytest-{worker}-{os.getpid()}"
 
 
 def _trial_argv(target: str, *, live: bool, scenario: Path | None, args: str, plugins_root: Path | None,
@@ -124,8 +126,8 @@ def live_trial_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[.
             pytest.fail(f"live trial of {target} gave no result (exit {proc.returncode}): "
                         f"{(proc.stderr or proc.stdout).strip()[-800:]}", pytrace=False)
         if not out.get("verdict_path"):
-            pytest.fail(f"live trial of {target} did not run: {out.get('status')}: {out.get('message') or out.get('summary')}",
-                        pytrace=False)
+            pytest.fail(f"live trial of {target} did not run: {out.get('status')}: "
+                        f"{out.get('message') or out.get('summary')}", pytrace=False)
         doc = json.loads(Path(out["verdict_path"]).read_text(encoding="utf-8"))
         verdict = TrialVerdict(target=target, overall=doc["overall"]["verdict"], summary=out.get("summary") or "",
                                reasons=list(doc["overall"].get("reasons") or []),

@@ -46,6 +46,7 @@ class StopReason(StrEnum):
     step: str
 
     def __new__(cls, code: str, whose: Whose, why: str, step: str) -> StopReason:
+        """A row whose value is ``code``, with its ``whose``, ``why`` and ``step``."""
         member = str.__new__(cls, code)
         member._value_ = code
         member.whose, member.why, member.step = whose, why, step

@@ -274,10 +274,12 @@ def _claimed(claims: Claims, facts: VerdictFacts) -> dict[str, Any]:
 def _source_checks(workdir: Path) -> tuple[Callable[[str], bool], Callable[[str], list[str]]]:
     """``(source -> bool, source -> [harness file])`` for ``workdir``, the evaluator's own checks: the source is a
     file under the workdir or the uuid of a record in ``<workdir>/transcript.jsonl``
-    (:func:`live_trial.judge.answer.source_exists`), and the harness files it stands for, under any spelling,
+    (:func:`live_trial.judge.citable.source_exists`), and the harness files it stands for, under any spelling,
     absolute or through the transcript record of the Write that wrote one
-    (:func:`live_trial.judge.answer.harness_files_of`). The transcript is streamed once."""
-    from live_trial.judge.answer import Context, harness_files_of, index_records, source_exists
+    (:func:`live_trial.judge.citable.harness_files_of`). The transcript is streamed once."""
+    from live_trial.judge.citable import harness_files_of, source_exists
+    from live_trial.judge.context import Context
+    from live_trial.judge.index import index_records
     from live_trial.transcript.reader import iter_records
 
     index: list[dict[str, Any]] = []

@@ -64,7 +64,8 @@ def read_trial_state(workdir: Path) -> dict[str, Any] | None:
         doc = parse_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise RefusedInput(f"{TRIAL_STATE} is not readable JSON ({type(exc).__name__})", where=str(path),
-                           code="bad_trial_state", fix="restore the file or judge a workdir whose state is intact") from None
+                           code="bad_trial_state",
+                           fix="restore the file or judge a workdir whose state is intact") from None
     if not isinstance(doc, dict):
         raise RefusedInput(f"{TRIAL_STATE} is not a JSON object", where=str(path), code="bad_trial_state",
                            fix="restore the file or judge a workdir whose state is intact")

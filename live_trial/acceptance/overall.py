@@ -44,7 +44,7 @@ GATE_KINDS = ("rescue", "contractual")
 
 @dataclass(frozen=True)
 class VerdictInputs:
-    """Everything :func:`derive_overall` looks at. Results are ``"PASS"``/``"FAIL"``; ``goal_result`` None = not judged."""
+    """What :func:`derive_overall` looks at. Results are ``"PASS"``/``"FAIL"``; ``goal_result`` None = not judged."""
 
     launch: str
     completion: str
@@ -147,7 +147,7 @@ def derive_overall(inputs: VerdictInputs) -> str:
 
 
 def proof_model_problem(requested: str | None, actual: Iterable[str]) -> str | None:
-    """Why the actual model set fails a proof trial, or None when it is exactly ``{requested}`` (seed 001 model gate)."""
+    """Why the actual models fail a proof trial, or None when it is exactly ``{requested}`` (seed 001 model gate)."""
     models = list(dict.fromkeys(actual))
     if not requested:
         return "no requested model: a proof trial needs one"

@@ -15,15 +15,15 @@ Per skill (``skills[].action``):
   its workdir) still means watching.
 - ``reuse`` — profile incremental, not ``--proof``, and the newest verdict of the skill is reusable:
   schema-valid; its recorded ``scenario_origin`` agrees with the origin re-derived from its workdir
-  (:func:`live_trial.acceptance.origin.workdir_origin`: trial-state.json ``rehearsal`` or a ``claude-config/`` folder make it
-  rehearsal), and that origin is live (rehearsal verdicts are never reused); ``overall.verdict`` PASS; the
+  (:func:`live_trial.acceptance.origin.workdir_origin`: trial-state.json ``rehearsal`` or a ``claude-config/`` folder
+  make it rehearsal), and that origin is live (rehearsal verdicts are never reused); ``overall.verdict`` PASS; the
   same behaviour-closure digest (``skill_dir_tree_sha``) and ``scenario_id`` as now; ``transcript.jsonl`` in its
   workdir hashes to ``transcript_sha256`` (read once as a stream, then remembered by file identity until the file
   changes: :mod:`~live_trial.acceptance.transcript_cache`); :func:`~live_trial.acceptance.overall.derive_overall` over
-  the verdict's own recorded inputs gives back its overall; it was judged under today's evidence rules (``live-trial-verdict/2``: a
-  ``/1`` PASS could rest on the session's own words, so it runs again, and the row says so); a ``contractual`` (or
-  ``mixed``) gate kind is still grounded in the (unchanged) frontmatter with the recorded evidence; and the transcript
-  holds exactly one human prompt (the task: a nudge would be a second one).
+  the verdict's own recorded inputs gives back its overall; it was judged under today's evidence rules
+  (``live-trial-verdict/2``: a ``/1`` PASS could rest on the session's own words, so it runs again, and the row says
+  so); a ``contractual`` (or ``mixed``) gate kind is still grounded in the (unchanged) frontmatter with the recorded
+  evidence; and the transcript holds exactly one human prompt (the task: a nudge would be a second one).
 - ``run`` — everything else, up to ``max_live_trials`` (exhaustive: every live skill), in ``live_batches`` of at
   most ``max_concurrency``, in plugin/skill order.
 - ``defer`` — over the budget; the reason names it.
@@ -50,8 +50,9 @@ from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
 from live_trial.acceptance.transcript_cache import TranscriptCache
-from live_trial.acceptance.verdict import OLDER_SCHEMA_VERSIONS, scenario_id, trial_duration_s
-from live_trial.acceptance.verdict import SCHEMA as VERDICT_SCHEMA
+from live_trial.acceptance.verdict import trial_duration_s
+from live_trial.acceptance.verdict_doc import OLDER_SCHEMA_VERSIONS, scenario_id
+from live_trial.acceptance.verdict_doc import SCHEMA as VERDICT_SCHEMA
 from live_trial.clock import utc_now
 from live_trial.closure.index import MANIFEST, PluginIndex, discover, skills_of
 from live_trial.closure.pinning import closure_digest
@@ -162,7 +163,8 @@ class _VerdictReader:
         except (KeyError, TypeError):  # pragma: no cover - the schema requires these fields
             derived = None
         if derived != overall:
-            return False, f"last verdict's overall {overall} does not follow from its inputs ({derived}): edited (run {run})"
+            return False, (f"last verdict's overall {overall} does not follow from its inputs ({derived}): "
+                           f"edited (run {run})")
         if overall != "PASS":
             return False, f"last verdict is {overall} (run {run})"
         override = doc.get("override")
@@ -193,8 +195,8 @@ class _VerdictReader:
             if grounded != doc["gate_contract_evidence"]:
                 return False, f"gate kind contractual is not grounded in the skill's frontmatter: edited (run {run})"
         if facts.human_prompts != 1:
-            return False, (f"the transcript holds {facts.human_prompts} human prompts, a PASS has exactly one (the task): "
-                           f"nudges were not counted, edited (run {run})")
+            return False, (f"the transcript holds {facts.human_prompts} human prompts, a PASS has exactly one "
+                           f"(the task): nudges were not counted, edited (run {run})")
         if doc["scenario_origin"] != "live":
             return True, (f"rehearsal PASS with the same behaviour closure, scenario and transcript (run {run}): "
                           "reused only because of --rehearsal-reuse")

@@ -44,7 +44,8 @@ def tier_and_reason(frontmatter: Mapping[str, Any]) -> tuple[str, str]:
     return "static", "no executing tools"
 
 
-#: Tools whose pending call is a gate (live_trial.transcript.status GATE_TOOLS); naming one in allowed-tools grounds ``contractual``.
+#: Tools whose pending call is a gate (live_trial.transcript.status GATE_TOOLS); naming one in allowed-tools grounds
+#: ``contractual``.
 GATE_TOOLS = ("AskUserQuestion", "ExitPlanMode")
 
 
@@ -52,7 +53,8 @@ GUARD_KEY = "external_mutation_guard"
 
 
 def allowed_tools(frontmatter: Mapping[str, Any]) -> list[str]:
-    """Tool names of ``allowed-tools`` (a YAML list, or a comma/space separated string; ``Bash(python3 *)`` → ``Bash``)."""
+    """Tool names of ``allowed-tools`` (a YAML list, or a comma/space separated string; ``Bash(python3 *)`` →
+    ``Bash``)."""
     value = frontmatter.get("allowed-tools", frontmatter.get("allowed_tools"))
     if value is None:
         return []
@@ -83,7 +85,8 @@ def contract_evidence(frontmatter: Mapping[str, Any]) -> list[str]:
     tools = allowed_tools(frontmatter)
     found += [f"frontmatter allowed-tools: {t}" for t in GATE_TOOLS if t in tools]
     if not found:
-        raise RefusedInput("gate kind contractual is not grounded in the skill's frontmatter", code="ungrounded_contractual",
+        raise RefusedInput("gate kind contractual is not grounded in the skill's frontmatter",
+                           code="ungrounded_contractual",
                            fix=f"the skill must declare {GUARD_KEY} or allowed-tools with AskUserQuestion or "
                                "ExitPlanMode; otherwise record the gate responses as rescue")
     return found

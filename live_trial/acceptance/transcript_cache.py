@@ -1,5 +1,6 @@
 """What plan's reuse check reads from an old trial's transcript (its sha256, how many human prompts it holds, whether
-the rehearsal server wrote any of its replies), remembered between runs in ``<eval-root>/transcript-cache.json`` (``schemas/transcript-cache.schema.json``).
+the rehearsal server wrote any of its replies), remembered between runs in ``<eval-root>/transcript-cache.json``
+(``schemas/transcript-cache.schema.json``).
 
 A transcript is read once, as a stream (one pass for all three). An entry is used again only
 when the file's device, inode, size, mtime and ctime are all unchanged, as git's index does with its entries; a
@@ -48,8 +49,8 @@ def rules_fingerprint() -> str:
 
 
 def may_hold_reply_or_prompt(line: bytes) -> bool:
-    """False only for a transcript line that can be neither a user nor an assistant record (no ``"user"``, no
-    ``assistant``, no ``\\u`` escape that could spell them): such lines are hashed, not parsed."""
+    r"""False only for a transcript line that can be neither a user nor an assistant record (no ``"user"``, no
+    ``assistant``, no ``\u`` escape that could spell them): such lines are hashed, not parsed."""
     return b'"user"' in line or b"assistant" in line or b"\\u" in line
 
 

@@ -18,20 +18,12 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from live_trial.acceptance.verdict_doc import (
-    OLDER_SCHEMA_VERSIONS,
-    ORIGINS,
-    SCHEMA,
-    SCHEMA_VERSION,
-    scenario_id,
-    sha256_file,
-)
+from live_trial.acceptance.verdict_doc import SCHEMA
 from live_trial.clock import parse_iso_z, utc_now
 from live_trial.jsonfile import write_json
 from live_trial.workdir_files import VERDICT
 
-__all__ = ["CLOCK_ENV", "OLDER_SCHEMA_VERSIONS", "ORIGINS", "SCHEMA", "SCHEMA_VERSION", "actual_models",
-           "build_verdict", "environment", "read_verdict", "scenario_id", "sha256_file", "trial_duration_s",
+__all__ = ["CLOCK_ENV", "actual_models", "build_verdict", "environment", "read_verdict", "trial_duration_s",
            "verdict_clock", "write_trial_verdict", "write_verdict"]
 
 #: A fixed ``written_at`` for every verdict this process derives (UTC ``...Z``): how the suite compares the verdict

@@ -206,8 +206,10 @@ def contract_id(template_text: str, target: str, args: str, scenario_sha: str | 
     return "sha256:" + hashlib.sha256(json.dumps(contract, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def scenario_id(target: str, args: str = "", scenario_path: Path | None = None, template_text: str | None = None) -> str:
-    """``sha256:<hex>`` of the task contract: the task template, the target, the args, and (rehearsal) the scenario file.
+def scenario_id(target: str, args: str = "", scenario_path: Path | None = None,
+                template_text: str | None = None) -> str:
+    """``sha256:<hex>`` of the task contract: the task template, the target, the args, and (rehearsal) the scenario
+    file.
 
     A change to any of them makes old verdicts non-reusable (seed 001: change scenario_id with the contract).
     """

@@ -101,7 +101,7 @@ def actual_models(records: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def may_hold_assistant(line: bytes) -> bool:
-    """False only for a transcript line that cannot be an assistant record (no ``assistant`` and no ``\\u``
+    r"""False only for a transcript line that cannot be an assistant record (no ``assistant`` and no ``\u``
     escape that could spell it): such lines are not parsed when the actual model is read."""
     return b"assistant" in line or b"\\u" in line
 

@@ -17,7 +17,7 @@ from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 
 
 def positive_seconds(text: str) -> float:
-    """argparse type: a number of seconds greater than 0 (a usage error, exit 64, otherwise)."""
+    """A number of seconds greater than 0, read as an argparse type (a usage error, exit 64, otherwise)."""
     try:
         value = float(text)
     except ValueError:
@@ -78,17 +78,22 @@ def register(subparsers) -> None:
     b.add_argument("--socket", default=None)
     verbs = b.add_subparsers(dest="verb", metavar="VERB")
     v = verbs.add_parser("paste-file", help="paste a file through a named buffer (no Enter)")
-    v.add_argument("session"); v.add_argument("file")
+    v.add_argument("session")
+    v.add_argument("file")
     v = verbs.add_parser("send-keys", help="send short fixed keys (Enter, Down, Escape, …)")
-    v.add_argument("session"); v.add_argument("keys", nargs="+")
+    v.add_argument("session")
+    v.add_argument("keys", nargs="+")
     v = verbs.add_parser("send-line", help="type one short line and press Enter (gate answers)")
-    v.add_argument("session"); v.add_argument("text")
+    v.add_argument("session")
+    v.add_argument("text")
     v = verbs.add_parser("answer-gate", help="answer the open dialog: an option label, or text:<words>")
-    v.add_argument("session"); v.add_argument("response")
+    v.add_argument("session")
+    v.add_argument("response")
     v = verbs.add_parser("has-session", help="exit 0 when the session exists and its CLI runs")
     v.add_argument("session")
     v = verbs.add_parser("capture-pane", help="print the pane's text")
-    v.add_argument("session"); v.add_argument("--scrollback", action="store_true", help="include the history")
+    v.add_argument("session")
+    v.add_argument("--scrollback", action="store_true", help="include the history")
     v = verbs.add_parser("kill-session", help="kill exactly this session (quiet when gone)")
     v.add_argument("session")
     verbs.add_parser("reap", help="kill lt-* sessions whose owner process is gone")
@@ -138,7 +143,8 @@ def cmd_boot(args) -> int:
     # Blocked (exit 3) when missing. Its version is asked while the CLI boots (it is only printed after READY).
     claude, version_of = find_claude(args.claude_bin, version_later=True)
     req = boot.BootRequest(session=args.session, cwd=Path(args.cwd), model=args.model, session_id=args.session_id,
-                           target=args.target_skill, plugins_root=Path(args.plugins_root) if args.plugins_root else None,
+                           target=args.target_skill,
+                           plugins_root=Path(args.plugins_root) if args.plugins_root else None,
                            claude=claude, env_overrides=overrides, proof=args.proof, rehearsal=rehearsal,
                            owner_pid=owner, lease=lease, timeout_s=args.timeout)
     backend = Backend(args.socket)
@@ -159,7 +165,8 @@ def cmd_boot(args) -> int:
         print(json.dumps({"status": "READY", "session": result.session, "session_id": result.session_id,
                           "model": result.model, "elapsed_s": round(result.elapsed_s, 2),
                           "bypass_dialog_seen": result.bypass_dialog_seen, "pane_pid": result.pane_pid,
-                          "plugin_dirs": [str(p) for p in result.plugin_dirs], "plugin_warnings": result.plugin_warnings,
+                          "plugin_dirs": [str(p) for p in result.plugin_dirs],
+                          "plugin_warnings": result.plugin_warnings,
                           "claude_version": claude.version, "claude_path": claude.path, "claude_warning": warning,
                           "owner_pid": owner, "lease_ttl_s": lease.ttl_s, "lease_expires": lease.expires}))
     else:

@@ -112,9 +112,9 @@ def _evaluate(args) -> int:
     server = None
     env = dict(os.environ)
     if args.rehearsal is not None:
-        from live_trial.rehearsal.config import seed_config
+        from live_trial.rehearsal.config import rehearsal_env, seed_config
         from live_trial.rehearsal.scenario import load_scenario
-        from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
+        from live_trial.rehearsal.server import RehearsalServer
 
         scenario = load_scenario(args.rehearsal)          # refused (exit 2) before anything starts
         config = Workdir.of(args.workdir.resolve()).claude_config

@@ -38,8 +38,8 @@ COMMAND_MODULES = (
 )
 #: Each subcommand and the module that registers it (tests/unit/cli/test_cli_startup.py checks it against the
 #: modules).
-COMMANDS = {"run": "live_trial.cli.trial_cmd", "prepare": "live_trial.cli.prepare_cmd", "plan": "live_trial.cli.plan_cmd",
-            "boot": "live_trial.cli.boot_cmd",
+COMMANDS = {"run": "live_trial.cli.trial_cmd", "prepare": "live_trial.cli.prepare_cmd",
+            "plan": "live_trial.cli.plan_cmd", "boot": "live_trial.cli.boot_cmd",
             "send": "live_trial.cli.boot_cmd", "backend": "live_trial.cli.boot_cmd",
             "status": "live_trial.cli.poll_cmd", "poll": "live_trial.cli.poll_cmd",
             "collect": "live_trial.cli.collect_cmd", "reap": "live_trial.cli.collect_cmd",

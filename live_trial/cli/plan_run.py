@@ -1,8 +1,8 @@
 """``run --plan``: the plan's live_batches, at most --max-concurrency trials at once, one table at the end.
 
 Each trial has its own session, workdir, working folder (a new empty one, or its own copy of ``--cwd DIR``) and, in
-rehearsal, its own scripted server, so trials never share a tmux buffer, a session or a file. Ctrl-C / SIGTERM stops every running trial; each collects and kills
-its own session.
+rehearsal, its own scripted server, so trials never share a tmux buffer, a session or a file. Ctrl-C / SIGTERM stops
+every running trial; each collects and kills its own session.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def plan_items(plan: dict) -> list[list[dict]]:
             if isinstance(entry, str):
                 entry = {"target": entry}
             if not isinstance(entry, dict) or not entry.get("target"):
-                raise RefusedInput("plan entry has no target", where=str(entry)[:80], fix="make the plan with `live-trial plan --json`")
+                raise RefusedInput("plan entry has no target", where=str(entry)[:80],
+                                   fix="make the plan with `live-trial plan --json`")
             items.append(entry)
         out.append(items)
     return out
@@ -95,9 +96,9 @@ def run_plan(args, policy) -> int:
                 plugins_root = Path(entry.get("plugins_root") or args.plugins_root or "plugins")
                 req = TrialRequest(target=entry["target"], plugins_root=plugins_root, **folder,
                                    eval_root=eval_root, args=entry.get("args") or args.args, model=args.model,
-                                   proof=bool(entry.get("proof")) or args.proof, rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal")
-                                   else args.rehearsal, claude_bin=args.claude_bin, socket=args.socket,
-                                   lang=args.lang, policy=policy)
+                                   proof=bool(entry.get("proof")) or args.proof,
+                                   rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal") else args.rehearsal,
+                                   claude_bin=args.claude_bin, socket=args.socket, lang=args.lang, policy=policy)
                 progress = Progress(json_mode=args.json, prefix=f"[{entry['target']}] ")
                 progress.tty = False
                 try:

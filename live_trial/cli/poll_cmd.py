@@ -23,8 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``status`` and ``poll`` subcommands."""
     s = sub.add_parser("status", help="classify a transcript: BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE",
                        description="Four-state classifier over the session transcript "
-                                   "(references/transcript-jsonl.md). Exit 0 classified, 2 transcript not found or not a "
-                                   "transcript, 1 self-test failed.")
+                                   "(references/transcript-jsonl.md). Exit 0 classified, 2 transcript not found "
+                                   "or not a transcript, 1 self-test failed.")
     s.add_argument("--session-id", default=None, help="the claude session id (default env SESSION_ID)")
     s.add_argument("--cwd", type=Path, default=None, help="the trial cwd (default: here)")
     s.add_argument("--config-dir", type=Path, default=None,
@@ -174,7 +174,8 @@ def _poll(args) -> int:
     from live_trial.session.backend import Backend
     from live_trial.session.rules import validate_session_name
     from live_trial.transcript.paths import check_session_id
-    from live_trial.trial.poll import PollConfig, poll
+    from live_trial.trial.poll import poll
+    from live_trial.trial.poll_state import PollConfig
 
     validate_session_name(args.session)
     if args.max_ticks is not None and args.max_ticks < 1:

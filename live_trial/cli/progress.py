@@ -86,8 +86,9 @@ class Progress:
         elif kind == "decision":
             if data.get("decision") == "WARN":
                 self._print(data.get("message", "WARN"))
-            elif data.get("step") in ("poll", "stall", "send", "nudge", "boot", "tools", "harness", "evaluate",
-                                    "rehearsal", "cleanup", "watches", "launch", "folder") or data.get("decision") in ("WARN",):
+            elif (data.get("step") in ("poll", "stall", "send", "nudge", "boot", "tools", "harness", "evaluate",
+                                       "rehearsal", "cleanup", "watches", "launch", "folder")
+                  or data.get("decision") in ("WARN",)):
                 extra = {k: v for k, v in data.items() if k not in ("at", "step", "decision", "tail")}
                 self._print(f"{data['step']}: {data['decision']} {json.dumps(extra, ensure_ascii=False)}"
                             if extra else f"{data['step']}: {data['decision']}")

@@ -29,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve = sub.add_parser("serve", help="serve <scenario.yaml> until Ctrl-C and print the env to export")
     serve.add_argument("scenario", type=Path, help="scenario YAML (see examples/scenarios/)")
     serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: an ephemeral one)")
-    serve.add_argument("--cwd", type=Path, default=None, help="folder the CLI will run in (trusted in the config; default: .)")
+    serve.add_argument("--cwd", type=Path, default=None,
+                       help="folder the CLI will run in (trusted in the config; default: .)")
     serve.add_argument("--config-dir", type=Path, default=None,
                        help="CLAUDE_CONFIG_DIR to seed (default: a new temporary folder)")
     serve.add_argument("--log", type=Path, default=None, help="write the request log (JSON lines) here at exit")
@@ -109,9 +110,9 @@ def yaml_doc(text: str) -> dict:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C. Exit 0; a malformed scenario raises RefusedInput before anything is created."""
-    from live_trial.rehearsal.config import seed_config
+    from live_trial.rehearsal.config import rehearsal_env, seed_config
     from live_trial.rehearsal.scenario import load_scenario
-    from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
+    from live_trial.rehearsal.server import RehearsalServer
 
     scenario = load_scenario(args.scenario)
     cwd = (args.cwd or Path.cwd()).resolve()

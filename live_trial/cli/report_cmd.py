@@ -128,7 +128,8 @@ def cmd_show(args) -> int:
     report = info.workdir / REPORT
     shown: dict[str, Any] = {
              "workdir": str(info.workdir), "target": info.target, "verdict": info.overall, "problem": info.problem,
-             "when": info.when, "duration_s": info.duration_s, "origin": info.origin, "summary": info.summary(args.lang),
+             "when": info.when, "duration_s": info.duration_s, "origin": info.origin,
+             "summary": info.summary(args.lang),
              "reasons": reasons, "evidence": doc.get("evidence") or [], "criteria": doc.get("criteria"),
              "gate_answers": doc.get("gate_answers"), "warnings": doc.get("warnings") or [],
              "notes": doc.get("notes") or [], "next_step": next_step_line(info),

@@ -47,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", type=Path, metavar="WORKDIR",
                    help="continue a trial whose harness was killed, with the options it started with (no others)")
     p.add_argument("--plan", type=Path, metavar="PLAN_JSON", help="run the live_batches of a plan (from `plan --json`)")
-    p.add_argument("--max-concurrency", type=int, default=None, help="with --plan: trials at once (default: the plan's)")
+    p.add_argument("--max-concurrency", type=int, default=None,
+                   help="with --plan: trials at once (default: the plan's)")
     p.add_argument("--shard", metavar="K/N", default=None,
                    help="with --plan: run only shard K of N (each trial of the plan is in exactly one shard)")
     p.add_argument("--junit", type=Path, metavar="FILE", default=None,
@@ -66,6 +67,7 @@ class GateAnswer(argparse.Action):
         super().__init__(option_strings, dest, nargs=None, const=const, **kw)
 
     def __call__(self, parser, namespace, values, option_string=None):
+        """Append ``values`` to ``namespace.<dest>`` and ``(values, const)`` to ``namespace.gate_answers``."""
         setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), values])
         namespace.gate_answers = [*(getattr(namespace, "gate_answers", None) or []), (values, self.const)]
 

@@ -270,6 +270,7 @@ def discover_plugins(plugins_root: Path) -> dict[str, Path]:
 
 
 def as_index(plugins_root: Path | PluginIndex) -> PluginIndex:
+    """``plugins_root`` itself when it is already a :class:`PluginIndex`, else a new index of that folder."""
     return plugins_root if isinstance(plugins_root, PluginIndex) else PluginIndex(plugins_root)
 
 
@@ -284,6 +285,8 @@ def maybe_index(target: Target, plugins_root: Path | PluginIndex | None) -> Plug
 
 
 def skills_of(root: Path) -> list[str]:
+    """The names of the skills of the plugin at ``root``: the folders under ``skills/`` that hold a ``SKILL.md``,
+    sorted; empty when there is no ``skills/`` folder."""
     base = root / "skills"
     if not base.is_dir():
         return []

@@ -106,7 +106,8 @@ def read_frontmatter(path: Path) -> dict:
     if not isinstance(data, dict):
         raise ClosureError("frontmatter is not a mapping", where=str(path), fix="write 'key: value' lines")
     if _depth(data) > MAX_NESTING:
-        raise ClosureError(f"frontmatter nests deeper than {MAX_NESTING} levels", where=str(path), fix="flatten the YAML")
+        raise ClosureError(f"frontmatter nests deeper than {MAX_NESTING} levels", where=str(path),
+                           fix="flatten the YAML")
     return data
 
 

@@ -1,4 +1,4 @@
-"""The dependency union and the behaviour closure of a skill (seed 001 rule 3, "verdict + 掃除").
+r"""The dependency union and the behaviour closure of a skill (seed 001 rule 3, "verdict + 掃除").
 
 One function decides which plugins a trial loads (:func:`dependency_union`) and the closure digest
 (:func:`closure_files` / :func:`closure_digest`) is computed over exactly that set, so the set boot
@@ -27,7 +27,7 @@ manifest/hooks/contract files, its entry points (``skills/<s>/SKILL.md`` with th
 ``prompts/``, for the skills in ``entry_points.skills`` or every skill when the contract does not list them;
 ``agents/*.md``; ``commands/*.md``) and its top-level ``scripts/**`` and ``schemas/**``.
 
-Digest: sha256 over the sorted lines ``<plugin>/<posix relpath>\\0<sha256 hex of content>\\n`` -> ``sha256:<hex>``.
+Digest: sha256 over the sorted lines ``<plugin>/<posix relpath>\0<sha256 hex of content>\n`` -> ``sha256:<hex>``.
 A plain skill name (no plugin) has no plugin pinning; its closure label is ``_`` and paths are relative to the
 folder that holds ``skills/`` (or to the skill folder).
 
@@ -112,7 +112,8 @@ def closure_files(target: Target, plugins_root: Path | PluginIndex | None,
 
 
 def digest_files(files: Iterable[tuple[str, str, Any]], index: PluginIndex | None = None) -> str:
-    """``sha256:<hex>`` over the sorted lines ``<plugin>/<relpath>\\0<sha256 hex of content>\\n`` (seed 001 skill_dir_tree_sha)."""
+    r"""``sha256:<hex>`` over the sorted lines ``<plugin>/<relpath>\0<sha256 hex of content>\n``
+    (seed 001 skill_dir_tree_sha)."""
     sha = index.sha if index is not None else _file_sha
     lines = sorted(f"{label}/{rel}\0{sha(path)}\n" for label, rel, path in files)
     return "sha256:" + hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()

@@ -244,7 +244,7 @@ def _part_lines(index: PluginIndex, ref: PluginRef, *, dependency: bool) -> froz
 
 
 def _line(label: str, rel: str, path: str, index: PluginIndex | None) -> str:
-    """One digest line: ``<plugin>/<posix relpath>\\0<sha256 hex of content>\\n`` (seed 001 skill_dir_tree_sha)."""
+    r"""One digest line: ``<plugin>/<posix relpath>\0<sha256 hex of content>\n`` (seed 001 skill_dir_tree_sha)."""
     if index is not None:
         return f"{label}/{rel}\0{index.sha(path)}\n"
     return f"{label}/{rel}\0{closure_file_sha(path)}\n"

@@ -86,6 +86,7 @@ class Report:
 
     @property
     def ok(self) -> bool:
+        """True when every check holds (a check changed or not seen makes the report ``CHANGED``)."""
         return all(c.result == HOLDS for c in self.checks)
 
     def summary(self) -> str:
@@ -112,9 +113,11 @@ class Checks:
         self._by_name = {name: Check(name) for name in CHECKS}
 
     def holds(self, name: str) -> None:
+        """Record the check ``name`` as holding (no detail)."""
         self._by_name[name].result, self._by_name[name].saw = HOLDS, ""
 
     def changed(self, name: str, saw: str) -> None:
+        """Record the check ``name`` as changed, with what the probe saw instead on one line (:func:`one_line`)."""
         self._by_name[name].result, self._by_name[name].saw = CHANGED, one_line(saw)
 
     def judge(self, name: str, ok: bool, saw: str) -> None:
@@ -122,9 +125,11 @@ class Checks:
         self.holds(name) if ok else self.changed(name, saw)
 
     def result(self, name: str) -> str:
+        """The result of the check ``name`` so far: ``holds``, ``changed`` or ``not seen``."""
         return self._by_name[name].result
 
     def all(self) -> list[Check]:
+        """Every check, in :data:`CHECKS` order."""
         return [self._by_name[name] for name in CHECKS]
 
 

@@ -5,9 +5,9 @@ What it plays (:mod:`live_trial.doctor.kit`): boot with the bypass dialog shown 
 and a Stop hook that blocks once); a multi-line paste; a Skill call, a tool call (the reply delayed so the spinner
 shows) and a background shell the model waits for; the Stop hook's one extra reply; a second prompt answered through
 an AskUserQuestion gate; meanwhile ``claude -p --output-format json --json-schema`` (the evaluator's call) and
-``claude plugin validate`` on the probe plugin. About 10 s (8-14 s seen). The screen is read through a backend that keeps every
-capture boot and the probe take, so a changed dialog is reported with what it showed. Never raises for what the CLI
-does; raises :class:`~live_trial.errors.Blocked` when tmux or claude is missing.
+``claude plugin validate`` on the probe plugin. About 10 s (8-14 s seen). The screen is read through a backend that
+keeps every capture boot and the probe take, so a changed dialog is reported with what it showed. Never raises for what
+the CLI does; raises :class:`~live_trial.errors.Blocked` when tmux or claude is missing.
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from live_trial.session import screen, send
 from live_trial.session.backend import Backend
 from live_trial.session.boot import BootRequest, boot
 from live_trial.session.claude_bin import find_claude
+from live_trial.session.markers import MARKERS, PROMPT_GLYPH
 from live_trial.session.plugin_check import validate_plugins
 from live_trial.transcript import status as tstatus
 from live_trial.transcript.paths import locate, read_cli_session_status
@@ -72,7 +73,7 @@ class _Recording:
 
 def describe_bypass(capture: str) -> str:
     """What a bypass dialog the harness does not accept showed: the markers missing, its options (cursor first)."""
-    missing = [m for m in screen.MARKERS["bypass"] if m not in capture]
+    missing = [m for m in MARKERS["bypass"] if m not in capture]
     box = screen.dialog(capture)
     saw = f"missing {', '.join(repr(m) for m in missing)}" if missing else "all four markers"
     if box is not None:
@@ -80,14 +81,14 @@ def describe_bypass(capture: str) -> str:
                           for o in box.options)
         return f"{saw}; options: {opts}"
     lines = [ln.strip() for ln in capture.splitlines()
-             if any(m in ln for m in screen.MARKERS["bypass"][1:]) or ln.lstrip().startswith(screen.PROMPT_GLYPH)]
+             if any(m in ln for m in MARKERS["bypass"][1:]) or ln.lstrip().startswith(PROMPT_GLYPH)]
     return f"{saw}; no numbered options: {' / '.join(lines[-4:]) or shown(capture)}"
 
 
 def judge_boot(checks: Checks, captures: list[str], error: LiveTrialError | None, bypass_seen: bool) -> None:
     """``screen.bypass_dialog`` and ``screen.ready_prompt`` from boot's outcome and the screens it saw."""
-    warned = [c for c in captures if screen.MARKERS["bypass"][0] in c or screen.MARKERS["bypass"][2] in c
-              and screen.MARKERS["dialog_footer"].search(c)]
+    warned = [c for c in captures if MARKERS["bypass"][0] in c or MARKERS["bypass"][2] in c
+              and MARKERS["dialog_footer"].search(c)]
     if bypass_seen:
         checks.holds("screen.bypass_dialog")
     elif warned:
@@ -132,7 +133,7 @@ class _Run:
                 self.seen.setdefault("busy_without_spinner", capture)
             if screen.background_work(capture)["shells"] > 0:
                 self.seen["shells"] = capture
-            if any(screen.MARKERS["turn_done"].match(ln) for ln in capture.splitlines()):
+            if any(MARKERS["turn_done"].match(ln) for ln in capture.splitlines()):
                 self.seen["turn_done"] = capture
             elif st.state == tstatus.IDLE_TURN_COMPLETE:
                 self.seen["idle_capture"] = capture

@@ -31,16 +31,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from live_trial.errors import RefusedInput
-from live_trial.judge.citable import Cited, harness_files_of, resolve, source_exists
-from live_trial.judge.context import Context, Produced
+from live_trial.judge.citable import Cited, resolve
+from live_trial.judge.context import Context
 from live_trial.judge.evidence import check_evidence, score_words
-from live_trial.judge.index import index_records
-from live_trial.judge.prompt import build_prompt
 from live_trial.judge.quotes import count_problems, quote_problem
 from live_trial.judge.sources import score_fields
 
-__all__ = ["ANSWER_SCHEMA", "Context", "Produced", "Review", "answer_problems", "build_prompt", "harness_files_of",
-           "index_records", "review", "settle", "source_exists", "split_criteria"]
+__all__ = ["ANSWER_SCHEMA", "Review", "answer_problems", "review", "settle", "split_criteria"]
 
 NO_VALID_JUDGEMENT = "the evaluator gave no valid judgement"
 INSUFFICIENT_EVIDENCE = "insufficient evidence"

@@ -11,8 +11,8 @@ Never evidence, in any spelling of the reference (relative or absolute path, ``.
 line reference, a symlink, ``transcript.jsonl#<uuid>``, an upper-case uuid): the session's own words (assistant text
 records, the DONE line; ``transcript.jsonl``, ``subagents/``, ``pane.txt`` as files), the completion marker and its
 summary, anything else in ``out/``, every other file the harness writes
-(:data:`~live_trial.judge.sources.HARNESS_FILES`), the author's files and anything in the trial's folder the session did not create or change, and prompts.
-:func:`resolve` returns the text a cited source holds, or why it may not be cited.
+(:data:`~live_trial.judge.sources.HARNESS_FILES`), the author's files and anything in the trial's folder the session did
+not create or change, and prompts. :func:`resolve` returns the text a cited source holds, or why it may not be cited.
 """
 from __future__ import annotations
 

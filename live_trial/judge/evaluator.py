@@ -31,6 +31,7 @@ from live_trial.clock import utc_now
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import write_json
 from live_trial.judge import answer as ea
+from live_trial.judge.context import Context, Produced
 from live_trial.judge.evidence import check_evidence
 from live_trial.judge.index import index_fields, read_index
 from live_trial.judge.prompt import build_prompt, describe_files
@@ -128,8 +129,8 @@ def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, s
     in this process (a second Ctrl-C), which is then re-raised; the process itself gets SIGKILL when the harness dies,
     even by SIGKILL (:func:`_die_with_parent`): an evaluator is never left running on its own. ``on_start(pid)`` is
     called once it runs (the trial records it, so a resume or ``reap`` can find it).
-    ``env`` loses the nested-session variables (:data:`live_trial.session.environment.NESTED_VARS`), as the trial's claude does:
-    run from inside a Claude Code session, ``claude -p`` would otherwise take itself for a nested session.
+    ``env`` loses the nested-session variables (:data:`live_trial.session.environment.NESTED_VARS`), as the trial's
+    claude does: run from inside a Claude Code session, ``claude -p`` would otherwise take itself for a nested session.
     Raises OSError when the process cannot be started.
     """
     from live_trial.session.environment import NESTED_VARS
@@ -219,7 +220,7 @@ def parse_output(result: ProcessResult) -> tuple[Any, str | None, str | None]:
     return doc["structured_output"], raw, None
 
 
-def build_context(workdir: Path, target: Any, produced: ea.Produced | None = None) -> ea.Context:
+def build_context(workdir: Path, target: Any, produced: Produced | None = None) -> Context:
     """Collect what the evaluator is shown for a workdir: the promise (description, criteria), what the trial's
     session produced (``produced``, :func:`live_trial.trial.changes.session_output`; None = nothing), whether the
     completion marker is there, and the transcript index.
@@ -241,9 +242,9 @@ def build_context(workdir: Path, target: Any, produced: ea.Produced | None = Non
         frontmatter = read_frontmatter(Path(skill_md))
     judged, skipped = ea.split_criteria(frontmatter)
     name = getattr(target, "qualified", None) or str(target)
-    produced = produced or ea.Produced()
+    produced = produced or Produced()
     description = " ".join(str(frontmatter.get("description", "")).split())
-    ctx = ea.Context(workdir=workdir, target=name, description=description, criteria=judged,
+    ctx = Context(workdir=workdir, target=name, description=description, criteria=judged,
                      criteria_skipped=skipped, produced=produced, files=describe_files(workdir, produced),
                      marker_present=wd.marker.is_file())
     tpath = wd.transcript
@@ -263,7 +264,7 @@ def _claude_path(claude: Any, env: Mapping[str, str]) -> str:
     return str(getattr(claude, "path", claude))
 
 
-def _attempt(n: int, prompt: str, ctx: ea.Context, claude_path: str, env: Mapping[str, str], model: str | None,
+def _attempt(n: int, prompt: str, ctx: Context, claude_path: str, env: Mapping[str, str], model: str | None,
              timeout_s: float, runner: Runner, clock: Callable[[], str]) -> dict:
     session_id = str(uuidlib.uuid4())
     started = clock()
@@ -279,7 +280,7 @@ def _attempt(n: int, prompt: str, ctx: ea.Context, claude_path: str, env: Mappin
             "valid": not checked.problems, "_review": checked}
 
 
-def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *, produced: ea.Produced | None,
+def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *, produced: Produced | None,
              model: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, runner: Runner | None = None,
              clock: Callable[[], str] = utc_now) -> dict:
     """Judge the goal of the trial in ``workdir`` with a fresh evaluator; write and return evaluation.json.
@@ -349,7 +350,8 @@ def check_prompt(watch: dict) -> str:
 
 
 def check_starter(env: Mapping[str, str] | None = None, claude: Any = None, *, model: str | None = None,
-                  timeout_s: float = CHECK_TIMEOUT_S, runner: Runner | None = None) -> Callable[[dict, Path], dict | None]:
+                  timeout_s: float = CHECK_TIMEOUT_S,
+                  runner: Runner | None = None) -> Callable[[dict, Path], dict | None]:
     """Build the starter ``watch check`` uses: ``starter(watch, eval_root) -> {"result", "note"} | None``.
 
     Each call starts one ``claude -p`` (fresh session id, read-only tools, cwd = the watch's workdir when it

@@ -50,15 +50,17 @@ _PROXY_EN = [
 ]
 _PROXY_JA = [
     r"終了コード\s*[:：]?\s*0", r"(?:正常)?終了(?:した|しました|済み)?", r"起動(?:した|しました|済み|中)?",
-    r"開始(?:した|しました)?", r"完了(?:した|しました|済み)?", r"完走(?:した|しました)?", r"実行(?:した|しました|済み|中)",
-    r"立ち上げ(?:た|ました|済み)?", r"走って(?:いる|います)", r"終わ(?:った|りました)",
+    r"開始(?:した|しました)?", r"完了(?:した|しました|済み)?", r"完走(?:した|しました)?",
+    r"実行(?:した|しました|済み|中)", r"立ち上げ(?:た|ました|済み)?", r"走って(?:いる|います)",
+    r"終わ(?:った|りました)",
     r"テスト(?:が|は)?\s*(?:\d+\s*件\s*)?(?:全て|すべて)?(?:通過|通った|通りました|パス|合格|緑|グリーン|成功)",
     r"(?:CI|ＣＩ|ビルド|パイプライン)(?:が|は)?\s*(?:緑|グリーン|通過|通った|成功|パス)",
     r"マージ(?:した|しました|済み|された|されました)?", r"デプロイ(?:した|しました|済み|された|されました|完了)?",
-    r"リリース(?:した|しました|済み)?", r"稼働(?:中|している|しています)?", r"動いて(?:いる|います)", r"動作(?:中|している|した|確認)?",
-    r"常駐(?:中|している)?", r"(?:マーカー|完了印|ステータスファイル)(?:を|が)?\s*(?:書いた|書きました|作成|作った|書き込んだ|出力|存在)",
-    r"成功(?:した|しました)?", r"問題(?:なし|ありません|無し)", r"エラー(?:なし|無し|0件|０件)", r"正常", r"OK", r"大丈夫",
-    r"\d+(?:\.\d+)?\s*[%％]",
+    r"リリース(?:した|しました|済み)?", r"稼働(?:中|している|しています)?", r"動いて(?:いる|います)",
+    r"動作(?:中|している|した|確認)?", r"常駐(?:中|している)?",
+    r"(?:マーカー|完了印|ステータスファイル)(?:を|が)?\s*(?:書いた|書きました|作成|作った|書き込んだ|出力|存在)",
+    r"成功(?:した|しました)?", r"問題(?:なし|ありません|無し)", r"エラー(?:なし|無し|0件|０件)", r"正常", r"OK",
+    r"大丈夫", r"\d+(?:\.\d+)?\s*[%％]",
 ]
 _PROXY_RE = re.compile("|".join(f"(?:{p})" for p in _PROXY_EN + _PROXY_JA), re.IGNORECASE)
 #: The proxies that say a step ran (launched, deployed, running, finished, merged, tests green, 起動, デプロイ ...):
@@ -123,9 +125,11 @@ _STOP_WORDS = frozenset("""
 """.split())
 _PAST_VERBS = frozenset("sent wrote written made found got read held kept built gave took left won sold paid bought "
                         "told brought caught drew drove fed hit put set shot spent split".split())
-_JA_PROXY_BEFORE = re.compile(r"(?:テスト|ジョブ|チェック|ビルド|マーカー|CI|パイプライン|ステップ|コミット|エラー|秒|分|時間)"
+_JA_PROXY_BEFORE = re.compile(r"(?:テスト|ジョブ|チェック|ビルド|マーカー|CI|パイプライン|ステップ|"
+                              r"コミット|エラー|秒|分|時間)"
                               r"\s*(?:が|を|は|の|で)?\s*$", re.IGNORECASE)
-#: The value of a score: a number, a ratio, or a grade letter written as one (upper case: "a rate of a file" is no grade).
+#: The value of a score: a number, a ratio, or a grade letter written as one (upper case: "a rate of a file" is no
+#: grade).
 _SCORE_VALUE = r"\s*(?:[:=]|\bis\b|\bwas\b|\bof\b)?\s*(?:\d+(?:\.\d+)?(?:\s*/\s*\d+)?|(?-i:[A-F][+-]?)(?![\w]))"
 #: A score, rating, grade, confidence or points given a value, anywhere in the text ("score: 9/10", "rated 4/5",
 #: "8 points", "grade B+", "9/10 score", "confidence 0.9", "信頼度 90"); the bare word without a value ("rating of the

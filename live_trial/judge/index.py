@@ -189,7 +189,8 @@ def read_index(records: Iterable[dict], base: Path | None = None) -> tuple[list[
         facts[uuid.lower()] = RecordFacts(uuid, kind, ok, text if kind in ("call", "result") else "",
                                           _body(pair_uses, pair_results) if kind in ("call", "result") else None,
                                           writes)
-        rows.append({"uuid": uuid, "type": str(rec.get("type", "?")) + (f"/{rec['subtype']}" if rec.get("subtype") else ""),
+        rows.append({"uuid": uuid,
+                     "type": str(rec.get("type", "?")) + (f"/{rec['subtype']}" if rec.get("subtype") else ""),
                      "tools": [str(b.get("name")) for b in calls] + ["tool_result"] * len(answers),
                      "head": " ".join(_head(content, calls, answers, base).split())[:HEAD_CHARS],
                      "writes": writes, "cite": kind, "ok": ok})

@@ -128,8 +128,8 @@ def strip_location(source: str) -> str:
 
 
 def source_path(source: str, workdir: str | os.PathLike | None = None) -> str | None:
-    """The workdir-relative POSIX path a file ``source`` names, spelled one way: the line reference stripped
-    (:func:`strip_location`), ``\\`` read as ``/``, ``os.path.normpath`` applied (``./out//status.json`` and
+    r"""The workdir-relative POSIX path a file ``source`` names, spelled one way: the line reference stripped
+    (:func:`strip_location`), ``\`` read as ``/``, ``os.path.normpath`` applied (``./out//status.json`` and
     ``out/../out/status.json`` -> ``out/status.json``), an absolute path inside ``workdir`` made relative to it.
     Returns None for an empty source and a path outside the workdir (``../x``, an absolute path elsewhere, any absolute
     path when ``workdir`` is None). Lexical only: symlinks are not followed (see

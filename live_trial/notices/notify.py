@@ -18,12 +18,12 @@ notifications asks for Japanese that a high-school student understands, and the 
 trials read Japanese first.
 
 Forbidden tokens (checked over every text before it is sent, see :func:`forbidden_tokens`): every status
-word and error code of the harness (and anything snake_case or UPPER_SNAKE), internal field names, every subcommand written as a command and every
-flag, anything shaped like a uuid, run id, session name, watch id, hash or path, and priority tags like [P1].
-The user's own names that a caller passes as ``allowed`` (the plugin, the skill, ``plugin:skill``, the file names
-the skill promises) are not internal codes and stay: a person needs them to know what the message is about.
-A text that fails is sanitised (the offending parts of the filled-in values are replaced by a placeholder)
-and, if it still fails, replaced by the generic sentence; the record says which happened.
+word and error code of the harness (and anything snake_case or UPPER_SNAKE), internal field names, every subcommand
+written as a command and every flag, anything shaped like a uuid, run id, session name, watch id, hash or path, and
+priority tags like [P1]. The user's own names that a caller passes as ``allowed`` (the plugin, the skill,
+``plugin:skill``, the file names the skill promises) are not internal codes and stay: a person needs them to know what
+the message is about. A text that fails is sanitised (the offending parts of the filled-in values are replaced by a
+placeholder) and, if it still fails, replaced by the generic sentence; the record says which happened.
 
 Sinks: ``<eval-root>/notifications.jsonl`` always (one schema-valid record per notification, including the
 webhook outcome); a webhook (JSON POST ``{"content": text}``, Discord style) when env
@@ -48,23 +48,10 @@ from live_trial.acceptance.criteria import elsewhere_note
 from live_trial.clock import utc_now
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import append_jsonl, parse_json, validate
-from live_trial.notices.catalogue import (  # noqa: F401 - the catalogue's API, used through this module too
-    DEFAULT_LANG,
-    LANG_ENV,
-    LANGS,
-    catalogue,
-    exit_code_sentence,
-    reason_sentence,
-    resolve_lang,
-)
+from live_trial.notices.catalogue import DEFAULT_LANG, LANGS, catalogue, resolve_lang
 from live_trial.notices.outcome import compose, joined
 from live_trial.notices.outcome import find_key as _find_key
-from live_trial.notices.webhook import (  # noqa: F401 - WEBHOOK_RETRY_WAIT_S and Poster are part of this API
-    WEBHOOK_RETRY_WAIT_S,
-    WEBHOOK_TIMEOUT_S,
-    Poster,
-    send_webhook,
-)
+from live_trial.notices.webhook import WEBHOOK_TIMEOUT_S, Poster, send_webhook
 from live_trial.transcript.status import TurnState
 
 KINDS = ("done", "mostly_done", "not_working", "confirmed", "watch_failed", "watch_expired")

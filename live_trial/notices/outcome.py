@@ -339,9 +339,9 @@ def reason_rows(lang: str) -> list[dict]:
 
 def user_names(doc: Mapping[str, Any], *texts: str, workdir: Path | str | None = None) -> set[str]:
     """The user's own names in a trial's message: the plugin, the skill, ``plugin:skill``, the file names that
-    ``texts`` (the skill's description, the evaluator's blockers) mention (alone, or last in a path), and the names of the files the session added or changed
-    (``side-effects/files.json`` in ``workdir``). Never a harness file (``status.json``, ``verdict.json`` ...), never
-    a path (a name with a slash)."""
+    ``texts`` (the skill's description, the evaluator's blockers) mention (alone, or last in a path), and the names of
+    the files the session added or changed (``side-effects/files.json`` in ``workdir``). Never a harness file
+    (``status.json``, ``verdict.json`` ...), never a path (a name with a slash)."""
     s = story(doc)
     names = {s.skill, s.target} | ({s.plugin} if s.plugin else set())
     for text in texts:

@@ -14,8 +14,8 @@ from live_trial import PINNED_CLAUDE_VERSION
 from live_trial.jsonfile import make_private_dirs, write_text_atomic
 
 REHEARSAL_API_KEY = "sk-ant-api03-live-trial-rehearsal-key-0000000000000000000000000000000000AA"
-#: Every message the rehearsal server plays (:mod:`live_trial.rehearsal.server`) has an id starting with this; the CLI keeps it in the transcript
-#: (``message.id``), so a transcript says by itself whether its model was scripted.
+#: Every message the rehearsal server plays (:mod:`live_trial.rehearsal.server`) has an id starting with this; the CLI
+#: keeps it in the transcript (``message.id``), so a transcript says by itself whether its model was scripted.
 REHEARSAL_MESSAGE_PREFIX = "msg_rehearsal_"
 #: The flag-settings file :func:`seed_config` writes for a pre-accepted bypass dialog (:func:`settings_args`).
 FLAG_SETTINGS = "flag-settings.json"
@@ -28,7 +28,8 @@ def rehearsal_env(server_url: str, config_dir: Path) -> dict[str, str]:
     the rehearsal key approved, the trial cwd trusted). ``IS_SANDBOX=1`` lets root use
     ``--dangerously-skip-permissions``; ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` stops telemetry and
     update checks (the machine may have no network); ``CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN=1`` keeps the classic
-    renderer (2.1.332 starts a fresh config fullscreen, without scrollback), as boot does for every trial. Returns a new dict of str -> str; merge it over the child's env.
+    renderer (2.1.332 starts a fresh config fullscreen, without scrollback), as boot does for every trial. Returns a new
+    dict of str -> str; merge it over the child's env.
     """
     return {
         "ANTHROPIC_BASE_URL": server_url.rstrip("/"),

@@ -73,8 +73,8 @@ def scenario_text(target: str, description: str, criteria: list[str], *, gate: b
               + (" No completion marker: the trial ends FAIL, stop reason contract_violation (it reported DONE "
                  "without it)." if no_marker else "")
               + (" It stops at the question: without an answer the trial ends FAIL (stopped at a question it had to "
-                 "ask); with a --gate-response rescue answer it runs on (a person stepped in: DEGRADED at best)." if gate
-                 else "")
+                 "ask); with a --gate-response rescue answer it runs on (a person stepped in: DEGRADED at best)."
+                 if gate else "")
               + f" The fresh evaluator answers PASS, citing the file's copy side-effects/files/{name}.")
     lines = [*_comment(header),
              "# What the skill promises (its description):",
@@ -85,7 +85,8 @@ def scenario_text(target: str, description: str, criteria: list[str], *, gate: b
              f"side_query_text: {_q(target + ' rehearsal')}",
              "rules:",
              "  - id: evaluator-verdict",
-             "    description: the fresh evaluator (claude -p --json-schema, the only requests offering StructuredOutput)",
+             "    description: the fresh evaluator (claude -p --json-schema, the only requests offering "
+             "StructuredOutput)",
              "    when: {tools_include: [StructuredOutput]}",
              "    reply:",
              "      content:",
@@ -124,7 +125,8 @@ def scenario_text(target: str, description: str, criteria: list[str], *, gate: b
                   "                  header: Go on",
                   "                  multiSelect: false",
                   "                  options:",
-                  *[f"                    - {{label: {_q(o)}, description: {_q(o + ' ' + ('with' if o == 'Go on' else 'before') + ' the work')}}}"
+                  *[f"                    - {{label: {_q(o)}, "
+                    f"description: {_q(o + ' ' + ('with' if o == 'Go on' else 'before') + ' the work')}}}"
                     for o in GATE_OPTIONS],
                   "  - id: cancelled",
                   "    when: {step: 2, last_tool_result: {is_error: true}}",

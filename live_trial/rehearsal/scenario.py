@@ -31,12 +31,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from live_trial.errors import RefusedInput
-from live_trial.rehearsal.scenario_file import (  # noqa: F401 - the limits are part of this module's API
-    MAX_EXPANDED_VALUES,
-    SCENARIO_MAX_BYTES,
-    check_text,
-    read_yaml,
-)
+from live_trial.rehearsal.scenario_file import check_text, read_yaml
 from live_trial.rehearsal.wire import REMINDER_OPEN, is_deferred, unwrap_reminder
 from live_trial.resources import load_schema
 from live_trial.transcript.records import unwrap_paste
@@ -115,14 +110,14 @@ class RequestView:
 # ---------------------------------------------------------------- loading
 
 def load_scenario(source: str | Path | dict) -> Scenario:
-    """Load a scenario from a YAML file path or an already-parsed dict.
+    r"""Load a scenario from a YAML file path or an already-parsed dict.
 
     Raises :class:`RefusedInput` (exit 2) with one line naming the file and the offending field
     (e.g. ``rules/0/reply/stop_reason``) when the file is missing or unreadable, larger than
-    :data:`SCENARIO_MAX_BYTES`, not UTF-8, not YAML, holds aliases that expand to more than
-    :data:`MAX_EXPANDED_VALUES` values (or refer to themselves), holds a lone surrogate escape (``"\\ud800"``: text
-    that cannot be sent as UTF-8), does not fit ``schemas/scenario.schema.json``, or holds a regex that does not
-    compile.
+    :data:`~live_trial.rehearsal.scenario_file.SCENARIO_MAX_BYTES`, not UTF-8, not YAML, holds aliases that expand to
+    more than :data:`~live_trial.rehearsal.scenario_file.MAX_EXPANDED_VALUES` values (or refer to themselves), holds a
+    lone surrogate escape (``"\ud800"``: text that cannot be sent as UTF-8), does not fit
+    ``schemas/scenario.schema.json``, or holds a regex that does not compile.
     """
     if isinstance(source, dict):
         doc, where = source, "<dict>"

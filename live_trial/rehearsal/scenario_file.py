@@ -1,10 +1,10 @@
-"""Reading a rehearsal scenario file safely (README Troubleshooting): one line naming the file for anything that
+r"""Reading a rehearsal scenario file safely (README Troubleshooting): one line naming the file for anything that
 could make loading slow, big or crash, before the schema is checked by :mod:`live_trial.rehearsal.scenario`.
 
 Limits: :data:`SCENARIO_MAX_BYTES` of UTF-8 text; YAML aliases may be used, but what they expand to is counted
 (once per shared object, never by expanding it) and refused past :data:`MAX_EXPANDED_VALUES` values or when an alias
 refers to itself; nesting up to :data:`MAX_NESTING`; no lone surrogate in any string or key. libyaml (PyYAML's
-CSafeLoader) parses; it refuses ``\\ud800``-style escapes and nesting past its own limit itself.
+CSafeLoader) parses; it refuses ``\ud800``-style escapes and nesting past its own limit itself.
 """
 from __future__ import annotations
 
@@ -63,8 +63,9 @@ def read_yaml(path: Path, where: str) -> Any:
 
 def check_text(doc: Any, where: str) -> None:
     """Refuse a document whose aliases expand to more than :data:`MAX_EXPANDED_VALUES` values or refer to themselves,
-    that nests deeper than :data:`MAX_NESTING`, or that holds a string that is not valid UTF-8 (a lone surrogate escape). YAML aliases share one object, so the
-    expanded size is counted once per object (linear in the file), never by expanding it."""
+    that nests deeper than :data:`MAX_NESTING`, or that holds a string that is not valid UTF-8 (a lone surrogate
+    escape). YAML aliases share one object, so the expanded size is counted once per object (linear in the file), never
+    by expanding it."""
     sizes: dict[int, int] = {}
     stack: list[tuple[Any, str, bool]] = [(doc, "<root>", False)]
     open_ids: set[int] = set()
@@ -86,7 +87,8 @@ def check_text(doc: Any, where: str) -> None:
             sizes[key] = 1 + sum(sizes.get(id(c), 1) for c in children)
             if sizes[key] > MAX_EXPANDED_VALUES:
                 raise RefusedInput(f"scenario aliases expand to more than {MAX_EXPANDED_VALUES} values", where=where,
-                                   code="scenario_invalid", fix="write the replies out instead of nesting '*name' aliases")
+                                   code="scenario_invalid",
+                                   fix="write the replies out instead of nesting '*name' aliases")
             continue
         if key in sizes:
             continue

@@ -38,7 +38,7 @@ from live_trial.rehearsal.scenario import (
     select_rule,
 )
 
-__all__ = ["RehearsalServer", "rehearsal_env", "load_scenario", "Scenario", "NO_RULE_TEXT"]
+__all__ = ["RehearsalServer"]
 
 DEFAULT_CHUNK_CHARS = 64
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",

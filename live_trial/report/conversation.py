@@ -33,8 +33,9 @@ _AGENT_ID = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
 @dataclass
 class Entry:
     """One thing in the conversation. ``kind``: prompt (what was typed or pasted: a human prompt), meta (text the CLI
-    added: a skill's body, a task notification, a subagent's instructions), text, thinking, tool (a call and its result), error (an API error), note (compaction, an
-    interruption, a part left out). ``source``: the raw file it is in (relative to the workdir)."""
+    added: a skill's body, a task notification, a subagent's instructions), text, thinking, tool (a call and its
+    result), error (an API error), note (compaction, an interruption, a part left out). ``source``: the raw file it is
+    in (relative to the workdir)."""
 
     kind: str
     source: str

@@ -88,7 +88,8 @@ def _merge_watches(ledgers: list[tuple[Path, dict]], conflicts: list[str]) -> di
             if old == w:
                 continue
             short, long_ = sorted((old, w), key=lambda x: len(x["history"]))
-            if len(short["history"]) < len(long_["history"]) and long_["history"][:len(short["history"])] == short["history"]:
+            if (len(short["history"]) < len(long_["history"])
+                    and long_["history"][:len(short["history"])] == short["history"]):
                 by_id[w["id"]] = (source if long_ is w else seen[0], long_)
             else:
                 conflicts.append(f"watch {w['id']} differs in {seen[0]} and {source} (neither history continues the "
@@ -154,7 +155,8 @@ def merge_eval_logs(sources: Iterable[Path], into: Path) -> MergeResult:
                 files[rel] = path
             elif not _same(first, path):
                 result.conflicts.append(f"{rel} differs in {_root_of(first, rel)} and {root}")
-    result.conflicts += [f"{rel} is a folder in one eval-log and a file in another" for rel in sorted(dirs & set(files))]
+    result.conflicts += [f"{rel} is a folder in one eval-log and a file in another"
+                         for rel in sorted(dirs & set(files))]
     ledger = _merge_watches(ledgers, result.conflicts)
     if result.conflicts:
         more = f" ({len(result.conflicts)} conflicts in all)" if len(result.conflicts) > 1 else ""

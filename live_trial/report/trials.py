@@ -97,6 +97,8 @@ class TrialInfo:
         return str(self.verdict.get("summary") or outcome.summariser(lang)(self.verdict))
 
     def sort_key(self) -> tuple[float, str]:
+        """``(start in epoch seconds, run id)``: the order of the trial list; a row without a readable start counts as
+        0.0."""
         return (epoch_or_none(self.when) or 0.0, self.run_id)
 
 

@@ -1,11 +1,11 @@
-"""The only code that talks to tmux (ARCHITECTURE invariant 2; seed 001 "live-trial-backend.py").
+r"""The only code that talks to tmux (ARCHITECTURE invariant 2; seed 001 "live-trial-backend.py").
 
 Every tmux command goes through :meth:`Backend._run` (one process boundary; it calls libtmux's ``Server.cmd``): argv
 list in, :class:`TmuxResult` out. The socket flag (``-L``, default ``live-trial``, env ``LIVE_TRIAL_SOCKET``) and
 ``-f /dev/null`` (no user tmux.conf: a user's extended-keys / prefix / paste settings cannot change what the CLI
 receives) are added there and nowhere else. There too every argument is escaped for tmux's argv parser
 (:func:`~live_trial.session.rules.tmux_args`): a final ``;`` would end the command, so text, paths and cwds ending in
-``;`` are sent as ``…\\;``; commands are chained only with :data:`SEP`.
+``;`` are sent as ``…\;``; commands are chained only with :data:`SEP`.
 
 Targets are always exact: sessions as ``=NAME``; panes by the pane id (``%N``) read back from an exact listing
 (``send-keys -t =NAME`` fails with "can't find pane: =NAME" on tmux 3.3a, and a bare ``-t NAME`` matches by prefix: with
@@ -31,10 +31,8 @@ import libtmux
 from libtmux import exc as libtmux_exc
 
 from live_trial.errors import Blocked, ExitCode, LiveTrialError, RefusedInput
-from live_trial.session import proctree
-from live_trial.session.rules import (SEP, Lease, PaneRow, ReapDecision, SessionInfo, TmuxResult, buffer_name,
-                                     check_keys, format_literal, owner_token, pane_row, proc_start_ticks,
-                                     reap_decisions, resolve_socket, tmux_args, validate_session_name)
+from live_trial.session import proctree, rules
+from live_trial.session.rules import SEP, Lease, PaneRow, ReapDecision, SessionInfo, TmuxResult
 from live_trial.stop_reasons import StopReason
 
 PID_LOG_ENV = "LIVE_TRIAL_PID_LOG"
@@ -68,7 +66,7 @@ class Backend:
 
     def __init__(self, socket: str | None = None, *, tmux_bin: str | None = None,
                  env: Mapping[str, str] | None = None) -> None:
-        self.socket = resolve_socket(socket, env)
+        self.socket = rules.resolve_socket(socket, env)
         self._tmux_bin = tmux_bin
         self._server = libtmux.Server(socket_name=self.socket, config_file=NO_CONFIG, tmux_bin=tmux_bin)
         #: Finds and ends a session's processes (:mod:`live_trial.session.proctree`; a fake in unit tests).
@@ -83,16 +81,16 @@ class Backend:
         return found
 
     def _run(self, *args: str, env: Mapping[str, str] | None = None) -> TmuxResult:
-        """Run ``tmux -f /dev/null -L <socket> <args>`` and return a :class:`TmuxResult`.
+        r"""Run ``tmux -f /dev/null -L <socket> <args>`` and return a :class:`TmuxResult`.
 
         ``args`` go through :func:`tmux_args` first: :data:`SEP` chains two commands, every other element is data,
-        and one ending in ``;`` is sent as ``…\\;`` so tmux does not take it for the end of the command (a plain
+        and one ending in ``;`` is sent as ``…\;`` so tmux does not take it for the end of the command (a plain
         ``";"`` string is data too). ``TmuxResult.argv`` holds the escaped argv. Without ``env`` the command goes
         through libtmux (``Server.cmd`` → ``common.tmux_cmd``). With ``env`` (only ``new-session``: libtmux's
         ``tmux_cmd`` cannot pass an environment) the same argv runs through :mod:`subprocess` with exactly that client
         environment. Raises Blocked when tmux is missing, TmuxError when tmux does not answer within 30 s (subprocess
         path). Retries (up to 3) a command that met a tmux server in the middle of exiting."""
-        argv = tmux_args(args)
+        argv = rules.tmux_args(args)
         for attempt in range(SERVER_RACE_RETRIES + 1):
             result = self._run_once(*argv, env=env)
             # The last session's kill makes the server exit; a client connecting in that instant gets
@@ -183,7 +181,7 @@ class Backend:
     def set_meta(self, name: str, **values: str) -> None:
         """Store facts about a session as tmux user options ``@lt_<key>`` (cwd, session_id, config_dir, model)
         so later steps (``send``, ``poll``) can find them from the session name. Paths and ids only."""
-        validate_session_name(name)
+        rules.validate_session_name(name)
         args: list[str] = []
         for key, value in values.items():
             if not re.fullmatch(r"[a-z_]{1,30}", key):
@@ -196,8 +194,9 @@ class Backend:
     def set_owner(self, name: str, owner_pid: int) -> None:
         """Record ``owner_pid`` as the harness that drives session ``name`` (``run --resume`` takes over a
         session whose harness died, so reap must not remove it). Raises TmuxError when the session is gone."""
-        validate_session_name(name)
-        self._check(self._run("set-option", "-t", f"={name}:", OWNER_OPTION, owner_token(owner_pid)), "set-option")
+        rules.validate_session_name(name)
+        owner = rules.owner_token(owner_pid)
+        self._check(self._run("set-option", "-t", f"={name}:", OWNER_OPTION, owner), "set-option")
 
     def renew_lease(self, name: str) -> Lease | None:
         """Renew the lease of a session started by ``boot`` for its time-to-live from now, as each step does (README
@@ -207,7 +206,7 @@ class Backend:
 
     def get_meta(self, name: str, key: str) -> str | None:
         """A value stored with :meth:`set_meta`, or None when unset or the session is gone."""
-        validate_session_name(name)
+        rules.validate_session_name(name)
         result = self._run("show-options", "-v", "-t", f"={name}:", f"{META_PREFIX}{key}")
         if not result.ok or not result.stdout:
             return None
@@ -232,11 +231,11 @@ class Backend:
             if self._gone(result):
                 return []
             self._check(result, "list-panes")
-        return [row for row in map(pane_row, result.stdout) if row is not None]
+        return [row for row in map(rules.pane_row, result.stdout) if row is not None]
 
     def pane(self, name: str) -> PaneRow | None:
         """The pane of exactly this session (id, pid, dead flag, …) in one tmux call; None when the session is gone."""
-        validate_session_name(name)
+        rules.validate_session_name(name)
         for row in self.panes():
             if row.session == name:  # exact string equality, never a prefix
                 return row
@@ -255,7 +254,7 @@ class Backend:
 
     def has_session(self, name: str) -> bool:
         """True when a session with exactly this name exists (``has-session -t =NAME``)."""
-        validate_session_name(name)
+        rules.validate_session_name(name)
         return self._run("has-session", "-t", f"={name}").ok
 
     def pane_alive(self, name: str) -> bool:
@@ -285,7 +284,7 @@ class Backend:
         ``@live_trial_lease`` (same call). The pane pid and its start ticks are appended to ``$LIVE_TRIAL_PID_LOG``
         when set. Raises RefusedInput (bad name, existing session, size below 200x50, argv of one word), Blocked
         (tmux missing), TmuxError."""
-        validate_session_name(name)
+        rules.validate_session_name(name)
         if width < MIN_WIDTH or height < MIN_HEIGHT:
             raise RefusedInput(f"pane size {width}x{height} is below {MIN_WIDTH}x{MIN_HEIGHT}", where=name,
                                fix="dialogs need the room to draw every option")
@@ -300,7 +299,7 @@ class Backend:
         env = {k: v for k, v in env.items() if k and "=" not in k and "\0" not in k + v and k != proctree.TAG_ENV}
         names = set(env) | self._global_env_names()
         missing = sorted(names - self._update_environment())
-        owner = owner_token(owner_pid if owner_pid is not None else os.getpid())
+        owner = rules.owner_token(owner_pid if owner_pid is not None else os.getpid())
         fmt = "#{session_id}|#{pane_id}|#{pane_pid}"
         # The server is a harness's own (checked above), or this command starts it: its globals are ours to set,
         # again each time (a server that exited in between is started by this very command).
@@ -309,7 +308,7 @@ class Backend:
         if missing:
             args += ["set-option", "-ga", "update-environment", " ".join(missing), SEP]
         args += ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
-                 "-c", format_literal(os.fspath(cwd)), "-e", f"{proctree.TAG_ENV}={name}",
+                 "-c", rules.format_literal(os.fspath(cwd)), "-e", f"{proctree.TAG_ENV}={name}",
                  "-P", "-F", fmt, *argv, SEP, "set-option", "-t", f"={name}:", OWNER_OPTION, owner]
         if lease is not None:
             args += [SEP, "set-option", "-t", f"={name}:", LEASE_OPTION, lease.text()]
@@ -325,7 +324,7 @@ class Backend:
         log = os.environ.get(PID_LOG_ENV)
         if log:
             with open(log, "a", encoding="utf-8") as fh:     # pid and start time: a reused pid is not ours
-                fh.write(f"{pid} {proc_start_ticks(int(pid)) or '-'}\n")
+                fh.write(f"{pid} {rules.proc_start_ticks(int(pid)) or '-'}\n")
         return SessionInfo(name=name, session_id=session_id, pane_id=pane_id, pane_pid=int(pid))
 
     def _global_env_names(self) -> set[str]:
@@ -344,15 +343,15 @@ class Backend:
         FILE`` → ``paste-buffer -b NAME -p`` → ``delete-buffer -b NAME`` (always, in ``finally``). Never the default
         buffer, never send-keys (seed 001 absolute rule 2). Returns the buffer name. Raises RefusedInput (bad name,
         missing file, session gone)."""
-        validate_session_name(name)
+        rules.validate_session_name(name)
         path = os.path.abspath(os.fspath(path))
         if not os.path.isfile(path):
             raise RefusedInput("file to paste does not exist", where=path, fix="write the task file first",
                                code="missing_file")
         pane = self._pane_id(name)
-        buf = buffer_name(name, path)
+        buf = rules.buffer_name(name, path)
         try:
-            self._check(self._run("load-buffer", "-b", buf, format_literal(path)), "load-buffer")
+            self._check(self._run("load-buffer", "-b", buf, rules.format_literal(path)), "load-buffer")
             self._check(self._run("paste-buffer", "-b", buf, "-p", "-t", pane), "paste-buffer")
         finally:
             self._run("delete-buffer", "-b", buf)
@@ -360,7 +359,7 @@ class Backend:
 
     def send_keys(self, name: str, *keys: str) -> None:
         """Send short fixed keys (``Enter``, ``Down``, ``Escape``, or 1-3 characters) to the pane."""
-        keys_ok = check_keys(keys)
+        keys_ok = rules.check_keys(keys)
         pane = self._pane_id(name)
         self._check(self._run("send-keys", "-t", pane, *keys_ok), "send-keys")
 
@@ -393,7 +392,8 @@ class Backend:
         """True when the session's pane shows tmux's alternate screen (``#{alternate_on}``: the CLI's fullscreen
         renderer, whose pane keeps no scrollback), False when not, None when the session is gone."""
         row = self.pane(name)       # checks the name
-        result = self._run("display-message", "-p", "-t", row.pane_id, "#{session_name}|#{alternate_on}") if row else None
+        result = (self._run("display-message", "-p", "-t", row.pane_id, "#{session_name}|#{alternate_on}")
+                  if row else None)
         head, _, flag = (result.stdout[0] if result and result.ok and result.stdout else "").rpartition("|")
         return flag == "1" if head == name else None
 
@@ -402,7 +402,7 @@ class Backend:
         recorded at creation (looked up exactly when None). The reply carries the pane's session name, which must
         equal ``name`` (so a reused pane id never reads another session). Returns ``(False, "")`` when the session is
         gone; ``alive`` is False once ``#{pane_dead}`` is 1."""
-        validate_session_name(name)
+        rules.validate_session_name(name)
         pane = pane_id or self._pane_id(name)
         result = self._run("display-message", "-p", "-t", pane, "#{session_name}|#{pane_dead}", SEP,
                            "capture-pane", "-p", "-t", pane)
@@ -440,4 +440,4 @@ class Backend:
         """Kill the sessions :func:`~live_trial.session.rules.reap_decisions` removes (never one whose owner lives or
         whose lease holds); return every decision with its reason (``remove`` False for one gone already)."""
         return [d if not d.remove or self.kill_session(d.session) else ReapDecision(d.session, False, "gone already")
-                for d in reap_decisions(self.panes(), time.time(), expired=expired)]
+                for d in rules.reap_decisions(self.panes(), time.time(), expired=expired)]

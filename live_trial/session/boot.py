@@ -10,9 +10,9 @@ Order (nothing is created until every check passed):
 4. start: argv as the pane's own command (no shell), child environment without the nested-session
    variables; then watch the screen: accept the bypass dialog only with all four of its markers (seed 001 "boot"), name
    any other blocking screen (BOOT_FAIL within seconds), name a screen it does not know (a dialog of no known kind
-   unchanged for a second, or no prompt at the timeout: BOOT_FAIL ``unknown_screen``, a BLOCKED trial), notice an exit at start from ``#{pane_dead}``
-   (BOOT_FAIL with the pane's last lines), READY per :func:`live_trial.session.screen.is_ready`, TIMEOUT with
-   the capture tail. Every failure kills the session it created.
+   unchanged for a second, or no prompt at the timeout: BOOT_FAIL ``unknown_screen``, a BLOCKED trial), notice an exit
+   at start from ``#{pane_dead}`` (BOOT_FAIL with the pane's last lines), READY per
+   :func:`live_trial.session.screen.is_ready`, TIMEOUT with the capture tail. Every failure kills the session it made.
 """
 from __future__ import annotations
 
@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from live_trial.errors import Blocked, BootFail, BootTimeout, RefusedInput
-from live_trial.session import screen
+from live_trial.session import dialogs, screen
 from live_trial.session.backend import Backend
-from live_trial.session.environment import NESTED_VARS, RENDERER_DROPPED, RENDERER_ENV  # noqa: F401 - re-exported
-from live_trial.session.environment import child_env as child_env       # used here; re-exported (``X as X``)
+from live_trial.session.environment import child_env
 from live_trial.session.keys import ONE_PRESS, press_until
 from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
 from live_trial.stop_reasons import StopReason
@@ -220,7 +219,7 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     if plugin_dirs:
         from live_trial.session.plugin_check import check_plugins
 
-        plugin_warnings = check_plugins(claude_path, plugin_dirs, env, plugin_checks)   # BootFail before anything starts
+        plugin_warnings = check_plugins(claude_path, plugin_dirs, env, plugin_checks)  # BootFail before anything runs
     timeout_s = req.timeout_s if req.timeout_s is not None else _policy_boot_timeout(base_env)
     leased: dict[str, Any] = {"lease": req.lease} if req.lease is not None else {}
     spawned = clock()                  # the probe schedule counts from here, after a plugin check that may be slow
@@ -294,7 +293,7 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
     while True:
         if capture is None:
             capture = _probe(backend, session, pane_id, clock=clock, sleep=sleep)
-        if screen.bypass_dialog(capture):
+        if dialogs.bypass_dialog(capture):
             accept = not bypass_seen
             if accept:
                 _accept_bypass(backend, session, capture, pane_id, clock=clock, sleep=sleep)
@@ -435,14 +434,14 @@ def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, cl
     after one drawn late would land on whatever screen comes next (a folder-trust question's default is "Yes")."""
     def on_yes(now: str) -> bool:
         box = screen.dialog(now)
-        return bool(screen.bypass_dialog(now) and box and box.cursor_on("Yes, I accept"))
+        return bool(dialogs.bypass_dialog(now) and box and box.cursor_on("Yes, I accept"))
 
     press = (lambda: backend.send_keys(session, "Enter")) if enter else (lambda: None)
     capture = press_until(press, lambda: _probe(backend, session, pane_id, clock=clock, sleep=sleep),
-                          lambda now: not screen.bypass_dialog(now), on_yes if enter else (lambda now: False),
+                          lambda now: not dialogs.bypass_dialog(now), on_yes if enter else (lambda now: False),
                           clock=clock, sleep=sleep, poll_s=DIALOG_POLL_S, wait_s=DIALOG_STEP_WAIT_S * 2,
                           presses=ONE_PRESS)
-    if screen.bypass_dialog(capture):
+    if dialogs.bypass_dialog(capture):
         raise BootFail("the bypass-permissions dialog stayed open after Enter on \"Yes, I accept\"",
                        where=session, fix="boot again; if it repeats, report the screen below",
                        code=StopReason.BYPASS_DIALOG, details={"screen": "bypass-permissions dialog",

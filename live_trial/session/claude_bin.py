@@ -69,7 +69,7 @@ def version_key(version: str) -> tuple[int, int, int] | None:
 
 
 def pinned_install_candidates(start: Path | None = None) -> list[Path]:
-    """Paths where the project-local pinned install may be: next to the cwd (and its parents) and the source checkout."""
+    """Where the project-local pinned install may be: next to the cwd (and its parents) and the source checkout."""
     out: list[Path] = []
     here = (start or Path.cwd()).resolve()
     for folder in [here, *here.parents]:

@@ -1,6 +1,6 @@
 """Open dialogs on a pane capture: the options of a dialog drawn with numbers (2.1.197, every gate) or without them
 (2.1.332's bypass and trust dialogs), its kind, its question, and the bypass dialog's four exact markers (seed 001
-"boot"). Pure, no tmux; :mod:`live_trial.session.screen` re-exports these names."""
+"boot"). Pure, no tmux; :func:`dialog` is also :mod:`live_trial.session.screen`'s, for the Screen protocol."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -32,6 +32,7 @@ class Dialog:
 
     @property
     def selected(self) -> DialogOption | None:
+        """The option the cursor (❯) is on, or None when the screen shows no cursor."""
         return next((o for o in self.options if o.selected), None)
 
     def cursor_on(self, label: str) -> bool:

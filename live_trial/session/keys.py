@@ -21,7 +21,8 @@ ONE_PRESS = 1         # a cursor key (Down/Up), and every key of boot: pressed o
 
 def press_until(press: Callable[[], None], look: Callable[[], str], done: Callable[[str], bool],
                 unchanged: Callable[[str], bool], *, clock: Callable[[], float], sleep: Callable[[float], None],
-                retry_s: float = KEY_RETRY_S, presses: int = KEY_PRESSES, poll_s: float = 0.05, wait_s: float = 10.0) -> str:
+                retry_s: float = KEY_RETRY_S, presses: int = KEY_PRESSES, poll_s: float = 0.05,
+                wait_s: float = 10.0) -> str:
     """Press a key (``press()``) until ``done(screen)``; returns the last screen ``look()`` gave.
 
     A dialog of 2.1.332 drops keys pressed in its first ~0.3 s (AskUserQuestion and permission dialogs: Enter;

@@ -1,7 +1,7 @@
 """The one table of Claude Code TUI markers (``MARKERS``) and the line reading every screen function shares: the
 lines of a capture and where the input box is. Pure, no tmux. What each marker was seen as, per CLI release: the
 docstring of :mod:`live_trial.session.screen` and references/transcript-jsonl.md "Screen and boot on 2.1.197 and
-2.1.332"; :mod:`~live_trial.session.screen` re-exports the table, so ``screen.MARKERS`` is this one."""
+2.1.332"."""
 from __future__ import annotations
 
 import re

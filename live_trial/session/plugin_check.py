@@ -25,10 +25,11 @@ The validator is a node process of about 0.6-1 s of CPU: its answers are kept in
 (``schemas/plugin-validate-cache.schema.json``; cache dir: env ``LIVE_TRIAL_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/live-trial``, else ``~/.cache/live-trial``), keyed by the claude executable, the plugin files the
 validator reads and the parser that read it (:func:`validator_key`), so repeated trials of an unchanged plugin do not
-run it again. Seen with strace on 2.1.197: it opens the plugin folder, ``.claude-plugin/plugin.json`` and ``marketplace.json``, ``agents/``,
-``commands/``, ``hooks/hooks.json``, ``skills/`` and each ``skills/*/SKILL.md`` (references/transcript-jsonl.md
-"Plugins"). The listing checks also read the repository's README/LICENSE, which the key leaves out: they never reach
-a verdict. An unreadable or invalid cache, or one of another :data:`CACHE_VERSION`, is treated as empty.
+run it again. Seen with strace on 2.1.197: it opens the plugin folder, ``.claude-plugin/plugin.json`` and
+``marketplace.json``, ``agents/``, ``commands/``, ``hooks/hooks.json``, ``skills/`` and each ``skills/*/SKILL.md``
+(references/transcript-jsonl.md "Plugins"). The listing checks also read the repository's README/LICENSE, which the key
+leaves out: they never reach a verdict. An unreadable or invalid cache, or one of another :data:`CACHE_VERSION`, is
+treated as empty.
 """
 from __future__ import annotations
 
@@ -324,7 +325,8 @@ def _run_validator(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[s
                     result.listing, result.unknown, result.result = found.listing, found.unknown, found.result
                     if result.exit_code != 0 and not result.errors:
                         tail = " | ".join(ln.strip() for ln in (text or "").splitlines() if ln.strip())[-300:]
-                        result.problem = f"exit {result.exit_code} without a validation error line: {tail or '(no output)'}"
+                        result.problem = (f"exit {result.exit_code} without a validation error line: "
+                                          f"{tail or '(no output)'}")
                 except subprocess.TimeoutExpired:
                     _end_group(proc)
                     result.problem = f"no answer within {timeout_s:.0f}s"
@@ -361,7 +363,8 @@ def check_plugins(claude_path: str, plugin_dirs: Sequence[Path], env: Mapping[st
                      for path, text in result.warnings]
         if result.unknown:
             warnings.append(f"plugin {result.plugin_dir.name}: the CLI's plugin validator printed "
-                            f"{len(result.unknown)} line(s) this harness does not know, first: \"{result.unknown[0][:160]}\" (run "
+                            f"{len(result.unknown)} line(s) this harness does not know, first: "
+                            f"\"{result.unknown[0][:160]}\" (run "
                             "`live-trial doctor --cli`)")
         if result.problem:
             warnings.append(f"plugin {result.plugin_dir.name}: the CLI's plugin validator could not be used "

@@ -127,7 +127,7 @@ def all_tagged() -> dict[str, list[Proc]]:
 
 
 def _ancestry() -> set[int]:
-    """This process and its ancestors: never signalled, whatever their environment says."""
+    """The harness's own process and its ancestors: never signalled, whatever their environment says."""
     out, pid = set(), os.getpid()
     while pid > 1 and pid not in out:
         out.add(pid)

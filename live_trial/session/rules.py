@@ -111,12 +111,12 @@ SEP = CommandSeparator(";")
 
 
 def escape_arg(arg: str) -> str:
-    """``arg`` written so that tmux's argv parser hands ``arg`` back unchanged to the command.
+    r"""``arg`` written so that tmux's argv parser hands ``arg`` back unchanged to the command.
 
     tmux (``cmd_parse_from_arguments``) ends a command at an argv element whose last character is ``;``
-    and drops that ``;``; an element ending in ``\\;`` keeps a literal ``;`` there instead. So a final
-    ``;`` becomes ``\\;`` and nothing else changes: ``"abc;"`` -> ``"abc\\;"``, ``";"`` -> ``"\\;"``,
-    ``"a;b;"`` -> ``"a;b\\;"``, ``"x\\;"`` -> ``"x\\\\;"`` (tmux turns that back into ``x\\;``). Checked on
+    and drops that ``;``; an element ending in ``\;`` keeps a literal ``;`` there instead. So a final
+    ``;`` becomes ``\;`` and nothing else changes: ``"abc;"`` -> ``"abc\;"``, ``";"`` -> ``"\;"``,
+    ``"a;b;"`` -> ``"a;b\;"``, ``"x\;"`` -> ``"x\\;"`` (tmux turns that back into ``x\;``). Checked on
     tmux 3.3a with ``send-keys -l``. Format expansion (``#{…}``, ``#(…)``) done later by some commands
     (``load-buffer`` path, ``new-session -c``) is :func:`format_literal`'s job. Returns a str; raises nothing.
     """
@@ -224,6 +224,7 @@ class TmuxResult:
 
     @property
     def ok(self) -> bool:
+        """True when tmux exited 0."""
         return self.returncode == 0
 
 

@@ -12,10 +12,12 @@ Version-dependent: every marker below was seen on the real CLI 2.1.197 in tmux 3
 - Folder trust (``projects.<cwd>.hasTrustDialogAccepted`` false): `` Accessing workspace:`` / cwd /
   `` Quick safety check: Is this a project you created or one you trust? …`` / `` ❯ 1. Yes, I trust this folder`` /
   ``   2. No, exit`` / `` Enter to confirm · Esc to cancel``.
-- API-key approval (key not in ``customApiKeyResponses.approved``): ``  Detected a custom API key in your environment`` /
-  ``  ANTHROPIC_API_KEY: sk-ant-...…AA`` / ``  Do you want to use this API key?`` / ``    1. Yes`` / ``  ❯ 2. No (recommended)``.
+- API-key approval (key not in ``customApiKeyResponses.approved``):
+  ``  Detected a custom API key in your environment`` / ``  ANTHROPIC_API_KEY: sk-ant-...…AA`` /
+  ``  Do you want to use this API key?`` / ``    1. Yes`` / ``  ❯ 2. No (recommended)``.
 - Onboarding (no ``hasCompletedOnboarding``): ``Welcome to Claude Code v2.1.197`` / `` Let's get started.`` /
-  `` Choose the text style that looks best with your terminal`` / ``   1. Auto (match terminal)`` / `` ❯ 2. Dark mode ✔`` …
+  `` Choose the text style that looks best with your terminal`` / ``   1. Auto (match terminal)`` /
+  `` ❯ 2. Dark mode ✔`` …
 - Not logged in (no key, no login): the ready prompt with the footer ``Not logged in · Run /login``.
 - Unreachable API (ANTHROPIC_BASE_URL on a closed port) while busy:
   ``✻ Unable to connect to API (ConnectionRefused) · Retrying in 7s · attempt 5/10`` in place of the spinner line.
@@ -44,8 +46,8 @@ captures ``tests/unit/screens/*_332.txt``):
 
 - Bypass and trust dialogs draw their options without numbers: ``  ❯ No, exit`` / ``    Yes, I accept``; the
   trust dialog puts `` ❯ No, exit`` first, then ``   Yes, I trust this folder``. :func:`dialog` reads them as the block
-  right above the footer with one ``❯`` line, every label at one column (``Dialog.numbered`` False, numbers = positions).
-  The four bypass markers and the trust marker are unchanged, so recognition stays on the same exact text.
+  right above the footer with one ``❯`` line, every label at one column (``Dialog.numbered`` False, numbers =
+  positions). The four bypass markers and the trust marker are unchanged, so recognition stays on the same exact text.
 - AskUserQuestion and the permission dialog stay numbered (the permission dialog gains
   ``3. Yes, and switch to auto mode · …`` and the footer `` Esc to cancel · Tab to amend``). Enter pressed in their
   first moments is dropped (callers press again: :mod:`live_trial.session.keys`).
@@ -61,13 +63,12 @@ from __future__ import annotations
 
 import re
 
-from live_trial.session.dialogs import Dialog, DialogOption, bypass_dialog, dialog
-from live_trial.session.markers import MARKERS, NBSP, PROMPT_GLYPH, _input_index, _input_text, _lines
+from live_trial.session.dialogs import bypass_dialog, dialog
+from live_trial.session.markers import MARKERS, NBSP, _input_index, _input_text, _lines
 
-#: The names re-exported from markers and dialogs, and the functions of :class:`live_trial.session.protocols.Screen`
-#: (a type checker reads a module with ``__all__`` as exporting only these).
-__all__ = ["MARKERS", "NBSP", "PROMPT_GLYPH", "Dialog", "DialogOption", "bypass_dialog", "dialog", "background_work",
-           "is_busy", "mask_volatile"]
+#: The functions of :class:`live_trial.session.protocols.Screen`, which this module is: ``dialog`` comes from
+#: :mod:`live_trial.session.dialogs` (a type checker reads a module with ``__all__`` as exporting only these).
+__all__ = ["dialog", "background_work", "is_busy", "mask_volatile"]
 
 BLOCKING_ADVICE = {
     "folder-trust question": "the CLI asks whether to trust the trial folder; run `claude` once in that folder and "
@@ -159,8 +160,8 @@ def background_work(capture: str) -> dict[str, int]:
     the input box (``✻ Waiting for 1 background agent to finish``). Lines higher up are history: the
     ``✻ Cooked for 0s · 1 shell still running`` line and an older ``Waiting for …`` line stay on screen after the
     work ended, so they are not read. A right-aligned hint between the status line and the box (the fullscreen
-    renderer of 2.1.332 draws ``◐ medium · /effort`` or the tmux focus-events notice there) is skipped. The footer is masked from poll's progress hash (``MARKERS["footer"]``): it is
-    read here for the state only."""
+    renderer of 2.1.332 draws ``◐ medium · /effort`` or the tmux focus-events notice there) is skipped. The footer is
+    masked from poll's progress hash (``MARKERS["footer"]``): it is read here for the state only."""
     lines = _lines(capture)
     found = {"shells": 0, "agents": 0}
     idx = _input_index(lines)
@@ -225,11 +226,11 @@ def mask_volatile(capture: str) -> str:
     progress" hash (seed 001 STALL). Returns the masked text (lines right-stripped, same line count).
 
     Masked: the footer line under the input box (its mode, its hints and its passing notices: ``MARKERS["footer"]``,
-    a turn's end is seen in the transcript, not there); the spinner line's glyph, verb and ``(Ns · ↓ N tokens)``; ``Running… (Ns)`` and any other
-    ``(<N>s|m|h …)`` timer; ``✻ <Verb> for Ns``; ``Retrying in Ns`` / ``attempt N/M``; token counts outside
-    the subagent panel; the blinking ``●`` at column 0 of a running tool; the clock at the end of a running tool's row
-    in the fullscreen renderer (2.1.332: ``● Waiting a while · 1m 1s``, its ``⎿  $ cmd (1m 0s)`` is a ``(…)`` timer);
-    and the elapsed time of a
+    a turn's end is seen in the transcript, not there); the spinner line's glyph, verb and ``(Ns · ↓ N tokens)``;
+    ``Running… (Ns)`` and any other ``(<N>s|m|h …)`` timer; ``✻ <Verb> for Ns``; ``Retrying in Ns`` / ``attempt N/M``;
+    token counts outside the subagent panel; the blinking ``●`` at column 0 of a running tool; the clock at the end of a
+    running tool's row in the fullscreen renderer (2.1.332: ``● Waiting a while · 1m 1s``, its ``⎿  $ cmd (1m 0s)`` is a
+    ``(…)`` timer); and the elapsed time of a
     subagent panel row (``3s``, ``1m 5s``). Kept: that row's token count, which grows only when the
     subagent receives tokens, so a subagent that streams is progress and a hung one can STALL.
     """

@@ -1,4 +1,4 @@
-"""Deliver a task file to a READY session, confirmed by the transcript; answer a gate (seed 001 "send").
+r"""Deliver a task file to a READY session, confirmed by the transcript; answer a gate (seed 001 "send").
 
 Delivery: the file goes file → named buffer → bracketed paste (``Backend.paste_file``), then one
 Enter. It counts as delivered only when the newest human prompt of the transcript after the send
@@ -9,7 +9,7 @@ that wrapper, and the delivery notes say so. Otherwise a named :class:`DeliveryF
 
 - ``parked``: no new prompt, and the text (or a ``[Pasted text #N …]`` chip) still sits in the input box
   after one more Enter (counted in ``extra_enters``);
-- ``mangled``: a new prompt arrived but differs only by lost newlines ("AAA\\nBBB" → "AAABBB");
+- ``mangled``: a new prompt arrived but differs only by lost newlines ("AAA\nBBB" → "AAABBB");
 - ``cross_talk``: a new prompt arrived with other text (another trial's task);
 - ``lost``: no new prompt, nothing parked, nothing on screen to press Enter for;
 - ``transcript_moved``: the session moved to another transcript file while the text was sent (``follow`` names the
@@ -29,7 +29,9 @@ from typing import Any, Callable, NoReturn
 from live_trial.errors import DeliveryFailed, RefusedInput
 from live_trial.session import screen
 from live_trial.session.backend import Backend
+from live_trial.session.dialogs import Dialog, DialogOption
 from live_trial.session.keys import ONE_PRESS, press_until
+from live_trial.session.markers import MARKERS
 from live_trial.stop_reasons import StopReason
 
 SHOW_WAIT_S = 5.0        # wait for the paste to show in the input box before Enter
@@ -99,7 +101,8 @@ def classify_arrival(expected: str, got: str) -> str:
     """``ok`` / ``ok_tabs`` / ``mangled`` / ``cross_talk`` for an arrived prompt against the expected text.
 
     ``ok_tabs``: equal once each tab of the file is read as four spaces — the 2.1.197 CLI turns every
-    pasted tab into four spaces (seen on the real CLI, references/transcript-jsonl.md), so that is a delivery, with a note.
+    pasted tab into four spaces (seen on the real CLI, references/transcript-jsonl.md), so that is a delivery, with a
+    note.
     """
     want, have = _norm(expected), _norm(got)
     if want == have:
@@ -159,7 +162,8 @@ def send_file(backend: Backend, session: str, path: str | os.PathLike[str], *, t
     if _wrapped(record):
         notes.append("the CLI stored the paste wrapped in <pasted_content>; the text inside it was compared")
     if watch.moved:
-        notes.append(f"the session moved to another transcript while the text was sent; it arrived in {watch.path.name}")
+        notes.append("the session moved to another transcript while the text was sent; "
+                     f"it arrived in {watch.path.name}")
     return Delivery(delivered=True, extra_enters=extra, record_uuid=record.get("uuid"),
                     elapsed_s=clock() - started, buffer=buf, notes=notes)
 
@@ -255,7 +259,7 @@ def answer_gate(backend: Backend, session: str, response: str, *, clock: Callabl
         raise RefusedInput("no dialog is open to answer", where=session, fix="poll again; answer only on GATE",
                            code="no_dialog")
     free_text = response.startswith(FREE_TEXT_PREFIX)
-    wanted = screen.MARKERS["free_text_option"] if free_text else response.strip()
+    wanted = MARKERS["free_text_option"] if free_text else response.strip()
     option = box.option(wanted)
     if option is None and wanted.isdigit():
         option = next((o for o in box.options if o.number == int(wanted)), None)
@@ -283,7 +287,8 @@ def _shape(capture: str) -> tuple[str, str, int | None, str | None] | None:
     return box.kind, box.question, sel.number if sel else None, " ".join(sel.label.split()) if sel else None
 
 
-def _confirm(backend: Backend, session: str, *, clock: Callable[[], float], sleep: Callable[[float], None]) -> list[str]:
+def _confirm(backend: Backend, session: str, *, clock: Callable[[], float],
+             sleep: Callable[[float], None]) -> list[str]:
     """Press Enter on the dialog, and again (bounded) while it still shows the same question with the cursor where it
     was: a 2.1.332 dialog drops the Enter pressed in its first ~0.3 s (:mod:`live_trial.session.keys`). Returns the
     keys pressed."""
@@ -315,7 +320,7 @@ def _type_answer(backend: Backend, session: str, text: str, number: int, *, cloc
         shown = " ".join(box.selected.label.split()) if box and box.selected and box.selected.number == number else ""
         if shown == want or (len(want) > 60 and len(shown) >= 40 and want.startswith(shown)):
             return
-        if not typed_again and shown == screen.MARKERS["free_text_option"] and clock() > deadline - GATE_WAIT_S / 2:
+        if not typed_again and shown == MARKERS["free_text_option"] and clock() > deadline - GATE_WAIT_S / 2:
             backend.type_text(session, text)
             typed_again = True
         if clock() > deadline:
@@ -324,7 +329,7 @@ def _type_answer(backend: Backend, session: str, text: str, number: int, *, cloc
                                  details={"shown": shown, "expected": want[:EVIDENCE_CHARS]})
 
 
-def _move_to(backend: Backend, session: str, option: screen.DialogOption, box: screen.Dialog, *,
+def _move_to(backend: Backend, session: str, option: DialogOption, box: Dialog, *,
              clock: Callable[[], float], sleep: Callable[[float], None]) -> list[str]:
     keys: list[str] = []
     current = box.selected.number if box.selected else 1

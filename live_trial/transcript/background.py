@@ -66,7 +66,8 @@ class Background:
     def __init__(self, shells: int = 0, agents: int = 0, tasks: list[BackgroundTask] | None = None,
                  sources: list[str] | None = None, ended_silently: list[str] | None = None) -> None:
         self.shells, self.agents = shells, agents
-        self.tasks, self.sources, self.ended_silently = list(tasks or []), list(sources or []), list(ended_silently or [])
+        self.tasks, self.sources = list(tasks or []), list(sources or [])
+        self.ended_silently = list(ended_silently or [])
 
     @property
     def running(self) -> bool:
@@ -151,7 +152,8 @@ def transcript_tasks(events: Iterable[Mapping[str, Any]]) -> list[BackgroundTask
     return list(started.values())
 
 
-def _started_task(result: Mapping[str, Any], block: Mapping[str, Any], tool_input: Mapping[str, Any]) -> BackgroundTask | None:
+def _started_task(result: Mapping[str, Any], block: Mapping[str, Any],
+                  tool_input: Mapping[str, Any]) -> BackgroundTask | None:
     description = str(tool_input.get("description") or result.get("description") or "")
     if isinstance(result.get("backgroundTaskId"), str) and result["backgroundTaskId"]:
         found = _OUTPUT_RE.search(_result_text(block))

@@ -2,8 +2,8 @@
 
 Each case is ``Case(name, build, expect)`` where ``build()`` returns ``(records, session_status)`` (or with a third
 item, the screen's background counts) and ``expect`` maps Status fields to expected values (``background_kind``: the
-kind of ``Status.background``, ``warnings_contain``: a text one warning holds). The shapes follow what CLI 2.1.197 writes
-(references/transcript-jsonl.md); the cases cover every rule documented there.
+kind of ``Status.background``, ``warnings_contain``: a text one warning holds). The shapes follow what CLI 2.1.197
+writes (references/transcript-jsonl.md); the cases cover every rule documented there.
 """
 from __future__ import annotations
 

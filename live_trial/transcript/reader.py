@@ -210,8 +210,8 @@ def read_tail(path: str | os.PathLike[str], *, max_bytes: int = TAIL_MAX_BYTES, 
     the oldest of which is older (by timestamp) than that prompt (out-of-order first turns, claude-cli-observed.md
     pitfall 1), or at the start of the file, or once the lines read span ``max_bytes``. Whatever the line lengths,
     at most ``max(max_bytes, scan_max_bytes)`` bytes plus one block and one summary head (or one record after a NUL
-    hole) are read (:func:`records_backwards`). Records are returned in file order. The cost depends on the size of the last turn
-    (bounded), not of the file (benchmarks/status.py).
+    hole) are read (:func:`records_backwards`). Records are returned in file order. The cost depends on the size of the
+    last turn (bounded), not of the file (benchmarks/status.py).
     """
     result = ReadResult(reached_start=False)
     found: list[dict[str, Any]] = []             # newest first

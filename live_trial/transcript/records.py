@@ -170,8 +170,8 @@ def human_prompts(records: Iterable[_Record]) -> list[_Record]:
 
 
 def normalise_text(text: str) -> str:
-    """The one text comparison of the project: CRLF/CR become LF, trailing whitespace is stripped from each
-    line and from the end. Newlines inside the text are kept ("AAA\\nBBB" never equals "AAABBB")."""
+    r"""The one text comparison of the project: CRLF/CR become LF, trailing whitespace is stripped from each
+    line and from the end. Newlines inside the text are kept ("AAA\nBBB" never equals "AAABBB")."""
     lines = str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return "\n".join(line.rstrip() for line in lines).rstrip()
 

@@ -1,4 +1,4 @@
-"""Reading a transcript forwards in one pass, with memory bounded by a constant (ARCHITECTURE invariant 9).
+r"""Reading a transcript forwards in one pass, with memory bounded by a constant (ARCHITECTURE invariant 9).
 
 :class:`Pass` reads a file from a byte offset in chunks of :data:`CHUNK_BYTES`, hands each chunk to ``on_chunk``
 (to hash while reading) and yields the records of its complete lines, in file order. A line up to
@@ -12,7 +12,7 @@ Every transcript byte this package reads goes through :func:`open_transcript`, w
 :data:`COUNTER` (the suite bounds reads by bytes, benchmarks/status.py prints the bytes of an idle poll tick).
 
 A record is refused (counted as malformed, never raised) when it is not a JSON object, is nested deeper than
-:data:`MAX_RECORD_DEPTH` or holds an integer of more than 4300 digits; a lone surrogate (``\\ud800`` escape) in a
+:data:`MAX_RECORD_DEPTH` or holds an integer of more than 4300 digits; a lone surrogate (``\ud800`` escape) in a
 string is replaced by its escape text, so text from a transcript can always be written as UTF-8.
 """
 from __future__ import annotations
@@ -153,7 +153,7 @@ def _depth(value: Any) -> int:
 
 
 def scrub_text(text: str) -> str:
-    """``text`` with each lone surrogate replaced by its ``\\udXXX`` escape text (valid UTF-8 afterwards)."""
+    r"""``text`` with each lone surrogate replaced by its ``\udXXX`` escape text (valid UTF-8 afterwards)."""
     if not _has_lone_surrogate(text):
         return text
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
@@ -204,15 +204,15 @@ def _shape(value: Any) -> tuple[int, bool] | None:
 
 
 def check_record(rec: Any, raw: bytes, offset: int, tally: Tally) -> dict[str, Any] | None:
-    """``rec`` when it is a transcript record (a JSON object whose ``type`` is known, nested at most
+    r"""``rec`` when it is a transcript record (a JSON object whose ``type`` is known, nested at most
     :data:`MAX_RECORD_DEPTH` deep), lone surrogates escaped; else None, counted in ``tally``. A record of a type the
     harness knows and does not read (:data:`~live_trial.transcript.records.IGNORED_TYPES`: 2.1.332's copies of the
     API requests and its bookkeeping) is None and counted nowhere.
 
     A short line is bounded from ``raw`` first (its brackets, its escape and ED bytes: a few scans of under
     :data:`SHAPE_MIN_BYTES`). A longer one is nearly always a tool result or a Write, one long string in a few dozen
-    nodes, where those scans would cost more than the parse (a tool output's many ``\\n`` escapes slow the search for
-    ``\\u``): it is checked by walking its nodes once, up to :data:`SHAPE_NODE_BUDGET` of them, and bounded from its
+    nodes, where those scans would cost more than the parse (a tool output's many ``\n`` escapes slow the search for
+    ``\u``): it is checked by walking its nodes once, up to :data:`SHAPE_NODE_BUDGET` of them, and bounded from its
     bytes only past that. The byte bound counts one more level than the brackets in ``raw``: a summary made from a
     line's last bytes alone does not hold the record's opening brace."""
     if not isinstance(rec, dict):

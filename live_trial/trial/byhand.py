@@ -44,6 +44,7 @@ NO_SNAPSHOT = (f"no snapshot of the trial's folder at start ({CWD_SNAPSHOT}): it
 @dataclass
 class Prepared:
     """A prepared workdir: its path, its trial-state, the target skill's folder, and notes for the person."""
+
     workdir: Path
     state: dict[str, Any]
     skill_dir: Path

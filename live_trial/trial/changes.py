@@ -8,8 +8,9 @@ or DIR in place) and the same folder at the end:
   added, changed and removed files and copies the added and changed ones (up to 1 MB each) to
   ``side-effects/files/``;
 - in a git work tree, also ``git-status.txt`` and ``git-diff.patch`` between a git tree of the folder recorded at
-  start and one recorded at the end, and ``git-commits.txt`` when the session committed (:func:`live_trial.trial.gitrepo.folder_tree`), never against HEAD: the author's
-  uncommitted edits carried into a copy are not the session's doing.
+  start and one recorded at the end, and ``git-commits.txt`` when the session committed
+  (:func:`live_trial.trial.gitrepo.folder_tree`), never against HEAD: the author's uncommitted edits carried into a copy
+  are not the session's doing.
 
 :func:`session_files` lists what the session made or changed, workdir-relative: the files the evaluator is shown and
 may cite as the skill's output.

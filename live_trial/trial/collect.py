@@ -19,6 +19,7 @@ from live_trial.workdir_files import OUT, PANE, TRANSCRIPT, Workdir
 @dataclass
 class Collected:
     """What collect found. ``missing`` names any of the three required items that could not be collected."""
+
     pane: bool = False
     transcript: bool = False
     out_files: list[str] = field(default_factory=list)

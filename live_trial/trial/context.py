@@ -36,25 +36,32 @@ class PollOutcome(Protocol):
     poll's modules import this one)."""
 
     @property
-    def exit(self) -> str: ...
+    def exit(self) -> str:
+        """DONE, STALL, GATE, HARD_CAP, TICK_BUDGET or BLOCKED."""
 
     @property
-    def reason(self) -> str: ...
+    def reason(self) -> str:
+        """Why it ended, e.g. ``session_gone``, ``no_progress``."""
 
     @property
-    def status(self) -> "Status | None": ...
+    def status(self) -> "Status | None":
+        """The last classification of the transcript; None without a transcript."""
 
     @property
-    def question(self) -> str | None: ...
+    def question(self) -> str | None:
+        """The question a GATE waits on; None for the other exits."""
 
     @property
-    def capture_tail(self) -> list[str]: ...
+    def capture_tail(self) -> list[str]:
+        """The last lines of the screen."""
 
     @property
-    def elapsed_s(self) -> float: ...
+    def elapsed_s(self) -> float:
+        """Seconds since the poll state's ``started_at``."""
 
     @property
-    def moves(self) -> list[dict[str, Any]]: ...
+    def moves(self) -> list[dict[str, Any]]:
+        """Every move of the session to a new transcript seen so far."""
 
 
 class TrialContext(Protocol):
@@ -77,28 +84,41 @@ class TrialContext(Protocol):
     wd: Workdir | None                     #: the workdir (None until created)
     state: TrialState | None               #: trial-state.json (None until the workdir exists)
 
-    def take_lock(self) -> None: ...
+    def take_lock(self) -> None:
+        """Hold the workdir's lock for the harness's life; RefusedInput when another harness holds it."""
 
-    def sleep(self, seconds: float) -> None: ...
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``; raise TrialInterrupted once the harness is asked to stop."""
 
-    def stop_code(self) -> StopReason: ...
+    def stop_code(self) -> StopReason:
+        """The stop reason of a harness asked to stop (Ctrl-C or SIGTERM)."""
 
-    def set_facts(self, facts: Facts) -> None: ...
+    def set_facts(self, facts: Facts) -> None:
+        """Replace the trial's facts (a resume reads them back from trial-state.json)."""
 
-    def environment_cause(self) -> StopReason | None: ...
+    def environment_cause(self) -> StopReason | None:
+        """``tmux_gone`` or ``session_removed`` when the session vanished from outside while it ran, else None."""
 
-    def prepare_tools(self) -> None: ...
+    def prepare_tools(self) -> None:
+        """Find tmux and the claude CLI and record their versions; Blocked when one is missing."""
 
-    def start_rehearsal(self, port: int = 0) -> None: ...
+    def start_rehearsal(self, port: int = 0) -> None:
+        """A rehearsal's scripted model server on ``port`` (0: a free one); nothing for a live trial."""
 
-    def config_dir(self) -> Path: ...
+    def config_dir(self) -> Path:
+        """The CLI config folder the session runs with."""
 
-    def transcript_path(self) -> Path: ...
+    def transcript_path(self) -> Path:
+        """The transcript the session writes now (it moves on ``/clear``)."""
 
-    def send_file(self, path: Path, step: str) -> None: ...
+    def send_file(self, path: Path, step: str) -> None:
+        """Deliver the file at ``path`` to the session, confirmed by its transcript, and log it under ``step``."""
 
-    def poll_once(self, stall_limit_s: float) -> PollOutcome: ...
+    def poll_once(self, stall_limit_s: float) -> PollOutcome:
+        """Poll until a terminal exit, with ``stall_limit_s`` seconds as the STALL limit."""
 
-    def poll_loop(self) -> None: ...
+    def poll_loop(self) -> None:
+        """Poll until a terminal outcome, answering gates and applying the STALL table."""
 
-    def drive(self, *steps: Callable[[], None]) -> TrialOutcome: ...
+    def drive(self, *steps: Callable[[], None]) -> TrialOutcome:
+        """Run ``steps`` in order, then collect, kill the session, judge and return the outcome, whatever ended them."""

@@ -54,8 +54,9 @@ class TrialRequest:
 
     The trial's own folder (README "Running a real trial"): ``folder`` ``fresh`` (the default: a new empty
     ``<workdir>/cwd``), ``copy`` (``--cwd DIR``: a private copy of ``source`` made at start, removed at the end unless
-    ``keep_cwd``; ``include_ignored`` copies what .gitignore ignores too) or ``in_place`` (``--in-place DIR``: ``source``
-    itself, locked for the trial's life). ``cwd`` is where the session starts; it is set at start from these."""
+    ``keep_cwd``; ``include_ignored`` copies what .gitignore ignores too) or ``in_place`` (``--in-place DIR``:
+    ``source`` itself, locked for the trial's life). ``cwd`` is where the session starts; it is set at start from
+    these."""
 
     target: str
     plugins_root: Path = Path("plugins")

@@ -88,7 +88,8 @@ def record_verdict(verdict: Verdict, *, workdir: Path, eval_root: Path | None, o
     watch (``trial-log.jsonl``). The one end of ``run``, ``run --resume`` and ``verdict``. Raises SchemaInvalid
     before anything is registered or written, RefusedInput when a live watch is due and ``eval_root`` is None, a
     one-line :class:`~live_trial.errors.Blocked` when the disk refuses the file."""
-    from live_trial.acceptance.verdict import SCHEMA, write_verdict
+    from live_trial.acceptance.verdict import write_verdict
+    from live_trial.acceptance.verdict_doc import SCHEMA
     from live_trial.jsonfile import validate
     from live_trial.notices.verdict_watch import watch_verdict
     from live_trial.stop_reasons import unwritable

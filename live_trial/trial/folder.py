@@ -43,6 +43,7 @@ class FolderPlan:
     top of the git work tree holding DIR) and ``rel`` DIR's place in it (POSIX, ``.`` for the top). ``files``: the
     ``root``-relative paths a copy takes, ``bytes`` their total size in bytes. ``git``: the copy (or the in-place
     folder) is in a git work tree."""
+
     form: str = FRESH
     source: Path | None = None
     root: Path | None = None
@@ -94,8 +95,8 @@ def plan_folder(form: str, source: Path | None, eval_root: Path, *, max_bytes: i
     plan.bytes = sum(_size(plan.root / rel) for rel in plan.files)
     if plan.bytes > max_bytes:
         what = f"the git work tree {plan.root}" if top is not None and plan.root != plan.source else str(plan.root)
-        raise RefusedInput(f"the folder to copy is too large: {_human(plan.bytes)} in {len(plan.files)} files, over the "
-                           f"limit of {_human(max_bytes)}", where=what, code="folder_too_large",
+        raise RefusedInput(f"the folder to copy is too large: {_human(plan.bytes)} in {len(plan.files)} files, over "
+                           f"the limit of {_human(max_bytes)}", where=what, code="folder_too_large",
                            details={"bytes": plan.bytes, "limit_bytes": max_bytes, "files": len(plan.files)},
                            fix="add what is not needed to .gitignore, pass --in-place DIR to run in the folder itself, "
                                "or raise trial_folder.copy_max_bytes in references/convergence-policy.json")
@@ -260,7 +261,8 @@ def check_trusted(folder: Path, env: Mapping[str, str], *, what: str, flag: str)
         projects = parse_json(config.read_text(encoding="utf-8")).get("projects") or {}
     except (OSError, ValueError, AttributeError):
         projects = {}
-    trusted = {os.path.normpath(k) for k, v in projects.items() if isinstance(v, dict) and v.get("hasTrustDialogAccepted")}
+    trusted = {os.path.normpath(k) for k, v in projects.items()
+               if isinstance(v, dict) and v.get("hasTrustDialogAccepted")}
     if any(str(p) in trusted for p in (folder, *folder.parents)):
         return
     raise RefusedInput(f"{what} is not a folder you trusted in Claude Code ({config})", where=str(folder),

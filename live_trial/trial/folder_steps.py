@@ -103,7 +103,8 @@ def release(trial: TrialContext) -> None:
                 trial.journal.log("cleanup", "folder_removed", path=str(copy))
             shutil.rmtree(trial.wd.cwd_baseline, ignore_errors=True)
     except Exception as exc:  # noqa: BLE001 - cleanup must go on
-        trial.journal.log("cleanup", "error", problem=f"could not remove the trial's folder: {type(exc).__name__}: {exc}")
+        trial.journal.log("cleanup", "error",
+                          problem=f"could not remove the trial's folder: {type(exc).__name__}: {exc}")
     finally:
         if trial.folder_lock is not None:
             trial.folder_lock.release()

@@ -90,8 +90,8 @@ def work_tree_files(top: Path, *, include_ignored: bool, exclude: list[str]) -> 
 
 def _refs(top: Path) -> list[tuple[str, str]]:
     """``(refname, object id)`` of the author's branches, remote-tracking branches and tags (symbolic refs left out)."""
-    out = git(["for-each-ref", "--format=%(objectname) %(refname) %(symref)", "refs/heads", "refs/remotes", "refs/tags"],
-              top, what="reading the refs")
+    out = git(["for-each-ref", "--format=%(objectname) %(refname) %(symref)", "refs/heads", "refs/remotes",
+               "refs/tags"], top, what="reading the refs")
     rows = []
     for line in out.decode("utf-8", "replace").splitlines():
         parts = line.split(" ")

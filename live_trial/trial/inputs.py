@@ -35,7 +35,8 @@ def validate(trial: TrialContext) -> None:
         if not answer.strip() or answer.strip() in ("text:", "text: "):
             raise RefusedInput("an empty --gate-response cannot answer a question", where=f"--gate-response {answer!r}",
                                code="empty_gate_response",
-                               fix='give the option label as shown, e.g. --gate-response "Casual", or "text:your words"')
+                               fix='give the option label as shown, e.g. --gate-response "Casual", '
+                                   'or "text:your words"')
     req.plugins_root = Path(req.plugins_root).resolve()
     req.eval_root = Path(req.eval_root).resolve()
     if req.eval_root.exists() and not req.eval_root.is_dir():

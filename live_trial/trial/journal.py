@@ -26,8 +26,9 @@ STOP_AT_PHASE_ENV = "LIVE_TRIAL_STOP_AT_PHASE"
 
 
 class Journal:
-    """``state``: the trial's :class:`~live_trial.trial.state.TrialState` (None until the workdir exists); ``wd``: the :class:`Workdir` or None;
-    ``facts``: the trial's :class:`~live_trial.trial.facts.Facts` (saved with the state when set).
+    """``state``: the trial's :class:`~live_trial.trial.state.TrialState` (None until the workdir exists); ``wd``: the
+    :class:`Workdir` or None; ``facts``: the trial's :class:`~live_trial.trial.facts.Facts` (saved with the state when
+    set).
 
     :meth:`save` merges changes into ``state`` and writes it; :meth:`log` appends one decision to the log and
     passes it to the event sink as a ``decision`` event; :meth:`event` passes anything else (ticks, READY).

@@ -28,6 +28,7 @@ POLL_S = 0.2
 
 class PluginNotLoaded(BootFail):
     """The CLI did not load the plugin (or skill) under trial, so the model cannot call it. ``run``: FAIL."""
+
     code = StopReason.PLUGIN_NOT_LOADED
 
 

@@ -44,7 +44,6 @@ def current_transcript(trial: TrialContext) -> Path:
     ``sessions/<pane pid>.json`` (while that pid is alive) names a newer one. Used for nudges (send confirms delivery
     there) and collect.
     """
-
     config = trial.config_dir()
     assert trial.state is not None
     session_id = trial.state.session_id
@@ -59,7 +58,6 @@ def current_transcript(trial: TrialContext) -> Path:
 def collect_moved(trial: TrialContext) -> list[str]:
     """Copy each transcript the session moved away from (and its subagents) into ``<workdir>/moved-from/``, add a
     note per move to the verdict and return the copied file names. Never raises for a missing file."""
-
     assert trial.wd is not None
     copied = []
     for move in poll_moves(trial.wd.poll_state):

@@ -34,13 +34,12 @@ from live_trial.session import screen as screen_markers
 from live_trial.session.protocols import Backend, Screen
 from live_trial.transcript.paths import config_dir
 from live_trial.transcript.status import Status
-from live_trial.trial.observation import NO_TRANSCRIPT, Observation, Observer, TurnCache
-from live_trial.trial.poll_rules import GATE_REPEAT_S, QUICK_RECHECK_S, SESSION_GONE, Exit, decide, progress_report
-from live_trial.trial.poll_state import SCHEMA, STATE_VERSION, PollConfig, PollState
+from live_trial.trial.observation import Observation, Observer
+from live_trial.trial.poll_rules import SESSION_GONE, Exit, decide, progress_report
+from live_trial.trial.poll_state import PollConfig, PollState
 from live_trial.trial.wake import FileWake
 
-__all__ = ["GATE_REPEAT_S", "NO_TRANSCRIPT", "QUICK_RECHECK_S", "SCHEMA", "STATE_VERSION", "PollConfig",
-           "PollResult", "PollState", "TurnCache", "poll"]
+__all__ = ["PollResult", "poll"]
 
 
 

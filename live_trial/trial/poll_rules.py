@@ -2,17 +2,22 @@
 :class:`PollState` and the policy, and returns the next state and the exit, if any (the shape of
 :func:`live_trial.trial.stall.decide_stall`). No I/O here: the observation was read before.
 
-Rows are judged in order; the first that applies decides (seed 001 "poll" exit table, "完了 = 二層判定"):
+Rows are judged in order; the first that applies decides (seed 001 "poll" exit table, "完了 = 二層判定"). Each row
+is its check → its exit (exit code):
 
-| row | check | exit |
-|---|---|---|
-| 1 | elapsed since ``started_at`` >= ``hard_cap_s`` | HARD_CAP (1); ``WARN: HARD_CAP 80%`` once at ``hard_cap_warn_ratio`` |
-| 2 | tmux could not be run | BLOCKED (3) |
-| 3 | the session gone or its pane dead | STALL ``session_gone`` at once (2) |
-| 4 | GATE on ``done_stable_ticks`` consecutive ticks of this call; a gate reported already (same tool_use id or the same dialog) only once it stayed GATE_REPEAT_S | GATE (4) |
-| 5 | marker AND IDLE_TURN_COMPLETE AND no spinner on screen: at once when the CLI said the turn ended (``turn_duration`` and its live status ``idle``), else on ``done_stable_ticks`` consecutive ticks spanning that many intervals | DONE (0) |
-| 6 | no progress (transcript grew, masked screen changed, a running background task's output grew, a move followed) for ``stall_limit_s`` | STALL (2); reason ``transcript_moved: …`` when the CLI named a session whose transcript never appeared |
-| 7 | ``max_ticks`` ticks in this call | TICK_BUDGET (5) |
+1. elapsed since ``started_at`` >= ``hard_cap_s`` → HARD_CAP (1); ``WARN: HARD_CAP 80%`` once at
+   ``hard_cap_warn_ratio``
+2. tmux could not be run → BLOCKED (3)
+3. the session gone or its pane dead → STALL ``session_gone`` at once (2)
+4. GATE on ``done_stable_ticks`` consecutive ticks of this call; a gate reported already (same tool_use id or the
+   same dialog) only once it stayed GATE_REPEAT_S → GATE (4)
+5. marker AND IDLE_TURN_COMPLETE AND no spinner on screen: at once when the CLI said the turn ended
+   (``turn_duration`` and its live status ``idle``), else on ``done_stable_ticks`` consecutive ticks spanning that
+   many intervals → DONE (0)
+6. no progress (transcript grew, masked screen changed, a running background task's output grew, a move followed)
+   for ``stall_limit_s`` → STALL (2); reason ``transcript_moved: …`` when the CLI named a session whose transcript
+   never appeared
+7. ``max_ticks`` ticks in this call → TICK_BUDGET (5)
 
 Rows 1-3 are judged before the observation counts: the state keeps the previous tick's screen, transcript and streaks.
 """

@@ -205,9 +205,9 @@ class PollState:
 
     def changed(self, **changes: Any) -> PollState:
         """A copy with ``changes`` (field names; ``warned`` is ``warned_hard_cap``); a key the file did not hold yet
-        is added after the others, in the order given. Raises TypeError for a name that is not a field. (A copy of
+        is added after the others, in the order given. Raises TypeError for a name that is not a field. A copy of
         the instance dict, not :func:`dataclasses.replace`: poll changes its state a few times a tick, and replace
-        costs ten times as much.)"""
+        costs ten times as much."""
         unknown = changes.keys() - _FIELD_NAMES
         if unknown:
             raise TypeError(f"PollState has no field {sorted(unknown)[0]!r}")
@@ -220,7 +220,7 @@ class PollState:
         return new
 
     def ended(self, exit_word: str, reason: str, at: str) -> PollState:
-        """This state with the call's exit recorded (the newest 200 kept) and ``updated_at`` = ``at``."""
+        """A copy of this state with the call's exit recorded (the newest 200 kept) and ``updated_at`` = ``at``."""
         record = ExitRecord(exit=exit_word, at=at, reason=reason, state=self.last_state, ticks=self.ticks)
         return self.changed(exits=(self.exits + (record,))[-EXIT_HISTORY_MAX:], updated_at=at)
 

@@ -22,15 +22,15 @@ from live_trial.acceptance.verdict_facts import environment
 from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, ExitCode, LiveTrialError, RefusedInput
 from live_trial.notices import watch
 from live_trial.policy import load_policy
-from live_trial.rehearsal.config import seed_config
-from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
+from live_trial.rehearsal.config import rehearsal_env, seed_config
+from live_trial.rehearsal.server import RehearsalServer
 from live_trial.session import boot, proctree, send
 from live_trial.session.backend import Backend
 from live_trial.session.claude_bin import ClaudeBinary, find_claude
 from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import config_dir
-from live_trial.trial import poll, start
+from live_trial.trial import poll, poll_state, start
 from live_trial.trial.collect import collect
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest, phase_at_least
 from live_trial.trial.finish import finish
@@ -119,9 +119,10 @@ class Trial:
         self._lock_file = fh
 
     def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``; raise :class:`TrialInterrupted` (:meth:`stop_code`) once the harness is asked to stop."""
         if self.stop_event.wait(seconds):
-            raise TrialInterrupted("the harness was asked to stop", fix="the session was killed and the evidence collected",
-                                   code=self.stop_code())
+            raise TrialInterrupted("the harness was asked to stop",
+                                   fix="the session was killed and the evidence collected", code=self.stop_code())
 
     def stop_code(self) -> StopReason:
         """The stop reason of a harness asked to stop: harness_interrupted (Ctrl-C) or harness_terminated (SIGTERM)."""
@@ -146,7 +147,7 @@ class Trial:
         root = workdir_path(req.eval_root, self.target.plugin_name, self.target.skill, run_id)
         first_new = next((p for p in reversed([root, *root.parents]) if not p.exists()), None)
         try:
-            start.create(self, run_id)     # the workdir, its lock, task.md and trial-state.json, as `prepare` makes them
+            start.create(self, run_id)  # the workdir, its lock, task.md and trial-state.json, as `prepare` makes them
         except BaseException as exc:
             self.release_folder()
             if getattr(self, "_lock_file", None) is not None:
@@ -246,7 +247,6 @@ class Trial:
     def prepare_tools(self) -> None:
         """The tools the trial needs: tmux on the trial's socket and the claude CLI; records the versions the verdict
         keeps (trial-state.json ``environment``). Raises :class:`Blocked` when one is missing."""
-
         self.backend = Backend(self.req.socket)
         # The versions the verdict records, known when the trial starts (a missing tool is recorded as null).
         versions = environment(None, self.backend.tmux_version())
@@ -263,6 +263,9 @@ class Trial:
                           environment={**versions, "claude_version": self.claude.version})
 
     def start_rehearsal(self, port: int = 0) -> None:
+        """A rehearsal's scripted model server on ``port`` (0: a free one), the workdir's isolated CLI config seeded
+        once, the child processes pointed at both (:func:`live_trial.rehearsal.config.rehearsal_env`) and recorded in
+        trial-state.json. Nothing for a live trial."""
         if self.req.rehearsal is None:
             return
 
@@ -279,7 +282,8 @@ class Trial:
                   note="the model is scripted: a PASS proves the harness path, not the skill")
 
     def config_dir(self) -> Path:
-
+        """The CLI config folder the session runs with: the one trial-state.json records (a rehearsal's isolated
+        config), else the one the environment names (:func:`live_trial.transcript.paths.config_dir`)."""
         assert self.state is not None
         if self.state.config_dir:
             return Path(self.state.config_dir)
@@ -309,8 +313,9 @@ class Trial:
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.note_alternate_screen(self.state.session)
-        self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2), bypass_dialog_seen=result.bypass_dialog_seen,
-                  plugin_dirs=[str(p) for p in result.plugin_dirs], plugin_checks=result.plugin_checks)
+        self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2),
+                         bypass_dialog_seen=result.bypass_dialog_seen, plugin_dirs=[str(p) for p in result.plugin_dirs],
+                         plugin_checks=result.plugin_checks)
         self.journal.event("ready", session=self.state.session, elapsed_s=result.elapsed_s)
 
     def transcript_path(self) -> Path:
@@ -318,7 +323,8 @@ class Trial:
         return current_transcript(self)
 
     def send_file(self, path: Path, step: str) -> None:
-
+        """Deliver the file at ``path`` to the session, confirmed by its transcript, and log it under ``step``
+        (:func:`live_trial.session.send.send_file`: DeliveryFailed, or RefusedInput for a file it cannot send)."""
         assert self.backend is not None and self.state is not None
         delivery = send.send_file(self.backend, self.state.session, path, transcript_path=self.transcript_path(),
                                   sleep=self.sleep, follow=self.transcript_path)
@@ -334,9 +340,10 @@ class Trial:
         self.journal.save(phase="polling")
 
     def poll_once(self, stall_limit_s: float) -> poll.PollResult:
-
+        """Poll the session until a terminal exit (no tick budget) with ``stall_limit_s`` seconds as the STALL limit
+        (:func:`live_trial.trial.poll.poll`); each tick feeds the trial's log and live line."""
         assert self.wd is not None and self.state is not None and self.backend is not None
-        cfg = poll.PollConfig(
+        cfg = poll_state.PollConfig(
             marker=self.wd.marker, session=self.state.session, session_id=self.state.session_id,
             cwd=self.req.cwd, config_dir=self.config_dir(), state_file=self.wd.poll_state,
             policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None)

@@ -1,16 +1,15 @@
 """The STALL branch table of seed 001 ("STALL 分岐表"), as one pure function.
 
 Rows are judged in order, each once; the first that applies decides. The trial runner acts on the
-decision; this module does no I/O.
+decision; this module does no I/O. Each row is its check — its finding → its action:
 
-| row | check | finding | action |
-|---|---|---|---|
-| 1 | session alive? | gone or pane dead | ``crash``: record it, collect |
-| 2 | transcript state | BUSY_* | ``extend``: double STALL_LIMIT once and poll again; a second BUSY stall is ``hang`` |
-| 3 | transcript state | IDLE_TURN_COMPLETE, no marker | go to row 4 |
-| 4 | end of the screen / last assistant text | a question or a request to confirm | ``nudge`` (up to nudge_max, then ``nudge_limit``) |
-| 5 | same | reported done but no marker | ``contract_violation`` |
-| 6 | anything else (model, API or usage-limit error screens) | | ``unexpected_stop``: record tail and state, kill |
+1. session alive? — gone or pane dead → ``crash``: record it, collect
+2. transcript state — BUSY_* → ``extend``: double STALL_LIMIT once and poll again; a second BUSY stall is ``hang``
+3. transcript state — IDLE_TURN_COMPLETE, no marker → go to row 4
+4. end of the screen / last assistant text — a question or a request to confirm → ``nudge`` (up to nudge_max, then
+   ``nudge_limit``)
+5. same — reported done but no marker → ``contract_violation``
+6. anything else (model, API or usage-limit error screens) → ``unexpected_stop``: record tail and state, kill
 """
 from __future__ import annotations
 
@@ -46,7 +45,8 @@ def decide_stall(*, session_alive: bool, state: str | None, marker_exists: bool,
         return StallDecision(1, StopReason.CRASH, "the claude session ended before the trial finished")
     if state in BUSY_STATES:
         if not stall_extended:
-            return StallDecision(2, "extend", f"no progress while {state}: a long silent tool? waiting twice as long once")
+            return StallDecision(2, "extend",
+                                 f"no progress while {state}: a long silent tool? waiting twice as long once")
         return StallDecision(2, StopReason.HANG,
                              f"still no progress while {state} after the longer wait: the session hangs")
     if state == TurnState.IDLE_TURN_COMPLETE and not marker_exists:

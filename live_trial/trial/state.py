@@ -52,7 +52,7 @@ class TrialState:
     lease_ttl_s: float | None = None     #: a prepared trial: its session lease's time-to-live, seconds
     pane_pid: int | None = None          #: the pid of the pane's command (the CLI)
     gate_response_kinds: list[str] | None = None   #: the kind of each of ``gate_responses`` (None: older trials)
-    gate_answers: list[dict[str, Any]] | None = None   #: one line per answered question: question, options, answer, kind
+    gate_answers: list[dict[str, Any]] | None = None  #: one line per answered question: question, options, answer, kind
     cwd_snapshot: str | None = None      #: the folder's snapshot at start (collect compares against it)
     folder: dict[str, Any] | None = None     #: the trial's own folder record (form, path, source, removed, ...)
     expect_gate: bool | None = None      #: ``--expect-gate``: the skill must stop at a question

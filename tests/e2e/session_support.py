@@ -38,7 +38,7 @@ class TrackingBackend(Backend):
 def boot_rehearsal(backend: Backend, tmp: Path, slug: str, server_url: str = "http://127.0.0.1:9", *,
                    trust: bool = True, skip_dialog: bool = False, **kw):
     """Seed an isolated config, boot a session against ``server_url`` and return (result, cwd, config_dir)."""
-    from live_trial.rehearsal.server import rehearsal_env
+    from live_trial.rehearsal.config import rehearsal_env
 
     cwd = tmp / f"cwd-{slug}"
     cwd.mkdir(parents=True, exist_ok=True)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from live_trial.errors import BootFail
-from live_trial.session import screen
-from live_trial.session.boot import NESTED_VARS
+from live_trial.session import dialogs, screen
 from live_trial.session.claude_bin import find_claude
+from live_trial.session.environment import NESTED_VARS
 
 from .session_support import TrackingBackend, boot_rehearsal, session_name
 
@@ -34,7 +34,7 @@ def test_ready_after_bypass_dialog(backend, tmp_path):
     assert re.fullmatch(rf"READY: {result.session} \(\d+s\) MODEL:default SESSION_ID:[0-9a-f-]{{36}}",
                         result.ready_line())
     capture = backend.capture(result.session)
-    assert screen.is_ready(capture) and not screen.bypass_dialog(capture)
+    assert screen.is_ready(capture) and not dialogs.bypass_dialog(capture)
     assert backend.pane_alive(result.session)
     assert "--dangerously-skip-permissions" in result.argv and "--setting-sources" in result.argv
 
@@ -62,8 +62,7 @@ def test_untrusted_folder_is_boot_fail_naming_trust_question_within_15s(backend,
 def test_other_blocking_screens_are_named_within_15s(backend, tmp_path, variant, named):
     import json
 
-    from live_trial.rehearsal.config import seed_config
-    from live_trial.rehearsal.server import rehearsal_env
+    from live_trial.rehearsal.config import rehearsal_env, seed_config
     from live_trial.session.boot import BootRequest, boot
 
     cwd = tmp_path / "cwd"

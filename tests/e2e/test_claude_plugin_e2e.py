@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.rehearsal.config import seed_config
-from live_trial.rehearsal.server import rehearsal_env
+from live_trial.rehearsal.config import rehearsal_env, seed_config
 from live_trial.session import send
 from live_trial.session.boot import BootRequest, boot
 from live_trial.session.claude_bin import find_claude

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from live_trial.judge.evaluator import build_argv, run_process
-from live_trial.rehearsal.config import seed_config
-from live_trial.rehearsal.server import rehearsal_env
+from live_trial.rehearsal.config import rehearsal_env, seed_config
 from live_trial.session.claude_bin import find_claude
 
 from .session_support import PLAIN_SCENARIO, TrackingBackend, boot_rehearsal

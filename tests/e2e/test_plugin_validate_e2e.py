@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.rehearsal.server import rehearsal_env
+from live_trial.rehearsal.config import rehearsal_env
 from live_trial.session import plugin_check as pc
 from live_trial.session.claude_bin import find_claude
 

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.rehearsal.config import settings_args
+from live_trial.rehearsal.config import rehearsal_env, settings_args
 from live_trial.rehearsal.scenario import load_scenario
-from live_trial.rehearsal.server import rehearsal_env
 from live_trial.session import screen, send
 from live_trial.session.backend import Backend
 from live_trial.session.claude_bin import find_claude

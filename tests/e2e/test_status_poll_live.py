@@ -25,7 +25,8 @@ from live_trial.transcript.paths import locate, read_cli_session_status
 from live_trial.transcript.reader import read_records, read_tail
 from live_trial.transcript.records import human_prompts, prompt_text, record_time
 from live_trial.transcript.status import BUSY_GENERATING, BUSY_TOOL, GATE, IDLE_TURN_COMPLETE, classify
-from live_trial.trial.poll import PollConfig, poll
+from live_trial.trial.poll import poll
+from live_trial.trial.poll_state import PollConfig
 
 from .waiting import wait_for
 
@@ -56,10 +57,10 @@ class Live:
     def start(self, scenario: dict, *, mode: str | None = None, fullscreen: bool = False) -> "Live":
         """Boot claude on ``scenario`` as boot does (``mode`` None), in another permission mode, or (``fullscreen``)
         forced into the fullscreen renderer that boot keeps away: a session as it would look if that ever showed."""
-        from live_trial.rehearsal.config import settings_args
-        from live_trial.rehearsal.server import rehearsal_env
+        from live_trial.rehearsal.config import rehearsal_env, settings_args
         from live_trial.session import boot
         from live_trial.session.claude_bin import find_claude
+        from live_trial.session.environment import child_env
 
         self.server = self.rehearsal_server(scenario)
         self.config = self.rehearsal_config(self.cwd, skip_bypass_dialog=True)
@@ -68,7 +69,7 @@ class Live:
         if fullscreen:
             argv = [find_claude().path, "--session-id", self.sid, "--setting-sources", "local",
                     *settings_args(self.config), "--dangerously-skip-permissions"]
-            child = boot.child_env(os.environ, env, rehearsal=True)
+            child = child_env(os.environ, env, rehearsal=True)
             child.pop("CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN")
             child["CLAUDE_CODE_NO_FLICKER"] = "1"      # read by 2.1.197 and 2.1.332: fullscreen on
             self.backend.new_session(self.session, [str(a) for a in argv], cwd=self.cwd, env=child)
@@ -81,7 +82,7 @@ class Live:
             argv = [find_claude().path, "--session-id", self.sid, "--setting-sources", "local",
                     "--permission-mode", mode]
             self.backend.new_session(self.session, [str(a) for a in argv], cwd=self.cwd,
-                                     env=boot.child_env(os.environ, env, rehearsal=True))
+                                     env=child_env(os.environ, env, rehearsal=True))
             wait_for(lambda: screen.is_ready(self.backend.capture(self.session)), what=f"{mode}-mode prompt")
         self.tpath = locate(self.sid, self.cwd, self.config)
         return self

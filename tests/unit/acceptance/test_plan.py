@@ -9,7 +9,8 @@ import pytest
 
 from live_trial.acceptance.plan import SCHEMA, plan
 from live_trial.acceptance.tier import derive_tier
-from live_trial.acceptance.verdict import sha256_file, write_trial_verdict
+from live_trial.acceptance.verdict import write_trial_verdict
+from live_trial.acceptance.verdict_doc import sha256_file
 from live_trial.cli.main import main
 from live_trial.closure.target import resolve_target
 from live_trial.jsonfile import schema_errors

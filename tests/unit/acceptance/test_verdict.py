@@ -7,7 +7,8 @@ import pytest
 
 from live_trial.acceptance.overall import VerdictInputs, derive_overall, judge, normalise_gate_kind
 from live_trial.acceptance.tier import allowed_tools, contract_evidence
-from live_trial.acceptance.verdict import actual_models, environment, scenario_id
+from live_trial.acceptance.verdict import actual_models, environment
+from live_trial.acceptance.verdict_doc import scenario_id
 from live_trial.errors import RefusedInput
 from live_trial.transcript.builder import TranscriptBuilder
 

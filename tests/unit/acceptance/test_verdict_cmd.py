@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.acceptance.verdict import SCHEMA, build_verdict, scenario_id, write_trial_verdict, write_verdict
+from live_trial.acceptance.verdict import build_verdict, write_trial_verdict, write_verdict
+from live_trial.acceptance.verdict_doc import SCHEMA, scenario_id
 from live_trial.cli.main import main
 from live_trial.closure.index import Target
 from live_trial.closure.manifest import ClosureError

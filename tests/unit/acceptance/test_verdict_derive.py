@@ -14,7 +14,8 @@ import pytest
 from live_trial.acceptance.claims import Claims, settle
 from live_trial.acceptance.derive import derive_verdict
 from live_trial.acceptance.findings import Findings, ledger_kind, recorded_findings
-from live_trial.acceptance.verdict import CLOCK_ENV, SCHEMA, write_verdict
+from live_trial.acceptance.verdict import CLOCK_ENV, write_verdict
+from live_trial.acceptance.verdict_doc import SCHEMA
 from live_trial.acceptance.verdict_facts import gather_facts
 from live_trial.cli.main import main
 from live_trial.closure.pinning import pin

@@ -9,6 +9,7 @@ import pytest
 from live_trial.jsonfile import schema_errors
 from live_trial.judge import answer as ea
 from live_trial.judge import evaluator as ev
+from live_trial.judge.context import Produced
 from live_trial.judge.sources import is_score_key
 from tests.unit.fakes import FakeRunner
 
@@ -16,7 +17,7 @@ U1 = "11111111-1111-4111-8111-111111111111"
 U2 = "22222222-2222-4222-8222-222222222222"
 U3 = "33333333-3333-4333-8333-333333333333"
 DESCRIPTION = 'Writes a greeting file greeting.txt containing exactly one line "Hello, <name>!"'
-PRODUCED = ea.Produced(files=("side-effects/files/greeting.txt",), changed=1, folder="cwd")
+PRODUCED = Produced(files=("side-effects/files/greeting.txt",), changed=1, folder="cwd")
 
 
 @pytest.fixture

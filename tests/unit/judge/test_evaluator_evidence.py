@@ -11,6 +11,8 @@ import pytest
 from live_trial.jsonfile import schema_errors
 from live_trial.judge import answer as ea
 from live_trial.judge import evaluator as ev
+from live_trial.judge.context import Produced
+from live_trial.judge.prompt import build_prompt
 from live_trial.judge.quotes import count_problems, stated_counts
 from tests.unit.fakes import FakeRunner
 
@@ -30,7 +32,7 @@ U_META = "dddddddd-dddd-4ddd-8ddd-dddddddddddd"
 REPORT = "name,n\na,1\nb,2\n"
 DONE_TEXT = "DONE: ok, report.csv written with 9 rows"
 TALK = "report.csv looks complete, every row is there"
-PRODUCED = ea.Produced(files=("side-effects/files/report.csv", "side-effects/files/data.json"), changed=2,
+PRODUCED = Produced(files=("side-effects/files/report.csv", "side-effects/files/data.json"), changed=2,
                        folder="cwd")
 
 
@@ -257,7 +259,7 @@ def test_the_git_diff_is_evidence_of_its_changed_lines_only(wd):
     patch = ("diff --git a/notes.md b/notes.md\n--- a/notes.md\n+++ b/notes.md\n@@ -1,2 +1,3 @@\n # Author's notes\n"
              "-- 9 rows planned\n+- 2 rows written\n+- checked twice\n")
     (wd / "side-effects" / "git-diff.patch").write_text(patch)
-    produced = ea.Produced(files=PRODUCED.files, changed=3, folder="cwd", diff="side-effects/git-diff.patch")
+    produced = Produced(files=PRODUCED.files, changed=3, folder="cwd", diff="side-effects/git-diff.patch")
     item = {"claim": "the notes say so", "source": "side-effects/git-diff.patch", "quote": "2 rows written",
             "observed": "3 files changed"}
     assert ea.answer_problems(answer(item), ctx_of(wd, produced)) == []
@@ -269,7 +271,7 @@ def test_the_git_diff_is_evidence_of_its_changed_lines_only(wd):
 
 
 def test_the_prompt_shows_what_the_session_produced_and_nothing_of_the_harness(wd):
-    prompt = ea.build_prompt(ctx_of(wd))
+    prompt = build_prompt(ctx_of(wd))
     assert "- side-effects/files/report.csv | 15 bytes | sha256:" in prompt and "    | a,1" in prompt
     assert "- side-effects/files/data.json | 25 bytes" in prompt
     assert "Completion marker: out/status.json (present)" in prompt and "never evidence" in prompt
@@ -284,6 +286,6 @@ def test_a_trial_that_produced_nothing_says_so(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     ctx = ev.build_context(empty, TARGET, None)
-    prompt = ea.build_prompt(ctx)
+    prompt = build_prompt(ctx)
     assert "- none: the session created or changed no file" in prompt and "none was collected" in prompt
     assert "Completion marker: out/status.json (missing)" in prompt

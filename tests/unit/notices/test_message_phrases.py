@@ -15,6 +15,7 @@ import pytest
 
 from live_trial.notices import notify as nt
 from live_trial.notices import outcome as oc
+from live_trial.notices.catalogue import reason_sentence
 from live_trial.resources import load_schema
 
 #: Phrases by meaning, per language. A tuple: any one of them.
@@ -155,13 +156,13 @@ def test_the_phrase_table_holds_for_every_stop_reason_and_verdict(lang):
 def test_every_stop_reason_has_its_own_sentence_in_the_message(lang):
     """A stop reason without a sentence would read as 'it stopped for an unexpected reason': the catalogue must say
     what it means, and the message must carry it."""
-    unknown = nt.reason_sentence(None, lang)
-    missing = [c for c in stop_reasons() if nt.reason_sentence(c, lang) == unknown]
+    unknown = reason_sentence(None, lang)
+    missing = [c for c in stop_reasons() if reason_sentence(c, lang) == unknown]
     assert missing == [], f"add sentences to notifications.{lang}.json for {missing}"
     for code in stop_reasons():
         for overall, exit_ in (("FAIL", "STALL"), ("BLOCKED", None)):
             text = message(Case(overall, exit_, code), lang)
-            clause = oc.first_sentence(nt.reason_sentence(code, lang), lang)
+            clause = oc.first_sentence(reason_sentence(code, lang), lang)
             assert clause[1:] in text, (code, overall, text)
 
 

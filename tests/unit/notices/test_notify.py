@@ -16,6 +16,8 @@ from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 from live_trial.jsonfile import schema_errors
 from live_trial.notices import notify as nt
 from live_trial.notices import resend as nr
+from live_trial.notices.catalogue import exit_code_sentence, reason_sentence
+from live_trial.notices.webhook import WEBHOOK_RETRY_WAIT_S
 from tests.unit.fakes import Clock
 
 COMMANDS_EXIT = {"run": [0, 1, 2, 3, 6], "boot": [0, 1, 2, 3], "poll": [0, 1, 2, 3, 4, 5], "verdict": [0, 2],
@@ -77,7 +79,7 @@ def test_every_reason_and_exit_code_sentence_passes_the_check(lang):
         assert sentence.strip() and nt.forbidden_tokens(sentence, lang) == [], (code, sentence)
     for command, codes in COMMANDS_EXIT.items():
         for code in codes:
-            sentence = nt.exit_code_sentence(command, code, lang)
+            sentence = exit_code_sentence(command, code, lang)
             assert sentence != cat["reasons"]["unknown"], (command, code)
             assert nt.forbidden_tokens(sentence, lang) == [], (command, code, sentence)
 
@@ -89,10 +91,10 @@ def test_every_exit_code_and_error_of_the_harness_has_a_sentence(lang):
         assert any(str(int(member)) in table for table in cat["exit_codes"].values()), member
     unknown = cat["reasons"]["unknown"]
     for cls in _all_error_classes():
-        assert nt.reason_sentence(cls.status, lang) != unknown, (cls, cls.status)
-        assert nt.reason_sentence(cls.code, lang) != unknown, (cls, cls.code)
+        assert reason_sentence(cls.status, lang) != unknown, (cls, cls.status)
+        assert reason_sentence(cls.code, lang) != unknown, (cls, cls.code)
     for code in sorted(_codes_in_source()):
-        assert nt.reason_sentence(code, lang) != unknown, f"add a sentence for {code!r} to notifications.{lang}.json"
+        assert reason_sentence(code, lang) != unknown, f"add a sentence for {code!r} to notifications.{lang}.json"
     for word in ("DONE", "STALL", "GATE", "HARD_CAP", "TICK_BUDGET", "BOOT_FAIL", "READY", "PASS", "FAIL",
                  "DEGRADED", "BLOCKED", "TIMEOUT", "evidence_required", "proxy_evidence", "session_gone",
                  "parked", "mangled", "cross_talk", "lost"):       # delivery failures (send._fail codes)
@@ -194,11 +196,11 @@ def test_file_sink_always_written_and_schema_valid(tmp_path):
 
 
 def test_code_families():
-    assert nt.reason_sentence("bad_whatever", "ja") == nt.catalogue("ja")["families"]["bad_"]
+    assert reason_sentence("bad_whatever", "ja") == nt.catalogue("ja")["families"]["bad_"]
 
 
 def test_unknown_reason_gets_the_unknown_sentence():
-    assert nt.reason_sentence("zzz_code", "en") == nt.catalogue("en")["reasons"]["unknown"]
+    assert reason_sentence("zzz_code", "en") == nt.catalogue("en")["reasons"]["unknown"]
 
 
 # --- webhook against a local http.server --------------------------------------------------------------
@@ -246,7 +248,7 @@ def test_webhook_that_fails_once_is_retried_once(tmp_path):
     with _Hook(fail_first=1) as hook:
         rec = nt.notify(tmp_path, "not_working", "あいさつする", "何も書かれていない", "ja",
                         env={"LIVE_TRIAL_WEBHOOK_URL": hook.url}, sleep=waits.append)
-    assert len(hook.bodies) == 2 and waits == [nt.WEBHOOK_RETRY_WAIT_S]
+    assert len(hook.bodies) == 2 and waits == [WEBHOOK_RETRY_WAIT_S]
     assert rec["webhook"]["status"] == "sent" and rec["webhook"]["attempts"] == 2
 
 
@@ -317,7 +319,7 @@ def test_notify_trial_with_a_verdict_shaped_like_verdict_py(tmp_path):
     text = nt.notify_trial(root, doc, "en", env={})
     assert text.startswith("⚠️ Not working: greet (a skill of hello): Writes a greeting file\nWhat we found: ")
     assert "the result it was meant to produce is there" in text and "it was told 1 time(s) to go on" in text
-    assert nt.reason_sentence("DONE", "en") not in text and "Reply" not in text
+    assert reason_sentence("DONE", "en") not in text and "Reply" not in text
     assert text.splitlines()[-1].startswith("What to do next: ")
     assert nt.forbidden_tokens(text, "en") == []
 
@@ -568,7 +570,7 @@ def test_every_stop_reason_the_verdict_schema_names_has_a_sentence(lang):
     named = load_schema("live-trial-verdict.schema.json")["properties"]["stop_reason"]["examples"]
     assert {"plugin_not_loaded", "transcript_moved"} <= set(named)
     unknown = nt.catalogue(lang)["reasons"]["unknown"]
-    assert [c for c in named if nt.reason_sentence(c, lang) == unknown] == []
+    assert [c for c in named if reason_sentence(c, lang) == unknown] == []
 
 
 def test_the_users_own_names_stay_and_the_harness_codes_paths_and_files_still_go():

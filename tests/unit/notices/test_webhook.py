@@ -14,7 +14,7 @@ from live_trial.clock import iso_z
 from live_trial.jsonfile import write_json
 from live_trial.notices import notify as nt
 from live_trial.notices import resend as nr
-from live_trial.notices.webhook import send_webhook
+from live_trial.notices.webhook import WEBHOOK_RETRY_WAIT_S, send_webhook
 
 START = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 
@@ -114,7 +114,7 @@ def test_a_refused_connection_is_retried_once():
     sock.close()                       # nothing listens there now
     waits = []
     out = send_webhook(f"http://127.0.0.1:{port}/x", "hello", timeout_s=2.0, sleep=waits.append)
-    assert out["status"] == "failed" and out["attempts"] == 2 and waits == [nt.WEBHOOK_RETRY_WAIT_S]
+    assert out["status"] == "failed" and out["attempts"] == 2 and waits == [WEBHOOK_RETRY_WAIT_S]
 
 
 def _failed_notice(root):

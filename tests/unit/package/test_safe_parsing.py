@@ -20,7 +20,8 @@ from live_trial.closure.pinning import pin
 from live_trial.closure.target import resolve_target
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json
-from live_trial.rehearsal.scenario import SCENARIO_MAX_BYTES, load_scenario
+from live_trial.rehearsal.scenario import load_scenario
+from live_trial.rehearsal.scenario_file import SCENARIO_MAX_BYTES
 from live_trial.resources import repo_root
 from live_trial.trial.facts import TrialRequest
 from live_trial.trial.runner import Trial

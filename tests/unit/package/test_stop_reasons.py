@@ -17,6 +17,7 @@ from live_trial.acceptance.overall import VerdictInputs, judge
 from live_trial.errors import Blocked, ExitCode
 from live_trial.notices import notify
 from live_trial.notices import outcome as oc
+from live_trial.notices.catalogue import reason_sentence
 from live_trial.stop_reasons import StopReason, Whose
 from live_trial.resources import repo_root
 from tests.unit.fakes import trial_state
@@ -26,9 +27,9 @@ README = (repo_root() / "README.md").read_text(encoding="utf-8")
 
 @pytest.mark.parametrize("lang", notify.LANGS)
 def test_every_cause_has_its_own_plain_sentence(lang):
-    unknown = notify.reason_sentence(None, lang)
+    unknown = reason_sentence(None, lang)
     for code in StopReason:
-        sentence = notify.reason_sentence(code, lang)
+        sentence = reason_sentence(code, lang)
         assert sentence != unknown, code
         assert notify.forbidden_tokens(sentence, lang) == [], (code, sentence)
 
@@ -117,11 +118,11 @@ def test_the_reasons_command_lists_every_row(capsys):
     assert [r["code"] for r in doc["reasons"]] == [str(r) for r in StopReason]
     crash = doc["reasons"][0]
     assert crash == {"code": "crash", "whose": "skill", "verdict": "FAIL", "why": StopReason.CRASH.why,
-                     "sentence": notify.reason_sentence("crash", "en"),
+                     "sentence": reason_sentence("crash", "en"),
                      "next": oc.next_step_sentence(oc.Step("error"), "en")}
     assert main(["reasons", "--lang", "ja"]) == 0
     out = capsys.readouterr().out
-    assert notify.reason_sentence("tmux_gone", "ja") in out and "environment" in out
+    assert reason_sentence("tmux_gone", "ja") in out and "environment" in out
 
 
 @pytest.mark.parametrize("code", ["tmux_gone", "session_removed", "harness_interrupted", "harness_terminated",
@@ -151,11 +152,11 @@ def test_a_person_who_pressed_ctrl_c_is_told_so_not_that_a_tool_is_missing(lang,
     doc = {"overall": {"verdict": "BLOCKED"}, "stop_reason": "harness_interrupted", "target": "hello:greet",
            "skill": "greet", "run_id": "20261130T101500-abcd", "poll_exit": None}
     text = notify.notify_trial(tmp_path, doc, lang, env={})
-    said = notify.reason_sentence("harness_interrupted", lang)
+    said = reason_sentence("harness_interrupted", lang)
     assert said in text or said[0].lower() + said[1:] in text, text     # it may be told mid-sentence
     missing = {"en": "missing", "ja": "見つから"}[lang]
     assert missing not in text, text
-    assert missing not in notify.reason_sentence("BLOCKED", lang)      # the word BLOCKED names no single cause
+    assert missing not in reason_sentence("BLOCKED", lang)      # the word BLOCKED names no single cause
 
 
 @pytest.mark.parametrize("err,code,words", [

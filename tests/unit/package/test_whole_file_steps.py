@@ -90,7 +90,8 @@ def plugins(tmp_path: Path) -> Path:
 
 
 def test_verdict_hashes_and_reads_the_model_in_one_bounded_pass(tmp_path, plugins):
-    from live_trial.acceptance.verdict import build_verdict, sha256_file
+    from live_trial.acceptance.verdict import build_verdict
+    from live_trial.acceptance.verdict_doc import sha256_file
     from live_trial.closure.target import resolve_target
 
     wd = tmp_path / "eval-log" / "union-target" / "work" / "live-trial" / "20261130T101500-abcd"

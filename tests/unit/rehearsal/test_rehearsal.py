@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.rehearsal.config import REHEARSAL_API_KEY
+from live_trial.rehearsal.config import REHEARSAL_API_KEY, rehearsal_env
 from live_trial.rehearsal.scenario import NO_RULE_TEXT
-from live_trial.rehearsal.server import RehearsalServer, rehearsal_env
+from live_trial.rehearsal.server import RehearsalServer
 
 TOOLS = [{"name": n, "input_schema": {"type": "object"}} for n in ("Skill", "Write", "Bash")]
 

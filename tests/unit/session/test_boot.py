@@ -10,6 +10,7 @@ import pytest
 from live_trial.errors import BootFail, BootTimeout, ExitCode, RefusedInput
 from live_trial.session import boot as bt
 from live_trial.session import screen
+from live_trial.session.environment import child_env
 from tests.unit.fakes import Clock, FakeBackend
 
 SCREENS = Path(__file__).parents[1] / "screens"
@@ -60,10 +61,10 @@ def test_child_env_strips_nested_markers_and_sets_sandbox_in_rehearsal():
     base = {"PATH": "/bin", "ANTHROPIC_API_KEY": "user-key", "CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "cli",
             "CLAUDE_CODE_SSE_PORT": "1234", "CLAUDE_CODE_SESSION_ID": "x", "CLAUDE_CODE_CHILD_SESSION": "1",
             "TMUX": "/tmp/tmux-0/default,1,0", "AI_AGENT": "agent", "CLAUDE_CODE_NO_FLICKER": "1"}
-    env = bt.child_env(base, {"CLAUDE_CONFIG_DIR": "/c", "CLAUDECODE": "1"}, rehearsal=True)
+    env = child_env(base, {"CLAUDE_CONFIG_DIR": "/c", "CLAUDECODE": "1"}, rehearsal=True)
     assert env == {"PATH": "/bin", "ANTHROPIC_API_KEY": "user-key", "CLAUDE_CONFIG_DIR": "/c", "IS_SANDBOX": "1",
                    "CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN": "1"}   # the classic renderer, fullscreen never forced
-    assert "IS_SANDBOX" not in bt.child_env({"PATH": "/bin"}, {}, rehearsal=False)
+    assert "IS_SANDBOX" not in child_env({"PATH": "/bin"}, {}, rehearsal=False)
 
 
 def test_root_without_sandbox_refused_one_line():

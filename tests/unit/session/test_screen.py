@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.session import screen
+from live_trial.session import dialogs, screen
 
 SCREENS = Path(__file__).parents[1] / "screens"
 NB = "\u00a0"
@@ -47,12 +47,12 @@ def test_bypass_dialog_cursor_before_and_after_down():
     assert before.kind == after.kind == "bypass"
     assert [o.label for o in before.options] == ["No, exit", "Yes, I accept"]
     assert before.selected.label == "No, exit" and after.selected.label == "Yes, I accept"
-    assert screen.bypass_dialog(cap("bypass_dialog"))
+    assert dialogs.bypass_dialog(cap("bypass_dialog"))
 
 
 def test_bypass_needs_all_four_markers():
     text = cap("bypass_dialog").replace("Enter to confirm", "")
-    assert not screen.bypass_dialog(text)
+    assert not dialogs.bypass_dialog(text)
 
 
 def test_ask_user_question_dialog():

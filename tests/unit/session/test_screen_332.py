@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.session import screen
+from live_trial.session import dialogs, screen
 
 SCREENS = Path(__file__).parents[1] / "screens"
 
@@ -20,14 +20,14 @@ def test_unnumbered_bypass_dialog_before_and_after_down():
     assert before.kind == after.kind == "bypass" and not before.numbered
     assert [o.label for o in before.options] == ["No, exit", "Yes, I accept"]
     assert before.selected.label == "No, exit" and after.selected.label == "Yes, I accept"
-    assert screen.bypass_dialog(cap("bypass_dialog_332")) and screen.blocking_screen(cap("bypass_dialog_332")) is None
+    assert dialogs.bypass_dialog(cap("bypass_dialog_332")) and screen.blocking_screen(cap("bypass_dialog_332")) is None
 
 
 def test_unnumbered_bypass_dialog_still_needs_all_four_markers():
     text = cap("bypass_dialog_332").replace("Enter to confirm", "")
-    assert not screen.bypass_dialog(text)
+    assert not dialogs.bypass_dialog(text)
     text = cap("bypass_dialog_332").replace("WARNING: Claude Code running in Bypass Permissions mode", "")
-    assert not screen.bypass_dialog(text) and screen.dialog(text).kind == "unknown"
+    assert not dialogs.bypass_dialog(text) and screen.dialog(text).kind == "unknown"
 
 
 def test_unnumbered_trust_dialog_puts_no_exit_first_and_blocks():

@@ -121,7 +121,7 @@ def test_read_from_and_the_whole_file_read_summarise_the_same_way(tmp_path):
 
 def test_an_idle_poll_tick_reads_no_transcript_byte(tmp_path, loads_sizes):
     """The turn cache re-read a tail spanning more than 10 MB on every tick; an idle tick now reads nothing."""
-    from live_trial.trial.poll import TurnCache
+    from live_trial.trial.observation import TurnCache
 
     path = tmp_path / "t.jsonl"
     long_write_turn(path, 12 * MB)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from live_trial.judge.answer import index_records
+from live_trial.judge.index import index_records
 from live_trial.transcript.order import causal_order
 from live_trial.transcript.reader import read_records
 from live_trial.transcript.records import human_prompts

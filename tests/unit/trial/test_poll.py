@@ -18,6 +18,9 @@ from live_trial.jsonfile import read_json
 from live_trial.policy import load_policy
 from live_trial.transcript.cases import ASK_INPUT
 from live_trial.trial import poll as P
+from live_trial.trial.observation import NO_TRANSCRIPT, TurnCache
+from live_trial.trial.poll_rules import QUICK_RECHECK_S
+from live_trial.trial.poll_state import SCHEMA, PollConfig
 from tests.unit import fakes
 
 SESSION = "lt-20261130T120000-ab12-poll"
@@ -86,7 +89,7 @@ def env(tmp_path, transcript_builder):
         def cfg(self, **policy):
             pol = load_policy({}).with_overrides(**{"stall_limit_s": 30, "hard_cap_s": 600, "poll_interval_s": 0.5,
                                                      "done_stable_ticks": 2, **policy})
-            return P.PollConfig(marker=self.marker, session=SESSION, session_id=SID, cwd=self.cwd,
+            return PollConfig(marker=self.marker, session=SESSION, session_id=SID, cwd=self.cwd,
                                 config_dir=self.config, state_file=self.state_file, policy=pol)
 
     e = Env()
@@ -114,7 +117,7 @@ def test_done_needs_marker_idle_and_quiet_screen_on_two_ticks(env):
     r = P.poll(cfg, FakeBackend(), clock=clock, sleep=clock.sleep, on_tick=ticks.append)
     assert (r.exit, r.code, r.state, r.ticks) == ("DONE", 0, "IDLE_TURN_COMPLETE", 2)
     assert [t["done_streak"] for t in ticks] == [1, 2]
-    doc = read_json(env.state_file, P.SCHEMA)
+    doc = read_json(env.state_file, SCHEMA)
     assert doc["exits"][-1]["exit"] == "DONE" and doc["transcript_offset"] > 0
 
 
@@ -278,9 +281,9 @@ def test_tick_budget_then_same_state_file_continues_the_clocks(env):
     clock = Clock()
     r1 = run(env, FakeBackend([busy(3)]), clock=clock, max_ticks=20, stall_limit_s=30)
     assert r1.exit == "TICK_BUDGET" and r1.ticks == 20
-    first = read_json(env.state_file, P.SCHEMA)
+    first = read_json(env.state_file, SCHEMA)
     r2 = run(env, FakeBackend([busy(3)]), clock=clock, stall_limit_s=30)
-    doc = read_json(env.state_file, P.SCHEMA)
+    doc = read_json(env.state_file, SCHEMA)
     assert r2.exit == "STALL" and doc["started_at"] == first["started_at"] and doc["calls"] == 2
     assert r2.ticks == 62 and [e["exit"] for e in doc["exits"]] == ["TICK_BUDGET", "STALL"]
 
@@ -319,27 +322,28 @@ def test_state_survives_sigkill_of_the_poller(env):
         import sys
         sys.path.insert(0, {str(os.getcwd())!r})
         from live_trial.trial import poll as P
+        from live_trial.trial.poll_state import PollConfig
         from live_trial.policy import load_policy
         from tests.unit.fakes import FakeBackend
         pol = load_policy({{}}).with_overrides(stall_limit_s=3600, hard_cap_s=7200, poll_interval_s=0.02)
-        cfg = P.PollConfig(marker={str(env.marker)!r}, session={SESSION!r}, session_id={SID!r}, cwd={str(env.cwd)!r},
+        cfg = PollConfig(marker={str(env.marker)!r}, session={SESSION!r}, session_id={SID!r}, cwd={str(env.cwd)!r},
                            config_dir={str(env.config)!r}, state_file={str(env.state_file)!r}, policy=pol)
         P.poll(cfg, FakeBackend([{busy(4)!r}]))
     """)
     proc = subprocess.Popen([sys.executable, "-c", script])
     deadline = time.time() + 60
     while time.time() < deadline:
-        if env.state_file.exists() and read_json(env.state_file, P.SCHEMA)["ticks"] >= 5:
+        if env.state_file.exists() and read_json(env.state_file, SCHEMA)["ticks"] >= 5:
             break
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    doc = read_json(env.state_file, P.SCHEMA)          # valid after SIGKILL: every write is atomic
+    doc = read_json(env.state_file, SCHEMA)          # valid after SIGKILL: every write is atomic
     assert doc["ticks"] >= 5 and doc["exits"] == []
     started = epoch_of(doc["started_at"])
     clock = Clock(start=epoch_of(doc["last_change_at"]) + 31)
     r = P.poll(env.cfg(stall_limit_s=30), FakeBackend([busy(4)]), clock=clock, sleep=clock.sleep)
-    after = read_json(env.state_file, P.SCHEMA)
+    after = read_json(env.state_file, SCHEMA)
     assert r.exit == "STALL" and r.ticks == doc["ticks"] + 1              # the STALL clock kept running
     assert epoch_of(after["started_at"]) == started and after["calls"] == 2
 
@@ -353,7 +357,7 @@ def test_state_file_is_schema_valid_every_tick(env):
     cfg = env.cfg()
     cfg.max_ticks = 3
     P.poll(cfg, FakeBackend(), clock=clock, sleep=clock.sleep,
-           on_tick=lambda d: seen.append(schema_errors(json.loads(env.state_file.read_text()), P.SCHEMA)))
+           on_tick=lambda d: seen.append(schema_errors(json.loads(env.state_file.read_text()), SCHEMA)))
     assert seen and all(errs == [] for errs in seen)
 
 
@@ -365,7 +369,7 @@ def test_screen_fallback_before_the_transcript_exists(env):
     r = run(env, FakeBackend([lambda n: busy(n)]), clock=clock, max_ticks=3)
     assert r.state == "BUSY_GENERATING"
     r = run(env, FakeBackend(), clock=clock, max_ticks=5)
-    assert r.exit == "TICK_BUDGET" and r.state == P.NO_TRANSCRIPT        # never DONE without the transcript
+    assert r.exit == "TICK_BUDGET" and r.state == NO_TRANSCRIPT        # never DONE without the transcript
 
     def appear():
         env.builder.turn()
@@ -471,7 +475,7 @@ def test_turn_cache_parses_only_new_lines_and_classifies_like_a_fresh_read(tmp_p
     tails = []
     real_tail = read_tail
     monkeypatch.setattr(observation, "read_tail", lambda p, **kw: tails.append(p) or real_tail(p, **kw))
-    cache = P.TurnCache()
+    cache = TurnCache()
     recs, new = cache.records(path, complete_end_offset(path))
     assert new == 42 and len(tails) == 1
     assert classify(recs) == classify(real_tail(path).records)
@@ -497,13 +501,13 @@ def test_turn_cache_reads_afresh_when_the_file_shrinks_or_the_cache_is_too_big(t
     from live_trial.transcript.status import classify
 
     b, path = _turn_file(tmp_path, 20)
-    cache = P.TurnCache()
+    cache = TurnCache()
     cache.records(path, complete_end_offset(path))
     _, small = _turn_file(tmp_path, 2)                        # the same path, now shorter: replaced
     recs, new = cache.records(small, complete_end_offset(small))
     assert new == 0 and cache.start == 0 and cache.end == complete_end_offset(small)
     assert classify(recs) == classify(read_tail(small).records)
-    monkeypatch.setattr(P.TurnCache, "REREAD_BYTES", 10)
+    monkeypatch.setattr(TurnCache, "REREAD_BYTES", 10)
     b2, path = _turn_file(tmp_path, 3)
     recs, _ = cache.records(path, complete_end_offset(path))
     assert classify(recs) == classify(read_tail(path).records) and cache.start == 0
@@ -572,7 +576,7 @@ def test_background_shell_is_busy_its_output_growth_is_progress_and_silence_is_a
     r = run(env, FakeBackend(), clock=clock, max_ticks=24, stall_limit_s=3)
     assert (r.exit, r.state) == ("TICK_BUDGET", "BUSY_TOOL"), r.reason      # 12 s, never a STALL, never DONE
     assert r.status.background["kind"] == "shell" and "1 background shell still running" in r.status.reason
-    doc = read_json(env.state_file, P.SCHEMA)
+    doc = read_json(env.state_file, SCHEMA)
     assert doc["background_outputs"] == {str(out): out.stat().st_size}
     r = run(env, FakeBackend(), clock=clock, max_ticks=40, stall_limit_s=3)    # the job went silent
     assert (r.exit, r.state) == ("STALL", "BUSY_TOOL")
@@ -685,7 +689,7 @@ def test_a_screen_still_drawing_the_spinner_is_looked_at_again_soon(env):
         slept.append(s)
         clock.sleep(s)
     r = P.poll(env.cfg(), FakeBackend([busy(1), IDLE], pid=os.getpid()), clock=clock, sleep=sleep)
-    assert r.exit == "DONE" and r.ticks == 2 and slept == [P.QUICK_RECHECK_S]
+    assert r.exit == "DONE" and r.ticks == 2 and slept == [QUICK_RECHECK_S]
 
 
 def test_a_write_to_the_transcript_wakes_poll_before_its_timed_tick(env):
@@ -762,5 +766,5 @@ def test_quick_wakes_in_the_clis_early_idle_never_make_done_before_the_turn_ends
                on_tick=lambda d: ticked.set(), watch=True)
     cli.join()
     assert r.exit == "DONE" and "interrupted" not in r.reason, r.reason
-    status = read_json(env.state_file, P.SCHEMA)
+    status = read_json(env.state_file, SCHEMA)
     assert status["transcript_offset"] == env.tpath().stat().st_size       # it saw the turn's last record
