@@ -26,6 +26,7 @@ class ExitCode(IntEnum):
     DEGRADED = 6      # run: finished, but the goal failed or a person had to step in
     USAGE = 64        # argparse usage error; poll: refused input
     INTERRUPTED = 130  # any: stopped by Ctrl-C outside a trial (128 + SIGINT, the shell's number)
+    BROKEN_PIPE = 141  # any: the reader of its output went away (`| head`; 128 + SIGPIPE, the shell's number)
 
 
 class PollExit(StrEnum):

@@ -140,6 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("INTERRUPTED: stopped by Ctrl-C", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        # the reader closed the pipe (`live-trial ls | head`): stop quietly, as a shell tool does; stdout goes to
+        # /dev/null so the interpreter's own flush at exit raises nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return int(ExitCode.BROKEN_PIPE)
 
 
 if __name__ == "__main__":

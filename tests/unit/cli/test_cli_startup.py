@@ -85,3 +85,17 @@ def test_plan_as_a_script_runs_it_loads_no_terminal_ui_tmux_templates_or_http_cl
     assert "live_trial.acceptance.plan" in modules                # it did plan
     assert _loaded(modules, ("rich", "libtmux", "jinja2", "http.client", "urllib.request", "ssl",
                              "live_trial.trial", "live_trial.report")) == []
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly_with_141():
+    """``live-trial reasons | head -1``: no traceback when the pipe closes, the shell's number for SIGPIPE."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "live_trial", "reasons", "--lang", "en"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()                                    # the reader is gone before the first line is written
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=30) == 141
+    assert stderr == b""
