@@ -18,6 +18,7 @@ Usage: ``python benchmarks/boot.py [--runs 5] [--condition dialog|nodialog|both]
 from __future__ import annotations
 
 import argparse
+import re
 import os
 import shutil
 import statistics
@@ -33,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import floor  # noqa: E402
 
-from live_trial.rehearsal.config import rehearsal_env, seed_config  # noqa: E402
+from live_trial.rehearsal.config import rehearsal_env, seed_config, settings_args  # noqa: E402
 from live_trial.session.backend import Backend  # noqa: E402
 from live_trial.session.boot import BootRequest, boot  # noqa: E402
 from live_trial.session.claude_bin import find_claude  # noqa: E402
@@ -41,6 +42,8 @@ from live_trial.trial.workdir import new_run_id  # noqa: E402
 
 NBSP = "\u00a0"
 DEAD_URL = "http://127.0.0.1:9"   # never contacted at boot
+#: The bypass dialog's cursor on its accept option, with or without the option's number.
+ACCEPT_SELECTED = re.compile(r"^❯\s*(?:2\.\s*)?Yes, I accept")
 
 
 def bare_once(socket: str, claude: str, cwd: Path, config: Path, name: str, timeout_s: float = 60) -> float:
@@ -49,21 +52,26 @@ def bare_once(socket: str, claude: str, cwd: Path, config: Path, name: str, time
     tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
     started = time.monotonic()
     subprocess.run(tmux + ["new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", str(cwd), *env_flags,
-                           claude, "--setting-sources", "local", "--dangerously-skip-permissions"], check=True)
+                           claude, "--setting-sources", "local", *settings_args(config),
+                           "--dangerously-skip-permissions"], check=True)
     target = f"={name}:"
-    accepted = False
+    down_pressed, enters, last_enter = False, 0, 0.0
     try:
         while time.monotonic() - started < timeout_s:
             screen = subprocess.run(tmux + ["capture-pane", "-p", "-t", target], capture_output=True, text=True).stdout
             if any(line.startswith("❯" + NBSP) for line in screen.splitlines()):
                 return time.monotonic() - started
-            if not accepted and "Yes, I accept" in screen and "Enter to confirm" in screen:
-                subprocess.run(tmux + ["send-keys", "-t", target, "Down"], check=True)
-                while "❯ 2. Yes, I accept" not in subprocess.run(tmux + ["capture-pane", "-p", "-t", target],
-                                                                   capture_output=True, text=True).stdout:
-                    time.sleep(0.02)
-                subprocess.run(tmux + ["send-keys", "-t", target, "Enter"], check=True)
-                accepted = True
+            if "Yes, I accept" in screen and "Enter to confirm" in screen:
+                # the cursor line reads "❯ 2. Yes, I accept" on 2.1.197 and "❯ Yes, I accept" (no numbers) on 2.1.332
+                selected = any(ACCEPT_SELECTED.match(line.strip()) for line in screen.splitlines())
+                if not selected and not down_pressed:
+                    subprocess.run(tmux + ["send-keys", "-t", target, "Down"], check=True)
+                    down_pressed = True
+                elif selected and enters < 3 and time.monotonic() - last_enter > 0.3:
+                    # a dialog drops an Enter in its first ~0.3 s (README "Keys pressed again"): as a person would,
+                    # press it again while the dialog stays
+                    subprocess.run(tmux + ["send-keys", "-t", target, "Enter"], check=True)
+                    enters, last_enter = enters + 1, time.monotonic()
             time.sleep(0.05)
         raise RuntimeError(f"bare CLI showed no prompt within {timeout_s}s")
     finally:

@@ -19,6 +19,23 @@ if TYPE_CHECKING:       # annotations only (importing typing costs every command
 
 #: ``timespec`` values :func:`iso_z` accepts: the records' milliseconds, or whole seconds for a sentence.
 TIMESPECS = ("milliseconds", "seconds")
+#: The UTC time at the start of a run id (``20261201T094237-a1b2``) and of a doctor's session name.
+RUN_ID_TIME_FORMAT = "%Y%m%dT%H%M%S"
+
+
+def as_utc(when: datetime) -> datetime:
+    """``when`` as an aware datetime in UTC: a naive one is taken as UTC (every time the harness writes is)."""
+    return when.astimezone(timezone.utc) if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def run_id_time(when: datetime | None = None) -> str:
+    """``20261201T094237``: ``when`` (default now) in UTC as the start of a run id (:data:`RUN_ID_TIME_FORMAT`)."""
+    return as_utc(when or datetime.now(timezone.utc)).strftime(RUN_ID_TIME_FORMAT)
+
+
+def parse_run_id_time(text: str) -> datetime:
+    """The aware UTC datetime of a run id's time part (``20261201T094237``). Raises ValueError for another text."""
+    return datetime.strptime(text, RUN_ID_TIME_FORMAT).replace(tzinfo=timezone.utc)
 
 
 def iso_z(when: datetime | float, *, timespec: str = "milliseconds") -> str:
@@ -31,7 +48,7 @@ def iso_z(when: datetime | float, *, timespec: str = "milliseconds") -> str:
     if timespec not in TIMESPECS:
         raise ValueError(f"timespec must be one of {TIMESPECS}, not {timespec!r}")
     if isinstance(when, datetime):
-        dt = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+        dt = as_utc(when)
     else:
         seconds = math.floor(when) if timespec == "seconds" else when
         dt = datetime.fromtimestamp(seconds, timezone.utc)
@@ -48,7 +65,7 @@ def parse_iso_z(text: str) -> datetime:
     text without one is taken as UTC. Raises ValueError for a text that is no such time (``""``, ``"soon"``) and
     AttributeError for a value that is not a string."""
     dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return dt if dt.tzinfo else as_utc(dt)
 
 
 def epoch_of(text: str) -> float:

@@ -50,6 +50,10 @@ class PollExit(StrEnum):
     BLOCKED = "BLOCKED", ExitCode.BLOCKED       # tmux could not be run
 
 
+#: The code of the error (and the STALL reason of ``poll``) when the trial's tmux session or its pane is gone.
+SESSION_GONE = "session_gone"
+
+
 class LiveTrialError(Exception):
     """Base of every error the core raises on purpose.
 

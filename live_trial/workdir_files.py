@@ -59,6 +59,9 @@ CWD = "cwd"
 CWD_BASELINE = "cwd-baseline"
 CLAUDE_CONFIG = "claude-config"
 REHEARSAL_WATCHES = "rehearsal-watches"
+# The eval root's own files (a rehearsal keeps its own in <workdir>/rehearsal-watches/).
+NOTIFICATIONS_FILE = "notifications.jsonl"      # every notification sent, one record per line (notices.notify)
+LEDGER_FILE = "watches.json"                    # the watch ledger (notices.watch)
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,17 @@ class Workdir:
     def moved_from(self) -> Path:
         """``moved-from/``: the transcripts the session left (``/clear``), as ``<session-id>.jsonl``."""
         return self.root / MOVED_FROM
+
+    @property
+    def moved_transcripts(self) -> list[Path]:
+        """The transcripts the session left (``moved-from/*.jsonl``), sorted by name (session id); may be empty."""
+        return sorted(self.moved_from.glob("*.jsonl"))
+
+    @property
+    def session_transcripts(self) -> list[Path]:
+        """Every transcript of the session, the one it ended in last: :attr:`moved_transcripts`, then
+        :attr:`transcript` (listed whether or not it exists; a reader skips a missing one)."""
+        return [*self.moved_transcripts, self.transcript]
 
     @property
     def side_effects(self) -> Path:

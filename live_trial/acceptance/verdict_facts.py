@@ -19,7 +19,7 @@ from live_trial.closure.index import Target
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import parse_json, validate
 from live_trial.transcript.reader import hashed_fold, iter_records
-from live_trial.workdir_files import EVALUATION, MOVED_FROM, TRANSCRIPT, VERDICT
+from live_trial.workdir_files import EVALUATION, TRANSCRIPT, VERDICT, Workdir
 
 EVALUATION_SCHEMA = "evaluation.schema.json"
 
@@ -170,7 +170,7 @@ def _read_transcripts(workdir: Path) -> tuple[str | None, tuple[str, ...], bool]
         models.extend(m for m in actual_models([rec]) if m not in models)
         scripted[0] = scripted[0] or is_rehearsal_reply(rec)
 
-    for path in sorted((workdir / MOVED_FROM).glob("*.jsonl")):   # every transcript of the session
+    for path in Workdir.of(workdir).moved_transcripts:   # the transcripts the session left; its last one below
         for rec in iter_records(path, select=may_hold_assistant):
             fold(rec)
     sha = hashed_fold(transcript, fold, select=may_hold_assistant)

@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
+from live_trial.errors import SESSION_GONE, ExitCode, LiveTrialError, RefusedInput
 
 
 def positive_seconds(text: str) -> float:
@@ -246,7 +246,7 @@ def cmd_send(args) -> int:
     backend = Backend(args.socket)
     if not backend.has_session(args.session):
         raise RefusedInput(f"no tmux session named {args.session}", where=f"socket {backend.socket}",
-                           fix="boot it first; check with `live-trial backend list`", code="session_gone")
+                           fix="boot it first; check with `live-trial backend list`", code=SESSION_GONE)
     backend.renew_lease(args.session)       # a step: the lease of a session started by boot holds on
     session_id = args.session_id or os.environ.get("SESSION_ID") or backend.get_meta(args.session, "session_id")
     if not session_id:

@@ -60,7 +60,7 @@ EPILOG = """exit codes:
   report, ls, show  0 done, 2 refused (not a workdir, no eval root); reasons 0
   merge    0 merged, 2 refused (a conflict; nothing written)
   doctor   0 every assumption holds, 1 one changed or was not seen, 3 could not run (tmux or claude missing)
-  any      64 usage error
+  any      64 usage error, 130 stopped by Ctrl-C, 141 its reader went away (| head)
 """
 
 

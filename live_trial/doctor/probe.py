@@ -17,10 +17,10 @@ import tempfile
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, cast
 
+from live_trial.clock import run_id_time
 from live_trial.doctor import kit
 from live_trial.doctor.checks import Checks, Report
 from live_trial.doctor.records import judge_records, judge_rehearsal, shown
@@ -102,7 +102,7 @@ def judge_boot(checks: Checks, captures: list[str], error: LiveTrialError | None
 
 
 def _session_name() -> str:
-    return f"lt-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}-doctor"
+    return f"lt-{run_id_time()}-{secrets.token_hex(2)}-doctor"
 
 
 class _Run:

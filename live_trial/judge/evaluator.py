@@ -249,7 +249,7 @@ def build_context(workdir: Path, target: Any, produced: Produced | None = None) 
                      marker_present=wd.marker.is_file())
     tpath = wd.transcript
     if tpath.is_file():
-        paths = [*sorted(wd.moved_from.glob("*.jsonl")), tpath]    # the session moved (/clear)
+        paths = wd.session_transcripts    # more than one when the session moved (/clear)
         records = [index_fields(r) for path in paths for r in iter_records(path)]
         ctx.transcript_path = TRANSCRIPT
         ctx.transcript_index, ctx.transcript_facts = read_index(causal_order(records, sidechains=True), workdir)

@@ -53,9 +53,9 @@ from live_trial.notices.outcome import compose, joined
 from live_trial.notices.outcome import find_key as _find_key
 from live_trial.notices.webhook import WEBHOOK_TIMEOUT_S, Poster, send_webhook
 from live_trial.transcript.status import TurnState
+from live_trial.workdir_files import NOTIFICATIONS_FILE
 
 KINDS = ("done", "mostly_done", "not_working", "confirmed", "watch_failed", "watch_expired")
-NOTIFICATIONS_FILE = "notifications.jsonl"
 WEBHOOK_ENV = "LIVE_TRIAL_WEBHOOK_URL"
 MAX_OBJECTIVE_CHARS = 200
 MAX_DETAIL_CHARS = 600

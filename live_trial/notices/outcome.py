@@ -34,7 +34,7 @@ from live_trial.stop_reasons import StopReason
 #: Files the harness writes for itself: never a user's name, even when a description mentions one (the eval root's
 #: notifications.jsonl and watches.json too: a rehearsal keeps its own in its workdir).
 HARNESS_NAMES = {wf.MARKER, wf.TASK, wf.TRIAL_STATE, wf.TRIAL_LOG, wf.POLL_STATE, wf.CWD_SNAPSHOT, wf.EVALUATION,
-                 wf.VERDICT, wf.TRANSCRIPT, wf.PANE, "notifications.jsonl", "watches.json", wf.REPORT,
+                 wf.VERDICT, wf.TRANSCRIPT, wf.PANE, wf.NOTIFICATIONS_FILE, wf.LEDGER_FILE, wf.REPORT,
                  wf.SIDE_EFFECTS_LIST}
 _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]{1,8}(?![\w/\\-])")
 _NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")

@@ -12,15 +12,16 @@ import fcntl
 import hashlib
 import os
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from live_trial.clock import iso_z, parse_iso_z, utc_now
+from live_trial.clock import as_utc, iso_z, parse_iso_z, utc_now
 from live_trial.errors import LiveTrialError
 from live_trial.jsonfile import append_jsonl, read_json, schema_errors, validate, write_json
-from live_trial.notices.notify import NOTIFICATIONS_FILE, WEBHOOK_ENV, read_notifications
+from live_trial.notices.notify import WEBHOOK_ENV, read_notifications
 from live_trial.notices.webhook import WEBHOOK_TIMEOUT_S, Poster, send_webhook
+from live_trial.workdir_files import NOTIFICATIONS_FILE
 
 RESEND_MIN_AGE_S = 3600  # a failed notice is sent again at most once an hour
 RESEND_OF = "resend_of"  # the refs key naming the notice a record sends again
@@ -48,7 +49,7 @@ def _as_datetime(value: str | datetime) -> datetime:
     Raises ValueError for a text that is not a timestamp.
     """
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return as_utc(value)
     return parse_iso_z(str(value).strip())
 
 

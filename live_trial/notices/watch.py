@@ -41,8 +41,8 @@ from live_trial.jsonfile import make_private_dirs, read_json, write_json
 from live_trial.judge.evidence import check_evidence
 from live_trial.notices.notify import notify
 from live_trial.notices.resend import resend_failed
+from live_trial.workdir_files import LEDGER_FILE
 
-LEDGER_FILE = "watches.json"
 LOCK_FILE = ".watches.lock"
 SCHEMA = "watch-ledger.schema.json"
 DUE_AFTER = timedelta(hours=24)

@@ -20,7 +20,7 @@ from live_trial.clock import parse_iso_z
 from live_trial.transcript.order import causal_order
 from live_trial.transcript.reader import read_records, read_tail
 from live_trial.transcript.records import is_human_prompt, message_content, unwrap_paste
-from live_trial.workdir_files import MOVED_FROM, SUBAGENTS, TRANSCRIPT
+from live_trial.workdir_files import SUBAGENTS, TRANSCRIPT, Workdir
 
 MAX_TEXT_CHARS = 2000
 MAX_ENTRIES = 1500
@@ -219,7 +219,7 @@ def build(workdir: Path) -> Conversation:
     workdir = Path(workdir)
     conv = Conversation()
     builder = _Builder(workdir, conv)
-    paths = sorted((workdir / MOVED_FROM).glob("*.jsonl")) + [workdir / TRANSCRIPT]
+    paths = Workdir.of(workdir).session_transcripts
     for path in paths:
         if not path.is_file():
             continue

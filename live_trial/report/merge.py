@@ -26,10 +26,9 @@ from typing import Iterable
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json, write_json, write_text_atomic
-from live_trial.notices.notify import NOTIFICATIONS_FILE
-from live_trial.notices.watch import LEDGER_FILE, LOCK_FILE
+from live_trial.notices.watch import LOCK_FILE
 from live_trial.notices.watch import SCHEMA as LEDGER_SCHEMA
-from live_trial.workdir_files import TASK
+from live_trial.workdir_files import LEDGER_FILE, NOTIFICATIONS_FILE, TASK
 
 SPECIAL = {LEDGER_FILE, NOTIFICATIONS_FILE}
 SKIPPED = {LOCK_FILE}

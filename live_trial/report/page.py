@@ -20,10 +20,10 @@ from live_trial import workdir_files as wf
 from live_trial.clock import utc_now
 from live_trial.errors import PollExit, RefusedInput
 from live_trial.jsonfile import parse_json, write_text_atomic
-from live_trial.notices.notify import NOTIFICATIONS_FILE
 from live_trial.report import conversation as conv_mod
 from live_trial.report import timeline as tl_mod
 from live_trial.report.trials import TrialInfo, duration_text, next_step_line, read_trial, when_text
+from live_trial.workdir_files import NOTIFICATIONS_FILE
 
 #: A person reads the report, and may serve or share it: readable by all, unlike the harness's own records.
 REPORT_MODE = 0o644

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 from live_trial.acceptance.verdict import read_verdict
-from live_trial.clock import epoch_or_none, iso_z
+from live_trial.clock import epoch_or_none, iso_z, parse_run_id_time
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.notices import outcome
 from live_trial.report.timeline import read_json_dict
@@ -106,7 +105,7 @@ def _run_id_time(run_id: str) -> str | None:
     m = RUN_ID_TIME.match(run_id)
     if not m:
         return None
-    return iso_z(datetime.strptime(m.group(1), "%Y%m%dT%H%M%S"), timespec="seconds")
+    return iso_z(parse_run_id_time(m.group(1)), timespec="seconds")
 
 
 def read_trial(workdir: Path) -> TrialInfo:

@@ -30,7 +30,7 @@ from typing import Mapping, Sequence
 import libtmux
 from libtmux import exc as libtmux_exc
 
-from live_trial.errors import Blocked, ExitCode, LiveTrialError, RefusedInput
+from live_trial.errors import SESSION_GONE, Blocked, ExitCode, LiveTrialError, RefusedInput
 from live_trial.session import proctree, rules
 from live_trial.session.rules import SEP, Lease, PaneRow, ReapDecision, SessionInfo, TmuxResult
 from live_trial.stop_reasons import StopReason
@@ -245,7 +245,7 @@ class Backend:
         row = self.pane(name)
         if row is None:
             raise RefusedInput(f"no tmux session named {name}", where=f"socket {self.socket}",
-                               fix="check the name with `live-trial backend list`", code="session_gone")
+                               fix="check the name with `live-trial backend list`", code=SESSION_GONE)
         return row.pane_id
 
     def list_sessions(self) -> list[str]:

@@ -103,6 +103,18 @@ def locate(session_id: str, cwd: str | os.PathLike[str] | None = None,
     return candidates[0] if candidates else projects / "_unknown_" / f"{session_id}.jsonl"
 
 
+def subagents_dir(transcript: str | os.PathLike[str]) -> Path:
+    """``<project>/<session-id>/subagents/``: where the CLI writes the transcripts of the session's subagents, beside
+    the session's own ``<session-id>.jsonl`` (references/transcript-jsonl.md)."""
+    return Path(transcript).with_suffix("") / "subagents"
+
+
+def cli_session_status_path(config: str | os.PathLike[str] | None, pid: int) -> Path:
+    """``<config>/sessions/<pid>.json``: the live status file of the CLI process ``pid`` (``config`` None: the
+    user's :func:`config_dir`)."""
+    return Path(config if config is not None else config_dir()) / "sessions" / f"{int(pid)}.json"
+
+
 def read_cli_session_status(config: str | os.PathLike[str] | None, pid: int | None) -> dict[str, Any] | None:
     """``<config>/sessions/<pid>.json`` as a dict (``status`` idle|busy|waiting|shell, ``waitingFor``, ``sessionId``).
 
@@ -113,7 +125,7 @@ def read_cli_session_status(config: str | os.PathLike[str] | None, pid: int | No
     """
     if not pid:
         return None
-    path = Path(config if config is not None else config_dir()) / "sessions" / f"{int(pid)}.json"
+    path = cli_session_status_path(config, pid)
     return _read_small_json(path)
 
 

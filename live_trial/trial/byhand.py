@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json, write_json
 from live_trial.rehearsal.config import seed_config
+from live_trial.transcript.paths import subagents_dir
 from live_trial.trial import folder, folder_steps, start
 from live_trial.trial.collect import Collected, collect
 from live_trial.trial.facts import TrialRequest
@@ -206,7 +207,7 @@ def collect_by_hand(workdir: Path, state: dict[str, Any] | None, *, pane_text: s
     workdir = Path(workdir)
     eval_root = Path(state.get("eval_root") or workdir) if state else workdir
     kw = changes_since_start(state or {}, workdir, eval_root, cwd, again=True)
-    subagents = transcript.with_suffix("") / "subagents" if transcript is not None else None
+    subagents = subagents_dir(transcript) if transcript is not None else None
     got = collect(workdir, pane_text=pane_text, transcript_src=transcript, subagents_src=subagents, **kw)
     notes = []
     if kw["before"] is None:

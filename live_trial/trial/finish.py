@@ -176,7 +176,7 @@ def _session_transcripts(trial: TrialContext) -> list[Path] | None:
     path = trial.wd.transcript
     if not path.is_file():
         return None
-    return [*sorted(trial.wd.moved_from.glob("*.jsonl")), path]
+    return trial.wd.session_transcripts
 
 
 def _session_records(trial: TrialContext) -> list[dict[str, Any]] | None:

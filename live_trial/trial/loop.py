@@ -4,7 +4,7 @@ It drives a :class:`~live_trial.trial.runner.Trial` through its public methods a
 """
 from __future__ import annotations
 
-from live_trial.errors import Blocked, PollExit
+from live_trial.errors import SESSION_GONE, Blocked, PollExit
 from live_trial.jsonfile import write_text_atomic
 from live_trial.session import screen, send
 from live_trial.stop_reasons import StopReason
@@ -131,7 +131,7 @@ def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
     capture = trial.backend.capture(session) if trial.backend.has_session(session) else ""
     last_text = getattr(result.status, "last_assistant_text", None) or ""
     decision = stall_table.decide_stall(
-        session_alive=result.reason != "session_gone" and trial.backend.pane_alive(session),
+        session_alive=result.reason != SESSION_GONE and trial.backend.pane_alive(session),
         state=_state(result), marker_exists=trial.wd.marker.exists(),
         stall_extended=trial.state.stall_extended, nudge_count=trial.state.nudge_count,
         nudge_max=trial.policy.nudge_max,

@@ -13,14 +13,15 @@ from typing import Any, Mapping
 
 from live_trial.jsonfile import read_json
 from live_trial.session.rules import pid_alive
+from live_trial.stop_reasons import StopReason
 from live_trial.transcript.locator import locate_current
-from live_trial.transcript.paths import read_cli_session_status
+from live_trial.transcript.paths import read_cli_session_status, subagents_dir
 from live_trial.transcript.reader import copy_transcript
 from live_trial.trial.context import TrialContext
 from live_trial.workdir_files import MOVED_FROM
 
 #: ``poll`` STALL reasons starting with this mean the session moved to a transcript that could not be found.
-UNFOLLOWED = "transcript_moved"
+UNFOLLOWED = StopReason.TRANSCRIPT_MOVED.value
 
 
 def move_note(move: Mapping[str, Any]) -> str:
@@ -66,8 +67,8 @@ def collect_moved(trial: TrialContext) -> list[str]:
         try:
             copy_transcript(src, dest)
             copied.append(dest.name)
-            for sub in sorted((src.with_suffix("") / "subagents").glob("*.jsonl")):
-                copy_transcript(sub, dest.with_suffix("") / "subagents" / sub.name)
+            for sub in sorted(subagents_dir(src).glob("*.jsonl")):
+                copy_transcript(sub, subagents_dir(dest) / sub.name)
         except OSError:
             continue
         note = move_note(move)

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from live_trial.errors import Blocked, RefusedInput
+from live_trial.errors import SESSION_GONE, Blocked, RefusedInput
 from live_trial.session.protocols import Backend, Screen
 from live_trial.session.rules import pid_alive
 from live_trial.transcript.locator import locate_current
-from live_trial.transcript.paths import find_cli_session, locate, read_cli_session_status
+from live_trial.transcript.paths import cli_session_status_path, find_cli_session, locate, read_cli_session_status
 from live_trial.transcript.reader import TAIL_MAX_BYTES, complete_end_offset, read_from, read_tail
 from live_trial.transcript.records import is_human_prompt
 from live_trial.transcript.status import BUSY_GENERATING, IDLE_TURN_COMPLETE, Status, classify, gate_from_screen
@@ -202,7 +202,7 @@ class Observer:
         if self.waker is None:
             return
         pid = self.cli_pid or self.pane_pid
-        self.waker.watch([self.path, self.marker, self.config / "sessions" / f"{pid}.json" if pid else None,
+        self.waker.watch([self.path, self.marker, cli_session_status_path(self.config, pid) if pid else None,
                           locate(pending.to_session_id, self.cfg.cwd, self.config) if pending else None])
 
     def observe(self, pending: PendingMove | None) -> Observation:
@@ -213,7 +213,7 @@ class Observer:
         except Blocked as exc:
             return Observation(alive=False, blocked=f"tmux_missing: {exc.message}")
         except RefusedInput as exc:
-            if exc.code in ("session_gone", "refused_input"):
+            if exc.code in (SESSION_GONE, "refused_input"):
                 return Observation(alive=False)
             raise
         if capture is None:

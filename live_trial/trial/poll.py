@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from live_trial.clock import epoch_of, iso_z
-from live_trial.errors import RefusedInput
+from live_trial.errors import SESSION_GONE, RefusedInput
 from live_trial.session import screen as screen_markers
 from live_trial.session.protocols import Backend, Screen
 from live_trial.transcript.paths import config_dir
 from live_trial.transcript.status import Status
 from live_trial.trial.observation import Observation, Observer
-from live_trial.trial.poll_rules import SESSION_GONE, Exit, decide, progress_report
+from live_trial.trial.poll_rules import Exit, decide, progress_report
 from live_trial.trial.poll_state import PollConfig, PollState
 from live_trial.trial.wake import FileWake
 

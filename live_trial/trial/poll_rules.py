@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from live_trial.clock import epoch_of, iso_z
-from live_trial.errors import PollExit
+from live_trial.errors import SESSION_GONE, PollExit
 from live_trial.policy import Policy
 from live_trial.transcript.status import GATE, IDLE_TURN_COMPLETE, Status
 from live_trial.trial.moves import UNFOLLOWED
@@ -40,7 +40,6 @@ GATE_REPEAT_S = 5.0
 #: The screen is looked at again this soon when it alone still shows a turn the CLI reported ended (it redraws
 #: within about 10 ms on 2.1.197).
 QUICK_RECHECK_S = 0.05
-SESSION_GONE = "session_gone"
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from live_trial.session.backend import Backend
 from live_trial.session.claude_bin import ClaudeBinary, find_claude
 from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
 from live_trial.stop_reasons import StopReason
-from live_trial.transcript.paths import config_dir
+from live_trial.transcript.paths import config_dir, subagents_dir
 from live_trial.trial import poll, poll_state, start
 from live_trial.trial.collect import collect
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest, phase_at_least
@@ -386,7 +386,7 @@ class Trial:
                 pane_text = self.backend.capture(session, scrollback=True)
                 self.note_alternate_screen(session)
             tpath = self.transcript_path() if self.backend is not None else None
-            subagents = tpath.with_suffix("") / "subagents" if tpath is not None else None
+            subagents = subagents_dir(tpath) if tpath is not None else None
             got = collect(self.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
                           **folder_changes(self))
             moved = collect_moved(self)

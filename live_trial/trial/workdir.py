@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 import secrets
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from live_trial.acceptance.evallog import workdir_path
+from live_trial.clock import run_id_time
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import make_private_dirs
 from live_trial.workdir_files import TASK, Workdir
@@ -24,8 +25,7 @@ SLUG_MAX = 40
 
 def new_run_id(now: datetime | None = None) -> str:
     """A run id ``YYYYMMDDTHHMMSS-xxxx`` (UTC time + 4 random hex digits), unique across parallel runs."""
-    now = now or datetime.now(timezone.utc)
-    return f"{now.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"
+    return f"{run_id_time(now)}-{secrets.token_hex(2)}"
 
 
 def skill_slug(skill: str) -> str:

@@ -208,3 +208,12 @@ def test_a_log_line_the_disk_refuses_is_dropped_and_the_state_write_is_one_line(
     with pytest.raises(Blocked) as err:
         j.save(phase="collecting")
     assert err.value.code == "disk_full" and str(Path(tmp_path) / "trial-state.json") in err.value.message
+
+
+def test_every_next_step_of_a_row_has_its_command_line_wording():
+    """``show`` and the report say a row's next step in the words of the command line (report.trials.CLI_STEPS);
+    a row whose step has no wording there would fall back to "look" while the message says what to do."""
+    from live_trial.report.trials import CLI_STEPS
+
+    missing = sorted({row.step for row in causes.StopReason} - set(CLI_STEPS))
+    assert missing == [], f"add the command-line wording of the steps {missing} to report/trials.py CLI_STEPS"
