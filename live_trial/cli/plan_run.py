@@ -135,7 +135,7 @@ def run_plan(args, policy) -> int:
         # mypy takes report.github's annotations() for the __future__ feature its module imports under that name
         for line in annotations(rows):  # type: ignore[operator]
             print(line, flush=True)
-    return _report([(t, o) for (t, o), _ in results], json_mode=args.json, reused=reused)
+    return print_plan_summary([(t, o) for (t, o), _ in results], json_mode=args.json, reused=reused)
 
 
 def _junit_target(path: Path | None) -> Path | None:
@@ -166,7 +166,12 @@ def _skill_md(entry: dict, args) -> Path | None:
     return path if path and path.is_file() else None
 
 
-def _report(results, *, json_mode: bool, reused: Sequence[dict] = ()) -> int:
+def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ()) -> int:
+    """Print the plan's one table at the end and return the worst exit code (FAIL > REFUSED > BLOCKED > DEGRADED >
+    PASS). ``results``: ``(target, outcome)`` pairs, an outcome being a :class:`~live_trial.trial.facts.TrialOutcome`
+    or the :class:`~live_trial.errors.LiveTrialError` that stopped the trial before its workdir; ``reused``: the
+    plan's skills not run again (a row ``REUSED`` each). ``json_mode``: one line ``{"trials": [rows], "exit_code"}``
+    on stdout, and rich is never imported; else a rich table."""
     import json
 
     from live_trial.cli.progress import outcome_json

@@ -1,5 +1,5 @@
 """Fakes shared by unit tests, each with the parameters of what it stands for (tests/unit/package/test_fakes.py
-checks them): a manual clock; a tmux session as boot drives it and poll reads it; the CLI's input box as send types
+checks them): a manual clock (seconds, moved by ``sleep``); a tmux session as boot drives it and poll reads it; the CLI's input box as send types
 into it; the real tmux backend over an in-memory tmux; the evaluator's ``claude -p``; and a trial-state.json, an
 evaluation.json and a TrialState as ``run`` writes them."""
 from __future__ import annotations
@@ -18,16 +18,23 @@ from live_trial.session.rules import PaneRow, SessionInfo
 
 
 class Clock:
-    """A clock that moves only when ``sleep`` is called (seconds); call it for the current time."""
+    """A clock that moves only when ``sleep`` is called (seconds); call it for the current time (``start`` at first).
+    ``sleeps`` counts the calls to ``sleep``; ``actions[n]``: functions run right after the n-th sleep (1 = the
+    first), for what happens while the code under test waits."""
 
-    def __init__(self):
-        self.t = 0.0
+    def __init__(self, start: float = 0.0) -> None:
+        self.t = start
+        self.sleeps = 0
+        self.actions: dict[int, list[Callable[[], object]]] = {}
 
-    def __call__(self):
+    def __call__(self) -> float:
         return self.t
 
-    def sleep(self, s):
+    def sleep(self, s: float) -> None:
         self.t += s
+        self.sleeps += 1
+        for fn in self.actions.pop(self.sleeps, []):
+            fn()
 
 
 #: A screen of :class:`FakeBackend`: its text, or a function of the capture's number (1 = the first) that returns it.

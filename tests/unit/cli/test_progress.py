@@ -59,7 +59,7 @@ p.event("tick", {"state": "BUSY_TOOL"})
 p.close()
 p.final(SimpleNamespace(overall="PASS", exit_code=0, workdir="/w", verdict_path=None, scenario_origin="live",
                         stop_reason=None, summary="ok", notification=None))
-plan_run._report([], json_mode=True)
+plan_run.print_plan_summary([], json_mode=True)
 print(json.dumps(sorted(m for m in sys.modules if m == "rich" or m.startswith("rich."))), file=sys.stderr)
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)

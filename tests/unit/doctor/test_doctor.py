@@ -44,9 +44,13 @@ def test_the_summary_and_the_exit_status():
     ok = dc.Report(checks.all(), "/bin/claude", "2.1.197", 9.4)
     assert ok.summary() == f"DOCTOR: OK ({len(dc.CHECKS)} of {len(dc.CHECKS)} hold) claude 2.1.197 at /bin/claude in 9s"
     assert dc.exit_code(ok) == 0 and ok.to_json()["status"] == "OK"
-    checks.changed("screen.bypass_dialog", "no numbered options")
-    checks._by_name["transcript.gate"].result = dc.NOT_SEEN
-    bad = dc.Report(checks.all(), "/bin/claude", "2.1.332", 1.0, "the probe stopped at boot (bypass_dialog)")
+    partly = dc.Checks()            # transcript.gate never recorded: it stays "not seen"
+    for name in dc.CHECKS:
+        if name != "transcript.gate":
+            partly.holds(name)
+    partly.changed("screen.bypass_dialog", "no numbered options")
+    assert partly.result("transcript.gate") == dc.NOT_SEEN
+    bad = dc.Report(partly.all(), "/bin/claude", "2.1.332", 1.0, "the probe stopped at boot (bypass_dialog)")
     assert bad.summary().startswith(f"DOCTOR: CHANGED ({len(dc.CHECKS) - 2} of {len(dc.CHECKS)} hold, 1 changed, "
                                     "1 not seen) claude 2.1.332")
     assert bad.summary().endswith("; the probe stopped at boot (bypass_dialog)") and dc.exit_code(bad) == 1

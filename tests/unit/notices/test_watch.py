@@ -18,6 +18,9 @@ from live_trial.notices.resend import notification_id
 
 
 class Clock:
+    """The watch ledger's ``now``: an aware UTC datetime that the test moves on by hand (``advance(hours=1)``).
+    Unlike :class:`tests.unit.fakes.Clock` (seconds, moved by the code's own ``sleep``), nothing here waits."""
+
     def __init__(self, start="2026-11-30T09:00:00"):
         self.now = datetime.fromisoformat(start).replace(tzinfo=timezone.utc)
 

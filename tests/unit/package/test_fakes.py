@@ -1,5 +1,5 @@
-"""The shared fakes (tests/unit/fakes.py) stand for what the code is given, method for method and parameter for
-parameter: each implements its Protocol (``session.protocols.Backend``, ``judge.evaluator.Runner``), and every method
+"""The shared fakes (tests/unit/fakes.py) and the dialogs send's tests answer (tests/unit/session/test_send.py) stand
+for what the code is given, method for method and parameter for parameter: each implements its Protocol (``session.protocols.Backend``, ``judge.evaluator.Runner``), and every method
 a fake has of the real tmux backend (which boot and send are typed with) or of ``session.proctree`` takes that
 method's parameters. A Protocol that grows a method, or a parameter renamed, moved, or added without a default,
 fails here, not as a test that passes on a fake the code could no longer be given."""
@@ -14,6 +14,7 @@ from live_trial.judge.evaluator import Runner, run_process
 from live_trial.session import proctree, protocols
 from live_trial.session.backend import Backend as TmuxBackend
 from tests.unit import fakes
+from tests.unit.session import test_send as send_tests
 
 P = inspect.Parameter
 POSITIONAL = (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
@@ -86,6 +87,11 @@ def test_each_fake_implements_its_protocol(fake, protocol):
     assert names and incompatibilities(fake, protocol, names) == []
 
 
+def test_the_send_dialogs_take_the_protocol_s_parameters():
+    for fake in (send_tests.GateCLI, send_tests.Late, send_tests.Dropping):
+        assert incompatibilities(fake, protocols.Backend, ["capture"]) == [], fake.__name__
+
+
 def test_the_fake_backend_is_a_backend_and_the_real_runner_a_runner():
     assert isinstance(fakes.FakeBackend(), protocols.Backend)
     assert parameter_problems(list(inspect.signature(run_process).parameters.values()),
@@ -93,8 +99,10 @@ def test_the_fake_backend_is_a_backend_and_the_real_runner_a_runner():
 
 
 @pytest.mark.parametrize("fake,real", [(fakes.FakeBackend, TmuxBackend), (fakes.FakeCLI, TmuxBackend),
-                                       (fakes.FakeTmux, TmuxBackend), (fakes.NoProcesses, proctree)],
-                         ids=["FakeBackend", "FakeCLI", "FakeTmux", "NoProcesses"])
+                                       (fakes.FakeTmux, TmuxBackend), (fakes.NoProcesses, proctree),
+                                       (send_tests.GateCLI, TmuxBackend), (send_tests.Late, TmuxBackend),
+                                       (send_tests.Dropping, TmuxBackend)],
+                         ids=["FakeBackend", "FakeCLI", "FakeTmux", "NoProcesses", "GateCLI", "Late", "Dropping"])
 def test_every_method_a_fake_has_of_the_real_one_takes_its_parameters(fake, real):
     names = own_methods_of(fake, real)
     assert names and incompatibilities(fake, real, names) == []

@@ -160,7 +160,8 @@ def test_classify_arrival_normalises():
 # ---------------------------------------------------------------- gates
 
 class GateCLI:
-    """An AskUserQuestion dialog whose cursor moves with Down/Up; digits do nothing (as in the real TUI)."""
+    """An AskUserQuestion dialog whose cursor moves with Down/Up; digits do nothing (as in the real TUI). Its methods
+    have the real tmux backend's parameters (tests/unit/package/test_fakes.py checks them)."""
 
     def __init__(self, stuck=False, lose_typing=0):
         self.base = (SCREENS / "ask_user_question.txt").read_text()
@@ -172,7 +173,7 @@ class GateCLI:
         self.lose_typing = lose_typing       # how many typings the CLI drops (seen under load)
         self.answered = False
 
-    def capture(self, session, scrollback=False):
+    def capture(self, name, scrollback=False):
         if self.answered:                    # Enter answered it: the dialog is gone
             return self.base.split("☐")[0]
         out = []
@@ -186,19 +187,57 @@ class GateCLI:
             out.append(line)
         return "\n".join(out)
 
-    def send_keys(self, session, *keys):
+    def send_keys(self, name, *keys):
         for k in keys:
             self.keys.append(k)
             if not self.stuck:
                 self.cursor += {"Down": 1, "Up": -1}.get(k, 0)
                 self.answered = self.answered or k == "Enter"
 
-    def type_text(self, session, text):
+    def type_text(self, name, text):
         self.typed.append(text)
         if self.lose_typing:
             self.lose_typing -= 1
         else:
             self.shown_text = text
+
+
+class Late(GateCLI):
+    """The dialog on a busy machine: each cursor move is drawn 2 s (on ``clock``) after its key."""
+
+    def __init__(self, clock):
+        super().__init__()
+        self.clock, self.moves = clock, []
+
+    def send_keys(self, name, *keys):
+        for k in keys:
+            self.keys.append(k)
+            if k == "Enter":
+                self.answered = True
+            else:
+                self.moves.append((self.clock() + 2.0, {"Down": 1, "Up": -1}.get(k, 0)))
+
+    def capture(self, name, scrollback=False):
+        self.cursor = 1 + sum(step for at, step in self.moves if at <= self.clock())
+        return super().capture(name)
+
+
+ASK_332 = (SCREENS / "ask_user_question_332.txt").read_text(encoding="utf-8")
+
+
+class Dropping:
+    """2.1.332's AskUserQuestion dialog that drops the first ``drops`` Enters pressed in it; the next one answers."""
+
+    def __init__(self, drops=1):
+        self.keys, self.screen, self.drops = [], ASK_332, drops
+
+    def capture(self, name, scrollback=False):
+        return self.screen
+
+    def send_keys(self, name, *keys):
+        self.keys += keys
+        if self.keys.count("Enter") > self.drops:
+            self.screen = ASK_332.split("❯ ASK")[0] + "❯ ASK\n● DONE: ok\n"
 
 
 def gate(cli, response):
@@ -215,23 +254,6 @@ def test_gate_label_moves_with_arrows_then_enter():
 def test_an_arrow_drawn_late_is_not_pressed_again_so_the_answer_is_the_chosen_one():
     """A busy machine draws each move 2 s after the key: pressing Down again meanwhile would carry the cursor past
     "Blue" (and the options wrap), and Enter would answer an option nobody chose."""
-    class Late(GateCLI):
-        def __init__(self, clock):
-            super().__init__()
-            self.clock, self.moves = clock, []
-
-        def send_keys(self, session, *keys):
-            for k in keys:
-                self.keys.append(k)
-                if k == "Enter":
-                    self.answered = True
-                else:
-                    self.moves.append((self.clock() + 2.0, {"Down": 1, "Up": -1}.get(k, 0)))
-
-        def capture(self, session, scrollback=False):
-            self.cursor = 1 + sum(step for at, step in self.moves if at <= self.clock())
-            return super().capture(session)
-
     clock = Clock()
     cli = Late(clock)
     done = send.answer_gate(cli, S, "Blue", clock=clock, sleep=clock.sleep)
@@ -285,31 +307,10 @@ def test_gate_cursor_stuck_fails():
 
 def test_an_enter_the_gate_dialog_dropped_is_pressed_again():
     """2.1.332 drops the Enter pressed in an AskUserQuestion dialog's first ~0.3 s (capture of 2.1.332)."""
-    from pathlib import Path
-
-    from live_trial.session import send as sd
-    from tests.unit.fakes import Clock
-
-    ask = (Path(__file__).parents[1] / "screens" / "ask_user_question_332.txt").read_text(encoding="utf-8")
-    answered = ask.split("❯ ASK")[0] + "❯ ASK\n● DONE: ok\n"
-
-    class Dropping:
-        def __init__(self):
-            self.keys, self.screen = [], ask
-
-        def capture(self, name, scrollback=False):
-            return self.screen
-
-        def send_keys(self, name, *keys):
-            self.keys += keys
-            if self.keys.count("Enter") > 1:
-                self.screen = answered
-
     clock = Clock()
     fb = Dropping()
-    got = sd.answer_gate(fb, "lt-x", "Red", clock=clock, sleep=clock.sleep)
+    got = send.answer_gate(fb, "lt-x", "Red", clock=clock, sleep=clock.sleep)
     assert got.keys == ["Enter", "Enter"] and fb.keys == ["Enter", "Enter"] and got.kind == "ask_user_question"
 
-    clock, fb = Clock(), Dropping()
-    fb.send_keys = lambda name, *keys: fb.keys.extend(keys)      # a dialog that never takes it: bounded presses
-    assert sd.answer_gate(fb, "lt-x", "Red", clock=clock, sleep=clock.sleep).keys == ["Enter"] * 3
+    clock, fb = Clock(), Dropping(drops=99)      # a dialog that never takes it: bounded presses
+    assert send.answer_gate(fb, "lt-x", "Red", clock=clock, sleep=clock.sleep).keys == ["Enter"] * 3

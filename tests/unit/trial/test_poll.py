@@ -22,6 +22,7 @@ from live_trial.trial.observation import NO_TRANSCRIPT, TurnCache
 from live_trial.trial.poll_rules import QUICK_RECHECK_S
 from live_trial.trial.poll_state import SCHEMA, PollConfig
 from tests.unit import fakes
+from tests.unit.fakes import Clock
 
 SESSION = "lt-20261130T120000-ab12-poll"
 SID = "11111111-2222-4333-8444-555555555555"
@@ -36,22 +37,8 @@ def busy(seconds: int = 5, verb: str = "Zigzagging", glyph: str = "✽") -> str:
            "  ⏵⏵ bypass permissions on (shift+tab to cycle) · esc to interrupt\n"
 
 
-class Clock:
-    """A fake wall clock; ``sleep`` advances it and runs scheduled actions."""
-
-    def __init__(self, start: float = 1_800_000_000.0) -> None:
-        self.t = start
-        self.actions: dict[int, list] = {}
-        self.sleeps = 0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def sleep(self, s: float) -> None:
-        self.t += s
-        self.sleeps += 1
-        for fn in self.actions.pop(self.sleeps, []):
-            fn()
+#: Where the manual clock starts: a wall-clock time (epoch seconds), as poll's timestamps are.
+START = 1_800_000_000.0
 
 
 class FakeBackend(fakes.FakeBackend):
@@ -99,7 +86,7 @@ def env(tmp_path, transcript_builder):
 
 
 def run(env, backend, clock=None, max_ticks=None, **policy):
-    clock = clock or Clock()
+    clock = clock or Clock(START)
     cfg = env.cfg(**policy)
     cfg.max_ticks = max_ticks
     return P.poll(cfg, backend, clock=clock, sleep=clock.sleep)
@@ -112,7 +99,7 @@ def test_done_needs_marker_idle_and_quiet_screen_on_two_ticks(env):
     env.write()
     env.marker.write_text("{}")
     ticks = []
-    clock = Clock()
+    clock = Clock(START)
     cfg = env.cfg()
     r = P.poll(cfg, FakeBackend(), clock=clock, sleep=clock.sleep, on_tick=ticks.append)
     assert (r.exit, r.code, r.state, r.ticks) == ("DONE", 0, "IDLE_TURN_COMPLETE", 2)
@@ -149,7 +136,7 @@ def test_done_is_not_called_on_a_single_idle_observation(env):
     env.builder.turn()
     env.write()
     env.marker.write_text("{}")
-    clock = Clock()
+    clock = Clock(START)
 
     def new_prompt():           # between tick 1 and 2 the CLI starts another turn
         env.builder.prompt("more")
@@ -163,7 +150,7 @@ def test_marker_must_be_exact_not_a_glob(env):
     cfg = env.cfg()
     cfg.marker = env.marker.parent / "*.json"
     with pytest.raises(RefusedInput):
-        P.poll(cfg, FakeBackend(), clock=Clock(), sleep=lambda s: None)
+        P.poll(cfg, FakeBackend(), clock=Clock(START), sleep=lambda s: None)
     assert not env.state_file.exists()
 
 
@@ -213,7 +200,7 @@ def test_stall_when_nothing_moves(env):
     env.builder.prompt()
     env.builder.tool_use("Bash", {"command": "sleep 999"})
     env.write()
-    clock = Clock()
+    clock = Clock(START)
     r = run(env, FakeBackend([lambda n: busy(n, glyph="✽✢✳"[n % 3])]), clock=clock, stall_limit_s=30)
     assert (r.exit, r.code, r.state) == ("STALL", 2, "BUSY_TOOL")
     assert r.reason.startswith("no progress for 30s")
@@ -224,7 +211,7 @@ def test_transcript_growth_is_progress(env):
     env.builder.prompt()
     tid = env.builder.tool_use("Bash", {"command": "x"})
     env.write()
-    clock = Clock()
+    clock = Clock(START)
     for n in range(10, 200, 10):
         clock.actions[n] = [lambda: (env.builder.tool_result(env.builder.tool_use("Bash"), "o"), env.write())]
     r = run(env, FakeBackend([busy(5)]), clock=clock, stall_limit_s=10, max_ticks=150)
@@ -233,7 +220,7 @@ def test_transcript_growth_is_progress(env):
 
 
 def test_screen_change_is_progress_but_masked_parts_are_not(env):
-    clock = Clock()
+    clock = Clock(START)
     frames = [f"{IDLE}\nline {n // 5}" for n in range(400)]       # real output changes every 5 ticks
     r = run(env, FakeBackend([lambda n: frames[n]]), clock=clock, stall_limit_s=10, max_ticks=100)
     assert r.exit == "TICK_BUDGET"
@@ -260,7 +247,7 @@ def test_killed_cli_freezes_busy_and_stalls_by_session_gone(env):
 # ------------------------------------------------------------------ HARD_CAP, TICK_BUDGET, BLOCKED
 
 def test_hard_cap_and_its_warning_once_across_calls(env):
-    clock = Clock()
+    clock = Clock(START)
     cfg = env.cfg(hard_cap_s=100, stall_limit_s=1000)
     cfg.max_ticks = 170
     warns = []
@@ -278,7 +265,7 @@ def test_tick_budget_then_same_state_file_continues_the_clocks(env):
     env.builder.prompt()
     env.builder.tool_use("Bash")
     env.write()
-    clock = Clock()
+    clock = Clock(START)
     r1 = run(env, FakeBackend([busy(3)]), clock=clock, max_ticks=20, stall_limit_s=30)
     assert r1.exit == "TICK_BUDGET" and r1.ticks == 20
     first = read_json(env.state_file, SCHEMA)
@@ -301,7 +288,7 @@ def test_state_file_of_another_session_is_refused_and_untouched(env):
     cfg = env.cfg()
     cfg.session = "lt-20261130T120000-ab12-other"
     with pytest.raises(RefusedInput):
-        P.poll(cfg, FakeBackend(), clock=Clock(), sleep=lambda s: None)
+        P.poll(cfg, FakeBackend(), clock=Clock(START), sleep=lambda s: None)
     assert env.state_file.read_bytes() == before
 
 
@@ -353,7 +340,7 @@ def test_state_file_is_schema_valid_every_tick(env):
     env.builder.turn()
     env.write()
     seen = []
-    clock = Clock()
+    clock = Clock(START)
     cfg = env.cfg()
     cfg.max_ticks = 3
     P.poll(cfg, FakeBackend(), clock=clock, sleep=clock.sleep,
@@ -365,7 +352,7 @@ def test_state_file_is_schema_valid_every_tick(env):
 
 def test_screen_fallback_before_the_transcript_exists(env):
     env.marker.write_text("{}")
-    clock = Clock()
+    clock = Clock(START)
     r = run(env, FakeBackend([lambda n: busy(n)]), clock=clock, max_ticks=3)
     assert r.state == "BUSY_GENERATING"
     r = run(env, FakeBackend(), clock=clock, max_ticks=5)
@@ -383,7 +370,7 @@ def test_screen_only_mode_without_session_id(env):
     env.marker.write_text("{}")
     cfg = env.cfg()
     cfg.session_id = None
-    clock = Clock()
+    clock = Clock(START)
     r = P.poll(cfg, FakeBackend([IDLE]), clock=clock, sleep=clock.sleep)
     assert r.exit == "DONE" and r.status is None
 
@@ -570,7 +557,7 @@ def _bg_waiting(env) -> str:
 def test_background_shell_is_busy_its_output_growth_is_progress_and_silence_is_a_stall(env, tmp_path):
     env.builder.cwd = str(tmp_path / "bgtmp")          # where output_path() puts the task's output
     out = Path(_bg_waiting(env))
-    clock = Clock()
+    clock = Clock(START)
     for tick in range(1, 20):                          # the job prints a line each tick for 19 ticks (9.5 s)
         clock.actions[tick] = [lambda: out.open("a").write("tick\n")]
     r = run(env, FakeBackend(), clock=clock, max_ticks=24, stall_limit_s=3)
@@ -606,7 +593,7 @@ def test_a_moved_transcript_is_followed_and_recorded(env, transcript_builder):
     new.mode()
     new.slash_command("/clear", "")
     new_path = env.tpath().with_name(f"{new_id}.jsonl")
-    clock = Clock()
+    clock = Clock(START)
     clock.actions[2] = [lambda: (new.write(new_path), _cli_status_file(env, os.getpid(), new_id))]
     _cli_status_file(env, os.getpid(), SID)
     r = run(env, FakeBackend(pid=os.getpid()), clock=clock, max_ticks=6)
@@ -646,7 +633,7 @@ def test_done_at_once_when_the_cli_wrote_turn_duration_and_says_idle(env):
     env.marker.write_text("{}")
     _cli_status_file(env, os.getpid(), SID, "idle")
     ticks = []
-    clock = Clock()
+    clock = Clock(START)
     r = P.poll(env.cfg(), FakeBackend(pid=os.getpid()), clock=clock, sleep=clock.sleep, on_tick=ticks.append)
     assert (r.exit, r.ticks, clock.sleeps) == ("DONE", 1, 0)
     assert r.status.ended_by == "turn_duration" and r.status.session_status == "idle"
@@ -683,7 +670,7 @@ def test_a_screen_still_drawing_the_spinner_is_looked_at_again_soon(env):
     env.marker.write_text("{}")
     _cli_status_file(env, os.getpid(), SID, "idle")
     slept = []
-    clock = Clock()
+    clock = Clock(START)
 
     def sleep(s):
         slept.append(s)
