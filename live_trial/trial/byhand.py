@@ -234,8 +234,9 @@ def release_copy(workdir: Path) -> tuple[Path | None, str | None]:
                       f"`live-trial collect --workdir {workdir}`, then remove it)")
     if copy.exists():
         folder.remove_tree(copy)
-    write_json(Workdir.of(workdir).trial_state, {**state, "folder": {**state["folder"], "removed": True}}, STATE_SCHEMA)
-    shutil.rmtree(Workdir.of(workdir).cwd_baseline, ignore_errors=True)
+    wd = Workdir.of(workdir)
+    write_json(wd.trial_state, {**state, "folder": {**state["folder"], "removed": True}}, STATE_SCHEMA)
+    shutil.rmtree(wd.cwd_baseline, ignore_errors=True)
     return copy, None
 
 

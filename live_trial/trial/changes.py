@@ -182,8 +182,9 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
 
 def recorded_side_effects(workdir: Path) -> dict[str, Any]:
     """The summary of side effects an earlier collect recorded (for a collect after the folder was removed)."""
-    files = Workdir.of(workdir).side_effects_list
-    summary: dict[str, Any] = {"git": Workdir.of(workdir).git_status.is_file()}
+    wd = Workdir.of(workdir)
+    files = wd.side_effects_list
+    summary: dict[str, Any] = {"git": wd.git_status.is_file()}
     if files.is_file():
         summary.update({k: len(v) for k, v in read_json(files, "side-effects.schema.json").items()})
     return summary
@@ -223,6 +224,7 @@ def session_output(workdir: Path, folder: str | None = None) -> Produced:
             inside = Path(folder).resolve().relative_to(workdir).as_posix()
         except ValueError:
             inside = None
-    with_start = Workdir.of(workdir).side_effects_list.is_file() and Workdir.of(workdir).git_diff.is_file()
+    wd = Workdir.of(workdir)
+    with_start = wd.side_effects_list.is_file() and wd.git_diff.is_file()
     return Produced(files=tuple(session_files(workdir)), changed=recorded.get("added", 0) + recorded.get("changed", 0),
                     folder=inside if inside not in (None, ".") else None, diff=GIT_DIFF_PATH if with_start else None)
