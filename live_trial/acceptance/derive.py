@@ -171,8 +171,10 @@ def _origin(facts: VerdictFacts, f: Findings, notes: list[str]) -> tuple[str, st
 
 def _closure(facts: VerdictFacts, notes: list[str]) -> ClosurePin:
     """The closure the verdict records: the one pinned at boot (what was really tested) when known, else now's;
-    a note when the files changed since boot or the closure can no longer be built."""
+    a note when the files changed since boot or the closure can no longer be built, and the closure's own notes (a
+    hook command it could not read as the shell does)."""
     boot, now = facts.closure.at_boot, facts.closure.now
+    notes += [n for n in (now.notes if now is not None else ()) if n not in notes]
     if boot is None:
         assert now is not None       # gather_facts refuses a closure that can be built neither then nor now
         return now

@@ -34,6 +34,8 @@ class ClosurePin:
     """The plugins of the dependency union, target first."""
     file_count: int
     """How many files the closure covers."""
+    notes: tuple[str, ...] = ()
+    """How the closure was read, for the verdict's notes (a hook command read unsure); empty when recorded at boot."""
 
 
 @dataclass(frozen=True)
@@ -193,7 +195,8 @@ def _closure(target: Target, plugins_root: Any, at_boot: Mapping[str, Any] | Non
         if boot is None:
             raise
         return ClosureFacts(boot, None, exc.message)
-    return ClosureFacts(boot, ClosurePin(now.digest, tuple(p.name for p in now.plugins), len(now.files)), None)
+    return ClosureFacts(boot, ClosurePin(now.digest, tuple(p.name for p in now.plugins), len(now.files), now.notes),
+                        None)
 
 
 def _environment(state: Mapping[str, Any], claude_version: str | None, tmux_version: str | None,

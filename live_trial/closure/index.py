@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,9 +32,6 @@ PLAIN_LABEL = "_"
 
 
 _READ_BYTES = 64 * 1024
-
-
-PLUGIN_ROOT_REF = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}/([^\s\"'`;|&)<>]+)")
 
 
 #: Folders never entered while walking a closure folder: VCS data and bytecode caches (not behaviour).
@@ -78,6 +74,8 @@ class Pinning:
     plugins: list[PluginRef]
     files: list[tuple[str, str, Path]]
     digest: str
+    #: what the verdict should say about how the closure was read (a hook command the shell reading could not tell)
+    notes: tuple[str, ...] = ()
 
 
 class PluginIndex:
@@ -97,6 +95,7 @@ class PluginIndex:
         self._sha: dict[str, str] = {}
         # closure_walk caches: plugin parts, their digest lines, directories known to be real (no symlink)
         self._parts: dict[tuple[str, bool], dict[tuple[str, str], str]] = {}
+        self._part_notes: dict[tuple[str, bool], tuple[str, ...]] = {}
         self._part_lines: dict[tuple[str, bool], frozenset[str]] = {}
         self._part_blocks: dict[tuple[str, bool], bytes] = {}
         self._real_dirs: dict[str, bool] = {}

@@ -22,10 +22,11 @@ Behaviour closure (seed 001 skill_dir_tree_sha): of the target plugin — the sk
 ``prompts/``, every path in the frontmatter's ``script_refs``/``reference_refs``/``responsibility_refs``/
 ``schema_refs`` (relative to the skill folder; a folder means all files below it), ``.claude-plugin/*``,
 ``.mcp.json``, ``hooks/**`` plus any hooks file named in plugin.json and every ``${CLAUDE_PLUGIN_ROOT}/<path>``
-a hook command names, and ``references/package-contract.json``; of each dependency in the union — the same
-manifest/hooks/contract files, its entry points (``skills/<s>/SKILL.md`` with that skill's ``scripts/`` and
-``prompts/``, for the skills in ``entry_points.skills`` or every skill when the contract does not list them;
-``agents/*.md``; ``commands/*.md``) and its top-level ``scripts/**`` and ``schemas/**``.
+a hook command names (read as the shell reads the command: :mod:`live_trial.closure.hook_commands`; a command it
+cannot read adds a note, never a refusal), and ``references/package-contract.json``; of each dependency in the
+union — the same manifest/hooks/contract files, its entry points (``skills/<s>/SKILL.md`` with that skill's
+``scripts/`` and ``prompts/``, for the skills in ``entry_points.skills`` or every skill when the contract does not
+list them; ``agents/*.md``; ``commands/*.md``) and its top-level ``scripts/**`` and ``schemas/**``.
 
 Digest: sha256 over the sorted lines ``<plugin>/<posix relpath>\0<sha256 hex of content>\n`` -> ``sha256:<hex>``.
 A plain skill name (no plugin) has no plugin pinning; its closure label is ``_`` and paths are relative to the
@@ -140,7 +141,10 @@ def pin(target: Target, plugins_root: Path | PluginIndex | None) -> Pinning:
     Boot passes ``--plugin-dir p.root`` for each ``p`` in ``plugins`` (empty for a plain skill: no pinning).
     Raises :class:`ClosureError` before anything starts when the closure cannot be built (fail closed).
     """
+    from live_trial.closure.walk import closure_notes
+
     index = maybe_index(target, plugins_root)
     union = dependency_union(target, index) if index is not None else []
     found = _entries(target, index, union or None)
-    return Pinning(union, [(label, rel, Path(path)) for label, rel, path in found], digest_files(found, index))
+    return Pinning(union, [(label, rel, Path(path)) for label, rel, path in found], digest_files(found, index),
+                   closure_notes(target, index, union))

@@ -18,7 +18,6 @@ from typing import Any, Iterable
 from live_trial.closure.index import (
     CONTRACT,
     PLAIN_LABEL,
-    PLUGIN_ROOT_REF,
     REF_FIELDS,
     SKIP_DIRS,
     PluginIndex,
@@ -50,6 +49,8 @@ class Collector:
         self.index = index
         self.roots = roots
         self.files: dict[tuple[str, str], str] = {}
+        #: what a reader of the verdict should know about how the closure was read (a hook command read unsure)
+        self.notes: list[str] = []
         self.real_dirs: dict[str, bool] = index._real_dirs if index is not None else {}
 
     def _resolve(self, path: str, root: str) -> tuple[str | None, os.stat_result | None]:
@@ -167,10 +168,42 @@ def _refs(frontmatter: dict, skill_md: str) -> list[str]:
     return out
 
 
-def _add_plugin_root_refs(col: Collector, label: str, root: str, texts: Iterable[str], why: str) -> None:
+def _add_hook_commands(col: Collector, label: str, root: str, docs: Iterable[Any], why: str) -> None:
+    """The files the hook commands of ``docs`` (parsed hooks documents) name, read as the shell would
+    (:func:`live_trial.closure.hook_commands.read_hook_command`): the script each runs must exist (a missing one is
+    refused), the plugin files among its arguments are added when they exist; a command it cannot read adds every
+    existing plugin file its text mentions and a note (the whole ``hooks/`` folder is in the closure anyway)."""
+    from live_trial.closure.hook_commands import hook_commands, read_hook_command
+
+    for doc in docs:
+        for command in hook_commands(doc):
+            read = read_hook_command(command)
+            if read.script is not None:
+                col.add(root + _SEP + read.script, label=label, why=why)
+            for rel in read.arguments + read.mentioned:
+                col.add(root + _SEP + rel, label=label, required=False, why=why)
+            if read.unsure is not None:
+                note = (f"{label}: {why} could not be read as the shell reads it ({read.unsure}: {command[:120]!r}); "
+                        "the closure holds the plugin's whole hooks/ folder and the plugin files the command "
+                        "mentions")
+                if note not in col.notes:
+                    col.notes.append(note)
+
+
+def _hook_texts(col: Collector, label: str, root: str, texts: Iterable[str], why: str) -> None:
+    """Hooks files read as text: parsed as JSON, their commands read (:func:`_add_hook_commands`); a file that is no
+    JSON adds the plugin files it mentions that exist, with a note (the CLI would not load it as hooks either)."""
+    from live_trial.closure.hook_commands import read_hook_command
+
+    docs: list[Any] = []
     for text in texts:
-        for rel in PLUGIN_ROOT_REF.findall(text):
-            col.add(root + _SEP + rel, label=label, why=why)
+        try:
+            docs.append(json.loads(text))
+        except ValueError:
+            for rel in read_hook_command(text).mentioned:
+                col.add(root + _SEP + rel, label=label, required=False, why=why)
+            col.notes.append(f"{label}: a hooks file is not JSON; the closure holds the plugin's whole hooks/ folder")
+    _add_hook_commands(col, label, root, docs, why)
 
 
 def _add_natives(col: Collector, label: str, root: str, manifest: dict) -> None:
@@ -188,7 +221,7 @@ def _add_natives(col: Collector, label: str, root: str, manifest: dict) -> None:
             col.add(os.path.join(root, item), label=label, why="plugin.json hooks")
             named.add(os.path.normpath(item).replace(_SEP, "/"))
         elif item is not None:
-            texts.append(json.dumps(item))
+            texts.append(json.dumps(item))      # inline hooks: read as a hooks document like a file
     for (owner, rel), path in list(col.files.items()):
         if owner == label and ((rel.startswith("hooks/") and rel.endswith(".json")) or rel in named):
             try:
@@ -196,7 +229,7 @@ def _add_natives(col: Collector, label: str, root: str, manifest: dict) -> None:
                     texts.append(fh.read())
             except (OSError, UnicodeDecodeError):
                 continue
-    _add_plugin_root_refs(col, label, root, texts, "a hook command")
+    _hook_texts(col, label, root, texts, "a hook command")
 
 
 def plugin_part(index: PluginIndex, ref: PluginRef, *, dependency: bool) -> dict[tuple[str, str], str]:
@@ -229,6 +262,7 @@ def plugin_part(index: PluginIndex, ref: PluginRef, *, dependency: bool) -> dict
                         col.add(os.path.join(folder, name), label=ref.name)
         col.add(root + "/scripts", label=ref.name, required=False)
         col.add(root + "/schemas", label=ref.name, required=False)
+    index._part_notes[key] = tuple(col.notes)
     index._parts[key] = col.files
     return col.files
 
@@ -301,7 +335,21 @@ def _add_skill(col: Collector, target: Target, label: str, root: str | None) -> 
         col.add(os.path.join(skill_dir, ref), why="frontmatter of SKILL.md")
     hooks: Any = target.frontmatter.get("hooks")
     if root is not None and hooks is not None:
-        _add_plugin_root_refs(col, label, root, [json.dumps(hooks, default=str)], "a skill hook command")
+        _add_hook_commands(col, label, root, [hooks], "a skill hook command")
+
+
+def closure_notes(target: Target, index: PluginIndex | None, union: list[PluginRef]) -> tuple[str, ...]:
+    """What a reader of the verdict should know about how the closure of ``target`` over ``union`` was read: one
+    note per hook command that could not be read as the shell reads it (:func:`_add_hook_commands`), in plugin
+    order. Raises what :func:`entries` raises."""
+    notes: list[str] = []
+    if target.plugin_name is not None:
+        assert index is not None
+        for i, ref in enumerate(union):
+            plugin_part(index, ref, dependency=i > 0)
+            notes += index._part_notes.get((ref.name, i > 0), ())
+        notes += _skill_collector(target, index, union).notes
+    return tuple(dict.fromkeys(notes))
 
 
 def entries(target: Target, index: PluginIndex | None, union: list[PluginRef]) -> list[Entry]:

@@ -118,17 +118,29 @@ def split_criteria(frontmatter: dict) -> tuple[list[dict], list[dict]]:
     return judged, skipped
 
 
-def _strings(answer: dict) -> list[tuple[str, str]]:
-    """``(field, text)`` of every text field of an answer that words of scoring may not appear in."""
-    out = [("blockers", b) for b in answer.get("blockers") or [] if isinstance(b, str)]
-    for i, item in enumerate(answer.get("evidence") or []):
-        if isinstance(item, dict):
-            out += [(f"evidence {i} {k}", item[k]) for k in ITEM_KEYS if isinstance(item.get(k), str)]
-    for c in answer.get("checks") or []:
-        if isinstance(c, dict) and isinstance(c.get("evidence"), str):
-            out.append((f"check {c.get('id')} evidence", c["evidence"]))
-    out += [("unverified", u) for u in answer.get("unverified") or [] if isinstance(u, str)]
+def _strings(answer: Any, where: str = "") -> list[tuple[str, str]]:
+    """``(field, text)`` of every text field of an answer that words of scoring may not appear in: every string at
+    any depth (blockers, each item's claim, quote and observed, a check's evidence, unverified, and any field the
+    answer adds), except the ones that are names or choices (``verdict``, a check's ``id`` and ``result``, an item's
+    ``source``: a path or a record uuid)."""
+    if isinstance(answer, str):
+        return [(where or "answer", answer)]
+    out: list[tuple[str, str]] = []
+    if isinstance(answer, dict):
+        for key, value in answer.items():
+            if key in _NAMES and isinstance(value, str):
+                continue
+            label = {"evidence": "evidence", "checks": "check"}.get(str(key), str(key))
+            out += _strings(value, f"{where} {label}".strip())
+    elif isinstance(answer, list):
+        for i, item in enumerate(answer):
+            text = _strings(item, f"{where} {i}" if isinstance(item, dict) else where)
+            out += text
     return out
+
+
+#: Fields whose strings are names or choices, not text: never read for words of scoring.
+_NAMES = frozenset({"verdict", "id", "result", "source"})
 
 
 def _form(answer: dict) -> list[str]:

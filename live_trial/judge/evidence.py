@@ -20,6 +20,7 @@ import re
 import unicodedata
 
 from live_trial.errors import RefusedInput
+from live_trial.judge.scores import MERIT_FORMS
 
 EXAMPLES_EN = "'1 file written with 3 keys', '2 messages sent', '3 replies found in the log'"
 EXAMPLES_JA = "「ファイル1件に3項目を書いた」「返信を2件送った」"
@@ -138,7 +139,8 @@ _SCORE_RE = re.compile(
     r"\b(?:scor(?:e|es|ed|ing)|rat(?:e|es|ing|ings|ed)|grad(?:e|es|ed|ing)|marks?|confiden(?:ce|t))\b" + _SCORE_VALUE
     + r"|\b\d+(?:\.\d+)?(?:\s*/\s*\d+)?\s*(?:points?|pts|stars?|marks?)\b"
     + r"|\b\d+(?:\.\d+)?\s*/\s*\d+\s*(?:score|rating|grade)\b|\b(?:points?|pts|stars?)\s*[:=]\s*\d"
-    + r"|スコア|点数|採点|評点|満点|\d+\s*点\s*(?:/|中|満点)|(?:評価|得点|信頼度|確信度)\s*[:：は]?\s*[A-F\d]",
+    + r"|スコア|点数|採点|評点|満点|\d+\s*点\s*(?:/|中|満点)|(?:評価|得点|信頼度|確信度)\s*[:：は]?\s*[A-F\d]"
+    + "|" + MERIT_FORMS,
     re.IGNORECASE)
 
 
