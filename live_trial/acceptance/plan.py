@@ -23,7 +23,9 @@ Per skill (``skills[].action``):
   the verdict's own recorded inputs gives back its overall; it was judged under today's evidence rules
   (``live-trial-verdict/2``: a ``/1`` PASS could rest on the session's own words, so it runs again, and the row says
   so); a ``contractual`` (or ``mixed``) gate kind is still grounded in the (unchanged) frontmatter with the recorded
-  evidence; and the transcript holds exactly one human prompt (the task: a nudge would be a second one).
+  evidence; the transcript holds exactly one human prompt (the task: a nudge would be a second one); it was not
+  written with ``--override``; and a mostly-done PASS's watch is open and within its deadline, or confirmed
+  (:mod:`~live_trial.acceptance.watch_reuse`: after a failed or expired watch the skill runs again).
 - ``run`` — everything else, up to ``max_live_trials`` (exhaustive: every live skill), in ``live_batches`` of at
   most ``max_concurrency``, in plugin/skill order.
 - ``defer`` — over the budget; the reason names it.
@@ -42,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -53,6 +56,7 @@ from live_trial.acceptance.transcript_cache import TranscriptCache
 from live_trial.acceptance.verdict import trial_duration_s
 from live_trial.acceptance.verdict_doc import OLDER_SCHEMA_VERSIONS, scenario_id
 from live_trial.acceptance.verdict_doc import SCHEMA as VERDICT_SCHEMA
+from live_trial.acceptance.watch_reuse import past_deadline, rehearsal_ledger, watch_standing
 from live_trial.clock import utc_now
 from live_trial.closure.index import MANIFEST, PluginIndex, discover, skills_of
 from live_trial.closure.pinning import closure_digest
@@ -119,8 +123,10 @@ def _refused_plugin(folder: Path, error: LiveTrialError) -> list[_Skill]:
 class _VerdictReader:
     """Reads old verdicts with one schema validator; reads transcripts through the plan's transcript cache."""
 
-    def __init__(self, cache: TranscriptCache) -> None:
+    def __init__(self, cache: TranscriptCache, ledger: list[Mapping[str, Any]], now: datetime) -> None:
         self.cache = cache
+        self.ledger = ledger        #: the eval root's watches, open and closed (a mostly-done PASS's watch is there)
+        self.now = now
         from jsonschema import Draft202012Validator
 
         from live_trial.resources import load_schema
@@ -168,9 +174,11 @@ class _VerdictReader:
         if overall != "PASS":
             return False, f"last verdict is {overall} (run {run})"
         override = doc.get("override")
-        if isinstance(override, dict) and override.get("evaluation_goal_result") not in (None, doc["goal_result"]):
-            return False, (f"last PASS overrode the evaluator's {override['evaluation_goal_result']} "
-                           f"({override.get('why')}): never reused (run {run})")
+        if isinstance(override, dict):
+            said = override.get("evaluation_goal_result")
+            how = f"overrode the evaluator's {said}" if said not in (None, doc["goal_result"]) else (
+                "was written with --override" + ("" if said else ", its goal not judged by the evaluator"))
+            return False, f"last PASS {how} ({override.get('why')}): never reused (run {run})"
         if doc["schema_version"] in OLDER_SCHEMA_VERSIONS:
             return False, (f"last PASS was judged under the older evidence rules ({doc['schema_version']}: the "
                            f"session's own words could count and quotes were not checked): run again (run {run})")
@@ -197,6 +205,13 @@ class _VerdictReader:
         if facts.human_prompts != 1:
             return False, (f"the transcript holds {facts.human_prompts} human prompts, a PASS has exactly one "
                            f"(the task): nudges were not counted, edited (run {run})")
+        watches = rehearsal_ledger(path.parent) if doc["scenario_origin"] != "live" else self.ledger
+        watch_ok, watch_why = watch_standing(doc, watches, self.now)
+        if not watch_ok:
+            return False, f"{watch_why} (run {run})"
+        if watch_why:
+            return True, (f"mostly-done PASS with the same behaviour closure, scenario and transcript; {watch_why} "
+                          f"(run {run})")
         if doc["scenario_origin"] != "live":
             return True, (f"rehearsal PASS with the same behaviour closure, scenario and transcript (run {run}): "
                           "reused only because of --rehearsal-reuse")
@@ -220,14 +235,18 @@ def _inline_refs(node: Any, defs: Mapping[str, Any]) -> Any:
 def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "incremental", max_live_trials: int = 2,
          max_concurrency: int = 2, *, plugins_root: Path | None = None, proof: bool = False,
          reuse_rehearsal: bool = False, scenario_path: Path | None = None,
-         watches: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+         watches: Iterable[Mapping[str, Any]], ledger: Iterable[Mapping[str, Any]] | None = None,
+         now: datetime | None = None) -> dict[str, Any]:
     """Plan the live trials of every skill in ``plugin_dirs`` (plugin folders or folders of plugins).
 
     Returns the plan document (valid against ``schemas/plan.schema.json``): ``skills`` (one entry per skill with
     ``action`` reuse|run|defer|watching|not_live|refused and ``reason``), ``live_batches`` (lists of
     ``{"target", "plugins_root", "proof", "args"}``), ``deferred`` and ``counts``. ``plugins_root`` is where
     dependencies are looked up (default: each plugin's parent folder). ``watches`` are the open watches
-    (``live_trial.notices.watch.open_watches``; plan reads no ledger itself). ``reuse_rehearsal`` with
+    (``live_trial.notices.watch.open_watches``; plan reads no ledger itself but a rehearsal's own); ``ledger``: every
+    watch of the eval root's ledger, open and closed (default ``watches``): a mostly-done PASS is reused only while its
+    watch is open and within its deadline, or once it confirmed (:mod:`~live_trial.acceptance.watch_reuse`); an open
+    watch past its deadline (``now``, default the time now) is no longer watching. ``reuse_rehearsal`` with
     ``scenario_path`` (``plan --rehearsal-reuse SCENARIO``, README "Planning many skills") lets a rehearsal PASS
     played from that scenario count as reusable, to try the reuse rules offline: the plan records
     ``reuse_rehearsal`` and ``rehearsal_scenario``, and ``run --plan`` refuses such a plan without ``--rehearsal``
@@ -237,12 +256,15 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
     _check_arguments(profile, max_live_trials, max_concurrency, reuse_rehearsal, scenario_path)
     eval_root = Path(eval_root).resolve()
     roots, broken = _plugin_roots(plugin_dirs)
+    now = now or datetime.now(timezone.utc)
+    watches = list(watches)
     watching: dict[str, list[Mapping[str, Any]]] = {}
     for w in watches:
-        if w.get("target"):
+        if w.get("target") and not past_deadline(w, now):    # a watch past its deadline waits for nothing
             watching.setdefault(str(w["target"]), []).append(w)
     cache = TranscriptCache(eval_root)
-    ctx = _Planning(eval_root, profile, proof, reuse_rehearsal, scenario_path, watching, _VerdictReader(cache))
+    reader = _VerdictReader(cache, list(ledger) if ledger is not None else watches, now)
+    ctx = _Planning(eval_root, profile, proof, reuse_rehearsal, scenario_path, watching, reader)
     indexes: dict[Path, PluginIndex] = {}
     skills: list[_Skill] = []
     refused = set(broken)

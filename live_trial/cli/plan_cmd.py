@@ -44,13 +44,14 @@ def cmd_plan(args) -> int:
     """Handler of ``plan``."""
     from live_trial.acceptance.plan import SCHEMA, plan, superseded_watches
     from live_trial.jsonfile import validate, write_json
-    from live_trial.notices.watch import open_watches, supersede
+    from live_trial.notices.watch import load_ledger, open_watches, supersede
 
     eval_root = Path(args.eval_root).resolve()
     swept = _sweep(eval_root)
     doc = plan(args.plugin_dir, eval_root, args.profile, args.max_live_trials, args.max_concurrency,
                plugins_root=args.plugins_root, proof=args.proof, reuse_rehearsal=args.rehearsal_reuse is not None,
-               scenario_path=args.rehearsal_reuse, watches=open_watches(eval_root))
+               scenario_path=args.rehearsal_reuse, watches=open_watches(eval_root),
+               ledger=load_ledger(eval_root)["watches"])
     validate(doc, SCHEMA, what="plan")
     supersede(eval_root, superseded_watches(doc))     # no notice: what was watched no longer describes the skill
     if args.out:

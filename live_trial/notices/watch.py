@@ -35,6 +35,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
+from live_trial.acceptance.watch_reuse import WATCH_DEADLINE
 from live_trial.clock import iso_z, parse_iso_z
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import make_private_dirs, read_json, write_json
@@ -46,7 +47,7 @@ from live_trial.workdir_files import LEDGER_FILE
 LOCK_FILE = ".watches.lock"
 SCHEMA = "watch-ledger.schema.json"
 DUE_AFTER = timedelta(hours=24)
-EXPIRE_AFTER = timedelta(days=7)
+EXPIRE_AFTER = WATCH_DEADLINE      # seed 000 rule 4: plan's reuse rule counts the same 7 days
 NG_LIMIT = 3
 
 Clock = Callable[[], datetime]
