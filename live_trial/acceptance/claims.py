@@ -2,6 +2,13 @@
 (README "The steps, one by one"): :func:`settle` turns both into the trial's
 :class:`~live_trial.acceptance.findings.Findings`.
 
+A verdict by hand earns what it claims (issue 31 item 3): in a workdir ``run`` recorded no findings for, launch is
+read from the transcript (a successful Skill call of the target) and completion and the last poll exit from
+poll-state.json (:class:`TrialRecords`); ``--launch``, ``--completion`` and ``--poll-exit`` are claims checked against
+those records, and a contradiction is refused (exit 2, nothing written), ``--override`` or not. A goal PASS needs an
+evaluation.json the evaluator judged: without one the goal is not judged, and ``--goal-result PASS`` is refused unless
+``--override "why"`` (recorded; plan never reuses such a verdict).
+
 One override rule (:func:`override_rule`): a verdict never silently contradicts the fresh evaluator (a
 ``--goal-result`` other than evaluation.json's), what ``run`` recorded for the trial (a ``--launch``, a count ... other
 than trial-state.json's) or an earlier verdict.json; each is refused (exit 2, nothing written) unless
@@ -17,13 +24,30 @@ from typing import Any, Callable, Mapping
 
 from live_trial.acceptance.findings import Findings, ledger_kind, recorded_findings, unverified_text
 from live_trial.acceptance.verdict_facts import VerdictFacts
-from live_trial.errors import ExitCode, RefusedInput
-from live_trial.workdir_files import EVALUATION, TRANSCRIPT, TRIAL_STATE, VERDICT
+from live_trial.errors import RefusedInput
+from live_trial.workdir_files import EVALUATION, POLL_STATE, TRANSCRIPT, TRIAL_STATE, VERDICT
 
 #: The note of a verdict by hand whose goal is the evaluator's (not the person's).
 TAKEN_NOTE = "the goal, its blockers and evidence are the fresh evaluator's (evaluation.json)"
-#: Flags a verdict needs when the workdir holds no findings ``run`` recorded.
-REQUIRED = ("launch", "completion", "poll_exit")
+
+@dataclass(frozen=True)
+class TrialRecords:
+    """What a workdir's own records say of the launch and the completion, read for ``verdict`` by hand
+    (:func:`live_trial.trial.byhand.trial_records`)."""
+
+    launch: str
+    """PASS when the session's transcripts show a successful Skill call of the target, else FAIL."""
+    skill_calls: str
+    """The Skill calls seen, in order (``name`` or ``name (failed)``; ``none``)."""
+    transcript: bool
+    """The workdir holds ``transcript.jsonl`` (collect copied it)."""
+    poll_exit: str | None
+    """The last exit poll-state.json records (DONE, STALL, ...); None when the workdir records no poll."""
+
+    @property
+    def completion(self) -> str:
+        """PASS when the last poll ended DONE (the completion marker and an idle session, seed 001), else FAIL."""
+        return "PASS" if self.poll_exit == "DONE" else "FAIL"
 
 
 @dataclass(frozen=True)
@@ -88,13 +112,6 @@ class Settled:
     """Notes added to the derived verdict's (the goal taken from evaluation.json, a record replaced)."""
 
 
-class MissingClaims(RefusedInput):
-    """Flags a verdict needs were not given and the workdir holds no findings ``run`` recorded (a usage error)."""
-
-    code = "missing_flags"
-    exit_code = ExitCode.USAGE
-
-
 def target_of(skill_dir: Path, wanted: str, plugins_root: Path | None) -> tuple[Any, Any]:
     """``(Target, PluginIndex | None)`` of ``--skill-dir`` that must be ``--target-skill`` ``wanted`` (``plugin:skill``
     or a plain skill name). Raises :class:`RefusedInput` (``target_mismatch``) when they differ."""
@@ -113,21 +130,23 @@ def target_of(skill_dir: Path, wanted: str, plugins_root: Path | None) -> tuple[
     return target, index
 
 
-def settle(claims: Claims, facts: VerdictFacts) -> Settled:
-    """The findings of a verdict by hand: each flag given, else what ``run`` recorded, else the default; the goal
-    from the person's flags or evaluation.json (module docstring). Raises :class:`MissingClaims` when a required
-    flag is missing and nothing was recorded; :class:`RefusedInput` for a contradiction without ``--override``,
+def settle(claims: Claims, facts: VerdictFacts, records: TrialRecords) -> Settled:
+    """The findings of a verdict by hand: each flag given, else what ``run`` recorded, else what the workdir's
+    ``records`` show (launch, completion, the last poll exit), else the default; the goal from the person's flags or
+    evaluation.json (module docstring). Raises :class:`RefusedInput` for a launch, completion or poll exit the records
+    contradict, a goal PASS no evaluator judged without ``--override``, a contradiction without ``--override``,
     evidence flags beside the evaluator's judgement, evidence that breaks seed 000 rule 1 (a proxy, a score, a
     source that does not exist, only harness files); the evaluation.json error when it cannot be read."""
     recorded = recorded_findings(facts.origin.state)
-    if recorded is None and (missing := [f"--{n.replace('_', '-')}" for n in REQUIRED if getattr(claims, n) is None]):
-        raise MissingClaims(f"the following arguments are required: {', '.join(missing)} (the workdir holds no "
-                            "facts a run recorded)", where=missing[0], fix="give them, or judge a workdir run made")
     if facts.evaluation.problem is not None:
         raise facts.evaluation.problem          # a verdict must not rest on an unreadable judgement
     judged = facts.evaluation.judgement
     replaced = _replaced(claims, recorded, facts)
     override = override_rule(claims, judged, facts.previous_verdict, replaced, facts.workdir)
+    if recorded is None:
+        claims = earned(claims, records, facts)
+    if claims.goal_result == "PASS" and judged is None and override is None:
+        raise _not_judged(facts)
     took = judged is not None and (claims.goal_result is None or (claims.goal_result == judged["goal_result"] and not (
         claims.evidence or claims.goal_blockers or claims.unverified)))
     base = recorded or _from_flags(claims)
@@ -135,9 +154,51 @@ def settle(claims: Claims, facts: VerdictFacts) -> Settled:
             else _claimed(claims, facts) if _claims_goal(claims) or not recorded else {})
     findings = replace(base, **goal, **_given(claims, recorded))
     notes = [TAKEN_NOTE] if took and recorded is None else []
+    if override is not None and judged is None and findings.goal_result == "PASS":
+        notes.append(f"the goal was not judged by the evaluator: the PASS rests on --override ({override['why']})")
     notes += [f"{flag} {said!r} replaced the trial's record ({was!r}): {override['why']}"
               for flag, said, was in replaced] if override else []
     return Settled(findings, override, tuple(notes))
+
+
+def earned(claims: Claims, records: TrialRecords, facts: VerdictFacts) -> Claims:
+    """``claims`` with launch, completion and the last poll exit taken from ``records`` (a workdir ``run`` recorded no
+    findings for). Raises :class:`RefusedInput` (exit 2, nothing written; ``--override`` does not change records) for
+    a claim they contradict: ``--launch PASS`` without a successful Skill call of the target in the transcript,
+    ``--completion PASS`` or ``--poll-exit DONE`` without a poll that ended DONE, any other value than theirs."""
+    wd, target = facts.workdir, facts.target.qualified
+    if claims.launch is not None and claims.launch != records.launch:
+        shows = (f"a successful Skill call to {target} ({records.skill_calls})" if records.launch == "PASS" else
+                 f"no successful Skill call to {target} (Skill calls: {records.skill_calls})" if records.transcript
+                 else f"nothing: the workdir holds no {TRANSCRIPT}")
+        raise RefusedInput(f"--launch {claims.launch} contradicts the transcript, which shows {shows}",
+                           where=str(wd / TRANSCRIPT), code="contradicts_transcript",
+                           fix="leave out --launch: verdict reads it from the transcript (after `live-trial collect "
+                               f"--workdir {wd}`)")
+    poll_exit = records.poll_exit or claims.poll_exit
+    said = [(f"--{n.replace('_', '-')}", v) for n, v, ok in (
+        ("poll_exit", claims.poll_exit, claims.poll_exit in (None, records.poll_exit) or (
+            records.poll_exit is None and claims.poll_exit != "DONE")),
+        ("completion", claims.completion, claims.completion in (None, records.completion))) if not ok]
+    if said:
+        flag, value = said[0]
+        shows = (f"its last poll exit is {records.poll_exit}" if records.poll_exit else
+                 f"the workdir holds no {POLL_STATE}: no poll recorded how the session ended")
+        raise RefusedInput(f"{flag} {value} contradicts the poll's record: {shows}", where=str(wd / POLL_STATE),
+                           code="contradicts_poll_state",
+                           fix=f"leave out {flag}: verdict reads it from {POLL_STATE} (poll with --state-file "
+                               f"{wd / POLL_STATE})")
+    return replace(claims, launch=records.launch, completion=records.completion, poll_exit=poll_exit)
+
+
+def _not_judged(facts: VerdictFacts) -> RefusedInput:
+    """The refusal of a goal PASS no evaluator judged."""
+    why = (f"{EVALUATION} holds no judgement (the evaluator gave no valid answer)" if facts.evaluation.present
+           else f"the workdir holds no {EVALUATION}")
+    return RefusedInput(f"--goal-result PASS, but no evaluator judged the goal ({why}): the goal is not judged",
+                        where=str(facts.workdir / EVALUATION), code="not_judged",
+                        fix=f"run `live-trial evaluate --workdir {facts.workdir}` and leave out --goal-result, or pass "
+                            '--override "why" (the verdict records it; plan never reuses it)')
 
 
 def override_rule(claims: Claims, judged: Mapping[str, Any] | None, previous: Mapping[str, Any] | None,

@@ -7,9 +7,12 @@ confidence ...), an evidence item whose source is no file under the workdir and 
 whose every evidence item cites a file the harness writes (the completion marker out/status.json, trial-state.json,
 task.md, ... under any spelling, also absolute, or the transcript record of the Write that wrote it;
 :data:`live_trial.judge.sources.HARNESS_FILES`), a target other than the workdir's trial-state.json target, a behaviour
-closure that cannot be built, a ``--goal-result`` other than the fresh evaluator's in ``evaluation.json``, a workdir
-that holds a verdict already, a flag other than what ``run`` recorded for the trial in trial-state.json; the last
-three unless ``--override "why"``, which the verdict records). Without ``--goal-result``, the evaluator's judgement in
+closure that cannot be built, a ``--launch`` the transcript contradicts (PASS needs a successful Skill call of the
+target), a ``--completion`` or ``--poll-exit`` poll-state.json contradicts (issue 31 item 3: a verdict earns what it
+claims), a ``--goal-result`` other than the fresh evaluator's in ``evaluation.json``, a ``--goal-result PASS`` no
+evaluator judged, a workdir that holds a verdict already, a flag other than what ``run`` recorded for the trial in
+trial-state.json; the last four unless ``--override "why"``, which the verdict records and plan never reuses).
+Without ``--goal-result``, the evaluator's judgement in
 ``evaluation.json`` (goal, blockers, evidence, what it could not see yet, criterion checks) is the goal's; in a workdir
 ``run`` drove to its judgement, every fact not given is the one it recorded, so the verdict is the one ``run`` wrote.
 The scenario origin comes from the workdir: a rehearsal workdir is recorded rehearsal even without
@@ -24,7 +27,8 @@ from pathlib import Path
 from live_trial.errors import ExitCode, PollExit, require_utf8
 from live_trial.notices.catalogue import LANGS
 
-RECORDED = "required unless the workdir holds what run recorded (trial-state.json), which it then defaults to"
+RECORDED = ("a claim checked against the workdir's records (what run recorded in trial-state.json, else the "
+            "transcript and poll-state.json), which it defaults to; a contradiction is refused")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,12 +45,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plugins-root", type=Path, help="where dependency plugins are (default: the plugin's parent)")
     p.add_argument("--session-id", help="the claude session id of the trial")
     p.add_argument("--requested-model", help="the model asked for ('' = user default)")
-    p.add_argument("--launch", choices=("PASS", "FAIL"), help=RECORDED)
-    p.add_argument("--completion", choices=("PASS", "FAIL"), help=RECORDED)
+    p.add_argument("--launch", choices=("PASS", "FAIL"),
+                   help="PASS only with a successful Skill call of the target in the transcript; " + RECORDED)
+    p.add_argument("--completion", choices=("PASS", "FAIL"),
+                   help="PASS only when poll-state.json's last exit is DONE; " + RECORDED)
     p.add_argument("--goal-result", choices=("PASS", "FAIL"),
                    help="the fresh evaluator's answer (default: the judgement in the workdir's evaluation.json; "
-                        "omitted without one: not judged); one that contradicts evaluation.json is refused unless "
-                        "--override")
+                        "omitted without one: not judged); one that contradicts evaluation.json, or a PASS without "
+                        "an evaluation.json the evaluator judged, is refused unless --override")
     p.add_argument("--goal-blocker", action="append", default=[], metavar="TEXT", help="a blocker (repeatable)")
     p.add_argument("--evidence", help="what actually happened, counted (required for --goal-result PASS; seed 000); "
                                       "or a JSON list [{claim, source, observed}] whose sources are files under "
@@ -59,7 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gate-kind", choices=("rescue", "contractual"),
                    help="rescue (default) or contractual (must be grounded in the skill's frontmatter)")
     p.add_argument("--poll-exit", choices=tuple(PollExit),
-                   help="the last poll exit (BLOCKED when tmux was missing and poll never ran); " + RECORDED)
+                   help="the last poll exit (BLOCKED when tmux was missing and poll never ran; never DONE without a "
+                        "poll-state.json that says so); " + RECORDED)
     p.add_argument("--proof", action="store_true", default=None,
                    help="proof trial: no intervention and the requested model")
     p.add_argument("--blocked", action="store_true", default=None, help="tmux or claude was missing")
@@ -72,9 +79,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--claude-version", help="version of the claude CLI used (default: look it up)")
     p.add_argument("--eval-root", type=Path, help="eval-log root for the watch ledger (default: from --workdir)")
     p.add_argument("--override", metavar="WHY",
-                   help="write even when --goal-result contradicts evaluation.json, a flag contradicts what run "
-                        "recorded in trial-state.json or a verdict.json exists; the verdict records WHY, what the "
-                        "evaluator said and the verdict it replaced")
+                   help="write even when --goal-result contradicts evaluation.json or no evaluator judged a goal "
+                        "PASS, a flag contradicts what run recorded in trial-state.json or a verdict.json exists; "
+                        "the verdict records WHY, what the evaluator said and the verdict it replaced, and plan "
+                        "never reuses it (never for a launch or completion the transcript or poll-state.json "
+                        "contradicts)")
     p.add_argument("--lang", choices=LANGS, help="language of the summary sentence (default LIVE_TRIAL_LANG, "
                                                       "else ja)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -97,7 +106,6 @@ def claims_of(args: argparse.Namespace):
 
 def cmd_verdict(args) -> int:
     """Handler of ``verdict``: refuse before writing anything; write; print the status line."""
-    from live_trial.acceptance.claims import MissingClaims
     from live_trial.acceptance.origin import trial_folder
     from live_trial.session.rules import check_target_allowed
     from live_trial.trial.byhand import verdict_by_hand
@@ -107,12 +115,9 @@ def cmd_verdict(args) -> int:
         if getattr(args, name):
             require_utf8(getattr(args, name), f"--{name}", fix="pass UTF-8 text")
     workdir = trial_folder(args.workdir)
-    try:
-        verdict, path = verdict_by_hand(claims_of(args), workdir=workdir, skill_dir=args.skill_dir,
-                                        target=args.target_skill, plugins_root=args.plugins_root,
-                                        eval_root=Path(args.eval_root).resolve() if args.eval_root else None)
-    except MissingClaims as exc:
-        args.usage_error(exc.problem)
+    verdict, path = verdict_by_hand(claims_of(args), workdir=workdir, skill_dir=args.skill_dir,
+                                    target=args.target_skill, plugins_root=args.plugins_root,
+                                    eval_root=Path(args.eval_root).resolve() if args.eval_root else None)
     overall = verdict.overall
     if args.json:
         print(json.dumps({"status": "WRITTEN", "path": str(path), "overall": overall.verdict,

@@ -34,7 +34,7 @@ from live_trial.trial.state import STATE_SCHEMA
 from live_trial.workdir_files import CWD_SNAPSHOT, Workdir
 
 if TYPE_CHECKING:       # types only: imported where they are used, to keep start-up quick
-    from live_trial.acceptance.claims import Claims
+    from live_trial.acceptance.claims import Claims, TrialRecords
     from live_trial.acceptance.verdict_doc import Verdict
 
 PREPARED = "prepared"
@@ -116,7 +116,8 @@ def shell_values(p: Prepared) -> dict[str, str]:
 def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
     """The steps after ``prepare``, in order, with their real arguments, one shell command line each (a line starting
     with ``#`` says what the next one needs): the rehearsal server (in the background), boot, send, poll with its
-    state file, collect, evaluate, verdict (as after a DONE), kill-session, reap, and stopping the server."""
+    state file, collect, evaluate, verdict (which reads the launch and the completion from the workdir's records, so
+    the same line serves after any poll exit), kill-session, reap, and stopping the server."""
     s, q = p.state, shlex.quote
     wd, cwd, session = p.workdir, s["cwd"], s["session"]
     files = Workdir.of(wd)
@@ -140,10 +141,9 @@ def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
               f"live-trial collect --workdir {q(str(wd))}{sock}",
               f"live-trial evaluate --workdir {q(str(wd))}" + (f" --rehearsal {q(rehearsal['scenario'])}"
                                                                if rehearsal else ""),
-              "# after poll said DONE (else: --completion FAIL --poll-exit <its exit>)"]
+              "# launch, completion and the last poll exit are read from the transcript and poll-state.json"]
     verdict = (f"live-trial verdict --workdir {q(str(wd))} --target-skill {q(s['target'])} "
-               f"--skill-dir {q(str(p.skill_dir))} --session-id {q(s['session_id'])} --launch PASS "
-               "--completion PASS --poll-exit DONE")
+               f"--skill-dir {q(str(p.skill_dir))} --session-id {q(s['session_id'])}")
     if s.get("args"):
         verdict += f" --args {q(s['args'])}"
     if s.get("model"):
@@ -240,6 +240,24 @@ def release_copy(workdir: Path) -> tuple[Path | None, str | None]:
     return copy, None
 
 
+def trial_records(workdir: Path, target: str) -> TrialRecords:
+    """What ``workdir``'s own records say of the launch and the completion (issue 31 item 3): the launch check over
+    the session's transcripts (:func:`live_trial.transcript.skill_calls.launch_check` of ``target``, as ``run`` does
+    it) and the last exit poll-state.json records (:mod:`live_trial.trial.poll_state`). Raises
+    :class:`~live_trial.errors.RefusedInput` / SchemaInvalid when poll-state.json cannot be read."""
+    from live_trial.acceptance.claims import TrialRecords
+    from live_trial.transcript.skill_calls import launch_check, skill_call_records
+    from live_trial.trial.poll_state import SCHEMA as POLL_SCHEMA
+
+    files = Workdir.of(workdir)
+    transcript = files.transcript.is_file()
+    check = launch_check(skill_call_records(*files.session_transcripts), target) if transcript else None
+    exits = read_json(files.poll_state, POLL_SCHEMA)["exits"] if files.poll_state.is_file() else []
+    return TrialRecords(launch="PASS" if check is not None and check.launched else "FAIL",
+                        skill_calls=check.seen if check is not None else "none", transcript=transcript,
+                        poll_exit=str(exits[-1]["exit"]) if exits else None)
+
+
 def verdict_by_hand(claims: Claims, *, workdir: Path, skill_dir: Path, target: str, plugins_root: Path | None,
                     eval_root: Path | None, env: Mapping[str, str] | None = None) -> tuple[Verdict, Path]:
     """``verdict``: derive and write the verdict of the trial in ``workdir`` (a resolved trial folder) from what it
@@ -247,7 +265,7 @@ def verdict_by_hand(claims: Claims, *, workdir: Path, skill_dir: Path, target: s
     own (:func:`live_trial.acceptance.claims.settle`, then the steps of :func:`live_trial.trial.finish.record_verdict`).
     ``skill_dir`` / ``target``: ``--skill-dir`` and ``--target-skill``; ``eval_root``: the ledger of a live watch
     (default: the eval root the workdir lies in). Returns ``(Verdict, path)``. Raises what those steps raise
-    (RefusedInput, exit 2, nothing written; MissingClaims, a usage error)."""
+    (RefusedInput, exit 2, nothing written)."""
     from dataclasses import replace
 
     from live_trial.acceptance.claims import settle, target_of
@@ -261,7 +279,7 @@ def verdict_by_hand(claims: Claims, *, workdir: Path, skill_dir: Path, target: s
     resolved, index = target_of(skill_dir, target, plugins_root)
     facts = gather_facts(workdir, resolved, index, scenario_path=claims.rehearsal_scenario,
                          claude_version=claims.claude_version, find_claude_version=True)
-    settled = settle(claims, facts)
+    settled = settle(claims, facts, trial_records(facts.workdir, resolved.qualified))
     verdict = derive_verdict(facts, settled.findings, summarise=summariser(settled.findings.lang),
                              clock=verdict_clock(env))
     verdict = replace(verdict, notes=verdict.notes + settled.notes, override=settled.override)

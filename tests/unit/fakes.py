@@ -363,3 +363,23 @@ def trial_state(**changes):
                        started_at="2026-11-30T10:15:00.000Z")
     state.update(**changes)
     return state
+
+
+def write_poll_state(wd: Path, *exits: str, session: str = "lt-s") -> None:
+    """A schema-valid poll-state.json whose calls ended with ``exits`` (oldest first; none: a poll that never ended),
+    the way ``poll --state-file`` leaves it."""
+    at = "2026-11-30T10:15:00.000Z"
+    write_json(wd / "poll-state.json", {
+        "version": 1, "session": session, "session_id": None, "marker": str(wd / "out" / "status.json"),
+        "started_at": at, "updated_at": at, "calls": max(1, len(exits)), "ticks": len(exits),
+        "transcript_path": None, "transcript_offset": 0, "last_change_at": at, "last_screen_hash": None,
+        "last_state": None, "done_streak": 0, "done_since": None, "gate_streak": 0, "last_gate_id": None,
+        "warned": {"hard_cap": False},
+        "exits": [{"exit": e, "at": at, "reason": e.lower(), "state": None, "ticks": i + 1} for i, e in enumerate(exits)],
+        "moves": [], "move_pending": None, "background_outputs": {}}, "poll-state.schema.json")
+
+
+def skill_call(builder, skill: str, *, ok: bool = True) -> None:
+    """A Skill tool call of ``skill`` and its result (an error when not ``ok``), as the CLI records the launch."""
+    use = builder.tool_use("Skill", {"skill": skill})
+    builder.tool_result(use, f"Launching skill: {skill}" if ok else "Unknown skill", is_error=not ok)

@@ -15,7 +15,7 @@ from live_trial.cli.main import main
 from live_trial.closure.target import resolve_target
 from live_trial.jsonfile import schema_errors
 from live_trial.transcript.builder import TranscriptBuilder
-from tests.unit.fakes import write_state
+from tests.unit.fakes import skill_call, write_evaluation, write_poll_state, write_state
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "plugins" / "union"
 
@@ -400,14 +400,18 @@ def test_hand_verdict_on_rehearsal_workdir_is_not_reused(env, capsys) -> None:
     wd = env["eval"] / "union-target" / "work" / "live-trial" / "20261130T101500-aaaa"
     wd.mkdir(parents=True)
     b = TranscriptBuilder(model="claude-opus-4-8")
+    b.prompt("run")
+    skill_call(b, "union-target:work")
     b.turn("run", "DONE: ok")
     b.write(wd / "transcript.jsonl")
     write_state(wd, "union-target", "work", rehearsal={"scenario": str(env["tmp"] / "gone.yaml"), "port": 1})
+    write_poll_state(wd, "DONE")
+    write_evaluation(wd, "PASS", evidence=[{"claim": "c", "source": "transcript.jsonl", "quote": "run",
+                                           "observed": "1 file written with 3 keys"}])
     (wd / "claude-config").mkdir()
     code = main(["verdict", "--workdir", str(wd), "--target-skill", "union-target:work",
                  "--skill-dir", str(env["plugins"] / "union-target" / "skills" / "work"),
-                 "--plugins-root", str(env["plugins"]), "--launch", "PASS", "--completion", "PASS",
-                 "--poll-exit", "DONE", "--goal-result", "PASS", "--evidence", "1 file written with 3 keys",
+                 "--plugins-root", str(env["plugins"]), "--goal-result", "PASS", "--evidence", "1 file written with 3 keys",
                  "--claude-version", "2.1.197"])
     assert code == 0, capsys.readouterr()
     assert json.loads((wd / "verdict.json").read_text())["scenario_origin"] == "rehearsal"

@@ -18,7 +18,7 @@ from live_trial.closure.target import resolve_target
 from live_trial.errors import RefusedInput, SchemaInvalid
 from live_trial.jsonfile import schema_errors
 from live_trial.transcript.builder import TranscriptBuilder
-from tests.unit.fakes import write_evaluation, write_state
+from tests.unit.fakes import skill_call, write_evaluation, write_poll_state, write_state
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "plugins" / "union"
 MODEL = "claude-opus-4-8"
@@ -46,9 +46,13 @@ def tree(tmp_path: Path) -> dict:
     wd = eval_root / "union-target" / "work" / "live-trial" / "20261130T101500-abcd"
     wd.mkdir(parents=True)
     b = TranscriptBuilder(model=MODEL)
+    b.prompt("run")
+    for target in ("union-target:work", "gates:asks", "gates:guarded", "gates:prose"):   # the launch of each target
+        skill_call(b, target)
     b.turn("run", "DONE: ok", tools=1)
     b.write(wd / "transcript.jsonl")
     write_state(wd, "union-target", "work")
+    write_poll_state(wd, "DONE")
     return {"plugins": plugins, "eval_root": eval_root, "wd": wd}
 
 
@@ -60,11 +64,16 @@ def argv(tree: dict, *extra: str, target: str = "union-target:work", skill_dir: 
          goal: str = "PASS") -> list[str]:
     plugin, skill = target.split(":") if ":" in target else ("union-target", target)
     sd = skill_dir or tree["plugins"] / plugin / "skills" / skill
+    if not (tree["wd"] / "evaluation.json").exists():      # the goal a person gives must be the evaluator's
+        write_evaluation(tree["wd"], goal, evidence=[{"claim": "c", "source": "transcript.jsonl", "quote": "run",
+                                                      "observed": "1 file written with 2 keys"}] if goal == "PASS" else None)
     out = ["verdict", "--workdir", str(tree["wd"]), "--target-skill", target, "--skill-dir", str(sd),
-           "--session-id", "s-1", "--requested-model", MODEL, "--launch", "PASS", "--completion", "PASS",
-           "--goal-result", goal, "--nudge-count", "0", "--gate-response-count", "0", "--poll-exit", "DONE"]
+           "--session-id", "s-1", "--requested-model", MODEL, "--goal-result", goal, "--nudge-count", "0",
+           "--gate-response-count", "0"]
     if goal == "PASS" and "--unverified" not in extra and "--evidence" not in extra:
         out += ["--evidence", "1 file written with 2 keys"]
+    if tree.get("override"):
+        out += ["--override", tree["override"]]
     return out + list(extra)
 
 
@@ -145,7 +154,6 @@ def test_proof_without_transcript_fails(tree, capsys) -> None:
 
 def test_blocked(tree, capsys) -> None:
     args = argv(tree, "--blocked", goal="FAIL")
-    args[args.index("--launch") + 1] = "FAIL"
     assert run(args, capsys)[0] == 0
     assert written(tree)["overall"]["verdict"] == "BLOCKED"
 
@@ -185,7 +193,8 @@ def test_refused_denylisted_target(tree, capsys, target) -> None:
 
 
 def test_refused_pass_without_evidence(tree, capsys) -> None:
-    args = [a for a in argv(tree)]
+    write_evaluation(tree["wd"], "FAIL", judged_by="fallback", answered=False)      # nobody judged the goal
+    args = argv({**tree, "override": "the evaluator could not run"})
     i = args.index("--evidence")
     del args[i:i + 2]
     refused(tree, capsys, args, "needs evidence")
@@ -338,23 +347,18 @@ def test_invalid_document_is_never_written(tree) -> None:
     with pytest.raises(SchemaInvalid):
         write_verdict(tree["wd"], doc)
     assert not (tree["wd"] / "verdict.json").exists()
-    assert sorted(p.name for p in tree["wd"].iterdir()) == ["transcript.jsonl", "trial-state.json"]
+    assert sorted(p.name for p in tree["wd"].iterdir()) == ["poll-state.json", "transcript.jsonl", "trial-state.json"]
 
 
-def test_poll_exit_is_required(tree, capsys) -> None:
-    args = argv(tree)
-    i = args.index("--poll-exit")
-    del args[i:i + 2]
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    assert exc.value.code == 64 and not (tree["wd"] / "verdict.json").exists()
+def test_the_poll_exit_and_completion_are_read_from_the_poll_state(tree, capsys) -> None:
+    assert run(argv(tree), capsys)[0] == 0
+    assert (written(tree)["poll_exit"], written(tree)["completion"]) == ("DONE", "PASS")
 
 
 def test_stall_row_and_reasons_are_recorded(tree, capsys) -> None:
     args = argv(tree, "--stall-row", "5", "--stop-reason", "reported done without the marker",
                 "--failure-reason", "contract violation", goal="FAIL")
-    args[args.index("--completion") + 1] = "FAIL"
-    args[args.index("--poll-exit") + 1] = "STALL"
+    write_poll_state(tree["wd"], "STALL")
     assert run(args, capsys)[0] == 0
     doc = written(tree)
     assert (doc["stall_row"], doc["stop_reason"], doc["failure_reason"]) == (
@@ -469,15 +473,16 @@ def marked(tree: dict) -> dict:
     (wd / "out").mkdir()
     (wd / "out" / "greeting.txt").write_text("Hello, World!\n")
     (wd / "out" / "status.json").write_text('{"status": "ok", "summary": "greeted"}\n')
-    for name in ("task.md", "nudge-1.md", "trial-log.jsonl", "poll-state.json", "cwd-snapshot.json", ".trial.lock",
-                 "pane.txt"):
+    for name in ("task.md", "nudge-1.md", "trial-log.jsonl", "cwd-snapshot.json", ".trial.lock", "pane.txt"):
         (wd / name).write_text("{}\n")
+    write_poll_state(wd, "DONE")
     write_evaluation(wd, "FAIL", judged_by="fallback", answered=False)      # the evaluator judged nothing
     write_state(wd, "union-target", "work")
     (wd / "claude-config").mkdir()
     (wd / "claude-config" / "settings.json").write_text("{}\n")
     b = TranscriptBuilder(model=MODEL)
     b.prompt("Run the task.")
+    skill_call(b, "union-target:work")
     greeting = b.tool_use("Write", {"file_path": str(wd / "out" / "greeting.txt"), "content": "Hello, World!\n"})
     ids = {"write_greeting": b.last_uuid}
     b.tool_result(greeting, "File created successfully")
@@ -488,7 +493,8 @@ def marked(tree: dict) -> dict:
     b.text("DONE: ok")
     b.turn_duration()
     b.write(wd / "transcript.jsonl")
-    return {**tree, **ids}
+    # no evaluator judged this goal: a PASS by hand rests on --override, and the evidence rules still hold for it
+    return {**tree, **ids, "override": "the evidence rules of a PASS by hand"}
 
 
 def _one(source: str) -> str:

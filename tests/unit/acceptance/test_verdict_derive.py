@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from live_trial.acceptance.claims import Claims, settle
+from live_trial.acceptance.claims import Claims, TrialRecords, settle
 from live_trial.acceptance.derive import derive_verdict
 from live_trial.acceptance.findings import Findings, ledger_kind, recorded_findings
 from live_trial.acceptance.verdict import CLOCK_ENV, write_verdict
@@ -146,8 +146,9 @@ def test_a_flag_that_contradicts_the_record_needs_an_override(tree, capsys) -> N
     assert "--launch 'FAIL' replaced the trial's record ('PASS'): the launch was by hand" in doc["notes"]
 
 
-def test_without_a_record_the_flags_are_the_findings(tree) -> None:
+def test_without_a_record_the_flags_checked_against_the_records_are_the_findings(tree) -> None:
     facts = _facts(tree)
-    settled = settle(Claims(launch="PASS", completion="FAIL", poll_exit="STALL", nudge_count=2), facts)
+    records = TrialRecords(launch="PASS", skill_calls="union-target:work", transcript=True, poll_exit="STALL")
+    settled = settle(Claims(launch="PASS", completion="FAIL", poll_exit="STALL", nudge_count=2), facts, records)
     assert settled.findings == Findings(launch="PASS", completion="FAIL", poll_exit="STALL", nudge_count=2)
     assert settled.override is None and settled.notes == ()

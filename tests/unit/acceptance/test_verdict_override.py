@@ -96,13 +96,13 @@ def test_a_second_verdict_is_refused_unless_override_and_the_replaced_one_is_rec
     assert run(argv(tree), capsys)[0] == 0
     first = written(tree)
     before = (tree["wd"] / "verdict.json").read_bytes()
-    rc, out, _ = run(argv(tree, "--json", goal="FAIL"), capsys)
+    rc, out, _ = run(argv(tree, "--json"), capsys)
     assert rc == 2 and json.loads(out)["code"] == "verdict_exists"
     assert (tree["wd"] / "verdict.json").read_bytes() == before
     assert run(argv(tree, "--override", "re-judged by hand", goal="FAIL"), capsys)[0] == 0
     doc = written(tree)
     assert doc["goal_result"] == "FAIL" and doc["override"] == {
-        "why": "re-judged by hand", "evaluation_goal_result": None,
+        "why": "re-judged by hand", "evaluation_goal_result": "PASS",
         "replaced": {"overall": "PASS", "written_at": first["written_at"]}}
 
 
