@@ -86,8 +86,8 @@ print(json.dumps({{"s": time.perf_counter() - t0, "rss_mb": resource.getrusage(r
 def verdict_run(wd: Path, plugins: Path) -> dict:
     skill_dir = plugins / "hello" / "skills" / "greet"
     argv = ["verdict", "--workdir", str(wd), "--target-skill", "hello:greet", "--skill-dir", str(skill_dir),
-            "--plugins-root", str(plugins), "--launch", "PASS", "--completion", "PASS", "--goal-result", "FAIL",
-            "--goal-blocker", "benchmark", "--poll-exit", "DONE", "--claude-version", "2.1.197", "--json"]
+            "--plugins-root", str(plugins), "--goal-result", "FAIL", "--goal-blocker", "benchmark",
+            "--claude-version", "2.1.197", "--json"]      # launch and completion: read from the workdir's records
     return child(f"""
 import contextlib, io
 from live_trial.cli.main import build_parser, main
