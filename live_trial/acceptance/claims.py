@@ -145,6 +145,8 @@ def settle(claims: Claims, facts: VerdictFacts, records: TrialRecords) -> Settle
     override = override_rule(claims, judged, facts.previous_verdict, replaced, facts.workdir)
     if recorded is None:
         claims = earned(claims, records, facts)
+    else:
+        check_claims(claims, records, facts, strict=False)      # --override never makes a PASS the records lack
     if claims.goal_result == "PASS" and judged is None and override is None:
         raise _not_judged(facts)
     took = judged is not None and (claims.goal_result is None or (claims.goal_result == judged["goal_result"] and not (
@@ -163,11 +165,26 @@ def settle(claims: Claims, facts: VerdictFacts, records: TrialRecords) -> Settle
 
 def earned(claims: Claims, records: TrialRecords, facts: VerdictFacts) -> Claims:
     """``claims`` with launch, completion and the last poll exit taken from ``records`` (a workdir ``run`` recorded no
-    findings for). Raises :class:`RefusedInput` (exit 2, nothing written; ``--override`` does not change records) for
-    a claim they contradict: ``--launch PASS`` without a successful Skill call of the target in the transcript,
-    ``--completion PASS`` or ``--poll-exit DONE`` without a poll that ended DONE, any other value than theirs."""
+    findings for), after :func:`check_claims` (strict): a claim they contradict is refused."""
+    check_claims(claims, records, facts, strict=True)
+    return replace(claims, launch=records.launch, completion=records.completion,
+                   poll_exit=records.poll_exit or claims.poll_exit)
+
+
+def check_claims(claims: Claims, records: TrialRecords, facts: VerdictFacts, *, strict: bool) -> None:
+    """Refuse (:class:`RefusedInput`, exit 2, nothing written; ``--override`` does not change records) a claim the
+    workdir's ``records`` contradict: ``--launch PASS`` without a successful Skill call of the target in the
+    transcript, ``--completion PASS`` or ``--poll-exit DONE`` without a poll that ended DONE, and, ``strict`` (no
+    findings ``run`` recorded), any other value than theirs. A ``--poll-exit`` other than DONE is taken as said when
+    no poll recorded anything (tmux was missing and poll never ran)."""
     wd, target = facts.workdir, facts.target.qualified
-    if claims.launch is not None and claims.launch != records.launch:
+
+    def wrong(said: str | None, shown: str | None, *, unknown_ok: bool = False) -> bool:
+        if said is None or said == shown or (unknown_ok and shown is None and said != "DONE"):
+            return False
+        return strict or said in ("PASS", "DONE")
+
+    if wrong(claims.launch, records.launch):
         shows = (f"a successful Skill call to {target} ({records.skill_calls})" if records.launch == "PASS" else
                  f"no successful Skill call to {target} (Skill calls: {records.skill_calls})" if records.transcript
                  else f"nothing: the workdir holds no {TRANSCRIPT}")
@@ -175,11 +192,9 @@ def earned(claims: Claims, records: TrialRecords, facts: VerdictFacts) -> Claims
                            where=str(wd / TRANSCRIPT), code="contradicts_transcript",
                            fix="leave out --launch: verdict reads it from the transcript (after `live-trial collect "
                                f"--workdir {wd}`)")
-    poll_exit = records.poll_exit or claims.poll_exit
-    said = [(f"--{n.replace('_', '-')}", v) for n, v, ok in (
-        ("poll_exit", claims.poll_exit, claims.poll_exit in (None, records.poll_exit) or (
-            records.poll_exit is None and claims.poll_exit != "DONE")),
-        ("completion", claims.completion, claims.completion in (None, records.completion))) if not ok]
+    said = [(flag, value) for flag, value, bad in (
+        ("--poll-exit", claims.poll_exit, wrong(claims.poll_exit, records.poll_exit, unknown_ok=True)),
+        ("--completion", claims.completion, wrong(claims.completion, records.completion))) if bad]
     if said:
         flag, value = said[0]
         shows = (f"its last poll exit is {records.poll_exit}" if records.poll_exit else
@@ -188,7 +203,6 @@ def earned(claims: Claims, records: TrialRecords, facts: VerdictFacts) -> Claims
                            code="contradicts_poll_state",
                            fix=f"leave out {flag}: verdict reads it from {POLL_STATE} (poll with --state-file "
                                f"{wd / POLL_STATE})")
-    return replace(claims, launch=records.launch, completion=records.completion, poll_exit=poll_exit)
 
 
 def _not_judged(facts: VerdictFacts) -> RefusedInput:

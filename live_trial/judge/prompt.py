@@ -152,7 +152,8 @@ def build_prompt(ctx: Context, retry_reason: str | None = None) -> str:
         "dated'); 'N files' counts the files the session created or changed.",
         "A PASS needs at least one evidence item that counts what the skill's promised action produced. A PASS with "
         "unverified items means mostly done: what could be shown is shown, the rest is watched later.",
-        "Give no score, rating, grade, confidence or points of any kind, in no field: only PASS or FAIL and the "
+        "Give no score, rating, grade, confidence or points of any kind, in no field, neither in words nor in "
+        "symbols ('quality 8 out of 10', '8/10', 'B+ grade', '85% complete', '完成度85%'): only PASS or FAIL and the "
         "blockers.",
     ]
     if retry_reason:

@@ -22,6 +22,7 @@ from live_trial.closure.pinning import pin
 from live_trial.closure.target import resolve_target
 from live_trial.jsonfile import read_json, schema_errors, write_json
 from live_trial.notices.outcome import summariser
+from live_trial.transcript.builder import TranscriptBuilder
 from tests.unit.fakes import write_evaluation
 from tests.unit.acceptance.test_verdict_cmd import tree
 
@@ -152,3 +153,18 @@ def test_without_a_record_the_flags_checked_against_the_records_are_the_findings
     settled = settle(Claims(launch="PASS", completion="FAIL", poll_exit="STALL", nudge_count=2), facts, records)
     assert settled.findings == Findings(launch="PASS", completion="FAIL", poll_exit="STALL", nudge_count=2)
     assert settled.override is None and settled.notes == ()
+
+
+def test_an_override_never_makes_a_launch_pass_the_transcript_lacks(tree, capsys) -> None:
+    """Issue 31 item 3: on a workdir run recorded a launch FAIL for, --override replaces the record but not the
+    transcript: a --launch PASS with no Skill call of the target in it is refused, nothing written."""
+    b = TranscriptBuilder(model="claude-opus-4-8")
+    b.turn("run", "DONE: ok")
+    b.write(tree["wd"] / "transcript.jsonl")
+    _recorded(tree["wd"], tree["plugins"], launch="FAIL")
+    sd = tree["plugins"] / "union-target" / "skills" / "work"
+    argv = ["verdict", "--workdir", str(tree["wd"]), "--target-skill", "union-target:work", "--skill-dir", str(sd),
+            "--launch", "PASS", "--override", "I saw it start", "--json"]
+    assert main(argv) == 2
+    assert json.loads(capsys.readouterr().out)["code"] == "contradicts_transcript"
+    assert not (tree["wd"] / "verdict.json").exists()
