@@ -105,3 +105,15 @@ def test_a_missing_argument_file_is_not_refused(root: Path) -> None:
     (root / "union-target" / "hooks" / "log.sh").write_text("true\n")
     hooks_json(root, 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/log.sh" "${CLAUDE_PLUGIN_ROOT}/state/written-later.log"')
     assert "union-target/hooks/log.sh" in rels(closure_files(resolve_target("union-target:work", root), root))
+
+
+def test_the_verdict_says_when_a_hook_command_could_not_be_read(root: Path, tmp_path: Path) -> None:
+    from live_trial.acceptance.verdict import build_verdict
+
+    hooks_json(root, 'cat /dev/null | sh "${CLAUDE_PLUGIN_ROOT}/tools/stop_check.py"')
+    wd = tmp_path / "eval-log" / "union-target" / "work" / "live-trial" / "20261202T090000-aaaa"
+    wd.mkdir(parents=True)
+    doc = build_verdict(workdir=wd, target=resolve_target("union-target:work", root), plugins_root=root,
+                        session_id=None, requested_model=None, launch="PASS", completion="PASS", goal_result=None,
+                        poll_exit="DONE", claude_version="2.1.332", tmux_version="3.3a")
+    assert [n for n in doc["notes"] if "could not be read as the shell reads it" in n and "hooks/" in n]
