@@ -73,12 +73,13 @@ def collect(workdir: Path, *, pane_text: str | None, transcript_src: Path | None
     if subagents_src is not None and Path(subagents_src).is_dir():
         for src in sorted(Path(subagents_src).glob("*.jsonl")):
             copy_transcript(src, wd.subagents / src.name)
+            seal.file(wd.subagents / src.name)
             got.subagent_transcripts += 1
-    seal.tree(wd.subagents)
+    elif subagents_src is None:
+        seal.tree(wd.subagents)     # kept from an earlier collect; else only the copies made here are records
     out = wd.out
     if out.is_dir():
         got.out_files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-        seal.tree(out)
     else:
         got.missing.append(f"{OUT}/")
     if cwd is None:

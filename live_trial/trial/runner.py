@@ -395,7 +395,7 @@ class Trial:
                              **({"moved_from": moved} if moved else {}))
             side_effects_recorded(self)
             self.journal.save(collected=True)
-            seal_records(self.wd.root, sealer, keep=lambda digest: self.journal.save(records_seal=digest))
+            seal_records(self.wd.root, sealer, moved, keep=lambda digest: self.journal.save(records_seal=digest))
         except Exception as exc:  # noqa: BLE001 - cleanup must go on
             self.journal.log("collect", "error", problem=f"{type(exc).__name__}: {exc}")
         finally:

@@ -8,11 +8,13 @@ output. Moving the folder elsewhere would not stop that; a check does:
 
 - :class:`Sealer` takes the ``sha256`` of each record as collect writes it (of the text written, or of the file read
   back at once): ``pane.txt``, ``transcript.jsonl``, ``subagents/``, ``moved-from/``, ``side-effects/`` (``files.json``,
-  the copies under ``files/``, the git files) and the files of ``out/``; later ``evaluation.json`` once the evaluator
-  wrote it. :func:`write_seal` keeps them in ``records-seal.json`` (schema ``records-seal.schema.json``, atomic) and
-  returns the seal's own digest, which the trial keeps in memory and in ``trial-state.json`` (``records_seal``).
+  the copies under ``files/``, the git files); later ``evaluation.json`` once the evaluator wrote it. ``out/`` is not
+  sealed: it is the session's (the marker), shown to the evaluator as never evidence, and a session still at work
+  while collect runs may write there. :func:`write_seal` keeps them in ``records-seal.json`` (schema
+  ``records-seal.schema.json``, atomic) and returns the seal's own digest, which the trial keeps in memory and in
+  ``trial-state.json`` (``records_seal``).
 - :func:`differences` compares the workdir with the seal: a sealed file changed or gone, a file added where the seal
-  covers (``side-effects/``, ``subagents/``, ``moved-from/``, ``out/``), or the seal itself changed. The trial checks it
+  covers (``side-effects/``, ``subagents/``, ``moved-from/``), or the seal itself changed. The trial checks it
   right before the evaluator starts and when the verdict is written; a difference stops the trial as
   ``records_tampered`` (the skill's doing: FAIL).
 - :func:`outside_writes` lists what the session wrote in the workdir outside its own folder and the one completion
@@ -37,7 +39,7 @@ SCHEMA = "records-seal.schema.json"
 SEAL_VERSION = 1
 #: Folders of the workdir where every file is a record collect wrote: any file there that the seal does not name was
 #: added after collect.
-SEALED_FOLDERS = (wf.SIDE_EFFECTS, wf.SUBAGENTS, wf.MOVED_FROM, wf.OUT)
+SEALED_FOLDERS = (wf.SIDE_EFFECTS, wf.SUBAGENTS, wf.MOVED_FROM)
 #: Every name the harness itself writes directly in a workdir (README "What a trial leaves behind"), besides the
 #: session's folder ``cwd/``; ``nudge-<n>.md`` are matched by :data:`_NUDGE_RE`.
 HARNESS_NAMES = frozenset({
@@ -111,11 +113,16 @@ def write_seal(workdir: Path, files: dict[str, str]) -> str:
     return seal_digest(files)
 
 
-def seal_records(workdir: Path, sealer: Sealer, *, keep: Callable[[str], None]) -> str:
-    """Seal what collect wrote (``sealer``) and the transcripts it kept under ``moved-from/`` (copied right after it);
-    hand the digest to ``keep`` (the trial's state) before ``records-seal.json`` is written, so a seal that could not
-    be written is told at the check as gone; return the digest. Raises SchemaInvalid and OSError."""
-    sealer.tree(wf.Workdir.of(workdir).moved_from)
+def seal_records(workdir: Path, sealer: Sealer, moved: Iterable[str], *, keep: Callable[[str], None]) -> str:
+    """Seal what collect wrote (``sealer``) and the transcripts it kept under ``moved-from/`` right after it (``moved``:
+    their file names, :func:`live_trial.trial.moves.collect_moved`, with their subagents): any other file there is
+    not a record and is told at the check. Hand the digest to ``keep`` (the trial's state) before
+    ``records-seal.json`` is written, so a seal that could not be written is told at the check as gone; return the
+    digest. Raises SchemaInvalid and OSError."""
+    folder = wf.Workdir.of(workdir).moved_from
+    for name in moved:
+        sealer.file(folder / name)
+        sealer.tree(folder / Path(name).stem)
     digest = seal_digest(sealer.files)
     keep(digest)
     write_seal(workdir, sealer.files)

@@ -33,7 +33,7 @@ def _writers(folder: Path) -> list[int]:
     return found
 
 
-@pytest.mark.budget(30)
+@pytest.mark.budget(14)
 def test_a_late_writer_into_the_workdir_is_caught_and_never_a_pass(tmp_path):
     """The session's escaped process rewrites side-effects/ once collect wrote it; the evaluator cites its copy."""
     proc = run_cmd(tmp_path, *REPORT, "--rehearsal", str(SCENARIOS / "report-late-writer.yaml"), *FAST)
@@ -58,9 +58,10 @@ def test_a_late_writer_into_the_workdir_is_caught_and_never_a_pass(tmp_path):
                 pass
 
 
-@pytest.mark.budget(16)
+@pytest.mark.budget(14)
 def test_a_file_written_then_removed_is_no_evidence_by_its_write_call(tmp_path):
-    """Write report.csv, rm it with Bash, DONE; the evaluator cites the Write call's record, twice."""
+    """Write report.csv, rm it with Bash (which also writes notes.txt next to the session's folder), DONE; the evaluator
+    cites the Write call's record, twice."""
     proc = run_cmd(tmp_path, *REPORT, "--rehearsal", str(SCENARIOS / "report-write-remove.yaml"), *FAST)
     result = final_json(proc)
     doc = json.loads(Path(result["verdict_path"]).read_text())
@@ -72,3 +73,8 @@ def test_a_file_written_then_removed_is_no_evidence_by_its_write_call(tmp_path):
     evaluation = json.loads((wd / "evaluation.json").read_text())
     assert evaluation["judged_by"] == "insufficient_evidence" and len(evaluation["attempts"]) == 2
     assert json.loads((wd / "side-effects" / "files.json").read_text())["added"] == []
+    assert doc["notes"] == ["the session wrote in the workdir outside its own folder and the completion marker: "
+                            "notes.txt (named by a Bash command); none of it was shown to the evaluator as the skill's "
+                            "output"]
+    assert (wd / "notes.txt").read_text() == "draft\n"
+    assert all("notes.txt |" not in a["request"] for a in evaluation["attempts"])     # not listed as a file

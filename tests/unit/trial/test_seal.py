@@ -45,7 +45,7 @@ def _collected(tmp_path: Path) -> tuple[Path, str]:
     collect(wd, pane_text="screen ✓", transcript_src=src, subagents_src=None, cwd=cwd, before=before,
             exclude=[wd], sealer=sealer)
     kept: list[str] = []
-    digest = seal_records(wd, sealer, keep=kept.append)
+    digest = seal_records(wd, sealer, [], keep=kept.append)
     assert kept == [digest]
     return wd, digest
 
@@ -54,7 +54,7 @@ def test_collect_seals_each_record_as_it_wrote_it(tmp_path):
     wd, digest = _collected(tmp_path)
     doc = json.loads((wd / "records-seal.json").read_text())
     assert schema_errors(doc, "records-seal.schema.json") == []
-    assert sorted(doc["files"]) == ["out/status.json", "pane.txt", "side-effects/files.json",
+    assert sorted(doc["files"]) == ["pane.txt", "side-effects/files.json",
                                     "side-effects/files/report.csv", "transcript.jsonl"]
     assert doc["files"]["pane.txt"] == text_digest("screen ✓") == file_digest(wd / "pane.txt")
     assert doc["files"]["side-effects/files.json"] == file_digest(wd / "side-effects" / "files.json")
@@ -66,9 +66,8 @@ def test_a_writer_after_collect_is_seen_in_each_way_it_can_write(tmp_path):
     (wd / "side-effects" / "files.json").write_text(FORGED)
     (wd / "side-effects" / "files" / "promised.txt").write_text("forged")
     (wd / "pane.txt").unlink()
-    (wd / "out" / "extra.txt").write_text("x")
+    (wd / "out" / "status.json").write_text('{"status": "ok"}')         # out/ is the session's, not a record
     assert differences(wd, digest) == [
-        "out/extra.txt is there but collect never wrote it",
         "pane.txt removed after collect",
         "side-effects/files.json changed after collect",
         "side-effects/files/promised.txt is there but collect never wrote it"]
@@ -146,3 +145,24 @@ def test_writes_outside_the_sessions_folder_are_listed_from_its_calls_and_the_wo
                                            "completion marker: evil.txt (found in the workdir); ")
     assert outside_note(writes).endswith("none of it was shown to the evaluator as the skill's output")
     assert outside_writes(wd / "nowhere", None, []) == []
+
+
+def test_a_record_planted_before_collect_is_no_record_collect_wrote(tmp_path):
+    """The session runs while collect works: a transcript it put under moved-from/ or subagents/ is not sealed (the
+    evaluator reads moved-from/*.jsonl as the session's transcripts), so the check names it."""
+    wd = tmp_path / "wd"
+    for rel in ("moved-from/aaaa.jsonl", "moved-from/aaaa/subagents/agent-1.jsonl", "moved-from/fake.jsonl",
+                "subagents/fake.jsonl", "cwd/.keep"):
+        (wd / rel).parent.mkdir(parents=True, exist_ok=True)
+        (wd / rel).write_text("{}\n")
+    cli = tmp_path / "cli" / "s"
+    (cli / "subagents").mkdir(parents=True)
+    (cli / "subagents" / "agent-2.jsonl").write_text("{}\n")
+    sealer = Sealer(wd)
+    collect(wd, pane_text="s", transcript_src=None, subagents_src=cli / "subagents", cwd=None, before=None,
+            exclude=[wd], sealer=sealer)
+    digest = seal_records(wd, sealer, ["aaaa.jsonl"], keep=lambda d: None)
+    assert sorted(json.loads((wd / "records-seal.json").read_text())["files"]) == [
+        "moved-from/aaaa.jsonl", "moved-from/aaaa/subagents/agent-1.jsonl", "pane.txt", "subagents/agent-2.jsonl"]
+    assert differences(wd, digest) == ["moved-from/fake.jsonl is there but collect never wrote it",
+                                       "subagents/fake.jsonl is there but collect never wrote it"]
