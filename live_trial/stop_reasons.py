@@ -84,6 +84,8 @@ class StopReason(StrEnum):
     PLUGIN_NOT_LOADED = "plugin_not_loaded", SKILL, "the CLI did not load the plugin under trial", "plugin"
     EXPECTED_GATE_NOT_SHOWN = ("expected_gate_not_shown", SKILL, "it should have stopped at its question but never "
                                "asked", "expected_gate")
+    RECORDS_TAMPERED = ("records_tampered", SKILL, "the trial's records were changed after they were collected, by "
+                        "something its session started", "records")
     BOOT_FAIL = "boot_fail", SKILL, "the CLI could not be brought to a ready prompt", "setup"
     BOOT_TIMEOUT = "boot_timeout", SKILL, "the CLI never showed a ready prompt within the boot wait", "setup"
     EXITED_AT_START = "exited_at_start", SKILL, "the CLI exited right after it started", "setup"

@@ -11,6 +11,7 @@ absolute path of each. Who writes what:
   the session left for a new one), ``side-effects/`` (``files.json``, the copies under ``files/``, and in a git work
   tree ``git-status.txt``, ``git-diff.patch``, ``git-commits.txt``);
 - the harness's own records: ``trial-state.json``, ``poll-state.json``, ``trial-log.jsonl``, ``cwd-snapshot.json``,
+  ``records-seal.json`` (the digest of each record collect wrote, checked before the evaluator and the verdict),
   ``.trial.lock``, ``cwd/`` (the trial's own folder, when it is the default one) and ``cwd-baseline/`` (the private
   git store of a folder's start, removed at the end);
 - the evaluator ``evaluation.json``, the verdict ``verdict.json``, the page ``report.html``;
@@ -54,6 +55,8 @@ POLL_STATE = "poll-state.json"
 TRIAL_LOG = "trial-log.jsonl"
 REPORT = "report.html"
 CWD_SNAPSHOT = "cwd-snapshot.json"
+#: The digest of every record collect wrote (:mod:`live_trial.trial.seal`), checked before the records are used.
+RECORDS_SEAL = "records-seal.json"
 TRIAL_LOCK = ".trial.lock"
 CWD = "cwd"
 CWD_BASELINE = "cwd-baseline"
@@ -193,6 +196,11 @@ class Workdir:
     def cwd_snapshot(self) -> Path:
         """``cwd-snapshot.json``: the trial's folder right after it was made ready."""
         return self.root / CWD_SNAPSHOT
+
+    @property
+    def records_seal(self) -> Path:
+        """``records-seal.json``: the digest of each record collect wrote (:mod:`live_trial.trial.seal`)."""
+        return self.root / RECORDS_SEAL
 
     @property
     def trial_lock(self) -> Path:

@@ -5,7 +5,10 @@ Evidence is something the trial's own session did, and nothing else:
 - a file the session created or changed in its own folder, cited by its copy ``side-effects/files/<path>`` (or as
   ``cwd/<path>`` when the folder is the workdir's ``cwd/`` and ``<path>`` has such a copy), or the git diff of the
   folder (``side-effects/git-diff.patch``, against the folder's state at start);
-- the transcript record of a tool call with its successful result, cited by the uuid of the call or of its result.
+- the transcript record of a tool call with its successful result, cited by the uuid of the call or of its result;
+  a Write or Edit call (or MultiEdit, NotebookEdit) only while each file it wrote is still there at the end with what
+  it wrote, as its copy under ``side-effects/files/`` shows (issue 30 item 3): a file removed or changed afterwards
+  is no evidence by the call that once wrote it.
 
 Never evidence, in any spelling of the reference (relative or absolute path, ``./`` and ``..``, a ``:3`` or ``#L3``
 line reference, a symlink, ``transcript.jsonl#<uuid>``, an upper-case uuid): the session's own words (assistant text
@@ -16,12 +19,14 @@ not create or change, and prompts. :func:`resolve` returns the text a cited sour
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from live_trial import workdir_files as wf
 from live_trial.judge.context import Context
+from live_trial.judge.index import RecordFacts, Wrote
 from live_trial.judge.sources import is_harness_path, source_path, strip_location
 
 UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -131,7 +136,58 @@ def _as_record(uuid: str, ctx: Context) -> Cited | str:
     if writes and all(is_harness_path(w) for w in writes):
         return (f"is the call that wrote {', '.join(writes)}, a file the harness writes itself (the completion "
                 "marker is the harness's contract): never evidence")
+    gone = _write_gone(facts, ctx)
+    if gone is not None:
+        return gone
     return Cited("record", facts.uuid, facts.text, facts.body, len(writes) == 1)
+
+
+def _copy_of(path: str, ctx: Context) -> str | None:
+    """The workdir-relative copy (``side-effects/files/<path in the folder>``) of the file at ``path`` (as a call
+    gave it) when it lies in the trial's own folder, else None."""
+    produced = ctx.produced
+    folders = [Path(produced.root)] if produced.root else []
+    if produced.folder:
+        folders.append(ctx.workdir / produced.folder)
+    target = Path(path) if os.path.isabs(path) else (folders[0] / path if folders else None)
+    if target is None:
+        return None
+    for folder in folders:
+        for a, b in ((os.path.normpath(target), os.path.normpath(folder)), (target.resolve(), folder.resolve())):
+            try:
+                rel = Path(a).relative_to(b).as_posix()
+            except (ValueError, OSError):
+                continue
+            if rel not in (".", ""):
+                return f"{wf.SIDE_EFFECTS_COPIES_PATH}/{rel}"
+    return None
+
+
+def _still_there(wrote: Wrote, ctx: Context) -> str | None:
+    """Why the file ``wrote`` names is not there at the end with what the call wrote; None when it is."""
+    copy = _copy_of(wrote.path, ctx)
+    root = ctx.workdir.resolve()
+    if copy is None or copy not in ctx.produced.files or not (root / copy).is_file():
+        return "no longer there at the end (removed, moved, outside the trial's folder or over 1 MB: not in its side " \
+               "effects)"
+    text = _read(root / copy)
+    if (wrote.whole is not None and text != wrote.whole) or not all(piece in text for piece in wrote.pieces):
+        return "changed afterwards: its copy at the end no longer holds what the call wrote"
+    return None
+
+
+def _write_gone(facts: RecordFacts, ctx: Context) -> str | None:
+    """Why a Write/Edit call's record may not be cited: a file it wrote (other than a harness file) is gone or changed
+    at the end (issue 30 item 3); None when every such file is still there with what the call wrote."""
+    for wrote in facts.wrote:
+        shown = source_path(wrote.path, ctx.workdir) or wrote.path
+        if is_harness_path(shown):
+            continue
+        problem = _still_there(wrote, ctx)
+        if problem is not None:
+            return (f"is the {wrote.tool} call that wrote {shown}, a file {problem}: a call is evidence of a file only "
+                    "while the file is still there at the end with what it wrote")
+    return None
 
 
 def resolve(source: str, ctx: Context) -> Cited | str:

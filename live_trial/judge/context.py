@@ -23,12 +23,15 @@ class Produced:
     ``changed``: how many files the session added or changed (those over 1 MB are not copied, so may exceed
     ``len(files)``): what a count of files is checked against; ``folder``: the trial's own folder relative to the
     workdir when it lies inside it (``cwd``), so that ``cwd/<path>`` reads as the copy of ``<path>``; ``diff``:
-    ``side-effects/git-diff.patch`` when the folder is in a git work tree (against the folder's start, never HEAD)."""
+    ``side-effects/git-diff.patch`` when the folder is in a git work tree (against the folder's start, never HEAD);
+    ``root``: the trial's own folder as an absolute path (the folder ``files.json``'s paths are relative to), so that
+    a Write or Edit call's file can be found among the copies (:mod:`live_trial.judge.citable`); None when unknown."""
 
     files: tuple[str, ...] = ()
     changed: int = 0
     folder: str | None = None
     diff: str | None = None
+    root: str | None = None
 
 
 @dataclass

@@ -33,12 +33,38 @@ WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 HEAD_CHARS = 100
 
 
+@dataclass(frozen=True)
+class Wrote:
+    """What one Write/Edit-like call wrote: ``path`` as the call gave it (absolute, as the CLI requires), ``tool``, and
+    what the file must still hold at the end for the call to stand for it (issue 30 item 3): ``whole`` the content a
+    Write wrote (None for other tools), ``pieces`` the ``new_string`` of each Edit / MultiEdit edit."""
+
+    path: str
+    tool: str
+    whole: str | None = None
+    pieces: tuple[str, ...] = ()
+
+
+def _wrote(block: dict) -> list[Wrote]:
+    name, inp = block.get("name"), block.get("input")
+    if not isinstance(name, str) or name not in WRITE_TOOLS or not isinstance(inp, dict):
+        return []
+    listed = inp.get("edits")
+    edits: list[Any] = listed if name == "MultiEdit" and isinstance(listed, list) else [inp]
+    pieces = tuple(str(e["new_string"]) for e in edits
+                   if isinstance(e, dict) and isinstance(e.get("new_string"), str) and e["new_string"])
+    whole = inp["content"] if name == "Write" and isinstance(inp.get("content"), str) else None
+    return [Wrote(str(inp[k]), name, whole, () if name == "Write" else pieces)
+            for k in ("file_path", "notebook_path") if isinstance(inp.get(k), str)]
+
+
 @dataclass
 class RecordFacts:
     """What one transcript record can show. ``kind``: call | result | words | prompt | other (module docstring);
     ``ok``: a call or result with a successful result; ``text``: where a quote may be found (tool inputs and results
     of the pair, whitespace kept); ``body``: what line, row and key counts are checked against (None when the record
-    has none); ``writes``: workdir-relative files its Write/Edit calls write."""
+    has none); ``writes``: workdir-relative files its Write/Edit calls write; ``wrote``: what each of those calls
+    wrote (:class:`Wrote`)."""
 
     uuid: str
     kind: str
@@ -46,6 +72,7 @@ class RecordFacts:
     text: str = ""
     body: str | None = None
     writes: list[str] = field(default_factory=list)
+    wrote: tuple[Wrote, ...] = ()
 
 
 def _content(rec: dict) -> Any:
@@ -188,7 +215,7 @@ def read_index(records: Iterable[dict], base: Path | None = None) -> tuple[list[
         text = "\n".join([*(_input_text(b) for b in pair_uses), *(result_text(b) for b in pair_results)])
         facts[uuid.lower()] = RecordFacts(uuid, kind, ok, text if kind in ("call", "result") else "",
                                           _body(pair_uses, pair_results) if kind in ("call", "result") else None,
-                                          writes)
+                                          writes, tuple(w for b in pair_uses for w in _wrote(b)))
         rows.append({"uuid": uuid,
                      "type": str(rec.get("type", "?")) + (f"/{rec['subtype']}" if rec.get("subtype") else ""),
                      "tools": [str(b.get("name")) for b in calls] + ["tool_result"] * len(answers),

@@ -141,7 +141,8 @@ def build_prompt(ctx: Context, retry_reason: str | None = None) -> str:
         "what this trial cannot show yet (for example 'the email arrives at the customer'), or [] when nothing.",
         "What counts as evidence, and nothing else: a file the session created or changed (a path listed above, or "
         "the git diff), or the transcript record of a tool call with its successful result (its uuid from the index, "
-        "the call or its result). Never evidence: the session's own words (assistant text, the DONE line, the "
+        "the call or its result; a Write or Edit call only while the file it wrote is listed above and still holds "
+        "what it wrote). Never evidence: the session's own words (assistant text, the DONE line, the "
         "marker's summary), transcript.jsonl, subagents/ or pane.txt as files, out/, the harness's files (task.md, "
         "nudge-*.md, trial-state.json, trial-log.jsonl, poll-state.json, cwd-snapshot.json, evaluation.json, "
         "verdict.json, claude-config/, side-effects/files.json) and any file of the working folder not listed above.",

@@ -104,6 +104,7 @@ def parse_evidence_items(evidence: str | None) -> list[dict] | None:
 #: the session (:mod:`live_trial.trial.start`, :mod:`live_trial.trial.loop`), ``trial-state.json`` /
 #: ``trial-log.jsonl`` (:mod:`live_trial.trial.journal`), ``poll-state.json`` (:mod:`live_trial.trial.poll_state`),
 #: ``cwd-snapshot.json`` (:mod:`live_trial.trial.folder_steps`), ``.trial.lock`` (:mod:`live_trial.trial.runner`),
+#: ``records-seal.json`` (:mod:`live_trial.trial.seal`),
 #: ``evaluation.json`` (:mod:`live_trial.judge.evaluator`), ``verdict.json`` (:mod:`live_trial.acceptance.verdict`),
 #: ``claude-config/`` a rehearsal's isolated claude configuration (:mod:`live_trial.rehearsal.config`),
 #: ``rehearsal-watches/`` the watch ledger of a rehearsal (:mod:`live_trial.notices.verdict_watch`: a scripted run
@@ -112,7 +113,8 @@ def parse_evidence_items(evidence: str | None) -> list[dict] | None:
 #: transcript records of its tool calls with their results.
 HARNESS_FILES: tuple[str, ...] = (
     wf.MARKER_PATH, wf.TASK, wf.NUDGE_GLOB, wf.TRIAL_STATE, wf.TRIAL_LOG, wf.POLL_STATE, wf.CWD_SNAPSHOT,
-    wf.TRIAL_LOCK, wf.EVALUATION, wf.VERDICT, f"{wf.CLAUDE_CONFIG}/**", f"{wf.REHEARSAL_WATCHES}/**", wf.REPORT,
+    wf.TRIAL_LOCK, wf.RECORDS_SEAL, wf.EVALUATION, wf.VERDICT, f"{wf.CLAUDE_CONFIG}/**", f"{wf.REHEARSAL_WATCHES}/**",
+    wf.REPORT,
 )
 MARKER_ONLY = ("a PASS needs at least one evidence item whose source is not the completion marker (out/status.json is "
                "the harness's own contract file, written by every trial, so it shows nothing of the goal)")

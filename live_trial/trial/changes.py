@@ -18,18 +18,20 @@ may cite as the skill's output.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from live_trial.jsonfile import copy_file_private, make_private_dirs, read_json, write_json, write_text_atomic
+from live_trial.jsonfile import copy_file_private, make_private_dirs, read_json, validate, write_json, write_text_atomic
 from live_trial.trial.gitrepo import commits_since, folder_tree, tree_changes
 from live_trial.workdir_files import GIT_DIFF, GIT_DIFF_PATH, GIT_STATUS, SIDE_EFFECTS_COPIES_PATH, Workdir
 
 if TYPE_CHECKING:       # types only: imported where it is used, to keep start-up quick
     from live_trial.judge.context import Produced
+    from live_trial.trial.seal import Sealer
 
 SNAPSHOT_MAX_FILES = 20_000
 COPY_MAX_BYTES = 1_000_000
@@ -129,7 +131,7 @@ def _bounded(data: bytes) -> bytes:
 
 def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclude: list[Path], *,
                         baseline: str | None = None, baseline_head: str | None = None,
-                        by_content: bool = True) -> dict[str, Any]:
+                        by_content: bool = True, sealer: Sealer | None = None) -> dict[str, Any]:
     """Write ``side-effects/`` in the workdir and return a summary dict (``git``, and counts of ``added``,
     ``changed``, ``removed``, ``copied``).
 
@@ -138,20 +140,27 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
     on HEAD since ``baseline_head`` (the commit HEAD was at then), when there are any. Without a baseline but with no
     ``before`` either (the ``collect`` step run by hand, no start state known), in a git work tree: ``git status
     --porcelain`` and ``git diff`` of the cwd's subtree, as git shows them. With ``before``: ``files.json`` and the
-    copies of added and changed files up to 1 MB under ``side-effects/files/``.
+    copies of added and changed files up to 1 MB under ``side-effects/files/``. ``sealer``: takes the digest of each
+    file written here as it is written (:mod:`live_trial.trial.seal`).
     """
     wd = Workdir.of(workdir)
+
+    def put(path: Path, text: str) -> None:
+        write_text_atomic(path, text)
+        if sealer is not None:
+            sealer.text(path, text)
+
     make_private_dirs(wd.side_effects)
     summary: dict[str, Any] = {"git": False}
     if baseline is not None:
         store = wd.cwd_baseline
         end = folder_tree(cwd, store, "end", exclude=_inside(cwd, exclude))
         status, patch = tree_changes(cwd, store, baseline, end)
-        write_text_atomic(wd.git_status, status)
-        write_text_atomic(wd.git_diff, _bounded(patch).decode("utf-8", "replace"))
+        put(wd.git_status, status)
+        put(wd.git_diff, _bounded(patch).decode("utf-8", "replace"))
         commits = commits_since(cwd, baseline_head)
         if commits:
-            write_text_atomic(wd.git_commits, commits)
+            put(wd.git_commits, commits)
         summary["git"] = True
     elif before is None and is_git_work_tree(cwd):
         summary["git"] = True
@@ -159,9 +168,9 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
                            (GIT_DIFF, ["git", "-C", str(cwd), "diff", "--", "."])):
             try:
                 proc = subprocess.run(argv, capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
-                write_text_atomic(wd.side_effects / name, proc.stdout)
+                put(wd.side_effects / name, proc.stdout)
             except (OSError, subprocess.TimeoutExpired) as exc:
-                write_text_atomic(wd.side_effects / name, f"(could not run git: {exc})\n")
+                put(wd.side_effects / name, f"(could not run git: {exc})\n")
     if before is not None:
         after = snapshot_cwd(cwd, exclude=exclude, by_content=by_content)
         added = sorted(set(after) - set(before))
@@ -173,9 +182,12 @@ def record_side_effects(workdir: Path, cwd: Path, before: Snapshot | None, exclu
             src = Path(cwd) / rel
             if src.is_file() and not src.is_symlink() and after[rel][0] <= COPY_MAX_BYTES:
                 copy_file_private(src, wd.side_effects_copies / rel)
+                if sealer is not None:
+                    sealer.file(wd.side_effects_copies / rel)       # read back at once: its digest as copied
                 copied.append(rel)
         doc = {"added": added, "changed": changed, "removed": removed, "copied": copied}
-        write_json(wd.side_effects_list, doc, "side-effects.schema.json")
+        validate(doc, "side-effects.schema.json", what=wd.side_effects_list.name)
+        put(wd.side_effects_list, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         summary.update({k: len(v) for k, v in doc.items()})
     return summary
 
@@ -212,7 +224,8 @@ def session_output(workdir: Path, folder: str | None = None) -> Produced:
     (:class:`live_trial.judge.context.Produced`): :func:`session_files`, how many files the session added or changed
     (``files.json``), the trial's own folder relative to the workdir when ``folder`` (trial-state.json ``folder.path``)
     lies inside it, and ``side-effects/git-diff.patch`` when it was recorded against the folder's start (a trial's
-    collect, which also writes ``files.json``; never the HEAD diff of a collect run by hand)."""
+    collect, which also writes ``files.json``; never the HEAD diff of a collect run by hand), and ``folder`` itself,
+    absolute (``root``: where a Write call's file is looked for among the copies)."""
     # imported here: the evaluator's context (and its index) costs `reap` and `collect` about 70 ms at start-up
     from live_trial.judge.context import Produced
 
@@ -227,4 +240,5 @@ def session_output(workdir: Path, folder: str | None = None) -> Produced:
     wd = Workdir.of(workdir)
     with_start = wd.side_effects_list.is_file() and wd.git_diff.is_file()
     return Produced(files=tuple(session_files(workdir)), changed=recorded.get("added", 0) + recorded.get("changed", 0),
-                    folder=inside if inside not in (None, ".") else None, diff=GIT_DIFF_PATH if with_start else None)
+                    folder=inside if inside not in (None, ".") else None, diff=GIT_DIFF_PATH if with_start else None,
+                    root=str(Path(folder).resolve()) if folder else None)

@@ -15,16 +15,42 @@ from live_trial.stop_reasons import StopReason
 from live_trial.trial.context import TrialContext
 
 
+def records_hold(trial: TrialContext, when: str) -> bool:
+    """True when the trial's records are still as collect sealed them (:func:`live_trial.trial.seal.differences`;
+    issue 30 item 2), or nothing was sealed. Otherwise the trial stops as ``records_tampered``: completion FAIL (the
+    skill's doing: something its session started changed the evidence after collect), a note naming what changed,
+    a ``records`` record in the log with ``when`` (``before_evaluator``, ``at_verdict``); a trial already BLOCKED only
+    gets the note. Returns False then."""
+    from live_trial.trial.seal import differences, tamper_note
+
+    assert trial.state is not None and trial.wd is not None
+    found = differences(trial.wd.root, trial.state.records_seal)
+    if not found:
+        return True
+    note = tamper_note(found)
+    if note not in trial.facts.notes:
+        trial.facts.notes.append(note)
+    if not trial.facts.blocked:
+        trial.facts.completion, trial.facts.stop_reason = "FAIL", StopReason.RECORDS_TAMPERED
+    trial.journal.log("records", StopReason.RECORDS_TAMPERED.value, when=when, found=found)
+    return False
+
+
 def evaluate_goal(trial: TrialContext) -> None:
-    """Have the fresh evaluator judge the goal. Its pid and start time are in the state while it runs (a resume or
+    """Have the fresh evaluator judge the goal, once the records are checked to be as collect sealed them
+    (:func:`records_hold`: else it never starts). Its pid and start time are in the state while it runs (a resume or
     ``reap`` ends one whose harness died); it carries the trial's tag. A process that could not run, crashed or never
-    answered is the harness's failure (BLOCKED ``evaluator_failed``), never a judgement of the skill."""
+    answered is the harness's failure (BLOCKED ``evaluator_failed``), never a judgement of the skill. The
+    ``evaluation.json`` it wrote is sealed with the records."""
     from live_trial.judge import evaluator
     from live_trial.session import proctree
     from live_trial.trial.changes import session_output
+    from live_trial.trial.seal import add_to_seal
 
     trial.journal.save(phase="evaluating")
     assert trial.state is not None and trial.wd is not None
+    if not records_hold(trial, "before_evaluator"):
+        return
     env = {**trial.env, **trial.child_overrides, proctree.TAG_ENV: trial.state.session}
     results: list[evaluator.ProcessResult] = []
 
@@ -61,6 +87,8 @@ def evaluate_goal(trial: TrialContext) -> None:
         trial.facts.notes.append(f"{StopReason.EVALUATOR_FAILED.why}: {problem}")
         trial.journal.log("evaluate", "error", problem=problem)
         return
+    if trial.state.records_seal is not None:
+        trial.journal.save(records_seal=add_to_seal(trial.wd.root, trial.state.records_seal, [trial.wd.evaluation]))
     trial.facts.goal = result["goal_result"]
     trial.facts.goal_blockers = list(result.get("blockers", []))
     trial.facts.evidence = list(result.get("evidence", []))

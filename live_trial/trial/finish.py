@@ -34,7 +34,7 @@ def finish(trial: TrialContext) -> TrialOutcome:
     :class:`~live_trial.errors.Blocked` when the verdict cannot be written (a read-only or full disk)."""
     from live_trial.acceptance.verdict import read_verdict
     from live_trial.notices.outcome import summariser
-    from live_trial.trial.evaluation import evaluate_goal
+    from live_trial.trial.evaluation import evaluate_goal, records_hold
 
     assert trial.state is not None and trial.wd is not None     # finish runs on a trial with a workdir
     phase = trial.state.phase
@@ -48,6 +48,7 @@ def finish(trial: TrialContext) -> TrialOutcome:
     if phase_at_least(phase, "verdict_written") and path.is_file():
         doc = read_verdict(path)
     else:
+        records_hold(trial, "at_verdict")       # issue 30 item 2: checked again when the verdict is written
         doc, path = _write_verdict(trial)
         trial.journal.save(phase="verdict_written")
     overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
@@ -117,6 +118,7 @@ def _checks(trial: TrialContext) -> None:
         _note(trial, f"the conversation was compacted {len(triggers)} time(s) during the trial "
                      f"({', '.join(sorted(set(triggers)))}): the model went on from a summary of it")
     _note_unknown_records(trial)
+    _note_outside_writes(trial)
     if trial.facts.launch == "PASS" and records is not None:
         _check_launch(trial, records)
     if trial.req.expect_gate and not trial.facts.gate_seen and not trial.facts.blocked:
@@ -203,6 +205,22 @@ def _note_unknown_records(trial: TrialContext) -> None:
     _note(trial, f"the transcript holds {sum(found.values())} record(s) of types the harness does not know ({kinds}), "
                  f"written by claude {trial.state.claude_version or 'of unknown version'}: they were left out of "
                  "every count; run `live-trial doctor --cli` to see what else this CLI does differently")
+
+
+def _note_outside_writes(trial: TrialContext) -> None:
+    """A note naming what the session wrote in the workdir outside its own folder and the completion marker (issue 30
+    item 2; :func:`live_trial.trial.seal.outside_writes`, from every transcript's tool calls and a scan of the
+    workdir): none of it is a side effect, so the evaluator never sees it as the skill's output."""
+    from live_trial.transcript.reader import iter_records
+    from live_trial.trial.seal import outside_note, outside_writes
+
+    assert trial.wd is not None and trial.state is not None
+    paths = [*(_session_transcripts(trial) or []), *sorted(trial.wd.subagents.glob("*.jsonl"))]
+    folder = (trial.state.folder or {}).get("path") or trial.state.cwd
+    calls = (rec for path in paths for rec in iter_records(path, select=lambda line: b"tool_use" in line))
+    writes = outside_writes(trial.wd.root, Path(folder) if folder else None, calls)
+    if writes:
+        _note(trial, outside_note(writes))
 
 
 def _check_launch(trial: TrialContext, records: list[dict[str, Any]]) -> None:

@@ -41,6 +41,7 @@ from live_trial.trial.loading import require_target_listed
 from live_trial.trial.loop import poll_until_terminal
 from live_trial.trial.moves import collect_moved, current_transcript
 from live_trial.trial.resume import resume
+from live_trial.trial.seal import Sealer, seal_records
 from live_trial.trial.state import TrialState
 from live_trial.trial.workdir import new_run_id
 from live_trial.workdir_files import Workdir
@@ -300,7 +301,6 @@ class Trial:
         release(self)
 
     def _boot(self) -> None:
-
         self.journal.save(phase="booting")
         assert self.state is not None and self.state.closure is not None and self.backend is not None
         req = boot.BootRequest(
@@ -388,13 +388,14 @@ class Trial:
             tpath = self.transcript_path() if self.backend is not None else None
             subagents = subagents_dir(tpath) if tpath is not None else None
             got = collect(self.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
-                          **folder_changes(self))
+                          sealer=(sealer := Sealer(self.wd.root)), **folder_changes(self))
             moved = collect_moved(self)
             self.journal.log("collect", "complete" if got.complete else "partial", missing=got.missing,
                              out_files=got.out_files, side_effects=got.side_effects,
                              **({"moved_from": moved} if moved else {}))
             side_effects_recorded(self)
             self.journal.save(collected=True)
+            seal_records(self.wd.root, sealer, moved, keep=lambda digest: self.journal.save(records_seal=digest))
         except Exception as exc:  # noqa: BLE001 - cleanup must go on
             self.journal.log("collect", "error", problem=f"{type(exc).__name__}: {exc}")
         finally:

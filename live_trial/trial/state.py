@@ -59,6 +59,7 @@ class TrialState:
     policy: dict[str, Any] | None = None     #: the loop bounds the trial started with (a resume keeps them)
     lang: str | None = None              #: the notification language asked for at the start
     collected: bool | None = None        #: the evidence was collected into the workdir
+    records_seal: str | None = None      #: the digest of records-seal.json written at collect (trial/seal.py)
     evaluator: dict[str, Any] | None = None      #: the evaluator process while it runs (pid, start ticks)
     notification: dict[str, Any] | None = None   #: the trial's one notification: status and when
     facts: dict[str, Any] | None = None  #: what the trial established so far (trial/facts.Facts.to_doc)
@@ -104,4 +105,4 @@ class TrialState:
 #: The optional keys whose schema type does not include null: left out of the file while unset.
 _NOT_NULL = frozenset({"args", "plugins_root", "eval_root", "proof", "gate_kind", "lease_ttl_s",
                        "gate_response_kinds", "gate_answers", "folder", "expect_gate", "policy", "collected",
-                       "facts", "environment"})
+                       "facts", "environment", "records_seal"})

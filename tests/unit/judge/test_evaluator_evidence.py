@@ -289,3 +289,56 @@ def test_a_trial_that_produced_nothing_says_so(tmp_path):
     prompt = build_prompt(ctx)
     assert "- none: the session created or changed no file" in prompt and "none was collected" in prompt
     assert "Completion marker: out/status.json (missing)" in prompt
+
+
+WRITE_ITEM = {"claim": "the skill wrote it", "source": U_WRITE, "quote": "b,2", "observed": "1 Write call with 3 lines"}
+
+
+def _gone(wd):
+    """report.csv removed before the end: neither in cwd/ nor among the copies."""
+    (wd / "cwd" / "report.csv").unlink()
+    (wd / "side-effects" / "files" / "report.csv").unlink()
+    return Produced(files=("side-effects/files/data.json",), changed=1, folder="cwd", root=str(wd / "cwd"))
+
+
+def test_a_write_call_whose_file_was_removed_is_no_evidence_and_ends_in_a_judged_fail(wd):
+    produced = _gone(wd)
+    result = {**WRITE_ITEM, "source": f"transcript.jsonl#{U_WRITE_OK}", "quote": "File created successfully"}
+    for item in (WRITE_ITEM, result):
+        [problem] = ea.answer_problems(answer(item), ctx_of(wd, produced))
+        assert "is the Write call that wrote cwd/report.csv, a file no longer there at the end" in problem
+    doc, cli = evaluate(wd, answer(WRITE_ITEM), answer(WRITE_ITEM), produced=produced)
+    assert (doc["goal_result"], doc["judged_by"], len(cli.calls)) == ("FAIL", "insufficient_evidence", 2)
+    assert doc["blockers"][0].startswith("insufficient evidence: evidence item 0")
+    assert "Your previous answer was refused" in cli.calls[1]["prompt"] and "no longer there" in cli.calls[1]["prompt"]
+
+
+def test_a_write_call_whose_file_was_changed_afterwards_is_no_evidence(wd):
+    (wd / "side-effects" / "files" / "report.csv").write_text("name,n\na,1\n")
+    [problem] = problems(wd, WRITE_ITEM)
+    assert "a file changed afterwards: its copy at the end no longer holds what the call wrote" in problem
+    assert problems(wd, GOOD | {"observed": "1 file with 1 row"}) == []       # the file as it is still counts
+
+
+def test_an_edit_call_holds_while_its_new_text_is_still_in_the_file(wd):
+    path = str(wd / "cwd" / "report.csv")
+    extra = [_assistant(U_BASH, _use("t9", "Edit", {"file_path": path, "old_string": "b,2", "new_string": "b,2"})),
+             _result(U_BASH_ERR, "t9", "The file has been updated.")]
+    with open(wd / "transcript.jsonl", "a") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in extra))
+    item = {"claim": "the skill edited it", "source": U_BASH, "quote": "b,2", "observed": "1 row edited"}
+    assert problems(wd, item) == []
+    (wd / "side-effects" / "files" / "report.csv").write_text("name,n\na,1\n")
+    [problem] = problems(wd, item)
+    assert "is the Edit call that wrote cwd/report.csv, a file changed afterwards" in problem
+
+
+def test_a_write_call_is_found_among_the_copies_of_a_folder_outside_the_workdir(wd, tmp_path):
+    own = tmp_path / "project"           # an in-place folder: the copies are by its paths, not under the workdir
+    records = [_assistant(U_WRITE, _use("t1", "Write", {"file_path": str(own / "report.csv"), "content": REPORT})),
+               _result(U_WRITE_OK, "t1", "File created successfully")]
+    (wd / "transcript.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    produced = Produced(files=("side-effects/files/report.csv",), changed=1, root=str(own))
+    assert ea.answer_problems(answer(WRITE_ITEM), ctx_of(wd, produced)) == []
+    [problem] = ea.answer_problems(answer(WRITE_ITEM), ctx_of(wd, Produced(changed=0, root=str(own))))
+    assert "no longer there at the end" in problem

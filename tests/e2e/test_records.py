@@ -1,0 +1,80 @@
+"""A trial's records hold against the session that made them (issue 30 items 2-3; README "What a trial leaves
+behind", "Whose failure it is"): a process the session left behind that rewrites the side effects after collect, and
+a Write call whose file the session removed again, never make a PASS. Real claude in real tmux, the model and the
+evaluator played by rehearsal scenarios; each test starts ``python -m live_trial run`` as a person would.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.run_support import FAST, PLUGINS, SCENARIOS, final_json, run_cmd, workdirs
+
+pytestmark = pytest.mark.e2e
+
+REPORT = ["trialkit:report", "--plugins-root", str(PLUGINS)]
+
+
+def _writers(folder: Path) -> list[int]:
+    """Pids of the late writers of the trial whose own folder is ``folder`` (their command line names it)."""
+    needle = str(folder).encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                if needle in open(f"/proc/{name}/cmdline", "rb").read():
+                    found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.budget(14)
+def test_a_late_writer_into_the_workdir_is_caught_and_never_a_pass(tmp_path):
+    """The session's escaped process rewrites side-effects/ once collect wrote it; the evaluator cites its copy."""
+    proc = run_cmd(tmp_path, *REPORT, "--rehearsal", str(SCENARIOS / "report-late-writer.yaml"), *FAST)
+    [wd] = workdirs(tmp_path)
+    try:
+        result = final_json(proc)
+        doc = json.loads(Path(result["verdict_path"]).read_text())
+        ran = (wd.parent / "late-writer-ran").exists()
+        assert doc["overall"]["verdict"] != "PASS", json.dumps(doc)[-3000:]
+        if ran:     # not held by the trial's container: its writes into the records were seen
+            assert (doc["stop_reason"], doc["overall"]["verdict"], proc.returncode) == ("records_tampered", "FAIL", 1)
+            [note] = [n for n in doc["notes"] if n.startswith("the trial's records were changed after collect")]
+            assert "side-effects/files.json changed after collect" in note
+            assert "side-effects/files/report.csv is there but collect never wrote it" in note
+            log = [json.loads(x) for x in (wd / "trial-log.jsonl").read_text().splitlines()]
+            assert any(r.get("decision") == "records_tampered" for r in log)
+    finally:
+        for pid in _writers(wd / "cwd"):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.mark.budget(14)
+def test_a_file_written_then_removed_is_no_evidence_by_its_write_call(tmp_path):
+    """Write report.csv, rm it with Bash (which also writes notes.txt next to the session's folder), DONE; the evaluator
+    cites the Write call's record, twice."""
+    proc = run_cmd(tmp_path, *REPORT, "--rehearsal", str(SCENARIOS / "report-write-remove.yaml"), *FAST)
+    result = final_json(proc)
+    doc = json.loads(Path(result["verdict_path"]).read_text())
+    assert doc["overall"]["verdict"] != "PASS", json.dumps(doc)[-3000:]
+    assert (doc["completion"], doc["goal_result"], proc.returncode) == ("PASS", "FAIL", 6)
+    assert doc["goal_blockers"][0].startswith("insufficient evidence: evidence item 0")
+    assert "no longer there at the end" in doc["goal_blockers"][0] and doc["evidence"] == []
+    [wd] = workdirs(tmp_path)
+    evaluation = json.loads((wd / "evaluation.json").read_text())
+    assert evaluation["judged_by"] == "insufficient_evidence" and len(evaluation["attempts"]) == 2
+    assert json.loads((wd / "side-effects" / "files.json").read_text())["added"] == []
+    assert doc["notes"] == ["the session wrote in the workdir outside its own folder and the completion marker: "
+                            "notes.txt (named by a Bash command); none of it was shown to the evaluator as the skill's "
+                            "output"]
+    assert (wd / "notes.txt").read_text() == "draft\n"
+    assert all("notes.txt |" not in a["request"] for a in evaluation["attempts"])     # not listed as a file
