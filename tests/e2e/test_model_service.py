@@ -53,7 +53,7 @@ def test_a_401_after_the_skill_call_is_blocked_model_auth(tmp_path):
     assert "sign in again or check the key" in result["notification"]
 
 
-@pytest.mark.budget(8)
+@pytest.mark.budget(10)
 def test_an_evaluator_that_never_gives_a_valid_answer_is_blocked_and_the_goal_is_not_judged(tmp_path):
     """Every StructuredOutput call of the scripted evaluator breaks the answer schema: the CLI's ``claude -p`` gives
     up (``error_max_structured_output_retries``) on both attempts. Never DEGRADED "did not achieve its goal"."""
@@ -69,3 +69,21 @@ def test_an_evaluator_that_never_gives_a_valid_answer_is_blocked_and_the_goal_is
     summary = result["summary"]
     assert "got to the end" in summary and "was not judged" in summary, summary
     assert "not there" not in summary and "not the skill's fault" in summary, summary
+
+
+@pytest.mark.budget(8)
+def test_an_unknown_model_is_blocked_model_unknown_naming_it(tmp_path):
+    """The first request already fails (404, not retried): no Skill call ran, yet the verdict blames the model asked
+    for, not the skill's launch."""
+    start = time.monotonic()
+    proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
+                   str(SCENARIOS / "mark-unknown-model.yaml"), "--model", "claude-nonexistent-9", "--lang", "en",
+                   *LIMITS, timeout=90)
+    took = time.monotonic() - start
+    result = final_json(proc)
+    assert proc.returncode == 3, (result, proc.stderr[-3000:])
+    doc = verdict_doc(result)
+    assert (result["stop_reason"], doc["overall"]["verdict"]) == ("model_unknown", "BLOCKED"), doc["notes"]
+    assert took < 30, took
+    assert any("claude-nonexistent-9" in n for n in doc["notes"]), doc["notes"]
+    assert 'the AI model "claude-nonexistent-9"' in result["notification"]
