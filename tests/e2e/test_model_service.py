@@ -87,3 +87,17 @@ def test_an_unknown_model_is_blocked_model_unknown_naming_it(tmp_path):
     assert took < 30, took
     assert any("claude-nonexistent-9" in n for n in doc["notes"]), doc["notes"]
     assert 'the AI model "claude-nonexistent-9"' in result["notification"]
+
+
+@pytest.mark.budget(25)
+def test_while_the_cli_retries_an_overloaded_service_the_trial_is_not_stalled(tmp_path):
+    """Five 529s, then answers: the CLI's retries take about 15-19 s, with its retry line on screen and nothing
+    written to the transcript; with a STALL limit of 3 s the trial still waits for them (the retry line is progress)
+    and ends PASS. (On 2.1.197 the masked retry screen used to stall: a hang after twice the limit.)"""
+    proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
+                   str(SCENARIOS / "mark-overloaded-then-ok.yaml"), "--lang", "en", "--stall-limit", "3",
+                   "--hard-cap", "90", timeout=120)
+    result = final_json(proc)
+    assert proc.returncode == 0, (result, proc.stderr[-3000:])
+    doc = verdict_doc(result)
+    assert (doc["overall"]["verdict"], doc["goal_result"], doc["stall_row"]) == ("PASS", "PASS", None), doc["notes"]
