@@ -20,9 +20,8 @@ from live_trial.trial.context import TrialContext
 
 def evaluate_goal(trial: TrialContext) -> None:
     """Have the fresh evaluator judge the goal. Its pid and start time are in the state while it runs (a resume or
-    ``reap`` ends one whose harness died); it carries the trial's tag. A process that could not run, crashed, never
-    answered or gave no valid answer after its retries (evaluation.json ``judged_by`` ``fallback``) is the harness's
-    failure (BLOCKED ``evaluator_failed``, the last attempt's reason in the notes), never a judgement of the skill."""
+    ``reap`` ends one whose harness died); it carries the trial's tag. A process that could not run, crashed or never
+    answered is the harness's failure (BLOCKED ``evaluator_failed``), never a judgement of the skill."""
     from live_trial.judge import evaluator
     from live_trial.session import proctree
     from live_trial.trial.changes import session_output
