@@ -76,9 +76,9 @@ class StopReason(StrEnum):
     CONTRACT_VIOLATION = ("contract_violation", SKILL, "it reported DONE but never wrote the completion marker",
                           "marker")
     UNEXPECTED_STOP = "unexpected_stop", SKILL, "an error ended its turn", "error"
-    API_ERROR = "api_error", SKILL, "the model's API answered with an error, which ended its turn", "error"
+    API_ERROR = ("api_error", SKILL, "the model's API refused a request the session made (an invalid request, such as "
+                 "a prompt too long), which ended its turn", "error")
     ERROR_SCREEN = "error_screen", SKILL, "an error on the CLI's screen ended its turn", "error"
-    USAGE_LIMIT = "usage_limit", SKILL, "the limit on how much the model may be used was reached", "error"
     SKILL_NOT_LAUNCHED = ("skill_not_launched", SKILL, "the transcript shows no successful Skill call to the skill "
                           "under trial", "launch")
     PLUGIN_NOT_LOADED = "plugin_not_loaded", SKILL, "the CLI did not load the plugin under trial", "plugin"
@@ -108,6 +108,15 @@ class StopReason(StrEnum):
                           "sandbox (IS_SANDBOX=1), so the skill never ran", "setup")
     FOREIGN_TMUX_SERVER = ("foreign_tmux_server", ENVIRONMENT, "a tmux server no harness started took the trial's "
                            "socket before the trial's session could start", "retry")
+    # The model's service is the environment (issue 31): the CLI gave up after its own retries, or was refused.
+    MODEL_UNAVAILABLE = ("model_unavailable", ENVIRONMENT, "the model's service was unavailable (overloaded, a server "
+                         "error, a rate limit or no network) and the CLI gave up after its retries", "later")
+    USAGE_LIMIT = ("usage_limit", ENVIRONMENT, "the account's limit on how much the model may be used was reached "
+                   "(a usage or spend limit, or no credit left)", "usage_limit")
+    MODEL_AUTH = ("model_auth", ENVIRONMENT, "the model's service refused the CLI's credentials (a bad, expired or "
+                  "unapproved key, or logged out)", "login")
+    MODEL_UNKNOWN = ("model_unknown", ENVIRONMENT, "the model the trial asked for is unknown to the model's service",
+                     "model")
     # The harness: BLOCKED.
     HARD_CAP = "hard_cap", HARNESS, "the trial reached its hard time cap", "hard_cap"
     HARNESS_INTERRUPTED = ("harness_interrupted", HARNESS, "the person running the harness stopped it (Ctrl-C) "
@@ -116,8 +125,8 @@ class StopReason(StrEnum):
                           "trial finished", "retry")
     HARNESS_KILLED = ("harness_killed", HARNESS, "the harness was killed before the trial could be judged, at a point "
                       "a resume cannot continue from", "retry")
-    EVALUATOR_FAILED = ("evaluator_failed", HARNESS, "the evaluator process could not run or crashed, so the goal was "
-                        "not judged", "retry")
+    EVALUATOR_FAILED = ("evaluator_failed", HARNESS, "the evaluator could not run, crashed or gave no valid answer "
+                        "after its retries, so the goal was not judged", "retry")
     TRANSCRIPT_MOVED = ("transcript_moved", HARNESS, "the session continued in a new transcript the harness could not "
                         "find", "retry")
     UNKNOWN_SCREEN = ("unknown_screen", HARNESS, "the CLI showed a screen at start the harness does not know, so the "

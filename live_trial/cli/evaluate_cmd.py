@@ -147,11 +147,12 @@ def _evaluate(args) -> int:
 
 
 def _could_not_answer(doc: dict) -> str | None:
-    """Why the evaluator gave no answer at all (its CLI reported an error, e.g. "Not logged in · Please run /login",
-    gave no JSON, or did not answer in time), from the last attempt kept in evaluation.json; None when it answered
-    (even an answer that broke the rules is a judgement: a FAIL)."""
+    """Why the evaluator gave no valid answer after its retry (its CLI reported an error, e.g. "Not logged in · Please
+    run /login" or ``error_max_structured_output_retries``, gave no JSON, did not answer in time, or each answer broke
+    the answer's form), from the last attempt kept in evaluation.json; None when it judged (an answer whose evidence
+    does not hold is a judgement: a FAIL). The trial's rule too (``evaluator_failed``, issue 31)."""
     attempts = doc.get("attempts") or []
-    if doc.get("judged_by") != "fallback" or not attempts or attempts[-1].get("answer") is not None:
+    if doc.get("judged_by") != "fallback" or not attempts:
         return None
     problems = attempts[-1].get("problems") or []
     return "; ".join(problems) or (attempts[-1].get("stderr_tail") or "no answer")[:300]

@@ -63,7 +63,7 @@ def _status_line(st) -> str:
     if st.interrupted:
         flags.append("interrupted")
     if st.api_error is not None:
-        flags.append(f"api_error {st.api_error}")
+        flags.append(f"api_error {st.api_error}" + (f" ({st.api_error_cause})" if st.api_error_cause else ""))
     if st.pending_tool:
         flags.append(f"pending_tool {st.pending_tool}")
     return f"{st.state}: {st.reason}" + (f" ({', '.join(flags)})" if flags else "")

@@ -40,8 +40,9 @@ _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]
 _NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")
 _HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
 #: Next steps of a stop reason that hold even when the verdict is BLOCKED: they name what to change (install the
-#: tool, allow more time). Every other row's step comes after "not the skill's fault: retry" of a BLOCKED verdict.
-BEFORE_BLOCKED = ("install", "hard_cap")
+#: tool, allow more time, wait for the model's service, log in, name a model it knows: issue 31). Every other row's
+#: step comes after "not the skill's fault: retry" of a BLOCKED verdict.
+BEFORE_BLOCKED = ("install", "hard_cap", "later", "usage_limit", "login", "model")
 
 
 @dataclass(frozen=True)
@@ -67,12 +68,14 @@ class Story:
 @dataclass
 class Seen:
     """What the trial's own records show beyond the verdict: the question left unanswered and its options, how
-    long the session was silent before a STALL, the hard cap it reached (seconds)."""
+    long the session was silent before a STALL, the hard cap it reached (seconds), the model the model's service did
+    not know."""
 
     question: str | None = None
     options: list[str] = field(default_factory=list)
     silent_s: float | None = None
     hard_cap_s: float | None = None
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -192,7 +195,9 @@ def _summary_key(s: Story) -> str:
     if s.overall == "PASS":
         return "pass_unverified" if (s.unverified or "").strip() else "pass"
     if s.overall == "BLOCKED":
-        return "blocked"
+        # It got to the end but its goal was not judged (the evaluator gave no valid answer: issue 31): never "could
+        # not be tried to the end", never "did not achieve its goal".
+        return "blocked_unjudged" if s.reached_end and s.goal is None else "blocked"
     if s.overall == "DEGRADED":
         if s.goal == "FAIL":
             return "degraded_goal"
@@ -232,7 +237,8 @@ def summariser(lang: str | None = None, env: Mapping[str, str] | None = None) ->
 def seen_in_workdir(workdir: Path | str | None) -> Seen:
     """What the trial's records in ``workdir`` show (:class:`Seen`); empty when they are missing or unreadable.
 
-    Reads the last unanswered question (``trial-log.jsonl``, a ``poll`` ``GATE`` decision with no answer) and the
+    Reads the last unanswered question (``trial-log.jsonl``, a ``poll`` ``GATE`` decision with no answer), the model
+    of a ``poll`` ``model_unknown`` decision, and the
     poll exits of ``poll-state.json`` (``no progress for Ns``: the silence before the last STALL; ``hard_cap_s N``)."""
     seen = Seen()
     if not workdir:
@@ -251,6 +257,8 @@ def seen_in_workdir(workdir: Path | str | None) -> Seen:
                 and not rec.get("answered"):
             seen.question = str(rec.get("question") or "") or None
             seen.options = [str(o) for o in rec.get("options") or [] if str(o).strip()]
+        if isinstance(rec, dict) and rec.get("step") == "poll" and rec.get("decision") == StopReason.MODEL_UNKNOWN:
+            seen.model = str(rec.get("model") or "") or None
     try:
         exits = parse_json((root / wf.POLL_STATE).read_text(encoding="utf-8")).get("exits") or []
     except (OSError, ValueError, AttributeError):
@@ -272,7 +280,8 @@ def next_step(doc: Mapping[str, Any], seen: Seen | None = None) -> Step:
     poll exit HARD_CAP is ``hard_cap`` too; a BLOCKED verdict is ``retry`` (not the skill's fault); then the row's
     step (``retry`` only through the BLOCKED rule); then ``goal``, ``gate_in_skill``, ``self_driven``, ``proof``,
     ``look`` (the general one). Steps with values: ``gate_answer`` (question, option), ``stall_limit`` (seconds: the
-    silence seen before the STALL), ``hard_cap`` (seconds), ``install`` (tool)."""
+    silence seen before the STALL), ``hard_cap`` (seconds), ``install`` (tool), ``model`` (the model the service did
+    not know)."""
     s = story(doc)
     seen = seen or Seen()
     row = StopReason.of(s.stop_reason)
@@ -303,7 +312,8 @@ def _row_step(row: StopReason, seen: Seen) -> Step:
         "install": {"tool": row.removesuffix("_missing")},
         "hard_cap": {"seconds": _seconds(seen.hard_cap_s)},
         "stall_limit": {"seconds": _seconds(seen.silent_s)},
-        "gate_answer": {"question": seen.question, "option": seen.options[0] if seen.options else None}}
+        "gate_answer": {"question": seen.question, "option": seen.options[0] if seen.options else None},
+        "model": {"model": seen.model}}
     return Step(row.step, values.get(row.step, {}))
 
 
@@ -388,14 +398,15 @@ def compose(doc: Mapping[str, Any], lang: str, *, description: str | None = None
     not confirmed -> mostly_done 🟡, anything else -> not_working ⚠️ (detail: the summary sentence, the rest of the
     stop reason's sentences, the evaluator's blockers; then the next step). ``description``: the skill's promise
     (else the objective is its name alone); ``workdir`` adds what the trial's records show. The question left
-    unanswered and its first option are the skill's own words: they are allowed names too."""
+    unanswered and its first option are the skill's own words, and the model the service did not know is the user's:
+    they are allowed names too."""
     s = story(doc)
     t = _texts(lang)
     name = trial_name(s, lang)
     objective = t["objective"].format(name=name, description=description) if description else name
     seen = seen_in_workdir(workdir)
     allowed = frozenset(user_names(doc, description or "", *s.blockers, workdir=workdir)
-                        | {n for n in (seen.question, *seen.options[:1]) if n})
+                        | {n for n in (seen.question, *seen.options[:1], seen.model) if n})
     if s.overall == "PASS" and (s.unverified or "").strip():
         return Message("mostly_done", objective, str(s.unverified), "", allowed)
     if s.overall == "PASS":

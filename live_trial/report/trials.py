@@ -51,6 +51,14 @@ CLI_STEPS = {
                      "allowed-tools) and pass --gate-kind contractual, or make the skill go on without asking",
     "self_driven": "make the skill run to the end without stopping to ask (it needed nudges)",
     "proof": "a proof allows no gate answer, no nudge and no other model: see the reasons",
+    "later": "not the skill's fault: the model's service was unavailable (the CLI gave up after its retries); run "
+             "again later",
+    "usage_limit": "not the skill's fault: the account's usage limit was reached; run again once it resets (or raise "
+                   "it)",
+    "login": "not the skill's fault: the model's service refused the credentials; log in again (claude /login) or "
+             "check ANTHROPIC_API_KEY, then run again",
+    "model": "check --model {model}: the model's service does not know it",
+    "model_plain": "check --model: the model's service does not know the model asked for",
     "look": "read the reasons and the report, fix the cause, run again",
 }
 

@@ -19,6 +19,7 @@ class Markers(TypedDict):
     placeholder: re.Pattern[str]
     menu_cursor: re.Pattern[str]
     spinner: re.Pattern[str]
+    api_retry: re.Pattern[str]
     turn_done: re.Pattern[str]
     rule: re.Pattern[str]
     option: re.Pattern[str]
@@ -56,7 +57,11 @@ MARKERS: Markers = {
     # a menu/dialog cursor line, never READY: "❯ 1. No, exit"
     "menu_cursor": re.compile(rf"^\s*{PROMPT_GLYPH}\s*\d+\.\s"),
     # spinner line (busy): glyph, space, gerund + U+2026; or the retry line
-    "spinner": re.compile(r"^[·✢✳✶✻✽*] (?:\S[^…\n]{0,60}…|.*\bRetrying in \d+s\b)"),
+    "spinner": re.compile(r"^[·✢✳✶✻✽*] (?:\S[^…\n]{0,60}…|.*\b[Rr]etrying in \d+s\b)"),
+    # the CLI retrying a failed API request (references/transcript-jsonl.md "API errors"): 2.1.197 "✻ API error ·
+    # Retrying in 2s · attempt 9/10", 2.1.332 "✻ 529 rehearsal error 529 · retrying in 39s · attempt 10/10"; the
+    # first attempt's line reads "API error", later ones the service's message
+    "api_retry": re.compile(r"^[·✢✳✶✻✽*] (?P<what>.*?) · [Rr]etrying in (?P<s>\d+)s · attempt (?P<n>\d+)/(?P<of>\d+)"),
     "turn_done": re.compile(r"^✻ \S+ for \d"),
     "rule": re.compile(r"^\s*─{10,}\s*$"),
     # dialog option line: optional cursor, number, dot, label

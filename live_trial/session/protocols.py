@@ -51,6 +51,10 @@ class Screen(Protocol):
         """True when a spinner line (or the API-retry line) is on screen."""
         ...
 
+    def api_retry(self, capture: str) -> str | None:
+        """The CLI's API-retry line when it is on screen, else None."""
+        ...
+
     def background_work(self, capture: str) -> dict[str, int]:
         """``{"shells": n, "agents": m}``: the background work the screen shows running."""
         ...

@@ -21,6 +21,10 @@ Version-dependent: every marker below was seen on the real CLI 2.1.197 in tmux 3
 - Not logged in (no key, no login): the ready prompt with the footer ``Not logged in · Run /login``.
 - Unreachable API (ANTHROPIC_BASE_URL on a closed port) while busy:
   ``✻ Unable to connect to API (ConnectionRefused) · Retrying in 7s · attempt 5/10`` in place of the spinner line.
+- An API error the CLI retries (a 529, 5xx, 429 or 401 from the service; references/transcript-jsonl.md "API
+  errors"): ``✻ API error · Retrying in 1s · attempt 1/2`` then ``✻ 529 <message> · Retrying in 2s · attempt 2/2``
+  (2.1.197; 2.1.332 writes ``retrying``), then, when it gives up, ``● API Error: 529 <message>. This is a server-side
+  issue, usually temporary …`` above the ready prompt.
 - Exit at start (pane kept by remain-on-exit; the visible screen shows only the tmux notice, the
   scrollback holds the CLI's line): ``error: unknown option '--no-such-flag'`` / ``--dangerously-skip-permissions
   cannot be used with root/sudo privileges for security reasons`` then ``Pane is dead (status 1, <date>)``.
@@ -68,7 +72,7 @@ from live_trial.session.markers import MARKERS, NBSP, _input_index, _input_text,
 
 #: The functions of :class:`live_trial.session.protocols.Screen`, which this module is: ``dialog`` comes from
 #: :mod:`live_trial.session.dialogs` (a type checker reads a module with ``__all__`` as exporting only these).
-__all__ = ["dialog", "background_work", "is_busy", "mask_volatile"]
+__all__ = ["dialog", "api_retry", "background_work", "is_busy", "mask_volatile"]
 
 BLOCKING_ADVICE = {
     "folder-trust question": "the CLI asks whether to trust the trial folder; run `claude` once in that folder and "
@@ -202,6 +206,21 @@ def error_screen(capture: str) -> str | None:
     return None
 
 
+def api_retry(capture: str) -> str | None:
+    """The CLI's API-retry line when it is on screen (``529 overloaded · retrying in 39s · attempt 10/10``, without
+    its glyph), else None: the CLI is waiting to send a failed request again (references/transcript-jsonl.md "API
+    errors"). Only the line right above the input box counts (an older one is history)."""
+    lines = _lines(capture)
+    idx = _input_index(lines)
+    for line in reversed(lines[:idx] if idx is not None else lines):
+        if not line.strip() or MARKERS["rule"].match(line) or MARKERS["right_hint"].match(line) \
+                or line.lstrip().startswith("⎿"):
+            continue
+        m = MARKERS["api_retry"].match(line)
+        return line[2:].strip() if m else None
+    return None
+
+
 def dead_pane_status(capture: str) -> int | None:
     """Exit status from tmux's ``Pane is dead (status N, …)`` line, or None."""
     for line in _lines(capture):
@@ -214,7 +233,7 @@ def dead_pane_status(capture: str) -> int | None:
 _VOLATILE = [
     (re.compile(r"\(\d+[smh][^)]*\)"), "(#)"),                      # (5s · ↓ 25 tokens), (Ns)
     (re.compile(r"\b\d+(\.\d+)?[kKmM]? tokens\b"), "# tokens"),
-    (re.compile(r"\bRetrying in \d+s\b"), "Retrying in #s"),
+    (re.compile(r"\b([Rr])etrying in \d+s\b"), r"\1etrying in #s"),
     (re.compile(r"\battempt \d+/\d+\b"), "attempt #/#"),
     (re.compile(r"\bfor \d+m? ?\d*s\b"), "for #s"),
     (re.compile(r"Running… \(\d+s\)"), "Running… (#)"),

@@ -281,6 +281,16 @@ class TranscriptBuilder:
         return self.message([{"type": "text", "text": text}], stop_reason="stop_sequence", model="<synthetic>",
                             **extra)[0]
 
+    def api_error(self, status: int | None, error: str, text: str) -> dict[str, Any]:
+        """The record the CLI writes when it gives up on a request: ``apiErrorStatus`` ``status`` (None: a network
+        error has none), the CLI's class ``error`` and the line it shows (references/transcript-jsonl.md "API
+        errors")."""
+        extra: dict[str, Any] = {"isApiErrorMessage": True, "error": error}
+        if status is not None:
+            extra["apiErrorStatus"] = status
+        return self.message([{"type": "text", "text": text}], stop_reason="stop_sequence", model="<synthetic>",
+                            **extra)[0]
+
     # ------------------------------------------------------------------ whole turns
     def turn(self, prompt: str = "Run the task.", reply: str = "DONE: ok", *, tools: int = 0) -> "TranscriptBuilder":
         """A complete normal turn: prompt, ``tools`` Bash round trips, final text, turn_duration."""

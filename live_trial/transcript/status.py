@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 
+from live_trial.transcript.api_errors import record_cause
 from live_trial.transcript.background import outstanding
 from live_trial.transcript.order import causal_order
 from live_trial.transcript.records import (
@@ -76,19 +77,23 @@ class Status:
     (:meth:`live_trial.transcript.background.Background.to_dict`: kind, shells, agents, tasks with their output
     files, sources), None when none runs; ``ended_by`` what ended the newest turn (``turn_duration``, ``interrupt``,
     ``api_error``, ``assistant`` (a final stop_reason), ``cli_idle`` (the live status alone)), None when it has not
-    ended.
+    ended; ``api_error_cause`` the stop reason code of the API error the turn ended in
+    (:func:`live_trial.transcript.api_errors.api_error_cause`: ``model_unavailable``, ``usage_limit``,
+    ``model_auth``, ``model_unknown`` or the session's ``api_error``) and ``api_error_text`` the line the CLI wrote for
+    it, both None unless the newest event of the turn (before its ``turn_duration``) is that error.
     """
 
     FIELDS = ("state", "reason", "interrupted", "api_error", "pending_tool", "pending_tool_id", "question", "gate_kind",
               "options", "stop_reason", "last_prompt_uuid", "last_event_at", "queued_prompts", "session_status",
-              "last_assistant_text", "warnings", "background", "ended_by")
+              "last_assistant_text", "warnings", "background", "ended_by", "api_error_cause", "api_error_text")
 
     def __init__(self, state: str, reason: str, interrupted: bool = False, api_error: Any = None,
                  pending_tool: str | None = None, pending_tool_id: str | None = None, question: str | None = None,
                  gate_kind: str | None = None, options: list[str] | None = None, stop_reason: str | None = None,
                  last_prompt_uuid: str | None = None, last_event_at: str | None = None, queued_prompts: int = 0,
                  session_status: str | None = None, last_assistant_text: str = "", warnings: list[str] | None = None,
-                 background: dict[str, Any] | None = None, ended_by: str | None = None) -> None:
+                 background: dict[str, Any] | None = None, ended_by: str | None = None,
+                 api_error_cause: str | None = None, api_error_text: str | None = None) -> None:
         # A plain class, not a dataclass: importing dataclasses (and the inspect module it loads) would be a
         # quarter of ``live-trial status``'s start-up.
         self.state, self.reason, self.interrupted, self.api_error = state, reason, interrupted, api_error
@@ -97,6 +102,7 @@ class Status:
         self.last_prompt_uuid, self.last_event_at, self.queued_prompts = last_prompt_uuid, last_event_at, queued_prompts
         self.session_status, self.last_assistant_text = session_status, last_assistant_text
         self.warnings, self.background, self.ended_by = list(warnings or []), background, ended_by
+        self.api_error_cause, self.api_error_text = api_error_cause, api_error_text
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``status --json``)."""
@@ -231,6 +237,7 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
     last_text = ""
     interrupted = False
     api_error: Any = None
+    ended_in_error: tuple[str, str] | None = None     # (cause, text) while the newest event is an API error
     pending_agents: int | None = None
     for rec in events[prompt_i + 1:]:
         rtype = rec.get("type")
@@ -243,6 +250,8 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
             if rec.get("isApiErrorMessage") is True:
                 api_error = rec.get("apiErrorStatus") or prompt_text(rec) or True
                 kind = "api_error"
+                cause = record_cause(rec, prompt_text(rec))
+                ended_in_error = (str(cause), prompt_text(rec).strip()[:500]) if cause is not None else None
             elif model == SYNTHETIC_MODEL:
                 kind = "synthetic"
             else:
@@ -284,13 +293,17 @@ def _classify(records: Iterable[Mapping[str, Any]], session_status: Mapping[str,
             pending_agents = count if isinstance(count, int) and count > 0 else None
             kind = "turn_duration"
         if kind:
+            if kind not in ("api_error", "turn_duration"):
+                ended_in_error = None   # the turn went on after the error (2.1.197 writes turn_duration after it)
             last = kind
             last_at = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else last_at
 
     status = Status(state=BUSY_GENERATING, reason="", interrupted=interrupted, api_error=api_error,
                     stop_reason=stop_reason, last_prompt_uuid=prompt.get("uuid") if prompt else None,
                     last_event_at=last_at, queued_prompts=queued, session_status=cli_status,
-                    last_assistant_text=last_text, warnings=warnings)
+                    last_assistant_text=last_text, warnings=warnings,
+                    api_error_cause=ended_in_error[0] if ended_in_error else None,
+                    api_error_text=ended_in_error[1] if ended_in_error else None)
 
     if pending:
         tid, block = next(reversed(pending.items()))

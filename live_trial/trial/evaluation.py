@@ -1,7 +1,10 @@
 """The fresh evaluator's turn in a trial (README "Evidence, watches and messages to a person"): it judges the goal of a
 run that completed, and what it says becomes the trial's facts (goal, blockers, evidence, what it could not see yet,
-the criterion checks). Its process is the harness's: one that could not run, crashed or never answered is BLOCKED
-``evaluator_failed`` (live_trial/stop_reasons.py), never a judgement of the skill.
+the criterion checks). Its process is the harness's: one that could not run, crashed, never answered or gave no valid
+answer after its retries (the CLI's ``claude -p`` ended with ``error_max_structured_output_retries`` or another error
+result, or each answer broke the answer's form) is BLOCKED ``evaluator_failed`` (live_trial/stop_reasons.py; issue 31)
+with the CLI's last reason in the notes, never a judgement of the skill. An answer whose evidence does not hold is a
+judgement: the goal FAIL "insufficient evidence".
 
 Works on a trial (:class:`~live_trial.trial.runner.Trial`) through its public parts: its request, target, claude,
 environment, stop event, :class:`~live_trial.trial.facts.Facts` and :class:`~live_trial.trial.journal.Journal`.
@@ -81,6 +84,11 @@ def evaluate_goal(trial: TrialContext) -> None:
     failures = [evaluator.process_failure(r) for r in results]
     if problem is None and results and all(failures):
         problem = "; ".join(dict.fromkeys(f for f in failures if f))     # all failed: each says how
+    if problem is None and result.get("judged_by") == "fallback":
+        # No valid answer after the retry (issue 31): nobody judged the goal, so it is not a FAIL of the skill.
+        last = (result.get("attempts") or [{}])[-1]
+        problem = "its last attempt: " + (
+            "; ".join(str(p) for p in last.get("problems") or [])[:500] or "no answer")
     if problem is not None:
         trial.facts.blocked, trial.facts.stop_reason = True, StopReason.EVALUATOR_FAILED
         trial.facts.goal, trial.facts.goal_blockers = None, []

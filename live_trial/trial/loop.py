@@ -8,6 +8,7 @@ from live_trial.errors import SESSION_GONE, Blocked, PollExit
 from live_trial.jsonfile import write_text_atomic
 from live_trial.session import screen, send
 from live_trial.stop_reasons import StopReason
+from live_trial.transcript.api_errors import model_named
 from live_trial.transcript.reply import text_ends_with_question, text_reports_done
 from live_trial.trial import stall as stall_table
 from live_trial.trial.context import PollOutcome, TrialContext
@@ -47,7 +48,10 @@ def poll_until_terminal(trial: TrialContext) -> None:
     GATE (poll exit 4): answer with the next --gate-response (each with its own kind, rescue or contractual) and
     poll again, recording the question, the options shown, the answer and its kind; none left ends the trial as
     "stopped at a question it had to ask". STALL (exit 2): first, a session that vanished from outside (tmux's
-    server gone, the session removed) is BLOCKED, not row 1 (live_trial/stop_reasons.py); then rows 1-6 of seed 001's
+    server gone, the session removed) is BLOCKED, not row 1 (live_trial/stop_reasons.py); a turn that ended in an API
+    error of the model's service the CLI gave up on is BLOCKED with its cause (``model_unavailable``,
+    ``usage_limit``, ``model_auth``, ``model_unknown``: issue 31), never the skill's failure; then rows 1-6 of seed
+    001's
     table, each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge is written to
     ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
     """
@@ -127,6 +131,10 @@ def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
         assert trial.backend is not None        # environment_cause asked tmux through it
         raise Blocked(gone.why, where=f"socket {trial.backend.socket}", code=gone)
     assert trial.wd is not None and trial.state is not None and trial.backend is not None      # polling
+    service = StopReason.of(getattr(result.status, "api_error_cause", None))
+    if service is not None and service.blocks and result.reason != SESSION_GONE:
+        _stop_for_the_model_service(trial, result, service)
+        return False
     session = trial.state.session
     capture = trial.backend.capture(session) if trial.backend.has_session(session) else ""
     last_text = getattr(result.status, "last_assistant_text", None) or ""
@@ -158,6 +166,24 @@ def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
     if decision.action == StopReason.UNEXPECTED_STOP:
         _name_unexpected_stop(trial, result, capture, last_text)
     return False
+
+
+def _stop_for_the_model_service(trial: TrialContext, result: PollOutcome, cause: StopReason) -> None:
+    """The model's service failed the trial (the CLI gave up on its API error): BLOCKED with ``cause``, the CLI's own
+    line in the notes, and for an unknown model its name (trial-log.jsonl ``poll`` ``model_unknown`` ``model``: the
+    next step names it)."""
+    status = result.status
+    text = (getattr(status, "api_error_text", None) or "").strip()
+    trial.facts.blocked, trial.facts.stop_reason = True, cause
+    note = f"{cause.why}: the CLI wrote \"{text[:300]}\"" if text else cause.why
+    evidence: dict[str, object] = {"api_error": getattr(status, "api_error", None), "text": text[:500],
+                      "tail": result.capture_tail}
+    if cause == StopReason.MODEL_UNKNOWN:
+        model = model_named(text, trial.req.model)
+        evidence["model"] = model
+        note += f" (the model asked for: {model})" if model else ""
+    trial.facts.notes.append(note)
+    trial.journal.log("poll", cause, **evidence)
 
 
 def _name_unexpected_stop(trial: TrialContext, result: PollOutcome, capture: str, last_text: str) -> None:

@@ -66,6 +66,8 @@ class Observation:
     """``sha256:<hex>`` of the screen masked by ``screen.mask_volatile`` (its change is progress)."""
     screen_busy: bool = False
     """A spinner line is on screen."""
+    screen_retrying: str | None = None
+    """The CLI's API-retry line (``screen.api_retry``) when it is on screen: it waits to send a failed request again."""
     transcript_path: str | None = None
     """The transcript followed after this tick (it may not exist yet); None without a session id."""
     transcript_end: int | None = None
@@ -220,6 +222,7 @@ class Observer:
             return Observation(alive=False)
         screen_hash = "sha256:" + hashlib.sha256(self.screen.mask_volatile(capture).encode("utf-8")).hexdigest()
         busy = bool(self.screen.is_busy(capture))
+        retrying = self.screen.api_retry(capture)
         if self.path is not None and not self.path.exists() and self.current_id and not self.cfg.transcript_path:
             self.path = locate(self.current_id, self.cfg.cwd, self.config)
         self.watch(pending)       # before reading them: a write from now on wakes the wait after this tick
@@ -233,6 +236,7 @@ class Observer:
             dialog = self.screen.dialog(capture)
             state = BUSY_GENERATING if busy else (SCREEN_DIALOG if dialog else IDLE_TURN_COMPLETE)
         return Observation(alive=True, capture=capture, screen_hash=screen_hash, screen_busy=busy,
+                           screen_retrying=retrying,
                            transcript_path=str(self.path) if self.path else None, transcript_end=read.end,
                            new_records=read.new_records, status=read.status, state=state, screen_gate=read.screen_gate,
                            followed=followed, named_session=named, output_sizes=read.output_sizes,

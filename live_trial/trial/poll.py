@@ -11,7 +11,9 @@ Spec: seed 001 "poll" (exit table) and "完了 = 二層判定". Each tick first 
    BLOCKED when tmux is missing (exit 3), STALL ``session_gone`` at once (exit 2), GATE on ``done_stable_ticks``
    consecutive ticks (exit 4), DONE when the marker file exists AND the state is IDLE_TURN_COMPLETE AND the screen
    shows no busy spinner (at once when the CLI itself said the turn ended, else on ``done_stable_ticks`` consecutive
-   ticks spanning at least that many timed intervals; exit 0), STALL after ``stall_limit_s`` without progress (its
+   ticks spanning at least that many timed intervals; exit 0), STALL at once when the turn ended in an API error of
+   the model's service the CLI gave up on (reason ``api_error: …``), STALL after ``stall_limit_s`` without progress
+   (the CLI's API-retry line on screen counts as progress; its
    reason starts ``transcript_moved`` when the CLI named a new session whose transcript never appeared), and
    TICK_BUDGET after ``max_ticks`` ticks in this call (exit 5): re-run the same command to continue.
 3. Save the state file (:class:`live_trial.trial.poll_state.PollState`; schema-validated, atomic) and report the tick.

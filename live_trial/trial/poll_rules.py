@@ -14,10 +14,14 @@ is its check → its exit (exit code):
 5. marker AND IDLE_TURN_COMPLETE AND no spinner on screen: at once when the CLI said the turn ended
    (``turn_duration`` and its live status ``idle``), else on ``done_stable_ticks`` consecutive ticks spanning that
    many intervals → DONE (0)
-6. no progress (transcript grew, masked screen changed, a running background task's output grew, a move followed)
-   for ``stall_limit_s`` → STALL (2); reason ``transcript_moved: …`` when the CLI named a session whose transcript
-   never appeared
-7. ``max_ticks`` ticks in this call → TICK_BUDGET (5)
+6. the turn ended in an API error of the model's service the CLI gave up on (overloaded, 5xx, rate or usage limit,
+   network, credentials refused, an unknown model: ``Status.api_error_cause`` a row that blocks) and no marker →
+   STALL (2) at once, reason ``api_error: …`` (issue 31: the verdict follows as soon as the CLI gave up, not a
+   STALL limit later)
+7. no progress (transcript grew, masked screen changed, a running background task's output grew, a move followed,
+   the CLI's API-retry line on screen) for ``stall_limit_s`` → STALL (2); reason ``transcript_moved: …`` when the CLI
+   named a session whose transcript never appeared
+8. ``max_ticks`` ticks in this call → TICK_BUDGET (5)
 
 Rows 1-3 are judged before the observation counts: the state keeps the previous tick's screen, transcript and streaks.
 """
@@ -29,10 +33,14 @@ from typing import Any
 from live_trial.clock import epoch_of, iso_z
 from live_trial.errors import SESSION_GONE, PollExit
 from live_trial.policy import Policy
+from live_trial.stop_reasons import blocks
 from live_trial.transcript.status import GATE, IDLE_TURN_COMPLETE, Status
 from live_trial.trial.moves import UNFOLLOWED
 from live_trial.trial.observation import Observation
 from live_trial.trial.poll_state import CallCounters, PendingMove, PollState
+
+#: The reason of the STALL that ends a poll at once when the turn ended in an API error of the model's service.
+API_GAVE_UP = "api_error"
 
 #: A gate already reported (same tool_use id) is reported again only after it stayed this long: the answer
 #: may take a moment to reach the transcript.
@@ -86,7 +94,7 @@ def _cli_ended_turn(status: Status | None) -> bool:
 
 
 def decide(obs: Observation, state: PollState, policy: Policy, now: float) -> Step:
-    """Judge one tick (rows 1-7 of the module's table, in order) at epoch ``now``; returns a :class:`Step` with the
+    """Judge one tick (rows 1-8 of the module's table, in order) at epoch ``now``; returns a :class:`Step` with the
     next state, the exit or None, and the wait before the next tick. Pure: no I/O, never raises for an
     observation. Spec: seed 001 "poll"."""
     call = state.call
@@ -115,7 +123,7 @@ def decide(obs: Observation, state: PollState, policy: Policy, now: float) -> St
     if gate is not None:
         closing = state.changed(last_gate_id=gate.gate_id, last_gate_keys=gate.gate_keys)
         return Step(gate, state, judged=True, warning=warning, wait_s=wait_s, closing=closing)
-    ending = _done(obs, state, policy, now) or _stall(state, policy, now) or _budget(state)
+    ending = _done(obs, state, policy, now) or _gave_up(obs) or _stall(state, policy, now) or _budget(state)
     return Step(ending, state, judged=True, warning=warning, wait_s=wait_s)
 
 
@@ -140,6 +148,9 @@ def _taken(obs: Observation, state: PollState, t: str) -> dict[str, Any]:
         progress = any(path in known and size != known[path] for path, size in sizes.items()) or progress
         changes["background_outputs"] = sizes
     changes["last_state"] = obs.state
+    # While the CLI retries a failed API request the trial is not stalled (issue 31): its retries can outlast the
+    # STALL limit (about 3 min by default, hours with CLAUDE_CODE_RETRY_WATCHDOG); the hard cap bounds them.
+    progress = progress or obs.screen_retrying is not None
     if progress:
         changes["last_change_at"] = t
     return changes
@@ -176,8 +187,19 @@ def _done(obs: Observation, state: PollState, policy: Policy, now: float) -> Exi
                 + (f" (api_error {status.api_error})" if status and status.api_error is not None else ""))
 
 
+def _gave_up(obs: Observation) -> Exit | None:
+    """Row 6: the CLI gave up on the model's service (its API error record ends the turn) and nothing else will
+    happen; the trial's verdict need not wait for the STALL limit. An API error the session caused (``api_error``) is
+    left to the STALL table, which may still nudge."""
+    status = obs.status
+    if obs.marker_exists or status is None or status.state != IDLE_TURN_COMPLETE or not blocks(status.api_error_cause):
+        return None
+    return Exit(PollExit.STALL, f"{API_GAVE_UP}: the CLI gave up on the model's service ({status.api_error_cause}: "
+                                f"{status.api_error})")
+
+
 def _stall(state: PollState, policy: Policy, now: float) -> Exit | None:
-    """Row 6."""
+    """Row 7."""
     since_change = now - epoch_of(state.last_change_at)
     if since_change < policy.stall_limit_s:
         return None
@@ -189,7 +211,7 @@ def _stall(state: PollState, policy: Policy, now: float) -> Exit | None:
 
 
 def _budget(state: PollState) -> Exit | None:
-    """Row 7."""
+    """Row 8."""
     ticks, budget = state.call.ticks, state.call.max_ticks
     return Exit(PollExit.TICK_BUDGET, f"{ticks} ticks in this call") if budget is not None and ticks >= budget \
         else None

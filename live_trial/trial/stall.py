@@ -10,6 +10,10 @@ decision; this module does no I/O. Each row is its check — its finding → its
    ``nudge_limit``)
 5. same — reported done but no marker → ``contract_violation``
 6. anything else (model, API or usage-limit error screens) → ``unexpected_stop``: record tail and state, kill
+
+A turn the CLI ended on an API error of the model's service (overloaded, 5xx, rate or usage limit, network, refused
+credentials, an unknown model) never reaches this table: the poll loop stops it BLOCKED with that cause first
+(:mod:`live_trial.trial.loop`; issue 31). An API error the session caused (an invalid request) is row 6.
 """
 from __future__ import annotations
 

@@ -213,6 +213,11 @@ def test_new_predicates_match_and_a_rule_without_compaction_never_answers_one(tm
         load_scenario({"rules": [{"when": {"task_notification": "(bad"}, "reply": {}}]})
 
 
+#: Scenarios whose scripted evaluator breaks the answer schema on purpose: the CLI gives up on it
+#: (``error_max_structured_output_retries``) and the trial is BLOCKED ``evaluator_failed`` (issue 31).
+INVALID_ON_PURPOSE = {"mark-judge-invalid.yaml"}
+
+
 def test_every_scripted_evaluator_answer_fits_the_answer_schema():
     """A scenario's scripted evaluator must answer in the shape the real evaluator is asked for (the CLI's
     StructuredOutput tool validates it against judge.answer.ANSWER_SCHEMA and gives up after 5 tries, which reads as
@@ -230,6 +235,8 @@ def test_every_scripted_evaluator_answer_fits_the_answer_schema():
     checked, bad = 0, []
     for path in sorted([*(root / "examples" / "scenarios").glob("*.yaml"),
                         *(root / "tests" / "e2e" / "scenarios").glob("*.yaml")]):
+        if path.name in INVALID_ON_PURPOSE:
+            continue
         doc = yaml.safe_load(path.read_text())
         for rule in doc.get("rules", []):
             for block in (rule.get("reply") or {}).get("content") or []:

@@ -23,7 +23,7 @@ def parameters(fn, *, drop_self: bool) -> list[tuple[str, object]]:
 
 def test_the_protocols_name_what_poll_reads():
     assert members(Backend) == ["capture", "pane", "pane_alive", "pane_pid", "probe"]
-    assert members(Screen) == ["background_work", "dialog", "is_busy", "mask_volatile"]
+    assert members(Screen) == ["api_retry", "background_work", "dialog", "is_busy", "mask_volatile"]
 
 
 @pytest.mark.parametrize("impl", [real_backend.Backend, FakeBackend], ids=["tmux", "fake"])

@@ -146,7 +146,8 @@ def test_stall_after_stall_limit_s_without_progress():
 
 
 @pytest.mark.parametrize("change", [dict(screen_hash="sha256:" + "b" * 64), dict(transcript_end=101),
-                                    dict(followed=Followed(SID, "new", "/t.jsonl", "/n.jsonl"))])
+                                    dict(followed=Followed(SID, "new", "/t.jsonl", "/n.jsonl")),
+                                    dict(screen_retrying="API error · Retrying in 16s · attempt 6/10")])
 def test_progress_resets_the_stall_clock(change):
     step = decide(seen(**change), fresh(last_screen_hash=HASH, transcript_offset=100), POLICY, T0 + 30)
     assert step.exit is None and step.state.last_change_at == iso_z(T0 + 30)
@@ -157,6 +158,42 @@ def test_a_growing_background_output_is_progress_and_its_sizes_are_kept():
     step = decide(seen(output_sizes={"/o": 9}), state, POLICY, T0 + 30)
     assert step.exit is None and step.state.background_outputs == {"/o": 9}
     assert decide(seen(output_sizes={"/o": 9}), step.state, POLICY, T0 + 60).exit.word == "STALL"
+
+
+def test_the_cli_retrying_an_api_request_is_never_a_stall_the_hard_cap_bounds_it():
+    """Issue 31: 2.1.197 masks its retry countdown, so the screen alone would not move for up to 32 s between
+    attempts (minutes with CLAUDE_CODE_RETRY_WATCHDOG); the retry line on screen is progress until the hard cap."""
+    retrying = seen("BUSY_GENERATING", screen_retrying="API error · Retrying in 32s · attempt 9/10")
+    state = fresh(last_screen_hash=HASH, transcript_offset=100)
+    for t in range(0, 599, 30):
+        step = decide(retrying, state, POLICY, T0 + t)
+        assert step.exit is None, t
+        state = step.state
+    assert decide(retrying, state, POLICY, T0 + 600).exit.word == "HARD_CAP"
+
+
+def _gave_up(cause: str, status: int | None = 529) -> Status:
+    return Status("IDLE_TURN_COMPLETE", "test", api_error=status, ended_by="api_error", session_status="idle",
+                  api_error_cause=cause, api_error_text="API Error: 529 Overloaded")
+
+
+@pytest.mark.parametrize("cause", ["model_unavailable", "usage_limit", "model_auth", "model_unknown"])
+def test_a_turn_the_cli_ended_on_the_model_services_error_stalls_at_once(cause):
+    step = decide(seen("IDLE_TURN_COMPLETE", _gave_up(cause)), fresh(), POLICY, T0 + 1)
+    assert step.exit.word == "STALL" and step.exit.reason.startswith(f"api_error: the CLI gave up on the model's "
+                                                                     f"service ({cause}: 529)")
+
+
+def test_the_sessions_own_api_error_waits_for_the_stall_table():
+    """A request the session made that the service refused (a prompt too long) is the session's: the STALL table
+    still reads its last words (it may nudge)."""
+    assert decide(seen("IDLE_TURN_COMPLETE", _gave_up("api_error", 400)), fresh(), POLICY, T0 + 1).exit is None
+
+
+def test_a_marker_written_before_the_service_failed_is_judged_done_not_stopped():
+    obs = seen("IDLE_TURN_COMPLETE", _gave_up("model_unavailable"), marker_exists=True)
+    steps = ticks([obs] * 2, fresh())
+    assert steps[0].exit is None and steps[1].exit.word == "DONE"
 
 
 def test_a_followed_move_is_recorded():
