@@ -108,6 +108,8 @@ class StopReason(StrEnum):
                           "sandbox (IS_SANDBOX=1), so the skill never ran", "setup")
     FOREIGN_TMUX_SERVER = ("foreign_tmux_server", ENVIRONMENT, "a tmux server no harness started took the trial's "
                            "socket before the trial's session could start", "retry")
+    PROCESSES_LEFT = ("processes_left", ENVIRONMENT, "a process of the session could not be ended before its records "
+                      "were collected (it outlived SIGKILL in the trial's container)", "retry")
     # The harness: BLOCKED.
     HARD_CAP = "hard_cap", HARNESS, "the trial reached its hard time cap", "hard_cap"
     HARNESS_INTERRUPTED = ("harness_interrupted", HARNESS, "the person running the harness stopped it (Ctrl-C) "
