@@ -186,6 +186,20 @@ def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, s
     return ProcessResult(proc.returncode, out, err, False, time.monotonic() - start)
 
 
+def run_held(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str], timeout_s: float) -> ProcessResult:
+    """:func:`run_process` in a container of its own (``watch-check-<hex>``, tagged with that name), ended and emptied
+    when the process returns: a watch check's evaluator is held as a trial's is (README "Nothing left running")."""
+    from live_trial.session import containment
+    from live_trial.session.proctree import TAG_ENV
+
+    name = f"watch-check-{uuidlib.uuid4().hex[:12]}"
+    box = containment.create(name, env)
+    try:
+        return run_process(argv, stdin_text, cwd, {**env, TAG_ENV: name}, timeout_s, container=box)
+    finally:
+        containment.end(box)
+
+
 def build_argv(claude_path: str, schema: dict, session_id: str, model: str | None = None) -> list[str]:
     """The evaluator's argv: print mode, JSON output, the answer schema, a fresh session id, read-only tools.
 
@@ -363,7 +377,7 @@ def check_starter(env: Mapping[str, str] | None = None, claude: Any = None, *, m
     confirmation: it is returned as None (no result). Errors of the process give None too.
     """
     env = dict(os.environ if env is None else env)
-    run = runner or run_process
+    run = runner or run_held
 
     def starter(watch: dict, eval_root: Path) -> dict | None:
         cwd = Path(watch.get("workdir") or "")

@@ -320,6 +320,22 @@ def end(c: Container, *, wait_s: float = END_WAIT_S) -> list[proctree.Proc]:
     return left
 
 
+def end_named(name: str) -> list[proctree.Proc]:
+    """End ``name``'s container whatever its kind, found without a record: its cgroup under any ``live-trial``
+    subtree, the PID namespaces and subreaper holders carrying its tag. Returns what is still alive (empty: all
+    gone). What ``Backend.kill_session`` does after the kill, so a session killed by ``reap`` or by hand leaves nothing
+    in its container either. Raises nothing."""
+    left: list[proctree.Proc] = []
+    box = leftover_cgroups().get(name)
+    if box is not None:
+        left += end(box)
+    if _pidns_inits(name):
+        left += end(Container(PID_NAMESPACE, name))
+    if _holders(name):
+        left += end(Container(SUBREAPER, name))
+    return left
+
+
 def _kill_cgroup(path: Path) -> None:
     kill = path / "cgroup.kill"
     try:

@@ -151,3 +151,32 @@ def test_the_subreaper_holder_passes_on_the_program_s_exit_status():
     assert subprocess.run(box.wrap(["sh", "-c", "exit 7"]), timeout=30).returncode == 7
     assert subprocess.run(box.wrap([sys.executable, "-c", "import os; os.kill(os.getpid(), 15)"]),
                           timeout=30).returncode == 128 + 15
+
+
+@pytest.mark.parametrize("setting", ["cgroup", "pidns", "subreaper"])
+def test_a_running_container_is_ended_by_its_name_alone(tmp_path, setting):
+    """What ``Backend.kill_session`` does after the kill: no record, only the session's name (end_named)."""
+    kind = containment.detect({containment.SETTING_ENV: setting})[0]
+    if kind != containment.SETTINGS[setting]:
+        pytest.skip(f"{setting} is not available here (detected {kind})")
+    name = f"lt-unit-{os.getpid()}-named-{setting}"
+    env = {**os.environ, proctree.TAG_ENV: name}
+    box = containment.create(name, {containment.SETTING_ENV: setting})
+    seconds = 5000 + os.getpid() % 900
+    pidfile = tmp_path / "daemon.pid"
+    running = subprocess.Popen(box.wrap(["sh", "-c", DAEMON.format(n=seconds, pidfile=pidfile) + "; sleep 60"]),
+                               env=env, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while not pidfile.is_file() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert containment.members(box), "nothing held: there is nothing to end"
+        assert containment.end_named(name) == []
+        running.wait(timeout=10)
+    finally:
+        running.kill()
+        daemons = subprocess.run(["pgrep", "-x", "-f", f"sleep {seconds}"], capture_output=True,
+                                 text=True).stdout.split()
+        for pid in daemons:
+            os.kill(int(pid), 9)
+    assert daemons == [] and containment.members(box) == []
