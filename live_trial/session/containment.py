@@ -59,6 +59,12 @@ class Container:
     name: str
     path: str | None = None
 
+    @property
+    def tag(self) -> str:
+        """The trial tag its processes carry (:data:`proctree.TAG_ENV`): the session's name, also for the
+        evaluator's container (``<session>.evaluator``: the evaluator carries the trial's tag)."""
+        return self.name.removesuffix(EVALUATOR_SUFFIX)
+
     def to_json(self) -> dict[str, Any]:
         """``{"kind", "name", "path"}``: the record ``trial-state.json`` keeps (a resume or ``reap`` ends it)."""
         return {"kind": self.kind, "name": self.name, "path": self.path}
@@ -244,10 +250,11 @@ def _cgroup_pids(path: Path) -> list[int]:
     return out
 
 
-def _pidns_inits(name: str) -> list[proctree.Proc]:
-    """The holder inits of ``name``'s PID namespaces: tagged processes whose pid is 1 in a namespace below ours."""
+def _pidns_inits(name: str, tag: str | None = None) -> list[proctree.Proc]:
+    """The holder inits of ``name``'s PID namespaces: processes tagged ``tag`` (default ``name``) running the holder
+    for ``name`` whose pid is 1 in a namespace below ours."""
     out = []
-    for p in proctree.tagged(name):
+    for p in _holders(name, tag):
         try:
             status = Path(f"/proc/{p.pid}/status").read_text()
         except OSError:
@@ -265,10 +272,11 @@ def _ns_of(pid: int) -> str | None:
         return None
 
 
-def _holders(name: str) -> list[proctree.Proc]:
-    """The subreaper holders of ``name``: tagged processes running the holder module for that name."""
+def _holders(name: str, tag: str | None = None) -> list[proctree.Proc]:
+    """The holders of ``name``: processes tagged ``tag`` (default ``name``) running the holder module for that
+    name."""
     out = []
-    for p in proctree.tagged(name):
+    for p in proctree.tagged(tag or name):
         try:
             argv = Path(f"/proc/{p.pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
@@ -280,18 +288,18 @@ def _holders(name: str) -> list[proctree.Proc]:
 
 def members(c: Container) -> list[proctree.Proc]:
     """Every running process the container holds now (for every kind also those carrying its tag)."""
-    found = set(proctree.tagged(c.name))
+    found = set(proctree.tagged(c.name)) if c.tag == c.name else set()
     if c.kind == CGROUP_V2 and c.path:
         found |= {p for p in map(proctree.proc, _cgroup_pids(Path(c.path))) if p is not None}
     elif c.kind == PID_NAMESPACE:
-        spaces = {_ns_of(p.pid) for p in _pidns_inits(c.name)} - {None, _ns_of(os.getpid())}
+        spaces = {_ns_of(p.pid) for p in _pidns_inits(c.name, c.tag)} - {None, _ns_of(os.getpid())}
         if spaces:
             for pid in (int(n) for n in os.listdir("/proc") if n.isdigit()):
                 if _ns_of(pid) in spaces:
                     p = proctree.proc(pid)
                     found |= {p} if p is not None else set()
     elif c.kind == SUBREAPER:
-        for holder in _holders(c.name):
+        for holder in _holders(c.name, c.tag):
             found |= set(proctree.descendants(holder.pid))
     return sorted(found, key=lambda p: p.pid)
 
@@ -308,7 +316,7 @@ def end(c: Container, *, wait_s: float = END_WAIT_S) -> list[proctree.Proc]:
             _kill_cgroup(path)
             _rmdir_wait(path, wait_s)
     elif c.kind == PID_NAMESPACE:
-        for init in _pidns_inits(c.name):
+        for init in _pidns_inits(c.name, c.tag):
             proctree.end([init], grace_s=0.0)
     if c.kind in (SUBREAPER, TAG_ONLY, PID_NAMESPACE):
         proctree.end(members(c), find_more=lambda: members(c), grace_s=min(2.0, wait_s))
@@ -329,9 +337,10 @@ def end_named(name: str) -> list[proctree.Proc]:
     box = leftover_cgroups().get(name)
     if box is not None:
         left += end(box)
-    if _pidns_inits(name):
+    box = Container(TAG_ONLY, name)
+    if _pidns_inits(name, box.tag):
         left += end(Container(PID_NAMESPACE, name))
-    if _holders(name):
+    if _holders(name, box.tag):
         left += end(Container(SUBREAPER, name))
     return left
 

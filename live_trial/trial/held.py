@@ -94,6 +94,7 @@ def end_processes(trial: Any, session: str) -> None:
         state = trial.state
         box = recorded(state.containment) or containment.Container(containment.TAG_ONLY, session)
         left = containment.end(box)
+        left += containment.end_named(session)      # one the state could not record (a disk that refused it)
         ev = state.evaluator
         left += proctree.end([proctree.Proc(ev["pid"], ev["start"])] if ev else [],
                              find_more=lambda: proctree.tagged(session))

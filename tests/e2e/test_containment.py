@@ -110,3 +110,28 @@ def test_reap_ends_through_its_container_the_daemon_a_killed_harness_left(tmp_pa
     box = json.loads((Path(state["_workdir"]) / "trial-state.json").read_text())["containment"]
     if box["kind"] == containment.CGROUP_V2:
         assert state["session"] in ended[0]["containers"] and not Path(box["path"]).exists()
+
+
+@pytest.mark.budget(10)
+def test_the_evaluator_is_held_in_a_container_of_its_own_while_it_judges(tmp_path):
+    """While ``claude -p`` judges the goal, the state records its container (``<session>.evaluator``, the trial's
+    kind) and the evaluator's process is in it; stopped by SIGTERM, the harness ends and removes it."""
+    proc = popen_cmd(tmp_path, *MARK, "--rehearsal", str(SCENARIOS / "mark-slow-judge.yaml"), "--stall-limit", "4",
+                     "--hard-cap", "90")
+    try:
+        state = wait_for_state(tmp_path, lambda s: s.get("evaluator") and s.get("evaluator_containment"))
+        box = containment.Container.from_json(state["evaluator_containment"])
+        pid = state["evaluator"]["pid"]        # the holder, then (exec'd, or its child) the evaluator's claude
+        held = wait_for(lambda: pid in [p.pid for p in containment.members(box)],
+                        what="the evaluator's process in its container")
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert box.name == state["session"] + containment.EVALUATOR_SUFFIX
+    assert box.kind == state["containment"]["kind"]
+    assert held
+    after = json.loads((Path(state["_workdir"]) / "trial-state.json").read_text())
+    assert after["evaluator"] is None and after["evaluator_containment"] is None
+    assert containment.members(box) == [] and not (box.path and Path(box.path).exists())

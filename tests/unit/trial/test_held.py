@@ -57,6 +57,7 @@ def _fake_steps(monkeypatch, order, left):
     monkeypatch.setattr(held, "side_effects_recorded", lambda trial: None)
     monkeypatch.setattr(held, "collect_moved", lambda trial: [])
     monkeypatch.setattr(held.containment, "end", end)
+    monkeypatch.setattr(held.containment, "end_named", lambda name: [])
     monkeypatch.setattr(held.proctree, "end", lambda procs, find_more=None, grace_s=None: [])
 
 
