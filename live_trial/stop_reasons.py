@@ -117,6 +117,8 @@ class StopReason(StrEnum):
                   "unapproved key, or logged out)", "login")
     MODEL_UNKNOWN = ("model_unknown", ENVIRONMENT, "the model the trial asked for is unknown to the model's service",
                      "model")
+    PROCESSES_LEFT = ("processes_left", ENVIRONMENT, "a process of the session could not be ended before its records "
+                      "were collected (it outlived SIGKILL in the trial's container)", "retry")
     # The harness: BLOCKED.
     HARD_CAP = "hard_cap", HARNESS, "the trial reached its hard time cap", "hard_cap"
     HARNESS_INTERRUPTED = ("harness_interrupted", HARNESS, "the person running the harness stopped it (Ctrl-C) "

@@ -32,6 +32,7 @@ from live_trial.acceptance.verdict_doc import ORIGINS, Verdict, as_is, contract_
 from live_trial.acceptance.verdict_facts import ClosurePin, VerdictFacts
 from live_trial.clock import utc_now
 from live_trial.errors import PollExit, RefusedInput
+from live_trial.session.containment import NOTE_PREFIX
 from live_trial.session.rules import check_target_allowed
 from live_trial.stop_reasons import blocked_reason
 from live_trial.workdir_files import EVALUATION, TRANSCRIPT
@@ -207,8 +208,9 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
         # tmux gone, time cap, harness stopped, evaluator failed, records not writable).
         judgement = Judgement(judgement.verdict, (blocked_reason(f.stop_reason),))
     if judgement.verdict != "PASS":
+        stop_notes = [n for n in notes if not n.startswith(NOTE_PREFIX)] if f.stop_reason else []  # not a cause
         causes = cause_lines(facts.evaluation.could_not_judge, f.goal_result, f.goal_blockers, f.failure_reason,
-                             notes if f.stop_reason else ())
+                             stop_notes)
         judgement = Judgement(judgement.verdict, tuple(dict.fromkeys(judgement.reasons + causes)))
     return judgement
 

@@ -35,6 +35,7 @@ from live_trial.judge.context import Context, Produced
 from live_trial.judge.evidence import check_evidence
 from live_trial.judge.index import index_fields, read_index
 from live_trial.judge.prompt import build_prompt, describe_files
+from live_trial.session.containment import Container
 from live_trial.workdir_files import TRANSCRIPT, Workdir
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -120,9 +121,11 @@ def process_failure(result: ProcessResult) -> str | None:
 
 def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str], timeout_s: float, *,
                 should_stop: Callable[[], bool] | None = None,
-                on_start: Callable[[int], None] | None = None) -> ProcessResult:
+                on_start: Callable[[int], None] | None = None,
+                container: Container | None = None) -> ProcessResult:
     """Run ``argv`` in ``cwd`` with ``stdin_text`` on stdin in its own process group; return its
-    :class:`ProcessResult`.
+    :class:`ProcessResult`. With a ``container`` the process is its holder (:mod:`live_trial.session.holder`), which
+    enters it before ``argv`` starts: everything the evaluator starts is held there (the caller ends it afterwards).
 
     The whole group is killed at ``timeout_s`` seconds (``timed_out`` True), within a second of ``should_stop()``
     turning true (the harness was asked to stop: ``timed_out`` True, ``stderr`` says so), and on any exception
@@ -137,6 +140,7 @@ def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, s
 
     start = time.monotonic()
     clean_env = {k: v for k, v in env.items() if k not in NESTED_VARS}
+    argv = container.wrap(argv) if container is not None else argv
     proc = subprocess.Popen(argv, cwd=str(cwd), env=clean_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
                             start_new_session=True, preexec_fn=_die_with_parent())
@@ -180,6 +184,20 @@ def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, s
         note = "stopped: the harness was asked to stop\n" if stopped else ""
         return ProcessResult(None, out or "", note + (err or ""), True, time.monotonic() - start)
     return ProcessResult(proc.returncode, out, err, False, time.monotonic() - start)
+
+
+def run_held(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str], timeout_s: float) -> ProcessResult:
+    """:func:`run_process` in a container of its own (``watch-check-<hex>``, tagged with that name), ended and emptied
+    when the process returns: a watch check's evaluator is held as a trial's is (README "Nothing left running")."""
+    from live_trial.session import containment
+    from live_trial.session.proctree import TAG_ENV
+
+    name = f"watch-check-{uuidlib.uuid4().hex[:12]}"
+    box = containment.create(name, env)
+    try:
+        return run_process(argv, stdin_text, cwd, {**env, TAG_ENV: name}, timeout_s, container=box)
+    finally:
+        containment.end(box)
 
 
 def build_argv(claude_path: str, schema: dict, session_id: str, model: str | None = None) -> list[str]:
@@ -359,7 +377,7 @@ def check_starter(env: Mapping[str, str] | None = None, claude: Any = None, *, m
     confirmation: it is returned as None (no result). Errors of the process give None too.
     """
     env = dict(os.environ if env is None else env)
-    run = runner or run_process
+    run = runner or run_held
 
     def starter(watch: dict, eval_root: Path) -> dict | None:
         cwd = Path(watch.get("workdir") or "")

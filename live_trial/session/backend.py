@@ -31,7 +31,7 @@ import libtmux
 from libtmux import exc as libtmux_exc
 
 from live_trial.errors import SESSION_GONE, Blocked, ExitCode, LiveTrialError, RefusedInput
-from live_trial.session import proctree, rules
+from live_trial.session import containment, proctree, rules
 from live_trial.session.rules import SEP, Lease, PaneRow, ReapDecision, SessionInfo, TmuxResult
 from live_trial.stop_reasons import StopReason
 
@@ -71,6 +71,8 @@ class Backend:
         self._server = libtmux.Server(socket_name=self.socket, config_file=NO_CONFIG, tmux_bin=tmux_bin)
         #: Finds and ends a session's processes (:mod:`live_trial.session.proctree`; a fake in unit tests).
         self.procs = proctree
+        #: Ends a session's container by its name (:mod:`live_trial.session.containment`; a fake in unit tests).
+        self.containers = containment
 
     # -- the one process boundary
     def _tmux(self) -> str:
@@ -419,8 +421,9 @@ class Backend:
         process tree is walked before the kill (its tool children run in their own sessions and would be reparented,
         then lost, once claude dies); after it, that tree and every process carrying the session's tag
         (:func:`live_trial.session.proctree.tagged`: children born meanwhile, orphans of a pane that died earlier, a
-        server that is gone) are ended: SIGTERM (and SIGCONT), up to 5 s, SIGKILL. Returns True when a session was
-        removed, False (quietly) when it was already gone; never touches another session."""
+        server that is gone) are ended: SIGTERM (and SIGCONT), up to 5 s, SIGKILL; then the session's container
+        (:func:`live_trial.session.containment.end_named`: an untagged process that left the tree too). Returns True
+        when a session was removed, False (quietly) when it was already gone; never touches another session."""
         row = self.pane(name)
         tree = self.procs.descendants(row.pane_pid) if row is not None and not row.dead else []
         removed = False
@@ -430,6 +433,7 @@ class Backend:
                 self._check(result, "kill-session")
             removed = result.ok
         self.procs.end(tree, find_more=lambda: self.procs.tagged(name), grace_s=PANE_GRACE_S)
+        self.containers.end_named(name)
         return removed
 
     def reap(self, *, expired: bool = False) -> list[str]:

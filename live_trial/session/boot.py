@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 from live_trial.errors import Blocked, BootFail, BootTimeout, RefusedInput
 from live_trial.session import dialogs, screen
 from live_trial.session.backend import Backend
+from live_trial.session.containment import Container
 from live_trial.session.environment import child_env
 from live_trial.session.keys import ONE_PRESS, press_until
 from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
@@ -74,13 +75,13 @@ class BootRequest:
     lease: Lease | None = None
     #: ``--setting-sources`` of the session: ``local`` for every trial (seed 001 absolute rule 3: the user's and the
     #: project's settings never reach a trial). None starts the CLI as a person does, reading every source, so the
-    #: plugins installed from a marketplace (user or project scope) load: the session a person calls
-    #: run-skill-live-trial from (README "Use it from Claude Code").
+    #: plugins installed from a marketplace load: the session run-skill-live-trial is called from (README "Use it ...").
     setting_sources: str | None = "local"
-    #: Extra ``--settings FILE`` arguments the session starts with: a rehearsal config's pre-accepted bypass consent,
-    #: which 2.1.332 reads only from flag settings (:func:`live_trial.rehearsal.config.settings_args`); ``()`` for a
-    #: trial, whose boot accepts the dialog on screen.
+    #: Extra ``--settings FILE`` arguments: a rehearsal config's pre-accepted bypass consent, which 2.1.332 reads only
+    #: from flag settings (rehearsal.config.settings_args); ``()`` for a trial, whose boot accepts the dialog on screen.
     settings_args: Sequence[str] = ()
+    #: Where the session's processes are held (session/containment.py): the pane runs its holder; None: claude itself.
+    container: Container | None = None
 
 
 @dataclass
@@ -193,9 +194,8 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
 
     Raises RefusedInput (exit 2, nothing created), Blocked (exit 3: tmux / claude missing), BootFail
     (exit 2: bad plugins or a plugin the CLI's validator rejects (code ``plugin_not_loaded``), a blocking screen, a
-    screen the harness does not know (code ``unknown_screen``),
-    the CLI exiting at start; ``details["tail"]`` holds the
-    capture tail, ``details["screen"]`` the screen name) or BootTimeout (exit 1, with the tail).
+    screen the harness does not know (code ``unknown_screen``), the CLI exiting at start; ``details["tail"]`` holds
+    the capture tail, ``details["screen"]`` the screen name) or BootTimeout (exit 1, with the tail).
     """
     started = clock()
     base_env = os.environ if base_env is None else base_env
@@ -222,8 +222,9 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
         plugin_warnings = check_plugins(claude_path, plugin_dirs, env, plugin_checks)  # BootFail before anything runs
     timeout_s = req.timeout_s if req.timeout_s is not None else _policy_boot_timeout(base_env)
     leased: dict[str, Any] = {"lease": req.lease} if req.lease is not None else {}
+    argv_pane = req.container.wrap(argv) if req.container else argv
     spawned = clock()                  # the probe schedule counts from here, after a plugin check that may be slow
-    info = backend.new_session(req.session, argv, cwd=cwd, env=env, owner_pid=req.owner_pid, **leased)
+    info = backend.new_session(req.session, argv_pane, cwd=cwd, env=env, owner_pid=req.owner_pid, **leased)
     ok = False
     try:
         backend.set_meta(req.session, cwd=str(cwd), session_id=req.session_id,

@@ -46,7 +46,8 @@ def evaluate_goal(trial: TrialContext) -> None:
     answered is the harness's failure (BLOCKED ``evaluator_failed``), never a judgement of the skill. The
     ``evaluation.json`` it wrote is sealed with the records."""
     from live_trial.judge import evaluator
-    from live_trial.session import proctree
+    from live_trial.session import containment, proctree
+    from live_trial.trial import held
     from live_trial.trial.changes import session_output
     from live_trial.trial.seal import add_to_seal
 
@@ -62,7 +63,16 @@ def evaluate_goal(trial: TrialContext) -> None:
         trial.journal.save(evaluator={"pid": pid, "start": me.start} if me else None)
 
     def runner(*args: Any, **kw: Any) -> evaluator.ProcessResult:
-        results.append(evaluator.run_process(*args, should_stop=trial.stop_event.is_set, on_start=started, **kw))
+        assert trial.state is not None
+        box = held.hold(trial, trial.state.session + held.EVALUATOR_SUFFIX)     # held as the session was
+        try:
+            results.append(evaluator.run_process(*args, should_stop=trial.stop_event.is_set, on_start=started,
+                                                 container=box, **kw))
+        finally:
+            left = containment.end(box)
+            trial.journal.save(evaluator_containment=None)
+            if left:
+                trial.journal.log("evaluate", "processes_left", pids=[p.pid for p in left])
         return results[-1]
 
     problem = None

@@ -24,24 +24,22 @@ from live_trial.notices import watch
 from live_trial.policy import load_policy
 from live_trial.rehearsal.config import rehearsal_env, seed_config
 from live_trial.rehearsal.server import RehearsalServer
-from live_trial.session import boot, proctree, send
+from live_trial.session import boot, containment, send
 from live_trial.session.backend import Backend
 from live_trial.session.claude_bin import ClaudeBinary, find_claude
 from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
 from live_trial.stop_reasons import StopReason
-from live_trial.transcript.paths import config_dir, subagents_dir
-from live_trial.trial import poll, poll_state, start
-from live_trial.trial.collect import collect
-from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest, phase_at_least
+from live_trial.transcript.paths import config_dir
+from live_trial.trial import held, poll, poll_state, start
+from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
 from live_trial.trial.finish import finish
-from live_trial.trial.folder_steps import folder_changes, prepare, release, side_effects_recorded
+from live_trial.trial.folder_steps import prepare, release
 from live_trial.trial.inputs import validate
 from live_trial.trial.journal import EventSink, Journal
 from live_trial.trial.loading import require_target_listed
 from live_trial.trial.loop import poll_until_terminal
-from live_trial.trial.moves import collect_moved, current_transcript
+from live_trial.trial.moves import current_transcript
 from live_trial.trial.resume import resume
-from live_trial.trial.seal import Sealer, seal_records
 from live_trial.trial.state import TrialState
 from live_trial.trial.workdir import new_run_id
 from live_trial.workdir_files import Workdir
@@ -134,8 +132,10 @@ class Trial:
         self.facts = self.journal.facts = facts
 
     def _validate_inputs(self) -> None:
-        """Refuse bad input before anything is created (see :func:`live_trial.trial.inputs.validate`)."""
+        """Refuse bad input before anything is created (see :func:`live_trial.trial.inputs.validate`; a containment
+        setting that is none, :func:`live_trial.session.containment.setting`)."""
         validate(self)
+        containment.setting(self.env)
 
     def run(self) -> TrialOutcome:
         """Run the trial from nothing to a verdict. Raises :class:`RefusedInput` before creating anything
@@ -308,7 +308,7 @@ class Trial:
             session_id=self.state.session_id, target=self.req.target, plugins_root=self.req.plugins_root,
             claude=self.claude, env_overrides=self.child_overrides, proof=self.req.proof,
             rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
-            plugin_dirs=[Path(d) for d in self.state.closure["plugin_dirs"]])
+            plugin_dirs=[Path(d) for d in self.state.closure["plugin_dirs"]], container=held.hold(self))
         result = boot.boot(req, self.backend, base_env=self.env, sleep=self.sleep)
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
@@ -372,35 +372,9 @@ class Trial:
         poll_until_terminal(self)
 
     def finish_session(self) -> None:
-        """Collect what exists (once), kill the session and end every process the trial started, reap orphans.
-        A trial already past collecting (a resume) only ends what may be left. Never raises."""
-        if self.wd is None or self.state is None:
-            return
-        session = self.state.session
-        try:
-            if phase_at_least(self.state.phase, "evaluating") or self.state.collected:
-                return                      # collected before the kill a resume continues from: only end processes
-            self.journal.save(phase="collecting")
-            pane_text = None
-            if self.backend is not None and session and self.backend.has_session(session):
-                pane_text = self.backend.capture(session, scrollback=True)
-                self.note_alternate_screen(session)
-            tpath = self.transcript_path() if self.backend is not None else None
-            subagents = subagents_dir(tpath) if tpath is not None else None
-            got = collect(self.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
-                          sealer=(sealer := Sealer(self.wd.root)), **folder_changes(self))
-            moved = collect_moved(self)
-            self.journal.log("collect", "complete" if got.complete else "partial", missing=got.missing,
-                             out_files=got.out_files, side_effects=got.side_effects,
-                             **({"moved_from": moved} if moved else {}))
-            side_effects_recorded(self)
-            self.journal.save(collected=True)
-            seal_records(self.wd.root, sealer, moved, keep=lambda digest: self.journal.save(records_seal=digest))
-        except Exception as exc:  # noqa: BLE001 - cleanup must go on
-            self.journal.log("collect", "error", problem=f"{type(exc).__name__}: {exc}")
-        finally:
-            if session:
-                self.end_processes(session)
+        """Capture the pane, kill the session and end its container (verified empty), then collect what exists (once)
+        and reap orphans (:func:`live_trial.trial.held.finish_session`). Never raises."""
+        held.finish_session(self)
 
     def note_alternate_screen(self, session: str) -> None:
         """Name a session drawn in tmux's alternate screen (the CLI's fullscreen renderer, though boot asks for the
@@ -412,28 +386,9 @@ class Trial:
             self.journal.log("collect", "alternate_screen", problem=ALTERNATE_SCREEN_NOTE)
 
     def end_processes(self, session: str) -> None:
-        """Kill the session (its process tree walked first), then end whatever still carries the trial's tag and the
-        evaluator recorded in the state (a resume's leftovers). Logs what was left alive, if anything. Never raises."""
-        if self.backend is not None:
-            try:
-                killed = self.backend.kill_session(session)
-                self.journal.log("cleanup", "kill_session", session=session, killed=bool(killed))
-            except Exception as exc:  # noqa: BLE001 - tmux may be gone; the processes are ended below all the same
-                self.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
-        try:
-            ev = self.state.evaluator if self.state is not None else None
-            left = proctree.end([proctree.Proc(ev["pid"], ev["start"])] if ev else [],
-                                find_more=lambda: proctree.tagged(session))
-            if ev:
-                self.journal.save(evaluator=None)
-            if left:
-                self.journal.log("cleanup", "processes_left", pids=[p.pid for p in left])
-            if self.backend is not None:
-                removed = self.backend.reap()
-                if removed:
-                    self.journal.log("cleanup", "reap", removed=removed)
-        except Exception as exc:  # noqa: BLE001
-            self.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
+        """Kill the session, end its container and verify it is empty, end the tagged and the evaluator a resume
+        finds (:func:`live_trial.trial.held.end_processes`). Never raises."""
+        held.end_processes(self, session)
 
     def stop_server(self) -> None:
         """Stop the rehearsal server (after the evaluator, which the same scenario plays)."""

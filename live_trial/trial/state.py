@@ -61,6 +61,8 @@ class TrialState:
     collected: bool | None = None        #: the evidence was collected into the workdir
     records_seal: str | None = None      #: the digest of records-seal.json written at collect (trial/seal.py)
     evaluator: dict[str, Any] | None = None      #: the evaluator process while it runs (pid, start ticks)
+    containment: dict[str, Any] | None = None    #: where the session's processes are held (session/containment.py)
+    evaluator_containment: dict[str, Any] | None = None  #: where the evaluator's are held while it runs
     notification: dict[str, Any] | None = None   #: the trial's one notification: status and when
     facts: dict[str, Any] | None = None  #: what the trial established so far (trial/facts.Facts.to_doc)
     closure: dict[str, Any] | None = None    #: the behaviour closure pinned when the trial was created

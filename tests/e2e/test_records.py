@@ -73,8 +73,10 @@ def test_a_file_written_then_removed_is_no_evidence_by_its_write_call(tmp_path):
     evaluation = json.loads((wd / "evaluation.json").read_text())
     assert evaluation["judged_by"] == "insufficient_evidence" and len(evaluation["attempts"]) == 2
     assert json.loads((wd / "side-effects" / "files.json").read_text())["added"] == []
-    assert doc["notes"] == ["the session wrote in the workdir outside its own folder and the completion marker: "
-                            "notes.txt (named by a Bash command); none of it was shown to the evaluator as the skill's "
-                            "output"]
+    held, notes = doc["notes"][:1], doc["notes"][1:]           # first: which containment held the trial
+    assert held[0].startswith("containment: "), doc["notes"]
+    assert notes == ["the session wrote in the workdir outside its own folder and the completion marker: "
+                     "notes.txt (named by a Bash command); none of it was shown to the evaluator as the skill's "
+                     "output"]
     assert (wd / "notes.txt").read_text() == "draft\n"
     assert all("notes.txt |" not in a["request"] for a in evaluation["attempts"])     # not listed as a file

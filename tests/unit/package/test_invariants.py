@@ -79,9 +79,12 @@ def test_loop_bounds_are_not_hard_coded_outside_policy():
 
 
 def test_the_core_never_exits():
-    """Only the command line turns an outcome into an exit code (ARCHITECTURE invariant 3)."""
+    """Only the command line turns an outcome into an exit code (ARCHITECTURE invariant 3). The one other process
+    entry point is the pane's holder (session/holder.py, ``python -m``): its exit status is the held program's."""
     offenders = []
     for p in CORE:
+        if p.relative_to(PKG).as_posix() == "session/holder.py":
+            continue
         tree = ast.parse(p.read_text())
         for n in ast.walk(tree):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("exit", "_exit") \

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -192,6 +193,16 @@ def test_kill_session_walks_the_tree_before_the_kill_and_ends_the_tagged_rest():
     assert t.kill_session(A12) is True
     assert order[order.index("walk"):] == ["walk", "kill-session", "end"]
     assert t.procs.ended == [([("tree-of", 1001)], [("tagged", A12)])]
+
+
+def test_kill_session_then_ends_the_container_named_after_the_session():
+    """An untagged process that left the tree is still in the session's container (session/containment.py)."""
+    t = FakeTmux()
+    t.add(A12)
+    named: list[str] = []
+    t.containers = SimpleNamespace(end_named=lambda name: named.append(name) or [])
+    assert t.kill_session(A12) is True and named == [A12]
+    assert t.kill_session(A12) is False and named == [A12, A12]       # gone already: its container is ended too
 
 
 # ---------------------------------------------------------------- exact targets

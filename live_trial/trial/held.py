@@ -1,0 +1,134 @@
+"""The trial's container, from boot to collect (issue 30 item 1; README "Nothing left running").
+
+Before boot the trial gets its container (:func:`hold`: the strongest kind :mod:`live_trial.session.containment`
+finds and ``LIVE_TRIAL_CONTAINMENT`` allows, recorded in ``trial-state.json`` so a resume or ``reap`` ends it); the
+pane's command is the holder that enters it. At the end (:func:`finish_session`) the pane is captured, the session
+killed, and the container ended and verified empty BEFORE collect reads the workdir: nothing of the session runs
+while the harness writes its records. A process that survives is the environment's failure (BLOCKED
+``processes_left``), named in the notes. The verdict's notes say which containment held the trial.
+
+Works on a trial through its public parts (:class:`~live_trial.trial.context.TrialContext`, and the runner's
+``note_alternate_screen`` and ``transcript_path``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from live_trial.session import containment, proctree
+from live_trial.stop_reasons import StopReason
+from live_trial.transcript.paths import subagents_dir
+from live_trial.trial.collect import collect
+from live_trial.trial.facts import phase_at_least
+from live_trial.trial.folder_steps import folder_changes, side_effects_recorded
+from live_trial.trial.moves import collect_moved
+from live_trial.trial.seal import Sealer, seal_records
+
+EVALUATOR_SUFFIX = containment.EVALUATOR_SUFFIX
+
+
+def hold(trial: Any, name: str | None = None) -> containment.Container:
+    """Make the container for the trial's session (or ``name``: the evaluator's) and record it in the state
+    (``containment``, or ``evaluator_containment`` for a name that is not the session's). Raises RefusedInput for a
+    bad ``LIVE_TRIAL_CONTAINMENT``."""
+    assert trial.state is not None
+    session = trial.state.session
+    box = containment.create(name or session, trial.env)
+    trial.journal.save(**{"containment" if box.name == session else "evaluator_containment": box.to_json()})
+    trial.journal.log("contain", box.kind, name=box.name, path=box.path)
+    return box
+
+
+def recorded(doc: dict[str, Any] | None) -> containment.Container | None:
+    """The container a state's record names, or None."""
+    return containment.Container.from_json(doc) if doc else None
+
+
+def finish_session(trial: Any) -> None:
+    """Capture the pane, kill the session, end its container (verified empty), then collect what exists (once) and
+    reap orphans. A trial already past collecting (a resume) only ends what may be left. Never raises."""
+    if trial.wd is None or trial.state is None:
+        return
+    session = trial.state.session
+    ended = False
+    try:
+        if phase_at_least(trial.state.phase, "evaluating") or trial.state.collected:
+            return                      # collected before the kill a resume continues from: only end processes
+        trial.journal.save(phase="collecting")
+        pane_text = None
+        if trial.backend is not None and session and trial.backend.has_session(session):
+            pane_text = trial.backend.capture(session, scrollback=True)
+            trial.note_alternate_screen(session)
+        if session:
+            end_processes(trial, session)       # nothing of the session runs while collect reads the workdir
+            ended = True
+        tpath = trial.transcript_path() if trial.backend is not None else None
+        subagents = subagents_dir(tpath) if tpath is not None else None
+        got = collect(trial.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
+                      sealer=(sealer := Sealer(trial.wd.root)), **folder_changes(trial))
+        moved = collect_moved(trial)
+        trial.journal.log("collect", "complete" if got.complete else "partial", missing=got.missing,
+                          out_files=got.out_files, side_effects=got.side_effects,
+                          **({"moved_from": moved} if moved else {}))
+        side_effects_recorded(trial)
+        trial.journal.save(collected=True)
+        seal_records(trial.wd.root, sealer, moved, keep=lambda digest: trial.journal.save(records_seal=digest))
+    except Exception as exc:  # noqa: BLE001 - cleanup must go on
+        trial.journal.log("collect", "error", problem=f"{type(exc).__name__}: {exc}")
+    finally:
+        if session and not ended:
+            end_processes(trial, session)
+
+
+def end_processes(trial: Any, session: str) -> None:
+    """Kill the session (its process tree walked first), end its container and verify it is empty, then end whatever
+    still carries the trial's tag and the evaluator recorded in the state (a resume's leftovers). A process that
+    will not die: BLOCKED ``processes_left`` with its pids and commands in the notes. Never raises."""
+    if trial.backend is not None:
+        try:
+            killed = trial.backend.kill_session(session)
+            trial.journal.log("cleanup", "kill_session", session=session, killed=bool(killed))
+        except Exception as exc:  # noqa: BLE001 - tmux may be gone; the processes are ended below all the same
+            trial.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
+    try:
+        state = trial.state
+        box = recorded(state.containment) or containment.Container(containment.TAG_ONLY, session)
+        left = containment.end(box)
+        left += containment.end_named(session)      # one the state could not record (a disk that refused it)
+        ev = state.evaluator
+        left += proctree.end([proctree.Proc(ev["pid"], ev["start"])] if ev else [],
+                             find_more=lambda: proctree.tagged(session))
+        ev_box = recorded(state.evaluator_containment)
+        if ev_box is not None:
+            left += containment.end(ev_box)
+        if ev or ev_box:
+            trial.journal.save(evaluator=None, evaluator_containment=None)
+        note_containment(trial, box, left)
+        if trial.backend is not None:
+            removed = trial.backend.reap()
+            if removed:
+                trial.journal.log("cleanup", "reap", removed=removed)
+    except Exception as exc:  # noqa: BLE001
+        trial.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
+
+
+def note_containment(trial: Any, box: containment.Container, left: list[proctree.Proc]) -> None:
+    """The verdict's note naming the containment (once), and for survivors the BLOCKED ``processes_left`` stop."""
+    note = box.note()
+    if not any(n.startswith(containment.NOTE_PREFIX) for n in trial.facts.notes):
+        trial.facts.notes.append(note)
+    trial.journal.log("cleanup", "contained", held_by=box.kind, path=box.path, left=[p.pid for p in left])
+    if not left:
+        return
+    what = ", ".join(f"{p.pid} ({_command(p.pid)})" for p in sorted(set(left), key=lambda p: p.pid))
+    trial.facts.blocked, trial.facts.stop_reason = True, StopReason.PROCESSES_LEFT
+    trial.facts.notes.append(f"{StopReason.PROCESSES_LEFT.why}: {what}")
+    trial.journal.log("cleanup", "processes_left", pids=[p.pid for p in left], problem=what)
+
+
+def _command(pid: int) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return "?"
+    return " ".join(a.decode("utf-8", "replace") for a in raw.split(b"\0") if a)[:120] or "?"
