@@ -142,11 +142,15 @@ def cmd_boot(args) -> int:
 
     # Blocked (exit 3) when missing. Its version is asked while the CLI boots (it is only printed after READY).
     claude, version_of = find_claude(args.claude_bin, version_later=True)
+    from live_trial.session import containment
+
+    # Held as run holds a trial (README "Nothing left running"): kill-session and reap end the container by its name.
+    box = containment.create(args.session, os.environ)
     req = boot.BootRequest(session=args.session, cwd=Path(args.cwd), model=args.model, session_id=args.session_id,
                            target=args.target_skill,
                            plugins_root=Path(args.plugins_root) if args.plugins_root else None,
                            claude=claude, env_overrides=overrides, proof=args.proof, rehearsal=rehearsal,
-                           owner_pid=owner, lease=lease, timeout_s=args.timeout)
+                           owner_pid=owner, lease=lease, timeout_s=args.timeout, container=box)
     backend = Backend(args.socket)
     try:
         result = boot.boot(req, backend)
@@ -160,7 +164,8 @@ def cmd_boot(args) -> int:
 
         backend.set_meta(args.session, workdir=str(args.workdir.resolve()))
         record_boot(args.workdir.resolve(), state, pane_pid=result.pane_pid, claude_bin=claude.path,
-                    claude_version=claude.version, config_dir=overrides.get("CLAUDE_CONFIG_DIR"))
+                    claude_version=claude.version, config_dir=overrides.get("CLAUDE_CONFIG_DIR"),
+                    containment=box.to_json())
     if args.json:
         print(json.dumps({"status": "READY", "session": result.session, "session_id": result.session_id,
                           "model": result.model, "elapsed_s": round(result.elapsed_s, 2),
@@ -168,12 +173,14 @@ def cmd_boot(args) -> int:
                           "plugin_dirs": [str(p) for p in result.plugin_dirs],
                           "plugin_warnings": result.plugin_warnings,
                           "claude_version": claude.version, "claude_path": claude.path, "claude_warning": warning,
-                          "owner_pid": owner, "lease_ttl_s": lease.ttl_s, "lease_expires": lease.expires}))
+                          "owner_pid": owner, "lease_ttl_s": lease.ttl_s, "lease_expires": lease.expires,
+                          "containment": box.to_json()}))
     else:
         print(result.ready_line())
         print(f"claude {claude.version} ({claude.path})", file=sys.stderr)   # stdout stays the READY line
         print(f"lease: reap and run keep {args.session} while pid {owner} runs, or for {lease.ttl_s:.0f} s after its "
               "last step", file=sys.stderr)
+        print(box.note(), file=sys.stderr)
         if warning:
             print(f"WARN: {warning}", file=sys.stderr)
         for line in result.plugin_warnings:

@@ -20,7 +20,7 @@ import shutil
 import socket as socketlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json, write_json
@@ -258,6 +258,18 @@ def trial_records(workdir: Path, target: str) -> TrialRecords:
                         poll_exit=str(exits[-1]["exit"]) if exits else None)
 
 
+def held_note(workdir: Path, notes: Sequence[str]) -> tuple[str, ...]:
+    """The verdict note naming the containment ``boot`` held the session in, as ``run``'s verdict has it (README
+    "Nothing left running"): ``(note,)`` when trial-state.json records one and ``notes`` lack it, else ``()``."""
+    from live_trial.session.containment import NOTE_PREFIX, Container
+
+    path = Workdir.of(workdir).trial_state
+    doc = read_json(path, STATE_SCHEMA) if path.is_file() else {}
+    if not doc.get("containment") or any(n.startswith(NOTE_PREFIX) for n in notes):
+        return ()
+    return (Container.from_json(doc["containment"]).note(),)
+
+
 def verdict_by_hand(claims: Claims, *, workdir: Path, skill_dir: Path, target: str, plugins_root: Path | None,
                     eval_root: Path | None, env: Mapping[str, str] | None = None) -> tuple[Verdict, Path]:
     """``verdict``: derive and write the verdict of the trial in ``workdir`` (a resolved trial folder) from what it
@@ -282,6 +294,7 @@ def verdict_by_hand(claims: Claims, *, workdir: Path, skill_dir: Path, target: s
     settled = settle(claims, facts, trial_records(facts.workdir, resolved.qualified))
     verdict = derive_verdict(facts, settled.findings, summarise=summariser(settled.findings.lang),
                              clock=verdict_clock(env))
-    verdict = replace(verdict, notes=verdict.notes + settled.notes, override=settled.override)
+    verdict = replace(verdict, notes=verdict.notes + settled.notes + held_note(facts.workdir, verdict.notes),
+                      override=settled.override)
     return record_verdict(verdict, workdir=facts.workdir, eval_root=eval_root or eval_root_of(facts.workdir),
                           objective=str(resolved.frontmatter.get("description") or ""), log=lambda *a, **k: None)

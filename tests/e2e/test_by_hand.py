@@ -78,6 +78,7 @@ def test_the_readme_by_hand_section_runs_as_written_to_a_pass(tmp_path):
     assert (doc["overall"]["verdict"], doc["launch"], doc["completion"], doc["goal_result"]) == (
         "PASS", "PASS", "PASS", "PASS"), doc["overall"]
     assert doc["scenario_origin"] == "rehearsal" and not any("overridden" in n for n in doc["notes"]), doc["notes"]
+    assert any(n.startswith("containment: ") for n in doc["notes"]), doc["notes"]   # boot held it as run does
     assert "side-effects/files/greeting.txt" in [e["source"] for e in doc["evidence"]]
     assert (wd / "side-effects" / "files" / "greeting.txt").read_text() == "Hello, World!\n"
     assert json.loads((wd / "evaluation.json").read_text())["judged_by"] == "evaluator"

@@ -135,3 +135,39 @@ def test_the_evaluator_is_held_in_a_container_of_its_own_while_it_judges(tmp_pat
     after = json.loads((Path(state["_workdir"]) / "trial-state.json").read_text())
     assert after["evaluator"] is None and after["evaluator_containment"] is None
     assert containment.members(box) == [] and not (box.path and Path(box.path).exists())
+
+
+BY_HAND = """
+live-trial prepare trialkit:mark --plugins-root "$PLUGINS" --rehearsal "$SCENARIO" > prepared.txt
+eval "$(grep -E '^[A-Z_]+=' prepared.txt)"
+echo "$CWD" > cwd.txt
+live-trial rehearsal serve "$SCENARIO" --port "$PORT" --cwd "$CWD" --config-dir "$CONFIG_DIR" > serve.log 2>&1 &
+trap 'live-trial backend kill-session "$SESSION" > /dev/null 2>&1; kill %1' EXIT
+live-trial boot "$SESSION" "$CWD" --workdir "$WORKDIR" --target-skill trialkit:mark --plugins-root "$PLUGINS" \\
+  --session-id "$SESSION_ID" --rehearsal-server "http://127.0.0.1:$PORT" --config-dir "$CONFIG_DIR" 2> boot.err
+live-trial send "$SESSION" "$WORKDIR/task.md"
+live-trial poll "$WORKDIR/out/status.json" "$SESSION" --state-file "$WORKDIR/poll-state.json"
+for i in $(seq 100); do test -s "$CWD/daemon.pid" && break; sleep 0.1; done
+live-trial backend kill-session "$SESSION"
+"""
+
+
+@pytest.mark.budget(12)
+def test_a_session_booted_by_hand_is_held_and_kill_session_ends_its_daemon(tmp_path):
+    """The steps by hand (README "The steps, one by one"): ``boot`` holds its session in a container as ``run`` does
+    (it says which on stderr and records it in trial-state.json), so ``backend kill-session`` ends the
+    ``setsid env -i`` daemon the session started, which no tag and no process tree reach."""
+    bin_dir = Path(sys.executable).parent
+    proc = subprocess.run(["bash", "-e", "-c", BY_HAND], cwd=tmp_path, capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PLUGINS": str(PLUGINS),
+                               "SCENARIO": str(SCENARIOS / "mark-setsid-daemon.yaml")})
+    cwd = Path((tmp_path / "cwd.txt").read_text().strip()) if (tmp_path / "cwd.txt").is_file() else None
+    left = _daemons(cwd, "3071") if cwd else []
+    _kill(left)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert cwd is not None and (cwd / "daemon.pid").is_file(), "the daemon never started: there is nothing to prove"
+    kind = containment.detect({})[0]
+    assert left == [], f"kill-session left the by-hand session's setsid env -i daemon running ({kind})"
+    assert f"containment: {kind}: " in (tmp_path / "boot.err").read_text()
+    workdir = cwd.parent
+    assert json.loads((workdir / "trial-state.json").read_text())["containment"]["kind"] == kind
