@@ -195,14 +195,22 @@ def _second_turn(run: _Run, checks: Checks, root: Path) -> None:
         stable.append("ask" if box is not None and box.kind == "ask_user_question" else "")
         run.seen["gate_status"] = st
         run.seen["gate_capture"] = capture
-        return stable[-2:] == ["ask", "ask"] or (st.state == tstatus.GATE and len(stable) > 30)
+        # The dialog can be drawn before the CLI writes its tool_use record (seen on both versions under load:
+        # GATE from the live status, no question yet): wait for the record too, then judge what was seen.
+        drawn = stable[-2:] == ["ask", "ask"]
+        return (drawn and st.question is not None) or (st.state == tstatus.GATE and len(stable) > 60)
     if not run.watch(gate_shown, GATE_TIMEOUT_S):
         return
     st, capture = run.seen["gate_status"], run.seen["gate_capture"]
+    box = screen.dialog(capture)
+    late = st.question is None and box is not None
+    if late and box is not None:    # as poll does: the question read from the screen while the record is late
+        st = tstatus.gate_from_screen(st, box.kind, box.question, [o.label for o in box.options])
     checks.judge("transcript.gate", st.state == tstatus.GATE and st.question == kit.QUESTION and
                  all(o in (st.options or []) for o in kit.OPTIONS),
-                 f"state {st.state}, question {st.question!r}, options {st.options}")
-    box = screen.dialog(capture)
+                 f"state {st.state}, question {st.question!r}, options {st.options}"
+                 + (" (the tool_use record came after the dialog: read from the screen, as poll reads it)"
+                    if late else ""))
     checks.judge("screen.gate_dialog", box is not None and box.kind == "ask_user_question" and
                  all(box.option(o) for o in kit.OPTIONS),
                  f"dialog {box.kind if box else None}: {shown(capture)}")
