@@ -17,7 +17,6 @@ may cite as the skill's output.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from live_trial.jsonfile import copy_file_private, make_private_dirs, read_json, validate, write_json, write_text_atomic
 from live_trial.trial.gitrepo import commits_since, folder_tree, tree_changes
+from live_trial.trial.seal import file_digest
 from live_trial.workdir_files import GIT_DIFF, GIT_DIFF_PATH, GIT_STATUS, SIDE_EFFECTS_COPIES_PATH, Workdir
 
 if TYPE_CHECKING:       # types only: imported where it is used, to keep start-up quick
@@ -45,17 +45,6 @@ SNAPSHOT_VERSION = 2
 Snapshot = dict[str, tuple[int, str | int]]
 
 
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    if path.is_symlink():
-        h.update(os.fsencode(os.readlink(path)))
-    else:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    return "sha256:" + h.hexdigest()
-
-
 def snapshot_cwd(cwd: Path, exclude: list[Path] | None = None, *, by_content: bool = True) -> Snapshot:
     """Map each file under ``cwd`` (relative POSIX path) to (size bytes, content hash), skipping VCS/venv folders
     (:data:`SKIP_DIRS`) and anything under ``exclude``. An ``exclude`` folder that holds ``cwd`` itself (the trial's
@@ -72,7 +61,7 @@ def snapshot_cwd(cwd: Path, exclude: list[Path] | None = None, *, by_content: bo
             p = here / name
             try:
                 st = p.lstat()
-                mark = _digest(p) if by_content else st.st_mtime_ns
+                mark = file_digest(p) if by_content else st.st_mtime_ns
             except OSError:
                 continue
             snap[p.relative_to(cwd).as_posix()] = (st.st_size, mark)
