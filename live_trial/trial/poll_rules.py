@@ -9,8 +9,8 @@ is its check → its exit (exit code):
    ``hard_cap_warn_ratio``
 2. tmux could not be run → BLOCKED (3)
 3. the session gone or its pane dead → STALL ``session_gone`` at once (2)
-4. GATE on ``done_stable_ticks`` consecutive ticks of this call; a gate reported already (same tool_use id or the
-   same dialog) only once it stayed GATE_REPEAT_S → GATE (4)
+4. GATE on ``done_stable_ticks`` consecutive ticks of this call; a gate reported already (same tool_use id, the same
+   dialog or the same AskUserQuestion question) only while its dialog is still on screen GATE_REPEAT_S later → GATE (4)
 5. marker AND IDLE_TURN_COMPLETE AND no spinner on screen: at once when the CLI said the turn ended
    (``turn_duration`` and its live status ``idle``), else on ``done_stable_ticks`` consecutive ticks spanning that
    many intervals → DONE (0)
@@ -166,11 +166,23 @@ def _gate(obs: Observation, state: PollState, policy: Policy, now: float) -> tup
     changes = {"gate_streak": streak, "call": CallCounters(call.max_ticks, call.ticks, since)}
     if status is None or since is None or streak < max(1, policy.done_stable_ticks):
         return changes, None
-    keys = tuple(k for k in (status.pending_tool_id, obs.screen_gate) if k)
-    # a gate reported already (its answer may be on its way) is reported again only after GATE_REPEAT_S
-    if set(keys) & set(state.last_gate_keys or (state.last_gate_id,)) and now - since < GATE_REPEAT_S - 1e-6:
+    keys = gate_keys(status, obs.screen_gate)
+    # A gate reported already (its answer may be on its way) is reported again only while its dialog is still on
+    # screen after GATE_REPEAT_S (the answer did not take). Once the dialog is gone the answer went in, however long
+    # the CLI takes to write its tool_result (over 9 s seen under load on 2.1.197 and 2.1.332): answering it again
+    # would spend the next answer on a question already answered.
+    if set(keys) & set(state.last_gate_keys or (state.last_gate_id,)) and (
+            obs.screen_gate is None or now - since < GATE_REPEAT_S - 1e-6):
         return changes, None
     return changes, Exit(PollExit.GATE, status.gate_kind or "gate", status.question, status.pending_tool_id, keys)
+
+
+def gate_keys(status: Status, screen_gate: str | None) -> tuple[str, ...]:
+    """What identifies a gate across polls: its tool_use id, its dialog on screen (``screen:<kind>:<question>``) and,
+    for an AskUserQuestion, ``question:<text>``: the record may come after its dialog was reported by the screen
+    alone (seen on 2.1.197 and 2.1.332 under load), and the question ties the two sightings to one gate. Pure."""
+    question = f"question:{status.question}" if status.gate_kind == "ask_user_question" and status.question else None
+    return tuple(k for k in (status.pending_tool_id, screen_gate, question) if k)
 
 
 def _done(obs: Observation, state: PollState, policy: Policy, now: float) -> Exit | None:

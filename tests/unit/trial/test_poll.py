@@ -164,16 +164,17 @@ def test_gate_with_question(env):
     assert (r.exit, r.code, r.question, r.reason) == ("GATE", 4, "Which colour?", "ask_user_question")
 
 
-def test_answered_gate_is_not_reported_again_at_once(env):
+def test_answered_gate_is_reported_again_only_while_its_dialog_stays(env):
     env.builder.prompt()
-    env.builder.tool_use("ExitPlanMode", {})
+    env.builder.tool_use("AskUserQuestion", {"questions": [{"question": "Which greeting style?", "options": [
+        {"label": "Formal"}, {"label": "Casual"}]}]})
     env.write()
-    assert run(env, FakeBackend()).exit == "GATE"
+    assert run(env, FakeBackend([ASK_SCREEN])).exit == "GATE"
     # the answer has not reached the transcript yet on the next call's first ticks
-    r = run(env, FakeBackend(), max_ticks=3)
+    r = run(env, FakeBackend([ASK_SCREEN]), max_ticks=3)
     assert r.exit == "TICK_BUDGET"
-    r = run(env, FakeBackend(), max_ticks=30)
-    assert r.exit == "GATE"            # still pending after GATE_REPEAT_S: reported again
+    r = run(env, FakeBackend([ASK_SCREEN]), max_ticks=30)
+    assert r.exit == "GATE"            # the dialog still open after GATE_REPEAT_S: the answer did not take
 
 
 def test_permission_gate_needs_a_live_cli_pid(env, tmp_path):
@@ -526,6 +527,9 @@ def test_a_gate_dialog_on_screen_is_gate_before_its_record_is_written(env):
         {"label": "Formal"}, {"label": "Casual"}]}]})
     env.write()
     r = run(env, FakeBackend([ASK_SCREEN]), max_ticks=3)
+    assert r.exit == "TICK_BUDGET"
+    # ... nor, once answered (the dialog gone), while its tool_result is late: a second answer would be spent on it
+    r = run(env, FakeBackend(), max_ticks=30)
     assert r.exit == "TICK_BUDGET"
 
 

@@ -87,15 +87,36 @@ def test_gate_on_done_stable_ticks_and_what_it_records():
     assert first.exit is None and first.state.gate_streak == 1
     assert (second.exit.word, second.exit.reason, second.exit.question) == ("GATE", "ask_user_question", "Which colour?")
     assert second.state.last_gate_id is None                      # the tick's save: before it was reported
-    assert (second.final.last_gate_id, second.final.last_gate_keys) == ("toolu_1", ("toolu_1",))
+    assert (second.final.last_gate_id, second.final.last_gate_keys) == ("toolu_1", ("toolu_1",
+                                                                                    "question:Which colour?"))
 
 
-def test_a_gate_reported_already_waits_gate_repeat_s():
+ON_SCREEN = "screen:ask_user_question:Which colour?"
+
+
+def test_a_gate_reported_already_waits_gate_repeat_s_while_its_dialog_stays():
     state = fresh(last_gate_id="toolu_1", last_gate_keys=("toolu_1",))
-    steps = ticks([seen("GATE", gate())] * 12, state)
+    steps = ticks([seen("GATE", gate(), screen_gate=ON_SCREEN)] * 12, state)
     first = next(i for i, s in enumerate(steps) if s.exit is not None)
     assert first * 0.5 >= GATE_REPEAT_S - 1e-6 and steps[first].exit.word == "GATE"
     assert ticks([seen("GATE", gate("toolu_2"))] * 2, state)[1].exit.word == "GATE"     # another gate: at once
+
+
+def test_an_answered_gate_whose_dialog_is_gone_is_not_reported_again_however_late_its_tool_result():
+    """The dialog closed on the answer; the CLI writes the tool_result late under load: answering again would spend
+    the next answer on this question (README "Questions (gates)": answers are used in order)."""
+    state = fresh(last_gate_id="toolu_1", last_gate_keys=("toolu_1", ON_SCREEN))
+    assert [s.exit for s in ticks([seen("GATE", gate())] * 60, state)] == [None] * 60
+
+
+def test_a_record_that_comes_after_its_dialog_was_reported_is_the_same_gate():
+    """Reported from the screen alone (no tool_use record yet); the record then names a tool id never seen: the
+    question ties the two sightings together."""
+    state = fresh(last_gate_id=None, last_gate_keys=(ON_SCREEN, "question:Which colour?"))
+    assert [s.exit for s in ticks([seen("GATE", gate("toolu_9"))] * 30, state)] == [None] * 30
+    other = Status("GATE", "test", pending_tool="AskUserQuestion", pending_tool_id="toolu_9", question="Whom?",
+                   gate_kind="ask_user_question")
+    assert ticks([seen("GATE", other)] * 2, state)[1].exit.word == "GATE"                 # another question: at once
 
 
 def test_a_gate_known_by_its_dialog_alone_waits_too():
