@@ -163,6 +163,9 @@ class Verdict:
     """One sentence in the message language saying what happened; None when no summariser was given."""
     override: dict[str, Any] | None = None
     """What ``verdict --override WHY`` records ``{why, evaluation_goal_result, replaced}``, None otherwise."""
+    usage: dict[str, Any] | None = None
+    """Tokens per model of the session and the evaluator, each API response once, and the API list price estimate
+    (:func:`live_trial.acceptance.verdict_facts.trial_usage`); None when the trial left no transcript."""
 
     def to_doc(self) -> dict[str, Any]:
         """The verdict.json document: ``schema_version``, then every field under its own name in the order above

@@ -93,6 +93,9 @@ class VerdictFacts:
     """``sha256:<hex>`` of each rehearsal scenario file a verdict may name (the caller's, the recorded one)."""
     previous_verdict: Mapping[str, Any] | None
     """``{overall, written_at}`` of a verdict.json already in the workdir (None values: unreadable); None: none."""
+    usage: Mapping[str, Any] | None = field(default=None, metadata=AS_IS)
+    """What the session and the evaluator used and its estimated cost (:func:`trial_usage`); None without a
+    transcript."""
 
 
 def actual_models(records: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -157,7 +160,38 @@ def gather_facts(workdir: Path, target: Target, plugins_root: Any, *, scenario_p
         closure=_closure(target, plugins_root, closure_at_boot or state.get("closure")),
         environment=_environment(state, claude_version, tmux_version, find_claude_version),
         evaluation=_evaluation(workdir / EVALUATION), template_text=read_reference("task-template.md"),
-        scenario_shas=shas, previous_verdict=_previous_verdict(workdir / VERDICT))
+        scenario_shas=shas, previous_verdict=_previous_verdict(workdir / VERDICT),
+        usage=trial_usage(workdir, billed=found.origin == "live"))
+
+
+def trial_usage(workdir: Path, *, billed: bool) -> dict[str, Any] | None:
+    """verdict.json's ``usage`` of the trial in ``workdir`` (:func:`live_trial.transcript.usage.usage_doc`): every
+    response of the session's transcripts (the ones it left with ``/clear``, ``transcript.jsonl``, ``subagents/``)
+    once, and what the CLI reported for each evaluator attempt in ``evaluation.json``. ``billed``: a live trial (a
+    rehearsal's cost is 0). None when the workdir holds no transcript (nothing was spent that it can show)."""
+    from live_trial.transcript.usage import Tokens, Usage, read_usage, usage_doc
+
+    wd = Workdir.of(workdir)
+    if not wd.transcript.is_file():
+        return None
+    paths = [*wd.moved_transcripts, wd.transcript, *sorted(wd.subagents.glob("*.jsonl"))]
+    evaluator: Usage | None = None
+    cli_usd: float | None = None
+    try:
+        doc = parse_json(wd.evaluation.read_text(encoding="utf-8")) if wd.evaluation.is_file() else None
+    except (OSError, ValueError, UnicodeDecodeError):
+        doc = None
+    for attempt in (doc or {}).get("attempts") or [] if isinstance(doc, dict) else []:
+        used = attempt.get("usage") if isinstance(attempt, dict) else None
+        if not isinstance(used, dict):
+            continue
+        by_model = dict(evaluator.by_model) if evaluator is not None else {}
+        for model, counts in (used.get("by_model") or {}).items():
+            by_model[model] = by_model.get(model, Tokens()) + Tokens.of_usage(counts, int(counts.get("responses", 1)))
+        evaluator = Usage(by_model)
+        if isinstance(used.get("cli_total_cost_usd"), (int, float)):
+            cli_usd = (cli_usd or 0.0) + float(used["cli_total_cost_usd"])
+    return usage_doc(read_usage(paths), evaluator, cli_usd, billed=billed)
 
 
 def _read_transcripts(workdir: Path) -> tuple[str | None, tuple[str, ...], bool]:

@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping, Protocol
 from live_trial.clock import utc_now
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import write_json
+from live_trial.transcript.usage import cli_usage
 from live_trial.judge import answer as ea
 from live_trial.judge.context import Context, Produced
 from live_trial.judge.evidence import check_evidence
@@ -214,18 +215,33 @@ def build_argv(claude_path: str, schema: dict, session_id: str, model: str | Non
     return argv
 
 
+def result_doc(result: ProcessResult) -> dict[str, Any] | None:
+    """The JSON object the CLI printed (the whole stdout, else its last line that is one), None when there is none."""
+    text = (result.stdout or "").strip()
+    for candidate in [text] + text.splitlines()[::-1]:
+        try:
+            doc = json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        return doc if isinstance(doc, dict) else None
+    return None
+
+
+def reported_usage(result: ProcessResult, model: str | None) -> dict[str, Any] | None:
+    """What the CLI reported an attempt used: ``{by_model, cli_total_cost_usd}`` (evaluation.json, attempt ``usage``;
+    :func:`live_trial.transcript.usage.cli_usage`), None when it printed no JSON result."""
+    doc = result_doc(result)
+    if doc is None:
+        return None
+    used, cost = cli_usage(doc, model)
+    return {"by_model": used.to_doc()["by_model"], "cli_total_cost_usd": cost}
+
+
 def parse_output(result: ProcessResult) -> tuple[Any, str | None, str | None]:
     """Return ``(structured_output or None, raw result text or None, error or None)`` from the CLI's stdout."""
     if result.timed_out:
         return None, None, "the evaluator did not answer in time"
-    text = (result.stdout or "").strip()
-    doc = None
-    for candidate in [text] + text.splitlines()[::-1]:
-        try:
-            doc = json.loads(candidate)
-            break
-        except (ValueError, RecursionError):
-            continue
+    doc = result_doc(result)
     if not isinstance(doc, dict):
         tail = (result.stderr or result.stdout or "").strip().splitlines()[-1:] or ["no output"]
         return None, None, f"the CLI gave no JSON result (exit {result.exit_code}): {tail[0][:300]}"
@@ -295,7 +311,7 @@ def _attempt(n: int, prompt: str, ctx: Context, claude_path: str, env: Mapping[s
             "raw_result": (raw or "")[:MAX_RAW_CHARS] or None,
             "stderr_tail": (result.stderr or "").strip()[-MAX_RAW_CHARS:] or None,
             "problems": checked.problems, "evidence_problems": checked.evidence, "dropped": checked.dropped,
-            "valid": not checked.problems, "_review": checked}
+            "valid": not checked.problems, "usage": reported_usage(result, model), "_review": checked}
 
 
 def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *, produced: Produced | None,

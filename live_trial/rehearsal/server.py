@@ -246,9 +246,7 @@ class _Handler(BaseHTTPRequestHandler):
             "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
         srv._update(record, served_model=model)
         message_id = f"{REHEARSAL_MESSAGE_PREFIX}{uuid.uuid4().hex[:20]}"
-        usage = {"input_tokens": max(1, len(view.all_text) // 4), "output_tokens": 0,
-                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-        out_tokens = max(1, sum(len(json.dumps(b)) for b in blocks) // 4)
+        usage, out_tokens = _usage_of(reply, view, blocks)
         if not view.stream:
             self._send_json(200, {"id": message_id, "type": "message", "role": "assistant", "model": model,
                                   "content": blocks, "stop_reason": stop_reason, "stop_sequence": None,
@@ -270,7 +268,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self._event("message_start", {"type": "message_start", "message": {
             "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}})
+            "stop_reason": None, "stop_sequence": None,
+            "usage": {**usage, "output_tokens": min(1, out_tokens)}}})
         first_delta_sent = False
         for index, block in enumerate(blocks):
             start: dict[str, Any]
@@ -298,7 +297,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._event("message_delta", {"type": "message_delta",
                                       "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                                      "usage": {"output_tokens": out_tokens}})
+                                      "usage": ({**usage, "output_tokens": out_tokens} if reply.get("usage")
+                                                else {"output_tokens": out_tokens})})
         self._event("message_stop", {"type": "message_stop"})
 
     # ------------------------------------------------------------ low level
@@ -362,6 +362,20 @@ def _blocks_of(reply: dict) -> list[dict]:
     if not blocks:
         blocks.append({"type": "text", "text": ""})
     return blocks
+
+
+def _usage_of(reply: dict, view: RequestView, blocks: list[dict]) -> tuple[dict[str, int], int]:
+    """The usage a reply reports: the message_start usage (input and cache counts) and the final output tokens.
+
+    The scenario's ``reply.usage`` gives any of the four counts (references/scenario-format.md "reply"); the rest
+    keep the default: input = the request's characters / 4, output = the reply's characters / 4 (at least 1 each),
+    cache counts 0. A stream reports the output count in ``message_delta`` (message_start carries at most 1)."""
+    given = reply.get("usage") or {}
+    usage = {"input_tokens": int(given.get("input_tokens", max(1, len(view.all_text) // 4))), "output_tokens": 0,
+             "cache_creation_input_tokens": int(given.get("cache_creation_input_tokens", 0)),
+             "cache_read_input_tokens": int(given.get("cache_read_input_tokens", 0))}
+    out_tokens = int(given.get("output_tokens", max(1, sum(len(json.dumps(b)) for b in blocks) // 4)))
+    return usage, out_tokens
 
 
 def _side_text(text: str, output_format: Any) -> str:
