@@ -30,6 +30,11 @@ class Policy:
     boot_timeout_s: float
     hard_cap_warn_ratio: float
     copy_max_bytes: int = 536_870_912
+    max_cost_usd: float | None = None
+    """The trial's budget: US dollars of the API list price estimate of what it used (README "Budgets";
+    ``budget.max_cost_usd``, ``--max-cost-usd``); None: no budget."""
+    plan_max_cost_usd: float | None = None
+    """The budget of a whole ``run --plan`` (``budget.plan_max_cost_usd``, ``run --plan --max-cost-usd``)."""
 
     def with_overrides(self, **kw: Any) -> "Policy":
         """A copy with the given fields replaced (for tests and --stall-limit style flags)."""
@@ -61,6 +66,7 @@ def load_policy(env: Mapping[str, str] | None = None) -> Policy:
     doc = json.loads(read_reference("convergence-policy.json"))
     raw = doc["loop_bounds"]["trial_acceptance"]
     folder = doc.get("trial_folder") or {}
+    budget = doc.get("budget") or {}
     policy = Policy(
         nudge_max=int(raw["nudge_max"]),
         stall_limit_s=float(raw["stall_limit_s"]),
@@ -70,6 +76,20 @@ def load_policy(env: Mapping[str, str] | None = None) -> Policy:
         boot_timeout_s=float(raw.get("boot_timeout_s", 60)),
         hard_cap_warn_ratio=float(raw.get("hard_cap_warn_ratio", 0.8)),
         copy_max_bytes=int(folder.get("copy_max_bytes", Policy.copy_max_bytes)),
+        max_cost_usd=_budget(budget, "max_cost_usd"),
+        plan_max_cost_usd=_budget(budget, "plan_max_cost_usd"),
     )
     return policy.with_overrides(stall_limit_s=_env_seconds(env, "STALL_LIMIT"),
                                  hard_cap_s=_env_seconds(env, "HARD_CAP"))
+
+
+def _budget(doc: Mapping[str, Any], key: str) -> float | None:
+    """``budget.<key>`` of the policy file: a positive number of US dollars, or None (absent or null). Raises
+    :class:`RefusedInput` for anything else."""
+    value = doc.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise RefusedInput(f"budget.{key} must be a positive number of US dollars or null, got {value!r}",
+                           where="references/convergence-policy.json", fix=f"set budget.{key} to e.g. 2.5 or null")
+    return float(value)

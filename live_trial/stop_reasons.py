@@ -121,6 +121,8 @@ class StopReason(StrEnum):
                       "were collected (it outlived SIGKILL in the trial's container)", "retry")
     # The harness: BLOCKED.
     HARD_CAP = "hard_cap", HARNESS, "the trial reached its hard time cap", "hard_cap"
+    BUDGET = ("budget", HARNESS, "the trial reached its cost budget (the API list price estimate of what it used, "
+              "README \"Budgets\")", "budget")
     HARNESS_INTERRUPTED = ("harness_interrupted", HARNESS, "the person running the harness stopped it (Ctrl-C) "
                            "before the trial finished", "retry")
     HARNESS_TERMINATED = ("harness_terminated", HARNESS, "the harness was stopped by a signal (SIGTERM) before the "

@@ -53,7 +53,7 @@ from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
 from live_trial.acceptance.transcript_cache import TranscriptCache
-from live_trial.acceptance.verdict import trial_duration_s
+from live_trial.acceptance.verdict import recorded_cost, trial_duration_s
 from live_trial.acceptance.verdict_doc import OLDER_SCHEMA_VERSIONS, scenario_id
 from live_trial.acceptance.verdict_doc import SCHEMA as VERDICT_SCHEMA
 from live_trial.acceptance.watch_reuse import past_deadline, rehearsal_ledger, watch_standing
@@ -367,7 +367,7 @@ def _decide(skill: _Skill, index: PluginIndex, ctx: _Planning) -> None:
         entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
         entry["superseded_watch_ids"] = stale
     found = ctx.reader.verdicts(skill_trials_dir(ctx.eval_root, skill.plugin, skill.skill))
-    entry["last_duration_s"] = _duration_of(found[0]) if found else None
+    entry["last_duration_s"], entry["last_cost_usd"] = _last_of(found[0]) if found else (None, None)
     if ctx.proof:
         entry.update(action="run", reason="--proof: proof trials always run")
     elif entry["watch_ids"]:
@@ -401,16 +401,19 @@ def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, 
     return {"schema_version": SCHEMA_VERSION, "generated_at": now, "profile": profile, "proof": proof,
             "reuse_rehearsal": reuse_rehearsal, "eval_root": str(eval_root), "max_live_trials": max_live,
             "max_concurrency": width, "skills": [s.entry for s in skills], "live_batches": batches,
-            "deferred": [s.target for s in skills if s.entry["action"] == "defer"], "counts": counts}
+            "deferred": [s.target for s in skills if s.entry["action"] == "defer"], "counts": counts,
+            "estimated_cost_usd": round(sum(s.entry.get("last_cost_usd") or 0.0 for s in chosen), 6),
+            "cost_unknown": [s.target for s in chosen if s.entry.get("last_cost_usd") is None]}
 
 
-def _duration_of(verdict_path: Path) -> float | None:
-    """Seconds the trial behind ``verdict_path`` took, or None when the verdict cannot be read or lacks a time:
-    ``run --plan --shard`` balances shards by it (README "Sharding a plan over CI machines")."""
+def _last_of(verdict_path: Path) -> tuple[float | None, float | None]:
+    """Seconds the trial behind ``verdict_path`` took (``run --plan --shard`` balances shards by it: README "Sharding a
+    plan over CI machines") and the cost it recorded (README "Budgets"); None for what cannot be read."""
     try:
-        return trial_duration_s(json.loads(verdict_path.read_text(encoding="utf-8")))
+        doc = json.loads(verdict_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
-        return None
+        return None, None
+    return trial_duration_s(doc), recorded_cost(doc)
 
 
 def watch_closure(watch: Mapping[str, Any]) -> str | None:

@@ -138,3 +138,12 @@ def trial_duration_s(doc: Any) -> float | None:
         return None
     seconds = (end - start).total_seconds()
     return round(seconds, 3) if seconds > 0 else None
+
+
+def recorded_cost(doc: Any) -> float | None:
+    """The API list price estimate a verdict document records (``usage.estimate_usd``, a rehearsal's scripted tokens
+    at list price too), None when it records none. Plan estimates the next trial of a skill by it (README
+    "Budgets")."""
+    usage = doc.get("usage") if isinstance(doc, dict) else None
+    value = usage.get("estimate_usd") if isinstance(usage, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -98,5 +98,10 @@ def _table(doc: dict, swept: list[str]) -> None:
     console.print(table)
     for n, batch in enumerate(doc["live_batches"], 1):
         console.print(f"batch {n}: " + ", ".join(e["target"] for e in batch))
+    if doc["live_batches"]:
+        unknown = doc.get("cost_unknown") or []
+        console.print(f"estimated cost: ${doc.get('estimated_cost_usd', 0):.4f} (API list price estimate, from each "
+                      "skill's last recorded trial)" + (f"; no cost recorded yet for {', '.join(unknown)}"
+                                                         if unknown else ""), soft_wrap=True)
     if swept:
         console.print(f"closed {len(swept)} watch(es) past 7 days")

@@ -88,9 +88,13 @@ def cmd_report(args) -> int:
 
 
 def _row(info, lang: str | None) -> dict:
+    from live_trial.report.cost import cost_cell, usage_of
     from live_trial.report.trials import duration_text, when_text
 
-    return {"when": info.when, "target": info.target, "verdict": info.overall, "reason": info.reason if info.verdict
+    usage = usage_of(info.verdict)
+    return {"cost_usd": usage.get("cost_usd") if usage else None,
+            "estimate_usd": usage.get("estimate_usd") if usage else None, "_cost": cost_cell(info.verdict),
+            "when": info.when, "target": info.target, "verdict": info.overall, "reason": info.reason if info.verdict
             else info.problem, "duration_s": info.duration_s, "origin": info.origin, "workdir": str(info.workdir),
             "summary": info.summary(lang), "_when": when_text(info.when), "_duration": duration_text(info.duration_s)}
 
@@ -108,17 +112,20 @@ def cmd_ls(args) -> int:
         print(f"no trials under {args.eval_root}" + (" matching the filters" if args.skill or args.verdict else ""))
         return ExitCode.OK
     width = max([len(r["target"]) for r in rows] + [6])
-    print(f"{'when':<20}  {'target':<{width}}  {'verdict':<8}  {'took':>7}  {'origin':<9}  reason")
+    cost_w = max([len(r["_cost"]) for r in rows] + [4])
+    print(f"{'when':<20}  {'target':<{width}}  {'verdict':<8}  {'took':>7}  {'cost':>{cost_w}}  {'origin':<9}  reason")
     for r in rows:
         verdict = r["verdict"] or "BROKEN"
         reason = " ".join(str(r["reason"] or "-").split())
-        print(f"{r['_when']}  {r['target']:<{width}}  {verdict:<8}  {r['_duration']:>7}  {r['origin'] or '-':<9}  "
+        print(f"{r['_when']}  {r['target']:<{width}}  {verdict:<8}  {r['_duration']:>7}  {r['_cost']:>{cost_w}}  "
+              f"{r['origin'] or '-':<9}  "
               f"{reason[:100]}")
     return ExitCode.OK
 
 
 def cmd_show(args) -> int:
     """Handler of ``show``: the summary, reasons, evidence, warnings, notes and next step of one trial."""
+    from live_trial.report.cost import usage_lines
     from live_trial.report.trials import duration_text, next_step_line, read_trial, when_text
     from live_trial.workdir_files import REPORT
 
@@ -132,7 +139,7 @@ def cmd_show(args) -> int:
              "summary": info.summary(args.lang),
              "reasons": reasons, "evidence": doc.get("evidence") or [], "criteria": doc.get("criteria"),
              "gate_answers": doc.get("gate_answers"), "warnings": doc.get("warnings") or [],
-             "notes": doc.get("notes") or [], "next_step": next_step_line(info),
+             "notes": doc.get("notes") or [], "usage": doc.get("usage"), "next_step": next_step_line(info),
              "report": str(report) if report.is_file() else None}
     if args.json:
         print(json.dumps(shown, ensure_ascii=False))
@@ -152,6 +159,7 @@ def cmd_show(args) -> int:
     # a claude outside the verified range, a record type unknown to the reader: said where the user looks
     out += ["warnings:"] + [f"  - {w}" for w in shown["warnings"]] if shown["warnings"] else []
     out += ["notes:"] + [f"  - {n}" for n in shown["notes"]] if shown["notes"] else []
+    out += usage_lines(doc)
     out.append(f"next step: {shown['next_step']}")
     out.append(f"report: {report}" if shown["report"] else f"report: live-trial report {info.workdir}")
     print("\n".join(out))

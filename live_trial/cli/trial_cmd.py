@@ -44,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lang", choices=LANGS, help="language of the notification (default LIVE_TRIAL_LANG)")
     p.add_argument("--stall-limit", type=float, metavar="S", help="seconds without progress before STALL")
     p.add_argument("--hard-cap", type=float, metavar="S", help="seconds before the trial is stopped (BLOCKED)")
+    p.add_argument("--max-cost-usd", type=float, metavar="USD",
+                   help="stop the trial BLOCKED (budget) once the API list price estimate of what its session used "
+                        "reaches USD; with --plan: the budget of the whole plan (README \"Budgets\")")
     p.add_argument("--resume", type=Path, metavar="WORKDIR",
                    help="continue a trial whose harness was killed, with the options it started with (no others)")
     p.add_argument("--plan", type=Path, metavar="PLAN_JSON", help="run the live_batches of a plan (from `plan --json`)")
@@ -80,7 +83,13 @@ def _policy(args):
         value = getattr(args, name)
         if value is not None and value <= 0:
             raise RefusedInput(f"--{name.replace('_', '-')} must be greater than 0", fix="give seconds, e.g. 300")
-    return policy.with_overrides(stall_limit_s=args.stall_limit, hard_cap_s=args.hard_cap)
+    budget = getattr(args, "max_cost_usd", None)
+    if budget is not None and not budget > 0:
+        raise RefusedInput("--max-cost-usd must be greater than 0", fix="give US dollars, e.g. 2.5")
+    if getattr(args, "plan", None):     # with --plan the budget is the whole plan's (README "Budgets")
+        return policy.with_overrides(stall_limit_s=args.stall_limit, hard_cap_s=args.hard_cap,
+                                     plan_max_cost_usd=budget)
+    return policy.with_overrides(stall_limit_s=args.stall_limit, hard_cap_s=args.hard_cap, max_cost_usd=budget)
 
 
 def _split_target(target: str, plugins_root: Path | None) -> tuple[str, Path]:
@@ -104,7 +113,8 @@ TRIAL_OPTIONS = (("args", "--args"), ("model", "--model"), ("proof", "--proof"),
                  ("gate_kind", "--gate-kind"), ("expect_gate", "--expect-gate"),
                  ("plugins_root", "--plugins-root"), ("cwd", "--cwd"), ("eval_root", "--eval-root"),
                  ("claude_bin", "--claude-bin"), ("socket", "--socket"), ("lang", "--lang"),
-                 ("stall_limit", "--stall-limit"), ("hard_cap", "--hard-cap"), ("max_concurrency", "--max-concurrency"))
+                 ("stall_limit", "--stall-limit"), ("hard_cap", "--hard-cap"), ("max_concurrency", "--max-concurrency"),
+                 ("max_cost_usd", "--max-cost-usd"))
 
 
 def _trial_options_given(args) -> list[str]:

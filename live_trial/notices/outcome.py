@@ -42,7 +42,7 @@ _HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
 #: Next steps of a stop reason that hold even when the verdict is BLOCKED: they name what to change (install the
 #: tool, allow more time, wait for the model's service, log in, name a model it knows: issue 31). Every other row's
 #: step comes after "not the skill's fault: retry" of a BLOCKED verdict.
-BEFORE_BLOCKED = ("install", "hard_cap", "later", "usage_limit", "login", "model")
+BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model")
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,7 @@ class Seen:
     silent_s: float | None = None
     hard_cap_s: float | None = None
     model: str | None = None
+    budget_usd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -259,6 +260,8 @@ def seen_in_workdir(workdir: Path | str | None) -> Seen:
             seen.options = [str(o) for o in rec.get("options") or [] if str(o).strip()]
         if isinstance(rec, dict) and rec.get("step") == "poll" and rec.get("decision") == StopReason.MODEL_UNKNOWN:
             seen.model = str(rec.get("model") or "") or None
+        if isinstance(rec, dict) and rec.get("step") == "budget" and isinstance(rec.get("max_cost_usd"), (int, float)):
+            seen.budget_usd = float(rec["max_cost_usd"])
     try:
         exits = parse_json((root / wf.POLL_STATE).read_text(encoding="utf-8")).get("exits") or []
     except (OSError, ValueError, AttributeError):
@@ -311,6 +314,7 @@ def _row_step(row: StopReason, seen: Seen) -> Step:
     values: dict[str, dict] = {
         "install": {"tool": row.removesuffix("_missing")},
         "hard_cap": {"seconds": _seconds(seen.hard_cap_s)},
+        "budget": {"usd": f"{seen.budget_usd:g}" if seen.budget_usd else None},
         "stall_limit": {"seconds": _seconds(seen.silent_s)},
         "gate_answer": {"question": seen.question, "option": seen.options[0] if seen.options else None},
         "model": {"model": seen.model}}

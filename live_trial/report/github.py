@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from live_trial.report.cost import cost_cell, suite_cost, suite_line
+
 _MARK = {"PASS": "✅ PASS", "DEGRADED": "🟡 DEGRADED", "FAIL": "❌ FAIL", "BLOCKED": "⛔ BLOCKED"}
 
 
@@ -68,11 +70,14 @@ def step_summary(rows: Iterable[Mapping[str, Any]], title: str = "live trials") 
         key = row.get("action") or row["status"]
         counts[key] = counts.get(key, 0) + 1
     out = [f"### {title}", "", ", ".join(f"{k}: {v}" for k, v in counts.items()) or "no skill in this run", "",
-           "| skill | verdict | what happened | report |", "|---|---|---|---|"]
+           "| skill | verdict | cost | what happened | report |", "|---|---|---|---|---|"]
     for row in rows:
         verdict = _MARK.get(row["status"], row["status"]) if row["status"] != "SKIPPED" else f"⏭ {row['action']}"
-        out.append(f"| {_cell(row['target'])} | {_cell(verdict)} | {_cell(row.get('summary'))} | "
-                   f"{_cell(row.get('report') or '-')} |")
+        out.append(f"| {_cell(row['target'])} | {_cell(verdict)} | {_cell(cost_cell({'usage': row.get('usage')}))} | "
+                   f"{_cell(row.get('summary'))} | {_cell(row.get('report') or '-')} |")
+    total = suite_cost([{"usage": row.get("usage")} for row in rows])
+    if total["trials"]:
+        out += ["", suite_line(total)]
     return "\n".join(out) + "\n"
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from live_trial.acceptance.verdict import trial_duration_s
+from live_trial.report.cost import junit_properties, suite_cost
 from live_trial.jsonfile import write_text_atomic
 from live_trial.workdir_files import REPORT
 
@@ -38,14 +39,15 @@ def trial_row(target: str, outcome: Any, skill_md: Path | None) -> dict:
         return {"target": target, "status": str(getattr(outcome, "status", "ERROR")), "action": None,
                 "summary": str(getattr(outcome, "message", outcome)), "reasons": [], "report": None,
                 "verdict_path": None, "workdir": None, "skill_md": str(skill_md) if skill_md else None,
-                "duration_s": None}
+                "duration_s": None, "usage": None}
     verdict = outcome.verdict or {}
     reasons = [str(r) for r in ((verdict.get("overall") or {}).get("reasons") or [])]
     return {"target": target, "status": outcome.overall, "action": None, "summary": outcome.summary or "",
             "reasons": reasons, "report": str(outcome.report) if getattr(outcome, "report", None) else None,
             "verdict_path": str(outcome.verdict_path) if outcome.verdict_path else None,
             "workdir": str(outcome.workdir) if outcome.workdir else None,
-            "skill_md": str(skill_md) if skill_md else None, "duration_s": trial_duration_s(verdict)}
+            "skill_md": str(skill_md) if skill_md else None, "duration_s": trial_duration_s(verdict),
+            "usage": verdict.get("usage")}
 
 
 def skip_row(skill: Mapping[str, Any], eval_root: Path | None = None) -> dict:
@@ -57,7 +59,7 @@ def skip_row(skill: Mapping[str, Any], eval_root: Path | None = None) -> dict:
     return {"target": skill["target"], "status": "SKIPPED", "action": skill["action"],
             "summary": f"{skill['action']}: {skill.get('reason') or ''}".rstrip(": "), "reasons": [],
             "report": report, "verdict_path": where if skill.get("action") == "reuse" else None,
-            "workdir": None, "skill_md": None, "duration_s": None}
+            "workdir": None, "skill_md": None, "duration_s": None, "usage": None}
 
 
 def junit_xml(rows: Iterable[Mapping[str, Any]], suite_name: str = "live-trial") -> str:
@@ -76,6 +78,8 @@ def junit_xml(rows: Iterable[Mapping[str, Any]], suite_name: str = "live-trial")
         if row.get("action"):
             props.add_property(Property("live_trial.action", str(row["action"])))
         props.add_property(Property("live_trial.status", row["status"]))
+        for name, value in junit_properties({"usage": row.get("usage")}):      # README "What a trial costs"
+            props.add_property(Property(f"live_trial.{name}", value))
         case.append(props)
         status = row["status"]
         text = "\n".join(row.get("reasons") or [])
@@ -93,6 +97,12 @@ def junit_xml(rows: Iterable[Mapping[str, Any]], suite_name: str = "live-trial")
             result.text = text or None      # type: ignore[assignment]  # None: no text (junitparser annotates str)
             case.result = [result]
         suite.add_testcase(case)
+    total = suite_cost([{"usage": row.get("usage")} for row in rows])
+    if total["trials"]:
+        suite_props = Properties()
+        for name in ("cost_usd", "estimate_usd"):
+            suite_props.add_property(Property(f"live_trial.{name}", f"{total[name]:.6f}"))
+        suite.append(suite_props)
     suite.update_statistics()
     xml = JUnitXml()
     xml.add_testsuite(suite)

@@ -34,6 +34,8 @@ CLI_STEPS = {
     "stall_limit_plain": "raise STALL_LIMIT (seconds) above the silent step's duration, or make it print progress",
     "hard_cap": "if it was still progressing, raise HARD_CAP above {seconds} s",
     "hard_cap_plain": "if it was still progressing, raise HARD_CAP (seconds)",
+    "budget": "if it needed more, raise --max-cost-usd above {usd} (README \"Budgets\")",
+    "budget_plain": "if it needed more, raise --max-cost-usd (README \"Budgets\")",
     "install": "install {tool}: make setup (README \"Set-up\"), then run again",
     "setup": "start the pinned claude once by hand in the trial folder and finish what it shows (login, trust, "
              "onboarding), then run again (README \"Troubleshooting\")",

@@ -31,6 +31,7 @@ from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import config_dir
 from live_trial.trial import held, poll, poll_state, start
+from live_trial.trial.budget import Budget
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
 from live_trial.trial.finish import finish
 from live_trial.trial.folder_steps import prepare, release
@@ -355,12 +356,27 @@ class Trial:
         if "warn" in progress:
             self.journal.log("poll", "WARN", message=progress["warn"])
             return
+        self._check_budget()
         doing = {"tool": progress.get("pending_tool"), "background": progress.get("background")}
         if (progress.get("state"), doing) != getattr(self, "_doing", None):
             self._doing = (progress.get("state"), doing)
             self.journal.log("state", str(progress.get("state") or "unknown"),
                              **{k: v for k, v in doing.items() if v}, elapsed_s=progress.get("elapsed_s"))
         self.journal.event("tick", **progress, **self._counts())
+
+    def _check_budget(self) -> None:
+        """With a budget (``--max-cost-usd``, README "Budgets"): raise Blocked ``budget`` once what the session used
+        reaches it (:class:`live_trial.trial.budget.Budget`), logged with what was spent."""
+        if self.policy.max_cost_usd is None:
+            return
+        if getattr(self, "_budget", None) is None:
+            self._budget = Budget(self.policy.max_cost_usd, rehearsal=self.req.rehearsal is not None)
+        try:
+            self._budget.check(self.transcript_path())
+        except Blocked:
+            self.journal.log("budget", "reached", max_cost_usd=self.policy.max_cost_usd,
+                             spent_usd=self._budget.spent.usd, unpriced=list(self._budget.spent.unpriced))
+            raise
 
     def _counts(self) -> dict[str, Any]:
         assert self.state is not None

@@ -248,11 +248,11 @@ def eval_root(tmp_path) -> Path:
 def test_ls_lists_every_trial_newest_first_with_one_line_for_each_broken_one(eval_root, capsys):
     assert main(["ls", "--eval-root", str(eval_root)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].split() == ["when", "target", "verdict", "took", "origin", "reason"]
+    assert lines[0].split() == ["when", "target", "verdict", "took", "cost", "origin", "reason"]
     rows = lines[1:]
     assert [r.split()[2] for r in rows] == ["hello:greet", "tools:sweep", "hello:greet", "hello:greet",
                                             "hello:greet"]
-    assert rows[0].split()[3:6] == ["PASS", "15.2s", "live"] and rows[1].split()[3:5] == ["FAIL", "11m40s"]
+    assert rows[0].split()[3:7] == ["PASS", "15.2s", "-", "live"] and rows[1].split()[3:5] == ["FAIL", "11m40s"]
     assert rows[1].split()[-1] == "hang"
     assert "BROKEN" in rows[2] and "verdict.json was refused: not valid JSON" in rows[2]
     assert "no verdict.json yet" in rows[3] and "phase polling" in rows[3]

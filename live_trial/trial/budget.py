@@ -1,0 +1,44 @@
+"""The trial's cost budget (README "Budgets"): on every poll tick, the API list price estimate of the responses the
+session's transcripts hold so far (subagents included, each response once: :mod:`live_trial.transcript.usage`);
+reaching ``max_cost_usd`` ends the trial BLOCKED ``budget``, the harness's cap like the hard time cap, with what was
+spent.
+
+The measure is the estimate in a rehearsal too: a rehearsal is not billed (its verdict's cost is 0), but the budget
+is checked on what its scripted tokens would cost at list price, so the cap a real trial relies on is the one a
+rehearsal exercises. The interactive CLI reports no cost while it runs (references/transcript-jsonl.md "Usage and
+cost"), so no other measure exists before the session ends.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from live_trial.errors import Blocked
+from live_trial.stop_reasons import StopReason
+from live_trial.transcript.usage import Estimate, UsageMeter, estimate, format_usd, session_transcripts
+
+
+@dataclass
+class Budget:
+    """A trial's budget in US dollars (> 0) and the meter reading its session's transcripts."""
+
+    max_cost_usd: float
+    rehearsal: bool = False
+    meter: UsageMeter = field(default_factory=UsageMeter)
+    spent: Estimate = field(default_factory=lambda: Estimate(0.0))
+
+    def check(self, transcript: Path) -> None:
+        """Read what the session's transcript (and its subagents') gained since the last check; raise
+        :class:`Blocked` (code ``budget``) once the estimate reaches :attr:`max_cost_usd`."""
+        self.spent = estimate(self.meter.read(session_transcripts([transcript])))
+        if self.spent.usd < self.max_cost_usd:
+            return
+        raise Blocked(self.stop_note(), code=StopReason.BUDGET,
+                      fix=f"raise --max-cost-usd above {self.max_cost_usd:g} if the skill needs more")
+
+    def stop_note(self) -> str:
+        """The verdict's note: what was spent against the budget, and in a rehearsal that it is an estimate only."""
+        spent = format_usd(self.spent.usd, self.spent.unpriced)
+        what = ("the API list price estimate of its scripted tokens (a rehearsal costs nothing)" if self.rehearsal
+                else "API list price estimate")
+        return f"the trial reached its budget of ${self.max_cost_usd:g}: it had spent {spent} ({what})"
