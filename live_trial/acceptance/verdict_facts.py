@@ -19,6 +19,7 @@ from live_trial.closure.index import Target
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import parse_json, validate
 from live_trial.transcript.reader import hashed_fold, iter_records
+from live_trial.transcript.usage import UsageMeter
 from live_trial.workdir_files import EVALUATION, TRANSCRIPT, VERDICT, Workdir
 
 EVALUATION_SCHEMA = "evaluation.schema.json"
@@ -148,7 +149,8 @@ def gather_facts(workdir: Path, target: Target, plugins_root: Any, *, scenario_p
     if not workdir.is_dir():
         raise RefusedInput("workdir is not a folder", where=str(workdir), code="bad_workdir",
                            fix="pass the trial's workdir eval-log/<plugin>/<skill>/live-trial/<run-id>")
-    sha, models, scripted = _read_transcripts(workdir)
+    meter = UsageMeter()
+    sha, models, scripted = _read_transcripts(workdir, meter)
     found = workdir_origin(workdir, scripted=lambda _: scripted)
     check_state_target(found.state, target.plugin_name, target.skill, target.qualified)
     state = found.state or {}
@@ -161,20 +163,25 @@ def gather_facts(workdir: Path, target: Target, plugins_root: Any, *, scenario_p
         environment=_environment(state, claude_version, tmux_version, find_claude_version),
         evaluation=_evaluation(workdir / EVALUATION), template_text=read_reference("task-template.md"),
         scenario_shas=shas, previous_verdict=_previous_verdict(workdir / VERDICT),
-        usage=trial_usage(workdir, billed=found.origin == "live"))
+        usage=trial_usage(workdir, billed=found.origin == "live", meter=meter if sha is not None else None))
 
 
-def trial_usage(workdir: Path, *, billed: bool) -> dict[str, Any] | None:
+def trial_usage(workdir: Path, *, billed: bool, meter: UsageMeter | None = None) -> dict[str, Any] | None:
     """verdict.json's ``usage`` of the trial in ``workdir`` (:func:`live_trial.transcript.usage.usage_doc`): every
     response of the session's transcripts (the ones it left with ``/clear``, ``transcript.jsonl``, ``subagents/``)
     once, and what the CLI reported for each evaluator attempt in ``evaluation.json``. ``billed``: a live trial (a
-    rehearsal's cost is 0). None when the workdir holds no transcript (nothing was spent that it can show)."""
-    from live_trial.transcript.usage import Tokens, Usage, read_usage, usage_doc
+    rehearsal's cost is 0). ``meter``: one that already took every record of the session's transcripts in the
+    verdict's one pass over them (only ``subagents/`` is read then). None when the workdir holds no transcript
+    (nothing was spent that it can show)."""
+    from live_trial.transcript.usage import Tokens, Usage, usage_doc
 
     wd = Workdir.of(workdir)
     if not wd.transcript.is_file():
         return None
-    paths = [*wd.moved_transcripts, wd.transcript, *sorted(wd.subagents.glob("*.jsonl"))]
+    if meter is None:
+        meter = UsageMeter()
+        meter.read([*wd.moved_transcripts, wd.transcript])
+    session = meter.read(sorted(wd.subagents.glob("*.jsonl")))
     evaluator: Usage | None = None
     cli_usd: float | None = None
     try:
@@ -191,11 +198,12 @@ def trial_usage(workdir: Path, *, billed: bool) -> dict[str, Any] | None:
         evaluator = Usage(by_model)
         if isinstance(used.get("cli_total_cost_usd"), (int, float)):
             cli_usd = (cli_usd or 0.0) + float(used["cli_total_cost_usd"])
-    return usage_doc(read_usage(paths), evaluator, cli_usd, billed=billed)
+    return usage_doc(session, evaluator, cli_usd, billed=billed)
 
 
-def _read_transcripts(workdir: Path) -> tuple[str | None, tuple[str, ...], bool]:
-    """One pass over each transcript of the session: ``(transcript.jsonl's sha256, actual models, scripted)``."""
+def _read_transcripts(workdir: Path, meter: UsageMeter) -> tuple[str | None, tuple[str, ...], bool]:
+    """One pass over each transcript of the session: ``(transcript.jsonl's sha256, actual models, scripted)``; every
+    record also goes to ``meter`` (the usage)."""
     transcript = workdir / TRANSCRIPT
     if not transcript.is_file():
         return None, (), False
@@ -205,6 +213,7 @@ def _read_transcripts(workdir: Path) -> tuple[str | None, tuple[str, ...], bool]
     def fold(rec: Mapping[str, Any]) -> None:
         models.extend(m for m in actual_models([rec]) if m not in models)
         scripted[0] = scripted[0] or is_rehearsal_reply(rec)
+        meter.take(rec)
 
     for path in Workdir.of(workdir).moved_transcripts:   # the transcripts the session left; its last one below
         for rec in iter_records(path, select=may_hold_assistant):

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Sequence
 
 from live_trial.acceptance.shard import parse_shard, shard_entries
-from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
+from live_trial.acceptance.verdict import recorded_cost
+from live_trial.errors import Blocked, ExitCode, LiveTrialError, RefusedInput
 from live_trial.jsonfile import read_json
 from live_trial.report.github import annotations, append_step_summary
 from live_trial.report.junit import SKIP_ACTIONS, skip_row, trial_row, write_junit
+from live_trial.stop_reasons import StopReason
 from live_trial.trial.facts import StopRequest
 
 
@@ -90,15 +92,23 @@ def run_plan(args, policy) -> int:
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     results: list[tuple[tuple[str, object], dict]] = []
+    spent = 0.0             # the API list price estimate of the plan's trials so far (README "Budgets")
     try:
         for batch in batches:
+            share = budget_share(policy, spent, len(batch))
+            if share is not None and share <= 0:
+                results += [((e["target"], not_started(policy, spent)), e) for e in batch]
+                continue
+            trial_policy = policy.with_overrides(max_cost_usd=share)
+
             def one(entry):
                 plugins_root = Path(entry.get("plugins_root") or args.plugins_root or "plugins")
                 req = TrialRequest(target=entry["target"], plugins_root=plugins_root, **folder,
                                    eval_root=eval_root, args=entry.get("args") or args.args, model=args.model,
                                    proof=bool(entry.get("proof")) or args.proof,
                                    rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal") else args.rehearsal,
-                                   claude_bin=args.claude_bin, socket=args.socket, lang=args.lang, policy=policy)
+                                   claude_bin=args.claude_bin, socket=args.socket, lang=args.lang,
+                                   policy=trial_policy)
                 progress = Progress(json_mode=args.json, prefix=f"[{entry['target']}] ")
                 progress.tty = False
                 try:
@@ -110,6 +120,7 @@ def run_plan(args, policy) -> int:
             with ThreadPoolExecutor(max_workers=width) as pool:
                 for entry, outcome in zip(batch, pool.map(one, batch)):
                     results.append(((entry["target"], outcome), entry))
+                    spent += recorded_cost(getattr(outcome, "verdict", None)) or 0.0
             if stop.is_set():
                 break
     finally:
@@ -136,6 +147,23 @@ def run_plan(args, policy) -> int:
         for line in annotations(rows):  # type: ignore[operator]
             print(line, flush=True)
     return print_plan_summary([(t, o) for (t, o), _ in results], json_mode=args.json, reused=reused)
+
+
+def budget_share(policy, spent: float, trials: int) -> float | None:
+    """The budget of each of the next ``trials`` trials: the plan's budget left after ``spent``, split evenly (trials
+    run side by side, so together they never pass it), and never above a trial's own budget; None without any."""
+    own = policy.max_cost_usd
+    if policy.plan_max_cost_usd is None:
+        return own
+    share = (policy.plan_max_cost_usd - spent) / max(1, trials)
+    return share if own is None else min(own, share)
+
+
+def not_started(policy, spent: float) -> Blocked:
+    """The row of a trial the plan did not start because its budget was spent."""
+    return Blocked(f"not started: the plan's budget of ${policy.plan_max_cost_usd:g} was spent (${spent:.4f}, API list "
+                   "price estimate)", where="run --plan", code=StopReason.BUDGET,
+                   fix="raise --max-cost-usd, or run the remaining skills in another plan")
 
 
 def _junit_target(path: Path | None) -> Path | None:
@@ -175,6 +203,7 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
     import json
 
     from live_trial.cli.progress import outcome_json
+    from live_trial.report.cost import suite_cost, suite_line
 
     rank: dict[int, int] = {ExitCode.OK: 0, ExitCode.DEGRADED: 1, ExitCode.BLOCKED: 2, ExitCode.REFUSED: 3,
                             ExitCode.FAIL: 4}       # worst last
@@ -193,8 +222,9 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
         rows.append({"target": skill["target"], "status": "REUSED", "exit_code": ExitCode.OK,
                      "workdir": str(Path(skill["verdict"]).parent) if skill.get("verdict") else None,
                      "summary": "not run again: " + (skill.get("reason") or "an earlier PASS still holds")})
+    total = suite_cost([getattr(o, "verdict", None) for _, o in results])
     if json_mode:
-        print(json.dumps({"trials": rows, "exit_code": worst}, ensure_ascii=False))
+        print(json.dumps({"trials": rows, "exit_code": worst, "cost": total}, ensure_ascii=False))
         return worst
     from rich.console import Console
     from rich.table import Table
@@ -205,4 +235,6 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
     for row in rows:
         table.add_row(row["target"], row["status"], row.get("workdir") or "-", row.get("summary") or "")
     Console(file=sys.stdout).print(table)
+    if total["trials"]:
+        print(suite_line(total))
     return worst

@@ -128,6 +128,10 @@ class Progress:
             body.append(f"verdict: {outcome.verdict_path}\n")
         if getattr(outcome, "report", None):
             body.append(f"report: {outcome.report}\n")
+        from live_trial.report.cost import usage_lines
+
+        for line in usage_lines(outcome.verdict):        # what it used and cost (README "What a trial costs")
+            body.append(line + "\n")
         for warning in ((outcome.verdict or {}).get("warnings") or [])[:5]:
             body.append(f"WARN: {warning}\n", style="yellow")
         if outcome.notification:
@@ -147,4 +151,5 @@ def outcome_json(outcome) -> dict:
             "scenario_origin": outcome.scenario_origin, "stop_reason": outcome.stop_reason,
             "summary": outcome.summary, "notification": outcome.notification,
             "notification_delivery": getattr(outcome, "notification_delivery", None),
-            "report": str(outcome.report) if getattr(outcome, "report", None) else None}
+            "report": str(outcome.report) if getattr(outcome, "report", None) else None,
+            "usage": (getattr(outcome, "verdict", None) or {}).get("usage")}

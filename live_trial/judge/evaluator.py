@@ -30,13 +30,13 @@ from typing import Any, Callable, Mapping, Protocol
 from live_trial.clock import utc_now
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import write_json
-from live_trial.transcript.usage import cli_usage
 from live_trial.judge import answer as ea
 from live_trial.judge.context import Context, Produced
 from live_trial.judge.evidence import check_evidence
 from live_trial.judge.index import index_fields, read_index
 from live_trial.judge.prompt import build_prompt, describe_files
 from live_trial.session.containment import Container
+from live_trial.transcript.usage import cli_usage
 from live_trial.workdir_files import TRANSCRIPT, Workdir
 
 DEFAULT_TIMEOUT_S = 600.0

@@ -332,6 +332,8 @@ def notify_trial_record(eval_root: Path, verdict: Mapping[str, Any], lang: str |
     if _find_key(doc, "scenario_origin") == "rehearsal" and kind != "not_working":
         # say plainly that the model was scripted (README "Set-up"); a failure's summary already says so
         detail = _sentences(detail, catalogue(lang)["notes"]["rehearsal"], lang)
+    if cost := cost_sentence(doc.get("usage"), lang):          # what it cost (README "What a trial costs")
+        detail = _sentences(detail, cost, lang)
     target = str(_find_key(doc, "target_skill", "target", "skill") or "")
     refs = {k: str(v) for k, v in {"run_id": _find_key(doc, "run_id"), "target": target,
                                    "overall": overall}.items() if v}
@@ -342,6 +344,19 @@ def notify_trial_record(eval_root: Path, verdict: Mapping[str, Any], lang: str |
 def notify_trial(eval_root: Path, verdict: Mapping[str, Any], lang: str | None = None, **kw: Any) -> str:
     """:func:`notify_trial_record`, returning only the text sent (the same keywords)."""
     return notify_trial_record(eval_root, verdict, lang, **kw)["text"]
+
+
+def cost_sentence(usage: Any, lang: str) -> str:
+    """The catalogue's ``notes.cost`` sentence for a verdict's ``usage``: nothing for a rehearsal's real cost, the API
+    list price estimate in US dollars for a live trial (a lower bound when a model had no price); "" without usage."""
+    if not isinstance(usage, Mapping):
+        return ""
+    texts = catalogue(lang)["notes"]["cost"]
+    if not usage.get("billed"):
+        return str(texts["rehearsal"])
+    usd = float(usage.get("cost_usd") or 0)
+    return str(texts["unpriced" if usage.get("unpriced_models") else "live"]).format(usd=f"{usd:.2f}" if usd >= 0.01
+                                                                                     else f"{usd:.4f}")
 
 
 def _sentences(first: str, second: str, lang: str) -> str:

@@ -52,7 +52,8 @@ def usage_lines(verdict: Mapping[str, Any] | None) -> list[str]:
     if usage.get("billed"):
         head = f"cost: {format_usd(usage.get('cost_usd'), unpriced)} ({usage.get('estimate_name')})"
     else:
-        head = f"cost: $0 (a rehearsal: no real API was paid; its scripted tokens at list price: {estimate}, estimate only)"
+        head = (f"cost: $0 (a rehearsal: no real API was paid; its scripted tokens at list price: {estimate}, "
+                "estimate only)")
     out = [head]
     session = usage.get("session") or {}
     for model, counts in (session.get("by_model") or {}).items():
@@ -65,6 +66,24 @@ def usage_lines(verdict: Mapping[str, Any] | None) -> list[str]:
     table = usage.get("price_table") or {}
     out.append(f"  prices: {table.get('source')} (as of {table.get('as_of')})")
     return out
+
+
+def cost_table(verdict: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """report.html's cost section: ``{head, rows: [{part, model, input, output, cache_read, cache_write, responses}],
+    evaluator_cli, prices}`` (``head``: the first line of :func:`usage_lines`); None without usage."""
+    usage = usage_of(verdict)
+    if usage is None:
+        return None
+    rows = []
+    for part in ("session", "evaluator"):
+        for model, counts in ((usage.get(part) or {}).get("by_model") or {}).items():
+            rows.append({"part": part, "model": model, "responses": counts.get("responses", 0),
+                         **{_SHORT[k]: f"{int(counts.get(k) or 0):,}" for k in TOKEN_KINDS}})
+    evaluator = usage.get("evaluator") if isinstance(usage.get("evaluator"), Mapping) else {}
+    table = usage.get("price_table") or {}
+    return {"head": usage_lines(verdict)[0], "rows": rows,
+            "evaluator_cli": format_usd(evaluator.get("cli_total_cost_usd")) if evaluator else None,
+            "prices": f"{table.get('source')} (as of {table.get('as_of')})"}
 
 
 def junit_properties(verdict: Mapping[str, Any] | None) -> list[tuple[str, str]]:
@@ -90,7 +109,8 @@ def junit_properties(verdict: Mapping[str, Any] | None) -> list[tuple[str, str]]
 
 
 def suite_cost(verdicts: list[Mapping[str, Any] | None]) -> dict[str, Any]:
-    """The sum over a suite's trials: ``{cost_usd, estimate_usd, trials, unpriced_models}`` (trials: those with usage)."""
+    """The sum over a suite's trials: ``{cost_usd, estimate_usd, trials, unpriced_models}`` (trials: those with
+    usage)."""
     cost = estimate = 0.0
     unpriced: set[str] = set()
     counted = 0

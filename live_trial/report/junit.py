@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from live_trial.acceptance.verdict import trial_duration_s
-from live_trial.report.cost import junit_properties, suite_cost
 from live_trial.jsonfile import write_text_atomic
+from live_trial.report.cost import junit_properties, suite_cost
 from live_trial.workdir_files import REPORT
 
 SKIP_ACTIONS = ("reuse", "defer", "watching", "not_live", "refused")

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from live_trial.resources import read_reference
-from live_trial.transcript.reader import read_from
+from live_trial.transcript.reader import ReadResult, iter_records
 
 ESTIMATE_NAME = "API list price estimate"
 PRICE_TABLE = "model-prices.json"
@@ -33,7 +33,8 @@ _RATE_OF = {"input_tokens": "input", "output_tokens": "output", "cache_read_inpu
             "cache_creation_input_tokens": "cache_write"}
 #: The CLI's ``modelUsage`` keys (``claude -p --output-format json``) for the same four counts.
 _CLI_KEYS = {"input_tokens": "inputTokens", "output_tokens": "outputTokens",
-             "cache_read_input_tokens": "cacheReadInputTokens", "cache_creation_input_tokens": "cacheCreationInputTokens"}
+             "cache_read_input_tokens": "cacheReadInputTokens",
+             "cache_creation_input_tokens": "cacheCreationInputTokens"}
 _SYNTHETIC = "<synthetic>"
 _DATE_SUFFIX = re.compile(r"-\d{8}$")
 _CONTEXT_SUFFIX = re.compile(r"\[[^\]]*\]$")
@@ -53,7 +54,8 @@ class Tokens:
     @classmethod
     def of_usage(cls, usage: Mapping[str, Any], responses: int = 1) -> "Tokens":
         """The counts of one Messages API ``usage`` object (a missing or non-integer count is 0)."""
-        return cls(*(_count(usage.get(k)) for k in TOKEN_KINDS), responses=responses)
+        i, o, r, w = (_count(usage.get(k)) for k in TOKEN_KINDS)
+        return cls(i, o, r, w, responses)
 
     def __add__(self, other: "Tokens") -> "Tokens":
         return Tokens(*(getattr(self, k) + getattr(other, k) for k in (*TOKEN_KINDS, "responses")))
@@ -100,19 +102,32 @@ class UsageMeter:
         self._responses: dict[str, tuple[str, Tokens]] = {}
 
     def read(self, paths: Iterable[str | os.PathLike[str]]) -> Usage:
-        """The usage of every response in ``paths`` so far (missing files give nothing). Never raises for content."""
+        """The usage of every response in ``paths`` so far (missing files give nothing), one record in memory at a
+        time. Never raises for content."""
         for path in paths:
             key = str(path)
-            records, end = read_from(path, self._offsets.get(key, 0))
-            self._offsets[key] = end
-            for rec in records:
-                self._take(rec)
+            start = self._offsets.get(key, 0)
+            try:
+                if os.stat(path).st_size < start:
+                    start = 0           # replaced: read again from the start
+            except OSError:
+                continue
+            result = ReadResult(end_offset=start)
+            for rec in iter_records(path, result=result, start=start, select=may_hold_assistant):
+                self.take(rec)
+            self._offsets[key] = max(result.end_offset, start)
+        return self.usage()
+
+    def usage(self) -> Usage:
+        """The usage of the responses taken so far."""
         by_model: dict[str, Tokens] = {}
         for model, tokens in self._responses.values():
             by_model[model] = by_model.get(model, Tokens()) + tokens
         return Usage(by_model)
 
-    def _take(self, rec: Mapping[str, Any]) -> None:
+    def take(self, rec: Mapping[str, Any]) -> None:
+        """Count one transcript record when it is an API response (a caller folding a pass of its own over a file
+        gives each record here; see the module docstring for what counts)."""
         if rec.get("type") != "assistant" or rec.get("isApiErrorMessage"):
             return
         message = rec.get("message")
@@ -126,6 +141,12 @@ class UsageMeter:
             return
         # The records of one response carry the same usage; the last one seen is kept (it is the most complete).
         self._responses[str(key)] = (model, Tokens.of_usage(message["usage"]))
+
+
+def may_hold_assistant(line: bytes) -> bool:
+    r"""False only for a line that cannot be an assistant record (no ``assistant`` and no ``\u`` escape that could
+    spell it): such lines are never parsed for usage."""
+    return b"assistant" in line or b"\\u" in line
 
 
 def session_transcripts(transcripts: Iterable[Path]) -> list[Path]:
@@ -157,7 +178,8 @@ def cli_usage(result: Mapping[str, Any], requested_model: str | None = None) -> 
     if isinstance(per_model, Mapping) and per_model:
         for model, counts in per_model.items():
             if isinstance(counts, Mapping):
-                by_model[str(model)] = Tokens(*(_count(counts.get(_CLI_KEYS[k])) for k in TOKEN_KINDS), responses=1)
+                i, o, r, w = (_count(counts.get(_CLI_KEYS[k])) for k in TOKEN_KINDS)
+                by_model[str(model)] = Tokens(i, o, r, w, 1)
     elif isinstance(result.get("usage"), Mapping):
         by_model[requested_model or "unknown"] = Tokens.of_usage(result["usage"])
     cost = result.get("total_cost_usd")
@@ -241,6 +263,7 @@ def format_usd(value: float | None, unpriced: Iterable[str] = ()) -> str:
 
 
 def format_tokens(doc: Mapping[str, Any]) -> str:
-    """One line of a ``Tokens.to_doc()``-shaped mapping: ``in 1,000 · out 100 · cache read 10,000 · cache write 500``."""
-    return (f"in {int(doc.get('input_tokens', 0)):,} · out {int(doc.get('output_tokens', 0)):,} · cache read "
-            f"{int(doc.get('cache_read_input_tokens', 0)):,} · cache write {int(doc.get('cache_creation_input_tokens', 0)):,}")
+    """One line of a ``Tokens.to_doc()``-shaped mapping: ``in 1,000 · out 100 · cache read 10,000 · cache write
+    500``."""
+    i, o, r, w = (int(doc.get(k) or 0) for k in TOKEN_KINDS)
+    return f"in {i:,} · out {o:,} · cache read {r:,} · cache write {w:,}"

@@ -374,9 +374,19 @@ class Trial:
         try:
             self._budget.check(self.transcript_path())
         except Blocked:
+            self._warn_unpriced()
             self.journal.log("budget", "reached", max_cost_usd=self.policy.max_cost_usd,
                              spent_usd=self._budget.spent.usd, unpriced=list(self._budget.spent.unpriced))
             raise
+        self._warn_unpriced()
+
+    def _warn_unpriced(self) -> None:
+        """Once per model: the budget cannot count a model the price table has no price for (never counted as 0)."""
+        for model in self._budget.spent.unpriced:
+            warning = (f"the budget cannot count what {model} used: it has no price in references/model-prices.json, "
+                       "so the trial may spend more than --max-cost-usd")
+            if warning not in self.facts.warnings:
+                self.facts.warnings.append(warning)
 
     def _counts(self) -> dict[str, Any]:
         assert self.state is not None
