@@ -39,6 +39,6 @@ class Budget:
     def stop_note(self) -> str:
         """The verdict's note: what was spent against the budget, and in a rehearsal that it is an estimate only."""
         spent = format_usd(self.spent.usd, self.spent.unpriced)
-        what = ("the API list price estimate of its scripted tokens (a rehearsal costs nothing)" if self.rehearsal
+        what = ("API list price estimate of its scripted tokens; a rehearsal costs nothing" if self.rehearsal
                 else "API list price estimate")
         return f"the trial reached its budget of ${self.max_cost_usd:g}: it had spent {spent} ({what})"

@@ -367,3 +367,28 @@ def test_times_budgets_are_per_server():
             post(srv, body([prompt("x")], stream=False))
         assert [r["rule"] for r in srv.requests] == ["once", None]
     assert scenario.rules[0].fired == 0
+
+
+USAGE = {"input_tokens": 1000, "output_tokens": 100, "cache_read_input_tokens": 10000,
+         "cache_creation_input_tokens": 500}
+
+
+def test_a_replys_scripted_usage_is_sent_in_the_stream_and_the_message(rehearsal_server):
+    scripted = {"name": "usage", "rules": [{"when": {"step": 0}, "reply": {"usage": USAGE,
+                                                                           "content": [{"text": "hi"}]}}]}
+    srv = rehearsal_server(scripted)
+    evs = dict(events(post(srv, body([prompt("go")]))[1]))
+    start = evs["message_start"]["message"]["usage"]
+    assert {k: start[k] for k in USAGE if k != "output_tokens"} == {k: v for k, v in USAGE.items()
+                                                                    if k != "output_tokens"}
+    assert start["output_tokens"] <= 1 and evs["message_delta"]["usage"] == USAGE
+    status, text = post(srv, body([prompt("go")], stream=False, session="s-2"))
+    assert status == 200 and json.loads(text)["usage"] == USAGE
+
+
+def test_without_scripted_usage_the_default_stays(rehearsal_server):
+    srv = rehearsal_server(HAPPY)
+    evs = dict(events(post(srv, body([prompt("go")]))[1]))
+    start = evs["message_start"]["message"]["usage"]
+    assert start["output_tokens"] == 1 and start["cache_read_input_tokens"] == 0 and start["input_tokens"] >= 1
+    assert set(evs["message_delta"]["usage"]) == {"output_tokens"}
