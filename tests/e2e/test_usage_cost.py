@@ -99,3 +99,26 @@ def test_a_budget_below_the_first_response_ends_the_trial_blocked_budget_before_
     assert f"${budget:g}" in note and "$0.0094" in note and "a rehearsal costs nothing" in note
     log = [json.loads(line) for line in (wd / "trial-log.jsonl").read_text().splitlines()]
     assert any(r.get("step") == "budget" and r.get("max_cost_usd") == budget for r in log)
+
+
+@pytest.mark.budget(10)
+def test_a_plans_budget_spent_by_its_first_trial_starts_no_other(tmp_path: Path) -> None:
+    plan = subprocess.run([sys.executable, "-m", "live_trial", "plan", "--plugin-dir", str(PLUGINS / "trialkit"),
+                           "--eval-root", str(tmp_path / "eval"), "--json"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    doc = json.loads(plan.stdout)
+    entry = {"target": "trialkit:mark", "plugins_root": str(PLUGINS), "proof": False, "args": ""}
+    doc["live_batches"] = [[entry], [dict(entry, target="trialkit:mark2")]]
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(doc))
+    budget = round(_sonnet_usd(_sum(SKILL_CALL)) / 2, 6)
+    proc = run_cmd(tmp_path, "--plan", str(plan_file), "--rehearsal", str(SCENARIO), *FAST,
+                   "--max-cost-usd", str(budget))
+    out = final_json(proc)
+    assert proc.returncode == 3, out
+    first, second = out["trials"]
+    assert (first["target"], first["status"], first["stop_reason"]) == ("trialkit:mark", "BLOCKED", "budget")
+    assert second["target"] == "trialkit:mark2" and second["status"] == "BLOCKED"
+    assert "not started: the plan's budget" in second["summary"]
+    assert len(workdirs(tmp_path)) == 1                    # the second trial never started
+    assert out["cost"]["trials"] == 1 and out["cost"]["estimate_usd"] == pytest.approx(_sonnet_usd(_sum(SKILL_CALL)))
