@@ -91,12 +91,15 @@ def test_a_budget_below_the_first_response_ends_the_trial_blocked_budget_before_
     [wd] = workdirs(tmp_path)
     verdict = json.loads((wd / "verdict.json").read_text())
     usage = verdict["usage"]
-    # the response that crossed the budget is counted; the next one (delayed 1 s by the scenario) never came
-    assert usage["session"]["by_model"][SONNET] == _sum(SKILL_CALL)
-    assert usage["evaluator"] is None
-    assert usage["estimate_usd"] == pytest.approx(first, abs=1e-6) and usage["cost_usd"] == 0
+    # the response that crossed the budget is counted; at most the one already asked for when it was seen may
+    # follow (the scenario delays it 1 s, so it normally never comes): the trial ends within one response
+    served = usage["session"]["by_model"][SONNET]
+    assert served in (_sum(SKILL_CALL), _sum(SKILL_CALL, PROBE)), served
+    assert usage["evaluator"] is None and usage["cost_usd"] == 0
+    assert usage["estimate_usd"] == pytest.approx(_sonnet_usd(served), abs=1e-6)
     note = next(n for n in verdict["notes"] if "budget" in n)
-    assert f"${budget:g}" in note and "$0.0094" in note and "a rehearsal costs nothing" in note
+    assert f"${budget:g}" in note and "a rehearsal costs nothing" in note
+    assert f"${first:.4f}" in note or f"${_sonnet_usd(served):.4f}" in note
     log = [json.loads(line) for line in (wd / "trial-log.jsonl").read_text().splitlines()]
     assert any(r.get("step") == "budget" and r.get("max_cost_usd") == budget for r in log)
 
