@@ -1,4 +1,4 @@
-"""Grades and scores written in words or symbols (issue 31 item 6; seed 001 "goal verification": the evaluator's
+"""Grades and scores written in words or symbols (seed 001 "goal verification": the evaluator's
 judgement is PASS or FAIL with counted evidence, never a score): :data:`MERIT_FORMS`, the part of the score pattern of
 :func:`live_trial.judge.evidence.score_words` that reads ratios, letter grades, percentages of completeness, scales and
 marks in English and Japanese. Each form is anchored on a word of merit (quality, overall, grade, 完成度, 評価, 点 as a
@@ -13,7 +13,8 @@ _RATIO = r"\d+(?:\.\d+)?\s*(?:/|\bout\s+of\b)\s*\d+(?:\.\d+)?"
 #: Words that make the value right after them a judgement of merit (quality 8/10, overall 8 out of 10, 品質: 8/10).
 _MERIT = (r"(?:\bquality|\boverall|\bcompleteness|\bcompletion|\bgive\s+it|\bgave\s+it|\brate\s+it|\bdeserves?"
           r"(?:\s+an?)?|品質|完成度|達成度|出来(?:栄え)?|総合)")
-#: Grades and scores written in words or symbols (issue 31 item 6), each anchored on a word of merit so a count stays
+#: Grades and scores written in words or symbols (seed 001 "goal verification"), each anchored on a word of merit so a
+#: count stays
 #: a count: a ratio right after such a word ("quality 8 out of 10", "品質: 8/10") or followed by one ("8/10 overall",
 #: "8 out of 10 for quality"); a ratio of 5, 10 or 100 standing alone as the field or in brackets ("8/10", "(4/5)");
 #: a letter grade before the word grade ("B+ grade", "an A-grade") or after 評価/判定 ("B評価", "A判定"); a

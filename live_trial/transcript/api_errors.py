@@ -1,4 +1,4 @@
-"""Whose failure an API error record of the transcript is (issue 31; README "Whose failure it is").
+"""Whose failure an API error record of the transcript is (README "Whose failure it is").
 
 When the CLI gives up on a request it writes one ``assistant`` record with ``isApiErrorMessage: true``, the HTTP
 status in ``apiErrorStatus`` (none for a network error), the CLI's own class of the error in ``error``

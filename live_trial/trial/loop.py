@@ -50,10 +50,9 @@ def poll_until_terminal(trial: TrialContext) -> None:
     "stopped at a question it had to ask". STALL (exit 2): first, a session that vanished from outside (tmux's
     server gone, the session removed) is BLOCKED, not row 1 (live_trial/stop_reasons.py); a turn that ended in an API
     error of the model's service the CLI gave up on is BLOCKED with its cause (``model_unavailable``,
-    ``usage_limit``, ``model_auth``, ``model_unknown``: issue 31), never the skill's failure; then rows 1-6 of seed
-    001's
-    table, each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge is written to
-    ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
+    ``usage_limit``, ``model_auth``, ``model_unknown``: README "Whose failure it is"), never the skill's failure; then
+    rows 1-6 of seed 001's table, each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge
+    is written to ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
     """
     assert trial.state is not None
     while True:

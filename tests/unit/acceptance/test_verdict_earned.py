@@ -1,4 +1,4 @@
-"""A verdict written by hand earns what it claims (issue 31 item 3): launch is read from the transcript, completion and
+"""A verdict written by hand earns what it claims (README "The steps, one by one"): launch is read from the transcript, completion and
 the last poll exit from poll-state.json; a claim they contradict is refused (exit 2, nothing written, one line naming
 the problem and the fix); a goal PASS needs an evaluation.json the evaluator judged, else --override, which plan never
 reuses."""

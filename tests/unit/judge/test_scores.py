@@ -1,4 +1,4 @@
-"""Grades and scores written in words or symbols are refused in any field of the evaluator's answer (issue 31 item 6),
+"""Grades and scores written in words or symbols are refused in any field of the evaluator's answer (seed 001 "goal verification"),
 in English and Japanese; ordinary counted text is not."""
 from __future__ import annotations
 

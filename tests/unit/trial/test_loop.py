@@ -1,4 +1,4 @@
-"""The poll loop's STALL branch for a turn the CLI ended on an API error (live_trial.trial.loop; issue 31): the
+"""The poll loop's STALL branch for a turn the CLI ended on an API error (live_trial.trial.loop; README "Whose failure it is"): the
 model's service failing is BLOCKED with its cause, a request the session made that was refused stays the session's
 ``api_error``."""
 from __future__ import annotations
