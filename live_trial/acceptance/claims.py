@@ -202,8 +202,8 @@ def check_claims(claims: Claims, records: TrialRecords, facts: VerdictFacts, *, 
                  f"the workdir holds no {POLL_STATE}: no poll recorded how the session ended")
         raise RefusedInput(f"{flag} {value} contradicts the poll's record: {shows}", where=str(wd / POLL_STATE),
                            code="contradicts_poll_state",
-                           fix=f"leave out {flag}: verdict reads it from {POLL_STATE} (poll with --state-file "
-                               f"{wd / POLL_STATE})")
+                           fix=f"leave out {flag}: verdict reads it from {POLL_STATE}" + (
+                               "" if records.poll_exit else f" (poll with --state-file {wd / POLL_STATE})"))
 
 
 def _not_judged(facts: VerdictFacts) -> RefusedInput:
