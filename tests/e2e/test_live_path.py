@@ -50,6 +50,7 @@ def live_cli(*args: str, env: dict, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.budget(20)
 def test_a_live_trial_passes_with_the_evaluator_in_the_persons_config_and_plan_reuses_it(tmp_path, service):
+    """live-path-on-a-stand-in: a PASS end to end, judged by `claude -p` in the person's config, then reused by plan."""
     config = first_run_config(tmp_path / "me" / ".claude", trusted=[tmp_path])
     env = persons_env(service, config)
     before = len(service.requests)
@@ -78,6 +79,7 @@ def test_a_live_trial_passes_with_the_evaluator_in_the_persons_config_and_plan_r
 
 @pytest.mark.budget(10)
 def test_an_untrusted_folder_is_refused_before_anything_starts_with_the_fix(tmp_path, service):
+    """live-path-on-a-stand-in: an eval root outside every trusted folder: refused, nothing made, no request sent."""
     config = first_run_config(tmp_path / "me", trusted=[tmp_path / "elsewhere"])
     before = len(service.requests)
     proc = run_cmd(tmp_path, *MARK, *FAST, env=persons_env(service, config))
@@ -90,8 +92,9 @@ def test_an_untrusted_folder_is_refused_before_anything_starts_with_the_fix(tmp_
 
 @pytest.mark.budget(10)
 def test_a_key_the_cli_never_approved_is_refused_before_the_cli_would_stop_to_ask(tmp_path, service):
-    """2.1.197 and 2.1.332 stop at start on "Do you want to use this API key?" (default No) for a key not in
-    customApiKeyResponses.approved; without this check the trial was BLOCKED blocking_screen after booting."""
+    """live-path-on-a-stand-in: 2.1.197 and 2.1.332 stop at start on "Do you want to use this API key?" (default
+    No) for a key not in customApiKeyResponses.approved; without this check the trial was BLOCKED blocking_screen
+    after booting."""
     config = first_run_config(tmp_path / "me", trusted=[tmp_path], key=OTHER_KEY)
     before = len(service.requests)
     proc = run_cmd(tmp_path, *MARK, *FAST, env=persons_env(service, config, key=USER_KEY))
@@ -103,6 +106,8 @@ def test_a_key_the_cli_never_approved_is_refused_before_the_cli_would_stop_to_as
 
 @pytest.mark.budget(10)
 def test_no_key_and_no_login_is_refused_with_the_login_fix_and_doctor_says_so(tmp_path, service):
+    """live-path-on-a-stand-in: no key, no login. Both CLIs show no login screen then (onboarding done): the
+    session would answer "Not logged in · Please run /login" (BLOCKED model_auth); run refuses it first."""
     config = first_run_config(tmp_path / "me", trusted=[tmp_path], key=None)
     env = persons_env(service, config, key=None)
     proc = run_cmd(tmp_path, *MARK, *FAST, env=env)
@@ -124,6 +129,7 @@ def test_no_key_and_no_login_is_refused_with_the_login_fix_and_doctor_says_so(tm
 
 @pytest.mark.budget(15)
 def test_an_unknown_model_is_blocked_model_unknown_with_the_services_answer_as_the_cause(tmp_path, service):
+    """live-path-on-a-stand-in: an unknown --model: the service's 404 reaches the verdict as its cause."""
     config = first_run_config(tmp_path / "me", trusted=[tmp_path])
     proc = run_cmd(tmp_path, *MARK, *FAST, "--model", "claude-nonexistent-9", env=persons_env(service, config))
     out = final_json(proc)
@@ -136,6 +142,8 @@ def test_an_unknown_model_is_blocked_model_unknown_with_the_services_answer_as_t
 
 @pytest.mark.budget(20)
 def test_a_proof_whose_transcript_names_another_model_fails_by_the_model_gate(tmp_path, service):
+    """live-path-on-a-stand-in: a proof trial answered by another model than the one requested: FAIL by the
+    machine's model gate, though the evaluator said PASS."""
     config = first_run_config(tmp_path / "me", trusted=[tmp_path])
     proc = run_cmd(tmp_path, *MARK, *FAST, "--proof", "--model", "claude-sonnet-4-5", env=persons_env(service, config))
     out = final_json(proc)
@@ -176,6 +184,7 @@ def on_the_stand_in(block: str, url: str, key: str) -> str:
 
 @pytest.mark.budget(25)
 def test_the_readme_recipe_for_a_real_trial_runs_to_a_pass(tmp_path, service):
+    """live-path-on-a-stand-in: the README recipe of "Running a real trial" as written (see on_the_stand_in)."""
     for name in (".venv", "claude-pin"):
         (tmp_path / name).symlink_to(ROOT / name)
     shutil.copytree(ROOT / "examples" / "plugins", tmp_path / "examples" / "plugins")
