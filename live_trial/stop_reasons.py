@@ -108,7 +108,8 @@ class StopReason(StrEnum):
                           "sandbox (IS_SANDBOX=1), so the skill never ran", "setup")
     FOREIGN_TMUX_SERVER = ("foreign_tmux_server", ENVIRONMENT, "a tmux server no harness started took the trial's "
                            "socket before the trial's session could start", "retry")
-    # The model's service is the environment (issue 31): the CLI gave up after its own retries, or was refused.
+    # The model's service is the environment (README "Whose failure it is"): the CLI gave up after its own retries, or
+    # was refused.
     MODEL_UNAVAILABLE = ("model_unavailable", ENVIRONMENT, "the model's service was unavailable (overloaded, a server "
                          "error, a rate limit or no network) and the CLI gave up after its retries", "later")
     USAGE_LIMIT = ("usage_limit", ENVIRONMENT, "the account's limit on how much the model may be used was reached "

@@ -2,7 +2,8 @@
 (README "The steps, one by one"): :func:`settle` turns both into the trial's
 :class:`~live_trial.acceptance.findings.Findings`.
 
-A verdict by hand earns what it claims (issue 31 item 3): in a workdir ``run`` recorded no findings for, launch is
+A verdict by hand earns what it claims (README "The steps, one by one"): in a workdir ``run`` recorded no findings for,
+launch is
 read from the transcript (a successful Skill call of the target) and completion and the last poll exit from
 poll-state.json (:class:`TrialRecords`); ``--launch``, ``--completion`` and ``--poll-exit`` are claims checked against
 those records, and a contradiction is refused (exit 2, nothing written), ``--override`` or not. A goal PASS needs an
@@ -201,8 +202,8 @@ def check_claims(claims: Claims, records: TrialRecords, facts: VerdictFacts, *, 
                  f"the workdir holds no {POLL_STATE}: no poll recorded how the session ended")
         raise RefusedInput(f"{flag} {value} contradicts the poll's record: {shows}", where=str(wd / POLL_STATE),
                            code="contradicts_poll_state",
-                           fix=f"leave out {flag}: verdict reads it from {POLL_STATE} (poll with --state-file "
-                               f"{wd / POLL_STATE})")
+                           fix=f"leave out {flag}: verdict reads it from {POLL_STATE}" + (
+                               "" if records.poll_exit else f" (poll with --state-file {wd / POLL_STATE})"))
 
 
 def _not_judged(facts: VerdictFacts) -> RefusedInput:

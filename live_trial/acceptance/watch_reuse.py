@@ -1,6 +1,6 @@
 """Whether a "mostly done" PASS may still be reused: only while the watch it opened is open and within its deadline
-(seed 000 rules 2-4: what the trial could not show is watched for 7 days, three failed checks close it; issue 31 item
-4). A watch that failed (three ``ng``) or expired unchecked, or that the ledger no longer knows, means the PASS rests on
+(seed 000 rules 2-4: what the trial could not show is watched for 7 days, three failed checks close it).
+A watch that failed (three ``ng``) or expired unchecked, or that the ledger no longer knows, means the PASS rests on
 something nobody confirmed: the skill runs again, and its plan row says why. A confirmed watch makes the PASS whole.
 
 Pure over the watches it is given (:func:`watch_standing`); :func:`rehearsal_ledger` reads the one ledger plan reads

@@ -150,7 +150,7 @@ def _could_not_answer(doc: dict) -> str | None:
     """Why the evaluator gave no valid answer after its retry (its CLI reported an error, e.g. "Not logged in · Please
     run /login" or ``error_max_structured_output_retries``, gave no JSON, did not answer in time, or each answer broke
     the answer's form), from the last attempt kept in evaluation.json; None when it judged (an answer whose evidence
-    does not hold is a judgement: a FAIL). The trial's rule too (``evaluator_failed``, issue 31)."""
+    does not hold is a judgement: a FAIL). The trial's rule too (``evaluator_failed``, README "Whose failure it is")."""
     attempts = doc.get("attempts") or []
     if doc.get("judged_by") != "fallback" or not attempts:
         return None

@@ -135,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "json", False):
             print(json.dumps({"status": exc.status, "code": exc.code, "message": exc.message, **exc.details}))
         else:
+            for line in exc.details.get("doctor") or []:       # the doctor's lines of a live trial that cannot start
+                print(f"  {line}", file=sys.stderr)
             print(f"{exc.status}: {exc.message}", file=sys.stderr)
         return int(exc.exit_code)
     except KeyboardInterrupt:

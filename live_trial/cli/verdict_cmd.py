@@ -8,8 +8,9 @@ whose every evidence item cites a file the harness writes (the completion marker
 task.md, ... under any spelling, also absolute, or the transcript record of the Write that wrote it;
 :data:`live_trial.judge.sources.HARNESS_FILES`), a target other than the workdir's trial-state.json target, a behaviour
 closure that cannot be built, a ``--launch`` the transcript contradicts (PASS needs a successful Skill call of the
-target), a ``--completion`` or ``--poll-exit`` poll-state.json contradicts (issue 31 item 3: a verdict earns what it
-claims), a ``--goal-result`` other than the fresh evaluator's in ``evaluation.json``, a ``--goal-result PASS`` no
+target), a ``--completion`` or ``--poll-exit`` poll-state.json contradicts (README "The steps, one by one": a verdict
+earns what it claims), a ``--goal-result`` other than the fresh evaluator's in ``evaluation.json``, a ``--goal-result
+PASS`` no
 evaluator judged, a workdir that holds a verdict already, a flag other than what ``run`` recorded for the trial in
 trial-state.json; the last four unless ``--override "why"``, which the verdict records and plan never reuses).
 Without ``--goal-result``, the evaluator's judgement in

@@ -1,5 +1,5 @@
-"""The files a plugin's hook command names, read the way the shell the CLI hands it to would read it (issue 31 item 5;
-seed 001 skill_dir_tree_sha: the closure covers "every ``${CLAUDE_PLUGIN_ROOT}/<path>`` a hook command names").
+"""The files a plugin's hook command names, read the way the shell the CLI hands it to would read it (seed 001
+skill_dir_tree_sha: the closure covers "every ``${CLAUDE_PLUGIN_ROOT}/<path>`` a hook command names").
 
 The CLI runs a hook's ``command`` with a shell, ``${CLAUDE_PLUGIN_ROOT}`` set to the plugin's folder. The usual form
 quotes the path (``sh "${CLAUDE_PLUGIN_ROOT}/hooks/stop-once.sh"``), which a pattern over the raw text misreads (the

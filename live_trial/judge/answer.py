@@ -120,9 +120,9 @@ def split_criteria(frontmatter: dict) -> tuple[list[dict], list[dict]]:
 
 def _strings(answer: Any, where: str = "") -> list[tuple[str, str]]:
     """``(field, text)`` of every text field of an answer that words of scoring may not appear in: every string at
-    any depth (blockers, each item's claim, quote and observed, a check's evidence, unverified, and any field the
-    answer adds), except the ones that are names or choices (``verdict``, a check's ``id`` and ``result``, an item's
-    ``source``: a path or a record uuid)."""
+    any depth (blockers, each item's claim and observed, a check's evidence, unverified, and any field the answer
+    adds), except the ones that are names or choices (``verdict``, a check's ``id`` and ``result``, an item's
+    ``source``: a path or a record uuid) and an item's ``quote`` (the source's words, checked verbatim)."""
     if isinstance(answer, str):
         return [(where or "answer", answer)]
     out: list[tuple[str, str]] = []
@@ -139,8 +139,10 @@ def _strings(answer: Any, where: str = "") -> list[tuple[str, str]]:
     return out
 
 
-#: Fields whose strings are names or choices, not text: never read for words of scoring.
-_NAMES = frozenset({"verdict", "id", "result", "source"})
+#: Fields whose strings are names or choices, not text, and an evidence item's ``quote``: the source's own words,
+#: checked verbatim against it (:func:`live_trial.judge.quotes.quote_problem`), so a score in it is the source's ("a
+#: line of the report says progress: 85% done"), never the evaluator's: never read for words of scoring.
+_NAMES = frozenset({"verdict", "id", "result", "source", "quote"})
 
 
 def _form(answer: dict) -> list[str]:

@@ -7,7 +7,7 @@ Evidence is something the trial's own session did, and nothing else:
   folder (``side-effects/git-diff.patch``, against the folder's state at start);
 - the transcript record of a tool call with its successful result, cited by the uuid of the call or of its result;
   a Write or Edit call (or MultiEdit, NotebookEdit) only while each file it wrote is still there at the end with what
-  it wrote, as its copy under ``side-effects/files/`` shows (issue 30 item 3): a file removed or changed afterwards
+  it wrote, as its copy under ``side-effects/files/`` shows (README "Evidence"): a file removed or changed afterwards
   is no evidence by the call that once wrote it.
 
 Never evidence, in any spelling of the reference (relative or absolute path, ``./`` and ``..``, a ``:3`` or ``#L3``
@@ -178,7 +178,7 @@ def _still_there(wrote: Wrote, ctx: Context) -> str | None:
 
 def _write_gone(facts: RecordFacts, ctx: Context) -> str | None:
     """Why a Write/Edit call's record may not be cited: a file it wrote (other than a harness file) is gone or changed
-    at the end (issue 30 item 3); None when every such file is still there with what the call wrote."""
+    at the end (README "Evidence"); None when every such file is still there with what the call wrote."""
     for wrote in facts.wrote:
         shown = source_path(wrote.path, ctx.workdir) or wrote.path
         if is_harness_path(shown):

@@ -327,7 +327,8 @@ def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *,
     ``checks``, ``unverified`` (what the trial cannot show yet, for a PASS), ``attempts`` (request, answer, session
     id, problems each), ``judged_by`` evaluator | insufficient_evidence (the last answer's evidence did not hold:
     goal FAIL "insufficient evidence: <why>") | fallback (no valid answer: goal FAIL "the evaluator gave no valid
-    judgement"), ``session_id`` (of the judging attempt). Never raises for a bad answer (that is a FAIL); raises
+    judgement" in this document; the trial and ``evaluate`` read it as BLOCKED ``evaluator_failed``, nobody judged
+    the goal), ``session_id`` (of the judging attempt). Never raises for a bad answer (that is a FAIL); raises
     Blocked when no claude is found and SchemaInvalid on a harness bug (nothing written then).
     """
     workdir = Path(workdir).resolve()

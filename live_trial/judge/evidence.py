@@ -20,7 +20,7 @@ import re
 import unicodedata
 
 from live_trial.errors import RefusedInput
-from live_trial.judge.scores import MERIT_FORMS
+from live_trial.judge.scores import COUNTED, MERIT_FORMS
 
 EXAMPLES_EN = "'1 file written with 3 keys', '2 messages sent', '3 replies found in the log'"
 EXAMPLES_JA = "「ファイル1件に3項目を書いた」「返信を2件送った」"
@@ -131,7 +131,8 @@ _JA_PROXY_BEFORE = re.compile(r"(?:テスト|ジョブ|チェック|ビルド|�
                               r"\s*(?:が|を|は|の|で)?\s*$", re.IGNORECASE)
 #: The value of a score: a number, a ratio, or a grade letter written as one (upper case: "a rate of a file" is no
 #: grade).
-_SCORE_VALUE = r"\s*(?:[:=]|\bis\b|\bwas\b|\bof\b)?\s*(?:\d+(?:\.\d+)?(?:\s*/\s*\d+)?|(?-i:[A-F][+-]?)(?![\w]))"
+_SCORE_VALUE = (r"\s*(?:[:=]|\bis\b|\bwas\b|\bof\b)?\s*(?:\d+(?:\.\d+)?(?:\s*/\s*\d+)?" + COUNTED
+                + r"|(?-i:[A-F][+-]?)(?![\w]))")
 #: A score, rating, grade, confidence or points given a value, anywhere in the text ("score: 9/10", "rated 4/5",
 #: "8 points", "grade B+", "9/10 score", "confidence 0.9", "信頼度 90"); the bare word without a value ("rating of the
 #: lines not given") is no score, and neither is a plain counted ratio ("9/10 rows dated").

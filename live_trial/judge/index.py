@@ -36,7 +36,7 @@ HEAD_CHARS = 100
 @dataclass(frozen=True)
 class Wrote:
     """What one Write/Edit-like call wrote: ``path`` as the call gave it (absolute, as the CLI requires), ``tool``, and
-    what the file must still hold at the end for the call to stand for it (issue 30 item 3): ``whole`` the content a
+    what the file must still hold at the end for the call to stand for it (README "Evidence"): ``whole`` the content a
     Write wrote (None for other tools), ``pieces`` the ``new_string`` of each Edit / MultiEdit edit."""
 
     path: str

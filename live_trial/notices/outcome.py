@@ -40,7 +40,8 @@ _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]
 _NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")
 _HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
 #: Next steps of a stop reason that hold even when the verdict is BLOCKED: they name what to change (install the
-#: tool, allow more time, wait for the model's service, log in, name a model it knows: issue 31). Every other row's
+#: tool, allow more time, wait for the model's service, log in, name a model it knows: README "Whose failure it is").
+#: Every other row's
 #: step comes after "not the skill's fault: retry" of a BLOCKED verdict.
 BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model")
 
@@ -196,7 +197,8 @@ def _summary_key(s: Story) -> str:
     if s.overall == "PASS":
         return "pass_unverified" if (s.unverified or "").strip() else "pass"
     if s.overall == "BLOCKED":
-        # It got to the end but its goal was not judged (the evaluator gave no valid answer: issue 31): never "could
+        # It got to the end but its goal was not judged (the evaluator gave no valid answer: README "Whose failure it
+        # is"): never "could
         # not be tried to the end", never "did not achieve its goal".
         return "blocked_unjudged" if s.reached_end and s.goal is None else "blocked"
     if s.overall == "DEGRADED":

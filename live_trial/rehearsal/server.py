@@ -58,11 +58,15 @@ class RehearsalServer:
     ``NO_RULE_TEXT`` with ``rule_missed: True``). Set later when they happen: ``hung: True`` (a ``hang``
     reply stalled), ``client_closed: True`` (the client went away mid-answer), ``body_file`` (with dump_dir).
     ``dump_dir``: when set, every request body is also written there as ``NNNN.json`` (for discovery).
+    ``message_id_prefix``: how every message id served starts; :data:`REHEARSAL_MESSAGE_PREFIX` by default, so the
+    transcript says by itself that its model was scripted. A stand-in for the real service (a test of the path a
+    person's own login takes) passes the service's own ``msg_`` so the transcript looks as a real one does.
     Raises :class:`live_trial.errors.RefusedInput` at construction for a malformed scenario.
     """
 
     def __init__(self, scenario: Scenario | str | Path | dict, *, host: str = "127.0.0.1", port: int = 0,
-                 dump_dir: Path | None = None) -> None:
+                 dump_dir: Path | None = None, message_id_prefix: str = REHEARSAL_MESSAGE_PREFIX) -> None:
+        self.message_id_prefix = message_id_prefix
         self.dump_dir = Path(dump_dir) if dump_dir else None
         loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
         self.scenario = copy.deepcopy(loaded)  # own ``times`` budgets: a Scenario can seed many servers
@@ -245,7 +249,7 @@ class _Handler(BaseHTTPRequestHandler):
         stop_reason = reply.get("stop_reason") or (
             "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
         srv._update(record, served_model=model)
-        message_id = f"{REHEARSAL_MESSAGE_PREFIX}{uuid.uuid4().hex[:20]}"
+        message_id = f"{srv.message_id_prefix}{uuid.uuid4().hex[:20]}"
         usage, out_tokens = _usage_of(reply, view, blocks)
         if not view.stream:
             self._send_json(200, {"id": message_id, "type": "message", "role": "assistant", "model": model,

@@ -1,4 +1,4 @@
-"""One place the kernel keeps for every process of a trial, so none can leave it (issue 30 item 1; README "Nothing left
+"""One place the kernel keeps for every process of a trial, so none can leave it (README "Nothing left
 running").
 
 A process the session starts with ``setsid env -i ...`` has no trial tag (:data:`proctree.TAG_ENV`) and is reparented

@@ -1,5 +1,5 @@
-"""The pane's command (and the evaluator's): enter the trial's container, then start claude in it (issue 30 item 1;
-README "Nothing left running"; :mod:`live_trial.session.containment`).
+"""The pane's command (and the evaluator's): enter the trial's container, then start claude in it (README
+"Nothing left running"; :mod:`live_trial.session.containment`).
 
 ``python -m live_trial.session.holder --kind KIND --name NAME [--cgroup PATH] -- PROGRAM ARGS...``
 

@@ -1,4 +1,4 @@
-"""Whose failure an API error record of the transcript is (issue 31; README "Whose failure it is").
+"""Whose failure an API error record of the transcript is (README "Whose failure it is").
 
 When the CLI gives up on a request it writes one ``assistant`` record with ``isApiErrorMessage: true``, the HTTP
 status in ``apiErrorStatus`` (none for a network error), the CLI's own class of the error in ``error``
@@ -67,6 +67,21 @@ def api_error_cause(status: Any, kind: Any, text: str) -> str:
     if status is None and NETWORK_TEXT.search(text):
         return MODEL_UNAVAILABLE
     return API_ERROR
+
+
+def screen_error_cause(text: str) -> str | None:
+    """The stop reason code of an error line the CLI drew on screen with no API error record in the transcript
+    (``live_trial.session.screen.error_screen``): an account's usage limit -> ``usage_limit``, credentials refused or
+    not logged in -> ``model_auth``, the service unreachable -> ``model_unavailable``; None for any other line (the
+    session's own error). The same words as the records' (README "Whose failure it is"). Never raises."""
+    text = text or ""
+    if USAGE_TEXT.search(text):
+        return USAGE_LIMIT
+    if AUTH_TEXT.search(text):
+        return MODEL_AUTH
+    if NETWORK_TEXT.search(text):
+        return MODEL_UNAVAILABLE
+    return None
 
 
 def record_cause(rec: Mapping[str, Any], text: str) -> str | None:

@@ -241,7 +241,8 @@ def release_copy(workdir: Path) -> tuple[Path | None, str | None]:
 
 
 def trial_records(workdir: Path, target: str) -> TrialRecords:
-    """What ``workdir``'s own records say of the launch and the completion (issue 31 item 3): the launch check over
+    """What ``workdir``'s own records say of the launch and the completion (README "The steps, one by one"): the launch
+    check over
     the session's transcripts (:func:`live_trial.transcript.skill_calls.launch_check` of ``target``, as ``run`` does
     it) and the last exit poll-state.json records (:mod:`live_trial.trial.poll_state`). Raises
     :class:`~live_trial.errors.RefusedInput` / SchemaInvalid when poll-state.json cannot be read."""

@@ -45,7 +45,8 @@ def collect(workdir: Path, *, pane_text: str | None, transcript_src: Path | None
     own folder, compared with ``before`` (its snapshot at start), ``baseline`` and ``baseline_head`` (its git tree and
     HEAD commit at start), see
     :func:`live_trial.trial.changes.record_side_effects`; None when the folder is gone (a copy already removed
-    after an earlier collect): the side effects recorded then are kept. ``sealer`` (issue 30 item 2): takes the
+    after an earlier collect): the side effects recorded then are kept. ``sealer`` (README "What a trial leaves
+    behind"): takes the
     digest of every record written here as it is written (:mod:`live_trial.trial.seal`); records an earlier collect
     kept are sealed as they are now.
     """

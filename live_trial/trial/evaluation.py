@@ -2,7 +2,8 @@
 run that completed, and what it says becomes the trial's facts (goal, blockers, evidence, what it could not see yet,
 the criterion checks). Its process is the harness's: one that could not run, crashed, never answered or gave no valid
 answer after its retries (the CLI's ``claude -p`` ended with ``error_max_structured_output_retries`` or another error
-result, or each answer broke the answer's form) is BLOCKED ``evaluator_failed`` (live_trial/stop_reasons.py; issue 31)
+result, or each answer broke the answer's form) is BLOCKED ``evaluator_failed`` (live_trial/stop_reasons.py; README
+"Whose failure it is")
 with the CLI's last reason in the notes, never a judgement of the skill. An answer whose evidence does not hold is a
 judgement: the goal FAIL "insufficient evidence".
 
@@ -20,7 +21,8 @@ from live_trial.trial.context import TrialContext
 
 def records_hold(trial: TrialContext, when: str) -> bool:
     """True when the trial's records are still as collect sealed them (:func:`live_trial.trial.seal.differences`;
-    issue 30 item 2), or nothing was sealed. Otherwise the trial stops as ``records_tampered``: completion FAIL (the
+    README "What a trial leaves behind"), or nothing was sealed. Otherwise the trial stops as ``records_tampered``:
+    completion FAIL (the
     skill's doing: something its session started changed the evidence after collect), a note naming what changed,
     a ``records`` record in the log with ``when`` (``before_evaluator``, ``at_verdict``); a trial already BLOCKED only
     gets the note. Returns False then."""
@@ -95,7 +97,8 @@ def evaluate_goal(trial: TrialContext) -> None:
     if problem is None and results and all(failures):
         problem = "; ".join(dict.fromkeys(f for f in failures if f))     # all failed: each says how
     if problem is None and result.get("judged_by") == "fallback":
-        # No valid answer after the retry (issue 31): nobody judged the goal, so it is not a FAIL of the skill.
+        # No valid answer after the retry (README "Whose failure it is"): nobody judged the goal, so it is not a FAIL
+        # of the skill.
         last = (result.get("attempts") or [{}])[-1]
         problem = "its last attempt: " + (
             "; ".join(str(p) for p in last.get("problems") or [])[:500] or "no answer")

@@ -48,7 +48,8 @@ def finish(trial: TrialContext) -> TrialOutcome:
     if phase_at_least(phase, "verdict_written") and path.is_file():
         doc = read_verdict(path)
     else:
-        records_hold(trial, "at_verdict")       # issue 30 item 2: checked again when the verdict is written
+        # checked again when the verdict is written (README "What a trial leaves behind")
+        records_hold(trial, "at_verdict")
         doc, path = _write_verdict(trial)
         trial.journal.save(phase="verdict_written")
     overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
@@ -208,8 +209,9 @@ def _note_unknown_records(trial: TrialContext) -> None:
 
 
 def _note_outside_writes(trial: TrialContext) -> None:
-    """A note naming what the session wrote in the workdir outside its own folder and the completion marker (issue 30
-    item 2; :func:`live_trial.trial.seal.outside_writes`, from every transcript's tool calls and a scan of the
+    """A note naming what the session wrote in the workdir outside its own folder and the completion marker (README
+    "What a trial leaves behind"; :func:`live_trial.trial.seal.outside_writes`, from every transcript's tool calls and
+    a scan of the
     workdir): none of it is a side effect, so the evaluator never sees it as the skill's output."""
     from live_trial.transcript.reader import iter_records
     from live_trial.trial.seal import outside_note, outside_writes

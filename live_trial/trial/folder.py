@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from live_trial.doctor import live
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import parse_json
 from live_trial.trial import gitrepo
@@ -242,12 +243,8 @@ def copy_of_session(cwd: str | None, session: str) -> tuple[Path, Path] | None:
 
 
 def claude_json(env: Mapping[str, str]) -> Path:
-    """The Claude Code config file a real trial's CLI reads: ``$CLAUDE_CONFIG_DIR/.claude.json`` when that variable is
-    set, else ``~/.claude.json``."""
-    if env.get("CLAUDE_CONFIG_DIR"):
-        return Path(env["CLAUDE_CONFIG_DIR"]).expanduser() / ".claude.json"
-    home = env.get("HOME")
-    return (Path(home) if home else Path.home()) / ".claude.json"
+    """The Claude Code config file a real trial's CLI reads (:func:`live_trial.doctor.live.claude_json`)."""
+    return live.claude_json(env)
 
 
 def check_trusted(folder: Path, env: Mapping[str, str], *, what: str, flag: str) -> None:
@@ -257,13 +254,7 @@ def check_trusted(folder: Path, env: Mapping[str, str], *, what: str, flag: str)
     names the folder in the message ("the eval root"), ``flag`` the option that sets it."""
     folder = Path(folder).resolve()
     config = claude_json(env)
-    try:
-        projects = parse_json(config.read_text(encoding="utf-8")).get("projects") or {}
-    except (OSError, ValueError, AttributeError):
-        projects = {}
-    trusted = {os.path.normpath(k) for k, v in projects.items()
-               if isinstance(v, dict) and v.get("hasTrustDialogAccepted")}
-    if any(str(p) in trusted for p in (folder, *folder.parents)):
+    if live.trusted_above(folder, env) is not None:
         return
     raise RefusedInput(f"{what} is not a folder you trusted in Claude Code ({config})", where=str(folder),
                        code="folder_not_trusted",

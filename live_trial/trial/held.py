@@ -1,4 +1,4 @@
-"""The trial's container, from boot to collect (issue 30 item 1; README "Nothing left running").
+"""The trial's container, from boot to collect (README "Nothing left running").
 
 Before boot the trial gets its container (:func:`hold`: the strongest kind :mod:`live_trial.session.containment`
 finds and ``LIVE_TRIAL_CONTAINMENT`` allows, recorded in ``trial-state.json`` so a resume or ``reap`` ends it); the

@@ -8,6 +8,7 @@ from live_trial.acceptance.evallog import workdir_path
 from live_trial.acceptance.tier import contract_evidence
 from live_trial.closure.pinning import pin
 from live_trial.closure.target import resolve_target
+from live_trial.doctor import live
 from live_trial.errors import RefusedInput, require_utf8
 from live_trial.rehearsal.scenario import load_scenario
 from live_trial.session import boot
@@ -85,6 +86,25 @@ def gate_kinds(req: TrialRequest) -> list[str]:
     return ["contractual" if req.gate_kind == "contractual" else k for k in kinds]
 
 
+def check_live_setup(trial: TrialContext, where: Path, what: str, flag: str) -> None:
+    """Refuse a real trial that cannot start (README "Running a real trial"): ``where`` (the eval root; DIR in place,
+    ``what`` and ``flag`` name it) not under a trusted folder, the config's first-run set-up not finished, not logged
+    in, or an ``ANTHROPIC_API_KEY`` this config never approved (the CLI would stop at start to ask). The doctor's
+    lines (:func:`live_trial.doctor.live.check_live`) travel in the refusal's ``details["doctor"]``, printed with it.
+    Raises :class:`RefusedInput` (``folder_not_trusted``, ``live_config``, ``live_login``); nothing is created."""
+    lines = live.check_live(trial.env, folder=where, what=what, claude_bin=trial.req.claude_bin)
+    doctor = {"doctor": [ln.line() for ln in lines] + [live.summary(lines)]}
+    try:
+        folder.check_trusted(where, trial.env, what=what, flag=flag)
+    except RefusedInput as exc:
+        exc.details.update(doctor)
+        raise
+    missing = [ln for ln in lines if not ln.ok and ln.name in live.REFUSED_ON]
+    if missing:
+        raise RefusedInput(f"a real trial cannot start: {missing[0].text}", code=f"live_{missing[0].name}",
+                           fix=missing[0].fix, details=doctor)
+
+
 def check_folder(trial: TrialContext) -> None:
     """Decide the trial's own folder (:func:`live_trial.trial.folder.plan_folder`: a copy over the size limit is
     refused), check that a real trial's folder is trusted in Claude Code (the eval root, under which fresh folders and
@@ -97,9 +117,9 @@ def check_folder(trial: TrialContext) -> None:
     if req.rehearsal is None:           # a rehearsal seeds its own config and trusts its folder there
         if plan.form == folder.IN_PLACE:
             assert plan.source is not None     # plan_folder sets DIR in place
-            folder.check_trusted(plan.source, trial.env, what="the trial folder", flag="--in-place")
+            check_live_setup(trial, plan.source, "the trial folder", "--in-place")
         else:
-            folder.check_trusted(req.eval_root, trial.env, what="the eval root", flag="--eval-root")
+            check_live_setup(trial, req.eval_root, "the eval root", "--eval-root")
     trial.folder_plan = plan
     if plan.form == folder.IN_PLACE:
         assert trial.target is not None and plan.source is not None      # resolved and planned above

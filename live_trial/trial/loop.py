@@ -8,7 +8,7 @@ from live_trial.errors import SESSION_GONE, Blocked, PollExit
 from live_trial.jsonfile import write_text_atomic
 from live_trial.session import screen, send
 from live_trial.stop_reasons import StopReason
-from live_trial.transcript.api_errors import model_named
+from live_trial.transcript.api_errors import model_named, screen_error_cause
 from live_trial.transcript.reply import text_ends_with_question, text_reports_done
 from live_trial.trial import stall as stall_table
 from live_trial.trial.context import PollOutcome, TrialContext
@@ -50,10 +50,9 @@ def poll_until_terminal(trial: TrialContext) -> None:
     "stopped at a question it had to ask". STALL (exit 2): first, a session that vanished from outside (tmux's
     server gone, the session removed) is BLOCKED, not row 1 (live_trial/stop_reasons.py); a turn that ended in an API
     error of the model's service the CLI gave up on is BLOCKED with its cause (``model_unavailable``,
-    ``usage_limit``, ``model_auth``, ``model_unknown``: issue 31), never the skill's failure; then rows 1-6 of seed
-    001's
-    table, each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge is written to
-    ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
+    ``usage_limit``, ``model_auth``, ``model_unknown``: README "Whose failure it is"), never the skill's failure; then
+    rows 1-6 of seed 001's table, each judged once per stall (:func:`live_trial.trial.stall.decide_stall`); a nudge
+    is written to ``nudge-<n>.md`` and sent through the same file-and-buffer path as the task.
     """
     assert trial.state is not None
     while True:
@@ -195,5 +194,12 @@ def _name_unexpected_stop(trial: TrialContext, result: PollOutcome, capture: str
         trial.facts.notes.append(f"the model's API answered with an error ({api_error})"
                                  + (f": {seen[:200]}" if seen else ""))
     elif capture and screen.error_screen(capture):
+        err = screen.error_screen(capture) or ""
+        service = StopReason.of(screen_error_cause(err))
+        if service is not None and service.blocks:
+            # the model's service refused the account (a usage limit, a key) with no record of it: the environment
+            trial.facts.blocked, trial.facts.stop_reason = True, service
+            trial.facts.notes.append(f"{service.why}: the screen shows \"{err[:200]}\"")
+            return
         trial.facts.stop_reason = StopReason.ERROR_SCREEN
-        trial.facts.notes.append(f"the screen shows an error: {(screen.error_screen(capture) or '')[:200]}")
+        trial.facts.notes.append(f"the screen shows an error: {err[:200]}")

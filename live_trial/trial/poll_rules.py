@@ -16,7 +16,8 @@ is its check → its exit (exit code):
    many intervals → DONE (0)
 6. the turn ended in an API error of the model's service the CLI gave up on (overloaded, 5xx, rate or usage limit,
    network, credentials refused, an unknown model: ``Status.api_error_cause`` a row that blocks) and no marker →
-   STALL (2) at once, reason ``api_error: …`` (issue 31: the verdict follows as soon as the CLI gave up, not a
+   STALL (2) at once, reason ``api_error: …`` (README "Whose failure it is": the verdict follows as soon as the CLI
+   gave up, not a
    STALL limit later)
 7. no progress (transcript grew, masked screen changed, a running background task's output grew, a move followed,
    the CLI's API-retry line on screen) for ``stall_limit_s`` → STALL (2); reason ``transcript_moved: …`` when the CLI
@@ -148,7 +149,8 @@ def _taken(obs: Observation, state: PollState, t: str) -> dict[str, Any]:
         progress = any(path in known and size != known[path] for path, size in sizes.items()) or progress
         changes["background_outputs"] = sizes
     changes["last_state"] = obs.state
-    # While the CLI retries a failed API request the trial is not stalled (issue 31): its retries can outlast the
+    # While the CLI retries a failed API request the trial is not stalled (seed 001 STALL table): its retries can
+    # outlast the
     # STALL limit (about 3 min by default, hours with CLAUDE_CODE_RETRY_WATCHDOG); the hard cap bounds them.
     progress = progress or obs.screen_retrying is not None
     if progress:

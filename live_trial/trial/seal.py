@@ -1,4 +1,4 @@
-"""The trial's records, sealed at collect and checked before they are used (issue 30 item 2; README "What a trial
+"""The trial's records, sealed at collect and checked before they are used (README "What a trial
 leaves behind", "Whose failure it is").
 
 The session's folder is ``<workdir>/cwd`` by default and the session runs as the same user as the harness, so a

@@ -13,7 +13,8 @@ decision; this module does no I/O. Each row is its check — its finding → its
 
 A turn the CLI ended on an API error of the model's service (overloaded, 5xx, rate or usage limit, network, refused
 credentials, an unknown model) never reaches this table: the poll loop stops it BLOCKED with that cause first
-(:mod:`live_trial.trial.loop`; issue 31). An API error the session caused (an invalid request) is row 6.
+(:mod:`live_trial.trial.loop`; README "Whose failure it is"). An API error the session caused (an invalid request) is
+row 6.
 """
 from __future__ import annotations
 

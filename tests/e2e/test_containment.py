@@ -1,4 +1,4 @@
-"""Nothing a trial starts outlives it, however it hides (issue 30 item 1; README "Nothing left running"): a process
+"""Nothing a trial starts outlives it, however it hides (README "Nothing left running"): a process
 the session starts with ``setsid env -i`` (no tag, its own session, an orphan of init) is held by the trial's container
 and gone when ``run`` returns, and ``reap`` ends one an earlier, killed harness left. Real claude in real tmux, the
 model played by rehearsal scenarios; each test starts ``python -m live_trial`` as a person would.

@@ -1,4 +1,4 @@
-"""What a verdict may rest on, on the real claude CLI in real tmux (issue 31 items 3-5): a PASS written by hand with no
+"""What a verdict may rest on, on the real claude CLI in real tmux (README "The steps, one by one", "Evidence"): a PASS written by hand with no
 evaluation is refused, nothing written, and one written with --override is never reused; a mostly-done PASS whose
 watch failed runs again; a plugin whose hook command quotes its script's path plans, boots and has its hook run."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The model's service is the environment, and an evaluator with no valid answer judged nothing (issue 31; README "Whose
+"""The model's service is the environment, and an evaluator with no valid answer judged nothing (README "Whose
 failure it is"). Real claude in real tmux, the model played by rehearsal scenarios that answer every request after
 the Skill call with an HTTP error; each test starts ``python -m live_trial run`` as a person would.
 

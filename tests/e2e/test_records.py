@@ -1,4 +1,4 @@
-"""A trial's records hold against the session that made them (issue 30 items 2-3; README "What a trial leaves
+"""A trial's records hold against the session that made them (README "What a trial leaves
 behind", "Whose failure it is"): a process the session left behind that rewrites the side effects after collect, and
 a Write call whose file the session removed again, never make a PASS. Real claude in real tmux, the model and the
 evaluator played by rehearsal scenarios; each test starts ``python -m live_trial run`` as a person would.

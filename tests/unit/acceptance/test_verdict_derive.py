@@ -156,7 +156,7 @@ def test_without_a_record_the_flags_checked_against_the_records_are_the_findings
 
 
 def test_an_override_never_makes_a_launch_pass_the_transcript_lacks(tree, capsys) -> None:
-    """Issue 31 item 3: on a workdir run recorded a launch FAIL for, --override replaces the record but not the
+    """README "The steps, one by one": on a workdir run recorded a launch FAIL for, --override replaces the record but not the
     transcript: a --launch PASS with no Skill call of the target in it is refused, nothing written."""
     b = TranscriptBuilder(model="claude-opus-4-8")
     b.turn("run", "DONE: ok")

@@ -1,4 +1,4 @@
-"""A verdict written by hand earns what it claims (issue 31 item 3): launch is read from the transcript, completion and
+"""A verdict written by hand earns what it claims (README "The steps, one by one"): launch is read from the transcript, completion and
 the last poll exit from poll-state.json; a claim they contradict is refused (exit 2, nothing written, one line naming
 the problem and the fix); a goal PASS needs an evaluation.json the evaluator judged, else --override, which plan never
 reuses."""
@@ -80,6 +80,8 @@ def test_a_completion_or_poll_exit_the_poll_state_contradicts_is_refused(tree, c
         write_poll_state(tree["wd"], *exits)
     err = refused(tree, capsys, by_hand(tree, *claim), "contradicts_poll_state")
     assert f"leave out {claim[0]}" in err and "poll-state.json" in err
+    # to poll again is the fix only where no poll recorded an exit; a recorded one is read as it is
+    assert ("poll with --state-file" in err) == (exits is None or exits == ())
 
 
 def test_override_does_not_change_the_records(tree, capsys) -> None:

@@ -1,4 +1,4 @@
-"""A mostly-done PASS is reused only while its watch is open and within its deadline (issue 31 item 4; seed 000 rules
+"""A mostly-done PASS is reused only while its watch is open and within its deadline (seed 000 rules
 2-4): after a failed (3 × ng) or expired watch the skill runs again and its plan row says why."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hook commands are read as the shell reads them (issue 31 item 5): quotes, ${CLAUDE_PLUGIN_ROOT} inside them,
+"""Hook commands are read as the shell reads them (seed 001 skill_dir_tree_sha): quotes, ${CLAUDE_PLUGIN_ROOT} inside them,
 interpreters followed by a script and arguments; a command it cannot read is a note, never a refusal; a named script
 that is missing is still refused."""
 from __future__ import annotations

@@ -109,9 +109,14 @@ def _cli(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
                           cwd=ROOT, timeout=60, env={**os.environ, **(env or {})})
 
 
-def test_doctor_without_what_to_check_is_a_usage_error():
-    proc = _cli()
-    assert proc.returncode == 64 and "--cli" in proc.stderr
+def test_doctor_without_cli_says_whether_a_real_trial_can_start_one_line_each(tmp_path):
+    proc = _cli("--claude-bin", str(tmp_path / "no-claude"), "--eval-root", str(tmp_path / "eval"),
+                env={"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")})
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [ln.split(":")[0] for ln in lines[:-1]] == ["claude", "config", "login", "trust", "tmux", "sandbox"]
+    assert lines[0].startswith("claude: MISSING") and "; fix: " in lines[0], lines[0]
+    assert lines[-1].startswith("DOCTOR: NOT READY (") and "claude, config, login, trust" in lines[-1], lines[-1]
 
 
 @pytest.mark.parametrize("what", ["claude", "tmux"])

@@ -214,11 +214,23 @@ def test_a_file_too_deep_or_with_a_huge_integer_is_not_json_to_count_keys_in(bod
 
 @pytest.mark.parametrize("field,value", [
     ("observed", "1 file with 2 rows, score: 9/10"), ("claim", "the report is rated 4/5"),
-    ("quote", "score: 9/10"), ("observed", "1 file with 2 rows; confidence 0.9"), ("observed", "2行、評価: A"),
+    ("observed", "1 file with 2 rows; confidence 0.9"), ("observed", "2行、評価: A"),
 ])
 def test_a_score_in_a_sentence_of_an_item_is_refused(wd, field, value):
     found = problems(wd, {**GOOD, field: value})
     assert any("a score is not allowed" in p for p in found), found
+
+
+def test_a_quote_is_the_sources_words_a_score_in_it_is_the_sources_and_an_invented_one_is_no_quote(wd):
+    """A quote is checked verbatim against its source: a line of the session's file that reads like a score is what
+    was seen, not the evaluator's judgement; a quote not in its source is refused as such."""
+    source = wd / "side-effects" / "files" / "progress.txt"
+    source.write_text("progress: 85% done\n", encoding="utf-8")
+    item = {**GOOD, "source": "side-effects/files/progress.txt", "quote": "progress: 85% done",
+            "observed": "1 line in the file"}
+    assert not [p for p in problems(wd, item) if "score" in p]
+    found = problems(wd, {**GOOD, "quote": "score: 9/10"})
+    assert found and not [p for p in found if "a score is not allowed" in p], found
 
 
 @pytest.mark.parametrize("fields", [{"blockers": ["quality score 3/10"]}, {"unverified": ["confidence: 80"]},

@@ -1,4 +1,4 @@
-"""Grades and scores written in words or symbols are refused in any field of the evaluator's answer (issue 31 item 6),
+"""Grades and scores written in words or symbols are refused in any field of the evaluator's answer (seed 001 "goal verification"),
 in English and Japanese; ordinary counted text is not."""
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from live_trial.judge.evidence import check_evidence, score_words
 SCORES = [
     "quality 8 out of 10", "quality: 8/10", "overall 7/10.", "8/10 overall", "8 out of 10 for quality",  # n out of m
     "8/10", "(4/5)", "I would give it 9/10", "deserves an 8/10",                                       # bare marks
+    "quality 8/10 because the layout is clean", "overall 7/10, and", "rated 4/5 stars", "grade 9 given",
     "B+ grade", "an A-grade result", "grade: A",                                                       # letter grades
     "85% complete", "85% done", "completeness: 85%", "85% confident",                                  # percentages
     "85%の完成度", "完成度は85%", "進捗85%", "８５％完了",                                                # ja percentages
@@ -27,6 +28,8 @@ ORDINARY = [
     "quality checks: 8/10 passed", "100% of the files were written", "Plan B was used", "test 4/5 failed",
     "commit 3/10 of the series was pushed", "wrote 10/10 rows", "option A chosen", "grade-school.txt written",
     "3点のファイルを作成", "2行、10件中8件が日付つき", "the README has section A and section B",
+    "overall 1 out of 1 Skill calls succeeded", "Completion: 3/4 tasks written", "grade 5 students were listed",
+    "(4/5) rows dated", "the script marks 3 files as done", "rated 2 files for review",
 ]
 
 

@@ -1,5 +1,5 @@
 """What a trial the model's service or the evaluator stopped says in plain words (live_trial.notices.outcome;
-issue 31): not the skill's fault, the goal not judged, and the step that fits the cause."""
+README "Whose failure it is"): not the skill's fault, the goal not judged, and the step that fits the cause."""
 from __future__ import annotations
 
 import json

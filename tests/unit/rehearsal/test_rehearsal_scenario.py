@@ -214,7 +214,7 @@ def test_new_predicates_match_and_a_rule_without_compaction_never_answers_one(tm
 
 
 #: Scenarios whose scripted evaluator breaks the answer schema on purpose: the CLI gives up on it
-#: (``error_max_structured_output_retries``) and the trial is BLOCKED ``evaluator_failed`` (issue 31).
+#: (``error_max_structured_output_retries``) and the trial is BLOCKED ``evaluator_failed`` (README "Whose failure it is").
 INVALID_ON_PURPOSE = {"mark-judge-invalid.yaml"}
 
 

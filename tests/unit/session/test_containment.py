@@ -1,7 +1,7 @@
 """Where a trial's processes are held (session/containment.py) and the holder that enters it (session/holder.py):
 the detection from the kernel's files (fakeable text and probes), the setting, and each kind on real processes (no
 tmux, no claude) where this machine offers it: a ``setsid env -i`` daemon, an orphan of init with no tag, is gone once
-the container is ended (issue 30 item 1).
+the container is ended (README "Nothing left running").
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The CLI's API-retry line (live_trial.session.screen.api_retry; issue 31), on screens captured from 2.1.197 and
+"""The CLI's API-retry line (live_trial.session.screen.api_retry; seed 001 STALL table), on screens captured from 2.1.197 and
 2.1.332 while the rehearsal server answered 529 / 500 (references/transcript-jsonl.md "API errors")."""
 from __future__ import annotations
 

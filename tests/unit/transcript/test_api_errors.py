@@ -1,4 +1,4 @@
-"""Whose failure an API error record is (live_trial.transcript.api_errors; issue 31), and the classifier's
+"""Whose failure an API error record is (live_trial.transcript.api_errors; README "Whose failure it is"), and the classifier's
 ``api_error_cause`` on the record shapes seen on 2.1.197 and 2.1.332 (references/transcript-jsonl.md "API errors")."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The evaluator's turn in a trial (live_trial.trial.evaluation.evaluate_goal; issue 31): no valid answer after its
+"""The evaluator's turn in a trial (live_trial.trial.evaluation.evaluate_goal; README "Whose failure it is"): no valid answer after its
 retries is BLOCKED ``evaluator_failed`` with the CLI's last reason, never a FAIL of the goal; an answer whose evidence
 does not hold stays a judged FAIL."""
 from __future__ import annotations

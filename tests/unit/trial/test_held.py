@@ -1,6 +1,6 @@
 """The trial's container from boot to collect (trial/held.py): the session is ended and its container found empty
 BEFORE collect reads the workdir, the verdict's notes name the containment, and a process that will not die is the
-environment's failure (BLOCKED ``processes_left``), never the skill's (issue 30 item 1). Fakes only: no tmux, no claude.
+environment's failure (BLOCKED ``processes_left``), never the skill's (README "Nothing left running"). Fakes only: no tmux, no claude.
 """
 from __future__ import annotations
 

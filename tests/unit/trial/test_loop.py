@@ -1,4 +1,4 @@
-"""The poll loop's STALL branch for a turn the CLI ended on an API error (live_trial.trial.loop; issue 31): the
+"""The poll loop's STALL branch for a turn the CLI ended on an API error (live_trial.trial.loop; README "Whose failure it is"): the
 model's service failing is BLOCKED with its cause, a request the session made that was refused stays the session's
 ``api_error``."""
 from __future__ import annotations
@@ -15,11 +15,11 @@ from live_trial.trial.loop import poll_until_terminal
 from tests.unit.fakes import trial_state
 
 
-def _trial(tmp_path: Path, status: Status, reason: str, model: str | None = None):
+def _trial(tmp_path: Path, status: Status, reason: str, model: str | None = None, capture: str = ""):
     logged: list = []
     result = SimpleNamespace(exit="STALL", reason=reason, status=status, capture_tail=["● API Error: …"], moves=[],
                              warnings=[])
-    backend = SimpleNamespace(has_session=lambda s: True, capture=lambda s: "", pane_alive=lambda s: True,
+    backend = SimpleNamespace(has_session=lambda s: True, capture=lambda s: capture, pane_alive=lambda s: True,
                               socket="live-trial")
     trial = SimpleNamespace(policy=SimpleNamespace(stall_limit_s=600, nudge_max=2), state=trial_state(),
                             poll_once=lambda limit: result, facts=Facts(), backend=backend,
@@ -63,3 +63,19 @@ def test_a_request_the_session_made_that_was_refused_stays_the_sessions_api_erro
                             "no progress for 600s (stall_limit_s 600)")
     poll_until_terminal(trial)
     assert (trial.facts.blocked, trial.facts.stop_reason, trial.facts.stall_row) == (False, "api_error", 6)
+
+
+@pytest.mark.parametrize("line,cause,blocked", [
+    ("Claude usage limit reached. Your limit will reset at 5pm (UTC).", "usage_limit", True),
+    ("Invalid API key · Please run /login", "model_auth", True),
+    ("API Error: 400 The request was malformed", "error_screen", False),
+])
+def test_an_error_screen_with_no_record_is_the_services_when_its_words_say_so(tmp_path, line, cause, blocked):
+    """A usage-limit or refused-key screen the CLI drew with no API error record: the environment (BLOCKED), as
+    its record would be (README "Whose failure it is"); any other error line stays the session's."""
+    idle = Status("IDLE_TURN_COMPLETE", "test", ended_by="turn_duration", session_status="idle")
+    trial, _logged = _trial(tmp_path, idle, "no progress for 600s (stall_limit_s 600)",
+                            capture=f"● Working\n  ⎿  {line}\n\n> \n")
+    poll_until_terminal(trial)
+    assert (trial.facts.stop_reason, bool(trial.facts.blocked)) == (cause, blocked), trial.facts.notes
+    assert any(line[:40] in note for note in trial.facts.notes), trial.facts.notes

@@ -1,6 +1,6 @@
 """``reap``'s end of what a trial whose harness is gone left (trial/orphans.py): its containers, the ones its state
 records and a cgroup left in its session's name, are ended with what they hold, untagged processes included; a trial
-whose harness runs is never touched, and a container ended long ago is not reported (issue 30 item 1). Fakes only.
+whose harness runs is never touched, and a container ended long ago is not reported (README "Nothing left running"). Fakes only.
 """
 from __future__ import annotations
 

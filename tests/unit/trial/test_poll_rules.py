@@ -182,7 +182,7 @@ def test_a_growing_background_output_is_progress_and_its_sizes_are_kept():
 
 
 def test_the_cli_retrying_an_api_request_is_never_a_stall_the_hard_cap_bounds_it():
-    """Issue 31: 2.1.197 masks its retry countdown, so the screen alone would not move for up to 32 s between
+    """Seed 001 STALL table: 2.1.197 masks its retry countdown, so the screen alone would not move for up to 32 s between
     attempts (minutes with CLAUDE_CODE_RETRY_WATCHDOG); the retry line on screen is progress until the hard cap."""
     retrying = seen("BUSY_GENERATING", screen_retrying="API error · Retrying in 32s · attempt 9/10")
     state = fresh(last_screen_hash=HASH, transcript_offset=100)

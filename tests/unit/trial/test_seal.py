@@ -1,4 +1,4 @@
-"""The trial's records sealed at collect and checked before they are used (issue 30 item 2; README "What a trial
+"""The trial's records sealed at collect and checked before they are used (README "What a trial
 leaves behind"): the digest of each record as collect wrote it, what a writer after collect changes, the stop it
 causes, and the session's writes in the workdir outside its own folder."""
 from __future__ import annotations

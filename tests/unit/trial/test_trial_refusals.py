@@ -1,6 +1,7 @@
 """Bad input to a trial is refused before anything is created (CONVENTIONS "Errors": exit 2, nothing on disk)."""
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -85,4 +86,38 @@ def test_a_plan_refuses_answers_to_one_skills_questions(tmp_path, capsys, flag):
     plan.write_text("{}")
     assert main(["run", "--plan", str(plan), flag, "Yes", "--eval-root", str(tmp_path / "eval")]) == 2
     assert f"{flag} describe one skill's questions" in capsys.readouterr().err
+    assert not (tmp_path / "eval").exists()
+
+
+def _fake_claude(tmp_path, auth: dict) -> str:
+    """A claude that answers ``--version`` and ``auth status --json`` as 2.1.332 does, nothing else."""
+    path = tmp_path / "claude"
+    code = 0 if auth["loggedIn"] else 1
+    path.write_text("#!/bin/sh\n[ \"$1\" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }\n"
+                    f"[ \"$1 $2\" = 'auth status' ] && {{ echo '{json.dumps(auth)}'; exit {code}; }}\n"
+                    "exit 9\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("auth,key,said", [
+    ({"loggedIn": False, "authMethod": "none"}, None, "not logged in"),
+    ({"loggedIn": True, "authMethod": "api_key", "apiKeySource": "ANTHROPIC_API_KEY"}, "sk-ant-api03-" + "n" * 60,
+     "is not approved in this config yet"),
+])
+def test_a_real_trial_the_cli_would_not_start_is_refused_with_the_doctors_lines(tmp_path, auth, key, said):
+    config = tmp_path / "cfg"
+    config.mkdir()
+    (config / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "customApiKeyResponses": {"approved": ["x" * 20], "rejected": []},
+        "projects": {str(tmp_path): {"hasTrustDialogAccepted": True}}}))
+    env = {"PATH": os.environ["PATH"], "IS_SANDBOX": "1", "CLAUDE_CONFIG_DIR": str(config),
+           "LIVE_TRIAL_CLAUDE_BIN": _fake_claude(tmp_path, auth), **({"ANTHROPIC_API_KEY": key} if key else {})}
+    req = TrialRequest(target="hello:greet", plugins_root=PLUGINS, eval_root=tmp_path / "eval")
+    with pytest.raises(RefusedInput) as err:
+        Trial(req, env=env).run()
+    assert err.value.code == "live_login" and said in err.value.message and "\n" not in err.value.message
+    lines = err.value.details["doctor"]
+    assert [ln.split(":")[0] for ln in lines[:-1]] == ["claude", "config", "login", "trust", "tmux", "sandbox"]
+    assert lines[-1] == "DOCTOR: NOT READY (1 missing: login)", lines
     assert not (tmp_path / "eval").exists()
