@@ -199,4 +199,8 @@ def test_the_readme_recipe_for_a_real_trial_runs_to_a_pass(tmp_path, service):
     doc = json.loads(doc_path.read_text())
     assert (doc["overall"]["verdict"], doc["scenario_origin"], doc["requested_model"]) == (
         "PASS", "live", "claude-opus-4-8"), doc["overall"]
+    # a real trial is billed: its cost is the API list price estimate, the evaluator's reported cost in it
+    usage = doc["usage"]
+    assert usage["billed"] is True and usage["unpriced_models"] == [] and usage["session"]["responses"] >= 1
+    assert usage["cost_usd"] == usage["estimate_usd"] > usage["evaluator"]["cli_total_cost_usd"] > 0
     assert re.search(r"hello:greet.*reuse", out), out
