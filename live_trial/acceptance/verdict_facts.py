@@ -173,7 +173,7 @@ def trial_usage(workdir: Path, *, billed: bool, meter: UsageMeter | None = None)
     rehearsal's cost is 0). ``meter``: one that already took every record of the session's transcripts in the
     verdict's one pass over them (only ``subagents/`` is read then). None when the workdir holds no transcript
     (nothing was spent that it can show)."""
-    from live_trial.transcript.usage import Tokens, Usage, usage_doc
+    from live_trial.transcript.usage import Tokens, Usage, cli_session_cost, usage_doc
 
     wd = Workdir.of(workdir)
     if not wd.transcript.is_file():
@@ -198,7 +198,8 @@ def trial_usage(workdir: Path, *, billed: bool, meter: UsageMeter | None = None)
         evaluator = Usage(by_model)
         if isinstance(used.get("cli_total_cost_usd"), (int, float)):
             cli_usd = (cli_usd or 0.0) + float(used["cli_total_cost_usd"])
-    return usage_doc(session, evaluator, cli_usd, billed=billed)
+    return usage_doc(session, evaluator, cli_usd, billed=billed,
+                     session_cli_usd=cli_session_cost([*wd.moved_transcripts, wd.transcript]))
 
 
 def _read_transcripts(workdir: Path, meter: UsageMeter) -> tuple[str | None, tuple[str, ...], bool]:

@@ -58,6 +58,8 @@ def usage_lines(verdict: Mapping[str, Any] | None) -> list[str]:
     session = usage.get("session") or {}
     for model, counts in (session.get("by_model") or {}).items():
         out.append(f"  session {model}: {format_tokens(counts)} ({counts.get('responses', 0)} responses)")
+    if session.get("cli_total_cost_usd") is not None:
+        out.append(f"  session's cost as its CLI reported it: {format_usd(session.get('cli_total_cost_usd'))}")
     evaluator = usage.get("evaluator")
     if isinstance(evaluator, Mapping):
         for model, counts in (evaluator.get("by_model") or {}).items():
@@ -70,7 +72,7 @@ def usage_lines(verdict: Mapping[str, Any] | None) -> list[str]:
 
 def cost_table(verdict: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """report.html's cost section: ``{head, rows: [{part, model, input, output, cache_read, cache_write, responses}],
-    evaluator_cli, prices}`` (``head``: the first line of :func:`usage_lines`); None without usage."""
+    evaluator_cli, session_cli, prices}`` (``head``: the first line of :func:`usage_lines`); None without usage."""
     usage = usage_of(verdict)
     if usage is None:
         return None
@@ -80,9 +82,11 @@ def cost_table(verdict: Mapping[str, Any] | None) -> dict[str, Any] | None:
             rows.append({"part": part, "model": model, "responses": counts.get("responses", 0),
                          **{_SHORT[k]: f"{int(counts.get(k) or 0):,}" for k in TOKEN_KINDS}})
     evaluator = usage.get("evaluator") if isinstance(usage.get("evaluator"), Mapping) else {}
+    session_cli = (usage.get("session") or {}).get("cli_total_cost_usd")
     table = usage.get("price_table") or {}
     return {"head": usage_lines(verdict)[0], "rows": rows,
             "evaluator_cli": format_usd(evaluator.get("cli_total_cost_usd")) if evaluator else None,
+            "session_cli": format_usd(session_cli) if session_cli is not None else None,
             "prices": f"{table.get('source')} (as of {table.get('as_of')})"}
 
 

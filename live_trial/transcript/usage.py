@@ -162,6 +162,40 @@ def session_transcripts(transcripts: Iterable[Path]) -> list[Path]:
     return out
 
 
+#: How far from a transcript's end its last ``cost-state`` record is looked for (bytes): 2.1.332 writes it after the
+#: session's last turn, so it is among the last records.
+COST_STATE_TAIL_BYTES = 256 * 1024
+
+
+def cli_session_cost(paths: Iterable[str | os.PathLike[str]]) -> float | None:
+    """What the CLI itself said the sessions of ``paths`` cost (USD): the ``totalCostUSD`` of the last ``cost-state``
+    record near each file's end, added over the files (a session left with ``/clear`` is a file of its own). 2.1.332
+    writes one after the session's last turn, priced by the model it requested (references/transcript-jsonl.md "Usage
+    and cost"); None when no file has one (2.1.197 writes none). Only the last :data:`COST_STATE_TAIL_BYTES` of a file
+    are read. Never added to the tokens, whose sums it repeats. Never raises for content or a missing file."""
+    total: float | None = None
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - COST_STATE_TAIL_BYTES))
+                tail = fh.read()
+        except OSError:
+            continue
+        for line in reversed(tail.split(b"\n")):
+            if b"cost-state" not in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            cost = rec.get("totalCostUSD") if isinstance(rec, dict) and rec.get("type") == "cost-state" else None
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+                total = (total or 0.0) + float(cost)
+                break
+    return round(total, 6) if total is not None else None
+
+
 def read_usage(paths: Iterable[str | os.PathLike[str]]) -> Usage:
     """The usage of every response in ``paths`` (see :class:`UsageMeter`)."""
     return UsageMeter().read(paths)
@@ -230,14 +264,15 @@ def estimate(usage: Usage, table: Mapping[str, Any] | None = None) -> Estimate:
 
 
 def usage_doc(session: Usage, evaluator: Usage | None, evaluator_cli_usd: float | None, *,
-              billed: bool) -> dict[str, Any]:
+              billed: bool, session_cli_usd: float | None = None) -> dict[str, Any]:
     """verdict.json's ``usage``: what the session and the evaluator used and what it is estimated to cost.
 
     ``estimate_usd``: the session's tokens at list price plus the evaluator's cost as its CLI reported it (its tokens
     at list price when it reported none); ``unpriced_models`` the models no price was found for (the estimate is then
     a lower bound). ``cost_usd``: the estimate for a real trial; 0 for a rehearsal (``billed`` false: its model is
     scripted, no real API was paid), whose ``estimate_usd`` is what the scripted tokens would cost (the budget's
-    measure, README "Budgets")."""
+    measure, README "Budgets"). ``session_cli_usd``: what the CLI said the session cost
+    (:func:`cli_session_cost`), shown beside the estimate as ``session.cli_total_cost_usd``, never added to it."""
     table = price_table()
     spent = estimate(session)
     ev_doc = None
@@ -246,7 +281,8 @@ def usage_doc(session: Usage, evaluator: Usage | None, evaluator_cli_usd: float 
         ev_doc = {**evaluator.to_doc(), "cli_total_cost_usd": evaluator_cli_usd,
                   "estimate_usd": None if ev_estimate.unpriced else ev_estimate.usd}
         spent = spent + (Estimate(evaluator_cli_usd) if evaluator_cli_usd is not None else ev_estimate)
-    return {"billed": billed, "session": session.to_doc(), "evaluator": ev_doc, "estimate_name": ESTIMATE_NAME,
+    return {"billed": billed, "session": {**session.to_doc(), "cli_total_cost_usd": session_cli_usd},
+            "evaluator": ev_doc, "estimate_name": ESTIMATE_NAME,
             "estimate_usd": round(spent.usd, 6), "unpriced_models": list(spent.unpriced),
             "cost_usd": round(spent.usd, 6) if billed else 0.0,
             "price_table": {"as_of": table["as_of"], "source": table["source"]}}

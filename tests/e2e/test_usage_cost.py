@@ -55,6 +55,11 @@ def test_the_verdict_adds_each_scripted_response_once_and_the_evaluators_reporte
     assert list((wd / "subagents").glob("*.jsonl")), "the subagent's transcript was collected"
     assert usage["session"]["by_model"] == {SONNET: _sum(*served), "claude-haiku-4-5": _sum(SUBAGENT)}
     assert usage["session"]["responses"] == len(served) + 1
+    # the CLI's own figure for the session: 2.1.332 writes it in a cost-state record at the end, 2.1.197 none
+    wrote_cost_state = '"type":"cost-state"' in (wd / "transcript.jsonl").read_text().replace('": "', '":"')
+    session_cli = usage["session"]["cli_total_cost_usd"]
+    assert (session_cli is not None) == wrote_cost_state, (session_cli, verdict["environment"])
+    assert session_cli is None or session_cli > 0
 
     # the evaluator: its tokens and its cost as the CLI reported it (priced by the model the CLI requested)
     evaluator = usage["evaluator"]

@@ -131,3 +131,21 @@ def test_cli_usage_reads_model_usage_or_falls_back_to_usage() -> None:
     assert cost == 0.0105 and used.by_model["claude-haiku-4-5"] == Tokens(7000, 700, 1, 2, 1)
     used, cost = cli_usage({"usage": _usage(5, 6)}, "claude-sonnet-4-5")
     assert cost is None and used.by_model == {"claude-sonnet-4-5": Tokens(5, 6, responses=1)}
+
+
+def test_the_clis_own_session_cost_is_the_last_cost_state_near_each_files_end(tmp_path: Path) -> None:
+    """2.1.332 writes a cost-state record after the session's last turn (a running total): the last one of each file
+    stands, files a trial left with /clear add up; 2.1.197 writes none (None, never 0). Never added to the tokens."""
+    from live_trial.transcript.usage import cli_session_cost
+
+    def state(usd: float) -> dict:
+        return {"type": "cost-state", "sessionId": "s", "totalCostUSD": usd, "modelUsage": {}}
+    first = _write(tmp_path / "a.jsonl", [state(0.01), _assistant("msg_1", "claude-sonnet-4-5", _usage(10, 1)),
+                                          state(0.04)])
+    second = _write(tmp_path / "b.jsonl", [state(0.02)])
+    none = _write(tmp_path / "c.jsonl", [_assistant("msg_2", "claude-sonnet-4-5", _usage(10, 1))])
+    assert cli_session_cost([first, second, none, tmp_path / "missing.jsonl"]) == 0.06
+    assert cli_session_cost([none]) is None
+    assert read_usage([first]).responses == 1
+    doc = usage_doc(read_usage([first]), None, None, billed=True, session_cli_usd=0.04)
+    assert doc["session"]["cli_total_cost_usd"] == 0.04 and doc["estimate_usd"] != 0.04
