@@ -119,7 +119,8 @@ class StopReason(StrEnum):
     MODEL_UNKNOWN = ("model_unknown", ENVIRONMENT, "the model the trial asked for is unknown to the model's service",
                      "model")
     PROCESSES_LEFT = ("processes_left", ENVIRONMENT, "a process of the session could not be ended before its records "
-                      "were collected (it outlived SIGKILL in the trial's container)", "retry")
+                      "were collected (it outlived SIGKILL in the trial's container), or had left the container",
+                      "retry")
     # The harness: BLOCKED.
     HARD_CAP = "hard_cap", HARNESS, "the trial reached its hard time cap", "hard_cap"
     BUDGET = ("budget", HARNESS, "the trial reached its cost budget (the API list price estimate of what it used, "

@@ -34,7 +34,7 @@ from live_trial.clock import utc_now
 from live_trial.errors import PollExit, RefusedInput
 from live_trial.session.containment import NOTE_PREFIX
 from live_trial.session.rules import check_target_allowed
-from live_trial.stop_reasons import blocked_reason
+from live_trial.stop_reasons import StopReason, blocked_reason
 from live_trial.workdir_files import EVALUATION, TRANSCRIPT
 
 Summariser = Callable[[Mapping[str, Any]], str]
@@ -207,6 +207,10 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
         # The table says BLOCKED; the reason says whose failure stopped it (live_trial/stop_reasons.py: tool missing,
         # tmux gone, time cap, harness stopped, evaluator failed, records not writable).
         judgement = Judgement(judgement.verdict, (blocked_reason(f.stop_reason),))
+    elif f.stop_reason == StopReason.RECORDS_TAMPERED.value and judgement.verdict == "FAIL" and f.launch == "PASS":
+        # The completion FAIL is the records' doing, not a turn that never ended: the reason names the cause, and the
+        # tamper note (below, among the causes) the files (README "What a trial leaves behind").
+        judgement = Judgement("FAIL", (StopReason.RECORDS_TAMPERED.why,))
     if judgement.verdict != "PASS":
         stop_notes = [n for n in notes if not n.startswith(NOTE_PREFIX)] if f.stop_reason else []  # not a cause
         causes = cause_lines(facts.evaluation.could_not_judge, f.goal_result, f.goal_blockers, f.failure_reason,

@@ -114,6 +114,10 @@ def _file_problem(source: str, ctx: Context) -> str:
                 "the trial started): never evidence")
     if first == wf.OUT:
         return "is in out/, where the task allows only the completion marker: never evidence"
+    if real.startswith(f"{wf.SIDE_EFFECTS_COPIES_PATH}/"):
+        return ("is not a copy of a file the session created or changed that is still there at the end (the file is "
+                "gone or was changed, or the copy is not collect's): this citation cannot stand; do not cite it again, "
+                "cite another file listed as the session's or a tool call record")
     if first == wf.SIDE_EFFECTS:
         return ("is the harness's record of the side effects, not a file the session produced: cite the file's "
                 "copy under side-effects/files/")
@@ -186,7 +190,8 @@ def _write_gone(facts: RecordFacts, ctx: Context) -> str | None:
         problem = _still_there(wrote, ctx)
         if problem is not None:
             return (f"is the {wrote.tool} call that wrote {shown}, a file {problem}: a call is evidence of a file only "
-                    "while the file is still there at the end with what it wrote")
+                    "while the file is still there at the end with what it wrote, so this citation cannot stand; do "
+                    "not cite this call again (nor the file as it was written)")
     return None
 
 

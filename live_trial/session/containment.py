@@ -24,6 +24,7 @@ to init: neither the pane's process tree nor the tag finds it. The kinds, strong
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,17 +81,26 @@ class Container:
         if self.kind == TAG_ONLY:
             return list(argv)
         extra = ["--cgroup", self.path] if self.path else []
+        extra += ["--pidns", "1"] if nests_pidns(self) else []
         return [python or sys.executable, "-P", "-m", HOLDER_MODULE, "--kind", self.kind, "--name", self.name, *extra,
                 "--", *argv]
 
     def note(self) -> str:
         """The verdict's note: which containment held the trial's processes."""
-        where = {CGROUP_V2: f"the cgroup v2 subtree {self.path}",
+        inner = " with a PID namespace inside it" if nests_pidns(self) else ""
+        where = {CGROUP_V2: f"the cgroup v2 subtree {self.path}{inner}",
                  PID_NAMESPACE: "a PID namespace whose init's end killed every process in it",
                  SUBREAPER: "a child-subreaper holder that ended every descendant",
                  TAG_ONLY: "only the trial's environment tag and the pane's process tree (no kernel containment "
                            "was available or allowed)"}[self.kind]
         return f"{NOTE_PREFIX}{self.kind}: the trial's processes were held by {where}"
+
+
+def nests_pidns(c: Container) -> bool:
+    """True when the holder runs a ``cgroup-v2`` container's program in a PID namespace inside the cgroup: for a root
+    harness (root may write its pid into any cgroup's ``cgroup.procs`` and so leave the cgroup, never the namespace,
+    whose init's end kills it; README "Nothing left running"). Decided the same way by the harness at any time."""
+    return c.kind == CGROUP_V2 and bool(c.path) and os.geteuid() == 0 and shutil.which("unshare") is not None
 
 
 # ---------------------------------------------------------------- detection
@@ -291,7 +301,7 @@ def members(c: Container) -> list[proctree.Proc]:
     found = set(proctree.tagged(c.name)) if c.tag == c.name else set()
     if c.kind == CGROUP_V2 and c.path:
         found |= {p for p in map(proctree.proc, _cgroup_pids(Path(c.path))) if p is not None}
-    elif c.kind == PID_NAMESPACE:
+    if c.kind == PID_NAMESPACE or nests_pidns(c):
         spaces = {_ns_of(p.pid) for p in _pidns_inits(c.name, c.tag)} - {None, _ns_of(os.getpid())}
         if spaces:
             for pid in (int(n) for n in os.listdir("/proc") if n.isdigit()):
@@ -302,6 +312,19 @@ def members(c: Container) -> list[proctree.Proc]:
         for holder in _holders(c.name, c.tag):
             found |= set(proctree.descendants(holder.pid))
     return sorted(found, key=lambda p: p.pid)
+
+
+def escaped(c: Container) -> list[proctree.Proc]:
+    """The processes of a ``cgroup-v2`` container's session that live outside its cgroup now: those carrying the
+    trial's tag, in the PID namespace nested in it (:func:`nests_pidns`) or below its holders, whose pid is not in the
+    cgroup (nor in the evaluator's, a sibling). Empty for the other kinds. What the harness checks before it ends the
+    container, so a verdict never says the cgroup held a process that left it (README "Nothing left running")."""
+    if c.kind != CGROUP_V2 or not c.path:
+        return []
+    inside = set(_cgroup_pids(Path(c.path))) | set(_cgroup_pids(Path(c.path).parent / (c.tag + EVALUATOR_SUFFIX)))
+    below = {d for h in _holders(c.name, c.tag) for d in proctree.descendants(h.pid)}
+    return sorted((p for p in set(members(c)) | below if p.pid not in inside and p.pid != os.getpid()),
+                  key=lambda p: p.pid)
 
 
 def end(c: Container, *, wait_s: float = END_WAIT_S) -> list[proctree.Proc]:

@@ -1,10 +1,12 @@
 """The pane's command (and the evaluator's): enter the trial's container, then start claude in it (README
 "Nothing left running"; :mod:`live_trial.session.containment`).
 
-``python -m live_trial.session.holder --kind KIND --name NAME [--cgroup PATH] -- PROGRAM ARGS...``
+``python -m live_trial.session.holder --kind KIND --name NAME [--cgroup PATH [--pidns 1]] -- PROGRAM ARGS...``
 
 - ``cgroup-v2``: write this process's pid to ``PATH/cgroup.procs`` and exec the program: nothing it starts is born
-  outside the cgroup.
+  outside the cgroup. With ``--pidns`` (a root harness, :func:`live_trial.session.containment.nests_pidns`) it then
+  runs the program in a PID namespace inside the cgroup, as ``pid-namespace`` below (with ``--mount-proc``): root may
+  write its pid into any cgroup's ``cgroup.procs`` and leave the cgroup, never the namespace, whose end kills it.
 - ``pid-namespace``: exec ``unshare --pid --fork --kill-child`` (``--user --map-current-user`` when not root) running
   this module as ``--kind init``: pid 1 of the new namespace, which starts the program, passes on SIGHUP / SIGTERM,
   reaps every orphan, and exits with the program's status; the kernel then kills everything left in the namespace.
@@ -145,12 +147,14 @@ def main(args: list[str]) -> int:
         if problem:
             os.write(2, f"live-trial holder: {problem}\n".encode())
             return CANNOT_ENTER
-        os.execvp(argv[0], argv)
-    if kind == "pid-namespace":
+        if flags.get("--pidns") != "1":
+            os.execvp(argv[0], argv)
+    if kind == "pid-namespace" or kind == "cgroup-v2":
         userns = [] if os.geteuid() == 0 else ["--user", "--map-current-user"]
+        proc = ["--mount-proc"] if kind == "cgroup-v2" else []
         inner = [sys.executable, "-P", "-m", "live_trial.session.holder", "--kind", "init", "--name", name, "--", *argv]
         try:
-            os.execvp("unshare", ["unshare", "--pid", "--fork", "--kill-child", *userns, "--", *inner])
+            os.execvp("unshare", ["unshare", "--pid", "--fork", "--kill-child", *proc, *userns, "--", *inner])
         except OSError as exc:
             os.write(2, f"live-trial holder: cannot run unshare: {exc}\n".encode())
             return CANNOT_ENTER

@@ -126,7 +126,46 @@ def read_cli_session_status(config: str | os.PathLike[str] | None, pid: int | No
     if not pid:
         return None
     path = cli_session_status_path(config, pid)
-    return _read_small_json(path)
+    doc = _read_small_json(path)
+    for inner in ([] if doc is not None or path.exists() else _namespaced_pids(int(pid))):
+        found = _read_small_json(cli_session_status_path(config, inner))
+        if found is not None and str(found.get("pid", inner)) == str(inner):
+            return found
+    return doc
+
+
+def _namespaced_pids(pid: int, limit: int = 64) -> list[int]:
+    """The pids of ``pid``'s descendants (parents first, at most ``limit``) that run in a PID namespace below ours, as
+    their innermost namespace numbers them: a CLI the holder runs in a PID namespace (README "Nothing left running")
+    names its ``sessions/<pid>.json`` by that pid, so the pane's pid finds it through them. Linux ``/proc``; empty
+    elsewhere."""
+    children: dict[int, list[int]] = {}
+    try:
+        names = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return []
+    for child in names:
+        try:
+            ppid = int(Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(child)
+    out: list[int] = []
+    todo, seen = list(children.get(pid, [])), {pid}
+    while todo and len(seen) <= limit:
+        current = todo.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        todo += children.get(current, [])
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+        except OSError:
+            continue
+        nspid = next((ln.split()[1:] for ln in status.splitlines() if ln.startswith("NSpid:")), [])
+        if len(nspid) >= 2 and nspid[-1].isdigit():
+            out.append(int(nspid[-1]))
+    return out
 
 
 def find_cli_session(config: str | os.PathLike[str] | None, session_id: str) -> tuple[int, dict[str, Any]] | None:

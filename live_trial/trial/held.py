@@ -13,7 +13,7 @@ Works on a trial through its public parts (:class:`~live_trial.trial.context.Tri
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from live_trial.session import containment, proctree
 from live_trial.stop_reasons import StopReason
@@ -83,7 +83,12 @@ def finish_session(trial: Any) -> None:
 def end_processes(trial: Any, session: str) -> None:
     """Kill the session (its process tree walked first), end its container and verify it is empty, then end whatever
     still carries the trial's tag and the evaluator recorded in the state (a resume's leftovers). A process that
-    will not die: BLOCKED ``processes_left`` with its pids and commands in the notes. Never raises."""
+    will not die: BLOCKED ``processes_left`` with its pids and commands in the notes. Before the kill it looks for what
+    the container does not hold (:func:`outside`): a process of a ``cgroup-v2`` session that left the cgroup (ended,
+    then BLOCKED ``processes_left`` naming it, and no note says the cgroup held it), and for ``tag-only`` the tagged
+    processes outside the pane's tree (named in the note). Never raises."""
+    box = recorded(trial.state.containment) or containment.Container(containment.TAG_ONLY, session)
+    escaped, strays, commands = outside(trial, box, session)
     if trial.backend is not None:
         try:
             killed = trial.backend.kill_session(session)
@@ -92,7 +97,6 @@ def end_processes(trial: Any, session: str) -> None:
             trial.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
     try:
         state = trial.state
-        box = recorded(state.containment) or containment.Container(containment.TAG_ONLY, session)
         left = containment.end(box)
         left += containment.end_named(session)      # one the state could not record (a disk that refused it)
         ev = state.evaluator
@@ -103,7 +107,8 @@ def end_processes(trial: Any, session: str) -> None:
             left += containment.end(ev_box)
         if ev or ev_box:
             trial.journal.save(evaluator=None, evaluator_containment=None)
-        note_containment(trial, box, left)
+        left += proctree.end(escaped + strays, grace_s=1.0)
+        note_containment(trial, box, left, escaped=escaped, strays=strays, commands=commands)
         if trial.backend is not None:
             removed = trial.backend.reap()
             if removed:
@@ -112,18 +117,54 @@ def end_processes(trial: Any, session: str) -> None:
         trial.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
 
 
-def note_containment(trial: Any, box: containment.Container, left: list[proctree.Proc]) -> None:
-    """The verdict's note naming the containment (once), and for survivors the BLOCKED ``processes_left`` stop."""
+def outside(trial: Any, box: containment.Container, session: str
+            ) -> tuple[list[proctree.Proc], list[proctree.Proc], dict[proctree.Proc, str]]:
+    """``(escaped, strays, commands)`` before the session is killed: the processes of a ``cgroup-v2`` session outside
+    its cgroup (:func:`containment.escaped`), and for ``tag-only`` the processes carrying the trial's tag outside the
+    pane's process tree (daemons only the tag finds), and each one's command line read now. Never raises."""
+    try:
+        escaped = containment.escaped(box)
+        strays: list[proctree.Proc] = []
+        if box.kind == containment.TAG_ONLY:
+            row = trial.backend.pane(session) if trial.backend is not None else None
+            tree = set(proctree.descendants(row.pane_pid)) if row is not None and not row.dead else set()
+            strays = [p for p in proctree.tagged(session) if p not in tree]
+        return escaped, strays, {p: _command(p.pid) for p in escaped + strays}
+    except Exception as exc:  # noqa: BLE001 - the ending below goes on
+        trial.journal.log("cleanup", "error", problem=f"{type(exc).__name__}: {exc}")
+        return [], [], {}
+
+
+def _named(procs: Sequence[proctree.Proc], commands: Mapping[proctree.Proc, str]) -> str:
+    return ", ".join(f"{p.pid} ({commands.get(p) or _command(p.pid)})" for p in sorted(set(procs), key=lambda p: p.pid))
+
+
+def note_containment(trial: Any, box: containment.Container, left: list[proctree.Proc], *,
+                     escaped: Sequence[proctree.Proc] = (), strays: Sequence[proctree.Proc] = (),
+                     commands: Mapping[proctree.Proc, str] | None = None) -> None:
+    """The verdict's note naming the containment (once), and for survivors the BLOCKED ``processes_left`` stop. A
+    process that left the cgroup (``escaped``): BLOCKED ``processes_left`` naming it, and the note says the cgroup did
+    not hold it. ``tag-only``: the note says what the tag cannot see, and names the tagged ``strays`` it ended."""
     note = box.note()
+    if escaped:
+        note = (f"{containment.NOTE_PREFIX}{box.kind}: the cgroup v2 subtree {box.path} did not hold every process "
+                f"of the trial: {len(set(escaped))} left it before the end: "
+                f"{_named(escaped, commands or {})}")
+    elif box.kind == containment.TAG_ONLY:
+        note += ("; a process that cleared its environment (e.g. setsid env -i) and left the pane's process tree "
+                 "cannot be seen by tag-only containment, so one may still run; tagged processes outside the tree "
+                 "ended at the end: " + (_named(strays, commands or {}) if strays else "none"))
     if not any(n.startswith(containment.NOTE_PREFIX) for n in trial.facts.notes):
         trial.facts.notes.append(note)
-    trial.journal.log("cleanup", "contained", held_by=box.kind, path=box.path, left=[p.pid for p in left])
-    if not left:
+    trial.journal.log("cleanup", "contained", held_by=box.kind, path=box.path, left=[p.pid for p in left],
+                      escaped=[p.pid for p in escaped], strays=[p.pid for p in strays])
+    if not left and not escaped:
         return
-    what = ", ".join(f"{p.pid} ({_command(p.pid)})" for p in sorted(set(left), key=lambda p: p.pid))
+    what = _named(list(left) + list(escaped), commands or {})
     trial.facts.blocked, trial.facts.stop_reason = True, StopReason.PROCESSES_LEFT
     trial.facts.notes.append(f"{StopReason.PROCESSES_LEFT.why}: {what}")
-    trial.journal.log("cleanup", "processes_left", pids=[p.pid for p in left], problem=what)
+    trial.journal.log("cleanup", "processes_left", pids=sorted({p.pid for p in list(left) + list(escaped)}),
+                      problem=what)
 
 
 def _command(pid: int) -> str:

@@ -76,11 +76,37 @@ def test_a_setsid_env_i_daemon_of_the_session_is_gone_when_run_returns(tmp_path,
         assert not Path(state["containment"]["path"]).exists(), "the trial's cgroup was left behind"
 
 
+@pytest.mark.budget(10)
+@pytest.mark.skipif(os.geteuid() != 0 or containment.detect()[0] != containment.CGROUP_V2,
+                    reason="leaving a cgroup by writing cgroup.procs of an ancestor needs root and cgroup v2")
+def test_a_daemon_that_leaves_the_trials_cgroup_is_gone_when_run_returns_and_never_called_held(tmp_path):
+    """As root the session's Bash tool starts a ``setsid env -i`` daemon whose shell writes its pid into the root
+    cgroup's ``cgroup.procs`` (``mark-cgroup-escape.yaml``): it really leaves the trial's cgroup, yet nothing of it
+    runs when ``run`` returns, and the verdict does not say the cgroup held it: BLOCKED ``processes_left`` naming it
+    (README "Nothing left running")."""
+    here = tmp_path / "here"
+    here.mkdir()
+    proc = run_cmd(tmp_path, *MARK, "--rehearsal", str(SCENARIOS / "mark-cgroup-escape.yaml"), "--in-place",
+                   str(here), "--stall-limit", "4", "--hard-cap", "90")
+    left = _daemons(here, "3073")
+    _kill(left)
+    escaped = (here / "escaped.txt").read_text() if (here / "escaped.txt").is_file() else ""
+    assert escaped and containment.SUBTREE not in escaped, f"the daemon never left the trial's cgroup: {escaped!r}"
+    assert left == [], "the daemon that left the trial's cgroup outlived the trial"
+    verdict = json.loads((workdirs(tmp_path)[0] / "verdict.json").read_text())
+    held = [n for n in verdict["notes"] if n.startswith("containment: ") and "were held by" in n]
+    assert held == [], f"the verdict says a container held a process that left it: {held}"
+    assert verdict["overall"]["verdict"] == "BLOCKED" and verdict["stop_reason"] == "processes_left", \
+        (proc.returncode, verdict["overall"], verdict["notes"])
+    assert any("sleep 3073" in n for n in verdict["notes"]), verdict["notes"]
+
+
 @pytest.mark.budget(12)
 def test_reap_ends_through_its_container_the_daemon_a_killed_harness_left(tmp_path):
     """SIGKILL of the harness while a tool runs, then the session removed by hand: the ``setsid env -i`` daemon the
     tool started carries no tag and leads to no session; ``reap`` finds the trial in the eval root and ends it through
-    the container the trial's state records (its cgroup, here), and removes that container."""
+    the container the trial's state records (its cgroup, here), and removes that container. As root the PID namespace
+    nested in the cgroup already ended the daemon with the session; ``reap`` still removes the container."""
     here = tmp_path / "here"
     here.mkdir()
     proc = popen_cmd(tmp_path, *MARK, "--rehearsal", str(SCENARIOS / "mark-setsid-daemon-hang.yaml"), "--in-place",
@@ -95,7 +121,11 @@ def test_reap_ends_through_its_container_the_daemon_a_killed_harness_left(tmp_pa
                        check=True)
         wait_for(lambda: not pid_alive(state["pane_pid"]), what="claude gone with its session")
         time.sleep(1)                   # claude's own end of its tools' trees, done: the daemon is below none of them
-        assert _daemons(here, "3072") == daemons, "the daemon died with its session: there is nothing for reap"
+        box = containment.Container.from_json(state["containment"])
+        if containment.nests_pidns(box):    # root: the PID namespace in the cgroup ended with the session's holder
+            assert _daemons(here, "3072") == [], "the daemon outlived the PID namespace nested in the trial's cgroup"
+        else:
+            assert _daemons(here, "3072") == daemons, "the daemon died with its session: there is nothing for reap"
         reaped = subprocess.run([sys.executable, "-m", "live_trial", "reap", "--eval-root", str(tmp_path / "eval"),
                                  "--json"], capture_output=True, text=True, timeout=60, cwd=ROOT)
         left = _daemons(here, "3072")

@@ -80,3 +80,24 @@ def test_a_file_written_then_removed_is_no_evidence_by_its_write_call(tmp_path):
                      "output"]
     assert (wd / "notes.txt").read_text() == "draft\n"
     assert all("notes.txt |" not in a["request"] for a in evaluation["attempts"])     # not listed as a file
+
+
+@pytest.mark.budget(10)
+def test_files_planted_in_side_effects_before_collect_never_reach_the_evaluator(tmp_path):
+    """A Bash call writes ``../side-effects/files/planted.txt`` and ``../side-effects/planted-top.txt`` before collect
+    (README "What a trial leaves behind"): collect empties ``side-effects/files/``, so the first is gone, listed in no
+    ``files.json`` and named in the notes; the second is still there after collect: ``records_tampered``, a FAIL whose
+    reason names that cause, never "did not complete on its own"."""
+    proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
+                   str(SCENARIOS / "mark-plant-side-effects.yaml"), *FAST)
+    [wd] = workdirs(tmp_path)
+    doc = json.loads((wd / "verdict.json").read_text())
+    assert (doc["overall"]["verdict"], doc["stop_reason"], proc.returncode) == ("FAIL", "records_tampered", 1), doc
+    reasons = doc["overall"]["reasons"]
+    assert reasons[0].startswith("the trial's records were changed after they were collected"), reasons
+    assert not any("did not complete on its own" in r for r in reasons), reasons
+    assert any("side-effects/planted-top.txt is there but collect never wrote it" in n for n in doc["notes"])
+    assert not (wd / "side-effects" / "files" / "planted.txt").exists()
+    assert json.loads((wd / "side-effects" / "files.json").read_text())["added"] == []
+    assert any("side-effects/files/planted.txt (named by a Bash command)" in n for n in doc["notes"]), doc["notes"]
+    assert not (wd / "evaluation.json").exists(), "the evaluator ran on tampered records"

@@ -168,3 +168,18 @@ def test_an_override_never_makes_a_launch_pass_the_transcript_lacks(tree, capsys
     assert main(argv) == 2
     assert json.loads(capsys.readouterr().out)["code"] == "contradicts_transcript"
     assert not (tree["wd"] / "verdict.json").exists()
+
+
+def test_a_records_tampered_fail_names_its_cause_and_the_files_not_an_unfinished_turn(tree) -> None:
+    """README "What a trial leaves behind": records changed after collect stop the trial as records_tampered; its
+    overall reason says so and names the files, never "did not complete on its own"."""
+    note = ("the trial's records were changed after collect, by something the session started: "
+            "side-effects/files/report.txt changed")
+    _recorded(tree["wd"], tree["plugins"], completion="FAIL", goal=None, evidence=[], stop_reason="records_tampered",
+              notes=["containment: cgroup-v2: held", note])
+    facts = _facts(tree)
+    reasons = derive_verdict(facts, recorded_findings(facts.origin.state), summarise=summariser("en"),
+                             clock=lambda: WHEN).to_doc()["overall"]["reasons"]
+    assert reasons[0].startswith("the trial's records were changed after they were collected"), reasons
+    assert not any("did not complete on its own" in r for r in reasons), reasons
+    assert any("side-effects/files/report.txt" in r for r in reasons), reasons

@@ -354,3 +354,16 @@ def test_a_write_call_is_found_among_the_copies_of_a_folder_outside_the_workdir(
     assert ea.answer_problems(answer(WRITE_ITEM), ctx_of(wd, produced)) == []
     [problem] = ea.answer_problems(answer(WRITE_ITEM), ctx_of(wd, Produced(changed=0, root=str(own))))
     assert "no longer there at the end" in problem
+
+
+def test_a_refused_citation_of_a_gone_or_changed_file_says_it_cannot_stand_and_never_asks_for_it_again(wd):
+    """README "Evidence": the refusal of a Write call whose file is gone, and of a copy under side-effects/files/
+    that is no file the session still has at the end, says the citation cannot stand; it never asks the evaluator to
+    cite the path it cited."""
+    produced = _gone(wd)
+    [problem] = ea.answer_problems(answer(WRITE_ITEM), ctx_of(wd, produced))
+    assert "cannot stand" in problem and "do not cite this call again" in problem
+    (wd / "side-effects" / "files" / "report.csv").write_text(REPORT)      # a copy collect did not list
+    [problem] = ea.answer_problems(answer(GOOD), ctx_of(wd, produced))
+    assert "gone or was changed" in problem and "do not cite it again" in problem, problem
+    assert "cite the file's copy under side-effects/files/" not in problem, problem

@@ -75,8 +75,9 @@ def test_create_makes_the_cgroup_folder_and_the_record_round_trips(tmp_path):
 def test_the_holder_comes_first_in_the_argv_but_for_tag_only():
     assert Container(TAG_ONLY, "lt-x").wrap(["claude", "-p"]) == ["claude", "-p"]
     argv = Container(CGROUP_V2, "lt-x", "/cg/lt-x").wrap(["claude", "-p"], python="py")
+    nested = ["--pidns", "1"] if containment.nests_pidns(Container(CGROUP_V2, "lt-x", "/cg/lt-x")) else []
     assert argv == ["py", "-P", "-m", "live_trial.session.holder", "--kind", CGROUP_V2, "--name", "lt-x",
-                    "--cgroup", "/cg/lt-x", "--", "claude", "-p"]
+                    "--cgroup", "/cg/lt-x", *nested, "--", "claude", "-p"]
     for kind in containment.KINDS:
         assert Container(kind, "lt-x", "/cg").note().startswith(f"containment: {kind}: ")
 
@@ -180,3 +181,16 @@ def test_a_running_container_is_ended_by_its_name_alone(tmp_path, setting):
         for pid in daemons:
             os.kill(int(pid), 9)
     assert daemons == [] and containment.members(box) == []
+
+
+def test_a_root_cgroup_nests_a_pid_namespace_and_its_note_says_so(monkeypatch):
+    """README "Nothing left running": root may write its pid into any cgroup's cgroup.procs, never leave a PID
+    namespace; a root harness's cgroup-v2 holder runs the program in one inside the cgroup, and the note says so."""
+    box = Container(CGROUP_V2, "lt-x", "/cg/lt-x")
+    monkeypatch.setattr(containment.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(containment.shutil, "which", lambda name: "/usr/bin/unshare")
+    assert containment.nests_pidns(box) and "--pidns" in box.wrap(["claude"], python="py")
+    assert box.note().endswith("/cg/lt-x with a PID namespace inside it")
+    monkeypatch.setattr(containment.os, "geteuid", lambda: 1000)
+    assert not containment.nests_pidns(box) and "--pidns" not in box.wrap(["claude"], python="py")
+    assert not containment.nests_pidns(Container(PID_NAMESPACE, "lt-x"))

@@ -94,3 +94,61 @@ def test_a_state_without_a_container_record_is_ended_by_its_tag(tmp_path, monkey
     held.end_processes(trial, trial.state.session)
     assert order == ["kill_session", "end tag-only"]
     assert trial.facts.notes[0].startswith("containment: tag-only: ")
+
+
+class _PaneBackend(_Backend):
+    def pane(self, name):
+        return SimpleNamespace(pane_pid=os.getpid(), dead=False)      # the pane's tree: this test and its children
+
+
+def test_tag_only_says_what_it_cannot_see_and_names_the_tagged_daemons_it_ended(tmp_path, monkeypatch):
+    """README "Nothing left running": tag-only containment cannot see a process that cleared its environment; the
+    note says so plainly and lists the tagged processes outside the pane's tree that it ended."""
+    import subprocess
+
+    order: list[str] = []
+    box = containment.Container(containment.TAG_ONLY, "lt-20261130T101500-abcd-greet")
+    trial = _trial(tmp_path, order, box)
+    trial.backend = _PaneBackend(order)
+    _fake_steps(monkeypatch, order, [])
+    daemon = subprocess.Popen(["setsid", "sleep", "3074"], env={**os.environ, proctree.TAG_ENV: box.name})
+    try:
+        outside_tree = proctree.proc(daemon.pid)
+        monkeypatch.setattr(held.proctree, "descendants", lambda pid: [])      # the daemon left the pane's tree
+        ended: list = []
+        monkeypatch.setattr(held.proctree, "end", lambda procs, **kw: ended.extend(procs) or [])
+        held.finish_session(trial)
+    finally:
+        daemon.kill()
+        daemon.wait()
+    [note] = [n for n in trial.facts.notes if n.startswith(containment.NOTE_PREFIX)]
+    assert "cleared its environment" in note and "cannot be seen by tag-only containment" in note, note
+    assert f"{daemon.pid} (sleep 3074)" in note, note
+    assert outside_tree in ended and not trial.facts.blocked
+
+
+def test_tag_only_with_no_tagged_daemon_still_says_what_it_cannot_see(tmp_path, monkeypatch):
+    order: list[str] = []
+    box = containment.Container(containment.TAG_ONLY, "lt-20261130T101500-abcd-none")
+    trial = _trial(tmp_path, order, box)
+    trial.backend = _PaneBackend(order)
+    _fake_steps(monkeypatch, order, [])
+    held.finish_session(trial)
+    [note] = trial.facts.notes
+    assert "cannot be seen by tag-only containment" in note and note.endswith("ended at the end: none"), note
+
+
+def test_a_process_that_left_the_cgroup_blocks_the_trial_and_no_note_says_the_cgroup_held_it(tmp_path, monkeypatch):
+    """README "Nothing left running": a process of a cgroup-v2 session found outside its cgroup before the end is
+    ended and named (BLOCKED processes_left); the note says the cgroup did not hold it."""
+    order: list[str] = []
+    box = containment.Container(containment.CGROUP_V2, "lt-20261130T101500-abcd-greet", "/cg/live-trial/x")
+    trial = _trial(tmp_path, order, box)
+    _fake_steps(monkeypatch, order, [])
+    me = proctree.proc(os.getpid())
+    monkeypatch.setattr(held.containment, "escaped", lambda c: [me] if c == box else [])
+    held.finish_session(trial)
+    assert trial.facts.blocked and trial.facts.stop_reason == StopReason.PROCESSES_LEFT
+    assert not any("were held by" in n for n in trial.facts.notes), trial.facts.notes
+    assert any(n.startswith("containment: cgroup-v2: ") and "did not hold" in n and str(me.pid) in n
+               for n in trial.facts.notes), trial.facts.notes
