@@ -56,7 +56,7 @@ from live_trial.acceptance.evallog import skill_trials_dir
 from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
 from live_trial.acceptance.plan_inputs import inline_refs, plan_suites, plugin_roots, scenario_of, watch_closure
-from live_trial.acceptance.suite import DEFAULT, Case, Suite
+from live_trial.acceptance.suite import DEFAULT, Case, Suite, suite_sha
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
 from live_trial.acceptance.transcript_cache import TranscriptCache
 from live_trial.acceptance.verdict import recorded_cost, trial_duration_s
@@ -268,6 +268,9 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
             s.entry["reason"] += (f"; watch {', '.join(s.entry['superseded_watch_ids'])} superseded: the behaviour "
                                   "closure changed since it was opened")
     doc = _budget(skills, eval_root, profile, max_live_trials, max_concurrency, proof, reuse_rehearsal, utc_now())
+    files = sorted({str(s.path) for s in suites.values()})
+    if files:
+        doc["suites"] = [{"path": f, "sha256": suite_sha(Path(f))} for f in files]
     if reuse_rehearsal:
         assert scenario_path is not None        # _check_arguments refused --rehearsal-reuse without it
         doc["rehearsal_scenario"] = str(Path(scenario_path).resolve())

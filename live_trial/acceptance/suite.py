@@ -200,6 +200,13 @@ def _refuse(path: Path, problems: list[str]) -> RefusedInput:
                         fix="fix the file (references/suite-format.md)", details={"problems": problems})
 
 
+def suite_sha(path: Path) -> str:
+    """``sha256:<hex>`` of a suite file's bytes (a plan records it; ``run --plan --suite`` compares it)."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def load_suites(roots: Iterable[Path], suite: Path | None) -> dict[Path, Suite]:
     """The suite of each plugin root: ``suite`` (``--suite FILE``) for every one when given, else each root's own
     ``live-trials.yaml`` when it has one. Raises :class:`RefusedInput` for a bad file or a ``--suite`` that is not a

@@ -52,6 +52,21 @@ def _check_rehearsal_reuse(plan: dict, rehearsal: Path | None) -> None:
                            fix=f"run it with --rehearsal {scenario}, or make a plan without --rehearsal-reuse")
 
 
+def check_suite(plan: dict, suite: Path | None) -> None:
+    """``run --plan --suite FILE``: refuse (exit 2, nothing run) a bad suite file, or a plan not made from that file
+    as it is now (its cases may have changed since: plan again). README "Planning many skills"."""
+    if suite is None:
+        return
+    from live_trial.acceptance.suite import load_suite, suite_sha
+
+    path = load_suite(Path(suite)).path            # a bad file: RefusedInput naming its file, line and key
+    recorded = {s.get("path"): s.get("sha256") for s in plan.get("suites") or []}
+    if recorded.get(str(path)) != suite_sha(path):
+        why = "was not made from it" if str(path) not in recorded else "was made from an earlier version of it"
+        raise RefusedInput(f"the plan {why}", where=f"run --plan --suite {path}", code="suite_changed",
+                           fix=f"make the plan again: live-trial plan --suite {path} ... --json")
+
+
 def run_plan(args, policy) -> int:
     """Run every batch of the plan in ``args.plan``; return the worst exit code (FAIL > BLOCKED > DEGRADED > PASS)."""
     from live_trial.cli.folder_args import folder_options
@@ -72,6 +87,7 @@ def run_plan(args, policy) -> int:
     junit = _junit_target(getattr(args, "junit", None))
     plan = read_json(args.plan, "plan.schema.json")
     _check_rehearsal_reuse(plan, args.rehearsal)
+    check_suite(plan, getattr(args, "suite", None))
     batches = plan_items(plan)
     width = args.max_concurrency or int(plan.get("max_concurrency") or 2)
     if width < 1:

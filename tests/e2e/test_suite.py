@@ -36,7 +36,7 @@ def row(doc: dict, target: str, case: str) -> dict:
     return next(s for s in doc["skills"] if s["target"] == target and s.get("case") == case)
 
 
-@pytest.mark.budget(16)
+@pytest.mark.budget(10)
 def test_a_case_with_args_is_run_once_then_reused(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLES / "plugins" / "hello", tmp_path / "hello")
     scenario = tmp_path / "greet-happy.yaml"
@@ -66,7 +66,7 @@ def test_a_case_with_args_is_run_once_then_reused(tmp_path: Path) -> None:
     assert (other["action"], other["reason"]) == ("run", "task contract (scenario_id) changed since the last PASS")
 
 
-@pytest.mark.budget(16)
+@pytest.mark.budget(10)
 def test_a_question_is_answered_from_the_suite_and_an_unanswered_one_starts_no_trial(tmp_path: Path) -> None:
     suite = tmp_path / "suite.yaml"
     shutil.copy(SCENARIOS / "choose-gate.yaml", tmp_path / "choose-gate.yaml")
