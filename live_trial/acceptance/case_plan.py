@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from live_trial.acceptance.suite import DEFAULT_CASE, Case
+from live_trial.acceptance.suite import DEFAULT_CASE, SUITE_FILE, Case
 from live_trial.acceptance.tier import GATE_TOOLS, allowed_tools, contract_evidence
 from live_trial.acceptance.verdict_doc import scenario_id
 from live_trial.errors import LiveTrialError
@@ -32,7 +32,7 @@ def cannot_run(case: Case, frontmatter: Mapping[str, Any]) -> tuple[str, str] | 
     kinds: the same rule as ``run --gate-response-contractual``)."""
     asks = [t for t in GATE_TOOLS if t in allowed_tools(frontmatter)]
     if case.answers is None and asks:
-        where = f"case {case.name} of {case.suite}" if case.suite else f"a case in its {'live-trials.yaml'}"
+        where = f"case {case.name} of {case.suite}" if case.suite else f"a case of the skill in its {SUITE_FILE}"
         return "needs_answer", (f"needs an answer to its question (allowed-tools name {', '.join(asks)}): add "
                                 f"answers to {where}, or answers: [] when this case asks nothing; no trial started")
     if any(kind == "contractual" for _, kind in case.answers or ()):
