@@ -147,7 +147,8 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
         gate_contract_evidence=tuple(grounding), gate_answers=tuple(answers), criteria=tuple(_criteria(facts, f)),
         overall=judgement, skill_dir_tree_sha=pinned.digest, closure_plugins=pinned.plugins,
         closure_file_count=pinned.file_count, session_id=f.session_id or None,
-        scenario_id=contract_id(facts.template_text, target.qualified, f.args, scenario_sha),
+        scenario_id=contract_id(facts.template_text, target.qualified, f.args, scenario_sha,
+                                f.answers_given),
         scenario_origin=origin, requested_model=f.requested_model or None, actual_model=facts.actual_models,
         notes=tuple(notes), warnings=tuple(str(w) for w in f.warnings), written_at=clock(),
         working_folder=_working_folder(f.working_folder))

@@ -64,6 +64,8 @@ class Findings:
     """The rehearsal scenario claimed (part of the task contract), None when none."""
     args: str = ""
     """The arguments given to the skill (part of the task contract)."""
+    answers_given: tuple[tuple[str, str], ...] = ()
+    """The answers given for the skill's questions, ``(answer, kind)`` in order (part of the task contract)."""
     stop_reason: str | None = field(default=None, metadata=AS_IS)
     """Why the trial stopped, None for a clean end."""
     stall_row: int | None = field(default=None, metadata=AS_IS)
@@ -142,7 +144,17 @@ def recorded_findings(state: Mapping[str, Any] | None) -> Findings | None:
         gate_kind=str(state.get("gate_kind") or "rescue"), gate_answers=recorded_gate_answers(state),
         proof=bool(state.get("proof")), blocked=bool(facts.get("blocked")),
         scenario_origin="rehearsal" if rehearsal else "live", scenario_path=Path(scenario) if scenario else None,
-        args=str(state.get("args") or ""), stop_reason=facts.get("stop_reason"), stall_row=facts.get("stall_row"),
+        args=str(state.get("args") or ""), answers_given=given_answers(state),
+        stop_reason=facts.get("stop_reason"), stall_row=facts.get("stall_row"),
         notes=tuple(facts.get("notes") or ()), warnings=tuple(facts.get("warnings") or ()),
         session_id=state.get("session_id"), requested_model=state.get("model"), started_at=state.get("started_at"),
         working_folder=state.get("folder"), lang=state.get("lang"))
+
+
+def given_answers(state: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The answers a trial was given (trial-state.json ``gate_responses`` with ``gate_response_kinds``) as
+    ``(answer, kind)`` pairs for its ``scenario_id``; a kind not recorded is ``gate_kind``'s."""
+    answers = [str(a) for a in state.get("gate_responses") or []]
+    kinds = [str(k) for k in state.get("gate_response_kinds") or []]
+    kinds += [str(state.get("gate_kind") or "rescue")] * (len(answers) - len(kinds))
+    return tuple(zip(answers, kinds))

@@ -36,29 +36,35 @@ response edited away (``gate_response_count`` 1 → 0 and overall DEGRADED → P
 recounted from the transcript); an edited ``goal_result`` with a matching overall (the evaluator's answer in
 ``evaluation.json`` is not re-read); an edited ``actual_model`` of a non-proof verdict; a change outside the
 behaviour closure that still changes behaviour (the user's installed plugins, MCP servers or settings, the CLI
-version, the model's behaviour on the day); args other than the default ``""`` (``scenario_id`` is computed with
-empty args here, so such verdicts simply do not match and the skill is run).
+version, the model's behaviour on the day).
+
+A suite (``live-trials.yaml`` at a plugin's root, or ``--suite FILE``: :mod:`~live_trial.acceptance.suite`) gives a
+skill named cases; each case is one row (``case``) with its own ``scenario_id`` (its args, scenario and answers:
+:mod:`~live_trial.acceptance.case_plan`), decided against the newest verdict of the same ``scenario_id``. A skill
+that asks a question and whose case gives no answer is ``needs_answer``: no trial is planned.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from live_trial.acceptance.case_plan import batch_entry, cannot_run, case_scenario_id, label
 from live_trial.acceptance.evallog import skill_trials_dir
 from live_trial.acceptance.origin import workdir_origin
 from live_trial.acceptance.overall import VerdictInputs, derive_overall
+from live_trial.acceptance.plan_inputs import inline_refs, plan_suites, plugin_roots, scenario_of, watch_closure
+from live_trial.acceptance.suite import DEFAULT, Case, Suite, suite_sha
 from live_trial.acceptance.tier import contract_evidence, tier_and_reason
 from live_trial.acceptance.transcript_cache import TranscriptCache
 from live_trial.acceptance.verdict import recorded_cost, trial_duration_s
-from live_trial.acceptance.verdict_doc import OLDER_SCHEMA_VERSIONS, scenario_id
+from live_trial.acceptance.verdict_doc import OLDER_SCHEMA_VERSIONS
 from live_trial.acceptance.verdict_doc import SCHEMA as VERDICT_SCHEMA
 from live_trial.acceptance.watch_reuse import past_deadline, rehearsal_ledger, watch_standing
 from live_trial.clock import utc_now
-from live_trial.closure.index import MANIFEST, PluginIndex, discover, skills_of
+from live_trial.closure.index import PluginIndex, skills_of
 from live_trial.closure.pinning import closure_digest
 from live_trial.closure.target import resolve_target
 from live_trial.errors import LiveTrialError, RefusedInput
@@ -82,30 +88,7 @@ class _Skill:
     skill: str
     plugins_root: Path
     entry: dict[str, Any]
-
-
-def _plugin_roots(plugin_dirs: Iterable[Path]) -> tuple[list[Path], dict[Path, LiveTrialError]]:
-    """Each --plugin-dir is a plugin (has .claude-plugin/plugin.json) or a folder of plugins. Returns the plugin
-    roots and the plugin folders whose manifest cannot be used (folder -> why): each of those is one refused row per
-    skill, the others plan as usual."""
-    roots: list[Path] = []
-    broken: dict[Path, LiveTrialError] = {}
-    for d in plugin_dirs:
-        d = Path(d).resolve()
-        if (d / MANIFEST).is_file():
-            found = [d]
-        elif d.is_dir():
-            found_in = discover(d)
-            found = sorted(found_in.plugins.values())
-            broken.update(found_in.broken)
-        else:
-            raise RefusedInput("plugin dir is not a folder", where=str(d), code="bad_plugin_dir",
-                               fix="pass --plugin-dir plugins/<plugin>")
-        if not found and not broken:
-            raise RefusedInput("no plugin found (no .claude-plugin/plugin.json)", where=str(d), code="bad_plugin_dir",
-                               fix="pass --plugin-dir plugins/<plugin>")
-        roots += [r for r in found if r not in roots]
-    return roots, broken
+    case: Case = DEFAULT
 
 
 def _refused_plugin(folder: Path, error: LiveTrialError) -> list[_Skill]:
@@ -133,13 +116,15 @@ class _VerdictReader:
 
         schema = load_schema(VERDICT_SCHEMA)
         # The same schema with its local $refs inlined: identical results, about twice as fast to check.
-        self.validator = Draft202012Validator(_inline_refs(schema, schema.get("$defs", {})))
+        self.validator = Draft202012Validator(inline_refs(schema, schema.get("$defs", {})))
 
-    def verdicts(self, folder: Path) -> list[Path]:
-        """verdict.json files of one skill, newest run first (run ids sort by time)."""
+    def verdicts(self, folder: Path, scen: str | None = None) -> list[Path]:
+        """verdict.json files of one skill, newest run first (run ids sort by time); with ``scen``, those recording
+        that ``scenario_id`` (one case of a suite) first, so another case's newer trial hides nothing."""
         if not folder.is_dir():
             return []
-        return sorted((p for p in folder.glob(f"*/{VERDICT}")), key=lambda p: p.parent.name, reverse=True)
+        found = sorted((p for p in folder.glob(f"*/{VERDICT}")), key=lambda p: p.parent.name, reverse=True)
+        return found if scen is None else sorted(found, key=lambda p: scenario_of(p) != scen)
 
     def check(self, path: Path, digest: str, scen: str, frontmatter: Mapping[str, Any], *,
               reuse_rehearsal: bool) -> tuple[bool, str]:
@@ -218,25 +203,11 @@ class _VerdictReader:
         return True, f"PASS with the same behaviour closure, scenario and transcript (run {run})"
 
 
-def _inline_refs(node: Any, defs: Mapping[str, Any]) -> Any:
-    """Replace ``{"$ref": "#/$defs/x", ...}`` by the definition (our schemas use only local, non-recursive refs)."""
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            rest = {k: v for k, v in node.items() if k != "$ref"}
-            inlined = _inline_refs(defs[ref[len("#/$defs/"):]], defs)
-            return {**inlined, **_inline_refs(rest, defs)} if rest else inlined
-        return {k: _inline_refs(v, defs) for k, v in node.items() if k != "$defs"}
-    if isinstance(node, list):
-        return [_inline_refs(v, defs) for v in node]
-    return node
-
-
 def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "incremental", max_live_trials: int = 2,
          max_concurrency: int = 2, *, plugins_root: Path | None = None, proof: bool = False,
          reuse_rehearsal: bool = False, scenario_path: Path | None = None,
          watches: Iterable[Mapping[str, Any]], ledger: Iterable[Mapping[str, Any]] | None = None,
-         now: datetime | None = None) -> dict[str, Any]:
+         now: datetime | None = None, suites: Mapping[Path, Suite] | None = None) -> dict[str, Any]:
     """Plan the live trials of every skill in ``plugin_dirs`` (plugin folders or folders of plugins).
 
     Returns the plan document (valid against ``schemas/plan.schema.json``): ``skills`` (one entry per skill with
@@ -250,12 +221,14 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
     ``scenario_path`` (``plan --rehearsal-reuse SCENARIO``, README "Planning many skills") lets a rehearsal PASS
     played from that scenario count as reusable, to try the reuse rules offline: the plan records
     ``reuse_rehearsal`` and ``rehearsal_scenario``, and ``run --plan`` refuses such a plan without ``--rehearsal``
-    of the same scenario. Raises :class:`RefusedInput` for bad arguments (``reuse_rehearsal`` without a scenario
-    file). Runs no model and no tmux.
+    of the same scenario. ``suites``: the suite of each plugin root (:func:`plan_suites`; default each root's own
+    ``live-trials.yaml``): one row per case. Raises :class:`RefusedInput` for bad arguments (``reuse_rehearsal``
+    without a scenario file, a bad suite file). Runs no model and no tmux.
     """
     _check_arguments(profile, max_live_trials, max_concurrency, reuse_rehearsal, scenario_path)
     eval_root = Path(eval_root).resolve()
-    roots, broken = _plugin_roots(plugin_dirs)
+    roots, broken = plugin_roots(plugin_dirs)
+    suites = plan_suites(plugin_dirs) if suites is None else suites
     now = now or datetime.now(timezone.utc)
     watches = list(watches)
     watching: dict[str, list[Mapping[str, Any]]] = {}
@@ -282,16 +255,22 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
         if name is None:
             raise RefusedInput(f"plugin {root} is not under the plugins root {proot}", code="plugins_root",
                                fix="pass --plugins-root <folder that holds it and its dependencies>")
+        suite = suites.get(root)
         for skill_name in skills_of(root):
-            skill = _Skill(f"{name}:{skill_name}", name, skill_name, proot, _new_entry(name, skill_name, watching))
-            skills.append(skill)
-            _decide(skill, index, ctx)
+            for case in (suite.cases_for(name, skill_name) if suite else None) or (DEFAULT,):
+                entry = _new_entry(name, skill_name, watching, case.name)
+                skill = _Skill(f"{name}:{skill_name}", name, skill_name, proot, entry, case)
+                skills.append(skill)
+                _decide(skill, index, ctx)
     cache.save()
     for s in skills:
         if s.entry.get("superseded_watch_ids"):
             s.entry["reason"] += (f"; watch {', '.join(s.entry['superseded_watch_ids'])} superseded: the behaviour "
                                   "closure changed since it was opened")
     doc = _budget(skills, eval_root, profile, max_live_trials, max_concurrency, proof, reuse_rehearsal, utc_now())
+    files = sorted({str(s.path) for s in suites.values()})
+    if files:
+        doc["suites"] = [{"path": f, "sha256": suite_sha(Path(f))} for f in files]
     if reuse_rehearsal:
         assert scenario_path is not None        # _check_arguments refused --rehearsal-reuse without it
         doc["rehearsal_scenario"] = str(Path(scenario_path).resolve())
@@ -328,10 +307,12 @@ class _Planning:
     template_sha: str | None = None                   #: the task template's text (read once, for scenario_id)
 
 
-def _new_entry(plugin: str, skill: str, watching: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, Any]:
-    """A skill's plan entry before it is decided (``action`` None)."""
+def _new_entry(plugin: str, skill: str, watching: Mapping[str, list[Mapping[str, Any]]],
+               case: str = DEFAULT.name) -> dict[str, Any]:
+    """A skill's (one case's) plan entry before it is decided (``action`` None)."""
     target = f"{plugin}:{skill}"
-    return {"target": target, "plugin": plugin, "skill": skill, "tier": None, "tier_reason": None, "action": None,
+    return {"target": target, "case": case, "plugin": plugin, "skill": skill, "tier": None, "tier_reason": None,
+            "action": None,
             "reason": None, "skill_dir_tree_sha": None, "scenario_id": None, "verdict": None,
             "watch_ids": [str(w.get("id", "")) for w in watching.get(target, [])]}
 
@@ -359,14 +340,14 @@ def _decide(skill: _Skill, index: PluginIndex, ctx: _Planning) -> None:
     if ctx.template_sha is None:
         from live_trial.resources import read_reference
         ctx.template_sha = read_reference("task-template.md")
-    entry["scenario_id"] = scenario_id(target, "", ctx.scenario_path if ctx.reuse_rehearsal else None,
-                                       ctx.template_sha)
+    entry["scenario_id"] = case_scenario_id(target, skill.case, ctx.scenario_path if ctx.reuse_rehearsal else None,
+                                            ctx.template_sha)
     stale = [str(w.get("id", "")) for w in ctx.watching.get(target, [])
              if watch_closure(w) not in (None, entry["skill_dir_tree_sha"])]
     if stale:
         entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
         entry["superseded_watch_ids"] = stale
-    found = ctx.reader.verdicts(skill_trials_dir(ctx.eval_root, skill.plugin, skill.skill))
+    found = ctx.reader.verdicts(skill_trials_dir(ctx.eval_root, skill.plugin, skill.skill), entry["scenario_id"])
     entry["last_duration_s"], entry["last_cost_usd"] = _last_of(found[0]) if found else (None, None)
     if ctx.proof:
         entry.update(action="run", reason="--proof: proof trials always run")
@@ -381,6 +362,9 @@ def _decide(skill: _Skill, index: PluginIndex, ctx: _Planning) -> None:
         ok, why = ctx.reader.check(found[0], entry["skill_dir_tree_sha"], entry["scenario_id"], t.frontmatter,
                                    reuse_rehearsal=ctx.reuse_rehearsal)
         entry.update(action="reuse" if ok else "run", reason=why, verdict=str(found[0].relative_to(ctx.eval_root)))
+    held = cannot_run(skill.case, t.frontmatter) if entry["action"] == "run" else None
+    if held:                # a trial that cannot go as written is never started (references/suite-format.md)
+        entry.update(action=held[0], reason=f"{held[1]} (would run because: {entry['reason']})")
 
 
 def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, width: int, proof: bool,
@@ -392,16 +376,17 @@ def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, 
     for s in runs[budget:]:
         s.entry["reason"] = f"over budget (--max-live-trials {max_live}); would run because: {s.entry['reason']}"
         s.entry["action"] = "defer"
-    batch_entries = [{"target": s.target, "plugins_root": str(s.plugins_root), "proof": proof, "args": ""}
-                     for s in chosen]
+    batch_entries = [batch_entry(s.target, s.plugins_root, proof, s.case) for s in chosen]
     batches = [batch_entries[i:i + width] for i in range(0, len(batch_entries), width)]
-    counts: dict[str, int] = {a: 0 for a in ("reuse", "run", "defer", "watching", "not_live", "refused")}
+    counts: dict[str, int] = {a: 0 for a in ("reuse", "run", "defer", "watching", "not_live", "refused",
+                                             "needs_answer")}
     for s in skills:
         counts[s.entry["action"]] += 1
     return {"schema_version": SCHEMA_VERSION, "generated_at": now, "profile": profile, "proof": proof,
             "reuse_rehearsal": reuse_rehearsal, "eval_root": str(eval_root), "max_live_trials": max_live,
             "max_concurrency": width, "skills": [s.entry for s in skills], "live_batches": batches,
-            "deferred": [s.target for s in skills if s.entry["action"] == "defer"], "counts": counts,
+            "deferred": [label(s.target, s.case.name) for s in skills if s.entry["action"] == "defer"],
+            "counts": counts,
             "estimated_cost_usd": round(sum(s.entry.get("last_cost_usd") or 0.0 for s in chosen), 6),
             "cost_unknown": [s.target for s in chosen if s.entry.get("last_cost_usd") is None]}
 
@@ -414,30 +399,3 @@ def _last_of(verdict_path: Path) -> tuple[float | None, float | None]:
     except (OSError, UnicodeDecodeError, ValueError):
         return None, None
     return trial_duration_s(doc), recorded_cost(doc)
-
-
-def watch_closure(watch: Mapping[str, Any]) -> str | None:
-    """The behaviour-closure digest the trial behind ``watch`` tested: its ``closure``, else the
-    ``skill_dir_tree_sha`` of the verdict in its workdir; None when neither can be read."""
-    closure = watch.get("closure")
-    if isinstance(closure, str):
-        return closure
-    if not watch.get("workdir"):
-        return None
-    try:
-        doc = parse_json((Path(str(watch["workdir"])) / VERDICT).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    sha = doc.get("skill_dir_tree_sha") if isinstance(doc, dict) else None
-    return sha if isinstance(sha, str) else None
-
-
-def superseded_watches(doc: Mapping[str, Any]) -> list[str]:
-    """The ids of the open watches a plan found superseded (their skill's behaviour closure changed since)."""
-    return [i for s in doc["skills"] for i in s.get("superseded_watch_ids") or []]
-
-
-def plan_digest(doc: Mapping[str, Any]) -> str:
-    """sha256 of a plan's decisions (targets, actions, digests) — equal plans give equal digests (tests, benchmarks)."""
-    keys = [(s["target"], s["action"], s["skill_dir_tree_sha"]) for s in doc["skills"]]
-    return "sha256:" + hashlib.sha256(json.dumps(keys).encode()).hexdigest()

@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="try the reuse rules offline: a rehearsal PASS played from SCENARIO counts as reusable (never "
                         "evidence of a live run: the plan says so, and run --plan refuses it without --rehearsal "
                         "SCENARIO)")
+    p.add_argument("--suite", type=Path, metavar="FILE",
+                   help="the suite of trials (default: live-trials.yaml at each plugin's root; references/"
+                        "suite-format.md): one row per case, each with its own args, answers and scenario")
     p.add_argument("--out", type=Path, help="also write the plan JSON to this file")
     p.add_argument("--json", action="store_true", help="print the plan JSON")
     p.set_defaults(func=cmd_plan)
@@ -42,16 +45,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_plan(args) -> int:
     """Handler of ``plan``."""
-    from live_trial.acceptance.plan import SCHEMA, plan, superseded_watches
+    from live_trial.acceptance.plan import SCHEMA, plan
+    from live_trial.acceptance.plan_inputs import plan_suites, superseded_watches
     from live_trial.jsonfile import validate, write_json
     from live_trial.notices.watch import load_ledger, open_watches, supersede
 
     eval_root = Path(args.eval_root).resolve()
+    suites = plan_suites(args.plugin_dir, args.suite)      # a bad suite is refused before anything is written
     swept = _sweep(eval_root)
     doc = plan(args.plugin_dir, eval_root, args.profile, args.max_live_trials, args.max_concurrency,
                plugins_root=args.plugins_root, proof=args.proof, reuse_rehearsal=args.rehearsal_reuse is not None,
                scenario_path=args.rehearsal_reuse, watches=open_watches(eval_root),
-               ledger=load_ledger(eval_root)["watches"])
+               ledger=load_ledger(eval_root)["watches"], suites=suites)
     validate(doc, SCHEMA, what="plan")
     supersede(eval_root, superseded_watches(doc))     # no notice: what was watched no longer describes the skill
     if args.out:
@@ -83,9 +88,13 @@ def _table(doc: dict, swept: list[str]) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from live_trial.acceptance.case_plan import label
+    from live_trial.acceptance.suite import DEFAULT_CASE
+
     c = doc["counts"]
     print(f"PLANNED: {c['run']} to run, {c['reuse']} reused, {c['defer']} deferred, {c['watching']} watching, "
-          f"{c['not_live']} not live, {c['refused']} refused (profile {doc['profile']})", flush=True)
+          f"{c['not_live']} not live, {c['refused']} refused, {c.get('needs_answer', 0)} need an answer "
+          f"(profile {doc['profile']})", flush=True)
     if doc.get("reuse_rehearsal"):
         print(f"REHEARSAL REUSE: rehearsal PASSes of {doc.get('rehearsal_scenario')} count as reusable here: this plan "
               "says nothing about a live run (run --plan needs --rehearsal with the same scenario)", flush=True)
@@ -94,10 +103,10 @@ def _table(doc: dict, swept: list[str]) -> None:
     for col in ("skill", "tier", "action", "reason"):
         table.add_column(col, overflow="fold")
     for s in doc["skills"]:
-        table.add_row(s["target"], s["tier"] or "-", s["action"], s["reason"])
+        table.add_row(label(s["target"], s.get("case", DEFAULT_CASE)), s["tier"] or "-", s["action"], s["reason"])
     console.print(table)
     for n, batch in enumerate(doc["live_batches"], 1):
-        console.print(f"batch {n}: " + ", ".join(e["target"] for e in batch))
+        console.print(f"batch {n}: " + ", ".join(label(e["target"], e.get("case", DEFAULT_CASE)) for e in batch))
     if doc["live_batches"]:
         unknown = doc.get("cost_unknown") or []
         console.print(f"estimated cost: ${doc.get('estimated_cost_usd', 0):.4f} (API list price estimate, from each "

@@ -52,6 +52,21 @@ def _check_rehearsal_reuse(plan: dict, rehearsal: Path | None) -> None:
                            fix=f"run it with --rehearsal {scenario}, or make a plan without --rehearsal-reuse")
 
 
+def check_suite(plan: dict, suite: Path | None) -> None:
+    """``run --plan --suite FILE``: refuse (exit 2, nothing run) a bad suite file, or a plan not made from that file
+    as it is now (its cases may have changed since: plan again). README "Planning many skills"."""
+    if suite is None:
+        return
+    from live_trial.acceptance.suite import load_suite, suite_sha
+
+    path = load_suite(Path(suite)).path            # a bad file: RefusedInput naming its file, line and key
+    recorded = {s.get("path"): s.get("sha256") for s in plan.get("suites") or []}
+    if recorded.get(str(path)) != suite_sha(path):
+        why = "was not made from it" if str(path) not in recorded else "was made from an earlier version of it"
+        raise RefusedInput(f"the plan {why}", where=f"run --plan --suite {path}", code="suite_changed",
+                           fix=f"make the plan again: live-trial plan --suite {path} ... --json")
+
+
 def run_plan(args, policy) -> int:
     """Run every batch of the plan in ``args.plan``; return the worst exit code (FAIL > BLOCKED > DEGRADED > PASS)."""
     from live_trial.cli.folder_args import folder_options
@@ -72,6 +87,7 @@ def run_plan(args, policy) -> int:
     junit = _junit_target(getattr(args, "junit", None))
     plan = read_json(args.plan, "plan.schema.json")
     _check_rehearsal_reuse(plan, args.rehearsal)
+    check_suite(plan, getattr(args, "suite", None))
     batches = plan_items(plan)
     width = args.max_concurrency or int(plan.get("max_concurrency") or 2)
     if width < 1:
@@ -97,19 +113,24 @@ def run_plan(args, policy) -> int:
         for batch in batches:
             share = budget_share(policy, spent, len(batch))
             if share is not None and share <= 0:
-                results += [((e["target"], not_started(policy, spent)), e) for e in batch]
+                results += [((entry_label(e), not_started(policy, spent)), e) for e in batch]
                 continue
             trial_policy = policy.with_overrides(max_cost_usd=share)
 
             def one(entry):
                 plugins_root = Path(entry.get("plugins_root") or args.plugins_root or "plugins")
-                req = TrialRequest(target=entry["target"], plugins_root=plugins_root, **folder,
-                                   eval_root=eval_root, args=entry.get("args") or args.args, model=args.model,
+                answers = entry.get("answers") or []
+                req = TrialRequest(target=entry["target"], plugins_root=plugins_root, **case_folder(entry, folder),
+                                   eval_root=eval_root, args=entry.get("args") or args.args,
+                                   model=entry.get("model") or args.model,
                                    proof=bool(entry.get("proof")) or args.proof,
                                    rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal") else args.rehearsal,
+                                   gate_responses=[a["answer"] for a in answers],
+                                   gate_response_kinds=[a["kind"] for a in answers],
+                                   expect_gate=bool(entry.get("expect_gate")),
                                    claude_bin=args.claude_bin, socket=args.socket, lang=args.lang,
-                                   policy=trial_policy)
-                progress = Progress(json_mode=args.json, prefix=f"[{entry['target']}] ")
+                                   policy=case_policy(trial_policy, entry))
+                progress = Progress(json_mode=args.json, prefix=f"[{entry_label(entry)}] ")
                 progress.tty = False
                 try:
                     outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
@@ -119,7 +140,7 @@ def run_plan(args, policy) -> int:
                 return outcome
             with ThreadPoolExecutor(max_workers=width) as pool:
                 for entry, outcome in zip(batch, pool.map(one, batch)):
-                    results.append(((entry["target"], outcome), entry))
+                    results.append(((entry_label(entry), outcome), entry))
                     spent += recorded_cost(getattr(outcome, "verdict", None)) or 0.0
             if stop.is_set():
                 break
@@ -129,7 +150,7 @@ def run_plan(args, policy) -> int:
     # the skills with no trial are reported once: by the whole run, or by shard 1 of a sharded one
     first = shard is None or shard[0] == 1
     untried = [s for s in plan.get("skills") or [] if s.get("action") in SKIP_ACTIONS] if first else []
-    reused = [s for s in untried if s.get("action") == "reuse"]
+    reused = [s for s in untried if s.get("action") in ("reuse", "needs_answer")]
     rows = [trial_row(target, outcome, _skill_md(entry, args)) for (target, outcome), entry in results]
     rows += [skip_row(s, Path(plan.get("eval_root") or eval_root)) for s in untried]
     if junit is not None:
@@ -147,6 +168,28 @@ def run_plan(args, policy) -> int:
         for line in annotations(rows):  # type: ignore[operator]
             print(line, flush=True)
     return print_plan_summary([(t, o) for (t, o), _ in results], json_mode=args.json, reused=reused)
+
+
+def entry_label(entry: dict) -> str:
+    """The row name of a plan entry: ``plugin:skill``, with `` [case]`` for a named suite case."""
+    from live_trial.acceptance.case_plan import label
+
+    return label(entry["target"], entry.get("case") or "default")
+
+
+def case_folder(entry: dict, folder: dict) -> dict:
+    """The trial's folder options: a private copy of the case's fixture folder (suite ``cwd``) when it names one,
+    else those of ``run --plan`` (README "Planning many skills")."""
+    return {"folder": "copy", "source": Path(entry["cwd"])} if entry.get("cwd") else folder
+
+
+def case_policy(policy, entry: dict):
+    """The trial's bounds: the case's ``stall_limit_s`` / ``hard_cap_s`` over the policy's, and its ``max_cost_usd``
+    passed through as the trial's budget (never above the plan's share of its budget)."""
+    own = entry.get("max_cost_usd")
+    budget = own if policy.max_cost_usd is None or own is None else min(own, policy.max_cost_usd)
+    return policy.with_overrides(stall_limit_s=entry.get("stall_limit_s"), hard_cap_s=entry.get("hard_cap_s"),
+                                 max_cost_usd=budget)
 
 
 def budget_share(policy, spent: float, trials: int) -> float | None:
@@ -219,7 +262,11 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
         if rank.get(code, 4) > rank.get(worst, 0):
             worst = code
     for skill in reused:        # no new trial: say so, with the PASS that stands (a reused skill is never silent)
-        rows.append({"target": skill["target"], "status": "REUSED", "exit_code": ExitCode.OK,
+        if skill.get("action") == "needs_answer":       # no trial: its question has no answer in the suite
+            rows.append({"target": entry_label(skill), "status": "NEEDS_ANSWER", "exit_code": ExitCode.OK,
+                         "workdir": None, "summary": skill.get("reason") or "needs an answer to its question"})
+            continue
+        rows.append({"target": entry_label(skill), "status": "REUSED", "exit_code": ExitCode.OK,
                      "workdir": str(Path(skill["verdict"]).parent) if skill.get("verdict") else None,
                      "summary": "not run again: " + (skill.get("reason") or "an earlier PASS still holds")})
     total = suite_cost([getattr(o, "verdict", None) for _, o in results])

@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --plan: trials at once (default: the plan's)")
     p.add_argument("--shard", metavar="K/N", default=None,
                    help="with --plan: run only shard K of N (each trial of the plan is in exactly one shard)")
+    p.add_argument("--suite", type=Path, metavar="FILE", default=None,
+                   help="with --plan: the suite file the plan was made from (plan --suite FILE); checked before "
+                        "anything runs: a bad file, or one changed since the plan, is refused")
     p.add_argument("--junit", type=Path, metavar="FILE", default=None,
                    help="with --plan: write a JUnit XML file, one testcase per skill of the plan")
     p.add_argument("--github-annotations", action="store_true",
@@ -143,7 +146,8 @@ def cmd_run(args) -> int:
               "(see live-trial run --help)", file=sys.stderr)
         return ExitCode.USAGE
     plan_only = [flag for flag, given in (("--shard", args.shard is not None), ("--junit", args.junit is not None),
-                                          ("--github-annotations", args.github_annotations)) if given]
+                                          ("--github-annotations", args.github_annotations),
+                                          ("--suite", getattr(args, "suite", None) is not None)) if given]
     if plan_only and not args.plan:
         print(f"live-trial run: error: {', '.join(plan_only)} need --plan PLAN_JSON "
               "(see live-trial run --help)", file=sys.stderr)

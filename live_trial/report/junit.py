@@ -27,7 +27,7 @@ from live_trial.jsonfile import write_text_atomic
 from live_trial.report.cost import junit_properties, suite_cost
 from live_trial.workdir_files import REPORT
 
-SKIP_ACTIONS = ("reuse", "defer", "watching", "not_live", "refused")
+SKIP_ACTIONS = ("reuse", "defer", "watching", "not_live", "refused", "needs_answer")
 FAILURES = ("FAIL", "DEGRADED")
 
 

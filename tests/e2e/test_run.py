@@ -279,9 +279,10 @@ def _evaluator_pids(harness_pid: int) -> list[int]:
 
 @pytest.mark.budget(14)
 def test_four_trials_from_one_plan_run_in_parallel_without_cross_talk(tmp_path):
+    quiet = ROOT / "tests" / "e2e" / "suites" / "trialkit-quiet.yaml"     # trialkit:choose asks nothing here
     plan = subprocess.run([sys.executable, "-m", "live_trial", "plan", "--plugin-dir", str(PLUGINS / "trialkit"),
                            "--eval-root", str(tmp_path / "eval"), "--max-live-trials", "4", "--max-concurrency", "4",
-                           "--json"], capture_output=True, text=True, timeout=60)
+                           "--suite", str(quiet), "--json"], capture_output=True, text=True, timeout=60)
     assert plan.returncode == 0, plan.stderr
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(plan.stdout)
@@ -320,7 +321,8 @@ def test_plan_trials_without_cwd_each_get_their_own_empty_folder(tmp_path):
                            "--json", *FAST], capture_output=True, text=True, timeout=400, cwd=here,
                           env={**os.environ, "PYTHONPATH": str(EXAMPLES.parent)})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert [t["status"] for t in final_json(proc)["trials"]] == ["PASS", "PASS"]
+    # the two trials, then the plan's trialkit:choose row: it asks a question no suite answers, so no trial
+    assert [t["status"] for t in final_json(proc)["trials"]] == ["PASS", "PASS", "NEEDS_ANSWER"]
     assert list(here.iterdir()) == []
     wds = workdirs(tmp_path)
     assert len(wds) == 2

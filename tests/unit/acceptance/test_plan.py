@@ -193,7 +193,8 @@ def test_budget_batches_and_defer(env) -> None:
     assert doc["deferred"] == ["many:s4", "many:s5"]
     assert "over budget (--max-live-trials 3)" in entry(doc, "many:s4")["reason"]
     assert entry(doc, "many:reader")["action"] == "not_live"
-    assert doc["counts"] == {"reuse": 0, "run": 3, "defer": 2, "watching": 0, "not_live": 1, "refused": 0}
+    assert doc["counts"] == {"reuse": 0, "run": 3, "defer": 2, "watching": 0, "not_live": 1, "refused": 0,
+                             "needs_answer": 0}
 
 
 def test_zero_budget_defers_everything(env) -> None:
@@ -371,7 +372,10 @@ def test_a_rescue_answer_among_contractual_ones_is_not_a_pass(env) -> None:
     doc = json.loads((wd / "verdict.json").read_text())
     assert (doc["gate_kind"], doc["overall"]["verdict"]) == ("mixed", "DEGRADED")
     assert doc["gate_contract_evidence"] == ["frontmatter allowed-tools: AskUserQuestion"]
-    assert entry(make_plan(env), "union-target:work")["reason"] == "last verdict is DEGRADED (run 20261130T101500-aaaa)"
+    e = entry(make_plan(env), "union-target:work")
+    # the skill asks and its (default) case gives no answer: no trial that could only stop at the question
+    assert e["action"] == "needs_answer" and e["reason"].startswith("needs an answer to its question")
+    assert e["reason"].endswith("(would run because: last verdict is DEGRADED (run 20261130T101500-aaaa))")
 
 
 def test_a_pass_judged_under_the_older_evidence_rules_is_run_again(env) -> None:

@@ -88,14 +88,15 @@ def test_bad_shard_on_the_command_line_is_one_line_exit_2_nothing_created(tmp_pa
 
 
 def test_plan_budget_applies_before_sharding(tmp_path: Path):
-    """--max-live-trials is the plan's: three shards of a plan of 3 trials over 5 live skills run 3 in all."""
+    """--max-live-trials is the plan's: three shards of a plan of 3 trials over 4 live skills that can run (the
+    fifth, trialkit:choose, asks a question no suite answers) run 3 in all."""
     proc = subprocess.run([sys.executable, "-m", "live_trial", "plan", "--plugin-dir",
                            str(ROOT / "tests" / "e2e" / "plugins" / "trialkit"), "--eval-root", str(tmp_path / "eval"),
                            "--max-live-trials", "3", "--json"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     entries = [e for batch in plan["live_batches"] for e in batch]
-    assert plan["counts"]["run"] == 3 and plan["counts"]["defer"] == 2
+    assert plan["counts"]["run"] == 3 and plan["counts"]["defer"] == 1 and plan["counts"]["needs_answer"] == 1
     shards = [shard_entries(plan, entries, k, 3) for k in (1, 2, 3)]
     assert sorted(e["target"] for s in shards for e in s) == sorted(e["target"] for e in entries)
     assert [len(s) for s in shards] == [1, 1, 1]
@@ -135,9 +136,10 @@ def test_plan_records_the_last_trial_duration_shards_balance_by(tmp_path: Path):
     durations = {s["target"]: s.get("last_duration_s") for s in plan["skills"]}
     assert durations["trialkit:mark"] == 42.5 and durations["trialkit:mark2"] is None
     entries = [e for batch in plan["live_batches"] for e in batch]
-    # the four skills with no duration count as the mean of the known ones (42.5 s): all weigh the same
+    # the three skills with no duration count as the mean of the known ones (42.5 s): all weigh the same
+    # (trialkit:choose asks a question no suite answers: it is not a trial)
     shards = [[e["target"] for e in shard_entries(plan, entries, k, 2)] for k in (1, 2)]
-    assert sorted(len(s) for s in shards) == [2, 3]
+    assert sorted(len(s) for s in shards) == [2, 2]
 
 
 def test_the_ci_example_checks_todays_claude_code_release_every_day():

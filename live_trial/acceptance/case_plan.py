@@ -1,0 +1,64 @@
+"""What a suite case changes in a plan (README "Planning many skills", references/suite-format.md): its row's label,
+its ``scenario_id``, whether it can run at all (a question with no answer, an answer of a kind the skill does not
+ground), and the options ``run --plan`` gives its trial."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from live_trial.acceptance.suite import DEFAULT_CASE, SUITE_FILE, Case
+from live_trial.acceptance.tier import GATE_TOOLS, allowed_tools, contract_evidence
+from live_trial.acceptance.verdict_doc import scenario_id
+from live_trial.errors import LiveTrialError
+
+
+def label(target: str, case: str) -> str:
+    """``plugin:skill`` for the default case, ``plugin:skill [case]`` for a named one (the plan's rows and tables)."""
+    return target if case == DEFAULT_CASE else f"{target} [{case}]"
+
+
+def case_scenario_id(target: str, case: Case, reuse_scenario: Path | None, template_text: str) -> str:
+    """The ``scenario_id`` a trial of ``case`` records: its args, its scenario (else ``reuse_scenario``, the
+    ``plan --rehearsal-reuse`` file, else none: live), its answers and the task template. The default case's is
+    the id ``plan`` computed before suites (empty args, no answers), so earlier PASS verdicts stay reusable."""
+    scenario = case.scenario or reuse_scenario
+    return scenario_id(target, case.args, scenario, template_text, answers=case.answers or ())
+
+
+def cannot_run(case: Case, frontmatter: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(action, reason)`` when ``case`` cannot be run as written, else None: ``needs_answer`` for a skill that asks
+    (its allowed-tools name AskUserQuestion or ExitPlanMode) when the case gives no answers (``answers: []`` says it
+    expects no question); ``refused`` for a contractual answer the frontmatter does not ground (seed 001, gate
+    kinds: the same rule as ``run --gate-response-contractual``)."""
+    asks = [t for t in GATE_TOOLS if t in allowed_tools(frontmatter)]
+    if case.answers is None and asks:
+        where = f"case {case.name} of {case.suite}" if case.suite else f"a case of the skill in its {SUITE_FILE}"
+        return "needs_answer", (f"needs an answer to its question (allowed-tools name {', '.join(asks)}): add "
+                                f"answers to {where}, or answers: [] when this case asks nothing; no trial started")
+    if any(kind == "contractual" for _, kind in case.answers or ()):
+        try:
+            contract_evidence(frontmatter)
+        except LiveTrialError as exc:
+            return "refused", f"case {case.name}: {exc.message}"
+    return None
+
+
+def batch_entry(target: str, plugins_root: Path, proof: bool, case: Case) -> dict[str, Any]:
+    """The ``live_batches`` entry of one case (schemas/plan.schema.json): what ``run --plan`` gives its trial. The
+    default case's entry has the keys a plan had before suites."""
+    entry: dict[str, Any] = {"target": target, "plugins_root": str(plugins_root), "proof": proof or case.proof,
+                             "args": case.args}
+    if case.name != DEFAULT_CASE:
+        entry["case"] = case.name
+    if case.scenario is not None:
+        entry["rehearsal"] = str(case.scenario)
+    if case.answers:
+        entry["answers"] = [{"answer": a, "kind": k} for a, k in case.answers]
+    if case.expect_gate:
+        entry["expect_gate"] = True
+    for key, value in (("stall_limit_s", case.stall_limit_s), ("hard_cap_s", case.hard_cap_s),
+                       ("model", case.model), ("max_cost_usd", case.max_cost_usd),
+                       ("cwd", str(case.cwd) if case.cwd else None)):
+        if value is not None:
+            entry[key] = value
+    return entry

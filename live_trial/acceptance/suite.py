@@ -1,0 +1,220 @@
+"""The suite of trials a skill author writes once: ``live-trials.yaml`` at a plugin's root, or ``--suite FILE``
+(README "Planning many skills", references/suite-format.md, schemas/live-trials.schema.json).
+
+Per skill one or more named cases, each with its own args, answers to its questions (with their kinds), expected
+stop, rehearsal scenario, bounds, model and fixture folder. A skill the suite does not name gets one default case
+(no args, no answers): the trial ``plan`` planned before suites existed, with the same ``scenario_id``.
+
+A bad file is refused whole (:class:`RefusedInput`, ``bad_suite``, exit 2) before anything is planned or written:
+every problem with the file, its line and the key, from the YAML's node marks (``yaml.compose``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from live_trial.errors import RefusedInput
+
+#: The suite file's name at a plugin's root.
+SUITE_FILE = "live-trials.yaml"
+
+#: The suite's schema in schemas/.
+SCHEMA = "live-trials.schema.json"
+
+#: The name of the case a skill gets when the suite names none.
+DEFAULT_CASE = "default"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One named trial of a skill (references/suite-format.md); paths are resolved against the suite file."""
+
+    name: str = DEFAULT_CASE                           #: unique within its skill
+    args: str = ""                                     #: the skill's arguments (run --args)
+    answers: tuple[tuple[str, str], ...] | None = None  #: (answer, kind) in order; None: the suite gave none
+    expect_gate: bool = False                          #: ``expect: gate`` (run --expect-gate)
+    scenario: Path | None = None                       #: the rehearsal scenario (run --rehearsal)
+    stall_limit_s: float | None = None                 #: run --stall-limit
+    hard_cap_s: float | None = None                    #: run --hard-cap
+    proof: bool = False                                #: run --proof
+    model: str | None = None                           #: run --model
+    repeats: int = 1                                   #: trials of the case (only 1 is run)
+    max_cost_usd: float | None = None                  #: the trial's budget (run --max-cost-usd)
+    cwd: Path | None = None                            #: a fixture folder copied for the trial (run --cwd)
+    suite: Path | None = None                          #: the suite file it comes from; None: the default case
+
+
+#: The case of a skill no suite names: what ``plan`` planned before suites (its scenario_id is unchanged).
+DEFAULT = Case()
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A validated suite file: its cases by the skill key as written (``skill`` or ``plugin:skill``)."""
+
+    path: Path                                          #: the suite file, resolved
+    cases: Mapping[str, tuple[Case, ...]]               #: skill key -> its cases, in file order
+    key_lines: Mapping[str, int]                        #: skill key -> the line it is written on (1-based)
+
+    def cases_for(self, plugin: str, skill: str) -> tuple[Case, ...] | None:
+        """The cases of ``plugin:skill`` (the ``plugin:skill`` key first, then the bare ``skill``); None when the
+        suite does not name the skill."""
+        return self.cases.get(f"{plugin}:{skill}") or self.cases.get(skill)
+
+    def unknown_keys(self, known: Iterable[tuple[str, str]]) -> list[str]:
+        """The suite's skill keys that name none of the ``(plugin, skill)`` pairs planned, as ``file:line key``."""
+        pairs = list(known)
+        names = {f"{p}:{s}" for p, s in pairs} | {s for _, s in pairs}
+        return [f"{self.path}:{self.key_lines[k]} skills.{k}" for k in self.cases if k not in names]
+
+
+def load_suite(path: Path) -> Suite:
+    """Read and validate the suite file ``path`` (YAML, schemas/live-trials.schema.json, then the rules the schema
+    cannot say: case names unique per skill, ``args`` one line, ``scenario`` a file and ``cwd`` a folder relative to
+    the suite, ``repeats`` 1). Returns the :class:`Suite`. Raises :class:`RefusedInput` (code ``bad_suite``) naming
+    every problem as ``<file>:<line> <key>: <what>``; nothing is read beyond the file and the paths it names."""
+    import yaml
+
+    path = Path(path).resolve()
+    try:
+        text = path.read_text(encoding="utf-8")
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _refuse(path, [f"{path}: cannot be read ({exc})"]) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise _refuse(path, [f"{path}{line}: not YAML ({getattr(exc, 'problem', None) or exc})"]) from None
+    problems = _schema_problems(path, root, data)
+    if problems:
+        raise _refuse(path, problems)
+    cases: dict[str, tuple[Case, ...]] = {}
+    lines: dict[str, int] = {}
+    for key, skill in data["skills"].items():
+        lines[key] = _line(root, ["skills", key], key_of=True)
+        seen: set[str] = set()
+        built = []
+        for n, raw in enumerate(skill["cases"]):
+            where = ["skills", key, "cases", n]
+            if raw["name"] in seen:
+                problems.append(_at(path, root, where + ["name"], f"case name {raw['name']!r} is used twice"))
+            seen.add(raw["name"])
+            case, wrong = _case(path, raw)
+            problems += [_at(path, root, where + [field], why) for field, why in wrong]
+            built.append(case)
+        cases[key] = tuple(built)
+    if problems:
+        raise _refuse(path, problems)
+    return Suite(path, cases, lines)
+
+
+def _case(path: Path, raw: Mapping[str, Any]) -> tuple[Case, list[tuple[str, str]]]:
+    """A schema-valid case as a :class:`Case`, and the ``(key, problem)`` pairs the schema cannot find."""
+    wrong: list[tuple[str, str]] = []
+    args = str(raw.get("args") or "")
+    if "\n" in args or "\r" in args:
+        wrong.append(("args", "args must be one line"))
+    if raw.get("repeats", 1) > 1:
+        wrong.append(("repeats", f"repeats {raw['repeats']}: only one trial per case is run today; "
+                                 "write repeats: 1 or drop it"))
+    scenario = path.parent / raw["scenario"] if "scenario" in raw else None
+    if scenario is not None and not scenario.is_file():
+        wrong.append(("scenario", f"no scenario file {scenario}"))
+    cwd = path.parent / raw["cwd"] if "cwd" in raw else None
+    if cwd is not None and not cwd.is_dir():
+        wrong.append(("cwd", f"no fixture folder {cwd}"))
+    answers = raw.get("answers")
+    case = Case(name=raw["name"], args=args,
+                answers=None if answers is None else tuple((a["answer"], a["kind"]) for a in answers),
+                expect_gate=raw.get("expect", "PASS") == "gate",
+                scenario=scenario.resolve() if scenario else None, stall_limit_s=raw.get("stall_limit"),
+                hard_cap_s=raw.get("hard_cap"), proof=bool(raw.get("proof")), model=raw.get("model"),
+                repeats=int(raw.get("repeats", 1)), max_cost_usd=raw.get("max_cost_usd"),
+                cwd=cwd.resolve() if cwd else None, suite=path)
+    return case, wrong
+
+
+def _schema_problems(path: Path, root: Any, data: Any) -> list[str]:
+    """Every schema error of ``data`` as ``<file>:<line> <key>: <message>``, sorted by line."""
+    from jsonschema import Draft202012Validator
+
+    from live_trial.resources import load_schema
+
+    found = []
+    for error in Draft202012Validator(load_schema(SCHEMA)).iter_errors(data):
+        where = list(error.absolute_path)
+        if error.validator == "additionalProperties":
+            extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+            for key in extra:
+                found.append((_line(root, where + [key], key_of=True),
+                              f"{_dotted(where + [key])}: unknown key {key!r} (the keys are "
+                              f"{', '.join(sorted(error.schema.get('properties', {})))})"))
+            continue
+        if "propertyNames" in error.absolute_schema_path:
+            found.append((_line(root, where + [error.instance], key_of=True),
+                          f"{_dotted(where + [error.instance])}: not a skill name ({error.message})"))
+            continue
+        found.append((_line(root, where), f"{_dotted(where) or '(top)'}: {error.message}"))
+    return [f"{path}:{line} {what}" for line, what in sorted(found, key=lambda p: p[0])]
+
+
+def _at(path: Path, root: Any, where: list[Any], why: str) -> str:
+    return f"{path}:{_line(root, where)} {_dotted(where)}: {why}"
+
+
+def _dotted(where: list[Any]) -> str:
+    """``skills.greet.cases[0].args`` from a path of keys and indexes."""
+    out = ""
+    for part in where:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _line(root: Any, where: list[Any], *, key_of: bool = False) -> int:
+    """The 1-based line of the node at ``where`` in the composed YAML ``root`` (of its key with ``key_of``); the
+    deepest node found when the path ends early."""
+    import yaml
+
+    node, line = root, (root.start_mark.line + 1 if root is not None else 1)
+    for n, part in enumerate(where):
+        last = n == len(where) - 1
+        if isinstance(node, yaml.MappingNode):
+            hit = next(((k, v) for k, v in node.value if k.value == str(part)), None)
+            if hit is None:
+                return line
+            node, line = hit[1], (hit[0] if last and key_of else hit[1]).start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def _refuse(path: Path, problems: list[str]) -> RefusedInput:
+    """One refusal naming every problem (the first in the line a person reads first)."""
+    many = f"{len(problems)} problems: " if len(problems) > 1 else ""
+    return RefusedInput(f"the suite file is not valid: {many}{'; '.join(problems)}", code="bad_suite",
+                        fix="fix the file (references/suite-format.md)", details={"problems": problems})
+
+
+def suite_sha(path: Path) -> str:
+    """``sha256:<hex>`` of a suite file's bytes (a plan records it; ``run --plan --suite`` compares it)."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_suites(roots: Iterable[Path], suite: Path | None) -> dict[Path, Suite]:
+    """The suite of each plugin root: ``suite`` (``--suite FILE``) for every one when given, else each root's own
+    ``live-trials.yaml`` when it has one. Raises :class:`RefusedInput` for a bad file or a ``--suite`` that is not a
+    file."""
+    if suite is not None:
+        if not Path(suite).is_file():
+            raise RefusedInput("no suite file", where=f"--suite {suite}", code="bad_suite",
+                               fix="pass the path of a live-trials.yaml (references/suite-format.md)")
+        one = load_suite(Path(suite))
+        return {Path(r).resolve(): one for r in roots}
+    return {Path(r).resolve(): load_suite(Path(r) / SUITE_FILE) for r in roots if (Path(r) / SUITE_FILE).is_file()}

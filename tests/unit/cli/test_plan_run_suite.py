@@ -1,0 +1,43 @@
+"""``run --plan --suite FILE`` (README "Planning many skills"): a bad suite, or one changed since the plan was made
+from it, is refused (exit 2) before any trial starts and nothing is written."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "live_trial", *args], capture_output=True, text=True, timeout=60,
+                          cwd=cwd)
+
+
+def test_a_suite_changed_since_the_plan_or_a_bad_one_is_refused_before_any_trial(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "examples" / "plugins" / "hello", tmp_path / "hello")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("skills:\n  greet:\n    cases: [{name: ada, args: Ada}]\n")
+    made = cli("plan", "--plugin-dir", str(tmp_path / "hello"), "--suite", str(suite), "--eval-root",
+               str(tmp_path / "eval"), "--out", str(tmp_path / "plan.json"), "--json", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    doc = json.loads(made.stdout)
+    assert [s["path"] for s in doc["suites"]] == [str(suite.resolve())]
+    shutil.rmtree(tmp_path / "eval", ignore_errors=True)
+    run = ("run", "--plan", str(tmp_path / "plan.json"), "--suite", str(suite), "--json")
+    suite.write_text("skills:\n  greet:\n    cases: [{name: ada, args: Bob}]\n")
+    changed = cli(*run, cwd=tmp_path)
+    assert changed.returncode == 2 and json.loads(changed.stdout)["code"] == "suite_changed", changed.stdout
+    suite.write_text("skills:\n  greet:\n    cases: [{name: ada, args: Ada, hardcap: 5}]\n")
+    bad = cli(*run, cwd=tmp_path)
+    out = json.loads(bad.stdout)
+    assert bad.returncode == 2 and out["code"] == "bad_suite"
+    assert f"{suite.resolve()}:3 skills.greet.cases[0].hardcap: unknown key 'hardcap'" in out["message"]
+    assert not (tmp_path / "eval").exists()
+
+
+def test_suite_without_plan_is_a_usage_error(tmp_path: Path) -> None:
+    proc = cli("run", "hello:greet", "--suite", str(tmp_path / "s.yaml"), cwd=tmp_path)
+    assert proc.returncode == 64 and "--suite need --plan" in proc.stderr
