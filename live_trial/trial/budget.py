@@ -27,12 +27,19 @@ class Budget:
     meter: UsageMeter = field(default_factory=UsageMeter)
     spent: Estimate = field(default_factory=lambda: Estimate(0.0))
 
-    def check(self, transcript: Path) -> None:
+    def check(self, transcript: Path, *, finished: bool = False) -> str | None:
         """Read what the session's transcript (and its subagents') gained since the last check; raise
-        :class:`Blocked` (code ``budget``) once the estimate reaches :attr:`max_cost_usd`."""
+        :class:`Blocked` (code ``budget``) once the estimate reaches :attr:`max_cost_usd`. ``finished``: the session
+        has already ended its turn with the completion marker written (its responses came faster than a poll tick):
+        there is nothing left to stop, so the trial keeps what it did and the overspend is returned as a warning for
+        the verdict instead (a budget never makes a finished trial "not tried to the end"). None when within it."""
         self.spent = estimate(self.meter.read(session_transcripts([transcript])))
         if self.spent.usd < self.max_cost_usd:
-            return
+            return None
+        if finished:
+            return (f"budget: the session had spent {format_usd(self.spent.usd, self.spent.unpriced)} against "
+                    f"--max-cost-usd {self.max_cost_usd:g} by the time it finished: its responses came before a "
+                    "poll could stop it")
         raise Blocked(self.stop_note(), code=StopReason.BUDGET,
                       fix=f"raise --max-cost-usd above {self.max_cost_usd:g} if the skill needs more")
 

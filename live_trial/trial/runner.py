@@ -356,7 +356,8 @@ class Trial:
         if "warn" in progress:
             self.journal.log("poll", "WARN", message=progress["warn"])
             return
-        self._check_budget()
+        self._check_budget(finished=progress.get("state") == "IDLE_TURN_COMPLETE" and self.wd is not None
+                           and self.wd.marker.exists())
         doing = {"tool": progress.get("pending_tool"), "background": progress.get("background")}
         if (progress.get("state"), doing) != getattr(self, "_doing", None):
             self._doing = (progress.get("state"), doing)
@@ -364,20 +365,25 @@ class Trial:
                              **{k: v for k, v in doing.items() if v}, elapsed_s=progress.get("elapsed_s"))
         self.journal.event("tick", **progress, **self._counts())
 
-    def _check_budget(self) -> None:
+    def _check_budget(self, *, finished: bool = False) -> None:
         """With a budget (``--max-cost-usd``, README "Budgets"): raise Blocked ``budget`` once what the session used
-        reaches it (:class:`live_trial.trial.budget.Budget`), logged with what was spent."""
+        reaches it (:class:`live_trial.trial.budget.Budget`), logged with what was spent; once ``finished`` (turn ended,
+        marker written) an overspend is one warning of the verdict instead."""
         if self.policy.max_cost_usd is None:
             return
         if getattr(self, "_budget", None) is None:
             self._budget = Budget(self.policy.max_cost_usd, rehearsal=self.req.rehearsal is not None)
         try:
-            self._budget.check(self.transcript_path())
+            over = self._budget.check(self.transcript_path(), finished=finished)
         except Blocked:
             self._warn_unpriced()
             self.journal.log("budget", "reached", max_cost_usd=self.policy.max_cost_usd,
                              spent_usd=self._budget.spent.usd, unpriced=list(self._budget.spent.unpriced))
             raise
+        if over is not None and over not in self.facts.warnings:
+            self.facts.warnings.append(over)
+            self.journal.log("budget", "over_when_finished", max_cost_usd=self.policy.max_cost_usd,
+                             spent_usd=self._budget.spent.usd)
         self._warn_unpriced()
 
     def _warn_unpriced(self) -> None:

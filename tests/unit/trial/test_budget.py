@@ -41,3 +41,16 @@ def test_a_model_without_a_price_is_named_and_never_counted_as_free(tmp_path: Pa
     budget.check(transcript)
     assert budget.spent.unpriced == ("claude-unknown-9",)
     assert "no price for claude-unknown-9" in budget.stop_note()
+
+
+def test_a_session_that_finished_before_a_tick_could_stop_it_keeps_its_completion_with_a_warning(tmp_path: Path) -> None:
+    """All responses came between two poll ticks and the marker is written: nothing is left to stop, so the budget
+    is a warning of the verdict, never "not tried to the end"."""
+    transcript = tmp_path / "sid.jsonl"
+    transcript.write_text(_response("m1", "claude-sonnet-4-5", 1000, 1000))         # $0.018
+    budget = Budget(0.01)
+    warning = budget.check(transcript, finished=True)
+    assert warning is not None and "$0.0180" in warning and "--max-cost-usd 0.01" in warning
+    with pytest.raises(Blocked):
+        Budget(0.01).check(transcript)                                              # still running: stopped
+    assert Budget(1.0).check(transcript, finished=True) is None
