@@ -193,8 +193,7 @@ def _name_unexpected_stop(trial: TrialContext, result: PollOutcome, capture: str
         seen = (last_text.strip() or (screen.error_screen(capture) if capture else "") or "").strip()
         trial.facts.notes.append(f"the model's API answered with an error ({api_error})"
                                  + (f": {seen[:200]}" if seen else ""))
-    elif capture and screen.error_screen(capture):
-        err = screen.error_screen(capture) or ""
+    elif capture and (err := screen.error_screen(capture) or ""):
         service = StopReason.of(screen_error_cause(err))
         if service is not None and service.blocks:
             # the model's service refused the account (a usage limit, a key) with no record of it: the environment

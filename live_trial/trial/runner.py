@@ -30,6 +30,7 @@ from live_trial.session.claude_bin import ClaudeBinary, find_claude
 from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import config_dir
+from live_trial.transcript.status import IDLE_TURN_COMPLETE
 from live_trial.trial import held, poll, poll_state, start
 from live_trial.trial.budget import Budget
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
@@ -356,7 +357,7 @@ class Trial:
         if "warn" in progress:
             self.journal.log("poll", "WARN", message=progress["warn"])
             return
-        self._check_budget(finished=progress.get("state") == "IDLE_TURN_COMPLETE" and self.wd is not None
+        self._check_budget(finished=progress.get("state") == IDLE_TURN_COMPLETE and self.wd is not None
                            and self.wd.marker.exists())
         doing = {"tool": progress.get("pending_tool"), "background": progress.get("background")}
         if (progress.get("state"), doing) != getattr(self, "_doing", None):
