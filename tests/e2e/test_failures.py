@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from live_trial.session import containment
 from tests.e2e.run_support import (
     PLUGINS,
     ROOT,
@@ -261,10 +262,14 @@ def test_a_tmux_server_no_harness_started_is_refused_and_its_options_stay_byte_f
 def test_reap_ends_what_a_killed_harness_left_even_once_its_session_is_gone(tmp_path):
     """SIGKILL of the harness while a tool runs, then the session removed by hand: a process the tool left in a session
     of its own (``setsid``) is an orphan of init that no session leads to; ``reap`` finds the trial in the eval root
-    and ends it. (A plain tool's sleep may die with claude or outlive it for a moment, by version and timing: with it
-    the test raced reap against claude's own cleanup.)"""
+    and ends it by the trial's tag. The trial runs with the weakest containment, ``tag-only``
+    (``LIVE_TRIAL_CONTAINMENT=tag``, README "Nothing left running"), so the tag is the only finder: a stronger one
+    ends the process with the session already (tests/e2e/test_containment.py holds reap through a container). (A plain
+    tool's sleep may die with claude or outlive it for a moment, by version and timing: with it the test raced reap
+    against claude's own cleanup.)"""
     proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
-                     str(SCENARIOS / "mark-bash-escape.yaml"), "--stall-limit", "60", "--hard-cap", "120")
+                     str(SCENARIOS / "mark-bash-escape.yaml"), "--stall-limit", "60", "--hard-cap", "120",
+                     env={containment.SETTING_ENV: "tag"})
     tree = []
     try:
         state, tree, _sleep = _tool_tree(tmp_path)

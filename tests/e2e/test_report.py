@@ -77,7 +77,8 @@ def test_what_the_session_wrote_stays_text_and_the_report_names_the_question_to_
                    "--rehearsal", str(SCENARIOS / "choose-hostile.yaml"), "--stall-limit", "4", "--hard-cap", "90",
                    env={"LIVE_TRIAL_LANG": "en"})
     result = final_json(proc)
-    assert proc.returncode == 1 and result["stop_reason"] == "gate_unanswered", proc.stderr[-3000:]
+    assert proc.returncode == 1 and result["stop_reason"] == "gate_unanswered", \
+        (result.get("stop_reason"), result.get("summary"), result.get("reasons"), proc.stderr[-3000:])
     doc = verdict_doc(result)
     assert doc["summary"].startswith("choose (a skill of trialkit) did not get to the end: it asked a question")
     assert "waiting for an answer" not in result["notification"] and "Reply" not in result["notification"]
