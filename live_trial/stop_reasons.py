@@ -159,6 +159,18 @@ def blocked_reason(code: str | None) -> str:
     return "blocked: " + (row.why if row is not None and row.blocks else UNKNOWN_BLOCK)
 
 
+def service_note(row: StopReason, shown: str, *, on_screen: bool = False, model: str | None = None) -> str:
+    """The verdict's note for a trial the model's service stopped (``row``: ``model_unavailable``, ``usage_limit``,
+    ``model_auth`` or ``model_unknown``): its clause, then the CLI's own line ``shown`` (from its API error record, at
+    most 300 characters; ``on_screen``: read from the screen, with no record of it, at most 200), and for an unknown
+    model the one asked for. ``run`` and ``verdict`` by hand write the same note (README "Whose failure it is")."""
+    shown = (shown or "").strip()
+    if on_screen:
+        return f"{row.why}: the screen shows \"{shown[:200]}\""
+    note = f"{row.why}: the CLI wrote \"{shown[:300]}\"" if shown else row.why
+    return note + (f" (the model asked for: {model})" if row == StopReason.MODEL_UNKNOWN and model else "")
+
+
 def interrupt_code(signum: int | None) -> StopReason:
     """The stop reason for a harness asked to stop by ``signum``: SIGINT (Ctrl-C, a person) -> harness_interrupted,
     SIGTERM -> harness_terminated; None (a caller's stop event) -> harness_interrupted."""

@@ -93,15 +93,10 @@ def evaluate_goal(trial: TrialContext) -> None:
         trial.facts.notes.append("the harness was stopped while the evaluator judged the goal")
         trial.journal.log("evaluate", "interrupted")
         return
-    failures = [evaluator.process_failure(r) for r in results]
-    if problem is None and results and all(failures):
-        problem = "; ".join(dict.fromkeys(f for f in failures if f))     # all failed: each says how
-    if problem is None and result.get("judged_by") == "fallback":
+    if problem is None:
         # No valid answer after the retry (README "Whose failure it is"): nobody judged the goal, so it is not a FAIL
-        # of the skill.
-        last = (result.get("attempts") or [{}])[-1]
-        problem = "its last attempt: " + (
-            "; ".join(str(p) for p in last.get("problems") or [])[:500] or "no answer")
+        # of the skill; the rule `verdict` by hand reads from the same evaluation.json.
+        problem = evaluator.unjudged_problem(result)
     if problem is not None:
         trial.facts.blocked, trial.facts.stop_reason = True, StopReason.EVALUATOR_FAILED
         trial.facts.goal, trial.facts.goal_blockers = None, []
