@@ -77,6 +77,39 @@ def test_the_next_commands_carry_the_real_arguments(tmp_path):
                                       "CWD": s["cwd"], "CONFIG_DIR": str(wd / "claude-config"), "PORT": port}
 
 
+#: The flags ``verdict`` reads from the workdir's records: a printed step that passes one claims what nobody checked
+#: (README "The steps, one by one": a verdict by hand earns what it claims).
+CLAIMED = ("--launch", "--completion", "--poll-exit", "--goal-result", "--override", "--stop-reason")
+
+
+def _claims_in(text: str) -> list[str]:
+    words = [w for line in text.splitlines() if not line.lstrip().startswith("#") for w in shlex.split(line,
+                                                                                                  comments=True)]
+    return [w for w in words if w.split("=", 1)[0] in CLAIMED]
+
+
+@pytest.mark.parametrize("where", ["prepare", "prepare --proof --model", "README by-hand block", "SKILL.md steps"])
+def test_no_printed_or_documented_step_passes_a_claim_the_records_decide(tmp_path, where):
+    if where.startswith("prepare"):
+        p = prepared(tmp_path)
+        if "--proof" in where:          # a live proof trial's state (a rehearsal is never a proof)
+            p = byhand.Prepared(p.workdir, {**p.state, "proof": True, "model": "claude-opus-4-8", "rehearsal": None},
+                                p.skill_dir)
+        text = "\n".join(byhand.next_commands(p))
+        assert "live-trial verdict " in text
+    elif where.startswith("README"):
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        text = readme.split("<!-- by-hand:start -->", 1)[1].split("<!-- by-hand:end -->", 1)[0]
+        text = text.split("```bash\n", 1)[1].rsplit("```", 1)[0]
+        assert "live-trial verdict " in text
+    else:
+        skill = ROOT / "claude-plugin" / "live-trial" / "skills" / "run-skill-live-trial" / "SKILL.md"
+        text = skill.read_text(encoding="utf-8").split("<!-- steps:start -->", 1)[1].split("<!-- steps:end -->")[0]
+        text = text.split("```bash\n", 1)[1].rsplit("```", 1)[0].replace("[", " ").replace("]", " ")
+        assert "live-trial verdict " in text
+    assert _claims_in(text.replace("\\\n", " ")) == [], where
+
+
 def test_prepare_prints_pasteable_values_and_commands(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code = main(["prepare", "hello:greet", "--plugins-root", str(PLUGINS), "--rehearsal", str(SCENARIO),
