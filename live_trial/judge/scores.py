@@ -1,12 +1,12 @@
 """Grades and scores written in words or symbols (seed 001 "goal verification": the evaluator's
 judgement is PASS or FAIL with counted evidence, never a score): :data:`MERIT_FORMS`, the part of the score pattern of
 :func:`live_trial.judge.evidence.score_words` that reads ratios, letter grades, percentages of completeness, scales and
-marks in English and Japanese (also in words and symbols: "eight out of ten", "85 percent complete", "★★★★☆", "星4つ",
-"達成率85%", "8割完成", "85点", "earns a B+"). Each form is anchored on a word of merit (quality, overall, grade, 完成度,
-評価, 点 as a mark ...) or stands alone as a mark, so a count stays a count: "wrote 3 of 4 files", "3 of 10 rows",
-"8 out of 10 files written", "8/10 rows dated", "HTTP 404", "section B", "3点のファイル" and "100% of the files" are
-no score. Text is NFKC-normalised before it is matched
-(``８５％`` reads as ``85%``); the pattern is compiled case-insensitive, grade letters upper case only.
+marks in English and Japanese (also in words and symbols: "eight out of ten", "85 percent complete", "★★★★☆",
+"星4つ", "達成率85%", "8割完成", "85点", "earns a B+"). Each form is anchored on a word of merit (quality, overall,
+grade, 完成度, 評価, 点 as a mark ...) or stands alone as a mark, so a count stays a count: "wrote 3 of 4 files",
+"3 of 10 rows", "8 out of 10 files written", "8/10 rows dated", "HTTP 404", "section B", "3点のファイル" and
+"100% of the files" are no score. Text is NFKC-normalised before it is matched (``８５％`` reads as ``85%``); the
+pattern is compiled case-insensitive, grade letters upper case only.
 """
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ _GIVEN_GRADE = (r"(?<![\w+-])(?-i:[A-F][+-])(?![\w+-])"
 _STARS = r"[★☆✩✪⭐]{2,}|[★☆⭐]\s*\d|\d\s*[★☆⭐]|星\s*(?:[:：]\s*)?[\d一二三四五]\s*(?:つ|個)?"
 #: 点 as a mark with no thing counted after it: a number of two digits or more ("85点", "85点です"), or any number when
 #: it is the whole text ("8点"); "3点のファイル" counts files.
-_MARK_POINTS = (r"(?<![\d.])(?:[1-9]\d+|\d+\.\d+)\s*点(?=\s*(?:$|[。、,.!！?？)）]|です|でした|だ|くらい|ぐらい|程度|ほど))"
+_MARK_POINTS = (r"(?<![\d.])(?:[1-9]\d+|\d+\.\d+)\s*点"
+                r"(?=\s*(?:$|[。、,.!！?？)）]|です|でした|だ|くらい|ぐらい|程度|ほど))"
                 r"|^\s*\d+(?:\.\d+)?\s*点\s*[。.]?\s*$")
 MERIT_FORMS = (
     _MERIT + r"\s*(?:[:=：]|\bis\b|\bwas\b|\bof\b|\bat\b|は|が|-)?\s*(?:about\s+|around\s+|約)?" + _RATIO + COUNTED
