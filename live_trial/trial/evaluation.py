@@ -55,6 +55,10 @@ def evaluate_goal(trial: TrialContext) -> None:
 
     trial.journal.save(phase="evaluating")
     assert trial.state is not None and trial.wd is not None
+    # What the evaluator is shown is read before the records are checked: a change made after the read is seen by the
+    # check, so the evaluator is never shown a file list a process outside the trial rewrote (README "What a trial
+    # leaves behind").
+    produced = session_output(trial.wd.root, (trial.state.folder or {}).get("path"))
     if not records_hold(trial, "before_evaluator"):
         return
     env = {**trial.env, **trial.child_overrides, proctree.TAG_ENV: trial.state.session}
@@ -78,7 +82,6 @@ def evaluate_goal(trial: TrialContext) -> None:
         return results[-1]
 
     problem = None
-    produced = session_output(trial.wd.root, (trial.state.folder or {}).get("path"))
     try:
         result = evaluator.evaluate(trial.wd.root, trial.target, trial.claude, env, produced=produced,
                                     model=trial.req.model, runner=runner)
