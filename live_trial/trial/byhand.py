@@ -29,7 +29,7 @@ from live_trial.transcript.paths import subagents_dir
 from live_trial.trial import folder, folder_steps, start
 from live_trial.trial.collect import Collected, collect
 from live_trial.trial.facts import TrialRequest
-from live_trial.trial.folder_steps import changes_since_start
+from live_trial.trial.folder_steps import changes_since_start, snapshot_problem
 from live_trial.trial.state import STATE_SCHEMA
 from live_trial.workdir_files import CWD_SNAPSHOT, Workdir
 
@@ -212,7 +212,11 @@ def collect_by_hand(workdir: Path, state: dict[str, Any] | None, *, pane_text: s
     subagents = subagents_dir(transcript) if transcript is not None else None
     got = collect(workdir, pane_text=pane_text, transcript_src=transcript, subagents_src=subagents, **kw)
     notes = []
-    if kw["before"] is None:
+    changed = snapshot_problem(state or {})
+    if changed is not None:         # never measured against a snapshot that is not the one written at start
+        got.missing.append(CWD_SNAPSHOT)
+        notes.append(changed)
+    elif kw["before"] is None:
         got.missing.append(CWD_SNAPSHOT)
         notes.append(NO_SNAPSHOT)
     elif state and isinstance(state.get("folder"), dict) and kw["cwd"] is not None:

@@ -3,17 +3,19 @@ same workdir, task.md, trial-state.json and folder snapshot as ``run``), what it
 kill-session do with it. No tmux here: the steps on the real CLI are in tests/e2e/test_by_hand.py."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from live_trial.cli.main import main
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json
-from live_trial.trial import byhand
+from live_trial.trial import byhand, folder_steps
 from live_trial.trial.facts import TrialRequest
 from live_trial.trial.runner import Trial
 
@@ -151,6 +153,62 @@ def test_collect_measures_the_side_effects_against_the_snapshot_each_time(tmp_pa
     (cwd / "more.txt").write_text("x\n")                      # the session still runs: a second collect sees it
     got, _ = byhand.collect_by_hand(p.workdir, byhand.read_state(p.workdir), pane_text=None, transcript=None, cwd=cwd)
     assert got.side_effects["added"] == 2
+
+
+def _author_files_made_to_look_new(p: byhand.Prepared) -> None:
+    """What a session could do to the snapshot at start (it can write the workdir): drop a file that was there, so the
+    author's file would look like one the session made."""
+    snap = p.workdir / "cwd-snapshot.json"
+    doc = json.loads(snap.read_text())
+    doc["files"].pop("notes.txt")
+    snap.write_text(json.dumps(doc))
+
+
+def _prepared_with_an_authors_file(tmp_path: Path) -> byhand.Prepared:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "notes.txt").write_text("the author's notes\n")
+    return prepared(tmp_path, folder="copy", source=source)
+
+
+def test_the_snapshot_at_start_is_recorded_with_its_digest(tmp_path):
+    p = _prepared_with_an_authors_file(tmp_path)
+    digest = byhand.read_state(p.workdir)["cwd_snapshot_sha256"]
+    assert digest == "sha256:" + hashlib.sha256((p.workdir / "cwd-snapshot.json").read_bytes()).hexdigest()
+
+
+def test_collect_never_measures_against_a_snapshot_changed_since_it_was_written(tmp_path):
+    p = _prepared_with_an_authors_file(tmp_path)
+    _author_files_made_to_look_new(p)
+    state = byhand.read_state(p.workdir)
+    cwd = Path(state["folder"]["path"])
+    assert (cwd / "notes.txt").is_file()
+    got, notes = byhand.collect_by_hand(p.workdir, state, pane_text="screen", transcript=None, cwd=cwd)
+    assert not got.complete and "cwd-snapshot.json" in got.missing
+    assert len(notes) == 1 and "cwd-snapshot.json (the trial folder at start) is not the file written then" in notes[0]
+    assert not (p.workdir / "side-effects" / "files" / "notes.txt").exists()     # never the session's side effect
+
+
+def test_run_stops_as_records_tampered_when_the_snapshot_changed(tmp_path):
+    """``run``'s collect (trial/held.py) checks the digest it keeps in memory: records_tampered, the skill's doing."""
+    from live_trial.trial import held
+    from live_trial.trial.facts import Facts
+    from live_trial.trial.state import TrialState
+
+    p = _prepared_with_an_authors_file(tmp_path)
+    state = TrialState.load(p.workdir / "trial-state.json")
+    logged: list = []
+    trial = SimpleNamespace(state=state, facts=Facts(completion="PASS"),
+                            journal=SimpleNamespace(log=lambda *a, **k: logged.append((a, k))))
+    held.snapshot_changed(trial)
+    assert (trial.facts.completion, trial.facts.stop_reason, logged) == ("PASS", None, [])     # it holds
+    _author_files_made_to_look_new(p)
+    held.snapshot_changed(trial)
+    assert (trial.facts.completion, trial.facts.stop_reason) == ("FAIL", "records_tampered")
+    assert "cwd-snapshot.json" in trial.facts.notes[0]
+    assert logged[0][0] == ("records", "records_tampered") and logged[0][1]["when"] == "at_collect"
+    kw = folder_steps.changes_since_start(state.to_doc(), p.workdir, tmp_path / "eval", Path(p.state["cwd"]))
+    assert (kw["before"], kw["cwd"]) == (None, None)                                    # nothing measured
 
 
 def test_collect_without_a_snapshot_is_partial_and_says_why(tmp_path):
