@@ -88,8 +88,9 @@ class StopReason(StrEnum):
                         "something its session started", "records")
     # claude exited at start (session/boot.py: its pane died before the prompt) for none of the causes of the
     # environment the harness reads on its last lines (those are ``root_needs_sandbox`` and ``cli_refused_start``):
-    # the CLI took its arguments and started with the plugin under trial loaded, whose own start (a SessionStart hook,
-    # a server it declares) is what is left to end it; the skill's package, judged.
+    # the CLI took its arguments and started with the plugin under trial (and its dependencies) loaded, which is what
+    # is left to end it; the skill's package, judged. (A SessionStart hook that kills claude acts after the prompt,
+    # not here: references/transcript-jsonl.md "A plugin that ends the CLI".)
     EXITED_AT_START = ("exited_at_start", SKILL, "the CLI exited right after it started with the plugin under trial "
                        "loaded", "setup")
     # The environment: BLOCKED.
