@@ -86,10 +86,23 @@ class StopReason(StrEnum):
                                "asked", "expected_gate")
     RECORDS_TAMPERED = ("records_tampered", SKILL, "the trial's records were changed after they were collected, by "
                         "something its session started", "records")
-    BOOT_FAIL = "boot_fail", SKILL, "the CLI could not be brought to a ready prompt", "setup"
-    BOOT_TIMEOUT = "boot_timeout", SKILL, "the CLI never showed a ready prompt within the boot wait", "setup"
-    EXITED_AT_START = "exited_at_start", SKILL, "the CLI exited right after it started", "setup"
+    # claude exited at start (session/boot.py: its pane died before the prompt) for none of the causes of the
+    # environment the harness reads on its last lines (those are ``root_needs_sandbox`` and ``cli_refused_start``):
+    # the CLI took its arguments and started with the plugin under trial (and its dependencies) loaded, which is what
+    # is left to end it; the skill's package, judged. (A SessionStart hook that kills claude acts after the prompt,
+    # not here: references/transcript-jsonl.md "A plugin that ends the CLI".)
+    EXITED_AT_START = ("exited_at_start", SKILL, "the CLI exited right after it started with the plugin under trial "
+                       "loaded", "setup")
     # The environment: BLOCKED.
+    # claude drew its input box but never became ready within the boot wait (session/boot.py: BootTimeout; a screen
+    # with no prompt at all is ``unknown_screen``): a slow or loaded machine, before the skill ran.
+    BOOT_TIMEOUT = ("boot_timeout", ENVIRONMENT, "the CLI never became ready within the boot wait (a slow or loaded "
+                    "machine), so the skill never ran", "setup")
+    # claude exited at start refusing what it was started with (its last lines: an option this CLI does not take, a
+    # session id already in use): the installed CLI and the harness's arguments, before any plugin ran.
+    CLI_REFUSED_START = ("cli_refused_start", ENVIRONMENT, "the CLI refused the arguments it was started with (an "
+                         "option this CLI does not take, or a session id already in use), so the skill never ran",
+                         "setup")
     TMUX_MISSING = "tmux_missing", ENVIRONMENT, "tmux was missing", "install"
     CLAUDE_MISSING = "claude_missing", ENVIRONMENT, "the claude binary was missing", "install"
     TMUX_ERROR = "tmux_error", ENVIRONMENT, "tmux stopped answering", "retry"
@@ -122,6 +135,11 @@ class StopReason(StrEnum):
                       "were collected (it outlived SIGKILL in the trial's container), or had left the container",
                       "retry")
     # The harness: BLOCKED.
+    # A boot failure raised with no cause named (``errors.BootFail``'s own code): every cause boot knows has its row
+    # (a blocking screen, the bypass dialog, an unknown screen, an exit at start, a plugin the CLI would not load), so
+    # what is left is the harness's gap, never a judgement of a skill that never ran.
+    BOOT_FAIL = ("boot_fail", HARNESS, "the harness could not bring the CLI to a ready prompt, for a cause it does not "
+                 "name, so the skill never ran", "setup")
     HARD_CAP = "hard_cap", HARNESS, "the trial reached its hard time cap", "hard_cap"
     BUDGET = ("budget", HARNESS, "the trial reached its cost budget (the API list price estimate of what it used, "
               "README \"Budgets\")", "budget")
@@ -157,6 +175,30 @@ def blocked_reason(code: str | None) -> str:
     """The verdict's reason for a BLOCKED trial: ``"blocked: <why>"``."""
     row = StopReason.of(code)
     return "blocked: " + (row.why if row is not None and row.blocks else UNKNOWN_BLOCK)
+
+
+def service_note(row: StopReason, shown: str, *, on_screen: bool = False, model: str | None = None) -> str:
+    """The verdict's note for a trial the model's service stopped (``row``: ``model_unavailable``, ``usage_limit``,
+    ``model_auth`` or ``model_unknown``): its clause, then the CLI's own line ``shown`` (from its API error record, at
+    most 300 characters; ``on_screen``: read from the screen, with no record of it, at most 200), and for an unknown
+    model the one asked for. ``run`` and ``verdict`` by hand write the same note (README "Whose failure it is")."""
+    shown = (shown or "").strip()
+    if on_screen:
+        return f"{row.why}: the screen shows \"{shown[:200]}\""
+    note = f"{row.why}: the CLI wrote \"{shown[:300]}\"" if shown else row.why
+    return note + (f" (the model asked for: {model})" if row == StopReason.MODEL_UNKNOWN and model else "")
+
+
+def exit_cause(text: str) -> StopReason:
+    """Whose failure claude's exit at start is, from its last lines ``text`` (README "Whose failure it is"): its refusal
+    of root without a sandbox -> ``root_needs_sandbox``; an option it does not take or a session id already in use ->
+    ``cli_refused_start`` (the environment: the installed CLI and the harness's arguments, before any plugin ran);
+    anything else -> ``exited_at_start``, the skill's (the CLI started with the plugin under trial loaded)."""
+    if "root/sudo" in text:
+        return StopReason.ROOT_NEEDS_SANDBOX
+    if "unknown option" in text or "already in use" in text:
+        return StopReason.CLI_REFUSED_START
+    return StopReason.EXITED_AT_START
 
 
 def interrupt_code(signum: int | None) -> StopReason:

@@ -23,13 +23,29 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from live_trial.acceptance.findings import Findings, ledger_kind, recorded_findings, unverified_text
+from live_trial.acceptance.findings import Findings, ledger_kind, not_judged_why, recorded_findings, unverified_text
 from live_trial.acceptance.verdict_facts import VerdictFacts
 from live_trial.errors import RefusedInput
-from live_trial.workdir_files import EVALUATION, POLL_STATE, TRANSCRIPT, TRIAL_STATE, VERDICT
+from live_trial.stop_reasons import StopReason, service_note
+from live_trial.transcript.api_errors import model_named
+from live_trial.workdir_files import EVALUATION, PANE, POLL_STATE, TRANSCRIPT, TRIAL_STATE, VERDICT
 
 #: The note of a verdict by hand whose goal is the evaluator's (not the person's).
 TAKEN_NOTE = "the goal, its blockers and evidence are the fresh evaluator's (evaluation.json)"
+
+@dataclass(frozen=True)
+class ServiceStop:
+    """The model's service stopped the session, as the workdir's records show it (README "Whose failure it is"): what
+    ``run`` would have stopped the trial for at that STALL."""
+
+    code: str
+    """The stop reason: ``model_unavailable``, ``usage_limit``, ``model_auth`` or ``model_unknown`` (rows that
+    block)."""
+    shown: str
+    """The CLI's own line: its API error record's text, or the error line on the screen."""
+    on_screen: bool = False
+    """Read from the last screen (``pane.txt``) with no API error record in the transcript: STALL row 6 only."""
+
 
 @dataclass(frozen=True)
 class TrialRecords:
@@ -44,6 +60,13 @@ class TrialRecords:
     """The workdir holds ``transcript.jsonl`` (collect copied it)."""
     poll_exit: str | None
     """The last exit poll-state.json records (DONE, STALL, ...); None when the workdir records no poll."""
+    service: ServiceStop | None = None
+    """The last poll ended STALL (not ``session_gone``) on a turn the model's service ended: the transcript's API
+    error record the CLI gave up on (:func:`live_trial.transcript.api_errors.api_error_cause` of a row that blocks);
+    None otherwise."""
+    screen_service: ServiceStop | None = None
+    """The last poll ended STALL and the last screen shows an error line of the model's service (a usage limit, a
+    refused key, an unreachable service) with no record of it: what STALL row 6 names; None otherwise."""
 
     @property
     def completion(self) -> str:
@@ -156,12 +179,50 @@ def settle(claims: Claims, facts: VerdictFacts, records: TrialRecords) -> Settle
     goal = (_taken(claims, judged) if took and judged is not None
             else _claimed(claims, facts) if _claims_goal(claims) or not recorded else {})
     findings = replace(base, **goal, **_given(claims, recorded))
-    notes = [TAKEN_NOTE] if took and recorded is None else []
+    if recorded is None:
+        findings = stops_as_run(findings, claims, records, facts)
+    notes = [TAKEN_NOTE] if took and recorded is None and findings.goal_result is not None else []
     if override is not None and judged is None and findings.goal_result == "PASS":
         notes.append(f"the goal was not judged by the evaluator: the PASS rests on --override ({override['why']})")
     notes += [f"{flag} {said!r} replaced the trial's record ({was!r}): {override['why']}"
               for flag, said, was in replaced] if override else []
     return Settled(findings, override, tuple(notes))
+
+
+def stops_as_run(findings: Findings, claims: Claims, records: TrialRecords, facts: VerdictFacts) -> Findings:
+    """``findings`` of a workdir ``run`` recorded none for, with the stops ``run`` derives from the same records.
+
+    README "Whose failure it is": the verdict by hand never blames the skill for what was not its doing:
+
+    - the model's service ended the session (``records.service``: the transcript's API error record the CLI gave up
+      on, after a poll that ended STALL; ``records.screen_service``: its error line on the last screen, when the
+      person's STALL table walk ended at row 6) -> BLOCKED with that cause and the CLI's line in the notes;
+    - the evaluator gave no valid answer after its retry (an evaluation.json judged by nobody, ``judged_by``
+      fallback) in a run that launched and completed, with no goal given by the person -> BLOCKED
+      ``evaluator_failed`` with the CLI's last reason.
+
+    A ``--stop-reason`` other than the one derived is refused (:class:`RefusedInput`, exit 2, nothing written)."""
+    stop = records.service or (records.screen_service if claims.stall_row == 6 else None)
+    if stop is not None:
+        row = StopReason.of(stop.code)
+        assert row is not None          # records hold only the codes of rows that block
+        model = model_named(stop.shown, findings.requested_model) if row == StopReason.MODEL_UNKNOWN else None
+        note = service_note(row, stop.shown, on_screen=stop.on_screen, model=model)
+        where = facts.workdir / (PANE if stop.on_screen else TRANSCRIPT)
+    elif (facts.evaluation.failed is not None and not _claims_goal(claims) and not findings.blocked
+          and (findings.launch, findings.completion) == ("PASS", "PASS")):
+        row = StopReason.EVALUATOR_FAILED
+        note, where = f"{row.why}: {facts.evaluation.failed}", facts.workdir / EVALUATION
+    else:
+        return findings
+    if claims.stop_reason not in (None, row.value):
+        raise RefusedInput(f"--stop-reason {claims.stop_reason} contradicts the trial's records, which show that "
+                           f"{row.why} ({row.value})", where=str(where), code="contradicts_records",
+                           fix="leave out --stop-reason: verdict reads it from the records")
+    # as in ``run``, nobody judged the goal of a trial stopped this way (an evaluation.json there is not read)
+    return replace(findings, blocked=True, stop_reason=row.value, goal_result=None, goal_blockers=(), evidence=(),
+                   evidence_text=None, unverified=None, goal_ledger=None, criteria_checks=None,
+                   not_judged_why=not_judged_why(None, row.value), notes=findings.notes + (note,))
 
 
 def earned(claims: Claims, records: TrialRecords, facts: VerdictFacts) -> Claims:

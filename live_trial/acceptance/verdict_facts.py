@@ -65,6 +65,9 @@ class EvaluationFacts:
     """The whole document when the evaluator judged (judged_by evaluator or insufficient_evidence), else None."""
     problem: LiveTrialError | None
     """Why the file cannot be read as an evaluation (unreadable, not JSON, not its schema); None when it can."""
+    failed: str | None = None
+    """Why the evaluator judged nothing (``judged_by`` fallback: no valid answer after its retry, or its process
+    failed; :func:`live_trial.judge.evaluator.unjudged_problem`), None when it judged or there is no file."""
 
 
 @dataclass(frozen=True)
@@ -288,8 +291,11 @@ def _evaluation(path: Path) -> EvaluationFacts:
     except LiveTrialError as exc:
         problem = exc
     judged = problem is None and doc.get("judged_by") in ("evaluator", "insufficient_evidence")
+    from live_trial.judge.evaluator import unjudged_problem
+
+    failed = unjudged_problem(doc) if problem is None else None
     return EvaluationFacts(True, tuple(checks) if isinstance(checks, list) else None, _could_not_judge(doc),
-                           doc if judged else None, problem)
+                           doc if judged else None, problem, failed)
 
 
 def _could_not_judge(doc: Any) -> tuple[str, ...]:

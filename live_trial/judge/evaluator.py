@@ -120,6 +120,22 @@ def process_failure(result: ProcessResult) -> str | None:
     return None
 
 
+def unjudged_problem(doc: Mapping[str, Any]) -> str | None:
+    """Why the evaluation ``doc`` (evaluation.json) judged nothing, or None when the evaluator judged (``judged_by``
+    evaluator or insufficient_evidence: an answer whose evidence does not hold is a judgement, a FAIL). When every
+    attempt's process failed (:func:`process_failure`, kept as the attempt's ``process_failure``), how each failed;
+    else the last attempt's problems (the CLI's own line, e.g. ``error_max_structured_output_retries``). The one rule
+    of ``run`` (BLOCKED ``evaluator_failed``, its note) and of ``verdict`` by hand (README "Whose failure it is")."""
+    if doc.get("judged_by") != "fallback":
+        return None
+    attempts = [a for a in doc.get("attempts") or [] if isinstance(a, Mapping)]
+    failures = [a.get("process_failure") for a in attempts]
+    if attempts and all(failures):
+        return "; ".join(dict.fromkeys(str(f) for f in failures))
+    problems = (attempts[-1].get("problems") or []) if attempts else []
+    return "its last attempt: " + ("; ".join(str(p) for p in problems)[:500] or "no answer")
+
+
 def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str], timeout_s: float, *,
                 should_stop: Callable[[], bool] | None = None,
                 on_start: Callable[[int], None] | None = None,
@@ -311,7 +327,8 @@ def _attempt(n: int, prompt: str, ctx: Context, claude_path: str, env: Mapping[s
             "raw_result": (raw or "")[:MAX_RAW_CHARS] or None,
             "stderr_tail": (result.stderr or "").strip()[-MAX_RAW_CHARS:] or None,
             "problems": checked.problems, "evidence_problems": checked.evidence, "dropped": checked.dropped,
-            "valid": not checked.problems, "usage": reported_usage(result, model), "_review": checked}
+            "valid": not checked.problems, "usage": reported_usage(result, model),
+            "process_failure": process_failure(result), "_review": checked}
 
 
 def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *, produced: Produced | None,

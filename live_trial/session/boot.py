@@ -32,7 +32,7 @@ from live_trial.session.containment import Container
 from live_trial.session.environment import child_env
 from live_trial.session.keys import ONE_PRESS, press_until
 from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
-from live_trial.stop_reasons import StopReason
+from live_trial.stop_reasons import StopReason, exit_cause
 
 MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,99}$")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -385,7 +385,7 @@ def _raise_exited(backend: Backend, session: str, *, clock: Callable[[], float] 
     shown = "unknown" if status is None else status
     last = " | ".join(tail[-3:]) or "(no output)"
     raise BootFail(f"claude exited at start (exit status {shown}): {last}", where=session,
-                   fix=_exit_fix(" ".join(tail)), code=StopReason.EXITED_AT_START,
+                   fix=_exit_fix(" ".join(tail)), code=exit_cause(" ".join(tail)),
                    details={"tail": tail, "status": shown})
 
 

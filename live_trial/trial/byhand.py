@@ -22,22 +22,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from live_trial.errors import RefusedInput
+from live_trial.errors import SESSION_GONE, PollExit, RefusedInput
 from live_trial.jsonfile import read_json, write_json
 from live_trial.rehearsal.config import seed_config
 from live_trial.transcript.paths import subagents_dir
 from live_trial.trial import folder, folder_steps, start
 from live_trial.trial.collect import Collected, collect
 from live_trial.trial.facts import TrialRequest
-from live_trial.trial.folder_steps import changes_since_start
+from live_trial.trial.folder_steps import changes_since_start, snapshot_problem
 from live_trial.trial.state import STATE_SCHEMA
 from live_trial.workdir_files import CWD_SNAPSHOT, Workdir
 
 if TYPE_CHECKING:       # types only: imported where they are used, to keep start-up quick
-    from live_trial.acceptance.claims import Claims, TrialRecords
+    from live_trial.acceptance.claims import Claims, ServiceStop, TrialRecords
     from live_trial.acceptance.verdict_doc import Verdict
 
 PREPARED = "prepared"
+#: The lines of ``pane.txt`` (the last screen with scrollback) read for an error line: about one screen.
+SCREEN_LINES = 60
 NO_SNAPSHOT = (f"no snapshot of the trial's folder at start ({CWD_SNAPSHOT}): its side effects cannot be known, "
                "so none are recorded")
 
@@ -210,7 +212,11 @@ def collect_by_hand(workdir: Path, state: dict[str, Any] | None, *, pane_text: s
     subagents = subagents_dir(transcript) if transcript is not None else None
     got = collect(workdir, pane_text=pane_text, transcript_src=transcript, subagents_src=subagents, **kw)
     notes = []
-    if kw["before"] is None:
+    changed = snapshot_problem(state or {})
+    if changed is not None:         # never measured against a snapshot that is not the one written at start
+        got.missing.append(CWD_SNAPSHOT)
+        notes.append(changed)
+    elif kw["before"] is None:
         got.missing.append(CWD_SNAPSHOT)
         notes.append(NO_SNAPSHOT)
     elif state and isinstance(state.get("folder"), dict) and kw["cwd"] is not None:
@@ -254,9 +260,46 @@ def trial_records(workdir: Path, target: str) -> TrialRecords:
     transcript = files.transcript.is_file()
     check = launch_check(skill_call_records(*files.session_transcripts), target) if transcript else None
     exits = read_json(files.poll_state, POLL_SCHEMA)["exits"] if files.poll_state.is_file() else []
+    stalled = bool(exits) and exits[-1]["exit"] == PollExit.STALL and exits[-1]["reason"] != SESSION_GONE
     return TrialRecords(launch="PASS" if check is not None and check.launched else "FAIL",
                         skill_calls=check.seen if check is not None else "none", transcript=transcript,
-                        poll_exit=str(exits[-1]["exit"]) if exits else None)
+                        poll_exit=str(exits[-1]["exit"]) if exits else None,
+                        service=service_stop(files) if stalled and transcript else None,
+                        screen_service=screen_service_stop(files) if stalled else None)
+
+
+def service_stop(files: Workdir) -> ServiceStop | None:
+    """The model's service in the collected transcript's last turn, as poll classified it at its STALL
+    (:func:`live_trial.transcript.status.classify` of :func:`live_trial.transcript.turn.read_turn`): the API error
+    record the CLI gave up on when its cause is a row that blocks (README "Whose failure it is"), else None."""
+    from live_trial.acceptance.claims import ServiceStop
+    from live_trial.stop_reasons import blocks
+    from live_trial.transcript.status import classify
+    from live_trial.transcript.turn import read_turn
+
+    status = classify(read_turn(files.transcript).records)
+    if not blocks(status.api_error_cause):
+        return None
+    return ServiceStop(str(status.api_error_cause), status.api_error_text or "")
+
+
+def screen_service_stop(files: Workdir) -> ServiceStop | None:
+    """The error line of the model's service on the last screen collect kept (``pane.txt``, its last
+    :data:`SCREEN_LINES` lines: the screen ``run`` reads at STALL row 6), when no record of it is in the transcript:
+    a usage limit, a refused key, an unreachable service (:func:`live_trial.transcript.api_errors.screen_error_cause`);
+    None for any other screen."""
+    from live_trial.acceptance.claims import ServiceStop
+    from live_trial.session import screen
+    from live_trial.stop_reasons import blocks
+    from live_trial.transcript.api_errors import screen_error_cause
+
+    try:
+        text = files.pane.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    err = screen.error_screen("\n".join(text.splitlines()[-SCREEN_LINES:])) or ""
+    cause = screen_error_cause(err) if err else None
+    return ServiceStop(cause, err, on_screen=True) if cause is not None and blocks(cause) else None
 
 
 def held_note(workdir: Path, notes: Sequence[str]) -> tuple[str, ...]:

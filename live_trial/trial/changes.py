@@ -70,9 +70,19 @@ def snapshot_cwd(cwd: Path, exclude: list[Path] | None = None, *, by_content: bo
     return snap
 
 
-def save_snapshot(path: Path, snap: Snapshot) -> None:
-    """Write ``snap`` to ``path`` as ``{"version": 2, "files": {rel: [size, hash]}}`` (atomic)."""
+def save_snapshot(path: Path, snap: Snapshot) -> str:
+    """Write ``snap`` to ``path`` as ``{"version": 2, "files": {rel: [size, hash]}}`` (atomic); return the written
+    file's digest, ``sha256:<hex>``, which the trial keeps to check the file before it measures against it
+    (:func:`snapshot_digest`; README "What a trial leaves behind")."""
     write_json(path, {"version": SNAPSHOT_VERSION, "files": {k: list(v) for k, v in snap.items()}}, None)
+    return snapshot_digest(path)
+
+
+def snapshot_digest(path: Path) -> str:
+    """``sha256:<hex>`` of the snapshot file at ``path``. Raises OSError when it cannot be read."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def load_snapshot(path: Path) -> tuple[Snapshot, bool]:

@@ -55,6 +55,10 @@ def evaluate_goal(trial: TrialContext) -> None:
 
     trial.journal.save(phase="evaluating")
     assert trial.state is not None and trial.wd is not None
+    # What the evaluator is shown is read before the records are checked: a change made after the read is seen by the
+    # check, so the evaluator is never shown a file list a process outside the trial rewrote (README "What a trial
+    # leaves behind").
+    produced = session_output(trial.wd.root, (trial.state.folder or {}).get("path"))
     if not records_hold(trial, "before_evaluator"):
         return
     env = {**trial.env, **trial.child_overrides, proctree.TAG_ENV: trial.state.session}
@@ -78,7 +82,6 @@ def evaluate_goal(trial: TrialContext) -> None:
         return results[-1]
 
     problem = None
-    produced = session_output(trial.wd.root, (trial.state.folder or {}).get("path"))
     try:
         result = evaluator.evaluate(trial.wd.root, trial.target, trial.claude, env, produced=produced,
                                     model=trial.req.model, runner=runner)
@@ -93,15 +96,10 @@ def evaluate_goal(trial: TrialContext) -> None:
         trial.facts.notes.append("the harness was stopped while the evaluator judged the goal")
         trial.journal.log("evaluate", "interrupted")
         return
-    failures = [evaluator.process_failure(r) for r in results]
-    if problem is None and results and all(failures):
-        problem = "; ".join(dict.fromkeys(f for f in failures if f))     # all failed: each says how
-    if problem is None and result.get("judged_by") == "fallback":
+    if problem is None:
         # No valid answer after the retry (README "Whose failure it is"): nobody judged the goal, so it is not a FAIL
-        # of the skill.
-        last = (result.get("attempts") or [{}])[-1]
-        problem = "its last attempt: " + (
-            "; ".join(str(p) for p in last.get("problems") or [])[:500] or "no answer")
+        # of the skill; the rule `verdict` by hand reads from the same evaluation.json.
+        problem = evaluator.unjudged_problem(result)
     if problem is not None:
         trial.facts.blocked, trial.facts.stop_reason = True, StopReason.EVALUATOR_FAILED
         trial.facts.goal, trial.facts.goal_blockers = None, []

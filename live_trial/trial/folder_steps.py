@@ -45,11 +45,11 @@ def prepare(trial: TrialContext) -> None:
     exclude = [trial.req.eval_root, trial.wd.root]
     snap = changes.snapshot_cwd(own, exclude=exclude)
     path = trial.wd.cwd_snapshot
-    changes.save_snapshot(path, snap)
+    digest = changes.save_snapshot(path, snap)
     if rec["git"]:
         rec["baseline_head"] = gitrepo.head_commit(own)
         rec["baseline"] = changes.record_baseline(trial.wd.root, own, exclude=exclude)
-    trial.journal.save(cwd_snapshot=str(path), folder=rec)
+    trial.journal.save(cwd_snapshot=str(path), cwd_snapshot_sha256=digest, folder=rec)
     trial.journal.log("folder", rec["form"], path=rec["path"], cwd=rec["cwd"], source=rec["source"],
                       files=len(snap), copied_files=rec["files"], copied_bytes=rec["bytes"], git=rec["git"])
 
@@ -68,16 +68,39 @@ def changes_since_start(state: dict[str, Any], workdir: Path, eval_root: Path, c
                         again: bool = False) -> dict[str, Any]:
     """:func:`folder_changes` for a trial known by its ``state`` (trial-state.json) and ``workdir``. ``again``: measure
     the folder again even when its side effects were recorded before (``collect`` by hand while the session still
-    runs in the folder)."""
+    runs in the folder). A snapshot whose digest is no longer the one recorded when it was written
+    (``cwd_snapshot_sha256``: something changed the file since, and the session could write there) is never measured
+    against: ``before`` and ``cwd`` are None and :func:`snapshot_problem` says why (README "What a trial leaves
+    behind")."""
     rec = dict(state["folder"]) if isinstance(state.get("folder"), dict) else None
     own = Path(rec["path"]) if rec else Path(cwd)
     kw = {"cwd": own, "before": None, "exclude": [Path(eval_root), Path(workdir)], "by_content": True,
           "baseline": (rec or {}).get("baseline"), "baseline_head": (rec or {}).get("baseline_head")}
-    if state.get("cwd_snapshot") and Path(state["cwd_snapshot"]).is_file():
+    held = snapshot_problem(state) is None
+    if state.get("cwd_snapshot") and Path(state["cwd_snapshot"]).is_file() and held:
         kw["before"], kw["by_content"] = changes.load_snapshot(Path(state["cwd_snapshot"]))
-    if rec and ((rec.get("recorded") and not again) or rec.get("removed") or not own.is_dir() or kw["before"] is None):
+    if not held or (rec and ((rec.get("recorded") and not again) or rec.get("removed") or not own.is_dir()
+                             or kw["before"] is None)):
         kw["cwd"] = None
     return kw
+
+
+def snapshot_problem(state: dict[str, Any]) -> str | None:
+    """Why the trial's snapshot at start (``cwd_snapshot``) cannot be measured against: its digest is not the one
+    ``state`` recorded when it was written (``cwd_snapshot_sha256``), or it was removed; None when it holds, or when the
+    state recorded no digest (a trial of an older harness)."""
+    path, recorded = state.get("cwd_snapshot"), state.get("cwd_snapshot_sha256")
+    if not path or not recorded:
+        return None
+    try:
+        now = changes.snapshot_digest(Path(path))
+    except OSError:
+        now = "removed"
+    if now == recorded:
+        return None
+    return (f"the trial's records were changed after they were written: {Path(path).name} (the trial folder at start) "
+            f"is not the file written then ({recorded[:19]}…, now {now[:19]}…): the side effects were not measured "
+            "against it")
 
 
 def side_effects_recorded(trial: TrialContext) -> None:

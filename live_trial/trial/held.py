@@ -20,7 +20,7 @@ from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import subagents_dir
 from live_trial.trial.collect import collect
 from live_trial.trial.facts import phase_at_least
-from live_trial.trial.folder_steps import folder_changes, side_effects_recorded
+from live_trial.trial.folder_steps import folder_changes, side_effects_recorded, snapshot_problem
 from live_trial.trial.moves import collect_moved
 from live_trial.trial.seal import Sealer, seal_records
 
@@ -64,6 +64,7 @@ def finish_session(trial: Any) -> None:
             ended = True
         tpath = trial.transcript_path() if trial.backend is not None else None
         subagents = subagents_dir(tpath) if tpath is not None else None
+        snapshot_changed(trial)
         got = collect(trial.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
                       sealer=(sealer := Sealer(trial.wd.root)), **folder_changes(trial))
         moved = collect_moved(trial)
@@ -78,6 +79,22 @@ def finish_session(trial: Any) -> None:
     finally:
         if session and not ended:
             end_processes(trial, session)
+
+
+def snapshot_changed(trial: Any) -> None:
+    """The trial folder's snapshot at start no longer has the digest recorded when it was written
+    (:func:`live_trial.trial.folder_steps.snapshot_problem`; the one in memory, also in trial-state.json): the side
+    effects are not measured against it, and the trial stops as ``records_tampered`` (the skill's doing: its session
+    could write there), completion FAIL, a note saying so; a trial already BLOCKED only gets the note (README "What a
+    trial leaves behind")."""
+    problem = snapshot_problem(trial.state.to_doc())
+    if problem is None:
+        return
+    if problem not in trial.facts.notes:
+        trial.facts.notes.append(problem)
+    if not trial.facts.blocked:
+        trial.facts.completion, trial.facts.stop_reason = "FAIL", StopReason.RECORDS_TAMPERED
+    trial.journal.log("records", StopReason.RECORDS_TAMPERED.value, when="at_collect", found=[problem])
 
 
 def end_processes(trial: Any, session: str) -> None:

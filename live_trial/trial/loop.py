@@ -7,7 +7,7 @@ from __future__ import annotations
 from live_trial.errors import SESSION_GONE, Blocked, PollExit
 from live_trial.jsonfile import write_text_atomic
 from live_trial.session import screen, send
-from live_trial.stop_reasons import StopReason
+from live_trial.stop_reasons import StopReason, service_note
 from live_trial.transcript.api_errors import model_named, screen_error_cause
 from live_trial.transcript.reply import text_ends_with_question, text_reports_done
 from live_trial.trial import stall as stall_table
@@ -174,14 +174,12 @@ def _stop_for_the_model_service(trial: TrialContext, result: PollOutcome, cause:
     status = result.status
     text = (getattr(status, "api_error_text", None) or "").strip()
     trial.facts.blocked, trial.facts.stop_reason = True, cause
-    note = f"{cause.why}: the CLI wrote \"{text[:300]}\"" if text else cause.why
     evidence: dict[str, object] = {"api_error": getattr(status, "api_error", None), "text": text[:500],
-                      "tail": result.capture_tail}
+                                   "tail": result.capture_tail}
+    model = model_named(text, trial.req.model) if cause == StopReason.MODEL_UNKNOWN else None
     if cause == StopReason.MODEL_UNKNOWN:
-        model = model_named(text, trial.req.model)
         evidence["model"] = model
-        note += f" (the model asked for: {model})" if model else ""
-    trial.facts.notes.append(note)
+    trial.facts.notes.append(service_note(cause, text, model=model))
     trial.journal.log("poll", cause, **evidence)
 
 
@@ -198,7 +196,7 @@ def _name_unexpected_stop(trial: TrialContext, result: PollOutcome, capture: str
         if service is not None and service.blocks:
             # the model's service refused the account (a usage limit, a key) with no record of it: the environment
             trial.facts.blocked, trial.facts.stop_reason = True, service
-            trial.facts.notes.append(f"{service.why}: the screen shows \"{err[:200]}\"")
+            trial.facts.notes.append(service_note(service, err, on_screen=True))
             return
         trial.facts.stop_reason = StopReason.ERROR_SCREEN
         trial.facts.notes.append(f"the screen shows an error: {err[:200]}")

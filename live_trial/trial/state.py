@@ -54,6 +54,7 @@ class TrialState:
     gate_response_kinds: list[str] | None = None   #: the kind of each of ``gate_responses`` (None: older trials)
     gate_answers: list[dict[str, Any]] | None = None  #: one line per answered question: question, options, answer, kind
     cwd_snapshot: str | None = None      #: the folder's snapshot at start (collect compares against it)
+    cwd_snapshot_sha256: str | None = None   #: the snapshot file's digest when it was written (checked before use)
     folder: dict[str, Any] | None = None     #: the trial's own folder record (form, path, source, removed, ...)
     expect_gate: bool | None = None      #: ``--expect-gate``: the skill must stop at a question
     policy: dict[str, Any] | None = None     #: the loop bounds the trial started with (a resume keeps them)
@@ -107,4 +108,4 @@ class TrialState:
 #: The optional keys whose schema type does not include null: left out of the file while unset.
 _NOT_NULL = frozenset({"args", "plugins_root", "eval_root", "proof", "gate_kind", "lease_ttl_s",
                        "gate_response_kinds", "gate_answers", "folder", "expect_gate", "policy", "collected",
-                       "facts", "environment", "records_seal"})
+                       "facts", "environment", "records_seal", "cwd_snapshot_sha256"})

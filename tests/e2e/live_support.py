@@ -36,9 +36,11 @@ def stand_in() -> RehearsalServer:
 
 
 def first_run_config(config_dir: Path, *, trusted: list[Path], key: str | None = USER_KEY,
-                     version: str = "2.1.332") -> Path:
+                     version: str = "2.1.332", finished: bool = True) -> Path:
     """``config_dir/.claude.json`` as a first ``claude`` run leaves it once the person finished the set-up, trusted
-    ``trusted`` and approved ``key`` (None: logged in some other way, no key approved). Returns ``config_dir``."""
+    ``trusted`` and approved ``key`` (None: logged in some other way, no key approved); ``finished`` False: as one
+    left before its set-up was finished (``hasCompletedOnboarding`` false: the CLI shows the onboarding screen again).
+    Returns ``config_dir``."""
     config_dir.mkdir(parents=True, exist_ok=True)
     project = {"allowedTools": [], "mcpContextUris": [], "mcpServers": {}, "enabledMcpjsonServers": [],
                "disabledMcpjsonServers": [], "hasTrustDialogAccepted": True,
@@ -47,7 +49,7 @@ def first_run_config(config_dir: Path, *, trusted: list[Path], key: str | None =
            "customApiKeyResponses": {"approved": [key[-20:]] if key else [], "rejected": []},
            "firstStartTime": "2026-12-02T19:12:31.662Z", "firstStartVersion": version,
            "machineID": uuid.uuid4().hex * 2, "opusProMigrationComplete": True, "seenNotifications": {},
-           "migrationVersion": 15, "hasCompletedOnboarding": True, "lastOnboardingVersion": version,
+           "migrationVersion": 15, "hasCompletedOnboarding": finished, "lastOnboardingVersion": version,
            "userID": uuid.uuid4().hex * 2, "lastReleaseNotesSeen": version,
            "projects": {str(Path(p).resolve()): dict(project) for p in trusted}}
     (config_dir / ".claude.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

@@ -97,6 +97,7 @@ def test_cli_refusing_to_start_is_boot_fail_within_15s(backend, tmp_path):
     # pane's last line is what matters
     assert re.search(r"exited at start \(exit status (1|unknown)\)", exc.value.message)
     assert "unknown option '--no-such-flag'" in exc.value.message
+    assert exc.value.code == "cli_refused_start"           # the CLI refused its arguments: BLOCKED, not the skill's
     assert backend.list_sessions() == []
 
 

@@ -213,3 +213,80 @@ def test_rehearsal_new_runs_to_pass_for_the_example_and_a_fresh_skill_and_gate_s
             assert f"side-effects/files/{written}" in [e["source"] for e in doc["evidence"]], doc["evidence"]
         else:
             assert any("question" in r for r in doc["overall"]["reasons"]), doc["overall"]
+
+
+def printed_steps(tmp_path: Path, scenario: Path, *, env: dict[str, str], evaluate: bool) -> tuple[dict, dict]:
+    """A trial of ``trialkit:mark`` by hand, as the plugin's skill drives it: ``prepare --json``, then each command it
+    printed, in order, as written (the rehearsal server as a background process in place of ``&`` / ``kill %1``;
+    poll again on TICK_BUDGET; ``evaluate`` only when ``evaluate``). ``env``: added to every step's environment (the
+    CLI ``boot`` starts inherits it). Returns ``(prepare's JSON, {step: CompletedProcess})``."""
+    import shlex
+
+    from tests.e2e.run_support import PLUGINS
+
+    def step(line: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        argv = shlex.split(line)
+        assert argv[0] == "live-trial", line
+        return subprocess.run([str(BIN / "live-trial"), *argv[1:]], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=timeout, env={**os.environ, **env})
+
+    env = {"LIVE_TRIAL_LANG": "en", **env}
+    prep = cli("prepare", "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal", str(scenario), "--json",
+               cwd=tmp_path)
+    assert prep.returncode == 0, prep.stderr
+    held = json.loads(prep.stdout)
+    assert not any("--launch" in line or "--completion" in line for line in held["commands"]), held["commands"]
+    serve, *lines = [line for line in held["commands"] if not line.startswith("#") and line != "kill %1"]
+    server = subprocess.Popen([str(BIN / "live-trial"), *shlex.split(serve.rstrip(" &"))[1:]], cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done: dict[str, subprocess.CompletedProcess] = {}
+    try:
+        for line in lines:
+            name = shlex.split(line)[1]
+            if name == "evaluate" and not evaluate:
+                continue
+            done[name] = step(line)
+            while name == "poll" and done[name].returncode == 5:         # TICK_BUDGET: the same command again
+                done[name] = step(line)
+            if name in ("boot", "send"):
+                assert done[name].returncode == 0, (name, done[name].stdout, done[name].stderr)
+    finally:
+        cli("backend", "kill-session", held["session"], cwd=tmp_path)
+        server.terminate()
+        server.wait(timeout=30)
+    return held, done
+
+
+@pytest.mark.budget(10)
+def test_by_hand_a_model_service_outage_is_blocked_as_run_blocks_it_not_the_skills_failure(tmp_path):
+    """Every request after the Skill call is answered 529: poll stops at STALL ``api_error: …`` as soon as the CLI gave
+    up (the STALL limit is far away), and the verdict the printed command writes is BLOCKED model_unavailable with
+    the CLI's own line, as ``run``'s (tests/e2e/test_model_service.py), never FAIL (README "Whose failure it is")."""
+    held, done = printed_steps(tmp_path, ROOT / "tests" / "e2e" / "scenarios" / "mark-overloaded.yaml",
+                               env={"CLAUDE_CODE_MAX_RETRIES": "1", "STALL_LIMIT": "600"}, evaluate=False)
+    poll = done["poll"]
+    assert poll.returncode == 2 and "api_error: the CLI gave up on the model's service (model_unavailable" in (
+        poll.stdout), (poll.stdout, poll.stderr)
+    verdict = done["verdict"]
+    assert verdict.returncode == 0, (verdict.stdout, verdict.stderr)
+    doc = json.loads((Path(held["workdir"]) / "verdict.json").read_text())
+    assert (doc["overall"]["verdict"], doc["stop_reason"], doc["blocked"], doc["launch"]) == (
+        "BLOCKED", "model_unavailable", True, "PASS"), doc["overall"]
+    assert any("529" in n and "Overloaded" in n for n in doc["notes"]), doc["notes"]      # the CLI's own line
+    assert "not the skill's fault" in doc["summary"], doc["summary"]
+
+
+@pytest.mark.budget(10)
+def test_by_hand_an_evaluator_with_no_valid_answer_is_blocked_as_run_blocks_it(tmp_path):
+    """The scripted evaluator breaks the answer's form on both attempts: ``evaluate`` exits 3, and the verdict the
+    printed command writes is BLOCKED evaluator_failed, the goal not judged, as ``run``'s, never DEGRADED."""
+    held, done = printed_steps(tmp_path, ROOT / "tests" / "e2e" / "scenarios" / "mark-judge-invalid.yaml",
+                               env={"STALL_LIMIT": "4"}, evaluate=True)
+    assert done["poll"].returncode == 0, done["poll"].stdout
+    assert done["evaluate"].returncode == 3, (done["evaluate"].stdout, done["evaluate"].stderr)
+    assert done["verdict"].returncode == 0, (done["verdict"].stdout, done["verdict"].stderr)
+    doc = json.loads((Path(held["workdir"]) / "verdict.json").read_text())
+    assert (doc["overall"]["verdict"], doc["stop_reason"], doc["goal_result"], doc["launch"], doc["completion"]) == (
+        "BLOCKED", "evaluator_failed", None, "PASS", "PASS"), doc["overall"]
+    assert any("error_max_structured_output_retries" in n for n in doc["notes"]), doc["notes"]
+    assert "was not judged" in doc["summary"] and "not the skill's fault" in doc["summary"], doc["summary"]

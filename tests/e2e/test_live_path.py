@@ -90,6 +90,23 @@ def test_an_untrusted_folder_is_refused_before_anything_starts_with_the_fix(tmp_
     assert not (tmp_path / "eval").exists() and since(service, before) == []
 
 
+@pytest.mark.budget(5)
+def test_a_config_whose_first_run_set_up_is_not_finished_is_refused_before_anything_starts(tmp_path, service):
+    """live-path-on-a-stand-in: the person's config, trusted and with the key approved, but its first run was left
+    before the set-up ended: the CLI would start its set-up again (its welcome screen), so run refuses (live_config)
+    with the fix and the doctor's lines; nothing is made and no request reaches the service."""
+    config = first_run_config(tmp_path / "me", trusted=[tmp_path], finished=False)
+    before = len(service.requests)
+    proc = run_cmd(tmp_path, *MARK, *FAST, env=persons_env(service, config))
+    out = final_json(proc)
+    assert proc.returncode == 2 and out["code"] == "live_config", out
+    assert "the first-run set-up is not finished" in out["message"], out
+    assert "run `claude` once in a terminal and finish what it shows" in out["message"], out
+    assert any(line.startswith("config: MISSING") for line in out["doctor"]), out
+    assert out["doctor"][-1] == "DOCTOR: NOT READY (1 missing: config)", out
+    assert not (tmp_path / "eval").exists() and since(service, before) == []
+
+
 @pytest.mark.budget(10)
 def test_a_key_the_cli_never_approved_is_refused_before_the_cli_would_stop_to_ask(tmp_path, service):
     """live-path-on-a-stand-in: 2.1.197 and 2.1.332 stop at start on "Do you want to use this API key?" (default

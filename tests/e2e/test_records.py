@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.run_support import FAST, PLUGINS, SCENARIOS, final_json, run_cmd, workdirs
+from tests.e2e.run_support import FAST, PLUGINS, SCENARIOS, final_json, no_leftovers, run_cmd, workdirs
+from tests.e2e.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -33,29 +34,67 @@ def _writers(folder: Path) -> list[int]:
     return found
 
 
-@pytest.mark.budget(14)
-def test_a_late_writer_into_the_workdir_is_caught_and_never_a_pass(tmp_path):
-    """The session's escaped process rewrites side-effects/ once collect wrote it; the evaluator cites its copy."""
+def _end_writers(folder: Path) -> None:
+    """End the late writers of the trial whose own folder is ``folder`` and check that none is left."""
+    for pid in _writers(folder):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    wait_for(lambda: not _writers(folder), what="the late writer to end")
+
+
+@pytest.mark.budget(8)
+def test_a_late_writer_is_ended_by_the_trials_container_before_collect(tmp_path):
+    """The session's escaped process (``setsid env -i``) waits for collect's side-effects/files.json to rewrite it:
+    the trial's container (``auto``: the strongest this machine offers) ends it before collect, so it never writes."""
     proc = run_cmd(tmp_path, *REPORT, "--rehearsal", str(SCENARIOS / "report-late-writer.yaml"), *FAST)
+    [wd] = workdirs(tmp_path)
+    try:
+        doc = json.loads(Path(final_json(proc)["verdict_path"]).read_text())
+        [held] = [n for n in doc["notes"] if n.startswith("containment: ")]
+        assert "tag-only" not in held, held
+        assert _writers(wd / "cwd") == []                       # gone before collect, not only at the end
+        assert not (wd.parent / "late-writer-ran").exists()      # so it never wrote into the records
+        assert doc["overall"]["verdict"] != "PASS", json.dumps(doc)[-3000:]
+        no_leftovers(wd)
+    finally:
+        _end_writers(wd / "cwd")
+
+
+@pytest.mark.budget(8)
+def test_a_late_writer_that_outlives_collect_is_caught_by_the_seal_and_never_a_pass(tmp_path):
+    """Under tag-only containment (``LIVE_TRIAL_CONTAINMENT=tag``: no kernel holds the trial) the writer, with no tag
+    and outside the pane's tree, really outlives collect and rewrites side-effects/: the seal sees it (FAIL
+    records_tampered, the skill's doing), the evaluator is never shown the planted copy, and the trial's session and
+    claude are gone afterwards (the writer itself is found by no finder of tag-only: README "Nothing left running")."""
+    proc = run_cmd(tmp_path, *REPORT, "--rehearsal", str(SCENARIOS / "report-late-writer.yaml"), *FAST,
+                   env={"LIVE_TRIAL_CONTAINMENT": "tag"})
     [wd] = workdirs(tmp_path)
     try:
         result = final_json(proc)
         doc = json.loads(Path(result["verdict_path"]).read_text())
-        ran = (wd.parent / "late-writer-ran").exists()
-        assert doc["overall"]["verdict"] != "PASS", json.dumps(doc)[-3000:]
-        if ran:     # not held by the trial's container: its writes into the records were seen
-            assert (doc["stop_reason"], doc["overall"]["verdict"], proc.returncode) == ("records_tampered", "FAIL", 1)
-            [note] = [n for n in doc["notes"] if n.startswith("the trial's records were changed after collect")]
-            assert "side-effects/files.json changed after collect" in note
-            assert "side-effects/files/report.csv is there but collect never wrote it" in note
-            log = [json.loads(x) for x in (wd / "trial-log.jsonl").read_text().splitlines()]
-            assert any(r.get("decision") == "records_tampered" for r in log)
+        assert (wd.parent / "late-writer-ran").exists(), doc["notes"]        # it ran, after collect
+        assert (doc["stop_reason"], doc["overall"]["verdict"], proc.returncode) == ("records_tampered", "FAIL", 1), (
+            doc["overall"], doc["notes"])
+        assert any(n.startswith("containment: tag-only") for n in doc["notes"]), doc["notes"]
+        [note] = [n for n in doc["notes"] if n.startswith("the trial's records were changed after collect")]
+        assert "side-effects/files.json changed after collect" in note
+        log = [json.loads(x) for x in (wd / "trial-log.jsonl").read_text().splitlines()]
+        caught = [r for r in log if r.get("decision") == "records_tampered"]
+        assert caught, log[-5:]
+        evaluation = wd / "evaluation.json"
+        if evaluation.exists():     # the check before the evaluator passed: what it was shown was read before it
+            requests = [a["request"] for a in json.loads(evaluation.read_text())["attempts"]]
+            shown = [r.split("Files the trial's session created", 1)[1].split("Its working folder", 1)[0]
+                     for r in requests]
+            assert all("report.csv" not in listed and "- none: the session created or changed no file" in listed
+                       for listed in shown), shown
+        else:
+            assert caught[0].get("when") == "before_evaluator", caught
+        no_leftovers(wd)
     finally:
-        for pid in _writers(wd / "cwd"):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _end_writers(wd / "cwd")
 
 
 @pytest.mark.budget(14)

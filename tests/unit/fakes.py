@@ -365,9 +365,9 @@ def trial_state(**changes):
     return state
 
 
-def write_poll_state(wd: Path, *exits: str, session: str = "lt-s") -> None:
+def write_poll_state(wd: Path, *exits: str, session: str = "lt-s", reason: str | None = None) -> None:
     """A schema-valid poll-state.json whose calls ended with ``exits`` (oldest first; none: a poll that never ended),
-    the way ``poll --state-file`` leaves it."""
+    the way ``poll --state-file`` leaves it; ``reason``: the last exit's reason (default: its word in lower case)."""
     at = "2026-11-30T10:15:00.000Z"
     write_json(wd / "poll-state.json", {
         "version": 1, "session": session, "session_id": None, "marker": str(wd / "out" / "status.json"),
@@ -375,7 +375,8 @@ def write_poll_state(wd: Path, *exits: str, session: str = "lt-s") -> None:
         "transcript_path": None, "transcript_offset": 0, "last_change_at": at, "last_screen_hash": None,
         "last_state": None, "done_streak": 0, "done_since": None, "gate_streak": 0, "last_gate_id": None,
         "warned": {"hard_cap": False},
-        "exits": [{"exit": e, "at": at, "reason": e.lower(), "state": None, "ticks": i + 1} for i, e in enumerate(exits)],
+        "exits": [{"exit": e, "at": at, "reason": reason if reason and i == len(exits) - 1 else e.lower(),
+                   "state": None, "ticks": i + 1} for i, e in enumerate(exits)],
         "moves": [], "move_pending": None, "background_outputs": {}}, "poll-state.schema.json")
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 
 from live_trial.acceptance.plan import plan
+from live_trial.judge.evaluator import unjudged_problem
 from live_trial.jsonfile import schema_errors
+from live_trial.stop_reasons import StopReason, blocked_reason
 from tests.unit.fakes import write_evaluation
 from tests.unit.acceptance.test_verdict_cmd import SCHEMA, argv, run, tree, tree_hash, written
 
@@ -73,15 +75,47 @@ def test_the_same_goal_without_evidence_takes_the_evaluator_evidence(tree, capsy
 
 
 def test_an_evaluator_that_could_not_answer_judged_nothing(tree, capsys):
-    write_evaluation(tree["wd"], "FAIL", judged_by="fallback", answered=False)
+    """As in ``run`` (README "Whose failure it is"): BLOCKED evaluator_failed with the CLI's last reason, never
+    DEGRADED "goal not judged" as if the skill had fallen short."""
+    doc = write_evaluation(tree["wd"], "FAIL", judged_by="fallback", answered=False)
     args = argv(tree)
     i = args.index("--goal-result")
     del args[i:i + 2]
     assert run([a for a in args if a not in ("--evidence", "1 file written with 2 keys")], capsys)[0] == 0
-    doc = written(tree)
-    assert doc["goal_result"] is None and doc["overall"]["verdict"] == "DEGRADED"
-    assert doc["overall"]["reasons"][0] == "goal not judged"
-    assert any("Not logged in" in r for r in doc["overall"]["reasons"]), doc["overall"]   # the real cause, not a guess
+    verdict = written(tree)
+    assert (verdict["goal_result"], verdict["overall"]["verdict"], verdict["stop_reason"], verdict["blocked"]) == (
+        None, "BLOCKED", "evaluator_failed", True)
+    assert verdict["overall"]["reasons"][0] == blocked_reason("evaluator_failed")
+    assert any("Not logged in" in r for r in verdict["overall"]["reasons"]), verdict["overall"]   # the real cause
+    # the note run writes for the same evaluation.json, word for word (one rule: unjudged_problem)
+    assert f"{StopReason.EVALUATOR_FAILED.why}: {unjudged_problem(doc)}" in verdict["notes"], verdict["notes"]
+    assert unjudged_problem(doc).startswith("its last attempt: the CLI reported an error")
+
+
+def test_an_evaluator_whose_every_process_failed_is_named_by_how_it_failed() -> None:
+    attempt = {"problems": ["no JSON result"], "process_failure": "the evaluator did not answer in time"}
+    doc = {"judged_by": "fallback", "attempts": [attempt, dict(attempt)]}
+    assert unjudged_problem(doc) == "the evaluator did not answer in time"
+    assert unjudged_problem({**doc, "attempts": [attempt, {"problems": ["a score is not allowed"]}]}) == (
+        "its last attempt: a score is not allowed")
+    assert unjudged_problem({**doc, "judged_by": "insufficient_evidence"}) is None    # a judgement: a FAIL
+
+
+def test_a_person_judging_a_goal_the_evaluator_could_not_is_still_their_claim(tree, capsys):
+    write_evaluation(tree["wd"], "FAIL", judged_by="fallback", answered=False)
+    args = argv(tree, goal="FAIL")
+    assert run(args, capsys)[0] == 0
+    verdict = written(tree)
+    assert (verdict["goal_result"], verdict["overall"]["verdict"], verdict["stop_reason"]) == (
+        "FAIL", "DEGRADED", None)
+
+
+def test_a_stop_reason_other_than_the_evaluator_failure_is_refused(tree, capsys):
+    write_evaluation(tree["wd"], "FAIL", judged_by="fallback", answered=False)
+    args = [a for a in argv(tree) if a not in ("--evidence", "1 file written with 2 keys")]
+    i = args.index("--goal-result")
+    del args[i:i + 2]
+    assert "evaluator_failed" in refused(tree, capsys, args + ["--stop-reason", "hang"], "contradicts_records")
 
 
 def test_evidence_without_goal_result_is_refused_when_the_evaluator_judged(tree, capsys):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from live_trial.cli.plan_run import budget_share, not_started
+from live_trial.cli.plan_run import budget_share, case_policy, not_started
 from live_trial.errors import ExitCode
 from live_trial.policy import load_policy
 from live_trial.stop_reasons import StopReason
@@ -40,3 +40,18 @@ def test_the_policy_file_budget_is_read_and_a_bad_one_refused(tmp_path, monkeypa
     doc["budget"] = {"max_cost_usd": 0}
     with pytest.raises(policy_mod.RefusedInput, match="budget.max_cost_usd must be a positive number"):
         policy_mod.load_policy({})
+
+
+@pytest.mark.parametrize("share, own, expected", [
+    (0.4, 1.0, 0.4),            # a suite's budget is never above the plan's share
+    (0.4, 0.1, 0.1),            # a lower one of its own holds
+    (None, 0.3, 0.3),           # no plan budget: the case's own
+    (0.4, None, 0.4),           # no case budget: the plan's share
+    (None, None, None),
+])
+def test_a_cases_budget_is_never_above_the_plans_share(share, own, expected) -> None:
+    trial_policy = load_policy({}).with_overrides(max_cost_usd=share)
+    entry = {"max_cost_usd": own, "stall_limit_s": 7.0, "hard_cap_s": None}
+    policy = case_policy(trial_policy, entry)
+    assert policy.max_cost_usd == expected
+    assert (policy.stall_limit_s, policy.hard_cap_s) == (7.0, trial_policy.hard_cap_s)     # its own bounds, else ours

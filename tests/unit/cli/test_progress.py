@@ -81,3 +81,34 @@ def test_the_panel_says_where_the_message_went(delivery, label):
     p.final(TrialOutcome(workdir=None, overall="PASS", exit_code=0, verdict=None, verdict_path=None,
                          scenario_origin="live", summary="ok", notification="✅ done", notification_delivery=delivery))
     assert f"{label} ✅ done" in out.getvalue()
+
+
+def test_make_demo_prints_the_scripted_trials_tokens():
+    """``make demo`` runs ``run`` without --json (its panel) on greet-happy.yaml: the panel prints the verdict's usage,
+    the tokens each reply of the scenario scripts, added up per part (README "What a trial costs")."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    from live_trial.transcript.usage import Tokens, Usage, usage_doc
+
+    root = Path(__file__).resolve().parents[3]
+    recipe = (root / "Makefile").read_text().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    assert "--rehearsal examples/scenarios/greet-happy.yaml" in recipe and "--json" not in recipe
+    rules = yaml.safe_load((root / "examples" / "scenarios" / "greet-happy.yaml").read_text())["rules"]
+    scripted = {r["id"]: Tokens.of_usage(r["reply"]["usage"]) for r in rules}
+    judge = scripted.pop("evaluator-verdict")
+    session = sum(scripted.values(), Tokens())
+    assert (session.input_tokens, session.responses) == (5700, 4)
+    verdict = {"usage": usage_doc(Usage({"claude-opus-4-8": session}), Usage({"claude-opus-4-8": judge}), None,
+                                  billed=False)}
+    out = io.StringIO()
+    outcome = SimpleNamespace(overall="PASS", exit_code=0, workdir="/w", verdict_path="/w/verdict.json",
+                              scenario_origin="rehearsal", stop_reason=None, summary="ok", notification=None,
+                              verdict=verdict, report=None)
+    Progress(stream=out).final(outcome)
+    text = re.sub(r"\s+", " ", re.sub(r"[│╭╮╰╯─]", " ", out.getvalue()))        # the panel's lines, unwrapped
+    assert "cost: $0 (a rehearsal" in text, text
+    assert "session claude-opus-4-8: in 5,700 · out 280 · cache read 39,800 · cache write 1,400 (4 responses)" in text
+    assert "evaluator claude-opus-4-8: in 6,000 · out 400 · cache read 0 · cache write 0" in text

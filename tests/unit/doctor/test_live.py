@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from live_trial.doctor import live
+from live_trial.session.claude_bin import VERIFIED_RANGE, ClaudeBinary
 
 KEY = "sk-ant-api03-" + "k" * 80 + "AA"
 
@@ -73,3 +76,31 @@ def test_summary_names_what_is_missing():
     assert live.summary(lines) == "DOCTOR: NOT READY (2 missing: login, trust)"
     assert live.summary(lines[:1]) == "DOCTOR: READY (a live trial can start)"
     assert lines[1].line() == "login: MISSING y; fix: z"
+
+
+@pytest.mark.parametrize("version, inside", [("2.1.197", True), ("2.1.332", True), ("2.1.250", True),
+                                             ("2.1.196", False), ("2.1.333", False), ("unknown", False)])
+def test_the_claude_line_says_whether_its_version_is_in_the_supported_range(version, inside):
+    """A claude outside the range still runs a trial (with a warning): the line holds either way, and says which."""
+    line = live.claude_line(ClaudeBinary("/opt/claude", version, "path"))
+    assert line.ok and line.line().startswith(f"claude: ok {version} at /opt/claude")
+    if inside:
+        assert f"(in the supported range {VERIFIED_RANGE})" in line.text
+    else:
+        assert f"is outside the supported range {VERIFIED_RANGE}" in line.text
+        assert "`live-trial doctor --cli /opt/claude` checks it" in line.text
+
+
+def test_a_missing_claude_and_a_missing_tmux_are_missing_lines_with_their_fix(tmp_path, monkeypatch):
+    from live_trial.session.backend import Backend
+
+    monkeypatch.setattr(Backend, "tmux_version", lambda self: None)
+    env = {**config(tmp_path, hasCompletedOnboarding=True), "PATH": str(tmp_path / "empty")}
+    lines = {ln.name: ln for ln in live.check_live(env, folder=tmp_path, claude_bin=str(tmp_path / "no-claude"),
+                                                     euid=1000)}
+    assert not lines["claude"].ok and lines["claude"].line().startswith("claude: MISSING ")
+    assert "does not exist" in lines["claude"].text and "--claude-bin" in lines["claude"].fix
+    assert (lines["login"].ok, lines["login"].fix) == (False, "install claude first (`make setup`)")
+    assert lines["tmux"].line() == "tmux: MISSING tmux not found; fix: `apt-get install tmux` (or `make setup` as root)"
+    assert live.summary(list(lines.values())).startswith("DOCTOR: NOT READY (")
+    assert "claude" in live.summary(list(lines.values())) and "tmux" in live.summary(list(lines.values()))

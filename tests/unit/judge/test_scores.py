@@ -20,6 +20,9 @@ SCORES = [
     "85% complete", "85% done", "completeness: 85%", "85% confident",                                  # percentages
     "85%の完成度", "完成度は85%", "進捗85%", "８５％完了",                                                # ja percentages
     "品質: 8/10", "B評価", "10段階で8", "品質は8点", "8点をつけます",                                     # ja marks
+    # the forms an audit found passing (each its own test)
+    "85% completion", "85 percent complete", "eight out of ten", "nine out of ten", "★★★★☆", "★4", "星4つ",
+    "達成率85%", "完成率85%", "8割完成", "85点", "earns a B+", "solid B+", "8 of 10 quality",
 ]
 
 #: Counted text that must stay evidence: a false positive would refuse a good answer.
@@ -30,6 +33,9 @@ ORDINARY = [
     "3点のファイルを作成", "2行、10件中8件が日付つき", "the README has section A and section B",
     "overall 1 out of 1 Skill calls succeeded", "Completion: 3/4 tasks written", "grade 5 students were listed",
     "(4/5) rows dated", "the script marks 3 files as done", "rated 2 files for review",
+    # counts beside the forms above stay counts
+    "3 of 10 rows", "8 out of 10 files written", "eight out of ten files written", "ファイルは3点です",
+    "8割のファイルに日付", "C++ code in 2 files", "A-B testing of 2 pages", "wrote 10 files, 100% of the list",
 ]
 
 
@@ -63,6 +69,13 @@ def _form_problems(answer: dict, workdir: Path) -> list[str]:
 def test_a_score_in_any_field_of_the_answer_is_refused(fields: dict, tmp_path: Path) -> None:
     answer = {"verdict": "PASS", "blockers": [], "evidence": [dict(GOOD)], "checks": [], "unverified": [], **fields}
     assert any("a score is not allowed" in p for p in _form_problems(answer, tmp_path))
+
+
+def test_a_quote_is_checked_word_for_word_not_read_for_scores(tmp_path: Path) -> None:
+    """A quote is the source's own line (README "Evidence"): "評価: ★★★★☆ 85点" in it is what the file says."""
+    answer = {"verdict": "PASS", "blockers": [], "checks": [], "unverified": [],
+              "evidence": [{**GOOD, "quote": "評価: ★★★★☆ 85点, 85% completion, earns a B+"}]}
+    assert not [p for p in _form_problems(answer, tmp_path) if "score" in p]
 
 
 def test_names_and_choices_are_not_read_for_scores(tmp_path: Path) -> None:

@@ -86,6 +86,28 @@ def test_the_codes_of_the_boot_errors_are_rows():
     assert StopReason.of(BootTimeout.code) is StopReason.BOOT_TIMEOUT
 
 
+@pytest.mark.parametrize("code, whose", [
+    ("boot_timeout", Whose.ENVIRONMENT),        # the CLI drew its box but was not ready in time: a slow machine
+    ("cli_refused_start", Whose.ENVIRONMENT),   # the CLI refused its arguments: the installed CLI, before any plugin
+    ("boot_fail", Whose.HARNESS),               # no cause named: the harness's gap, never the skill's
+    ("exited_at_start", Whose.SKILL),           # exited with the plugin under trial loaded: the skill's package
+])
+def test_whose_failure_a_boot_stop_is(code, whose):
+    assert StopReason.of(code).whose == whose
+    assert StopReason.of(code).verdict == ("FAIL" if whose == Whose.SKILL else "BLOCKED")
+
+
+@pytest.mark.parametrize("tail, code", [
+    ("Error: unknown option '--no-such-flag'", "cli_refused_start"),
+    ("Error: Session ID 1234 is already in use.", "cli_refused_start"),
+    ("--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons",
+     "root_needs_sandbox"),
+    ("SessionStart hook killed the process | Pane is dead", "exited_at_start"),
+])
+def test_an_exit_at_start_is_named_by_its_last_lines(tail, code):
+    assert causes.exit_cause(tail) == code
+
+
 def test_the_next_step_a_person_is_told_is_the_rows(tmp_path):
     """The message of a trial stopped for a row gives the row's step; a BLOCKED one says it is not the skill's
     fault (retry), unless the row says what to change first (install the tool, allow more time)."""

@@ -54,3 +54,44 @@ def test_the_message_says_what_it_cost_in_plain_words() -> None:
     assert "no real AI was used" in cost_sentence(REHEARSAL["usage"], "en")
     assert "at least" in cost_sentence(UNPRICED["usage"], "en") and cost_sentence(None, "ja") == ""
     assert "米ドル" in cost_sentence(LIVE["usage"], "ja")
+
+
+def test_report_html_shows_the_cost_of_the_trial_its_verdict_records(tmp_path) -> None:
+    """report.html's "Cost" section, rendered from a verdict whose ``usage`` the harness computed from a transcript
+    (:func:`live_trial.acceptance.verdict_facts.trial_usage`, as ``verdict`` and ``run`` do): its figures are the
+    transcript's responses, each counted once, and the evaluator's reported cost."""
+    import json
+    import re
+
+    from live_trial.acceptance.verdict_facts import trial_usage
+    from live_trial.report import page
+    from live_trial.transcript.builder import TranscriptBuilder
+    from tests.unit.fakes import write_evaluation
+    from tests.unit.report.test_report import make_workdir, verdict
+
+    wd = make_workdir(tmp_path / "eval")
+    b = TranscriptBuilder(model="claude-sonnet-4-5")
+    b.prompt("run")
+    use = b.tool_use("Write", {"file_path": "/tmp/a", "content": "a"}, text="writing")   # one response, two records
+    b.tool_result(use, "ok")
+    b.text("DONE: ok")
+    b.write(wd / "transcript.jsonl")
+    doc = write_evaluation(wd, "FAIL")
+    doc["attempts"][0]["usage"] = {"by_model": {"claude-opus-5-5": {"input_tokens": 7000, "output_tokens": 700,
+                                                                   "cache_read_input_tokens": 0,
+                                                                   "cache_creation_input_tokens": 0}},
+                                   "cli_total_cost_usd": 0.042}
+    (wd / "evaluation.json").write_text(json.dumps(doc))
+    usage = trial_usage(wd, billed=True)
+    (wd / "verdict.json").write_text(json.dumps(verdict(usage=usage)))
+    html = page.render(wd, "en")
+    section = html.split("<h2>Cost</h2>", 1)[1].split("</section>", 1)[0]
+    rows = [re.findall(r"<td>([^<]*)</td>", row) for row in re.findall(r"<tr><td>.*?</tr>", section)]
+    # 2 responses of the session, 10 in and 5 out each (the Write's two records are one response)
+    assert rows == [["session", "claude-sonnet-4-5", "2", "20", "10", "0", "0"],
+                    ["evaluator", "claude-opus-5-5", "1", "7,000", "700", "0", "0"]], rows
+    estimate = usage["estimate_usd"]
+    assert abs(estimate - (20 * 3 + 10 * 15) / 1e6 - 0.042) < 1e-9, estimate      # sonnet's list price + the CLI's
+    assert f"cost: ${estimate:.4f} (API list price estimate)" in section
+    assert "The evaluator's cost as its CLI reported it: $0.0420" in section
+    assert "Prices: https://" in section

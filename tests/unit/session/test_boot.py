@@ -231,6 +231,7 @@ def test_exit_at_start_is_boot_fail_with_last_lines(tmp_path):
         run(fb, req(tmp_path))
     assert "exited at start (exit status 1)" in exc.value.message
     assert "root/sudo" in exc.value.message and "IS_SANDBOX=1" in exc.value.fix
+    assert exc.value.code == "root_needs_sandbox"          # the environment's, not the skill's (BLOCKED)
     assert fb.killed == [S]
 
 

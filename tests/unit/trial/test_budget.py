@@ -54,3 +54,43 @@ def test_a_session_that_finished_before_a_tick_could_stop_it_keeps_its_completio
     with pytest.raises(Blocked):
         Budget(0.01).check(transcript)                                              # still running: stopped
     assert Budget(1.0).check(transcript, finished=True) is None
+
+
+def test_a_policy_file_budget_stops_the_trial_as_the_flag_does(tmp_path: Path, monkeypatch) -> None:
+    """``budget.max_cost_usd`` in the policy file, no ``--max-cost-usd``: the trial's policy carries it, and the poll
+    tick that reads the response crossing it ends the trial BLOCKED ``budget`` (README "Budgets")."""
+    from types import SimpleNamespace
+
+    import live_trial.policy as policy_mod
+    from live_trial.trial import runner
+    from live_trial.trial.facts import TrialRequest
+    from live_trial.workdir_files import Workdir
+    from tests.unit.fakes import trial_state
+
+    doc = json.loads(policy_mod.read_reference("convergence-policy.json"))
+    doc["budget"] = {"max_cost_usd": 0.01, "plan_max_cost_usd": None}
+    monkeypatch.setattr(policy_mod, "read_reference", lambda name: json.dumps(doc))
+    root = Path(__file__).resolve().parents[3]
+    trial = runner.Trial(TrialRequest(target="hello:greet", plugins_root=root / "examples" / "plugins",
+                                      eval_root=tmp_path / "eval"), env={})
+    assert trial.policy.max_cost_usd == 0.01                    # from the file: no flag gave it
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text(_response("msg_1", "claude-sonnet-4-5", 1000, 100))     # $0.0045: within the budget
+    trial.wd, trial.state, trial.backend = Workdir.of(tmp_path), trial_state(), SimpleNamespace()
+    trial.transcript_path = lambda: transcript
+    ticks: list[dict] = []
+
+    def poll(cfg, backend, *, sleep, on_tick, watch):
+        for tick in ticks:
+            on_tick(tick)
+        return "polled"
+
+    monkeypatch.setattr(runner.poll, "poll", poll)
+    ticks.append({"state": "BUSY_GENERATING", "tick": 1})
+    assert trial.poll_once(300) == "polled"
+    with transcript.open("a") as f:
+        f.write(_response("msg_2", "claude-sonnet-4-5", 1000, 200))               # $0.006 more: $0.0105 in all
+    with pytest.raises(Blocked) as exc:
+        trial.poll_once(300)
+    assert exc.value.code == StopReason.BUDGET
+    assert "the trial reached its budget of $0.01: it had spent $0.0105" in exc.value.message

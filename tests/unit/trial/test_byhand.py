@@ -3,17 +3,19 @@ same workdir, task.md, trial-state.json and folder snapshot as ``run``), what it
 kill-session do with it. No tmux here: the steps on the real CLI are in tests/e2e/test_by_hand.py."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from live_trial.cli.main import main
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json
-from live_trial.trial import byhand
+from live_trial.trial import byhand, folder_steps
 from live_trial.trial.facts import TrialRequest
 from live_trial.trial.runner import Trial
 
@@ -77,6 +79,39 @@ def test_the_next_commands_carry_the_real_arguments(tmp_path):
                                       "CWD": s["cwd"], "CONFIG_DIR": str(wd / "claude-config"), "PORT": port}
 
 
+#: The flags ``verdict`` reads from the workdir's records: a printed step that passes one claims what nobody checked
+#: (README "The steps, one by one": a verdict by hand earns what it claims).
+CLAIMED = ("--launch", "--completion", "--poll-exit", "--goal-result", "--override", "--stop-reason")
+
+
+def _claims_in(text: str) -> list[str]:
+    words = [w for line in text.splitlines() if not line.lstrip().startswith("#") for w in shlex.split(line,
+                                                                                                  comments=True)]
+    return [w for w in words if w.split("=", 1)[0] in CLAIMED]
+
+
+@pytest.mark.parametrize("where", ["prepare", "prepare --proof --model", "README by-hand block", "SKILL.md steps"])
+def test_no_printed_or_documented_step_passes_a_claim_the_records_decide(tmp_path, where):
+    if where.startswith("prepare"):
+        p = prepared(tmp_path)
+        if "--proof" in where:          # a live proof trial's state (a rehearsal is never a proof)
+            p = byhand.Prepared(p.workdir, {**p.state, "proof": True, "model": "claude-opus-4-8", "rehearsal": None},
+                                p.skill_dir)
+        text = "\n".join(byhand.next_commands(p))
+        assert "live-trial verdict " in text
+    elif where.startswith("README"):
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        text = readme.split("<!-- by-hand:start -->", 1)[1].split("<!-- by-hand:end -->", 1)[0]
+        text = text.split("```bash\n", 1)[1].rsplit("```", 1)[0]
+        assert "live-trial verdict " in text
+    else:
+        skill = ROOT / "claude-plugin" / "live-trial" / "skills" / "run-skill-live-trial" / "SKILL.md"
+        text = skill.read_text(encoding="utf-8").split("<!-- steps:start -->", 1)[1].split("<!-- steps:end -->")[0]
+        text = text.split("```bash\n", 1)[1].rsplit("```", 1)[0].replace("[", " ").replace("]", " ")
+        assert "live-trial verdict " in text
+    assert _claims_in(text.replace("\\\n", " ")) == [], where
+
+
 def test_prepare_prints_pasteable_values_and_commands(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code = main(["prepare", "hello:greet", "--plugins-root", str(PLUGINS), "--rehearsal", str(SCENARIO),
@@ -118,6 +153,62 @@ def test_collect_measures_the_side_effects_against_the_snapshot_each_time(tmp_pa
     (cwd / "more.txt").write_text("x\n")                      # the session still runs: a second collect sees it
     got, _ = byhand.collect_by_hand(p.workdir, byhand.read_state(p.workdir), pane_text=None, transcript=None, cwd=cwd)
     assert got.side_effects["added"] == 2
+
+
+def _author_files_made_to_look_new(p: byhand.Prepared) -> None:
+    """What a session could do to the snapshot at start (it can write the workdir): drop a file that was there, so the
+    author's file would look like one the session made."""
+    snap = p.workdir / "cwd-snapshot.json"
+    doc = json.loads(snap.read_text())
+    doc["files"].pop("notes.txt")
+    snap.write_text(json.dumps(doc))
+
+
+def _prepared_with_an_authors_file(tmp_path: Path) -> byhand.Prepared:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "notes.txt").write_text("the author's notes\n")
+    return prepared(tmp_path, folder="copy", source=source)
+
+
+def test_the_snapshot_at_start_is_recorded_with_its_digest(tmp_path):
+    p = _prepared_with_an_authors_file(tmp_path)
+    digest = byhand.read_state(p.workdir)["cwd_snapshot_sha256"]
+    assert digest == "sha256:" + hashlib.sha256((p.workdir / "cwd-snapshot.json").read_bytes()).hexdigest()
+
+
+def test_collect_never_measures_against_a_snapshot_changed_since_it_was_written(tmp_path):
+    p = _prepared_with_an_authors_file(tmp_path)
+    _author_files_made_to_look_new(p)
+    state = byhand.read_state(p.workdir)
+    cwd = Path(state["folder"]["path"])
+    assert (cwd / "notes.txt").is_file()
+    got, notes = byhand.collect_by_hand(p.workdir, state, pane_text="screen", transcript=None, cwd=cwd)
+    assert not got.complete and "cwd-snapshot.json" in got.missing
+    assert len(notes) == 1 and "cwd-snapshot.json (the trial folder at start) is not the file written then" in notes[0]
+    assert not (p.workdir / "side-effects" / "files" / "notes.txt").exists()     # never the session's side effect
+
+
+def test_run_stops_as_records_tampered_when_the_snapshot_changed(tmp_path):
+    """``run``'s collect (trial/held.py) checks the digest it keeps in memory: records_tampered, the skill's doing."""
+    from live_trial.trial import held
+    from live_trial.trial.facts import Facts
+    from live_trial.trial.state import TrialState
+
+    p = _prepared_with_an_authors_file(tmp_path)
+    state = TrialState.load(p.workdir / "trial-state.json")
+    logged: list = []
+    trial = SimpleNamespace(state=state, facts=Facts(completion="PASS"),
+                            journal=SimpleNamespace(log=lambda *a, **k: logged.append((a, k))))
+    held.snapshot_changed(trial)
+    assert (trial.facts.completion, trial.facts.stop_reason, logged) == ("PASS", None, [])     # it holds
+    _author_files_made_to_look_new(p)
+    held.snapshot_changed(trial)
+    assert (trial.facts.completion, trial.facts.stop_reason) == ("FAIL", "records_tampered")
+    assert "cwd-snapshot.json" in trial.facts.notes[0]
+    assert logged[0][0] == ("records", "records_tampered") and logged[0][1]["when"] == "at_collect"
+    kw = folder_steps.changes_since_start(state.to_doc(), p.workdir, tmp_path / "eval", Path(p.state["cwd"]))
+    assert (kw["before"], kw["cwd"]) == (None, None)                                    # nothing measured
 
 
 def test_collect_without_a_snapshot_is_partial_and_says_why(tmp_path):

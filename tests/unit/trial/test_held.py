@@ -5,6 +5,8 @@ environment's failure (BLOCKED ``processes_left``), never the skill's (README "N
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
 from live_trial.session import containment, proctree
@@ -112,6 +114,11 @@ def test_tag_only_says_what_it_cannot_see_and_names_the_tagged_daemons_it_ended(
     trial.backend = _PaneBackend(order)
     _fake_steps(monkeypatch, order, [])
     daemon = subprocess.Popen(["setsid", "sleep", "3074"], env={**os.environ, proctree.TAG_ENV: box.name})
+    cmdline = Path(f"/proc/{daemon.pid}/cmdline")
+    for _ in range(200):        # setsid execs sleep in the same pid: wait until it has, so its command line is sleep's
+        if cmdline.read_bytes().startswith(b"sleep\0"):
+            break
+        time.sleep(0.01)
     try:
         outside_tree = proctree.proc(daemon.pid)
         monkeypatch.setattr(held.proctree, "descendants", lambda pid: [])      # the daemon left the pane's tree
