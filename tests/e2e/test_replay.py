@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from live_trial.clock import epoch_of
 from live_trial.jsonfile import schema_errors
 from tests.e2e.live_support import USER_KEY, first_run_config, persons_env
-from tests.e2e.run_support import FAST, PLUGINS, SCENARIOS, final_json, run_cmd, workdirs
+from tests.e2e.run_support import FAST, PLUGINS, ROOT, SCENARIOS, final_json, run_cmd, workdirs
 
 pytestmark = pytest.mark.e2e
 COUNT = ["scriptkit:count"]
@@ -116,3 +119,23 @@ def test_a_changed_script_makes_the_replay_stop_blocked_at_its_tool_result_with_
     stopped = next(r for r in log if r.get("stop_reason") == "replay_diverged" and r["decision"] == "blocked")
     assert epoch_of(stopped["at"]) - epoch_of(diverged["at"]) < 2.0, (diverged, stopped)
     assert not any(r["step"] == "stall" for r in log)
+
+
+@pytest.mark.budget(8)
+def test_the_scenario_written_from_the_tape_plays_to_the_same_verdict(recorded, tmp_path):
+    """`rehearsal from-tape` writes one rule per recorded model turn; rehearsed, it gives the recording's verdict and
+    side effects."""
+    _, out, wd, env = recorded
+    scenario = tmp_path / "count.yaml"
+    proc = subprocess.run([sys.executable, "-m", "live_trial", "rehearsal", "from-tape", str(wd / "model-tape.jsonl"),
+                           "-o", str(scenario)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0 and proc.stderr.startswith("WRITTEN: "), proc.stderr
+    doc = yaml.safe_load(scenario.read_text())
+    assert [r["id"] for r in doc["rules"]] == ["evaluator-turn-1", *(f"session-turn-{n}" for n in range(1, 6))]
+    assert "{{cwd}}/count.txt" in scenario.read_text()      # the recorded folder, found again in the request
+    proc = run_cmd(tmp_path, *COUNT, "--plugins-root", str(PLUGINS), *FAST, "--rehearsal", str(scenario),
+                   env=offline_env(env))
+    got = final_json(proc)
+    assert (proc.returncode, got["status"], got["scenario_origin"]) == (0, out["status"], "rehearsal"), got
+    (wd2,) = workdirs(tmp_path)
+    assert side_effects(wd2) == side_effects(wd)
