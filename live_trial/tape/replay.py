@@ -85,6 +85,11 @@ class TapeServer:
                  port: int = 0) -> None:
         self.index = TapeIndex(entries)
         self.roots = roots
+        #: The trial's paths as the tape recorded them (from every request) and as they are in this run: an answer
+        #: may name one its own request does not (a script path the model read in an earlier turn).
+        placeholders = {p for _, p in roots.replacements()}
+        self.recorded_paths = {k: v for e in entries for k, v in e.request.bindings.items() if k in placeholders}
+        self.paths = {p: v for v, p in roots.replacements()}
         self.log_path = Path(log) if log else None
         self.on_divergence = on_divergence
         self.host, self.port = host, port
@@ -137,13 +142,13 @@ class TapeServer:
         if req.kind == "other":
             entry = self.index.other(method, path)
             record["match"] = "other"
-            reply = _recorded(entry, req) if entry else (404, {"content-type": "application/json"},
+            reply = self._recorded(entry, req) if entry else (404, {"content-type": "application/json"},
                                                          [_error(404, "not_found_error", "not on the tape")])
         else:
             entry, how = self.index.match(req)
             record["match"], record["tape_seq"] = how, entry.seq if entry else None
             if entry is not None:
-                reply = _recorded(entry, req)
+                reply = self._recorded(entry, req)
             elif req.kind == "count_tokens" or req.role == "side":
                 record["match"] = "side" if req.role == "side" else "count"
                 reply = _unrecorded(req, raw)
@@ -166,17 +171,18 @@ class TapeServer:
         return DIVERGED_STATUS, {"content-type": "application/json"}, [_error(DIVERGED_STATUS,
                                                                               "invalid_request_error", message)]
 
+    def _recorded(self, entry: TapeEntry, req: Request) -> tuple[int, dict[str, str], list[bytes]]:
+        """The recorded answer of ``entry``, with this run's values (the trial's paths, and what the placeholders of
+        ``req`` stand for) where the recorded run had its own."""
+        pairs = replacements({**self.recorded_paths, **entry.request.bindings}, {**self.paths, **req.bindings})
+        return entry.status, dict(entry.headers), play(entry.body, entry.stream, pairs)
+
     def _log(self, record: dict[str, Any]) -> None:
         with self._lock:
             self.served.append(record)
             if self.log_path is not None:
                 validate(record, LOG_SCHEMA, what=self.log_path.name)
                 append_jsonl(self.log_path, record)
-
-
-def _recorded(entry: TapeEntry, req: Request) -> tuple[int, dict[str, str], list[bytes]]:
-    pairs = replacements(entry.request.bindings, req.bindings)
-    return entry.status, dict(entry.headers), play(entry.body, entry.stream, pairs)
 
 
 def _unrecorded(req: Request, raw: bytes) -> tuple[int, dict[str, str], list[bytes]]:
