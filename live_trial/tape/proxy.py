@@ -18,6 +18,7 @@ from __future__ import annotations
 import http.client
 import itertools
 import os
+import queue
 import socket
 import ssl
 import threading
@@ -147,10 +148,11 @@ def _proxy_for(upstream: str, env: dict[str, str]) -> tuple[str, int] | None:
 
 class RecordingProxy:
     """Relays ``http://127.0.0.1:PORT/<path>`` to ``upstream + <path>`` and calls ``on_exchange(Exchange)`` once per
-    request, after its response ended (from the thread that served it; the callback must be thread-safe and must not
-    raise). Use as a context manager or call :meth:`start` / :meth:`stop`. ``env`` is the environment the upstream's
-    HTTPS proxy is read from; ``first_seq`` the number of the first request (a resumed recording goes on counting).
-    Raises ValueError at construction for an upstream that is not an http(s) URL."""
+    request, after its response ended, from one recording thread in the order the responses ended (never from the
+    relaying threads: recording never delays a response); :meth:`stop` returns once every exchange was handed over.
+    The callback must not raise. Use as a context manager or call :meth:`start` / :meth:`stop`. ``env`` is the
+    environment the upstream's HTTPS proxy is read from; ``first_seq`` the number of the first request (a resumed
+    recording goes on counting). Raises ValueError at construction for an upstream that is not an http(s) URL."""
 
     def __init__(self, upstream: str, on_exchange: Callable[[Exchange], None], *, env: dict[str, str] | None = None,
                  host: str = "127.0.0.1", port: int = 0, first_seq: int = 1) -> None:
@@ -162,6 +164,21 @@ class RecordingProxy:
         self._seq_lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._done: queue.Queue[Exchange | None] = queue.Queue()
+        self._recorder = threading.Thread(target=self._record_loop, name="tape-recorder", daemon=True)
+
+    def _record_loop(self) -> None:
+        """Hand each finished exchange to ``on_exchange``, in the order they ended, off the relaying threads (the
+        client's connection closes as soon as its response is relayed; recording never delays it)."""
+        while True:
+            ex = self._done.get()
+            if ex is None:
+                return
+            self.on_exchange(ex)
+
+    def finished(self, ex: Exchange) -> None:
+        """Queue ``ex`` for the recorder (called by the relaying thread once the client has the whole response)."""
+        self._done.put(ex)
 
     def next_seq(self) -> int:
         """The next request's number (1-based, in order of arrival)."""
@@ -177,10 +194,11 @@ class RecordingProxy:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.2},
                                         name=f"tape-proxy-{self.port}", daemon=True)
         self._thread.start()
+        self._recorder.start()
         return self
 
     def stop(self) -> None:
-        """Stop serving and close the upstream connections. Idempotent."""
+        """Stop serving, record every exchange that ended, close the upstream connections. Idempotent."""
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -188,6 +206,9 @@ class RecordingProxy:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
+        if self._recorder.is_alive():
+            self._done.put(None)
+            self._recorder.join(timeout=30)
         self.pool.close()
 
     def __enter__(self) -> "RecordingProxy":
@@ -246,7 +267,7 @@ class _Handler(BaseHTTPRequestHandler):
             ex.proxy_error = f"{type(exc).__name__}: {exc}"[:300]
             self._bad_gateway(ex)
             ex.total_s = time.monotonic() - t0
-            proxy.on_exchange(ex)
+            proxy.finished(ex)
             return
         ex.status = resp.status
         ex.response_headers = {k.lower(): v for k, v in resp.getheaders() if k.lower() in KEPT_RESPONSE_HEADERS}
@@ -278,7 +299,7 @@ class _Handler(BaseHTTPRequestHandler):
                 conn.close()
         ex.response_body = b"".join(body)
         ex.total_s = time.monotonic() - t0
-        proxy.on_exchange(ex)
+        proxy.finished(ex)
 
     def _send_upstream(self, headers: list[tuple[str, str]], body: bytes) -> tuple[http.client.HTTPResponse,
                                                                                   http.client.HTTPConnection]:

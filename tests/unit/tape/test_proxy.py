@@ -91,6 +91,7 @@ def test_the_request_reaches_the_upstream_as_sent_and_the_stream_arrives_as_it_i
     (got,) = upstream.seen
     assert got["body"] == body and got["path"] == "/v1/messages?beta=true"
     assert got["headers"]["x-api-key"] == KEY and got["headers"]["Accept-Encoding"] == "identity"
+    proxy.stop()                # recorded off the relaying thread: every exchange is handed over once it stops
     (ex,) = exchanges
     assert ex.status == 200 and ex.response_body == b"".join(EVENTS) and ex.request_body == body
     assert ex.secrets == (KEY,) and ex.user_agent == "claude-cli/2.1.332"
