@@ -123,3 +123,64 @@ def test_an_upstream_that_cannot_be_reached_is_a_502_and_is_recorded() -> None:
 def test_the_upstream_is_the_environments_address_else_the_api() -> None:
     assert upstream_of({"ANTHROPIC_BASE_URL": "https://gw.example/anthropic/"}) == "https://gw.example/anthropic"
     assert upstream_of({}) == "https://api.anthropic.com"
+
+
+class Tunnel:
+    """An HTTP proxy that only knows CONNECT (what an ``HTTPS_PROXY`` of a person's network is to the recording
+    proxy): it keeps the targets it was asked for and pipes bytes both ways."""
+
+    def __init__(self) -> None:
+        import socket
+        import socketserver
+
+        self.targets: list[str] = []
+        owner = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += self.request.recv(4096)
+                target = head.split(b" ")[1].decode()
+                owner.targets.append(target)
+                host, port = target.rsplit(":", 1)
+                upstream = socket.create_connection((host, int(port)))
+                self.request.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+
+                def pipe(a, b):
+                    try:
+                        while data := a.recv(65536):
+                            b.sendall(data)
+                    except OSError:
+                        pass
+                    finally:
+                        b.close()
+                threading.Thread(target=pipe, args=(upstream, self.request), daemon=True).start()
+                pipe(self.request, upstream)
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_environments_proxy_carries_the_upstream_connection_unless_no_proxy_names_it() -> None:
+    upstream, tunnel = Upstream(), Tunnel()
+    host = upstream.url.removeprefix("http://")
+    try:
+        for no_proxy, tunnelled in (("", 1), ("127.0.0.1", 1)):       # tunnelled so far: once, not again
+            exchanges: list[Exchange] = []
+            env = {"HTTP_PROXY": tunnel.url, "NO_PROXY": no_proxy}
+            with RecordingProxy(upstream.url, exchanges.append, env=env) as proxy:
+                resp, conn = post(proxy, b"{}")
+                resp.read()
+                conn.close()
+            assert resp.status == 200 and exchanges[0].status == 200
+            assert tunnel.targets.count(host) == tunnelled
+    finally:
+        upstream.stop()
+        tunnel.stop()
