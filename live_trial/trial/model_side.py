@@ -15,6 +15,7 @@ replay will send.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from live_trial.errors import Blocked
@@ -23,7 +24,7 @@ from live_trial.rehearsal.scenario import load_scenario
 from live_trial.rehearsal.server import RehearsalServer
 from live_trial.stop_reasons import StopReason
 from live_trial.tape.diverge import Divergence
-from live_trial.tape.file import TapeRecorder, read_tape
+from live_trial.tape.file import TapeEntry, TapeRecorder, read_tape
 from live_trial.tape.normalize import Roots
 from live_trial.tape.proxy import RecordingProxy, upstream_of
 from live_trial.tape.replay import TapeServer
@@ -33,6 +34,8 @@ from live_trial.trial.context import TrialContext
 #: no title query, no telemetry, no update check.
 RECORDING_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
                  "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1"}
+#: The CLI release in a tape line's ``client`` (``claude-cli/2.1.332 (external, cli)``).
+_CLI_VERSION = re.compile(r"claude-cli/(\S+)")
 
 
 def roots(trial: TrialContext, config_dir: Path) -> Roots:
@@ -62,6 +65,7 @@ def start(trial: TrialContext, port: int = 0) -> None:
     server: RehearsalServer | TapeServer
     if req.replay:
         trial.tape = trial.tape if trial.tape is not None else read_tape(req.rehearsal)
+        _note_tape(trial, trial.tape)
         server = TapeServer(trial.tape, roots(trial, config_dir), log=trial.wd.replay_log,
                             on_divergence=lambda div: trial.journal.log("replay", "diverged",
                                                                         problem=div.sentence(),
@@ -79,6 +83,23 @@ def start(trial: TrialContext, port: int = 0) -> None:
     what = "the tape" if req.replay else "the scenario"
     trial.journal.log("rehearsal", "server_started", url=server.url,
                       note=f"the model is played from {what}: a PASS proves the harness path, not the skill")
+
+
+def _note_tape(trial: TrialContext, tape: list[TapeEntry]) -> None:
+    """The verdict's note naming the tape and the CLI that recorded it, and a warning when this trial runs another
+    release (its requests then differ from the recorded ones from the first turn: references/transcript-jsonl.md "Two
+    runs of one trial, request by request"). Once, also after a resume."""
+    recorded = sorted({m.group(1) for e in tape if (m := _CLI_VERSION.search(e.client))})
+    note = (f"the model's answers were replayed from the tape {trial.req.rehearsal} ({len(tape)} requests, recorded "
+            f"with claude {', '.join(recorded) or 'of an unknown version'})")
+    if note not in trial.facts.notes:
+        trial.facts.notes.append(note)
+    running = trial.claude.version if trial.claude is not None else None
+    if running and running != "unknown" and recorded and running not in recorded:
+        warning = (f"the tape was recorded with claude {', '.join(recorded)} and is replayed with claude {running}: "
+                   "another release sends other requests, so the replay may leave the tape at its first turn")
+        if warning not in trial.facts.warnings:
+            trial.facts.warnings.append(warning)
 
 
 def _start_recording(trial: TrialContext, port: int) -> None:
