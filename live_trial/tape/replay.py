@@ -95,6 +95,8 @@ class TapeServer:
         self.host, self.port = host, port
         self.diverged: Divergence | None = None
         self.served: list[dict[str, Any]] = []
+        #: Requests a server before this one logged (a resumed replay goes on counting).
+        self._before = len(self.log_path.read_bytes().splitlines()) if self.log_path and self.log_path.is_file() else 0
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -135,7 +137,7 @@ class TapeServer:
         """``(status, headers, pieces)`` for one request, logged (module docstring)."""
         req = describe_request(method, path, raw, self.roots)
         with self._lock:
-            number = len(self.served) + 1
+            number = self._before + len(self.served) + 1
         record: dict[str, Any] = {"n": number, "at": utc_now(), "method": method, "path": path, "kind": req.kind,
                                   "role": req.role, "turn": req.turn, "request_sha256": req.sha256,
                                   "match": "none", "tape_seq": None, "difference": None}
