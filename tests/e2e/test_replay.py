@@ -97,6 +97,11 @@ def test_its_replay_needs_no_key_and_ends_with_the_same_verdict_and_side_effects
     assert '"id":"msg_rehearsal_' in transcript and '"id":"msg_0' not in transcript
     verdict = json.loads((wd2 / "verdict.json").read_text())
     assert verdict["scenario_origin"] == "rehearsal" and verdict["proof"] is False
+    proc = subprocess.run([sys.executable, "-m", "live_trial", "plan", "--plugin-dir", str(PLUGINS / "scriptkit"),
+                           "--eval-root", str(tmp_path / "eval"), "--json"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60, env=offline_env(env))
+    (row,) = json.loads(proc.stdout)["skills"]
+    assert row["action"] == "run" and "rehearsal verdicts are never reused" in row["reason"], row
 
 
 @pytest.mark.budget(8)
