@@ -11,7 +11,8 @@ subpackage, from a lower floor, or from the bottom; never upward and never in a 
   manifests, the dependency union, the behaviour-closure digest).
 - floor 2: ``session/`` (the real CLI in tmux: the only tmux caller, the screen's markers, boot, send) and
   ``rehearsal/`` (the scripted model server and the scenario language).
-- floor 3: ``judge/`` (the fresh evaluator and the rules its evidence must meet).
+- floor 3: ``judge/`` (the fresh evaluator and the rules its evidence must meet) and ``tape/`` (a real trial's
+  model traffic recorded through a proxy, and replayed from the tape as a rehearsal).
 - floor 4: ``acceptance/`` (tier, the overall verdict table, verdict.json, plan and reuse) and ``doctor/`` (the
   rehearsal probe of an installed CLI: does it still show and write what the harness relies on).
 - floor 5: ``notices/`` (watches, plain-language messages, the webhook).

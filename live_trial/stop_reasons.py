@@ -157,6 +157,9 @@ class StopReason(StrEnum):
                       "skill never ran (`live-trial doctor --cli` checks this CLI's screens)", "setup")
     SESSION_EXISTS = ("session_exists", HARNESS, "a tmux session of the trial's own name already existed, so the "
                       "trial's session never started", "retry")
+    REPLAY_DIVERGED = ("replay_diverged", HARNESS, "the tape does not cover this run: the replayed session (or "
+                       "its evaluator) sent a request the recording never saw (replay-log.jsonl names the turn and the "
+                       "first difference)", "replay")
 
 
 _ROWS: dict[str, StopReason] = {row.value: row for row in StopReason}

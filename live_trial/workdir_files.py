@@ -15,7 +15,9 @@ absolute path of each. Who writes what:
   ``.trial.lock``, ``cwd/`` (the trial's own folder, when it is the default one) and ``cwd-baseline/`` (the private
   git store of a folder's start, removed at the end);
 - the evaluator ``evaluation.json``, the verdict ``verdict.json``, the page ``report.html``;
-- a rehearsal also its isolated ``claude-config/`` and its own watch ledger ``rehearsal-watches/``.
+- a rehearsal also its isolated ``claude-config/`` and its own watch ledger ``rehearsal-watches/``;
+- a recorded trial (``run --record``) its ``model-tape.jsonl``; a replayed one (``run --replay``) its
+  ``replay-log.jsonl``.
 
 Bottom floor: every subpackage may import it; it imports nothing of the package.
 """
@@ -62,6 +64,10 @@ CWD = "cwd"
 CWD_BASELINE = "cwd-baseline"
 CLAUDE_CONFIG = "claude-config"
 REHEARSAL_WATCHES = "rehearsal-watches"
+#: The model's side of a recorded trial, one line per request and response (live_trial/tape/file.py).
+MODEL_TAPE = "model-tape.jsonl"
+#: How a replayed trial's tape answered each request (live_trial/tape/replay.py).
+REPLAY_LOG = "replay-log.jsonl"
 # The eval root's own files (a rehearsal keeps its own in <workdir>/rehearsal-watches/).
 NOTIFICATIONS_FILE = "notifications.jsonl"      # every notification sent, one record per line (notices.notify)
 LEDGER_FILE = "watches.json"                    # the watch ledger (notices.watch)
@@ -221,6 +227,16 @@ class Workdir:
     def claude_config(self) -> Path:
         """``claude-config/``: a rehearsal's isolated claude configuration."""
         return self.root / CLAUDE_CONFIG
+
+    @property
+    def model_tape(self) -> Path:
+        """``model-tape.jsonl``: a recorded trial's requests and responses."""
+        return self.root / MODEL_TAPE
+
+    @property
+    def replay_log(self) -> Path:
+        """``replay-log.jsonl``: how a replayed trial's tape answered each request."""
+        return self.root / REPLAY_LOG
 
     @property
     def rehearsal_watches(self) -> Path:

@@ -18,10 +18,10 @@ def label(target: str, case: str) -> str:
 
 
 def case_scenario_id(target: str, case: Case, reuse_scenario: Path | None, template_text: str) -> str:
-    """The ``scenario_id`` a trial of ``case`` records: its args, its scenario (else ``reuse_scenario``, the
+    """The ``scenario_id`` a trial of ``case`` records: its args, its scenario or tape (else ``reuse_scenario``, the
     ``plan --rehearsal-reuse`` file, else none: live), its answers and the task template. The default case's is
     the id ``plan`` computed before suites (empty args, no answers), so earlier PASS verdicts stay reusable."""
-    scenario = case.scenario or reuse_scenario
+    scenario = case.scenario or case.replay or reuse_scenario
     return scenario_id(target, case.args, scenario, template_text, answers=case.answers or ())
 
 
@@ -52,6 +52,8 @@ def batch_entry(target: str, plugins_root: Path, proof: bool, case: Case) -> dic
         entry["case"] = case.name
     if case.scenario is not None:
         entry["rehearsal"] = str(case.scenario)
+    if case.replay is not None:
+        entry["replay"] = str(case.replay)
     if case.answers:
         entry["answers"] = [{"answer": a, "kind": k} for a, k in case.answers]
     if case.expect_gate:

@@ -35,6 +35,7 @@ class Case:
     answers: tuple[tuple[str, str], ...] | None = None  #: (answer, kind) in order; None: the suite gave none
     expect_gate: bool = False                          #: ``expect: gate`` (run --expect-gate)
     scenario: Path | None = None                       #: the rehearsal scenario (run --rehearsal)
+    replay: Path | None = None                         #: the tape a rehearsal answers from (run --replay)
     stall_limit_s: float | None = None                 #: run --stall-limit
     hard_cap_s: float | None = None                    #: run --hard-cap
     proof: bool = False                                #: run --proof
@@ -71,9 +72,10 @@ class Suite:
 
 def load_suite(path: Path) -> Suite:
     """Read and validate the suite file ``path`` (YAML, schemas/live-trials.schema.json, then the rules the schema
-    cannot say: case names unique per skill, ``args`` one line, ``scenario`` a file and ``cwd`` a folder relative to
-    the suite, ``repeats`` 1). Returns the :class:`Suite`. Raises :class:`RefusedInput` (code ``bad_suite``) naming
-    every problem as ``<file>:<line> <key>: <what>``; nothing is read beyond the file and the paths it names."""
+    cannot say: case names unique per skill, ``args`` one line, ``scenario`` and ``replay`` files (not both) and
+    ``cwd`` a folder relative to the suite, ``repeats`` 1). Returns the :class:`Suite`. Raises :class:`RefusedInput`
+    (code ``bad_suite``) naming every problem as ``<file>:<line> <key>: <what>``; nothing is read beyond the file and
+    the paths it names."""
     import yaml
 
     path = Path(path).resolve()
@@ -122,6 +124,11 @@ def _case(path: Path, raw: Mapping[str, Any]) -> tuple[Case, list[tuple[str, str
     scenario = path.parent / raw["scenario"] if "scenario" in raw else None
     if scenario is not None and not scenario.is_file():
         wrong.append(("scenario", f"no scenario file {scenario}"))
+    replay = path.parent / raw["replay"] if "replay" in raw else None
+    if replay is not None and not replay.is_file():
+        wrong.append(("replay", f"no tape file {replay}"))
+    if replay is not None and scenario is not None:
+        wrong.append(("replay", "a case is played from a scenario or from a tape, not both: drop scenario or replay"))
     cwd = path.parent / raw["cwd"] if "cwd" in raw else None
     if cwd is not None and not cwd.is_dir():
         wrong.append(("cwd", f"no fixture folder {cwd}"))
@@ -129,7 +136,8 @@ def _case(path: Path, raw: Mapping[str, Any]) -> tuple[Case, list[tuple[str, str
     case = Case(name=raw["name"], args=args,
                 answers=None if answers is None else tuple((a["answer"], a["kind"]) for a in answers),
                 expect_gate=raw.get("expect", "PASS") == "gate",
-                scenario=scenario.resolve() if scenario else None, stall_limit_s=raw.get("stall_limit"),
+                scenario=scenario.resolve() if scenario else None, replay=replay.resolve() if replay else None,
+                stall_limit_s=raw.get("stall_limit"),
                 hard_cap_s=raw.get("hard_cap"), proof=bool(raw.get("proof")), model=raw.get("model"),
                 repeats=int(raw.get("repeats", 1)), max_cost_usd=raw.get("max_cost_usd"),
                 cwd=cwd.resolve() if cwd else None, suite=path)

@@ -120,11 +120,13 @@ def run_plan(args, policy) -> int:
             def one(entry):
                 plugins_root = Path(entry.get("plugins_root") or args.plugins_root or "plugins")
                 answers = entry.get("answers") or []
+                played = entry.get("replay") or entry.get("rehearsal")      # a case's tape, or its scenario
                 req = TrialRequest(target=entry["target"], plugins_root=plugins_root, **case_folder(entry, folder),
                                    eval_root=eval_root, args=entry.get("args") or args.args,
                                    model=entry.get("model") or args.model,
                                    proof=bool(entry.get("proof")) or args.proof,
-                                   rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal") else args.rehearsal,
+                                   rehearsal=Path(played) if played else args.rehearsal,
+                                   replay=bool(entry.get("replay")),
                                    gate_responses=[a["answer"] for a in answers],
                                    gate_response_kinds=[a["kind"] for a in answers],
                                    expect_gate=bool(entry.get("expect_gate")),

@@ -1,11 +1,11 @@
-"""``live-trial rehearsal serve|check|new``: play a scenario to a claude you run by hand, validate a scenario, or write
-one for a skill.
+"""``live-trial rehearsal serve|check|new|from-tape``: play a scenario to a claude you run by hand, validate a scenario,
+write one for a skill, or write one from a tape of ``run --record``.
 
 ``serve`` prints ``SERVING: <url>``, the environment to export and a sample ``claude`` command, one line
 per request received, and serves until Ctrl-C (exit 0). ``check`` prints ``OK: ...`` (exit 0) or the
 one-line error of a malformed scenario (exit 2, via ``cli.main``). ``new PLUGIN:SKILL`` writes a scenario that plays
 the skill (:mod:`live_trial.rehearsal.scaffold`) to ``-o FILE`` or stdout (exit 0; 2 refused: unknown skill, FILE
-exists).
+exists). ``from-tape TAPE`` writes the scenario of a tape (:mod:`live_trial.tape.scenario`) the same way.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from live_trial.errors import ExitCode
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``rehearsal`` command group (``serve``, ``check``) to the top-level parser."""
+    """Add the ``rehearsal`` command group (``serve``, ``check``, ``new``, ``from-tape``) to the top-level parser."""
     p = subparsers.add_parser("rehearsal", help="serve a scripted model (rehearsal scenario) by hand, or check one",
                               description="Rehearsal model server: a scripted Anthropic Messages API on 127.0.0.1.")
     sub = p.add_subparsers(dest="rehearsal_command", metavar="SUBCOMMAND", parser_class=type(p))
@@ -55,6 +55,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     new.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (refused when it exists; "
                                                                           "default: print it)")
     new.set_defaults(func=cmd_new)
+    tape = sub.add_parser("from-tape", help="write a scenario from a tape of run --record: one rule per model turn",
+                          description="Write a rehearsal scenario from a tape (the model-tape.jsonl of run --record): "
+                                      "one rule per recorded model turn, answering as the recorded model did, so it "
+                                      "plays to the same verdict with run --rehearsal. Exit 0 written, 2 refused.")
+    tape.add_argument("tape", type=Path, help="a model-tape.jsonl written by run --record")
+    tape.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (refused when it exists; "
+                                                                           "default: print it)")
+    tape.set_defaults(func=cmd_from_tape)
     p.set_defaults(func=lambda args: (p.print_help(), ExitCode.USAGE)[1])
 
 
@@ -98,6 +106,30 @@ def cmd_new(args: argparse.Namespace) -> int:
     root = f" --plugins-root {args.plugins_root}" if args.plugins_root is not None else ""     # the command as run
     print(f"WRITTEN: {args.output} (plays {found.qualified}; run it with live-trial run {found.qualified}{root} "
           f"--rehearsal {args.output}{answer})", file=sys.stderr)
+    return ExitCode.OK
+
+
+def cmd_from_tape(args: argparse.Namespace) -> int:
+    """Write (or print) the scenario of a tape; checked by loading it before it is written (README "Replaying a real
+    trial offline"). A bad tape or an existing FILE is refused (exit 2, nothing written)."""
+    from live_trial.errors import RefusedInput
+    from live_trial.jsonfile import write_text_atomic
+    from live_trial.rehearsal.scenario import load_scenario
+    from live_trial.tape.file import read_tape
+    from live_trial.tape.scenario import scenario_text
+
+    if args.output is not None and args.output.exists():
+        raise RefusedInput("the scenario file exists", where=str(args.output), code="file_exists",
+                           fix="pass another -o FILE, or remove it first")
+    entries = read_tape(args.tape)
+    text = scenario_text(entries, args.tape.parent.name or "from-tape", str(args.tape))
+    scenario = load_scenario(yaml_doc(text))      # what it wrote always loads; a failure here is a harness bug
+    if args.output is None:
+        sys.stdout.write(text)
+        return ExitCode.OK
+    write_text_atomic(args.output, text)
+    print(f"WRITTEN: {args.output} ({len(scenario.rules)} rules from {args.tape}; run it with live-trial run "
+          f"<plugin:skill> --rehearsal {args.output})", file=sys.stderr)
     return ExitCode.OK
 
 

@@ -26,6 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--proof", action="store_true", help="proof trial: any intervention or model mismatch fails")
     p.add_argument("--rehearsal", type=Path, metavar="SCENARIO",
                    help="play a scripted model from this YAML scenario instead of the real API")
+    p.add_argument("--record", action="store_true",
+                   help="a live trial whose model traffic (session and evaluator) is recorded through a local proxy "
+                        "to <workdir>/model-tape.jsonl (README \"Replaying a real trial offline\")")
+    p.add_argument("--replay", type=Path, metavar="TAPE",
+                   help="a rehearsal whose model answers from this tape (a model-tape.jsonl of run --record); a "
+                        "request the tape does not cover stops it BLOCKED (replay_diverged)")
     p.add_argument("--gate-response", action=GateAnswer, const="rescue", default=[], metavar="TEXT",
                    help="a rescue answer for the next question gate (degrades the verdict): an option label, or "
                         "text:<free text>; repeatable, used in order with --gate-response-contractual")
@@ -112,6 +118,7 @@ def _split_target(target: str, plugins_root: Path | None) -> tuple[str, Path]:
 
 #: Options that describe a trial: ``run --resume`` takes none of them, it reuses those recorded at the start.
 TRIAL_OPTIONS = (("args", "--args"), ("model", "--model"), ("proof", "--proof"), ("rehearsal", "--rehearsal"),
+                 ("record", "--record"), ("replay", "--replay"),
                  ("gate_response", "--gate-response"), ("gate_response_contractual", "--gate-response-contractual"),
                  ("gate_kind", "--gate-kind"), ("expect_gate", "--expect-gate"),
                  ("plugins_root", "--plugins-root"), ("cwd", "--cwd"), ("eval_root", "--eval-root"),
@@ -152,6 +159,14 @@ def cmd_run(args) -> int:
         print(f"live-trial run: error: {', '.join(plan_only)} need --plan PLAN_JSON "
               "(see live-trial run --help)", file=sys.stderr)
         return ExitCode.USAGE
+    if args.replay is not None and args.rehearsal is not None:
+        print("live-trial run: error: give one of --rehearsal SCENARIO or --replay TAPE "
+              "(see live-trial run --help)", file=sys.stderr)
+        return ExitCode.USAGE
+    if args.plan and (args.record or args.replay is not None):
+        print("live-trial run: error: --record and --replay are options of one trial; a plan's case takes "
+              "replay: TAPE in the suite file (see references/suite-format.md)", file=sys.stderr)
+        return ExitCode.USAGE
     if args.resume and _trial_options_given(args):
         print(f"live-trial run: error: --resume continues with the options the trial started with; remove "
               f"{', '.join(_trial_options_given(args))} (see live-trial run --help)", file=sys.stderr)
@@ -172,7 +187,9 @@ def cmd_run(args) -> int:
             target, plugins_root = _split_target(args.target, args.plugins_root)
             req = TrialRequest(target=target, plugins_root=plugins_root, **folder_options(args),
                                eval_root=args.eval_root or Path("eval-log"),
-                               args=args.args, model=args.model, proof=args.proof, rehearsal=args.rehearsal,
+                               args=args.args, model=args.model, proof=args.proof,
+                               rehearsal=args.replay or args.rehearsal, replay=args.replay is not None,
+                               record=args.record,
                                gate_responses=[a for a, _ in getattr(args, "gate_answers", None) or []],
                                gate_response_kinds=[k for _, k in getattr(args, "gate_answers", None) or []],
                                gate_kind=args.gate_kind,

@@ -177,7 +177,8 @@ def read_index(records: Iterable[dict], base: Path | None = None) -> tuple[list[
     """``(rows, facts)`` for the records of a transcript (in the order they happened).
 
     ``rows``: one short line per record with a uuid, ``{uuid, type, tools, head, writes, cite}``; ``head`` is the
-    start of the text, of the tool input (a file path relative to ``base`` when it is one) or of the tool result,
+    start of the text, of the tool input (a file path relative to ``base`` when it is one) or of the tool result (paths
+    under ``base`` written relative to it),
     whitespace collapsed, at most 100 characters; ``writes`` the files its Write/Edit/MultiEdit/NotebookEdit calls
     write (relative to ``base`` when under it), also on the record of their results; ``cite`` the record's kind
     (module docstring), ``ok`` whether it shows a successful call. ``facts``: :class:`RecordFacts` by lower-case
@@ -231,7 +232,10 @@ def _head(content: Any, calls: list[dict], answers: list[dict], base: Path | Non
         return _input_head(calls[0].get("input"), base)
     if answers:
         body = answers[0].get("content")
-        return body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+        text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+        # Paths under the workdir as the prompt names them (relative to it): a head cut at HEAD_CHARS then ends at
+        # the same place in every run of the trial, whatever the workdir's own path (a tape's replay matches it).
+        return text.replace(f"{base}/", "") if base is not None else text
     texts = [b for b in content if isinstance(b, dict) and b.get("type") == "text"] if isinstance(content, list) else []
     return str(texts[0].get("text", "")) if texts else ""
 

@@ -43,7 +43,7 @@ _HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
 #: tool, allow more time, wait for the model's service, log in, name a model it knows: README "Whose failure it is").
 #: Every other row's
 #: step comes after "not the skill's fault: retry" of a BLOCKED verdict.
-BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model")
+BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay")
 
 
 @dataclass(frozen=True)

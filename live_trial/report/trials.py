@@ -62,6 +62,8 @@ CLI_STEPS = {
     "model": "check --model {model}: the model's service does not know it",
     "model_plain": "check --model: the model's service does not know the model asked for",
     "look": "read the reasons and the report, fix the cause, run again",
+    "replay": "the tape does not cover this run (replay-log.jsonl names the turn and the first difference): if the "
+              "skill was meant to change, record it again with run --record, then replay the new tape",
 }
 
 

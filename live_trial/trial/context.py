@@ -21,8 +21,12 @@ from live_trial.workdir_files import Workdir
 if TYPE_CHECKING:       # types only: the context is built above these rooms
     from live_trial.closure.index import Pinning, Target
     from live_trial.rehearsal.scenario import Scenario
+    from live_trial.rehearsal.server import RehearsalServer
     from live_trial.session.backend import Backend
     from live_trial.session.claude_bin import ClaudeBinary
+    from live_trial.tape.file import TapeEntry, TapeRecorder
+    from live_trial.tape.proxy import RecordingProxy
+    from live_trial.tape.replay import TapeServer
     from live_trial.transcript.status import Status
     from live_trial.trial.folder import FolderPlan
     from live_trial.trial.folder_lock import FolderLock
@@ -80,6 +84,9 @@ class TrialContext(Protocol):
     claude: "ClaudeBinary | None"          #: the claude that boots the session
     child_overrides: dict[str, str]        #: variables every child process gets (a rehearsal's API address)
     scenario: "Scenario | None"            #: a rehearsal's scenario
+    tape: "list[TapeEntry] | None"         #: a replay's tape (README "Replaying a real trial offline")
+    server: "RehearsalServer | TapeServer | RecordingProxy | None"   #: the model side the CLI talks to, once started
+    tape_recorder: "TapeRecorder | None"   #: a recorded trial's tape writer
     stop_event: threading.Event            #: set to stop the trial (Ctrl-C, SIGTERM, a plan runner)
     wd: Workdir | None                     #: the workdir (None until created)
     state: TrialState | None               #: trial-state.json (None until the workdir exists)
@@ -103,7 +110,8 @@ class TrialContext(Protocol):
         """Find tmux and the claude CLI and record their versions; Blocked when one is missing."""
 
     def start_rehearsal(self, port: int = 0) -> None:
-        """A rehearsal's scripted model server on ``port`` (0: a free one); nothing for a live trial."""
+        """The trial's model side on ``port`` (0: a free one): a rehearsal's or a replay's server, a recording's
+        proxy; nothing for a plain live trial."""
 
     def config_dir(self) -> Path:
         """The CLI config folder the session runs with."""

@@ -96,6 +96,8 @@ def evaluate_goal(trial: TrialContext) -> None:
         trial.facts.notes.append("the harness was stopped while the evaluator judged the goal")
         trial.journal.log("evaluate", "interrupted")
         return
+    if _left_the_tape(trial):
+        return
     if problem is None:
         # No valid answer after the retry (README "Whose failure it is"): nobody judged the goal, so it is not a FAIL
         # of the skill; the rule `verdict` by hand reads from the same evaluation.json.
@@ -116,3 +118,19 @@ def evaluate_goal(trial: TrialContext) -> None:
     trial.journal.log("evaluate", trial.facts.goal, blockers=trial.facts.goal_blockers,
                       evidence_items=len(trial.facts.evidence), unverified=trial.facts.unverified,
                       judged_by=result.get("judged_by"))
+
+
+def _left_the_tape(trial: TrialContext) -> bool:
+    """A replay whose evaluator asked what the tape never saw: the tape does not cover this run, so the goal was not
+    judged, whatever the evaluator made of the error (BLOCKED ``replay_diverged``; README "Replaying a real trial
+    offline"). True when that is so (recorded in the facts), else False."""
+    from live_trial.trial import model_side
+
+    diverged = model_side.divergence(trial)
+    if diverged is None:
+        return False
+    trial.facts.blocked, trial.facts.stop_reason = True, StopReason.REPLAY_DIVERGED
+    trial.facts.goal, trial.facts.goal_blockers = None, []
+    trial.facts.notes.append(f"the tape does not cover this run: {diverged.sentence()}")
+    trial.journal.log("evaluate", StopReason.REPLAY_DIVERGED.value, problem=diverged.sentence())
+    return True

@@ -56,7 +56,8 @@ class TrialRequest:
     ``<workdir>/cwd``), ``copy`` (``--cwd DIR``: a private copy of ``source`` made at start, removed at the end unless
     ``keep_cwd``; ``include_ignored`` copies what .gitignore ignores too) or ``in_place`` (``--in-place DIR``:
     ``source`` itself, locked for the trial's life). ``cwd`` is where the session starts; it is set at start from
-    these."""
+    these. A replay (``replay``) is a rehearsal played from a tape; a recording (``record``) is a live trial (README
+    "Replaying a real trial offline")."""
 
     target: str
     plugins_root: Path = Path("plugins")
@@ -70,6 +71,10 @@ class TrialRequest:
     model: str | None = None
     proof: bool = False
     rehearsal: Path | None = None
+    #: ``run --replay TAPE``: the rehearsal's script is a tape (``rehearsal`` is its path), not a scenario.
+    replay: bool = False
+    #: ``run --record``: a live trial whose model traffic is recorded to ``<workdir>/model-tape.jsonl``.
+    record: bool = False
     gate_responses: list[str] = field(default_factory=list)
     #: The kind of each answer in ``gate_responses``, in order (``--gate-response`` rescue,
     #: ``--gate-response-contractual`` contractual); empty: every answer is of ``gate_kind``.

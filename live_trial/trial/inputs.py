@@ -15,6 +15,7 @@ from live_trial.session import boot
 from live_trial.session.backend import Backend
 from live_trial.session.environment import child_env
 from live_trial.session.rules import check_target_allowed
+from live_trial.tape.file import read_tape
 from live_trial.trial import folder, folder_lock
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import TrialRequest
@@ -23,10 +24,10 @@ from live_trial.trial.workdir import new_run_id
 
 def validate(trial: TrialContext) -> None:
     """Resolve and check ``trial.req`` in place: denylist, gate kind, eval root, args, target, plugin closure,
-    scenario, model, root sandbox, contractual grounding, a tmux server no harness started, then the trial's folder
-    (:func:`check_folder`). Raises :class:`RefusedInput` (or the closure's BOOT_FAIL, exit 2) and creates nothing
-    but, for ``--in-place``, the folder's lock (held from here on; released when the trial ends or when
-    :meth:`Trial.run` fails to start)."""
+    scenario or tape (a replay; never with ``--record`` or ``--proof``), model, root sandbox, contractual grounding,
+    a tmux server no harness started, then the trial's folder (:func:`check_folder`). Raises :class:`RefusedInput`
+    (or the closure's BOOT_FAIL, exit 2) and creates nothing but, for ``--in-place``, the folder's lock (held from
+    here on; released when the trial ends or when :meth:`Trial.run` fails to start)."""
     req = trial.req
     check_target_allowed(req.target)
     if req.gate_kind not in ("rescue", "contractual"):
@@ -56,13 +57,21 @@ def validate(trial: TrialContext) -> None:
     if not str((trial.target.frontmatter or {}).get("description") or "").strip():
         trial.facts.warnings.append("SKILL.md has no frontmatter description: the evaluator has no promise "
                                    "to judge the goal against")
+    played = "--replay" if req.replay else "--rehearsal"
     if req.rehearsal is not None and req.proof:
         raise RefusedInput("a rehearsal cannot be a proof trial: its model is a script, not the model requested",
-                           where="--proof --rehearsal", code="proof_with_rehearsal",
-                           fix="drop --proof to rehearse, or drop --rehearsal to prove with the real model")
+                           where=f"--proof {played}", code="proof_with_rehearsal",
+                           fix=f"drop --proof to rehearse, or drop {played} to prove with the real model")
+    if req.record and req.rehearsal is not None:
+        raise RefusedInput("a recorded trial is a live one: its model cannot also be played from a script",
+                           where=f"--record {played}", code="record_with_rehearsal",
+                           fix=f"drop --record to play {played[2:]}, or drop {played} to record a live trial")
     if req.rehearsal is not None:
         req.rehearsal = Path(req.rehearsal).resolve()
-        trial.scenario = load_scenario(req.rehearsal)
+        if req.replay:
+            trial.tape = read_tape(req.rehearsal)      # README "Replaying a real trial offline"
+        else:
+            trial.scenario = load_scenario(req.rehearsal)
 
     boot.validate_model(req.model, proof=req.proof)
     if req.rehearsal is None:  # a rehearsal sets IS_SANDBOX=1 itself

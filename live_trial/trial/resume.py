@@ -92,8 +92,13 @@ def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
             trial.backend.set_owner(state.session, os.getpid())
         if state.rehearsal:
             assert req.rehearsal is not None    # set from the state above
-            trial.scenario = load_scenario(req.rehearsal)
+            req.replay = bool(state.rehearsal.get("tape"))
+            if not req.replay:
+                trial.scenario = load_scenario(req.rehearsal)
             trial.start_rehearsal(port=state.rehearsal["port"])
+        elif state.recording:
+            req.record = True                   # the proxy again, on the port the session was told
+            trial.start_rehearsal(port=state.recording["port"])
 
     def poll_if_polling() -> None:
         if phase == "polling":

@@ -22,8 +22,6 @@ from live_trial.acceptance.verdict_facts import environment
 from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, ExitCode, LiveTrialError, RefusedInput
 from live_trial.notices import watch
 from live_trial.policy import load_policy
-from live_trial.rehearsal.config import rehearsal_env, seed_config
-from live_trial.rehearsal.server import RehearsalServer
 from live_trial.session import boot, containment, send
 from live_trial.session.backend import Backend
 from live_trial.session.claude_bin import ClaudeBinary, find_claude
@@ -31,7 +29,7 @@ from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import config_dir
 from live_trial.transcript.status import IDLE_TURN_COMPLETE
-from live_trial.trial import held, poll, poll_state, start
+from live_trial.trial import held, model_side, poll, poll_state, start
 from live_trial.trial.budget import Budget
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
 from live_trial.trial.finish import finish
@@ -49,6 +47,10 @@ from live_trial.workdir_files import Workdir
 if TYPE_CHECKING:       # types only
     from live_trial.closure.index import Pinning, Target
     from live_trial.rehearsal.scenario import Scenario
+    from live_trial.rehearsal.server import RehearsalServer
+    from live_trial.tape.file import TapeEntry, TapeRecorder
+    from live_trial.tape.proxy import RecordingProxy
+    from live_trial.tape.replay import TapeServer
     from live_trial.trial.folder import FolderPlan
     from live_trial.trial.folder_lock import FolderLock
 
@@ -69,7 +71,9 @@ class Trial:
         self.policy = req.policy or load_policy(self.env)
         self.facts = Facts()
         self.journal.facts = self.facts
-        self.server: RehearsalServer | None = None
+        self.server: RehearsalServer | TapeServer | RecordingProxy | None = None
+        self.tape: list[TapeEntry] | None = None          # a replay's, read by the input checks
+        self.tape_recorder: TapeRecorder | None = None    # a recorded trial's
         self.backend: Backend | None = None
         self.target: Target | None = None
         self.pinning: Pinning | None = None       # set by the input checks (trial.inputs.validate)
@@ -120,10 +124,12 @@ class Trial:
         self._lock_file = fh
 
     def sleep(self, seconds: float) -> None:
-        """Wait ``seconds``; raise :class:`TrialInterrupted` (:meth:`stop_code`) once the harness is asked to stop."""
+        """Wait ``seconds``; raise :class:`TrialInterrupted` (:meth:`stop_code`) once the harness is asked to stop,
+        :class:`Blocked` ``replay_diverged`` once a replay left its tape."""
         if self.stop_event.wait(seconds):
             raise TrialInterrupted("the harness was asked to stop",
                                    fix="the session was killed and the evidence collected", code=self.stop_code())
+        model_side.check_divergence(self)
 
     def stop_code(self) -> StopReason:
         """The stop reason of a harness asked to stop: harness_interrupted (Ctrl-C) or harness_terminated (SIGTERM)."""
@@ -266,23 +272,10 @@ class Trial:
                           environment={**versions, "claude_version": self.claude.version})
 
     def start_rehearsal(self, port: int = 0) -> None:
-        """A rehearsal's scripted model server on ``port`` (0: a free one), the workdir's isolated CLI config seeded
-        once, the child processes pointed at both (:func:`live_trial.rehearsal.config.rehearsal_env`) and recorded in
-        trial-state.json. Nothing for a live trial."""
-        if self.req.rehearsal is None:
-            return
-
-        assert self.scenario is not None and self.wd is not None    # loaded by the input checks (or the resume)
-        self.server = RehearsalServer(self.scenario, port=port)
-        self.server.start()
-        config_dir = self.wd.claude_config
-        if not (config_dir / ".claude.json").exists():
-            seed_config(config_dir, [self.req.cwd])
-        self.child_overrides = rehearsal_env(self.server.url, config_dir)
-        self.journal.save(config_dir=str(config_dir),
-                         rehearsal={"scenario": str(self.req.rehearsal), "port": self.server.port})
-        self.journal.log("rehearsal", "server_started", url=self.server.url,
-                  note="the model is scripted: a PASS proves the harness path, not the skill")
+        """The trial's model side on ``port`` (0: a free one): a rehearsal's scripted server or a replay's tape server
+        (with the workdir's isolated CLI config), or a recording's proxy (:func:`live_trial.trial.model_side.start`);
+        nothing for a plain live trial."""
+        model_side.start(self, port)
 
     def config_dir(self) -> Path:
         """The CLI config folder the session runs with: the one trial-state.json records (a rehearsal's isolated
@@ -403,6 +396,7 @@ class Trial:
         """Poll until a terminal outcome, answering gates and applying the STALL table (see
         :func:`live_trial.trial.loop.poll_until_terminal`)."""
         poll_until_terminal(self)
+        model_side.check_divergence(self)      # a replay that left its tape ends BLOCKED, whatever poll saw
 
     def finish_session(self) -> None:
         """Capture the pane, kill the session and end its container (verified empty), then collect what exists (once)
@@ -424,10 +418,12 @@ class Trial:
         held.end_processes(self, session)
 
     def stop_server(self) -> None:
-        """Stop the rehearsal server (after the evaluator, which the same scenario plays)."""
+        """Stop the model side (after the evaluator, which the same scenario, tape or proxy serves)."""
         if self.server is not None:
             self.server.stop()
             self.server = None
+        for problem in model_side.recording_problems(self):
+            self.journal.log("recording", "not_recorded", problem=problem)
 
     def _finish(self) -> TrialOutcome:
         """Evaluate, write the verdict, notify (see :func:`live_trial.trial.finish.finish`)."""

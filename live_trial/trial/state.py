@@ -37,7 +37,7 @@ class TrialState:
     gate_response_count: int = 0         #: questions answered so far
     gate_responses: list[str] = field(default_factory=list)        #: the answers given for the gates, in order
     stall_extended: bool = False         #: STALL row 2 doubled the stall limit once
-    rehearsal: dict[str, Any] | None = None   #: ``{scenario, port}`` of a rehearsal, None for a live trial
+    rehearsal: dict[str, Any] | None = None   #: ``{scenario, port}`` of a rehearsal (``tape``: a replay), None live
     schema_version: int = STATE_VERSION  #: always 1
     args: str | None = None              #: the skill's arguments (None: an older state without them)
     plugins_root: str | None = None      #: where the plugin and its dependencies were found
@@ -68,6 +68,7 @@ class TrialState:
     facts: dict[str, Any] | None = None  #: what the trial established so far (trial/facts.Facts.to_doc)
     closure: dict[str, Any] | None = None    #: the behaviour closure pinned when the trial was created
     environment: dict[str, Any] | None = None    #: claude, tmux, Python and platform versions at the start
+    recording: dict[str, Any] | None = None  #: ``{port, upstream}`` of a recorded live trial's proxy (``run --record``)
 
     # ------------------------------------------------------------------ reading and writing
     @classmethod
@@ -108,4 +109,4 @@ class TrialState:
 #: The optional keys whose schema type does not include null: left out of the file while unset.
 _NOT_NULL = frozenset({"args", "plugins_root", "eval_root", "proof", "gate_kind", "lease_ttl_s",
                        "gate_response_kinds", "gate_answers", "folder", "expect_gate", "policy", "collected",
-                       "facts", "environment", "records_seal", "cwd_snapshot_sha256"})
+                       "facts", "environment", "records_seal", "cwd_snapshot_sha256", "recording"})

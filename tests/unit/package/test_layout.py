@@ -21,7 +21,7 @@ PKG = Path(live_trial.__file__).resolve().parent
 TOP_LEVEL = {"clock", "errors", "jsonfile", "policy", "resources", "stop_reasons", "workdir_files"}
 #: Subpackages from the bottom floor up (live_trial/__init__.py); top-level modules are below them all, cli and
 #: pytest_plugin above them all.
-FLOORS = [["transcript", "closure"], ["session", "rehearsal"], ["judge"], ["acceptance", "doctor"], ["notices"], ["trial"],
+FLOORS = [["transcript", "closure"], ["session", "rehearsal"], ["judge", "tape"], ["acceptance", "doctor"], ["notices"], ["trial"],
           ["report"], ["cli"]]
 
 

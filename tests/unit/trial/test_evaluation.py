@@ -20,7 +20,7 @@ LAST = ("the CLI reported an error (error_max_structured_output_retries): Failed
 
 def _trial(tmp_path):
     logged: list = []
-    return SimpleNamespace(state=trial_state(), wd=SimpleNamespace(root=tmp_path), env={}, child_overrides={},
+    return SimpleNamespace(state=trial_state(), wd=SimpleNamespace(root=tmp_path), env={}, child_overrides={}, server=None,
                            facts=Facts(), stop_event=threading.Event(), target="hello:greet", claude="claude",
                            req=SimpleNamespace(model=None),
                            journal=SimpleNamespace(log=lambda *a, **k: logged.append((a, k)),

@@ -1,0 +1,42 @@
+"""Where a replay left its tape (live_trial/tape/diverge.py): the nearest recorded request of the same role, and the
+first difference named as a person looks for it: the message, the tool whose result changed, what was recorded and
+what came now; else the system prompt, the tools or the model."""
+from __future__ import annotations
+
+import json
+
+from live_trial.tape.diverge import difference, explain
+from live_trial.tape.file import describe_request
+
+from .tapes import ROOTS, TOOLS, call, count_trial, prompt, request, result
+
+
+def req(body: dict):
+    return describe_request("POST", "/v1/messages?beta=true", json.dumps(body).encode(), ROOTS)
+
+
+def test_a_changed_tool_result_is_named_with_its_tool_the_turn_and_both_texts() -> None:
+    tape = count_trial()
+    body = request(prompt(), call("toolu_01", "Skill", {"skill": "kit:count"}),
+                   result("toolu_01", "Launching skill: kit:count"),
+                   call("toolu_02", "Bash", {"command": "bash /home/me/plugins/kit/skills/count/scripts/count.sh"}),
+                   result("toolu_02", "items: 4"))
+    div = explain(req(body), 3, tape)
+    assert (div.role, div.turn, div.request, div.tape_seq) == ("session", 2, 3, 3)
+    assert div.sentence() == ('turn 3 of the session (request 3): message 5 (user): the tool_result of Bash '
+                              '(toolu_02) changed: recorded "items: 3", now "items: 4"')
+
+
+def test_other_first_differences_are_named_too() -> None:
+    base = request(prompt())
+    assert difference(base, request(prompt(), call("t", "Bash", {}), result("t", "x"))).startswith(
+        "message 2 (assistant) is new")
+    assert difference(base, {**base, "tools": TOOLS[:2]}) == "the tools offered changed: gone Write"
+    changed = {**base, "system": [{"type": "text", "text": "Primary working directory: elsewhere"}]}
+    assert difference(base, changed).startswith('the system prompt changed: recorded "')
+    assert difference(base, request(prompt("Do something else."))).startswith("message 1 (user): its text changed")
+
+
+def test_a_role_the_tape_never_recorded_is_said_so() -> None:
+    body = request(prompt(), tools=[{"name": "StructuredOutput", "input_schema": {}}])
+    assert explain(req(body), 9, count_trial()).difference == "the tape holds no request of the evaluator"

@@ -1,0 +1,47 @@
+"""A recorded trial's CLI runs with the variables every rehearsal and replay sets to keep it quiet: the requests it
+sends depend on them (references/transcript-jsonl.md "Two runs of one trial, request by request"), and a tape must
+hold what its replay will send."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from live_trial.rehearsal.config import rehearsal_env
+from live_trial.trial.model_side import RECORDING_ENV
+
+
+def test_a_recording_runs_the_cli_as_quiet_as_its_replay_will() -> None:
+    replayed = rehearsal_env("http://127.0.0.1:1", Path("/tmp/config"))
+    assert RECORDING_ENV == {k: replayed[k] for k in RECORDING_ENV}
+    assert {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY"} <= set(RECORDING_ENV)
+
+
+def test_a_replay_whose_evaluator_left_the_tape_is_blocked_with_the_goal_not_judged(tmp_path, monkeypatch) -> None:
+    """The evaluator's request was not on the tape: whatever it answered after the error, the goal was not judged
+    (BLOCKED replay_diverged, README "Replaying a real trial offline")."""
+    import threading
+    from types import SimpleNamespace
+
+    from live_trial.judge import evaluator
+    from live_trial.tape.diverge import Divergence
+    from live_trial.tape.normalize import Roots
+    from live_trial.tape.replay import TapeServer
+    from live_trial.trial import changes
+    from live_trial.trial.evaluation import evaluate_goal
+    from live_trial.trial.facts import Facts
+    from tests.unit.fakes import trial_state
+
+    monkeypatch.setattr(evaluator, "evaluate", lambda *a, **k: {"goal_result": "FAIL", "blockers": ["no answer"],
+                                                                "evidence": [], "judged_by": "evaluator"})
+    monkeypatch.setattr(changes, "session_output", lambda *a, **k: None)
+    server = TapeServer([], Roots.of())
+    server.diverged = Divergence("evaluator", 0, 7, 6, 'message 1 (user): its text changed: recorded "a", now "b"')
+    logged: list = []
+    trial = SimpleNamespace(state=trial_state(), wd=SimpleNamespace(root=tmp_path), env={}, child_overrides={},
+                            server=server, facts=Facts(launch="PASS", completion="PASS"),
+                            stop_event=threading.Event(), target="hello:greet", claude="claude",
+                            req=SimpleNamespace(model=None),
+                            journal=SimpleNamespace(log=lambda *a, **k: logged.append(a), save=lambda **k: None))
+    evaluate_goal(trial)
+    assert (trial.facts.blocked, trial.facts.stop_reason, trial.facts.goal) == (True, "replay_diverged", None)
+    assert trial.facts.notes == ['the tape does not cover this run: turn 1 of the evaluator (request 7): message 1 '
+                                 '(user): its text changed: recorded "a", now "b"']
