@@ -195,12 +195,16 @@ def service_note(row: StopReason, shown: str, *, on_screen: bool = False, model:
 def exit_cause(text: str) -> StopReason:
     """Whose failure claude's exit at start is, from its last lines ``text`` (README "Whose failure it is"): its refusal
     of root without a sandbox -> ``root_needs_sandbox``; an option it does not take or a session id already in use ->
-    ``cli_refused_start`` (the environment: the installed CLI and the harness's arguments, before any plugin ran);
-    anything else -> ``exited_at_start``, the skill's (the CLI started with the plugin under trial loaded)."""
+    ``cli_refused_start`` (the environment: the installed CLI and the harness's arguments, before any plugin ran); its
+    exit after its folder-trust question was answered no ("Claude Code didn't start because this folder isn't
+    trusted", 2.1.332) -> ``blocking_screen``, the person's config; anything else -> ``exited_at_start``, the
+    skill's (the CLI started with the plugin under trial loaded)."""
     if "root/sudo" in text:
         return StopReason.ROOT_NEEDS_SANDBOX
     if "unknown option" in text or "already in use" in text:
         return StopReason.CLI_REFUSED_START
+    if "folder isn't trusted" in text:          # its folder-trust question was answered "No, exit" (or Esc)
+        return StopReason.BLOCKING_SCREEN
     return StopReason.EXITED_AT_START
 
 

@@ -8,7 +8,8 @@ Order (nothing is created until every check passed):
    CLI's own ``claude plugin validate`` on each of them (``session.plugin_check``: an error is BOOT_FAIL
    ``plugin_not_loaded``, warnings are returned in ``BootResult.plugin_warnings``);
 4. start: argv as the pane's own command (no shell), child environment without the nested-session
-   variables; then watch the screen: accept the bypass dialog only with all four of its markers (seed 001 "boot"), name
+   variables; then watch the screen: accept the bypass dialog only with all four of its markers (seed 001 "boot"),
+   answer the folder-trust question only for :attr:`BootRequest.trusted_folder` (session/boot_dialogs.py), name
    any other blocking screen (BOOT_FAIL within seconds), name a screen it does not know (a dialog of no known kind
    unchanged for a second, or no prompt at the timeout: BOOT_FAIL ``unknown_screen``, a BLOCKED trial), notice an exit
    at start from ``#{pane_dead}`` (BOOT_FAIL with the pane's last lines), READY per
@@ -26,11 +27,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from live_trial.errors import Blocked, BootFail, BootTimeout, RefusedInput
-from live_trial.session import dialogs, screen
+from live_trial.session import boot_dialogs, dialogs, screen
 from live_trial.session.backend import Backend
 from live_trial.session.containment import Container
 from live_trial.session.environment import child_env
-from live_trial.session.keys import ONE_PRESS, press_until
 from live_trial.session.rules import Lease, check_target_allowed, validate_session_name
 from live_trial.stop_reasons import StopReason, exit_cause
 
@@ -40,8 +40,6 @@ MODEL_ALIASES = frozenset({"default", "sonnet", "opus", "haiku", "best", "opuspl
 POLL_S = 0.05                # screen poll while booting, for the first POLL_FAST_S seconds (one tmux call per poll)
 POLL_FAST_S = 1.5            # a CLI not READY by then boots on a busy machine (here: 0.5 s quiet, 3-5 s with 8 at once)
 POLL_SLOW_S = 0.2            # ... whose cores the booting CLIs need more than a probe every 50 ms
-DIALOG_POLL_S = 0.02         # re-capture after a key in the bypass dialog
-DIALOG_STEP_WAIT_S = 10.0    # wait for the cursor to move / the dialog to go after a key (generous: shared CPUs)
 UNKNOWN_CONFIRM_S = 1.0      # an unknown dialog must stay unchanged this long before boot gives up on it
 UNKNOWN_FIRST_LINES = 3      # an unknown screen is named by this many of its first lines
 BLOCKING_CONFIRM_POLLS = 2   # a blocking screen must be seen this many polls in a row
@@ -82,6 +80,10 @@ class BootRequest:
     settings_args: Sequence[str] = ()
     #: Where the session's processes are held (session/containment.py): the pane runs its holder; None: claude itself.
     container: Container | None = None
+    #: The one folder whose folder-trust question boot answers "Yes" (session/boot_dialogs.py): a folder the harness
+    #: made under a folder the person trusts in this config, which the CLI asks about anyway (2.1.332 does not carry a
+    #: parent's trust into a git work tree: references/transcript-jsonl.md "Folder trust"). None: boot answers none.
+    trusted_folder: Path | None = None
 
 
 @dataclass
@@ -103,6 +105,8 @@ class BootResult:
     claude_path: str
     plugin_warnings: list[str] = field(default_factory=list)
     plugin_checks: list[dict[str, Any]] = field(default_factory=list)
+    #: The folder whose trust question boot answered (:attr:`BootRequest.trusted_folder`), else None.
+    trust_answered: Path | None = None
 
     def ready_line(self) -> str:
         """``READY: <session> (<N>s) MODEL:<model|default> SESSION_ID:<uuid>`` (seed 001 boot)."""
@@ -229,8 +233,9 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     try:
         backend.set_meta(req.session, cwd=str(cwd), session_id=req.session_id,
                          config_dir=env.get("CLAUDE_CONFIG_DIR", ""), model=req.model or "")
-        seen = _wait_ready(backend, req.session, started=started, timeout_s=timeout_s, clock=clock, sleep=sleep,
-                           pane_id=info.pane_id, spawned=spawned, claude_path=claude_path)
+        seen, trust_answered = _wait_ready(backend, req.session, started=started, timeout_s=timeout_s, clock=clock,
+                                           sleep=sleep, pane_id=info.pane_id, spawned=spawned, claude_path=claude_path,
+                                           trusted=req.trusted_folder)
         ok = True
     finally:
         if not ok:
@@ -238,7 +243,7 @@ def boot(req: BootRequest, backend: Backend, *, base_env: Mapping[str, str] | No
     return BootResult(session=req.session, session_id=req.session_id, model=req.model, elapsed_s=clock() - started,
                       pane_id=info.pane_id, pane_pid=info.pane_pid, bypass_dialog_seen=seen,
                       plugin_dirs=plugin_dirs, argv=argv, claude_path=claude_path, plugin_warnings=plugin_warnings,
-                      plugin_checks=plugin_checks)
+                      plugin_checks=plugin_checks, trust_answered=trust_answered)
 
 
 def _claude_path(claude: Any, env: Mapping[str, str]) -> str:
@@ -281,26 +286,41 @@ def _exit_fix(text: str) -> str:
 
 def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: float,
                 clock: Callable[[], float], sleep: Callable[[float], None], pane_id: str | None = None,
-                spawned: float | None = None, claude_path: str = "") -> bool:
-    """Poll the screen until READY. Returns whether the bypass dialog was seen (and accepted). ``started``: when
-    boot began (the timeout counts from it); ``spawned``: when the CLI was started (the probe schedule,
-    :func:`boot_poll_s`, counts from it; default ``started``); ``claude_path``: named in the advice for a screen
-    the harness does not know."""
+                spawned: float | None = None, claude_path: str = "",
+                trusted: Path | None = None) -> tuple[bool, Path | None]:
+    """Poll the screen until READY. Returns whether the bypass dialog was seen (and accepted), and the folder whose
+    trust question was answered (None: none was). ``started``: when boot began (the timeout counts from it);
+    ``spawned``: when the CLI was started (the probe schedule, :func:`boot_poll_s`, counts from it; default
+    ``started``); ``claude_path``: named in the advice for a screen the harness does not know; ``trusted``: the one
+    folder whose trust question may be answered (:attr:`BootRequest.trusted_folder`)."""
     spawned = started if spawned is None else spawned
     bypass_seen = False
+    trust_answered: Path | None = None
     blocking_streak: tuple[str, int] = ("", 0)
     unknown: tuple[str, float] | None = None   # (the unknown dialog's screen, since when it has been unchanged)
     capture: str | None = None
+
+    def probe() -> str:
+        return _probe(backend, session, pane_id, clock=clock, sleep=sleep)
+
     while True:
         if capture is None:
-            capture = _probe(backend, session, pane_id, clock=clock, sleep=sleep)
+            capture = probe()
         if dialogs.bypass_dialog(capture):
-            accept = not bypass_seen
-            if accept:
-                _accept_bypass(backend, session, capture, pane_id, clock=clock, sleep=sleep)
+            kind, seen_at = boot_dialogs.BYPASS, clock()
+            if not bypass_seen:
                 bypass_seen = True
-            capture = _wait_dialog_gone(backend, session, pane_id, clock=clock, sleep=sleep, enter=accept)
+                capture = boot_dialogs.answer(kind, backend, session, capture, probe, clock=clock, sleep=sleep,
+                                              seen_at=seen_at)
+            else:
+                capture = boot_dialogs.wait_gone(kind, backend, session, probe, clock=clock, sleep=sleep)
             continue  # judge the first screen after the dialog at once
+        shown = boot_dialogs.trust_folder_shown(capture)
+        if trusted is not None and trust_answered is None and shown is not None and _same(shown, trusted):
+            trust_answered = shown
+            capture = boot_dialogs.answer(boot_dialogs.TRUST, backend, session, capture, probe, clock=clock,
+                                          sleep=sleep, seen_at=clock())
+            continue
         block = screen.blocking_screen(capture)
         if block:
             streak = blocking_streak[1] + 1 if blocking_streak[0] == block[0] else 1
@@ -312,7 +332,7 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
         else:
             blocking_streak = ("", 0)
             if screen.is_ready(capture):
-                return bypass_seen
+                return bypass_seen, trust_answered
             unknown = _unknown_dialog(capture, unknown, clock())
             if unknown and clock() - unknown[1] >= UNKNOWN_CONFIRM_S:
                 _raise_unknown(session, capture, "a dialog it has no answer for", claude_path)
@@ -326,6 +346,17 @@ def _wait_ready(backend: Backend, session: str, *, started: float, timeout_s: fl
                               details={"tail": screen.tail(capture, TAIL_LINES)})
         sleep(boot_poll_s(clock() - spawned))
         capture = None
+
+
+def _same(shown: Path, folder: Path) -> bool:
+    """True when the folder a trust question names is ``folder``, as written or both resolved (the CLI shows the
+    real path)."""
+    if shown == Path(folder):
+        return True
+    try:
+        return shown.resolve() == Path(folder).resolve()
+    except OSError:
+        return False
 
 
 def _unknown_dialog(capture: str, seen: tuple[str, float] | None, now: float) -> tuple[str, float] | None:
@@ -387,64 +418,3 @@ def _raise_exited(backend: Backend, session: str, *, clock: Callable[[], float] 
     raise BootFail(f"claude exited at start (exit status {shown}): {last}", where=session,
                    fix=_exit_fix(" ".join(tail)), code=exit_cause(" ".join(tail)),
                    details={"tail": tail, "status": shown})
-
-
-def _accept_bypass(backend: Backend, session: str, capture: str, pane_id: str | None, *,
-                   clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
-    """Seed 001 "boot": cursor on "No, exit" → Down → re-capture until on "Yes, I accept" (the Enter that follows is
-    :func:`_wait_dialog_gone`'s); never Enter elsewhere.
-    The options may be numbered (2.1.197) or not (2.1.332). Down is pressed once and waited on: the options wrap, so
-    a second Down after a first one drawn late puts the cursor back on "No, exit" (:mod:`live_trial.session.keys`)."""
-    box = screen.dialog(capture)
-    yes = box.option("Yes, I accept") if box else None
-    sel = box.selected if box else None
-    if box is None or yes is None or sel is None:
-        raise BootFail("bypass-permissions dialog without a \"Yes, I accept\" option; nothing was pressed",
-                       where=session, fix="run claude by hand once and check the dialog", code=StopReason.BYPASS_DIALOG,
-                       details={"screen": "bypass-permissions dialog", "tail": screen.tail(capture, TAIL_LINES)})
-    if sel.label != yes.label:
-        if not box.cursor_on("No, exit"):
-            raise BootFail(f"bypass-permissions dialog cursor on {sel.label!r}, expected \"No, exit\"; nothing "
-                           "was pressed", where=session, fix="run claude by hand once and check the dialog",
-                           code=StopReason.BYPASS_DIALOG, details={"screen": "bypass-permissions dialog",
-                                                          "tail": screen.tail(capture, TAIL_LINES)})
-
-        def on_yes(now: str) -> bool:
-            box = screen.dialog(now)
-            return bool(box and box.selected and box.selected.label == yes.label)
-
-        def still_on_no(now: str) -> bool:
-            box = screen.dialog(now)
-            return bool(box and box.cursor_on("No, exit"))
-
-        capture = press_until(lambda: backend.send_keys(session, "Down"),
-                              lambda: _probe(backend, session, pane_id, clock=clock, sleep=sleep),
-                              on_yes, still_on_no, clock=clock, sleep=sleep, poll_s=DIALOG_POLL_S,
-                              wait_s=DIALOG_STEP_WAIT_S, presses=ONE_PRESS)
-        if not on_yes(capture):
-            raise BootFail("bypass-permissions dialog: the cursor did not move to \"Yes, I accept\"",
-                           where=session, fix="boot again; if it repeats, report the screen below",
-                           code=StopReason.BYPASS_DIALOG, details={"screen": "bypass-permissions dialog",
-                                                          "tail": screen.tail(capture, TAIL_LINES)})
-
-
-def _wait_dialog_gone(backend: Backend, session: str, pane_id: str | None, *, clock: Callable[[], float],
-                      sleep: Callable[[float], None], enter: bool = False) -> str:
-    """Wait until the bypass dialog is gone; returns the first screen without it. ``enter``: press Enter first (the
-    cursor is on "Yes, I accept"), once: the bypass dialog took Enter at once on both versions, and a second Enter
-    after one drawn late would land on whatever screen comes next (a folder-trust question's default is "Yes")."""
-    def on_yes(now: str) -> bool:
-        box = screen.dialog(now)
-        return bool(dialogs.bypass_dialog(now) and box and box.cursor_on("Yes, I accept"))
-
-    press = (lambda: backend.send_keys(session, "Enter")) if enter else (lambda: None)
-    capture = press_until(press, lambda: _probe(backend, session, pane_id, clock=clock, sleep=sleep),
-                          lambda now: not dialogs.bypass_dialog(now), on_yes if enter else (lambda now: False),
-                          clock=clock, sleep=sleep, poll_s=DIALOG_POLL_S, wait_s=DIALOG_STEP_WAIT_S * 2,
-                          presses=ONE_PRESS)
-    if dialogs.bypass_dialog(capture):
-        raise BootFail("the bypass-permissions dialog stayed open after Enter on \"Yes, I accept\"",
-                       where=session, fix="boot again; if it repeats, report the screen below",
-                       code=StopReason.BYPASS_DIALOG, details={"screen": "bypass-permissions dialog",
-                                                      "tail": screen.tail(capture, TAIL_LINES)})
-    return capture

@@ -160,3 +160,23 @@ def reap_copy(session: str, cwd: str | None) -> Path | None:
     write_json(state_file, state, STATE_SCHEMA)
     shutil.rmtree(Workdir.of(workdir).cwd_baseline, ignore_errors=True)
     return copy
+
+
+def trusted_at_boot(plan: folder.FolderPlan | None, cwd: Path | None, *, live: bool) -> Path | None:
+    """The folder whose folder-trust question boot may answer (:attr:`live_trial.session.boot.BootRequest.
+    trusted_folder`): a real trial's session folder when the harness made it (fresh, or a ``--cwd`` copy) under the
+    eval root, which the input checks found trusted in the person's config; None for a rehearsal (its config trusts
+    the folder) and for ``--in-place DIR`` (the person's own folder: their own answer is asked for). 2.1.332 asks
+    about a git work tree under a trusted folder all the same (references/transcript-jsonl.md "Folder trust");
+    2.1.197 does not ask."""
+    if not live or plan is None or cwd is None or plan.form == folder.IN_PLACE:
+        return None
+    return Path(cwd)
+
+
+def trust_note(answered: Path, eval_root: Path | None) -> str:
+    """The verdict's note when boot answered the CLI's folder-trust question for the trial's own folder."""
+    above = f" under {eval_root}," if eval_root is not None else ""
+    return (f"folder trust: the CLI asked whether to trust the trial's folder {answered} (made by the harness"
+            f"{above} which this Claude Code config trusts; this CLI does not carry a parent folder's trust into a "
+            "git work tree): boot answered \"Yes, I trust this folder\" for it (README \"Running a real trial\")")

@@ -33,7 +33,7 @@ from live_trial.trial import held, model_side, poll, poll_state, start
 from live_trial.trial.budget import Budget
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
 from live_trial.trial.finish import finish
-from live_trial.trial.folder_steps import prepare, release
+from live_trial.trial.folder_steps import prepare, release, trust_note, trusted_at_boot
 from live_trial.trial.inputs import validate
 from live_trial.trial.journal import EventSink, Journal
 from live_trial.trial.loading import require_target_listed
@@ -303,8 +303,11 @@ class Trial:
             session_id=self.state.session_id, target=self.req.target, plugins_root=self.req.plugins_root,
             claude=self.claude, env_overrides=self.child_overrides, proof=self.req.proof,
             rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
-            plugin_dirs=[Path(d) for d in self.state.closure["plugin_dirs"]], container=held.hold(self))
+            plugin_dirs=[Path(d) for d in self.state.closure["plugin_dirs"]], container=held.hold(self),
+            trusted_folder=trusted_at_boot(self.folder_plan, self.req.cwd, live=self.req.rehearsal is None))
         result = boot.boot(req, self.backend, base_env=self.env, sleep=self.sleep)
+        if result.trust_answered is not None:
+            self.facts.notes.append(trust_note(result.trust_answered, self.req.eval_root))
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.note_alternate_screen(self.state.session)

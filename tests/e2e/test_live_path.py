@@ -77,6 +77,35 @@ def test_a_live_trial_passes_with_the_evaluator_in_the_persons_config_and_plan_r
     assert row["skill_dir_tree_sha"] == doc["skill_dir_tree_sha"]
 
 
+@pytest.mark.budget(15)
+def test_a_copy_of_a_git_repository_under_the_trusted_eval_root_runs_to_a_pass(tmp_path, service):
+    """live-path-on-a-stand-in: the person trusts the folder holding the eval root and runs ``--cwd`` on a git
+    repository. 2.1.332 asks whether to trust the trial's copy (a git work tree does not inherit a parent's trust
+    there), 2.1.197 does not (references/transcript-jsonl.md "Folder trust"); either way the trial runs to a PASS,
+    and when the question was answered for that copy the verdict says so (README "Running a real trial")."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("a repository of the person's\n")
+    git = ["git", "-C", str(repo), "-c", "user.email=a@example.com", "-c", "user.name=A"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "README.md"], check=True)
+    subprocess.run([*git, "commit", "-qm", "first"], check=True)
+    config = first_run_config(tmp_path / "me" / ".claude", trusted=[tmp_path])
+    proc = run_cmd(tmp_path, *MARK, *FAST, "--cwd", str(repo), env=persons_env(service, config))
+    out = final_json(proc)
+    assert proc.returncode == 0 and out["status"] == "PASS", (out, proc.stderr[-2000:])
+    doc = verdict(tmp_path)
+    (wd,) = workdirs(tmp_path)
+    asked = [n for n in doc["notes"] if n.startswith("folder trust: ")]
+    projects = json.loads((config / ".claude.json").read_text())["projects"]
+    copy = next((p for p in projects if p.startswith(str(wd))), None)
+    if asked:           # the CLI asked about the copy and recorded the answer for exactly that folder
+        assert copy is not None and projects[copy]["hasTrustDialogAccepted"] is True, projects
+        assert copy in asked[0] and "Yes, I trust this folder" in asked[0]
+    else:               # it never asked: the trusted parent covered the copy
+        assert copy is None or projects[copy].get("hasTrustDialogAccepted") is not True, projects
+
+
 @pytest.mark.budget(10)
 def test_an_untrusted_folder_is_refused_before_anything_starts_with_the_fix(tmp_path, service):
     """live-path-on-a-stand-in: an eval root outside every trusted folder: refused, nothing made, no request sent."""

@@ -103,6 +103,8 @@ def test_whose_failure_a_boot_stop_is(code, whose):
     ("--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons",
      "root_needs_sandbox"),
     ("SessionStart hook killed the process | Pane is dead", "exited_at_start"),
+    (" Enter to confirm · Esc to cancel | Claude Code didn't start because this folder isn't trusted. | Run claude "
+     "again and choose Yes, or run it in another folder.", "blocking_screen"),          # seen on 2.1.332
 ])
 def test_an_exit_at_start_is_named_by_its_last_lines(tail, code):
     assert causes.exit_cause(tail) == code

@@ -9,6 +9,7 @@ import pytest
 
 from live_trial.errors import BootFail, BootTimeout, ExitCode, RefusedInput
 from live_trial.session import boot as bt
+from live_trial.session import boot_dialogs
 from live_trial.session import screen
 from live_trial.session.environment import child_env
 from tests.unit.fakes import Clock, FakeBackend
@@ -378,3 +379,46 @@ def test_cli_boot_refusals_exit_2_one_line(tmp_path, capsys, monkeypatch):
         err = capsys.readouterr().err.strip()
         assert err.startswith(start) and "\n" not in err, err
     assert created == [] and list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- the folder-trust question of a folder the harness made
+
+LONG = Path("/tmp/trustx/T/" + "/".join(["a-rather-long-folder-name-for-wrapping"] * 5) + "/repo")
+TRUST_FLOW = {"no": (cap("trust_question_long_path_332"), {"Down": "yes"}),
+              "yes": (cap("trust_question_yes_332"), {"Enter": "ready", "Down": "no", "Up": "no"}),
+              "ready": (cap("ready_after_trust_332"), {})}
+
+
+def test_the_folder_a_trust_question_names_is_read_whole_when_its_path_wraps():
+    assert boot_dialogs.trust_folder_shown(cap("trust_question_long_path_332")) == LONG
+    assert boot_dialogs.trust_folder_shown(cap("trust_question_332")) == Path("/tmp/obs-screen/t-332/cwd")
+    assert boot_dialogs.trust_folder_shown(cap("trust_question")) is not None          # 2.1.197's numbered one
+    assert boot_dialogs.trust_folder_shown(cap("bypass_dialog_332")) is None
+    assert boot_dialogs.trust_folder_shown(cap("ready_after_trust_332")) is None
+
+
+def test_the_trust_question_of_the_folder_boot_was_told_the_person_trusts_is_answered_yes(tmp_path):
+    """2.1.332 asks about a git work tree below a trusted folder (references/transcript-jsonl.md "Folder trust"): for
+    the one folder the trial made there, boot answers "Yes, I trust this folder" (Down, then one Enter once the
+    question has been up for half a second, as a gate's Enter) and says so."""
+    fb = FakeBackend(TRUST_FLOW, "no")
+    result, clock = run(fb, req(tmp_path, trusted_folder=LONG))
+    assert fb.keys == ["Down", "Enter"] and fb.state == "ready"
+    assert result.trust_answered == LONG and fb.killed == []
+
+
+@pytest.mark.parametrize("trusted", [None, Path("/tmp/another/folder")])
+def test_a_trust_question_of_any_other_folder_is_never_answered(tmp_path, trusted):
+    """No folder given (a rehearsal, ``--in-place DIR``: the person's own answer is asked for), or another folder
+    than the one the question names: nothing is pressed, boot stops at the blocking screen and names it."""
+    fb = FakeBackend(TRUST_FLOW, "no")
+    with pytest.raises(BootFail) as exc:
+        run(fb, req(tmp_path, trusted_folder=trusted))
+    assert fb.keys == [] and exc.value.details["screen"] == "folder-trust question" and fb.killed == [S]
+
+
+def test_a_trust_question_whose_cursor_does_not_move_presses_no_enter(tmp_path):
+    fb = FakeBackend({"no": (cap("trust_question_long_path_332"), {})}, "no")
+    with pytest.raises(BootFail) as exc:
+        run(fb, req(tmp_path, trusted_folder=LONG))
+    assert fb.keys == ["Down"] and "did not move" in exc.value.message and fb.killed == [S]

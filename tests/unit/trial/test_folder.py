@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from live_trial.errors import RefusedInput
-from live_trial.trial import changes, folder, folder_lock
+from live_trial.trial import changes, folder, folder_lock, folder_steps
 from live_trial.trial.facts import TrialRequest
 from live_trial.trial.runner import Trial
 
@@ -329,3 +329,17 @@ def test_folder_options_that_contradict_each_other_are_refused(tmp_path, argv, c
                            "--eval-root", str(tmp_path / "eval"), *argv], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == code, proc.stderr
     assert not (tmp_path / "eval").exists()
+
+
+@pytest.mark.parametrize("form,live,answered", [(folder.FRESH, True, True), (folder.COPY, True, True),
+                                                (folder.IN_PLACE, True, False), (folder.COPY, False, False)])
+def test_boot_answers_the_trust_question_only_for_a_folder_the_harness_made_for_a_real_trial(tmp_path, form, live,
+                                                                                           answered):
+    """A fresh folder or a --cwd copy the harness made under the trusted eval root: its trust question is answered
+    (2.1.332 asks about a git work tree there anyway); --in-place DIR is the person's own folder, and a rehearsal's
+    config trusts its folder already (README "Running a real trial")."""
+    plan = folder.FolderPlan(form=form, source=tmp_path if form != folder.FRESH else None)
+    got = folder_steps.trusted_at_boot(plan, tmp_path / "cwd", live=live)
+    assert got == (tmp_path / "cwd" if answered else None)
+    note = folder_steps.trust_note(tmp_path / "cwd", tmp_path)
+    assert str(tmp_path / "cwd") in note and "Yes, I trust this folder" in note and "git work tree" in note
