@@ -86,6 +86,10 @@ class StopReason(StrEnum):
                                "asked", "expected_gate")
     RECORDS_TAMPERED = ("records_tampered", SKILL, "the trial's records were changed after they were collected, by "
                         "something its session started", "records")
+    HOOK_FAILED = ("hook_failed", SKILL, "a hook the skill depends on (its own, or one of its plugin's whose event "
+                   "fired) errored, timed out or could not run", "plugin_activity")
+    MCP_FAILED = ("mcp_failed", SKILL, "an MCP server of its plugin that the skill depends on (its allowed-tools name "
+                  "its tools, or the session called them) failed to start", "plugin_activity")
     BOOT_FAIL = "boot_fail", SKILL, "the CLI could not be brought to a ready prompt", "setup"
     BOOT_TIMEOUT = "boot_timeout", SKILL, "the CLI never showed a ready prompt within the boot wait", "setup"
     EXITED_AT_START = "exited_at_start", SKILL, "the CLI exited right after it started", "setup"

@@ -15,7 +15,9 @@ absolute path of each. Who writes what:
   ``.trial.lock``, ``cwd/`` (the trial's own folder, when it is the default one) and ``cwd-baseline/`` (the private
   git store of a folder's start, removed at the end);
 - the evaluator ``evaluation.json``, the verdict ``verdict.json``, the page ``report.html``;
-- a rehearsal also its isolated ``claude-config/`` and its own watch ledger ``rehearsal-watches/``.
+- a rehearsal also its isolated ``claude-config/`` and its own watch ledger ``rehearsal-watches/``;
+- the session's claude its debug log ``claude-debug/session.log`` (sealed at collect), and a trial with stand-in MCP
+  servers the harness's ``mcp-fixtures.json`` (the ``--mcp-config`` its claude is started with).
 
 Bottom floor: every subpackage may import it; it imports nothing of the package.
 """
@@ -61,6 +63,12 @@ TRIAL_LOCK = ".trial.lock"
 CWD = "cwd"
 CWD_BASELINE = "cwd-baseline"
 CLAUDE_CONFIG = "claude-config"
+#: The CLI's debug log (``claude --debug-file``), in a folder of its own: the CLI puts a ``latest`` link beside it.
+DEBUG_LOG_DIR = "claude-debug"
+DEBUG_LOG = "session.log"
+DEBUG_LOG_PATH = f"{DEBUG_LOG_DIR}/{DEBUG_LOG}"
+#: The stand-in MCP servers of a trial (``--mcp-config`` of its claude): suite ``mcp_fixtures``, ``run --mcp-fixture``.
+MCP_FIXTURES = "mcp-fixtures.json"
 REHEARSAL_WATCHES = "rehearsal-watches"
 # The eval root's own files (a rehearsal keeps its own in <workdir>/rehearsal-watches/).
 NOTIFICATIONS_FILE = "notifications.jsonl"      # every notification sent, one record per line (notices.notify)
@@ -221,6 +229,16 @@ class Workdir:
     def claude_config(self) -> Path:
         """``claude-config/``: a rehearsal's isolated claude configuration."""
         return self.root / CLAUDE_CONFIG
+
+    @property
+    def debug_log(self) -> Path:
+        """``claude-debug/session.log``: the CLI's debug log of the session (its hooks and MCP servers)."""
+        return self.root / DEBUG_LOG_DIR / DEBUG_LOG
+
+    @property
+    def mcp_fixtures(self) -> Path:
+        """``mcp-fixtures.json``: the stand-in MCP servers the session's claude is started with."""
+        return self.root / MCP_FIXTURES
 
     @property
     def rehearsal_watches(self) -> Path:

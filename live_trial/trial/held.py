@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 from live_trial.session import containment, proctree
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import subagents_dir
+from live_trial.trial import activity
 from live_trial.trial.collect import collect
 from live_trial.trial.facts import phase_at_least
 from live_trial.trial.folder_steps import folder_changes, side_effects_recorded
@@ -66,6 +67,8 @@ def finish_session(trial: Any) -> None:
         subagents = subagents_dir(tpath) if tpath is not None else None
         got = collect(trial.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
                       sealer=(sealer := Sealer(trial.wd.root)), **folder_changes(trial))
+        debug_log = activity.private_log(trial.wd.root)
+        sealer.file(debug_log)      # the CLI's record of the plugins' hooks and servers (trial/activity.py)
         moved = collect_moved(trial)
         trial.journal.log("collect", "complete" if got.complete else "partial", missing=got.missing,
                           out_files=got.out_files, side_effects=got.side_effects,

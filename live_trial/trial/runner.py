@@ -31,7 +31,7 @@ from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import config_dir
 from live_trial.transcript.status import IDLE_TURN_COMPLETE
-from live_trial.trial import held, poll, poll_state, start
+from live_trial.trial import activity, held, poll, poll_state, start
 from live_trial.trial.budget import Budget
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
 from live_trial.trial.finish import finish
@@ -78,6 +78,7 @@ class Trial:
         self.child_overrides: dict[str, str] = {}
         self.folder_plan: FolderPlan | None = None   # set by the input checks
         self.folder_lock: FolderLock | None = None   # of an in-place folder, held for the trial's life
+        self.mcp_watch: activity.ServerWatch | None = None   # the MCP servers the skill's allowed-tools name
 
     # ----------------------------------------------------------------- the record
     @property
@@ -304,14 +305,17 @@ class Trial:
 
     def _boot(self) -> None:
         self.journal.save(phase="booting")
-        assert self.state is not None and self.state.closure is not None and self.backend is not None
+        assert self.state is not None and self.state.closure is not None and self.backend is not None and self.wd
         req = boot.BootRequest(
             session=self.state.session, cwd=self.req.cwd, model=self.req.model,
             session_id=self.state.session_id, target=self.req.target, plugins_root=self.req.plugins_root,
             claude=self.claude, env_overrides=self.child_overrides, proof=self.req.proof,
             rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
-            plugin_dirs=[Path(d) for d in self.state.closure["plugin_dirs"]], container=held.hold(self))
+            plugin_dirs=[Path(d) for d in self.state.closure["plugin_dirs"]], container=held.hold(self),
+            settings_args=activity.session_flags(self.wd))
         result = boot.boot(req, self.backend, base_env=self.env, sleep=self.sleep)
+        self.mcp_watch = activity.watch_for(self.wd, self.target.frontmatter if self.target else None,
+                                            activity.plugins_of(self.state), self.state.mcp_fixtures or [])
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.note_alternate_screen(self.state.session)
@@ -357,6 +361,7 @@ class Trial:
         if "warn" in progress:
             self.journal.log("poll", "WARN", message=progress["warn"])
             return
+        activity.check_servers(self.mcp_watch)     # PluginFailed (mcp_failed) at once, not after the STALL limit
         self._check_budget(finished=progress.get("state") == IDLE_TURN_COMPLETE and self.wd is not None
                            and self.wd.marker.exists())
         doing = {"tool": progress.get("pending_tool"), "background": progress.get("background")}

@@ -67,6 +67,7 @@ class TrialState:
     facts: dict[str, Any] | None = None  #: what the trial established so far (trial/facts.Facts.to_doc)
     closure: dict[str, Any] | None = None    #: the behaviour closure pinned when the trial was created
     environment: dict[str, Any] | None = None    #: claude, tmux, Python and platform versions at the start
+    mcp_fixtures: list[dict[str, Any]] | None = None  #: the stand-in MCP servers started (trial/activity.py)
 
     # ------------------------------------------------------------------ reading and writing
     @classmethod
