@@ -110,7 +110,7 @@ def parse_evidence_items(evidence: str | None) -> list[dict] | None:
 #: ``rehearsal-watches/`` the watch ledger of a rehearsal (:mod:`live_trial.notices.verdict_watch`: a scripted run
 #: never writes eval-root's ledger), ``report.html`` (:mod:`live_trial.report.page`), ``claude-debug/`` the CLI's
 #: debug log and ``mcp-fixtures.json`` the stand-in MCP servers (:mod:`live_trial.trial.activity`: what the CLI
-#: recorded of the plugins is cited by its lines, ``plugin-activity#<id>``, never as a file). What the fresh evaluator may
+#: recorded of the plugins is cited by its lines, ``plugin-activity#<id>``, never as a file). What the evaluator may
 #: cite is narrower still (:mod:`live_trial.judge.citable`): only the files the session created or changed and the
 #: transcript records of its tool calls with their results.
 HARNESS_FILES: tuple[str, ...] = (

@@ -30,7 +30,8 @@ from live_trial.transcript.debug_log import DebugLog
 
 #: How a citation names a line of the ledger: ``plugin-activity#<id>`` (README "Evidence").
 CITE_PREFIX = "plugin-activity#"
-STOP_EVENTS = ("Stop", "SubagentStop")
+#: The events whose every run the transcript records (a ``stop_hook_summary`` per Stop of the main session).
+RECORDED_EVENTS = ("Stop",)
 _ROOT_VARS = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}|\$CLAUDE_PLUGIN_ROOT(?![A-Za-z0-9_])")
 
 
@@ -113,6 +114,17 @@ class PluginActivity:
         """verdict.json's ``plugin_activity`` (schemas/live-trial-verdict.schema.json)."""
         return {"runs_recorded": self.runs_recorded, "hooks": [h.to_doc() for h in self.hooks],
                 "other_runs": list(self.other_runs), "mcp_servers": [s.to_doc() for s in self.servers]}
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any] | None) -> "PluginActivity | None":
+        """The ledger a schema-valid verdict's ``plugin_activity`` holds; None for none (or one it cannot read)."""
+        if not isinstance(doc, Mapping):
+            return None
+        try:
+            return cls([HookLedger(**h) for h in doc.get("hooks") or []], list(doc.get("other_runs") or []),
+                       [ServerLedger(**s) for s in doc.get("mcp_servers") or []], str(doc.get("runs_recorded")))
+        except TypeError:
+            return None
 
 
 def expand(command: str, root: str) -> str:
@@ -205,7 +217,7 @@ def _from_debug(log: DebugLog, seen: list[hr.HookSeen], m: _Matcher, other: list
 
 def _from_transcript(seen: list[hr.HookSeen], m: _Matcher, other: list[dict[str, Any]]) -> None:
     for hook in m.hooks:
-        if hook.event not in STOP_EVENTS:
+        if hook.event not in RECORDED_EVENTS:
             hook.runs = hook.ok = None      # a successful run of these events is not recorded without the debug log
     for s in seen:
         found = m.find(s.event, s.query, s.command)
@@ -278,7 +290,7 @@ def hook_line(h: HookLedger) -> str:
             f"({h.declared_in})"
     parts = []
     if h.runs is None:
-        parts.append("its successful runs are not recorded by this CLI (only failed, blocking and Stop runs are)")
+        parts.append("successful runs not recorded by this CLI")
     else:
         parts.append(f"ran {h.runs} time{'s' if h.runs != 1 else ''}" + (f", ok {h.ok}" if h.runs else ""))
     if h.blocked:
