@@ -309,8 +309,9 @@ def server_line(s: ServerLedger) -> str:
     who = f"MCP server {s.name}" + (f" ({s.plugin}, {s.declared_in})" if s.plugin else "")
     if s.stand_in is not None:
         real = s.stand_in.get("replaces")
-        who += (f": stand-in {s.stand_in['name']} ({' '.join(s.command)[:80]}) in place of "
-                + (f"{real} ({' '.join(s.stand_in.get('replaced_command') or [])[:80]})" if real else "the real one"))
+        who += (f": stand-in {s.stand_in['name']} ({' '.join(s.command)[:80]}) "
+                + (f"in place of {real} ({' '.join(s.stand_in.get('replaced_command') or [])[:80]})" if real
+                   else "added for the trial (no loaded plugin declares a server of that name)"))
     state = {"connected": "connected at start", "failed": "failed to start", "pending": "no connection result "
              "recorded", "unknown": "its start is not recorded"}.get(s.at_start, s.at_start)
     if s.error or s.stderr:

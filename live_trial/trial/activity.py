@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from live_trial.acceptance.suite import fixture_command
 from live_trial.closure.declared import DeclaredServer, plugin_servers
 from live_trial.closure.manifest import ClosureError, read_json_object
 from live_trial.errors import PluginFailed, RefusedInput
@@ -58,17 +59,7 @@ def parse_fixture(text: str, base: Path) -> tuple[str, str]:
     if not sep:
         raise RefusedInput(f"--mcp-fixture must be NAME=COMMAND (got {text!r})", where="--mcp-fixture",
                            code="bad_mcp_fixture", fix="e.g. --mcp-fixture github='python3 ./fake_github.py'")
-    return name.strip(), absolute_words(command, base)
-
-
-def absolute_words(command: str, base: Path) -> str:
-    """``command`` with each word that starts ``./`` or ``../`` made absolute from ``base`` (quoted again); a command
-    that cannot be split is left as it is (:func:`resolve_fixtures` refuses it)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return command
-    return shlex.join(str((Path(base) / w).resolve()) if w.startswith(("./", "../")) else w for w in words)
+    return name.strip(), fixture_command(command, base)
 
 
 def _declared(plugins: Iterable[tuple[str, Path]]) -> list[DeclaredServer]:
