@@ -9,6 +9,8 @@ MCP servers leave behind":
   ``--mcp-config mcp-fixtures.json``: a stand-in named as a loaded plugin's server takes that server's place (the CLI
   keeps one server per name: observed on 2.1.197 and 2.1.332), any other name is added; ``trial-state.json`` records
   each one's name, its name in the session, its command and the server it replaced;
+- before the task is pasted, the MCP servers the CLI started connecting say how their start went (a person typing
+  the task would not meet them still connecting), at most the boot timeout;
 - while the session runs, each poll tick reads what the debug log added: an MCP server the skill's ``allowed-tools``
   name that failed to start stops the trial at once (:class:`~live_trial.errors.PluginFailed`, ``mcp_failed``), not
   after the STALL limit.
@@ -20,9 +22,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from live_trial.acceptance.suite import fixture_command
 from live_trial.closure.declared import DeclaredServer, plugin_servers
@@ -166,6 +169,21 @@ def check_servers(watch: ServerWatch | None) -> None:
         raise PluginFailed(f"{StopReason.MCP_FAILED.value}: the MCP server {name} failed to start"
                            + (f" ({why})" if why else "") + "; the skill's allowed-tools name its tools",
                            code=StopReason.MCP_FAILED)
+
+
+def await_servers(wd: Workdir, *, timeout_s: float, sleep: Callable[[float], None],
+                  clock: Callable[[], float] = time.monotonic, step_s: float = 0.05) -> tuple[list[str], list[str]]:
+    """Wait until every MCP server the debug log says the CLI started connecting has said how its start went, at
+    most ``timeout_s`` seconds (the policy's boot timeout): a task pasted at once meets servers still connecting, which
+    a person typing would not (2.1.197 then answers a call "No such tool available"; references/transcript-jsonl.md).
+    Returns ``(settled, still pending)`` server names. ``sleep`` may raise (the harness asked to stop)."""
+    end, tail = clock() + timeout_s, DebugTail(wd.debug_log)
+    while True:
+        log = tail.read()
+        pending = [n for n, s in log.servers.items() if s.starts and not s.outcomes]
+        if not pending or clock() >= end:
+            return [n for n, s in log.servers.items() if s.outcomes], pending
+        sleep(step_s)
 
 
 def plugins_of(state: Any) -> list[tuple[str, Path]]:

@@ -316,12 +316,13 @@ class Trial:
         result = boot.boot(req, self.backend, base_env=self.env, sleep=self.sleep)
         self.mcp_watch = activity.watch_for(self.wd, self.target.frontmatter if self.target else None,
                                             activity.plugins_of(self.state), self.state.mcp_fixtures or [])
+        settled, pending = activity.await_servers(self.wd, timeout_s=self.policy.boot_timeout_s, sleep=self.sleep)
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.note_alternate_screen(self.state.session)
         self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2),
                          bypass_dialog_seen=result.bypass_dialog_seen, plugin_dirs=[str(p) for p in result.plugin_dirs],
-                         plugin_checks=result.plugin_checks)
+                         plugin_checks=result.plugin_checks, mcp_servers=settled, mcp_pending=pending)
         self.journal.event("ready", session=self.state.session, elapsed_s=result.elapsed_s)
 
     def transcript_path(self) -> Path:

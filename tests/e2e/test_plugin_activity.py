@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .run_support import FAST, PLUGINS, SCENARIOS, final_json, records, run_cmd
+from .run_support import FAST, PLUGINS, SCENARIOS, final_json, run_cmd
 
 pytestmark = pytest.mark.e2e
 
@@ -40,12 +40,9 @@ def test_a_stop_hook_that_blocks_once_and_an_mcp_call_are_counted_and_cited_in_a
     assert (stop["runs"], stop["ok"], stop["blocked"]) == (2, 1, ["report the echo's answer before you stop"]), stop
     servers = {s["name"]: s for s in activity["mcp_servers"]}
     echo, dead = servers["plugin:mcpkit:echo"], servers["plugin:mcpkit:dead"]
-    calls = [r for r in records(Path(final_json(proc)["verdict_path"]).parent / "transcript.jsonl")
-             if r.get("type") == "assistant" and any(b.get("name") == "mcp__plugin_mcpkit_echo__echo"
-                                                     for b in r["message"]["content"] if isinstance(b, dict))]
-    # one call answered; one more when 2.1.197 said the server was still connecting (the scenario calls again)
-    assert echo["at_start"] == "connected" and calls and echo["calls"] == {"mcp__plugin_mcpkit_echo__echo": len(calls)}
-    assert echo["failed_calls"] == len(calls) - 1, echo
+    # the task was pasted once the CLI said the server connected: its one call was answered
+    assert (echo["at_start"], echo["calls"], echo["failed_calls"]) == ("connected", {
+        "mcp__plugin_mcpkit_echo__echo": 1}, 0), echo
     assert dead["at_start"] == "failed" and dead["stderr"].startswith("echo_server: the service"), dead
     # a server nobody needed failed: a warning, never silence, never a FAIL
     assert any("plugin:mcpkit:dead failed to start" in w for w in doc["warnings"]), doc["warnings"]

@@ -92,3 +92,28 @@ def test_a_needed_server_that_connected_is_watched_no_more(tmp_path):
         fh.write("more lines nobody needs to read\n")
     check_servers(watch)
     assert watch.tail.offset == offset
+
+
+def test_the_task_waits_for_the_servers_the_cli_started_connecting_never_past_its_bound(tmp_path):
+    from live_trial.trial.activity import await_servers
+
+    wd = Workdir.of(tmp_path)
+    wd.debug_log.parent.mkdir(parents=True)
+    start = '2026-12-05T23:09:06.165Z [DEBUG] MCP server "plugin:kit:{0}": Starting connection with timeout of 30000ms\n'
+    wd.debug_log.write_text(start.format("a") + start.format("b"))
+    now = [0.0]
+
+    def sleep(s):       # the CLI reports one server per wait
+        now[0] += s
+        lines = {1: ('2026-12-05T23:09:06.3Z [DEBUG] MCP server "plugin:kit:a": Successfully connected '
+                     '(transport: stdio) in 203ms\n'),
+                 2: ('2026-12-05T23:09:06.5Z [DEBUG] MCP server "plugin:kit:b": Connection failed after 374ms: MCP '
+                     'error -32000: Connection closed\n')}
+        with open(wd.debug_log, "a") as fh:
+            fh.write(lines.get(round(now[0] / 0.05), ""))
+    assert await_servers(wd, timeout_s=10, sleep=sleep, clock=lambda: now[0]) == (["plugin:kit:a", "plugin:kit:b"], [])
+    wd.debug_log.write_text(start.format("slow"))
+    now[0] = 0.0
+    settled, pending = await_servers(wd, timeout_s=1, sleep=lambda s: now.__setitem__(0, now[0] + s),
+                                     clock=lambda: now[0])
+    assert (settled, pending) == ([], ["plugin:kit:slow"]) and now[0] >= 1
