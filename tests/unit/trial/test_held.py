@@ -5,6 +5,8 @@ environment's failure (BLOCKED ``processes_left``), never the skill's (README "N
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
 from live_trial.session import containment, proctree
@@ -113,6 +115,10 @@ def test_tag_only_says_what_it_cannot_see_and_names_the_tagged_daemons_it_ended(
     _fake_steps(monkeypatch, order, [])
     daemon = subprocess.Popen(["setsid", "sleep", "3074"], env={**os.environ, proctree.TAG_ENV: box.name})
     try:
+        for _ in range(200):        # until setsid has become sleep: a command read mid-exec is empty
+            if Path(f"/proc/{daemon.pid}/cmdline").read_bytes().startswith(b"sleep\0"):
+                break
+            time.sleep(0.01)
         outside_tree = proctree.proc(daemon.pid)
         monkeypatch.setattr(held.proctree, "descendants", lambda pid: [])      # the daemon left the pane's tree
         ended: list = []
