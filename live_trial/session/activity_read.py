@@ -56,8 +56,8 @@ def stand_ins(state: Mapping[str, Any], declared: list[DeclaredServer]) -> list[
 
 def read_activity(workdir: Path, frontmatter: Mapping[str, Any] | None = None) -> PluginActivity | None:
     """The ledger of the trial in ``workdir``; ``frontmatter``: the skill's (its own ``hooks``). None when the trial
-    loaded no plugin, or its plugins declare no hook and no MCP server and no hook ran. Never raises for content: a
-    file that cannot be read adds nothing."""
+    loaded no plugin, or its plugins and the skill declare no hook and no MCP server and it started no stand-in. Never
+    raises for content: a file that cannot be read adds nothing."""
     wd = Workdir.of(workdir)
     state = _state(wd)
     closure = state.get("closure") if isinstance(state.get("closure"), dict) else None
@@ -77,6 +77,8 @@ def read_activity(workdir: Path, frontmatter: Mapping[str, Any] | None = None) -
     if target and frontmatter:
         hooks = [(h, "skill") for h in skill_hooks(str(target), str(state.get("skill")), frontmatter)] + hooks
     standing = stand_ins(state, servers)
+    if not hooks and not servers and not standing:
+        return None         # nothing declared to account for: the transcripts are not read again
     paths = [*wd.session_transcripts, *sorted(wd.subagents.glob("*.jsonl"))]
     records = read_hook_records(rec for path in paths if path.is_file()
                                 for rec in iter_records(path, select=_line_matters))
