@@ -128,6 +128,15 @@ class DeliveryFailed(LiveTrialError):
     code = "delivery_failed"
 
 
+class PluginFailed(LiveTrialError):
+    """A part of the plugin under trial the skill depends on failed in the session (an MCP server that did not start:
+    ``mcp_failed``), so the trial stops at once; the skill's failure (README "Whose failure it is"). Exit 1."""
+
+    status = "PLUGIN_FAIL"
+    exit_code = ExitCode.FAIL
+    code = "mcp_failed"
+
+
 class SchemaInvalid(LiveTrialError):
     """A JSON document failed its schema; nothing was written. Exit 2."""
 

@@ -86,6 +86,10 @@ class StopReason(StrEnum):
                                "asked", "expected_gate")
     RECORDS_TAMPERED = ("records_tampered", SKILL, "the trial's records were changed after they were collected, by "
                         "something its session started", "records")
+    HOOK_FAILED = ("hook_failed", SKILL, "a hook the skill depends on (its own, or one of its plugin's whose event "
+                   "fired) errored, timed out or could not run", "plugin_activity")
+    MCP_FAILED = ("mcp_failed", SKILL, "an MCP server of its plugin that the skill depends on (its allowed-tools name "
+                  "its tools, or the session called them) failed to start", "plugin_activity")
     # claude exited at start (session/boot.py: its pane died before the prompt) for none of the causes of the
     # environment the harness reads on its last lines (those are ``root_needs_sandbox`` and ``cli_refused_start``):
     # the CLI took its arguments and started with the plugin under trial (and its dependencies) loaded, which is what

@@ -18,6 +18,8 @@ absolute path of each. Who writes what:
 - a rehearsal also its isolated ``claude-config/`` and its own watch ledger ``rehearsal-watches/``;
 - a recorded trial (``run --record``) its ``model-tape.jsonl``; a replayed one (``run --replay``) its
   ``replay-log.jsonl``.
+- the session's claude its debug log ``claude-debug/session.log`` (sealed at collect), and a trial with stand-in MCP
+  servers the harness's ``mcp-fixtures.json`` (the ``--mcp-config`` its claude is started with).
 
 Bottom floor: every subpackage may import it; it imports nothing of the package.
 """
@@ -63,6 +65,12 @@ TRIAL_LOCK = ".trial.lock"
 CWD = "cwd"
 CWD_BASELINE = "cwd-baseline"
 CLAUDE_CONFIG = "claude-config"
+#: The CLI's debug log (``claude --debug-file``), in a folder of its own: the CLI puts a ``latest`` link beside it.
+DEBUG_LOG_DIR = "claude-debug"
+DEBUG_LOG = "session.log"
+DEBUG_LOG_PATH = f"{DEBUG_LOG_DIR}/{DEBUG_LOG}"
+#: The stand-in MCP servers of a trial (``--mcp-config`` of its claude): suite ``mcp_fixtures``, ``run --mcp-fixture``.
+MCP_FIXTURES = "mcp-fixtures.json"
 REHEARSAL_WATCHES = "rehearsal-watches"
 #: The model's side of a recorded trial, one line per request and response (live_trial/tape/file.py).
 MODEL_TAPE = "model-tape.jsonl"
@@ -237,6 +245,16 @@ class Workdir:
     def replay_log(self) -> Path:
         """``replay-log.jsonl``: how a replayed trial's tape answered each request."""
         return self.root / REPLAY_LOG
+
+    @property
+    def debug_log(self) -> Path:
+        """``claude-debug/session.log``: the CLI's debug log of the session (its hooks and MCP servers)."""
+        return self.root / DEBUG_LOG_DIR / DEBUG_LOG
+
+    @property
+    def mcp_fixtures(self) -> Path:
+        """``mcp-fixtures.json``: the stand-in MCP servers the session's claude is started with."""
+        return self.root / MCP_FIXTURES
 
     @property
     def rehearsal_watches(self) -> Path:

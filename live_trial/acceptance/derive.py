@@ -33,6 +33,7 @@ from live_trial.acceptance.verdict_facts import ClosurePin, VerdictFacts
 from live_trial.clock import utc_now
 from live_trial.errors import PollExit, RefusedInput
 from live_trial.session.containment import NOTE_PREFIX
+from live_trial.session.plugin_activity import judge_activity
 from live_trial.session.rules import check_target_allowed
 from live_trial.stop_reasons import StopReason, blocked_reason
 from live_trial.workdir_files import EVALUATION, TRANSCRIPT
@@ -136,6 +137,7 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
     if facts.transcript_sha256 is None:
         notes.append(f"{TRANSCRIPT} is missing from the workdir: no transcript_sha256, no actual model")
     tier = derive_tier(target.frontmatter)
+    f, warnings = _plugin_activity(facts, f, notes)
     judgement = _judgement(facts, f, kind, kinds, notes)
     verdict = Verdict(
         **as_is(facts), **as_is(f),     # the transcript's hash, the versions; launch, completion, the counts, the stop
@@ -150,8 +152,9 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
         scenario_id=contract_id(facts.template_text, target.qualified, f.args, scenario_sha,
                                 f.answers_given),
         scenario_origin=origin, requested_model=f.requested_model or None, actual_model=facts.actual_models,
-        notes=tuple(notes), warnings=tuple(str(w) for w in f.warnings), written_at=clock(),
-        working_folder=_working_folder(f.working_folder))
+        notes=tuple(notes), warnings=tuple(warnings), written_at=clock(),
+        working_folder=_working_folder(f.working_folder),
+        plugin_activity=facts.plugin_activity.to_doc() if facts.plugin_activity is not None else None)
     return replace(verdict, summary=summarise(verdict.to_doc())) if summarise is not None else verdict
 
 
@@ -189,6 +192,20 @@ def _closure(facts: VerdictFacts, notes: list[str]) -> ClosurePin:
     return boot
 
 
+def _plugin_activity(facts: VerdictFacts, f: Findings, notes: list[str]) -> tuple[Findings, list[str]]:
+    """What the plugins' ledger means (:func:`live_trial.session.plugin_activity.judge_activity`; README "Whose
+    failure it is"): a failure the skill depends on is the stop reason (``hook_failed`` / ``mcp_failed``) when the
+    trial recorded none, and a note naming it; any other failure a warning. Returns the findings with that stop
+    reason and the verdict's warnings."""
+    judged = judge_activity(facts.plugin_activity, (facts.target.frontmatter or {}).get("allowed-tools"))
+    notes += [n for n in judged.notes if n not in notes]
+    warnings = [str(w) for w in f.warnings]
+    warnings += [w for w in judged.warnings if w not in warnings]
+    if f.stop_reason is None and judged.stop is not None and not f.blocked:
+        f = replace(f, stop_reason=judged.stop)
+    return f, warnings
+
+
 def _downgrade(origin: str, tier: str) -> str | None:
     if origin == "rehearsal":
         return "rehearsal: the model was scripted; this proves the harness path and plugin loading, not the skill"
@@ -212,6 +229,11 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
         # The completion FAIL is the records' doing, not a turn that never ended: the reason names the cause, and the
         # tamper note (below, among the causes) the files (README "What a trial leaves behind").
         judgement = Judgement("FAIL", (StopReason.RECORDS_TAMPERED.why,))
+    elif f.stop_reason in (StopReason.HOOK_FAILED.value, StopReason.MCP_FAILED.value) and f.launch == "PASS":
+        # A part of its plugin the skill depends on failed: never a PASS (README "Whose failure it is"); the notes
+        # (below, among the causes) name the hook or the server and what it said.
+        row = StopReason.of(f.stop_reason)
+        judgement = Judgement("FAIL", (row.why if row is not None else f.stop_reason,))
     if judgement.verdict != "PASS":
         stop_notes = [n for n in notes if not n.startswith(NOTE_PREFIX)] if f.stop_reason else []  # not a cause
         causes = cause_lines(facts.evaluation.could_not_judge, f.goal_result, f.goal_blockers, f.failure_reason,

@@ -44,6 +44,7 @@ class Case:
     max_cost_usd: float | None = None                  #: the trial's budget (run --max-cost-usd)
     cwd: Path | None = None                            #: a fixture folder copied for the trial (run --cwd)
     suite: Path | None = None                          #: the suite file it comes from; None: the default case
+    mcp_fixtures: tuple[tuple[str, str], ...] = ()     #: stand-in MCP servers (NAME, COMMAND) (run --mcp-fixture)
 
 
 #: The case of a skill no suite names: what ``plan`` planned before suites (its scenario_id is unchanged).
@@ -140,8 +141,24 @@ def _case(path: Path, raw: Mapping[str, Any]) -> tuple[Case, list[tuple[str, str
                 stall_limit_s=raw.get("stall_limit"),
                 hard_cap_s=raw.get("hard_cap"), proof=bool(raw.get("proof")), model=raw.get("model"),
                 repeats=int(raw.get("repeats", 1)), max_cost_usd=raw.get("max_cost_usd"),
-                cwd=cwd.resolve() if cwd else None, suite=path)
+                cwd=cwd.resolve() if cwd else None, suite=path,
+                mcp_fixtures=tuple((n, fixture_command(c, path.parent))
+                                   for n, c in (raw.get("mcp_fixtures") or {}).items()))
     return case, wrong
+
+
+def fixture_command(command: str, base: Path) -> str:
+    """A stand-in MCP server's ``command`` (suite ``mcp_fixtures``, ``run --mcp-fixture``) with each word that starts
+    ``./`` or ``../`` made absolute from ``base`` (the suite file's folder; the current one for ``run``): the trial's
+    claude starts it in the trial's own folder. A command that cannot be split is left as it is (the trial refuses
+    it)."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    return shlex.join(str((Path(base) / w).resolve()) if w.startswith(("./", "../")) else w for w in words)
 
 
 def _schema_problems(path: Path, root: Any, data: Any) -> list[str]:

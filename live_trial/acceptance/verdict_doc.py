@@ -166,6 +166,9 @@ class Verdict:
     usage: dict[str, Any] | None = None
     """Tokens per model of the session and the evaluator, each API response once, and the API list price estimate
     (:func:`live_trial.acceptance.verdict_facts.trial_usage`); None when the trial left no transcript."""
+    plugin_activity: dict[str, Any] | None = None
+    """The ledger of the loaded plugins' hooks and MCP servers (:mod:`live_trial.session.plugin_activity`); None when
+    the trial loaded none of either."""
 
     def to_doc(self) -> dict[str, Any]:
         """The verdict.json document: ``schema_version``, then every field under its own name in the order above

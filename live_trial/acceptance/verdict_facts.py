@@ -18,6 +18,8 @@ from live_trial.acceptance.verdict_doc import AS_IS, Environment, sha256_file
 from live_trial.closure.index import Target
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.jsonfile import parse_json, validate
+from live_trial.session.activity_read import read_activity
+from live_trial.session.plugin_activity import PluginActivity
 from live_trial.transcript.reader import hashed_fold, iter_records
 from live_trial.transcript.usage import UsageMeter
 from live_trial.workdir_files import EVALUATION, TRANSCRIPT, VERDICT, Workdir
@@ -100,6 +102,9 @@ class VerdictFacts:
     usage: Mapping[str, Any] | None = field(default=None, metadata=AS_IS)
     """What the session and the evaluator used and its estimated cost (:func:`trial_usage`); None without a
     transcript."""
+    plugin_activity: PluginActivity | None = None
+    """What the loaded plugins' hooks and MCP servers did in the session
+    (:func:`live_trial.session.activity_read.read_activity`); None when the trial loaded none of either."""
 
 
 def actual_models(records: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -166,7 +171,8 @@ def gather_facts(workdir: Path, target: Target, plugins_root: Any, *, scenario_p
         environment=_environment(state, claude_version, tmux_version, find_claude_version),
         evaluation=_evaluation(workdir / EVALUATION), template_text=read_reference("task-template.md"),
         scenario_shas=shas, previous_verdict=_previous_verdict(workdir / VERDICT),
-        usage=trial_usage(workdir, billed=found.origin == "live", meter=meter if sha is not None else None))
+        usage=trial_usage(workdir, billed=found.origin == "live", meter=meter if sha is not None else None),
+        plugin_activity=read_activity(workdir, target.frontmatter))
 
 
 def trial_usage(workdir: Path, *, billed: bool, meter: UsageMeter | None = None) -> dict[str, Any] | None:

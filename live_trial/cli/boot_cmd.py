@@ -103,6 +103,14 @@ def register(subparsers) -> None:
     b.set_defaults(func=cmd_backend)
 
 
+def _activity_flags(workdir: Path) -> list[str]:
+    """A prepared trial's claude writes its debug log into the workdir, as ``run``'s does (trial/activity.py)."""
+    from live_trial.trial.activity import session_flags
+    from live_trial.workdir_files import Workdir
+
+    return session_flags(Workdir.of(workdir.resolve()))
+
+
 def _print_failure(exc: LiveTrialError, args) -> int:
     """Status line plus the capture tail (text mode); JSON mode lets cli.main print the object."""
     if getattr(args, "json", False) or os.environ.get("LIVE_TRIAL_RAISE") == "1":
@@ -150,7 +158,8 @@ def cmd_boot(args) -> int:
                            target=args.target_skill,
                            plugins_root=Path(args.plugins_root) if args.plugins_root else None,
                            claude=claude, env_overrides=overrides, proof=args.proof, rehearsal=rehearsal,
-                           owner_pid=owner, lease=lease, timeout_s=args.timeout, container=box)
+                           owner_pid=owner, lease=lease, timeout_s=args.timeout, container=box,
+                           settings_args=_activity_flags(args.workdir) if state is not None else ())
     backend = Backend(args.socket)
     try:
         result = boot.boot(req, backend)

@@ -78,7 +78,8 @@ def run_plan(args, policy) -> int:
     per_skill = [flag for flag, given in (("--gate-response", args.gate_response),
                                           ("--gate-response-contractual", args.gate_response_contractual),
                                           ("--gate-kind contractual", args.gate_kind == "contractual"),
-                                          ("--expect-gate", args.expect_gate)) if given]
+                                          ("--expect-gate", args.expect_gate),
+                                          ("--mcp-fixture", getattr(args, "mcp_fixture", None))) if given]
     if per_skill:
         raise RefusedInput(f"{', '.join(per_skill)} describe one skill's questions and cannot apply to a whole plan",
                            where="run --plan", code="per_skill_option_with_plan",
@@ -130,6 +131,7 @@ def run_plan(args, policy) -> int:
                                    gate_responses=[a["answer"] for a in answers],
                                    gate_response_kinds=[a["kind"] for a in answers],
                                    expect_gate=bool(entry.get("expect_gate")),
+                                   mcp_fixtures=list((entry.get("mcp_fixtures") or {}).items()),
                                    claude_bin=args.claude_bin, socket=args.socket, lang=args.lang,
                                    policy=case_policy(trial_policy, entry))
                 progress = Progress(json_mode=args.json, prefix=f"[{entry_label(entry)}] ")

@@ -124,7 +124,9 @@ def cmd_ls(args) -> int:
 
 
 def cmd_show(args) -> int:
-    """Handler of ``show``: the summary, reasons, evidence, warnings, notes and next step of one trial."""
+    """Handler of ``show``: the summary, reasons, evidence, warnings, notes, the plugins' activity (a line per hook and
+    MCP server) and next step of one trial."""
+    from live_trial.report.activity import activity_text
     from live_trial.report.cost import usage_lines
     from live_trial.report.trials import duration_text, next_step_line, read_trial, when_text
     from live_trial.workdir_files import REPORT
@@ -140,6 +142,7 @@ def cmd_show(args) -> int:
              "reasons": reasons, "evidence": doc.get("evidence") or [], "criteria": doc.get("criteria"),
              "gate_answers": doc.get("gate_answers"), "warnings": doc.get("warnings") or [],
              "notes": doc.get("notes") or [], "usage": doc.get("usage"), "next_step": next_step_line(info),
+             "plugin_activity": activity_text(doc),
              "report": str(report) if report.is_file() else None}
     if args.json:
         print(json.dumps(shown, ensure_ascii=False))
@@ -159,6 +162,7 @@ def cmd_show(args) -> int:
     # a claude outside the verified range, a record type unknown to the reader: said where the user looks
     out += ["warnings:"] + [f"  - {w}" for w in shown["warnings"]] if shown["warnings"] else []
     out += ["notes:"] + [f"  - {n}" for n in shown["notes"]] if shown["notes"] else []
+    out += ["plugin activity:"] + [f"  - {a}" for a in shown["plugin_activity"]] if shown["plugin_activity"] else []
     out += usage_lines(doc)
     out.append(f"next step: {shown['next_step']}")
     out.append(f"report: {report}" if shown["report"] else f"report: live-trial report {info.workdir}")

@@ -41,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gate-kind", choices=["rescue", "contractual"], default=None,
                    help="contractual: every answer is contractual (same grounding); default rescue")
     p.add_argument("--expect-gate", action="store_true", help="the skill must stop at a question gate")
+    p.add_argument("--mcp-fixture", action="append", default=[], metavar="NAME=COMMAND",
+                   help="start COMMAND as a stand-in MCP server in place of the server NAME (one of the plugin's, or "
+                        "a service of yours); repeatable; ./ and ../ words are taken from here")
     p.add_argument("--plugins-root", type=Path, default=None, help="folder holding the plugins (default ./plugins)")
     add_folder_arguments(p)
     p.add_argument("--eval-root", type=Path, default=None,
@@ -124,7 +127,7 @@ TRIAL_OPTIONS = (("args", "--args"), ("model", "--model"), ("proof", "--proof"),
                  ("plugins_root", "--plugins-root"), ("cwd", "--cwd"), ("eval_root", "--eval-root"),
                  ("claude_bin", "--claude-bin"), ("socket", "--socket"), ("lang", "--lang"),
                  ("stall_limit", "--stall-limit"), ("hard_cap", "--hard-cap"), ("max_concurrency", "--max-concurrency"),
-                 ("max_cost_usd", "--max-cost-usd"))
+                 ("max_cost_usd", "--max-cost-usd"), ("mcp_fixture", "--mcp-fixture"))
 
 
 def _trial_options_given(args) -> list[str]:
@@ -145,6 +148,7 @@ def cmd_run(args) -> int:
     """``run``: drive a whole trial and print its summary; exit 0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED,
     2 refused input (nothing created)."""
     from live_trial.cli.progress import Progress
+    from live_trial.trial.activity import parse_fixture
     from live_trial.trial.facts import TrialRequest
     from live_trial.trial.runner import Trial
 
@@ -194,7 +198,8 @@ def cmd_run(args) -> int:
                                gate_response_kinds=[k for _, k in getattr(args, "gate_answers", None) or []],
                                gate_kind=args.gate_kind,
                                expect_gate=args.expect_gate, claude_bin=args.claude_bin, socket=args.socket,
-                               lang=args.lang, policy=policy)
+                               lang=args.lang, policy=policy,
+                               mcp_fixtures=[parse_fixture(text, Path.cwd()) for text in args.mcp_fixture])
             outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
     finally:
         progress.close()

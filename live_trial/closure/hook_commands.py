@@ -122,3 +122,43 @@ def hook_commands(doc: Any) -> Iterator[str]:
     elif isinstance(doc, list):
         for item in doc:
             yield from hook_commands(item)
+
+
+@dataclass(frozen=True)
+class DeclaredHook:
+    """One command hook as a hooks document declares it (references/transcript-jsonl.md "What a plugin's hooks and
+    MCP servers leave behind")."""
+
+    event: str
+    """The hook event (``PreToolUse``, ``PostToolUse``, ``Stop``, ``SessionStart`` ...)."""
+    matcher: str | None
+    """The matcher the command's group gives (a tool name or a pattern), None when it gives none."""
+    command: str
+    """The command as written (``${CLAUDE_PLUGIN_ROOT}`` not expanded)."""
+    timeout_s: float | None = None
+    """The hook's own ``timeout`` in seconds, None when it sets none."""
+
+
+def declared_hooks(doc: Any) -> Iterator[DeclaredHook]:
+    """Every command hook a hooks document declares, in document order: ``{"hooks": {Event: [{"matcher", "hooks":
+    [{"type": "command", "command", "timeout"}]}]}}`` (``hooks/hooks.json``), the same without the outer ``hooks``
+    (plugin.json's inline ``hooks``, a skill's frontmatter ``hooks``). Entries that are not of that shape (another
+    ``type``, a missing command) are skipped: the CLI would not run them as commands either."""
+    if not isinstance(doc, dict):
+        return
+    events = doc["hooks"] if isinstance(doc.get("hooks"), dict) else doc
+    for event, groups in events.items():
+        if not isinstance(event, str) or not isinstance(groups, list):
+            continue
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                continue
+            matcher = group.get("matcher")
+            for hook in group["hooks"]:
+                if not isinstance(hook, dict) or hook.get("type", "command") != "command" \
+                        or not isinstance(hook.get("command"), str):
+                    continue
+                timeout = hook.get("timeout")
+                yield DeclaredHook(event, matcher if isinstance(matcher, str) and matcher else None, hook["command"],
+                                   float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+                                   else None)

@@ -6,6 +6,9 @@ Evidence is something the trial's own session did, and nothing else:
   ``cwd/<path>`` when the folder is the workdir's ``cwd/`` and ``<path>`` has such a copy), or the git diff of the
   folder (``side-effects/git-diff.patch``, against the folder's state at start);
 - the transcript record of a tool call with its successful result, cited by the uuid of the call or of its result;
+- a line of the plugins' activity, cited as ``plugin-activity#<id>`` (``hook-2``, ``mcp-1``): what the CLI recorded
+  of a hook's runs or an MCP server's start and calls (:mod:`live_trial.session.plugin_activity`), never the
+  session's words, so a skill whose promise is a hook's effect can be judged on it;
   a Write or Edit call (or MultiEdit, NotebookEdit) only while each file it wrote is still there at the end with what
   it wrote, as its copy under ``side-effects/files/`` shows (README "Evidence"): a file removed or changed afterwards
   is no evidence by the call that once wrote it.
@@ -28,7 +31,10 @@ from live_trial import workdir_files as wf
 from live_trial.judge.context import Context
 from live_trial.judge.index import RecordFacts, Wrote
 from live_trial.judge.sources import is_harness_path, source_path, strip_location
+from live_trial.session.plugin_activity import CITE_PREFIX
 
+#: How an evidence item cites a line of the plugins' activity (``plugin-activity#hook-2``).
+ACTIVITY_PREFIX = CITE_PREFIX
 UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 #: Workdir files that hold the session's own words (and the harness's prompts): cite a tool call's record instead.
 OWN_WORDS_FILES = (wf.TRANSCRIPT, wf.PANE, wf.SUBAGENTS)
@@ -38,7 +44,8 @@ READ_MAX_BYTES = 2_000_000
 @dataclass(frozen=True)
 class Cited:
     """A source that may be cited. ``kind``: ``file`` (a copy of a file the session made or changed), ``diff`` (the
-    folder's git diff) or ``record`` (a tool call with its successful result); ``ref``: the workdir-relative path read
+    folder's git diff), ``record`` (a tool call with its successful result) or ``activity`` (a line of the plugins'
+    activity: its text is both ``text`` and ``body``); ``ref``: the workdir-relative path read
     or the record's uuid; ``text``: where the item's quote must be found (for the diff: its added and removed lines;
     for a record: the pair's tool inputs and results); ``body``: what counts of lines, rows and keys are checked
     against (the file's content, the content a Write call wrote or the call's result; None for the diff);
@@ -195,6 +202,15 @@ def _write_gone(facts: RecordFacts, ctx: Context) -> str | None:
     return None
 
 
+def _as_activity(src: str, ctx: Context) -> Cited | str:
+    key = src[len(ACTIVITY_PREFIX):].strip().lower()
+    line = ctx.activity.get(key)
+    if line is None:
+        return (f"cites a plugin activity line that does not exist (the lines are {', '.join(sorted(ctx.activity))})"
+                if ctx.activity else "cites plugin activity, but this trial recorded none")
+    return Cited("activity", ACTIVITY_PREFIX + key, line, line)
+
+
 def resolve(source: str, ctx: Context) -> Cited | str:
     """The :class:`Cited` source ``source`` names (module docstring), or why it may not be cited (a phrase to follow
     "evidence item N ('<source>')"). A file is tried first (a copy may have a uuid in its name); otherwise any uuid in
@@ -203,6 +219,8 @@ def resolve(source: str, ctx: Context) -> Cited | str:
     src = (source or "").strip()
     if not src:
         return "has an empty source"
+    if src.lower().startswith(ACTIVITY_PREFIX):
+        return _as_activity(src, ctx)
     found = _as_file(src, ctx)
     if found is not None:
         return found
@@ -228,6 +246,8 @@ def source_exists(source: str, ctx: Context) -> bool:
     src = (source or "").strip()
     if not src:
         return False
+    if src.lower().startswith(ACTIVITY_PREFIX):
+        return src[len(ACTIVITY_PREFIX):].strip().lower() in ctx.activity
     uuid = record_uuid(src)
     if uuid is not None:
         return uuid in ctx.transcript_uuids

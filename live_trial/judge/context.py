@@ -1,5 +1,6 @@
 """What the fresh evaluator is shown and what its answer is checked against (seed 001 "goal verification"; README
-"Evidence, watches and messages to a person"): the promise, what the trial's session produced, the transcript index.
+"Evidence, watches and messages to a person"): the promise, what the trial's session produced, the transcript index,
+the lines of the plugins' activity (their hooks' runs, their MCP servers' starts and calls).
 
 Plain data, built by :func:`live_trial.judge.evaluator.build_context`; the rules that read it are in
 :mod:`live_trial.judge.citable` (what may be cited), :mod:`live_trial.judge.quotes` (quotes and counts) and
@@ -51,3 +52,4 @@ class Context:
     transcript_index: list[dict] = field(default_factory=list)  # {uuid, type, tools, head, writes, cite, ok}
     transcript_uuids: set[str] = field(default_factory=set)
     transcript_facts: dict[str, RecordFacts] = field(default_factory=dict)
+    activity: dict[str, str] = field(default_factory=dict)     # plugin activity line by id (plugin-activity#<id>)

@@ -304,6 +304,10 @@ def build_context(workdir: Path, target: Any, produced: Produced | None = None) 
         ctx.transcript_path = TRANSCRIPT
         ctx.transcript_index, ctx.transcript_facts = read_index(causal_order(records, sidechains=True), workdir)
         ctx.transcript_uuids = {r["uuid"].lower() for r in ctx.transcript_index}
+    from live_trial.session.activity_read import read_activity
+    from live_trial.session.plugin_activity import activity_lines
+
+    ctx.activity = dict(activity_lines(read_activity(workdir, frontmatter)))
     return ctx
 
 

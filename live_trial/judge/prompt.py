@@ -3,7 +3,8 @@
 It shows what the trial's session produced and nothing of the harness's own workings: every file the session created
 or changed in its own folder (workdir-relative copy, size, sha256, the first lines of a text file, bounded), the git
 diff of the folder when there is one, the completion marker (for what it is: never evidence), the transcript index
-(each record marked with what it can show) and the rules of the answer. Never the scenario, the task text, the
+(each record marked with what it can show), what the CLI recorded of the plugins' hooks and MCP servers (one citable
+line each) and the rules of the answer. Never the scenario, the task text, the
 harness's other files or any reasoning of the harness.
 """
 from __future__ import annotations
@@ -115,6 +116,14 @@ def _index_lines(ctx: Context) -> list[str]:
     return lines
 
 
+def _activity_lines(ctx: Context) -> list[str]:
+    if not ctx.activity:
+        return []
+    return ["", "What the CLI recorded of the plugins' hooks and MCP servers in this session (its debug log and "
+                "transcript, never the session's words); each line may be cited as plugin-activity#<id>:",
+            *(f"- plugin-activity#{key} | {line}" for key, line in ctx.activity.items())]
+
+
 def build_prompt(ctx: Context, retry_reason: str | None = None) -> str:
     """The evaluator's request: the promise, what the session produced, the transcript index and the answer rules."""
     lines = [
@@ -134,20 +143,24 @@ def build_prompt(ctx: Context, retry_reason: str | None = None) -> str:
                   "harness's own contract file, written by every trial: never evidence, nor is its summary. The task "
                   "allows nothing else in out/."]
     lines += _index_lines(ctx)
+    lines += _activity_lines(ctx)
     lines += [
         "",
         "Answer with the StructuredOutput tool: verdict PASS or FAIL; blockers (at least one for FAIL); evidence items "
         "{claim, source, quote, observed}; checks {id, result pass|fail, evidence} for each criterion; unverified: "
         "what this trial cannot show yet (for example 'the email arrives at the customer'), or [] when nothing.",
         "What counts as evidence, and nothing else: a file the session created or changed (a path listed above, or "
-        "the git diff), or the transcript record of a tool call with its successful result (its uuid from the index, "
+        "the git diff), the transcript record of a tool call with its successful result (its uuid from the index, "
         "the call or its result; a Write or Edit call only while the file it wrote is listed above and still holds "
-        "what it wrote). Never evidence: the session's own words (assistant text, the DONE line, the "
+        "what it wrote), or a line of the plugins' hooks and MCP servers listed above (plugin-activity#<id>). Never "
+        "evidence: the session's own words (assistant text, the DONE line, the "
         "marker's summary), transcript.jsonl, subagents/ or pane.txt as files, out/, the harness's files (task.md, "
         "nudge-*.md, trial-state.json, trial-log.jsonl, poll-state.json, cwd-snapshot.json, evaluation.json, "
-        "verdict.json, claude-config/, side-effects/files.json) and any file of the working folder not listed above.",
+        "verdict.json, claude-config/, claude-debug/, side-effects/files.json) and any file of the working folder not "
+        "listed above.",
         f"quote: a short verbatim piece (at most {MAX_QUOTE_CHARS} characters) copied from the cited file, from the "
-        "changed lines of the git diff, or from the cited call's input or result. It is checked: it must be there.",
+        "changed lines of the git diff, from the cited call's input or result, or from the cited plugin activity "
+        "line. It is checked: it must be there.",
         "observed: what you saw there, counted (for example '1 file with 3 lines', '2 messages sent'). Counts of "
         "lines, rows, keys and files are checked against the source: state a part as 'N of M' ('9 of 10 rows "
         "dated'); 'N files' counts the files the session created or changed.",

@@ -1,8 +1,9 @@
 """``report.html``: one trial as one self-contained page a person can read in any browser, offline.
 
 What it shows (README "Reading a trial"): the verdict with its one-sentence summary, reasons and next step; the
-timeline (:mod:`live_trial.report.timeline`); the evidence with links to the cited files and transcript records; the
-criteria and the answered questions when the verdict has them; the transcript as a conversation
+timeline (:mod:`live_trial.report.timeline`); the evidence with links to the cited files and transcript records; what
+the loaded plugins' hooks and MCP servers did ("Plugin activity", :mod:`live_trial.report.activity`); the criteria
+and the answered questions when the verdict has them; the transcript as a conversation
 (:mod:`live_trial.report.conversation`); the last screen; the workdir's files.
 
 Rendered with Jinja2 (``page.html.j2`` beside this module) with autoescaping on: every value from the trial (a
@@ -22,6 +23,7 @@ from live_trial.errors import PollExit, RefusedInput
 from live_trial.jsonfile import parse_json, write_text_atomic
 from live_trial.report import conversation as conv_mod
 from live_trial.report import timeline as tl_mod
+from live_trial.report.activity import activity_href, activity_rows
 from live_trial.report.cost import cost_table
 from live_trial.report.trials import TrialInfo, duration_text, next_step_line, read_trial, when_text
 from live_trial.workdir_files import NOTIFICATIONS_FILE
@@ -52,7 +54,8 @@ def _evidence(doc: dict, workdir: Path, uuids: set[str]) -> list[dict]:
     out = []
     for item in doc.get("evidence") or []:
         source = str(item.get("source") or "")
-        href = f"#rec-{quote(source.lower())}" if source.lower() in uuids else _href(workdir, source)
+        href = f"#rec-{quote(source.lower())}" if source.lower() in uuids else \
+            activity_href(source) or _href(workdir, source)
         out.append({"claim": item.get("claim"), "observed": item.get("observed"), "quote": item.get("quote"),
                     "source": source, "href": href})
     return out
@@ -149,7 +152,7 @@ def context(workdir: Path, lang: str | None = None) -> dict:
         "timeline": _timeline(workdir, doc), "evidence": _evidence(doc, workdir, conversation.uuids),
         "blockers": doc.get("goal_blockers") or [], "criteria": doc.get("criteria") or [],
         "gate_answers": _gate_answers(doc, workdir), "conversation": conversation, "pane": _pane(workdir),
-        "files": files, "generated_at": utc_now(), "cost": cost_table(doc),
+        "files": files, "generated_at": utc_now(), "cost": cost_table(doc), "activity": activity_rows(doc),
     }
 
 

@@ -47,6 +47,8 @@ CLI_STEPS = {
               "<plugin dir>` checks it), then run again",
     "expected_gate": "the skill went ahead without asking: make it stop at AskUserQuestion or ExitPlanMode first",
     "goal": "fix what the evaluator found (the reasons), then run again",
+    "plugin_activity": "a hook or an MCP server of the plugin the skill depends on failed (the notes and the report's "
+                       "\"Plugin activity\" name it and what it said): fix it, then run again",
     "records": "something the session started rewrote the trial's records after collect (the notes say which): "
                "make it end its processes and write only in its own folder",
     "gate_in_skill": "declare the question (external_mutation_guard, or AskUserQuestion/ExitPlanMode in "

@@ -75,8 +75,8 @@ class BootRequest:
     #: project's settings never reach a trial). None starts the CLI as a person does, reading every source, so the
     #: plugins installed from a marketplace load: the session run-skill-live-trial is called from (README "Use it ...").
     setting_sources: str | None = "local"
-    #: Extra ``--settings FILE`` arguments: a rehearsal config's pre-accepted bypass consent, which 2.1.332 reads only
-    #: from flag settings (rehearsal.config.settings_args); ``()`` for a trial, whose boot accepts the dialog on screen.
+    #: Extra flags: ``--settings FILE`` of a rehearsal's pre-accepted bypass consent (rehearsal.config.settings_args), a
+    #: trial's ``--debug-file`` and stand-in ``--mcp-config`` (trial/activity.py: what its plugins did).
     settings_args: Sequence[str] = ()
     #: Where the session's processes are held (session/containment.py): the pane runs its holder; None: claude itself.
     container: Container | None = None

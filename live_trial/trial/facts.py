@@ -86,6 +86,8 @@ class TrialRequest:
     lang: str | None = None
     run_id: str | None = None
     policy: Policy | None = None
+    #: Stand-in MCP servers ``(NAME, COMMAND)`` (suite ``mcp_fixtures``, ``run --mcp-fixture``; trial/activity.py).
+    mcp_fixtures: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 from live_trial.session import containment, proctree
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import subagents_dir
+from live_trial.trial import activity
 from live_trial.trial.collect import collect
 from live_trial.trial.facts import phase_at_least
 from live_trial.trial.folder_steps import folder_changes, side_effects_recorded, snapshot_problem
@@ -67,6 +68,8 @@ def finish_session(trial: Any) -> None:
         snapshot_changed(trial)
         got = collect(trial.wd.root, pane_text=pane_text, transcript_src=tpath, subagents_src=subagents,
                       sealer=(sealer := Sealer(trial.wd.root)), **folder_changes(trial))
+        debug_log = activity.private_log(trial.wd.root)
+        sealer.file(debug_log)      # the CLI's record of the plugins' hooks and servers (trial/activity.py)
         moved = collect_moved(trial)
         trial.journal.log("collect", "complete" if got.complete else "partial", missing=got.missing,
                           out_files=got.out_files, side_effects=got.side_effects,

@@ -29,7 +29,7 @@ from live_trial.session.screen import ALTERNATE_SCREEN_NOTE
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import config_dir
 from live_trial.transcript.status import IDLE_TURN_COMPLETE
-from live_trial.trial import held, model_side, poll, poll_state, start
+from live_trial.trial import activity, held, model_side, poll, poll_state, start
 from live_trial.trial.budget import Budget
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
 from live_trial.trial.finish import finish
@@ -82,6 +82,7 @@ class Trial:
         self.child_overrides: dict[str, str] = {}
         self.folder_plan: FolderPlan | None = None   # set by the input checks
         self.folder_lock: FolderLock | None = None   # of an in-place folder, held for the trial's life
+        self.mcp_watch: activity.ServerWatch | None = None   # the MCP servers the skill's allowed-tools name
 
     # ----------------------------------------------------------------- the record
     @property
@@ -297,23 +298,27 @@ class Trial:
 
     def _boot(self) -> None:
         self.journal.save(phase="booting")
-        assert self.state is not None and self.state.closure is not None and self.backend is not None
+        assert self.state is not None and self.state.closure is not None and self.backend is not None and self.wd
         req = boot.BootRequest(
             session=self.state.session, cwd=self.req.cwd, model=self.req.model,
             session_id=self.state.session_id, target=self.req.target, plugins_root=self.req.plugins_root,
             claude=self.claude, env_overrides=self.child_overrides, proof=self.req.proof,
             rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
             plugin_dirs=[Path(d) for d in self.state.closure["plugin_dirs"]], container=held.hold(self),
-            trusted_folder=trusted_at_boot(self.folder_plan, self.req.cwd, live=self.req.rehearsal is None))
+            trusted_folder=trusted_at_boot(self.folder_plan, self.req.cwd, live=self.req.rehearsal is None),
+            settings_args=activity.session_flags(self.wd))
         result = boot.boot(req, self.backend, base_env=self.env, sleep=self.sleep)
         if result.trust_answered is not None:
             self.facts.notes.append(trust_note(result.trust_answered, self.req.eval_root))
+        self.mcp_watch = activity.watch_for(self.wd, self.target.frontmatter if self.target else None,
+                                            activity.plugins_of(self.state), self.state.mcp_fixtures or [])
+        settled, pending = activity.await_servers(self.wd, timeout_s=self.policy.boot_timeout_s, sleep=self.sleep)
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.note_alternate_screen(self.state.session)
         self.journal.log("boot", "READY", elapsed_s=round(result.elapsed_s, 2),
                          bypass_dialog_seen=result.bypass_dialog_seen, plugin_dirs=[str(p) for p in result.plugin_dirs],
-                         plugin_checks=result.plugin_checks)
+                         plugin_checks=result.plugin_checks, mcp_servers=settled, mcp_pending=pending)
         self.journal.event("ready", session=self.state.session, elapsed_s=result.elapsed_s)
 
     def transcript_path(self) -> Path:
@@ -353,6 +358,7 @@ class Trial:
         if "warn" in progress:
             self.journal.log("poll", "WARN", message=progress["warn"])
             return
+        activity.check_servers(self.mcp_watch)     # PluginFailed (mcp_failed) at once, not after the STALL limit
         self._check_budget(finished=progress.get("state") == IDLE_TURN_COMPLETE and self.wd is not None
                            and self.wd.marker.exists())
         doing = {"tool": progress.get("pending_tool"), "background": progress.get("background")}

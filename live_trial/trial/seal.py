@@ -45,7 +45,8 @@ SEALED_FOLDERS = (wf.SIDE_EFFECTS, wf.SUBAGENTS, wf.MOVED_FROM)
 HARNESS_NAMES = frozenset({
     wf.TASK, wf.OUT, wf.PANE, wf.TRANSCRIPT, wf.SUBAGENTS, wf.MOVED_FROM, wf.SIDE_EFFECTS, wf.EVALUATION, wf.VERDICT,
     wf.TRIAL_STATE, wf.POLL_STATE, wf.TRIAL_LOG, wf.REPORT, wf.CWD_SNAPSHOT, wf.TRIAL_LOCK, wf.CWD_BASELINE,
-    wf.CLAUDE_CONFIG, wf.REHEARSAL_WATCHES, wf.RECORDS_SEAL, wf.MODEL_TAPE, wf.REPLAY_LOG})
+    wf.CLAUDE_CONFIG, wf.REHEARSAL_WATCHES, wf.RECORDS_SEAL, wf.MODEL_TAPE, wf.REPLAY_LOG, wf.DEBUG_LOG_DIR,
+    wf.MCP_FIXTURES})
 _NUDGE_RE = re.compile(r"nudge-\d+\.md")
 #: A temp file of an atomic write in progress (:func:`live_trial.jsonfile.write_text_atomic`).
 _TEMP_RE = re.compile(r"\..+\.[^.]+\.tmp")

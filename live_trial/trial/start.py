@@ -15,6 +15,7 @@ from dataclasses import asdict
 from live_trial.clock import utc_now
 from live_trial.jsonfile import write_text_atomic
 from live_trial.resources import read_reference
+from live_trial.trial.activity import resolve_fixtures, write_fixtures
 from live_trial.trial.context import TrialContext
 from live_trial.trial.folder import folder_record, session_cwd
 from live_trial.trial.state import TrialState
@@ -31,6 +32,7 @@ def create(trial: TrialContext, run_id: str | None = None) -> None:
     req = trial.req
     # what the input checks resolved (live_trial.trial.inputs.validate)
     assert trial.target is not None and trial.folder_plan is not None and trial.pinning is not None
+    fixtures = resolve_fixtures(req.mcp_fixtures, [(p.name, p.root) for p in trial.pinning.plugins])
     trial.wd = create_workdir(req.eval_root, trial.target.plugin_name, trial.target.skill, run_id or req.run_id)
     trial.take_lock()
     req.cwd = session_cwd(trial.folder_plan, trial.wd.root)
@@ -44,8 +46,10 @@ def create(trial: TrialContext, run_id: str | None = None) -> None:
         folder=folder_record(trial.folder_plan, trial.wd.root, req.cwd),
         closure={"digest": trial.pinning.digest, "plugins": [p.name for p in trial.pinning.plugins],
                  "plugin_dirs": [str(p.root) for p in trial.pinning.plugins], "file_count": len(trial.pinning.files)},
-        policy=asdict(trial.policy), lang=req.lang or trial.env.get("LIVE_TRIAL_LANG") or None, collected=False)
+        policy=asdict(trial.policy), lang=req.lang or trial.env.get("LIVE_TRIAL_LANG") or None, collected=False,
+        mcp_fixtures=[f.to_doc() for f in fixtures] or None)
     write_task(trial)
+    write_fixtures(trial.wd, fixtures)
     trial.journal.save()
 
 

@@ -69,6 +69,7 @@ class TrialState:
     closure: dict[str, Any] | None = None    #: the behaviour closure pinned when the trial was created
     environment: dict[str, Any] | None = None    #: claude, tmux, Python and platform versions at the start
     recording: dict[str, Any] | None = None  #: ``{port, upstream}`` of a recorded live trial's proxy (``run --record``)
+    mcp_fixtures: list[dict[str, Any]] | None = None  #: the stand-in MCP servers started (trial/activity.py)
 
     # ------------------------------------------------------------------ reading and writing
     @classmethod

@@ -17,7 +17,7 @@ def test_the_schemas_keys_are_the_verdicts_fields():
     names = [f.name for f in fields(Verdict)]
     assert set(SCHEMA["properties"]) == {"schema_version", *names}
     written_only_when_set = {f.name for f in fields(Verdict) if f.default is None}
-    assert written_only_when_set == {"working_folder", "summary", "override", "usage"}
+    assert written_only_when_set == {"working_folder", "summary", "override", "usage", "plugin_activity"}
     assert not written_only_when_set & set(SCHEMA["required"])
 
 

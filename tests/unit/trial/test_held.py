@@ -120,6 +120,10 @@ def test_tag_only_says_what_it_cannot_see_and_names_the_tagged_daemons_it_ended(
             break
         time.sleep(0.01)
     try:
+        for _ in range(200):        # until setsid has become sleep: a command read mid-exec is empty
+            if Path(f"/proc/{daemon.pid}/cmdline").read_bytes().startswith(b"sleep\0"):
+                break
+            time.sleep(0.01)
         outside_tree = proctree.proc(daemon.pid)
         monkeypatch.setattr(held.proctree, "descendants", lambda pid: [])      # the daemon left the pane's tree
         ended: list = []

@@ -36,7 +36,8 @@ def test_an_older_state_reads_back_and_is_written_again_with_the_same_keys(tmp_p
     state.save(tmp_path / "again.json")
     again = json.loads((tmp_path / "again.json").read_text())
     nullable_unset = {"socket", "config_dir", "claude_bin", "claude_version", "model", "pane_pid", "cwd_snapshot",
-                      "lang", "evaluator", "notification", "closure", "containment", "evaluator_containment"}
+                      "lang", "evaluator", "notification", "closure", "containment", "evaluator_containment",
+                      "mcp_fixtures"}
     assert again == {**minimal(), **{k: None for k in nullable_unset}}
 
 

@@ -1,0 +1,203 @@
+"""What a trial does so that its plugins' hooks and MCP servers can be accounted for.
+
+README "What a trial leaves behind", "Whose failure it is"; references/transcript-jsonl.md "What a plugin's hooks and
+MCP servers leave behind":
+
+- the session's claude writes its debug log into the workdir (``--debug-file claude-debug/session.log``: the only
+  record of a successful hook run and of an MCP server's start on every supported CLI), sealed at collect;
+- a trial with stand-in MCP servers (suite ``mcp_fixtures``, ``run --mcp-fixture NAME=COMMAND``) starts its claude with
+  ``--mcp-config mcp-fixtures.json``: a stand-in named as a loaded plugin's server takes that server's place (the CLI
+  keeps one server per name: observed on 2.1.197 and 2.1.332), any other name is added; ``trial-state.json`` records
+  each one's name, its name in the session, its command and the server it replaced;
+- before the task is pasted, the MCP servers the CLI started connecting say how their start went (a person typing
+  the task would not meet them still connecting), at most the boot timeout;
+- while the session runs, each poll tick reads what the debug log added: an MCP server the skill's ``allowed-tools``
+  name that failed to start stops the trial at once (:class:`~live_trial.errors.PluginFailed`, ``mcp_failed``), not
+  after the STALL limit.
+
+The ledger itself is read from the workdir by :func:`live_trial.session.activity_read.read_activity`.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from live_trial.acceptance.suite import fixture_command
+from live_trial.closure.declared import DeclaredServer, plugin_servers
+from live_trial.closure.manifest import ClosureError, read_json_object
+from live_trial.errors import PluginFailed, RefusedInput
+from live_trial.jsonfile import make_private_dirs, write_text_atomic
+from live_trial.session.plugin_activity import named_servers
+from live_trial.stop_reasons import StopReason
+from live_trial.transcript.debug_log import DebugTail
+from live_trial.workdir_files import Workdir
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """A stand-in MCP server: ``name`` as given, ``server`` its name in the session, ``command`` it runs (no shell),
+    ``replaces`` the loaded plugin's server it takes the place of (None: added)."""
+
+    name: str
+    server: str
+    command: tuple[str, ...]
+    replaces: str | None
+
+    def to_doc(self) -> dict[str, Any]:
+        """As trial-state.json's ``mcp_fixtures`` keeps it."""
+        return {"name": self.name, "server": self.server, "command": list(self.command), "replaces": self.replaces}
+
+
+def parse_fixture(text: str, base: Path) -> tuple[str, str]:
+    """``(NAME, COMMAND)`` of ``run --mcp-fixture NAME=COMMAND``, each word of COMMAND starting ``./`` or ``../`` made
+    absolute from ``base`` (the claude of the trial starts it in the trial's own folder). Raises RefusedInput."""
+    name, sep, command = text.partition("=")
+    if not sep:
+        raise RefusedInput(f"--mcp-fixture must be NAME=COMMAND (got {text!r})", where="--mcp-fixture",
+                           code="bad_mcp_fixture", fix="e.g. --mcp-fixture github='python3 ./fake_github.py'")
+    return name.strip(), fixture_command(command, base)
+
+
+def _declared(plugins: Iterable[tuple[str, Path]]) -> list[DeclaredServer]:
+    out: list[DeclaredServer] = []
+    for name, root in plugins:
+        try:
+            manifest = read_json_object(Path(root) / ".claude-plugin" / "plugin.json", "plugin.json")
+        except ClosureError:
+            manifest = {}
+        out += plugin_servers(name, Path(root), manifest)
+    return out
+
+
+def resolve_fixtures(fixtures: Sequence[tuple[str, str]], plugins: Iterable[tuple[str, Path]]) -> list[Fixture]:
+    """The stand-ins of ``fixtures`` (``(NAME, COMMAND)``) for a trial loading ``plugins`` (``(name, folder)``): a NAME
+    that is a loaded plugin's server (``echo``, or ``plugin:<plugin>:echo``) replaces it, any other is added under
+    NAME. Raises RefusedInput (nothing created) for a bad NAME, a NAME given twice, a COMMAND that is empty or
+    cannot be split as a shell would, a NAME two loaded plugins declare."""
+    declared = _declared(plugins)
+    out: list[Fixture] = []
+    for name, command in fixtures:
+        where = f"mcp_fixtures {name!r}"
+        if not NAME_RE.match(name or ""):
+            raise RefusedInput(f"a stand-in MCP server needs a name of letters, digits, '.', '_', ':' or '-' "
+                               f"(got {name!r})", where=where, code="bad_mcp_fixture",
+                               fix="name the server it replaces")
+        try:
+            words = tuple(shlex.split(command))
+        except ValueError as exc:
+            raise RefusedInput(f"the stand-in's command cannot be split ({exc})", where=where,
+                               code="bad_mcp_fixture", fix="quote it as a shell would") from None
+        if not words:
+            raise RefusedInput("the stand-in's command is empty", where=where, code="bad_mcp_fixture",
+                               fix="give the command that starts the stand-in MCP server")
+        real = [s for s in declared if name in (s.server, s.name)]
+        if len(real) > 1:
+            raise RefusedInput(f"{len(real)} loaded plugins declare an MCP server {name!r}", where=where,
+                               code="bad_mcp_fixture", fix="name it plugin:<plugin>:<server>")
+        server = real[0].name if real else name
+        if any(f.server == server for f in out):
+            raise RefusedInput(f"two stand-ins for the MCP server {server}", where=where, code="bad_mcp_fixture",
+                               fix="give one per server")
+        out.append(Fixture(name, server, words, real[0].name if real else None))
+    return out
+
+
+def write_fixtures(wd: Workdir, fixtures: Sequence[Fixture]) -> None:
+    """``mcp-fixtures.json``: ``{"mcpServers": {server: {command, args}}}``, the ``--mcp-config`` of the session's
+    claude. Nothing for a trial without stand-ins. Raises OSError."""
+    if not fixtures:
+        return
+    import json
+
+    doc = {"mcpServers": {f.server: {"command": f.command[0], "args": list(f.command[1:])} for f in fixtures}}
+    write_text_atomic(wd.mcp_fixtures, json.dumps(doc, indent=2) + "\n")
+
+
+def session_flags(wd: Workdir) -> list[str]:
+    """The flags the session's claude gets for its plugins' record: ``--debug-file`` (its folder made, private) and,
+    when the trial has stand-ins, ``--mcp-config``. Raises OSError."""
+    make_private_dirs(wd.debug_log.parent)
+    flags = ["--debug-file", str(wd.debug_log)]
+    return flags + (["--mcp-config", str(wd.mcp_fixtures)] if wd.mcp_fixtures.is_file() else [])
+
+
+@dataclass
+class ServerWatch:
+    """The MCP servers a poll watches (those the skill's ``allowed-tools`` name) and the debug log it reads."""
+
+    servers: tuple[str, ...]
+    tail: DebugTail
+    settled: set[str] = field(default_factory=set)
+
+    def failed(self) -> tuple[str, str] | None:
+        """``(server, why)`` of the first watched server the log says failed to start; None while none did."""
+        log = self.tail.read()
+        for name in self.servers:
+            seen = log.servers.get(name)
+            if seen is None or not seen.outcomes:
+                continue
+            self.settled.add(name)
+            if seen.at_start == "failed":
+                return name, "; ".join(p for p in (seen.error, f"stderr: {seen.stderr}" if seen.stderr else None) if p)
+        return None
+
+
+def watch_for(wd: Workdir, frontmatter: Any, plugins: Iterable[tuple[str, Path]],
+              fixtures: Iterable[dict[str, Any]] = ()) -> ServerWatch | None:
+    """A :class:`ServerWatch` of the servers (the plugins' and the stand-ins') the skill's ``allowed-tools`` name; None
+    when it names none."""
+    names = [s.name for s in _declared(plugins)] + [str(f.get("server")) for f in fixtures]
+    watched = named_servers((frontmatter or {}).get("allowed-tools"), dict.fromkeys(names))
+    return ServerWatch(tuple(watched), DebugTail(wd.debug_log)) if watched else None
+
+
+def check_servers(watch: ServerWatch | None) -> None:
+    """Raise :class:`PluginFailed` (``mcp_failed``) once a watched server failed to start; stop watching once every
+    watched server said how its start went (each byte of the log is read once)."""
+    if watch is None or len(watch.settled) == len(watch.servers):
+        return
+    failed = watch.failed()
+    if failed is not None:
+        name, why = failed
+        raise PluginFailed(f"{StopReason.MCP_FAILED.value}: the MCP server {name} failed to start"
+                           + (f" ({why})" if why else "") + "; the skill's allowed-tools name its tools",
+                           code=StopReason.MCP_FAILED)
+
+
+def await_servers(wd: Workdir, *, timeout_s: float, sleep: Callable[[float], None],
+                  clock: Callable[[], float] = time.monotonic, step_s: float = 0.05) -> tuple[list[str], list[str]]:
+    """Wait until every MCP server the debug log says the CLI started connecting has said how its start went, at
+    most ``timeout_s`` seconds (the policy's boot timeout): a task pasted at once meets servers still connecting, which
+    a person typing would not (2.1.197 then answers a call "No such tool available"; references/transcript-jsonl.md).
+    Returns ``(settled, still pending)`` server names. ``sleep`` may raise (the harness asked to stop)."""
+    end, tail = clock() + timeout_s, DebugTail(wd.debug_log)
+    while True:
+        log = tail.read()
+        pending = [n for n, s in log.servers.items() if s.starts and not s.outcomes]
+        if not pending or clock() >= end:
+            return [n for n, s in log.servers.items() if s.outcomes], pending
+        sleep(step_s)
+
+
+def plugins_of(state: Any) -> list[tuple[str, Path]]:
+    """``(name, folder)`` of each plugin trial-state.json's closure records (what boot gave the CLI)."""
+    closure = getattr(state, "closure", None) or {}
+    return [(str(n), Path(str(d))) for n, d in zip(closure.get("plugins") or [], closure.get("plugin_dirs") or [])]
+
+
+def private_log(workdir: Path) -> Path:
+    """Make the debug log of the trial in ``workdir`` readable by its owner only (the CLI writes it 0644; the
+    harness's records are 0600); return its path."""
+    path = Workdir.of(workdir).debug_log
+    try:
+        os.chmod(path, 0o600)
+    except OSError:
+        pass
+    return path

@@ -1,0 +1,95 @@
+"""What the plugin did in the session, on the real CLI (README "What a trial leaves behind", "Whose failure it is"):
+its hooks' runs and its MCP servers' starts and calls are counted in the verdict and may be cited; a hook that could
+not run, or an MCP server the skill needs that did not start, fails the trial; a stand-in takes a server's place."""
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from .run_support import FAST, PLUGINS, SCENARIOS, final_json, run_cmd
+
+pytestmark = pytest.mark.e2e
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    """A private copy of a test plugin (its hooks keep their state beside it), under a plugins root of its own."""
+    root = tmp_path / "plugins"
+    shutil.copytree(PLUGINS / name, root / name)
+    return root
+
+
+def _verdict(proc) -> dict:
+    result = final_json(proc)
+    return json.loads(Path(result["verdict_path"]).read_text())
+
+
+@pytest.mark.budget(20)
+def test_a_stop_hook_that_blocks_once_and_an_mcp_call_are_counted_and_cited_in_a_pass(tmp_path):
+    root = _copy(tmp_path, "mcpkit")
+    proc = run_cmd(tmp_path, "mcpkit:call", "--plugins-root", str(root), "--rehearsal",
+                   str(SCENARIOS / "call-mcp-stop-once.yaml"), *FAST)
+    doc = _verdict(proc)
+    assert proc.returncode == 0 and doc["overall"]["verdict"] == "PASS", proc.stderr[-2000:] + json.dumps(doc)[-3000:]
+    assert doc["nudge_count"] == 0
+    activity = doc["plugin_activity"]
+    [stop] = [h for h in activity["hooks"] if h["event"] == "Stop"]
+    assert (stop["runs"], stop["ok"], stop["blocked"]) == (2, 1, ["report the echo's answer before you stop"]), stop
+    servers = {s["name"]: s for s in activity["mcp_servers"]}
+    echo, dead = servers["plugin:mcpkit:echo"], servers["plugin:mcpkit:dead"]
+    # the task was pasted once the CLI said the server connected: its one call was answered
+    assert (echo["at_start"], echo["calls"], echo["failed_calls"]) == ("connected", {
+        "mcp__plugin_mcpkit_echo__echo": 1}, 0), echo
+    assert dead["at_start"] == "failed" and dead["stderr"].startswith("echo_server: the service"), dead
+    # a server nobody needed failed: a warning, never silence, never a FAIL
+    assert any("plugin:mcpkit:dead failed to start" in w for w in doc["warnings"]), doc["warnings"]
+    cited = {e["source"] for e in doc["evidence"]}
+    assert cited == {f"plugin-activity#{echo['id']}", f"plugin-activity#{stop['id']}"}, doc["evidence"]
+
+
+@pytest.mark.budget(20)
+def test_a_post_tool_use_hook_that_is_not_executable_fails_the_trial_and_is_named(tmp_path):
+    root = _copy(tmp_path, "hookfail")
+    proc = run_cmd(tmp_path, "hookfail:mark", "--plugins-root", str(root), "--rehearsal",
+                   str(SCENARIOS / "mark-happy.yaml"), *FAST)
+    doc = _verdict(proc)
+    assert proc.returncode == 1 and doc["overall"]["verdict"] == "FAIL", json.dumps(doc)[-3000:]
+    assert doc["stop_reason"] == "hook_failed" and not doc["blocked"], doc["stop_reason"]
+    [hook] = doc["plugin_activity"]["hooks"]
+    assert hook["event"] == "PostToolUse" and len(hook["errors"]) == 1, hook
+    assert hook["errors"][0].startswith("exit 126:") and "format.sh: Permission denied" in hook["errors"][0], hook
+    named = [r for r in doc["overall"]["reasons"] if "format.sh" in r]
+    assert named and "Permission denied" in named[0], doc["overall"]["reasons"]
+
+
+@pytest.mark.budget(20)
+def test_an_mcp_server_the_skill_needs_that_exits_at_start_stops_the_trial_before_the_stall_limit(tmp_path):
+    root = _copy(tmp_path, "mcpkit")
+    started = time.monotonic()
+    proc = run_cmd(tmp_path, "mcpkit:needs", "--plugins-root", str(root), "--rehearsal",
+                   str(SCENARIOS / "needs-dead-mcp.yaml"), "--stall-limit", "600", "--hard-cap", "900", timeout=60)
+    took = time.monotonic() - started
+    doc = _verdict(proc)
+    assert proc.returncode == 1 and doc["overall"]["verdict"] == "FAIL", json.dumps(doc)[-3000:]
+    assert doc["stop_reason"] == "mcp_failed" and doc["poll_exit"] != "STALL", (doc["stop_reason"], doc["poll_exit"])
+    assert any("plugin:mcpkit:dead failed to start" in r for r in doc["overall"]["reasons"]), doc["overall"]
+    assert took < 60, took
+
+
+@pytest.mark.budget(20)
+def test_a_stand_in_takes_the_place_of_the_plugins_mcp_server_and_both_are_named(tmp_path):
+    root = _copy(tmp_path, "mcpkit")
+    server = root / "mcpkit" / "bin" / "echo_server.py"
+    proc = run_cmd(tmp_path, "mcpkit:needs", "--plugins-root", str(root), "--rehearsal",
+                   str(SCENARIOS / "needs-standin.yaml"), "--mcp-fixture", f"dead=python3 {server}", *FAST)
+    doc = _verdict(proc)
+    assert proc.returncode == 0 and doc["overall"]["verdict"] == "PASS", json.dumps(doc)[-3000:]
+    [dead] = [s for s in doc["plugin_activity"]["mcp_servers"] if s["name"] == "plugin:mcpkit:dead"]
+    assert dead["stand_in"] == {"name": "dead", "replaces": "plugin:mcpkit:dead",
+                                "replaced_command": ["python3", "${CLAUDE_PLUGIN_ROOT}/bin/echo_server.py",
+                                                     "--exit-at-start"]}, dead
+    assert dead["command"] == ["python3", str(server)] and dead["at_start"] == "connected", dead
+    assert dead["calls"] == {"mcp__plugin_mcpkit_dead__echo": 1} and doc["stop_reason"] is None, dead

@@ -1,0 +1,119 @@
+"""What a trial does for its plugins' record (live_trial/trial/activity.py): the debug log and stand-in flags of its
+claude, the stand-ins checked before anything exists, and the early stop of a trial whose needed MCP server failed to
+start (README "Whose failure it is")."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from live_trial.errors import PluginFailed, RefusedInput
+from live_trial.trial.activity import (
+    check_servers,
+    parse_fixture,
+    resolve_fixtures,
+    session_flags,
+    watch_for,
+    write_fixtures,
+)
+from live_trial.workdir_files import Workdir
+
+
+def _plugin(tmp_path: Path, name: str = "kit") -> list[tuple[str, Path]]:
+    root = tmp_path / name
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": name}))
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"db": {"command": "python3", "args": ["real.py"]}}}))
+    return [(name, root)]
+
+
+def test_a_stand_in_replaces_the_plugins_server_of_its_name_and_another_is_added(tmp_path):
+    plugins = _plugin(tmp_path)
+    fixtures = resolve_fixtures([("db", "python3 /f/fake_db.py --port 0"), ("github", "node gh.js")], plugins)
+    assert [f.to_doc() for f in fixtures] == [
+        {"name": "db", "server": "plugin:kit:db", "command": ["python3", "/f/fake_db.py", "--port", "0"],
+         "replaces": "plugin:kit:db"},
+        {"name": "github", "server": "github", "command": ["node", "gh.js"], "replaces": None}]
+    wd = Workdir.of(tmp_path / "wd")
+    wd.root.mkdir()
+    write_fixtures(wd, fixtures)
+    assert json.loads(wd.mcp_fixtures.read_text()) == {"mcpServers": {
+        "plugin:kit:db": {"command": "python3", "args": ["/f/fake_db.py", "--port", "0"]},
+        "github": {"command": "node", "args": ["gh.js"]}}}
+    assert session_flags(wd) == ["--debug-file", str(wd.debug_log), "--mcp-config", str(wd.mcp_fixtures)]
+    assert oct(wd.debug_log.parent.stat().st_mode & 0o777) == "0o700"
+
+
+@pytest.mark.parametrize("fixtures, says", [
+    ([("bad name", "x")], "needs a name"), ([("db", "")], "command is empty"), ([("db", "python3 'open")], "split"),
+    ([("db", "a"), ("plugin:kit:db", "b")], "two stand-ins")])
+def test_a_bad_stand_in_is_refused_before_anything_is_created(tmp_path, fixtures, says):
+    with pytest.raises(RefusedInput) as err:
+        resolve_fixtures(fixtures, _plugin(tmp_path))
+    assert says in err.value.message and err.value.code == "bad_mcp_fixture"
+
+
+def test_run_mcp_fixture_is_name_equals_command_with_its_relative_words_taken_from_here(tmp_path):
+    assert parse_fixture("db=python3 ./fake.py --x ../y", tmp_path / "a") == (
+        "db", f"python3 {tmp_path / 'a' / 'fake.py'} --x {tmp_path / 'y'}")
+    with pytest.raises(RefusedInput):
+        parse_fixture("no-equals-sign", tmp_path)
+
+
+def test_a_needed_server_that_failed_to_start_stops_the_trial_and_one_nobody_names_is_not_watched(tmp_path):
+    plugins = _plugin(tmp_path)
+    wd = Workdir.of(tmp_path / "wd")
+    wd.debug_log.parent.mkdir(parents=True)
+    assert watch_for(wd, {"allowed-tools": "Skill, Write"}, plugins) is None
+    watch = watch_for(wd, {"allowed-tools": "Skill, mcp__plugin_kit_db__query"}, plugins)
+    assert watch is not None and watch.servers == ("plugin:kit:db",)
+    check_servers(watch)                                     # no log yet: nothing known, nothing raised
+    wd.debug_log.write_text('2026-12-05T23:09:06.531Z [ERROR] MCP server "plugin:kit:db" Server stderr: no db\n'
+                            '2026-12-05T23:09:06.532Z [DEBUG] MCP server "plugin:kit:db": Connection failed after '
+                            '374ms, 374ms of it awake (CONNECTION_CLOSED): Connection closed\n')
+    with pytest.raises(PluginFailed) as err:
+        check_servers(watch)
+    assert err.value.code == "mcp_failed" and "plugin:kit:db failed to start" in err.value.message
+    assert "stderr: no db" in err.value.message
+
+
+def test_a_needed_server_that_connected_is_watched_no_more(tmp_path):
+    plugins = _plugin(tmp_path)
+    wd = Workdir.of(tmp_path / "wd")
+    wd.debug_log.parent.mkdir(parents=True)
+    wd.debug_log.write_text('2026-12-05T23:09:06.360Z [DEBUG] MCP server "plugin:kit:db": Successfully connected '
+                            '(transport: stdio) in 203ms\n')
+    watch = watch_for(wd, {"allowed-tools": ["mcp__plugin_kit_db__*"]}, plugins)
+    check_servers(watch)
+    assert watch is not None and watch.settled == {"plugin:kit:db"}
+    offset = watch.tail.offset
+    with open(wd.debug_log, "a") as fh:
+        fh.write("more lines nobody needs to read\n")
+    check_servers(watch)
+    assert watch.tail.offset == offset
+
+
+def test_the_task_waits_for_the_servers_the_cli_started_connecting_never_past_its_bound(tmp_path):
+    from live_trial.trial.activity import await_servers
+
+    wd = Workdir.of(tmp_path)
+    wd.debug_log.parent.mkdir(parents=True)
+    start = '2026-12-05T23:09:06.165Z [DEBUG] MCP server "plugin:kit:{0}": Starting connection with timeout of 30000ms\n'
+    wd.debug_log.write_text(start.format("a") + start.format("b"))
+    now = [0.0]
+
+    def sleep(s):       # the CLI reports one server per wait
+        now[0] += s
+        lines = {1: ('2026-12-05T23:09:06.3Z [DEBUG] MCP server "plugin:kit:a": Successfully connected '
+                     '(transport: stdio) in 203ms\n'),
+                 2: ('2026-12-05T23:09:06.5Z [DEBUG] MCP server "plugin:kit:b": Connection failed after 374ms: MCP '
+                     'error -32000: Connection closed\n')}
+        with open(wd.debug_log, "a") as fh:
+            fh.write(lines.get(round(now[0] / 0.05), ""))
+    assert await_servers(wd, timeout_s=10, sleep=sleep, clock=lambda: now[0]) == (["plugin:kit:a", "plugin:kit:b"], [])
+    wd.debug_log.write_text(start.format("slow"))
+    now[0] = 0.0
+    settled, pending = await_servers(wd, timeout_s=1, sleep=lambda s: now.__setitem__(0, now[0] + s),
+                                     clock=lambda: now[0])
+    assert (settled, pending) == ([], ["plugin:kit:slow"]) and now[0] >= 1
