@@ -34,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--config-dir", type=Path, default=None,
                        help="CLAUDE_CONFIG_DIR to seed (default: a new temporary folder)")
     serve.add_argument("--log", type=Path, default=None, help="write the request log (JSON lines) here at exit")
+    serve.add_argument("--attempt", type=int, default=1, metavar="N",
+                       help="play attempt N of a case run (rules with when: {attempt: N}; default 1)")
     serve.add_argument("--json", action="store_true", help="print one JSON object {url, env} instead of text")
     serve.set_defaults(func=cmd_serve)
     check = sub.add_parser("check", help="validate a scenario file (exit 2 with a one-line error when malformed)")
@@ -110,16 +112,20 @@ def yaml_doc(text: str) -> dict:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C. Exit 0; a malformed scenario raises RefusedInput before anything is created."""
+    from live_trial.errors import RefusedInput
     from live_trial.rehearsal.config import rehearsal_env, seed_config
     from live_trial.rehearsal.scenario import load_scenario
     from live_trial.rehearsal.server import RehearsalServer
 
+    if args.attempt < 1:
+        raise RefusedInput(f"--attempt must be 1 or more (got {args.attempt})", code="bad_value",
+                           fix="the first trial of a case run is attempt 1")
     scenario = load_scenario(args.scenario)
     cwd = (args.cwd or Path.cwd()).resolve()
     config_dir = args.config_dir or Path(tempfile.mkdtemp(prefix="live-trial-rehearsal-config-"))
     if not (config_dir / ".claude.json").exists():      # a prepared trial's config is seeded already: keep it
         seed_config(config_dir, [cwd])
-    server = RehearsalServer(scenario, port=args.port).start()
+    server = RehearsalServer(scenario, port=args.port, attempt=args.attempt).start()
 
     def _on_term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
