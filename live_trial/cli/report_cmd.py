@@ -180,6 +180,22 @@ def write_report_after_run(outcome) -> Path | None:
         return None
 
 
+def write_case_reports(outcome) -> None:
+    """After a case run (``run --repeat``, a plan's repeated case): its own page, then each attempt's page again, so
+    both name the case verdict and link each other (references/suite-format.md "Repeats"). A page that cannot be
+    written is one WARN line on stderr; the exit code stays the case verdict's."""
+    from live_trial.report.cases import write_case_report
+
+    try:
+        outcome.report = write_case_report(outcome.folder)
+    except Exception as exc:  # noqa: BLE001 - the case verdict is written; its page is a view of it
+        print(f"WARN: the case run's report.html was not written: {getattr(exc, 'message', None) or exc}",
+              file=sys.stderr)
+    for attempt in outcome.attempts:
+        if getattr(attempt, "workdir", None) is not None:
+            attempt.report = write_report_after_run(attempt)
+
+
 def cmd_reasons(args) -> int:
     """Handler of ``reasons``: every row of :class:`~live_trial.stop_reasons.StopReason` in the message language."""
     from live_trial.notices.catalogue import resolve_lang

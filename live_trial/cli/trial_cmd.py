@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run", help="run a skill in a real claude session in tmux and judge it",
         description="Run TARGET (plugin:skill, or PLUGIN_DIR:skill) in a fresh claude session in tmux, watch it to the "
                     "end, judge the goal with a separate evaluator and write verdict.json. Exit codes: 0 PASS, 1 FAIL, "
-                    "6 DEGRADED, 3 BLOCKED, 2 refused input (nothing created).")
+                    "6 DEGRADED, 7 FLAKY (--repeat, a plan's repeated case), 3 BLOCKED, 2 refused input (nothing "
+                    "created).")
     p.add_argument("target", nargs="?", help="plugin:skill (plugin by its plugin.json name) or PLUGIN_DIR:skill")
     p.add_argument("--args", default=None, help="arguments passed to the skill")
     p.add_argument("--model", help="model id for the trial session (proof trials need a full id)")
@@ -47,6 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-cost-usd", type=float, metavar="USD",
                    help="stop the trial BLOCKED (budget) once the API list price estimate of what its session used "
                         "reaches USD; with --plan: the budget of the whole plan (README \"Budgets\")")
+    p.add_argument("--repeat", type=int, metavar="K", default=None,
+                   help="run K independent trials of TARGET and judge them together: PASS only when all K passed, "
+                        "FLAKY (exit 7) when some did not; a BLOCKED one is tried again (references/suite-format.md "
+                        "\"Repeats\")")
     p.add_argument("--resume", type=Path, metavar="WORKDIR",
                    help="continue a trial whose harness was killed, with the options it started with (no others)")
     p.add_argument("--plan", type=Path, metavar="PLAN_JSON", help="run the live_batches of a plan (from `plan --json`)")
@@ -152,6 +157,10 @@ def cmd_run(args) -> int:
         print(f"live-trial run: error: {', '.join(plan_only)} need --plan PLAN_JSON "
               "(see live-trial run --help)", file=sys.stderr)
         return ExitCode.USAGE
+    if args.repeat is not None and not args.target:
+        print("live-trial run: error: --repeat needs TARGET (a plan's cases say their own repeats in the suite) "
+              "(see live-trial run --help)", file=sys.stderr)
+        return ExitCode.USAGE
     if args.resume and _trial_options_given(args):
         print(f"live-trial run: error: --resume continues with the options the trial started with; remove "
               f"{', '.join(_trial_options_given(args))} (see live-trial run --help)", file=sys.stderr)
@@ -169,6 +178,9 @@ def cmd_run(args) -> int:
         if args.resume:
             outcome = Trial(TrialRequest(target=""), on_event=progress.event, stop_event=stop).resume(args.resume)
         else:
+            if args.repeat is not None and args.repeat < 1:
+                raise RefusedInput(f"--repeat must be 1 or more (got {args.repeat})", code="bad_value",
+                                   fix="e.g. --repeat 3")
             target, plugins_root = _split_target(args.target, args.plugins_root)
             req = TrialRequest(target=target, plugins_root=plugins_root, **folder_options(args),
                                eval_root=args.eval_root or Path("eval-log"),
@@ -178,6 +190,8 @@ def cmd_run(args) -> int:
                                gate_kind=args.gate_kind,
                                expect_gate=args.expect_gate, claude_bin=args.claude_bin, socket=args.socket,
                                lang=args.lang, policy=policy)
+            if args.repeat is not None and args.repeat > 1:
+                return _run_repeated(req, args, progress, stop)
             outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
     finally:
         progress.close()
@@ -185,5 +199,27 @@ def cmd_run(args) -> int:
     from live_trial.cli.report_cmd import write_report_after_run
 
     outcome.report = write_report_after_run(outcome)
+    progress.final(outcome)
+    return outcome.exit_code
+
+
+def _run_repeated(req, args, progress, stop: StopRequest, case: str = "default") -> int:
+    """``run TARGET --repeat K``: a case run of K samples (references/suite-format.md "Repeats"); each attempt's lines
+    carry ``[attempt n]``, each attempt's report.html is written as it ends, and the case run's page and one summary
+    come last. Returns the case verdict's exit code (7 FLAKY)."""
+    from live_trial.cli.progress import Progress
+    from live_trial.cli.report_cmd import write_case_reports, write_report_after_run
+    from live_trial.trial.repeats import run_case
+
+    def sink(n: int):
+        attempt = Progress(json_mode=args.json, prefix=f"[attempt {n}] ")
+        attempt.tty = False
+        return attempt.event
+
+    def after(outcome) -> None:
+        outcome.report = write_report_after_run(outcome)
+
+    outcome = run_case(req, args.repeat, case=case, on_event=sink, stop_event=stop, after_attempt=after)
+    write_case_reports(outcome)
     progress.final(outcome)
     return outcome.exit_code

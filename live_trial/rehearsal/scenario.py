@@ -84,8 +84,8 @@ class RequestView:
     ``subagent``: a subagent's request.
     ``last_tool_result``: {"content": str, "is_error": bool, "tool_use_id": str} or None, taken from the
     last user message only (so it is None at step 0). ``conversation``: 1-based ordinal of the
-    conversation id among main (tool-bearing) requests, filled in by the server. ``attempt``: which trial of a case
-    run the server plays for (references/suite-format.md "Repeats"; 1 outside a case run), set by the server.
+    conversation id among main (tool-bearing) requests, filled in by the server; ``attempt``, which trial of a case
+    run it plays for (1 outside one), too.
     """
 
     model: str
@@ -339,8 +339,7 @@ def rule_matches(rule: Rule, view: RequestView) -> bool:
     is_error, present}, ``tools_include`` / ``tools_exclude`` (names), ``model`` (regex on the requested model),
     ``task_notification`` (true: a wake-up by a task notification, false: not one, a string: a wake-up whose
     notification matches that regex), ``compaction`` (the summary request of ``/compact``; a rule without this key
-    never answers one), ``subagent`` (a subagent's request), ``attempt`` (which trial of a case run: a scenario that
-    fails one attempt of a repeated case, references/suite-format.md "Repeats").
+    never answers one), ``subagent`` (a subagent's request), ``attempt`` (which trial of a case run it plays for).
     """
     w = rule.when
     if rule.times is not None and rule.fired >= rule.times:
@@ -426,8 +425,7 @@ def render(obj: Any, view: RequestView, misses: list[str]) -> Any:
 
     ``{{re:<regex>}}``: first capture group of the first match of ``<regex>`` over the request's message
     text (text blocks, tool_result contents, tool_use inputs as JSON, then the system prompt).
-    ``{{cwd}}``, ``{{session_id}}``, ``{{model}}``, ``{{step}}``, ``{{conversation}}``, ``{{attempt}}``: see
-    PLACEHOLDERS.
+    ``{{cwd}}``, ``{{session_id}}``, ``{{model}}``, ``{{step}}``, ``{{conversation}}``, ``{{attempt}}``: PLACEHOLDERS.
     A placeholder that finds nothing becomes ``<rehearsal: no match for ...>`` and is appended to ``misses``.
     """
     if isinstance(obj, str):

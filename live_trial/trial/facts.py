@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from live_trial.acceptance.case_verdict import CaseRun
 from live_trial.errors import ExitCode, LiveTrialError
 from live_trial.policy import Policy
 from live_trial.stop_reasons import StopReason
@@ -81,6 +82,9 @@ class TrialRequest:
     lang: str | None = None
     run_id: str | None = None
     policy: Policy | None = None
+    #: The case run this trial is an attempt of (``repeats`` above 1: references/suite-format.md "Repeats"): recorded
+    #: in trial-state.json, its number given to the scripted server, and the trial's own message left to the case run.
+    case_run: CaseRun | None = None
 
 
 @dataclass

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from live_trial import stop_reasons
+from live_trial.acceptance.case_verdict import CaseRun
 from live_trial.acceptance.evallog import workdir_path
 from live_trial.acceptance.verdict_facts import environment
 from live_trial.errors import Blocked, BootFail, BootTimeout, DeliveryFailed, ExitCode, LiveTrialError, RefusedInput
@@ -268,12 +269,14 @@ class Trial:
     def start_rehearsal(self, port: int = 0) -> None:
         """A rehearsal's scripted model server on ``port`` (0: a free one), the workdir's isolated CLI config seeded
         once, the child processes pointed at both (:func:`live_trial.rehearsal.config.rehearsal_env`) and recorded in
-        trial-state.json. Nothing for a live trial."""
+        trial-state.json. The server plays the attempt number of the case run the trial is an attempt of
+        (``when: {attempt: n}``; 1 for a trial run on its own). Nothing for a live trial."""
         if self.req.rehearsal is None:
             return
 
         assert self.scenario is not None and self.wd is not None    # loaded by the input checks (or the resume)
-        self.server = RehearsalServer(self.scenario, port=port)
+        run = CaseRun.from_doc(self.state.case_run if self.state is not None else None)  # also after a resume
+        self.server = RehearsalServer(self.scenario, port=port, attempt=run.attempt if run is not None else 1)
         self.server.start()
         config_dir = self.wd.claude_config
         if not (config_dir / ".claude.json").exists():
