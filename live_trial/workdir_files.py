@@ -69,6 +69,7 @@ REHEARSAL_WATCHES = "rehearsal-watches"
 # The eval root's own files (a rehearsal keeps its own in <workdir>/rehearsal-watches/).
 NOTIFICATIONS_FILE = "notifications.jsonl"      # every notification sent, one record per line (notices.notify)
 LEDGER_FILE = "watches.json"                    # the watch ledger (notices.watch)
+QUEUE_FILE = "queue.json"                       # the plan's defer queue (acceptance.queue)
 
 
 @dataclass(frozen=True)

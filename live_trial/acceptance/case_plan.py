@@ -56,6 +56,8 @@ def batch_entry(target: str, plugins_root: Path, proof: bool, case: Case) -> dic
         entry["answers"] = [{"answer": a, "kind": k} for a, k in case.answers]
     if case.expect_gate:
         entry["expect_gate"] = True
+    if case.repeats > 1:
+        entry["repeats"] = case.repeats
     for key, value in (("stall_limit_s", case.stall_limit_s), ("hard_cap_s", case.hard_cap_s),
                        ("model", case.model), ("max_cost_usd", case.max_cost_usd),
                        ("cwd", str(case.cwd) if case.cwd else None)):

@@ -72,7 +72,7 @@ class Suite:
 def load_suite(path: Path) -> Suite:
     """Read and validate the suite file ``path`` (YAML, schemas/live-trials.schema.json, then the rules the schema
     cannot say: case names unique per skill, ``args`` one line, ``scenario`` a file and ``cwd`` a folder relative to
-    the suite, ``repeats`` 1). Returns the :class:`Suite`. Raises :class:`RefusedInput` (code ``bad_suite``) naming
+    the suite). Returns the :class:`Suite`. Raises :class:`RefusedInput` (code ``bad_suite``) naming
     every problem as ``<file>:<line> <key>: <what>``; nothing is read beyond the file and the paths it names."""
     import yaml
 
@@ -116,9 +116,6 @@ def _case(path: Path, raw: Mapping[str, Any]) -> tuple[Case, list[tuple[str, str
     args = str(raw.get("args") or "")
     if "\n" in args or "\r" in args:
         wrong.append(("args", "args must be one line"))
-    if raw.get("repeats", 1) > 1:
-        wrong.append(("repeats", f"repeats {raw['repeats']}: only one trial per case is run today; "
-                                 "write repeats: 1 or drop it"))
     scenario = path.parent / raw["scenario"] if "scenario" in raw else None
     if scenario is not None and not scenario.is_file():
         wrong.append(("scenario", f"no scenario file {scenario}"))

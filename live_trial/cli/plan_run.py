@@ -68,7 +68,8 @@ def check_suite(plan: dict, suite: Path | None) -> None:
 
 
 def run_plan(args, policy) -> int:
-    """Run every batch of the plan in ``args.plan``; return the worst exit code (FAIL > BLOCKED > DEGRADED > PASS)."""
+    """Run every batch of the plan in ``args.plan`` (an entry with ``repeats`` as a case run); return the worst exit
+    code (:func:`print_plan_summary`)."""
     from live_trial.cli.folder_args import folder_options
     from live_trial.cli.progress import Progress
     from live_trial.cli.report_cmd import write_report_after_run
@@ -111,7 +112,7 @@ def run_plan(args, policy) -> int:
     spent = 0.0             # the API list price estimate of the plan's trials so far (README "Budgets")
     try:
         for batch in batches:
-            share = budget_share(policy, spent, len(batch))
+            share = budget_share(policy, spent, sum(int(e.get("repeats") or 1) for e in batch))
             if share is not None and share <= 0:
                 results += [((entry_label(e), not_started(policy, spent)), e) for e in batch]
                 continue
@@ -133,6 +134,8 @@ def run_plan(args, policy) -> int:
                 progress = Progress(json_mode=args.json, prefix=f"[{entry_label(entry)}] ")
                 progress.tty = False
                 try:
+                    if int(entry.get("repeats") or 1) > 1:       # a case run: k samples, one case verdict
+                        return run_repeated_case(req, entry, args, stop)
                     outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
                 except LiveTrialError as exc:      # refused or failed before its workdir: one row, not the batch
                     return exc
@@ -168,6 +171,28 @@ def run_plan(args, policy) -> int:
         for line in annotations(rows):  # type: ignore[operator]
             print(line, flush=True)
     return print_plan_summary([(t, o) for (t, o), _ in results], json_mode=args.json, reused=reused)
+
+
+def run_repeated_case(req, entry: dict, args, stop):
+    """One plan entry with ``repeats`` k: a case run of k samples (references/suite-format.md "Repeats"), each
+    attempt's lines prefixed ``[plugin:skill [case] #n]``; its pages written at the end. Returns its
+    :class:`~live_trial.trial.repeats.CaseOutcome`."""
+    from live_trial.cli.progress import Progress
+    from live_trial.cli.report_cmd import write_case_reports, write_report_after_run
+    from live_trial.trial.repeats import run_case
+
+    def sink(n: int):
+        attempt = Progress(json_mode=args.json, prefix=f"[{entry_label(entry)} #{n}] ")
+        attempt.tty = False
+        return attempt.event
+
+    def after(outcome) -> None:
+        outcome.report = write_report_after_run(outcome)
+
+    outcome = run_case(req, int(entry["repeats"]), case=entry.get("case") or "default", on_event=sink,
+                       stop_event=stop, after_attempt=after)
+    write_case_reports(outcome)
+    return outcome
 
 
 def entry_label(entry: dict) -> str:
@@ -238,10 +263,11 @@ def _skill_md(entry: dict, args) -> Path | None:
 
 
 def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ()) -> int:
-    """Print the plan's one table at the end and return the worst exit code (FAIL > REFUSED > BLOCKED > DEGRADED >
-    PASS). ``results``: ``(target, outcome)`` pairs, an outcome being a :class:`~live_trial.trial.facts.TrialOutcome`
-    or the :class:`~live_trial.errors.LiveTrialError` that stopped the trial before its workdir; ``reused``: the
-    plan's skills not run again (a row ``REUSED`` each). ``json_mode``: one line ``{"trials": [rows], "exit_code"}``
+    """Print the plan's one table at the end and return the worst exit code (FAIL > FLAKY > REFUSED > BLOCKED >
+    DEGRADED > PASS). ``results``: ``(target, outcome)`` pairs, an outcome being a
+    :class:`~live_trial.trial.facts.TrialOutcome`, a case run's :class:`~live_trial.trial.repeats.CaseOutcome`, or
+    the :class:`~live_trial.errors.LiveTrialError` that stopped the trial before its workdir; ``reused``: the plan's
+    skills not run again (a row ``REUSED`` each). ``json_mode``: one line ``{"trials": [rows], "exit_code"}``
     on stdout, and rich is never imported; else a rich table."""
     import json
 
@@ -249,7 +275,7 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
     from live_trial.report.cost import suite_cost, suite_line
 
     rank: dict[int, int] = {ExitCode.OK: 0, ExitCode.DEGRADED: 1, ExitCode.BLOCKED: 2, ExitCode.REFUSED: 3,
-                            ExitCode.FAIL: 4}       # worst last
+                            ExitCode.FLAKY: 4, ExitCode.FAIL: 5}       # worst last
     worst: int = ExitCode.OK
     rows = []
     for target, outcome in results:
@@ -259,7 +285,7 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
         else:
             rows.append({"target": target, **outcome_json(outcome)})
             code = outcome.exit_code
-        if rank.get(code, 4) > rank.get(worst, 0):
+        if rank.get(code, 5) > rank.get(worst, 0):
             worst = code
     for skill in reused:        # no new trial: say so, with the PASS that stands (a reused skill is never silent)
         if skill.get("action") == "needs_answer":       # no trial: its question has no answer in the suite
@@ -282,6 +308,10 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
     for row in rows:
         table.add_row(row["target"], row["status"], row.get("workdir") or "-", row.get("summary") or "")
     Console(file=sys.stdout).print(table)
+    for row in rows:            # a case run: every attempt's workdir, a failed one too (never replaced)
+        for a in row.get("attempts") or []:
+            print(f"{row['target']} attempt {a['n']}: {a['verdict']}{'' if a['sample'] else ' (not a sample)'} "
+                  f"{a['workdir'] or '(no workdir)'}")
     if total["trials"]:
         print(suite_line(total))
     return worst
