@@ -119,10 +119,10 @@ def run_case(base: TrialRequest, repeats: int, *, case: str = DEFAULT_CASE,
             if n == 1 and exc.exit_code == ExitCode.REFUSED:
                 raise                   # refused before anything was created: as for one trial
             outcome = exc
+        if isinstance(outcome, TrialOutcome) and after_attempt is not None:
+            after_attempt(outcome)          # its report.html, linked from the case verdict
         outcomes.append(outcome)
         attempts.append(_attempt(n, outcome))
-        if isinstance(outcome, TrialOutcome) and after_attempt is not None:
-            after_attempt(outcome)
         last = attempts[-1]
         if stop.is_set() and sum(1 for a in attempts if a.sample) < repeats:
             stopped = f"the case run was stopped after attempt {n}: the harness was asked to stop"
