@@ -166,6 +166,93 @@ def live_trial_verdict(request: pytest.FixtureRequest) -> TrialVerdict:
     verdict: TrialVerdict = request.node.stash[_VERDICT]
     return verdict
 
+# ---------------------------------------------------------------- a suite file as tests
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collect a plugin's ``live-trials.yaml`` (README "Testing a skill with pytest"): one test per case of its suite,
+    ``plugin:skill[case]``, each running ``live-trial run TARGET --case NAME`` (its repeats, answers, bounds and
+    criteria as the suite says). Only files of that exact name, under the paths pytest is given."""
+    from live_trial.acceptance.suite import SUITE_FILE
+
+    if file_path.name == SUITE_FILE:
+        return LiveTrialSuite.from_parent(parent, path=file_path)
+    return None
+
+
+class LiveTrialSuite(pytest.File):
+    """A ``live-trials.yaml`` as a pytest collector: one :class:`LiveTrialCase` per case, in file order. A bad file is
+    one collection error with the file, line and key of each problem."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        """The cases of the suite, each a test item named ``plugin:skill[case]``."""
+        from live_trial.acceptance.plan_inputs import plugin_name
+        from live_trial.acceptance.suite import load_suite
+
+        suite = load_suite(self.path)
+        plugin = plugin_name(self.path.parent)
+        for key, cases in suite.cases.items():
+            target = key if ":" in key else f"{plugin}:{key}"
+            for case in cases:
+                yield LiveTrialCase.from_parent(self, name=f"{target}[{case.name}]", target=target,
+                                                case=case.name, scenario=case.scenario)
+
+
+class LiveTrialCase(pytest.Item):
+    """One case of a suite: passes when the case's verdict is PASS (a repeated case: all of its samples passed);
+    fails with the verdict, its summary (with the pass rate), each reason and the report's path. Rehearsal by default;
+    with ``--live-trial-live`` (``LIVE_TRIAL_LIVE=1``) against the real model, the case's scenario left out; a case
+    with no scenario is skipped in rehearsal, with the reason."""
+
+    def __init__(self, *, target: str, case: str, scenario: Path | None, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.target, self.case, self.scenario = target, case, scenario
+
+    def runtest(self) -> None:
+        """Run ``live-trial run TARGET --case NAME --suite FILE --json`` and judge its verdict."""
+        import tempfile
+
+        live = bool(self.config.getoption(LIVE_OPTION, default=False)) or os.environ.get(LIVE_ENV) == "1"
+        if not live and self.scenario is None:
+            pytest.skip(f"case {self.case} has no scenario: it runs only with {LIVE_OPTION} (or {LIVE_ENV}=1)")
+        root = self.config.getoption("--live-trial-eval-root", default=None)
+        eval_root = Path(root).resolve() if root else Path(tempfile.mkdtemp(prefix="live-trial-case-")) / "eval-log"
+        argv = [sys.executable, "-m", "live_trial", "run", self.target, "--case", self.case, "--suite", str(self.path),
+                "--plugins-root", str(self.path.parent.parent), "--eval-root", str(eval_root), "--socket",
+                _worker_socket(), "--json", *(["--live"] if live else [])]
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=self.path.parent)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith("{")]
+        try:
+            out = json.loads(lines[-1])
+        except (IndexError, ValueError):
+            raise LiveTrialCaseFailed(f"{self.name} gave no result (exit {proc.returncode}): "
+                                      f"{(proc.stderr or proc.stdout).strip()[-800:]}") from None
+        self.user_properties.append(("live_trial_report", str(out.get("report") or out.get("workdir"))))
+        self.user_properties.append(("live_trial_verdict", str(out.get("status"))))
+        if out.get("status") != "PASS":
+            rate = out.get("pass_rate")
+            lines = [f"{self.name}: {out.get('status')}: {out.get('summary') or out.get('message')}"]
+            if rate:
+                lines.append(f"  pass rate: {rate['passed']} of {rate['samples']} samples")
+                lines += [f"  attempt {a['n']}: {a['verdict']} {a['workdir']}" for a in out.get("attempts") or []]
+            lines.append(f"  report: {out.get('report') or out.get('workdir')}")
+            raise LiveTrialCaseFailed("\n".join(lines))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        """The failure text: the verdict, its summary and where its report is (no traceback)."""
+        if isinstance(excinfo.value, LiveTrialCaseFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the test is: the suite file and the case."""
+        return self.path, None, f"live trial {self.name}"
+
+
+class LiveTrialCaseFailed(Exception):
+    """A suite case whose verdict was not PASS (its text is the failure shown)."""
+
+
 # ---------------------------------------------------------------- the rehearsal server
 
 

@@ -94,6 +94,7 @@ def _sweep(eval_root: Path) -> list[str]:
 
 def _table(doc: dict, swept: list[str]) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from live_trial.acceptance.case_plan import label
@@ -111,10 +112,13 @@ def _table(doc: dict, swept: list[str]) -> None:
     for col in ("skill", "tier", "action", "reason"):
         table.add_column(col, overflow="fold")
     for s in doc["skills"]:
-        table.add_row(label(s["target"], s.get("case", DEFAULT_CASE)), s["tier"] or "-", s["action"], s["reason"])
+        # escaped: a case's label "plugin:skill [case]" and a reason are text, never rich markup
+        table.add_row(*(escape(v) for v in (label(s["target"], s.get("case", DEFAULT_CASE)), s["tier"] or "-",
+                                            s["action"], s["reason"])))
     console.print(table)
     for n, batch in enumerate(doc["live_batches"], 1):
-        console.print(f"batch {n}: " + ", ".join(label(e["target"], e.get("case", DEFAULT_CASE)) for e in batch))
+        console.print(f"batch {n}: " + ", ".join(label(e["target"], e.get("case", DEFAULT_CASE)) for e in batch),
+                      markup=False)
     if doc["live_batches"]:
         unknown = doc.get("cost_unknown") or []
         console.print(f"estimated cost: ${doc.get('estimated_cost_usd', 0):.4f} (API list price estimate, from each "

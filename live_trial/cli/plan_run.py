@@ -70,10 +70,10 @@ def check_suite(plan: dict, suite: Path | None) -> None:
 def run_plan(args, policy) -> int:
     """Run every batch of the plan in ``args.plan`` (an entry with ``repeats`` as a case run); return the worst exit
     code (:func:`print_plan_summary`)."""
+    from live_trial.cli.case_cmd import case_run, entry_request
     from live_trial.cli.folder_args import folder_options
     from live_trial.cli.progress import Progress
     from live_trial.cli.report_cmd import write_report_after_run
-    from live_trial.trial.facts import TrialRequest
     from live_trial.trial.runner import Trial
 
     per_skill = [flag for flag, given in (("--gate-response", args.gate_response),
@@ -119,23 +119,13 @@ def run_plan(args, policy) -> int:
             trial_policy = policy.with_overrides(max_cost_usd=share)
 
             def one(entry):
-                plugins_root = Path(entry.get("plugins_root") or args.plugins_root or "plugins")
-                answers = entry.get("answers") or []
-                req = TrialRequest(target=entry["target"], plugins_root=plugins_root, **case_folder(entry, folder),
-                                   eval_root=eval_root, args=entry.get("args") or args.args,
-                                   model=entry.get("model") or args.model,
-                                   proof=bool(entry.get("proof")) or args.proof,
-                                   rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal") else args.rehearsal,
-                                   gate_responses=[a["answer"] for a in answers],
-                                   gate_response_kinds=[a["kind"] for a in answers],
-                                   expect_gate=bool(entry.get("expect_gate")),
-                                   claude_bin=args.claude_bin, socket=args.socket, lang=args.lang,
-                                   policy=case_policy(trial_policy, entry))
+                req = entry_request(entry, args, folder, eval_root, trial_policy)
                 progress = Progress(json_mode=args.json, prefix=f"[{entry_label(entry)}] ")
                 progress.tty = False
                 try:
                     if int(entry.get("repeats") or 1) > 1:       # a case run: k samples, one case verdict
-                        return run_repeated_case(req, entry, args, stop)
+                        return case_run(req, int(entry["repeats"]), json_mode=args.json, stop=stop,
+                                        case=entry.get("case") or "default", prefix=f"{entry_label(entry)} #")
                     outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
                 except LiveTrialError as exc:      # refused or failed before its workdir: one row, not the batch
                     return exc
@@ -173,48 +163,11 @@ def run_plan(args, policy) -> int:
     return print_plan_summary([(t, o) for (t, o), _ in results], json_mode=args.json, reused=reused)
 
 
-def run_repeated_case(req, entry: dict, args, stop):
-    """One plan entry with ``repeats`` k: a case run of k samples (references/suite-format.md "Repeats"), each
-    attempt's lines prefixed ``[plugin:skill [case] #n]``; its pages written at the end. Returns its
-    :class:`~live_trial.trial.repeats.CaseOutcome`."""
-    from live_trial.cli.progress import Progress
-    from live_trial.cli.report_cmd import write_case_reports, write_report_after_run
-    from live_trial.trial.repeats import run_case
-
-    def sink(n: int):
-        attempt = Progress(json_mode=args.json, prefix=f"[{entry_label(entry)} #{n}] ")
-        attempt.tty = False
-        return attempt.event
-
-    def after(outcome) -> None:
-        outcome.report = write_report_after_run(outcome)
-
-    outcome = run_case(req, int(entry["repeats"]), case=entry.get("case") or "default", on_event=sink,
-                       stop_event=stop, after_attempt=after)
-    write_case_reports(outcome)
-    return outcome
-
-
 def entry_label(entry: dict) -> str:
     """The row name of a plan entry: ``plugin:skill``, with `` [case]`` for a named suite case."""
     from live_trial.acceptance.case_plan import label
 
     return label(entry["target"], entry.get("case") or "default")
-
-
-def case_folder(entry: dict, folder: dict) -> dict:
-    """The trial's folder options: a private copy of the case's fixture folder (suite ``cwd``) when it names one,
-    else those of ``run --plan`` (README "Planning many skills")."""
-    return {"folder": "copy", "source": Path(entry["cwd"])} if entry.get("cwd") else folder
-
-
-def case_policy(policy, entry: dict):
-    """The trial's bounds: the case's ``stall_limit_s`` / ``hard_cap_s`` over the policy's, and its ``max_cost_usd``
-    passed through as the trial's budget (never above the plan's share of its budget)."""
-    own = entry.get("max_cost_usd")
-    budget = own if policy.max_cost_usd is None or own is None else min(own, policy.max_cost_usd)
-    return policy.with_overrides(stall_limit_s=entry.get("stall_limit_s"), hard_cap_s=entry.get("hard_cap_s"),
-                                 max_cost_usd=budget)
 
 
 def budget_share(policy, spent: float, trials: int) -> float | None:
@@ -300,13 +253,15 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
         print(json.dumps({"trials": rows, "exit_code": worst, "cost": total}, ensure_ascii=False))
         return worst
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="live trials")
     for col in ("skill", "verdict", "workdir", "what happened"):
         table.add_column(col, overflow="fold")
     for row in rows:
-        table.add_row(row["target"], row["status"], row.get("workdir") or "-", row.get("summary") or "")
+        table.add_row(*(escape(str(v)) for v in (row["target"], row["status"], row.get("workdir") or "-",
+                                                 row.get("summary") or "")))     # text, never rich markup
     Console(file=sys.stdout).print(table)
     for row in rows:            # a case run: every attempt's workdir, a failed one too (never replaced)
         for a in row.get("attempts") or []:

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 from pathlib import Path
 
 from live_trial.cli.folder_args import add_folder_arguments, folder_options
+from live_trial.cli.targets import split_target
 from live_trial.errors import ExitCode, RefusedInput
 from live_trial.notices.catalogue import LANGS
 from live_trial.trial.facts import StopRequest
@@ -59,9 +59,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --plan: trials at once (default: the plan's)")
     p.add_argument("--shard", metavar="K/N", default=None,
                    help="with --plan: run only shard K of N (each trial of the plan is in exactly one shard)")
+    p.add_argument("--case", metavar="NAME", default=None,
+                   help="with TARGET: run this case of the suite (the plugin's live-trials.yaml, or --suite FILE) with "
+                        "its own args, answers, scenario, bounds and repeats (references/suite-format.md)")
+    p.add_argument("--live", action="store_true",
+                   help="with --case: run the case against the real model (its scenario is not used)")
     p.add_argument("--suite", type=Path, metavar="FILE", default=None,
                    help="with --plan: the suite file the plan was made from (plan --suite FILE); checked before "
-                        "anything runs: a bad file, or one changed since the plan, is refused")
+                        "anything runs: a bad file, or one changed since the plan, is refused. With --case: the "
+                        "suite the case is read from")
     p.add_argument("--junit", type=Path, metavar="FILE", default=None,
                    help="with --plan: write a JUnit XML file, one testcase per skill of the plan")
     p.add_argument("--github-annotations", action="store_true",
@@ -98,21 +104,6 @@ def _policy(args):
         return policy.with_overrides(stall_limit_s=args.stall_limit, hard_cap_s=args.hard_cap,
                                      plan_max_cost_usd=budget)
     return policy.with_overrides(stall_limit_s=args.stall_limit, hard_cap_s=args.hard_cap, max_cost_usd=budget)
-
-
-def _split_target(target: str, plugins_root: Path | None) -> tuple[str, Path]:
-    """Accept plugin:skill or PLUGIN_DIR:skill; return (plugin:skill, plugins_root)."""
-    if ":" in target:
-        left, skill = target.rsplit(":", 1)
-        manifest = Path(left) / ".claude-plugin" / "plugin.json"
-        if ("/" in left or left.startswith(".")) and manifest.is_file():
-            try:
-                name = json.loads(manifest.read_text(encoding="utf-8"))["name"]
-            except (ValueError, KeyError, TypeError, RecursionError, OSError):
-                raise RefusedInput("plugin manifest has no name", where=str(manifest),
-                                   fix='add "name" to .claude-plugin/plugin.json') from None
-            return f"{name}:{skill}", plugins_root or Path(left).resolve().parent
-    return target, plugins_root or Path("plugins")
 
 
 #: Options that describe a trial: ``run --resume`` takes none of them, it reuses those recorded at the start.
@@ -152,10 +143,14 @@ def cmd_run(args) -> int:
         return ExitCode.USAGE
     plan_only = [flag for flag, given in (("--shard", args.shard is not None), ("--junit", args.junit is not None),
                                           ("--github-annotations", args.github_annotations),
-                                          ("--suite", getattr(args, "suite", None) is not None)) if given]
+                                          ("--suite", args.suite is not None and args.case is None)) if given]
     if plan_only and not args.plan:
         print(f"live-trial run: error: {', '.join(plan_only)} need --plan PLAN_JSON "
               "(see live-trial run --help)", file=sys.stderr)
+        return ExitCode.USAGE
+    if (args.case is None and args.live) or (args.case is not None and not args.target):
+        print("live-trial run: error: --case needs TARGET, --live needs --case (see live-trial run --help)",
+              file=sys.stderr)
         return ExitCode.USAGE
     if args.repeat is not None and not args.target:
         print("live-trial run: error: --repeat needs TARGET (a plan's cases say their own repeats in the suite) "
@@ -181,7 +176,11 @@ def cmd_run(args) -> int:
             if args.repeat is not None and args.repeat < 1:
                 raise RefusedInput(f"--repeat must be 1 or more (got {args.repeat})", code="bad_value",
                                    fix="e.g. --repeat 3")
-            target, plugins_root = _split_target(args.target, args.plugins_root)
+            if args.case is not None:
+                from live_trial.cli.case_cmd import run_suite_case
+
+                return run_suite_case(args, policy, progress, stop)
+            target, plugins_root = split_target(args.target, args.plugins_root)
             req = TrialRequest(target=target, plugins_root=plugins_root, **folder_options(args),
                                eval_root=args.eval_root or Path("eval-log"),
                                args=args.args, model=args.model, proof=args.proof, rehearsal=args.rehearsal,
@@ -191,7 +190,9 @@ def cmd_run(args) -> int:
                                expect_gate=args.expect_gate, claude_bin=args.claude_bin, socket=args.socket,
                                lang=args.lang, policy=policy)
             if args.repeat is not None and args.repeat > 1:
-                return _run_repeated(req, args, progress, stop)
+                from live_trial.cli.case_cmd import run_repeated
+
+                return run_repeated(req, args, progress, stop)
             outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
     finally:
         progress.close()
@@ -199,27 +200,5 @@ def cmd_run(args) -> int:
     from live_trial.cli.report_cmd import write_report_after_run
 
     outcome.report = write_report_after_run(outcome)
-    progress.final(outcome)
-    return outcome.exit_code
-
-
-def _run_repeated(req, args, progress, stop: StopRequest, case: str = "default") -> int:
-    """``run TARGET --repeat K``: a case run of K samples (references/suite-format.md "Repeats"); each attempt's lines
-    carry ``[attempt n]``, each attempt's report.html is written as it ends, and the case run's page and one summary
-    come last. Returns the case verdict's exit code (7 FLAKY)."""
-    from live_trial.cli.progress import Progress
-    from live_trial.cli.report_cmd import write_case_reports, write_report_after_run
-    from live_trial.trial.repeats import run_case
-
-    def sink(n: int):
-        attempt = Progress(json_mode=args.json, prefix=f"[attempt {n}] ")
-        attempt.tty = False
-        return attempt.event
-
-    def after(outcome) -> None:
-        outcome.report = write_report_after_run(outcome)
-
-    outcome = run_case(req, args.repeat, case=case, on_event=sink, stop_event=stop, after_attempt=after)
-    write_case_reports(outcome)
     progress.final(outcome)
     return outcome.exit_code
