@@ -83,12 +83,11 @@ def test_a_suite_file_is_one_test_per_case(tmp_path: Path) -> None:
 
     from .run_support import SCENARIOS
 
-    shutil.copytree(EXAMPLES / "plugins", tmp_path / "examples" / "plugins")
-    shutil.copytree(EXAMPLES / "scenarios", tmp_path / "examples" / "scenarios")
-    shutil.copy(SCENARIOS / "greet-flaky.yaml", tmp_path / "examples" / "scenarios" / "greet-flaky.yaml")
+    shutil.copytree(EXAMPLES / "plugins", tmp_path / "examples" / "plugins")       # the plugin carries its suite
+    shutil.copy(SCENARIOS / "greet-flaky.yaml", tmp_path / "examples" / "plugins" / "hello" / "scenarios")
     suite = tmp_path / "examples" / "plugins" / "hello" / "live-trials.yaml"
     suite.write_text(suite.read_text().replace(
-        "  greet-style:\n", "      - {name: wobbly, repeats: 2, scenario: ../../scenarios/greet-flaky.yaml, "
+        "  greet-style:\n", "      - {name: wobbly, repeats: 2, scenario: scenarios/greet-flaky.yaml, "
                             "stall_limit: 30}\n  greet-style:\n"))
     junit = tmp_path / "pytest.xml"
     proc = _pytest("-q", "-rs", "-n", "2", str(suite), f"--junitxml={junit}", cwd=tmp_path)
@@ -100,8 +99,8 @@ def test_a_suite_file_is_one_test_per_case(tmp_path: Path) -> None:
     assert "attempt 2: DEGRADED " in out
     cases = {c.name: {p.name: p.value for ps in c.iterchildren(Properties) for p in ps}
              for c in next(iter(JUnitXml.fromfile(str(junit))))}
-    assert set(cases) == {"hello:greet[happy]", "hello:greet[thrice]", "hello:greet[wobbly]",
+    assert set(cases) == {"hello:greet[happy]", "hello:greet[ada]", "hello:greet[wobbly]",
                           "hello:greet-style[casual]"}
-    assert cases["hello:greet[thrice]"]["live_trial_verdict"] == "PASS"
-    assert Path(cases["hello:greet[thrice]"]["live_trial_report"]).is_file()         # the case run's page
+    assert cases["hello:greet[ada]"]["live_trial_verdict"] == "PASS"
+    assert Path(cases["hello:greet[ada]"]["live_trial_report"]).is_file()         # the case run's page
     assert cases["hello:greet-style[casual]"]["live_trial_verdict"] == "PASS"

@@ -83,7 +83,6 @@ def test_a_result_that_would_not_load_is_refused_naming_the_suite(tmp_path):
 def test_rehearsal_new_writes_the_scenario_and_appends_its_case(tmp_path, capsys):
     plugins = tmp_path / "plugins"
     shutil.copytree(EXAMPLES / "plugins", plugins)
-    shutil.copytree(EXAMPLES / "scenarios", tmp_path / "scenarios")     # the suite's scenarios are ../../scenarios
     suite = plugins / "hello" / "live-trials.yaml"
     before = suite.read_text()
     argv = ["rehearsal", "new", "hello:greet-style", "--plugins-root", str(plugins), "--suite", str(suite),
