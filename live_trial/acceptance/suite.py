@@ -42,6 +42,8 @@ class Case:
     repeats: int = 1                                   #: trials of the case (only 1 is run)
     max_cost_usd: float | None = None                  #: the trial's budget (run --max-cost-usd)
     cwd: Path | None = None                            #: a fixture folder copied for the trial (run --cwd)
+    criteria: tuple[tuple[str, str], ...] = ()         #: ``(id, text)`` the evaluator judges besides the skill's
+    kind: str = "task"                                 #: what the case tries (``task``, the only kind today)
     suite: Path | None = None                          #: the suite file it comes from; None: the default case
 
 
@@ -100,6 +102,9 @@ def load_suite(path: Path) -> Suite:
             where = ["skills", key, "cases", n]
             if raw["name"] in seen:
                 problems.append(_at(path, root, where + ["name"], f"case name {raw['name']!r} is used twice"))
+            ids = [c["id"] for c in raw.get("criteria") or ()]
+            if len(ids) != len(set(ids)):
+                problems.append(_at(path, root, where + ["criteria"], "a criterion id is used twice"))
             seen.add(raw["name"])
             case, wrong = _case(path, raw)
             problems += [_at(path, root, where + [field], why) for field, why in wrong]
@@ -129,7 +134,9 @@ def _case(path: Path, raw: Mapping[str, Any]) -> tuple[Case, list[tuple[str, str
                 scenario=scenario.resolve() if scenario else None, stall_limit_s=raw.get("stall_limit"),
                 hard_cap_s=raw.get("hard_cap"), proof=bool(raw.get("proof")), model=raw.get("model"),
                 repeats=int(raw.get("repeats", 1)), max_cost_usd=raw.get("max_cost_usd"),
-                cwd=cwd.resolve() if cwd else None, suite=path)
+                cwd=cwd.resolve() if cwd else None, suite=path,
+                criteria=tuple((str(c["id"]), str(c["text"])) for c in raw.get("criteria") or ()),
+                kind=str(raw.get("kind", "task")))
     return case, wrong
 
 

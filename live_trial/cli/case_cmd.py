@@ -110,7 +110,8 @@ def entry_request(entry: dict, args, folder: dict, eval_root: Path, policy):
                         rehearsal=Path(entry["rehearsal"]) if entry.get("rehearsal") else args.rehearsal,
                         gate_responses=[a["answer"] for a in answers], gate_response_kinds=[a["kind"] for a in answers],
                         expect_gate=bool(entry.get("expect_gate")), claude_bin=args.claude_bin, socket=args.socket,
-                        lang=args.lang, policy=case_policy(policy, entry))
+                        lang=args.lang, policy=case_policy(policy, entry),
+                        criteria=[(str(c["id"]), str(c["text"])) for c in entry.get("criteria") or ()])
 
 
 def case_folder(entry: dict, folder: dict) -> dict:

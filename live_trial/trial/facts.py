@@ -85,6 +85,9 @@ class TrialRequest:
     #: The case run this trial is an attempt of (``repeats`` above 1: references/suite-format.md "Repeats"): recorded
     #: in trial-state.json, its number given to the scripted server, and the trial's own message left to the case run.
     case_run: CaseRun | None = None
+    #: A suite case's own criteria for the evaluator, ``(id, text)`` (references/suite-format.md): recorded in
+    #: trial-state.json, judged like the skill's feedback_contract criteria.
+    criteria: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass

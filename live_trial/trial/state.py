@@ -68,6 +68,7 @@ class TrialState:
     closure: dict[str, Any] | None = None    #: the behaviour closure pinned when the trial was created
     environment: dict[str, Any] | None = None    #: claude, tmux, Python and platform versions at the start
     case_run: dict[str, Any] | None = None       #: the case run it is an attempt of (acceptance/case_verdict.CaseRun)
+    criteria: list[dict[str, Any]] | None = None  #: a suite case's own criteria {id, text} (acceptance/case_criteria)
 
     # ------------------------------------------------------------------ reading and writing
     @classmethod
@@ -108,4 +109,5 @@ class TrialState:
 #: The optional keys whose schema type does not include null: left out of the file while unset.
 _NOT_NULL = frozenset({"args", "plugins_root", "eval_root", "proof", "gate_kind", "lease_ttl_s",
                        "gate_response_kinds", "gate_answers", "folder", "expect_gate", "policy", "collected",
-                       "facts", "environment", "records_seal", "case_run"})
+                       "facts", "environment", "records_seal", "case_run",
+                       "criteria"})

@@ -2,7 +2,8 @@
 (references/suite-format.md "Repeats", README "Planning many skills").
 
 - A suite case of 3 repeats whose scenario fails its second attempt ends FLAKY (exit 7) with a pass rate of 2/3, three
-  workdirs kept and linked, one message with the pass rate; the next plan never reuses it.
+  workdirs kept and linked, one message with the pass rate; the next plan never reuses it. The case's own criterion
+  reaches each attempt's evaluator and verdict.
 - A case run whose first attempt is BLOCKED (the model's service down) tries it again: the BLOCKED attempt is no
   sample, its workdir is kept, and the case passes on 2 samples of 2.
 - Four skills over two plans with a budget of 2, two of which keep failing: all four run within the two plans.
@@ -46,14 +47,17 @@ def test_a_three_repeat_case_failing_one_attempt_is_flaky_two_of_three_and_never
     shutil.copy(SCENARIOS / "greet-flaky.yaml", tmp_path / "greet-flaky.yaml")
     suite = tmp_path / "suite.yaml"
     suite.write_text("skills:\n  greet:\n    cases:\n"
-                     "      - {name: thrice, repeats: 3, scenario: greet-flaky.yaml, stall_limit: 4, hard_cap: 90}\n")
+                     "      - {name: thrice, repeats: 3, scenario: greet-flaky.yaml, stall_limit: 4, hard_cap: 90,\n"
+                     "         criteria: [{id: S1, text: greeting.txt holds exactly the promised line}]}\n")
     reuse = ("--suite", str(suite), "--rehearsal-reuse", str(tmp_path / "greet-flaky.yaml"))
     first = plan_cmd(tmp_path, HELLO, *reuse, "--max-live-trials", "3", "--out", str(tmp_path / "plan.json"))
-    assert [e.get("repeats") for b in first["live_batches"] for e in b] == [3]
+    (entry,) = [e for b in first["live_batches"] for e in b]
+    assert (entry["repeats"], entry["criteria"]) == (3, [{"id": "S1", "text": "greeting.txt holds exactly the "
+                                                                             "promised line"}])
     proc = run_cmd(tmp_path, "--plan", str(tmp_path / "plan.json"), "--rehearsal", str(tmp_path / "greet-flaky.yaml"),
                    "--lang", "en", "--junit", str(tmp_path / "junit.xml"), timeout=300)
     assert proc.returncode == 7, proc.stdout[-3000:] + proc.stderr[-3000:]          # FLAKY: never a PASS
-    (row,) = final_json(proc)["trials"]
+    (row,) = [t for t in final_json(proc)["trials"] if t["status"] != "NEEDS_ANSWER"]    # greet-style: no case
     assert (row["target"], row["status"], row["pass_rate"]) == (
         "hello:greet [thrice]", "FLAKY", {"passed": 2, "samples": 3, "rate": 0.6667})
     doc = case_verdict(tmp_path)
@@ -65,6 +69,12 @@ def test_a_three_repeat_case_failing_one_attempt_is_flaky_two_of_three_and_never
         assert verdict["overall"]["verdict"] == attempt["verdict"]          # each attempt judged on its own
         state = json.loads((wd / "trial-state.json").read_text())
         assert state["case_run"]["attempt"] == attempt["n"]
+        # the case's own criterion reached the evaluator's request and the verdict's criteria lines
+        asked = json.loads((wd / "evaluation.json").read_text())["criteria"]
+        assert asked == [{"id": "S1", "text": "greeting.txt holds exactly the promised line"}]
+        assert [(c["id"], c["result"]) for c in verdict["criteria"]] == [
+            ("S1", "pass" if attempt["verdict"] == "PASS" else "fail")]
+        assert verdict["scenario_id"] == first["skills"][0]["scenario_id"]
     assert (wds[1] / "cwd" / "greeting.txt").read_text() == "Hello World\n"        # the failed one is kept
     notes = [json.loads(line) for line in (tmp_path / "eval" / "notifications.jsonl").read_text().splitlines()]
     assert [n["kind"] for n in notes] == ["flaky"] and "passed 2 of its 3 tries" in notes[0]["text"]

@@ -38,6 +38,8 @@ def refused(tmp_path: Path, text: str) -> list[str]:
      "'DONE' is not one of ['PASS', 'gate']"),
     ("skills:\n  greet:\n    cases:\n      - name: a\n      - name: a\n", 5, "skills.greet.cases[1].name",
      "case name 'a' is used twice"),
+    ("skills:\n  greet:\n    cases:\n      - name: a\n        kind: activation\n", 5, "skills.greet.cases[0].kind",
+     "'activation' is not one of ['task']"),
     ("skills:\n  greet:\n    cases:\n      - name: a\n        repeats: 0\n", 5, "skills.greet.cases[0].repeats",
      "0 is less than the minimum of 1"),
     ("skills:\n  greet:\n    cases:\n      - name: a\n        repeats: 1000\n", 5, "skills.greet.cases[0].repeats",
