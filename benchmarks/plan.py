@@ -231,15 +231,15 @@ def suite_tree(base: Path) -> Path:
     return plugin
 
 
-def plan_command_once(plugin: Path, eval_root: Path, *, suite: bool) -> tuple[float, dict]:
-    """(wall s, plan) of what ``plan`` does in-process for ``plugin``: read its suite (or none), the queue, plan."""
+def plan_command_once(plugin: Path, eval_root: Path) -> tuple[float, dict]:
+    """(wall s, plan) of what ``plan`` does in-process for ``plugin``: look for its suite (read and check it when it
+    has one), read the queue, plan."""
     from live_trial.acceptance.plan import plan
     from live_trial.acceptance.plan_inputs import plan_suites
     from live_trial.acceptance.queue import load_queue
 
     t0 = time.perf_counter()
-    suites = plan_suites([plugin]) if suite else {}
-    doc = plan([plugin], eval_root, max_live_trials=2, max_concurrency=2, watches=[], suites=suites,
+    doc = plan([plugin], eval_root, max_live_trials=2, max_concurrency=2, watches=[], suites=plan_suites([plugin]),
                queue=load_queue(eval_root))
     return time.perf_counter() - t0, doc
 
@@ -281,11 +281,11 @@ def measure_suite(base: Path, repeat: int) -> float:
           f"{d * 1000:6.1f} ms -> ratio {ratio:4.2f} (median of {repeat}); goal <= 1.2: "
           f"{'met' if ratio <= 1.2 else 'NOT met'}")
     inner_s, inner_d = [], []
-    plan_command_once(plugin, base / "suite-eval-in", suite=True)
-    plan_command_once(plain, base / "plain-eval-in", suite=False)
+    plan_command_once(plugin, base / "suite-eval-in")
+    plan_command_once(plain, base / "plain-eval-in")
     for _ in range(repeat):
-        inner_d.append(plan_command_once(plain, base / "plain-eval-in", suite=False)[0])
-        wall, doc = plan_command_once(plugin, base / "suite-eval-in", suite=True)
+        inner_d.append(plan_command_once(plain, base / "plain-eval-in")[0])
+        wall, doc = plan_command_once(plugin, base / "suite-eval-in")
         inner_s.append(wall)
     assert len(doc["skills"]) == CASES and all(s.get("case", "default") != "default" for s in doc["skills"])
     si, di = statistics.median(inner_s), statistics.median(inner_d)

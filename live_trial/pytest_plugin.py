@@ -74,11 +74,11 @@ def _worker_socket() -> str:
 
 def _trial_argv(target: str, *, live: bool, scenario: Path | None, args: str, plugins_root: Path | None,
                 eval_root: Path, cwd: Path | None, stall_limit: float | None, hard_cap: float | None,
-                model: str | None, extra: tuple[str, ...]) -> list[str]:
+                model: str | None, extra: tuple[str, ...], repeats: int | None = None) -> list[str]:
     argv = [sys.executable, "-m", "live_trial", "run", target, "--json", "--eval-root", str(eval_root),
             "--socket", _worker_socket(), "--args", args]
     for flag, value in (("--plugins-root", plugins_root), ("--cwd", cwd), ("--stall-limit", stall_limit),
-                        ("--hard-cap", hard_cap), ("--model", model)):
+                        ("--hard-cap", hard_cap), ("--model", model), ("--repeat", repeats)):
         if value is not None:
             argv += [flag, str(value)]
     if not live:
@@ -89,7 +89,7 @@ def _trial_argv(target: str, *, live: bool, scenario: Path | None, args: str, pl
 @pytest.fixture
 def live_trial_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., TrialVerdict]:
     """Factory fixture: ``live_trial_run(target, scenario=None, args="", plugins_root=None, cwd=None,
-    expect="PASS", stall_limit=None, hard_cap=None, model=None, extra=()) -> TrialVerdict``.
+    expect="PASS", stall_limit=None, hard_cap=None, model=None, extra=(), repeats=None) -> TrialVerdict``.
 
     Runs ``live-trial run TARGET --json`` (the real command: real claude, real tmux) and returns the verdict. A
     rehearsal plays ``scenario`` (a YAML path); with ``--live-trial-live`` (or ``LIVE_TRIAL_LIVE=1``) the trial is
@@ -99,6 +99,9 @@ def live_trial_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[.
     ``tmp_path/eval-log`` unless ``--live-trial-eval-root``) and every test process its own tmux socket, so it is
     safe under pytest-xdist. The report path is recorded as the test's ``live_trial_report`` property (pytest's
     ``--junitxml`` writes it). Relative paths are taken from the test file's folder. Durations in seconds.
+    ``repeats``: a case run of that many trials (``run --repeat``): the verdict is the case verdict (PASS only when
+    all passed, FLAKY when some did not), its ``reasons`` one per attempt that did not pass, ``doc`` its
+    case-verdict.json (``pass_rate``, ``attempts``).
     """
     config = request.config
     live = bool(config.getoption(LIVE_OPTION, default=False)) or os.environ.get(LIVE_ENV) == "1"
@@ -111,13 +114,13 @@ def live_trial_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[.
 
     def run(target: str, *, scenario: Any = None, args: str = "", plugins_root: Any = None, cwd: Any = None,
             expect: str | None = "PASS", stall_limit: float | None = None, hard_cap: float | None = None,
-            model: str | None = None, extra: tuple[str, ...] = ()) -> TrialVerdict:
+            model: str | None = None, extra: tuple[str, ...] = (), repeats: int | None = None) -> TrialVerdict:
         if not live and scenario is None:
             pytest.skip(f"a live trial of {target} runs only with {LIVE_OPTION} (or {LIVE_ENV}=1); "
                         "give scenario= to rehearse it")
         argv = _trial_argv(target, live=live, scenario=place(scenario), args=args, plugins_root=place(plugins_root),
                            eval_root=eval_root, cwd=place(cwd), stall_limit=stall_limit, hard_cap=hard_cap,
-                           model=model, extra=tuple(extra))
+                           model=model, extra=tuple(extra), repeats=repeats)
         proc = subprocess.run(argv, capture_output=True, text=True, cwd=here)
         lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith("{")]
         try:
@@ -129,8 +132,10 @@ def live_trial_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[.
             pytest.fail(f"live trial of {target} did not run: {out.get('status')}: "
                         f"{out.get('message') or out.get('summary')}", pytrace=False)
         doc = json.loads(Path(out["verdict_path"]).read_text(encoding="utf-8"))
-        verdict = TrialVerdict(target=target, overall=doc["overall"]["verdict"], summary=out.get("summary") or "",
-                               reasons=list(doc["overall"].get("reasons") or []),
+        case = "pass_rate" in doc          # a case run's case-verdict.json
+        verdict = TrialVerdict(target=target, overall=doc["verdict"] if case else doc["overall"]["verdict"],
+                               summary=out.get("summary") or "",
+                               reasons=list(doc["reasons"] if case else doc["overall"].get("reasons") or []),
                                report=Path(out["report"]) if out.get("report") else None,
                                workdir=Path(out["workdir"]) if out.get("workdir") else None,
                                verdict_path=Path(out["verdict_path"]), exit_code=proc.returncode, live=live, doc=doc)
