@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "evidence, the criteria and answered questions, the conversation and the last "
                                    "screen, in one page that loads nothing from the network. Exit 0 written, "
                                    "2 refused.")
-    p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, or `latest`")
+    p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, a case run's "
+                                   "eval-log/<plugin>/<skill>/live-trial-cases/<id>, or `latest`")
     _common(p)
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("ls", help="list past trials, newest first",
@@ -83,10 +84,17 @@ def _workdir(args) -> Path:
 
 
 def cmd_report(args) -> int:
-    """Handler of ``report``: write report.html, print its path."""
+    """Handler of ``report``: write report.html (a trial's, or a case run's page), print its path."""
     from live_trial.report.page import write_report
+    from live_trial.workdir_files import CASE_VERDICT
 
-    path = write_report(_workdir(args), args.lang)
+    workdir = _workdir(args)
+    if (workdir / CASE_VERDICT).is_file():
+        from live_trial.report.cases import write_case_report
+
+        path = write_case_report(workdir)
+    else:
+        path = write_report(workdir, args.lang)
     print(json.dumps({"status": "WRITTEN", "path": str(path)}) if args.json else f"WRITTEN: {path}")
     return ExitCode.OK
 

@@ -73,3 +73,10 @@ def test_a_case_run_stopped_before_its_verdict_is_listed_with_what_is_wrong(tmp_
     stopped.mkdir(parents=True)
     (info,) = list_case_runs(tmp_path / "eval")
     assert info.doc is None and "stopped before its verdict" in info.problem
+
+
+def test_report_writes_the_case_runs_page_again(tmp_path, capsys):
+    folder, _ = make_case_run(tmp_path)
+    assert main(["report", str(folder)]) == 0
+    assert capsys.readouterr().out.strip() == f"WRITTEN: {folder / 'report.html'}"
+    assert 'id="verdict">FLAKY<' in (folder / "report.html").read_text()
