@@ -248,7 +248,9 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
         rows.append({"target": entry_label(skill), "status": "REUSED", "exit_code": ExitCode.OK,
                      "workdir": str(Path(skill["verdict"]).parent) if skill.get("verdict") else None,
                      "summary": "not run again: " + (skill.get("reason") or "an earlier PASS still holds")})
-    total = suite_cost([getattr(o, "verdict", None) for _, o in results])
+    # what the trials cost: a case run's attempts each (its case verdict only adds them up)
+    total = suite_cost([getattr(t, "verdict", None) for _, o in results
+                        for t in (getattr(o, "attempts", None) or [o])])
     if json_mode:
         print(json.dumps({"trials": rows, "exit_code": worst, "cost": total}, ensure_ascii=False))
         return worst
