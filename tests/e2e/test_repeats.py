@@ -42,7 +42,7 @@ def case_verdict(tmp: Path) -> dict:
     return doc
 
 
-@pytest.mark.budget(12)
+@pytest.mark.budget(14)
 def test_a_three_repeat_case_failing_one_attempt_is_flaky_two_of_three_and_never_reused(tmp_path: Path) -> None:
     shutil.copy(SCENARIOS / "greet-flaky.yaml", tmp_path / "greet-flaky.yaml")
     suite = tmp_path / "suite.yaml"
