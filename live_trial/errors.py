@@ -24,6 +24,7 @@ class ExitCode(IntEnum):
     GATE = 4          # poll: a question is waiting
     TICK_BUDGET = 5   # poll: --max-ticks used up; re-run the same command
     DEGRADED = 6      # run: finished, but the goal failed or a person had to step in
+    FLAKY = 7         # run: a repeated case passed some of its trials and not others (never a PASS)
     USAGE = 64        # argparse usage error; poll: refused input
     INTERRUPTED = 130  # any: stopped by Ctrl-C outside a trial (128 + SIGINT, the shell's number)
     BROKEN_PIPE = 141  # any: the reader of its output went away (`| head`; 128 + SIGPIPE, the shell's number)

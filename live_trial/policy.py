@@ -93,3 +93,16 @@ def _budget(doc: Mapping[str, Any], key: str) -> float | None:
         raise RefusedInput(f"budget.{key} must be a positive number of US dollars or null, got {value!r}",
                            where="references/convergence-policy.json", fix=f"set budget.{key} to e.g. 2.5 or null")
     return float(value)
+
+
+def blocked_retries_max() -> int:
+    """How many times a case run tries again after a BLOCKED attempt (``repeats.blocked_retries_max`` of
+    references/convergence-policy.json, default 2): a BLOCKED attempt is no sample of a repeated case, and the run
+    stops BLOCKED once this bound is used up (references/suite-format.md "Repeats"). Raises :class:`RefusedInput` for
+    a value that is not a whole number >= 0."""
+    doc = json.loads(read_reference("convergence-policy.json"))
+    value = (doc.get("repeats") or {}).get("blocked_retries_max", 2)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise RefusedInput(f"repeats.blocked_retries_max must be a whole number >= 0, got {value!r}",
+                           where="references/convergence-policy.json", fix="set it to e.g. 2")
+    return value

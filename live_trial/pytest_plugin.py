@@ -74,11 +74,11 @@ def _worker_socket() -> str:
 
 def _trial_argv(target: str, *, live: bool, scenario: Path | None, args: str, plugins_root: Path | None,
                 eval_root: Path, cwd: Path | None, stall_limit: float | None, hard_cap: float | None,
-                model: str | None, extra: tuple[str, ...]) -> list[str]:
+                model: str | None, extra: tuple[str, ...], repeats: int | None = None) -> list[str]:
     argv = [sys.executable, "-m", "live_trial", "run", target, "--json", "--eval-root", str(eval_root),
             "--socket", _worker_socket(), "--args", args]
     for flag, value in (("--plugins-root", plugins_root), ("--cwd", cwd), ("--stall-limit", stall_limit),
-                        ("--hard-cap", hard_cap), ("--model", model)):
+                        ("--hard-cap", hard_cap), ("--model", model), ("--repeat", repeats)):
         if value is not None:
             argv += [flag, str(value)]
     if not live:
@@ -89,7 +89,7 @@ def _trial_argv(target: str, *, live: bool, scenario: Path | None, args: str, pl
 @pytest.fixture
 def live_trial_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., TrialVerdict]:
     """Factory fixture: ``live_trial_run(target, scenario=None, args="", plugins_root=None, cwd=None,
-    expect="PASS", stall_limit=None, hard_cap=None, model=None, extra=()) -> TrialVerdict``.
+    expect="PASS", stall_limit=None, hard_cap=None, model=None, extra=(), repeats=None) -> TrialVerdict``.
 
     Runs ``live-trial run TARGET --json`` (the real command: real claude, real tmux) and returns the verdict. A
     rehearsal plays ``scenario`` (a YAML path); with ``--live-trial-live`` (or ``LIVE_TRIAL_LIVE=1``) the trial is
@@ -99,6 +99,9 @@ def live_trial_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[.
     ``tmp_path/eval-log`` unless ``--live-trial-eval-root``) and every test process its own tmux socket, so it is
     safe under pytest-xdist. The report path is recorded as the test's ``live_trial_report`` property (pytest's
     ``--junitxml`` writes it). Relative paths are taken from the test file's folder. Durations in seconds.
+    ``repeats``: a case run of that many trials (``run --repeat``): the verdict is the case verdict (PASS only when
+    all passed, FLAKY when some did not), its ``reasons`` one per attempt that did not pass, ``doc`` its
+    case-verdict.json (``pass_rate``, ``attempts``).
     """
     config = request.config
     live = bool(config.getoption(LIVE_OPTION, default=False)) or os.environ.get(LIVE_ENV) == "1"
@@ -111,13 +114,13 @@ def live_trial_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[.
 
     def run(target: str, *, scenario: Any = None, args: str = "", plugins_root: Any = None, cwd: Any = None,
             expect: str | None = "PASS", stall_limit: float | None = None, hard_cap: float | None = None,
-            model: str | None = None, extra: tuple[str, ...] = ()) -> TrialVerdict:
+            model: str | None = None, extra: tuple[str, ...] = (), repeats: int | None = None) -> TrialVerdict:
         if not live and scenario is None:
             pytest.skip(f"a live trial of {target} runs only with {LIVE_OPTION} (or {LIVE_ENV}=1); "
                         "give scenario= to rehearse it")
         argv = _trial_argv(target, live=live, scenario=place(scenario), args=args, plugins_root=place(plugins_root),
                            eval_root=eval_root, cwd=place(cwd), stall_limit=stall_limit, hard_cap=hard_cap,
-                           model=model, extra=tuple(extra))
+                           model=model, extra=tuple(extra), repeats=repeats)
         proc = subprocess.run(argv, capture_output=True, text=True, cwd=here)
         lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith("{")]
         try:
@@ -129,8 +132,10 @@ def live_trial_run(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[.
             pytest.fail(f"live trial of {target} did not run: {out.get('status')}: "
                         f"{out.get('message') or out.get('summary')}", pytrace=False)
         doc = json.loads(Path(out["verdict_path"]).read_text(encoding="utf-8"))
-        verdict = TrialVerdict(target=target, overall=doc["overall"]["verdict"], summary=out.get("summary") or "",
-                               reasons=list(doc["overall"].get("reasons") or []),
+        case = "pass_rate" in doc          # a case run's case-verdict.json
+        verdict = TrialVerdict(target=target, overall=doc["verdict"] if case else doc["overall"]["verdict"],
+                               summary=out.get("summary") or "",
+                               reasons=list(doc["reasons"] if case else doc["overall"].get("reasons") or []),
                                report=Path(out["report"]) if out.get("report") else None,
                                workdir=Path(out["workdir"]) if out.get("workdir") else None,
                                verdict_path=Path(out["verdict_path"]), exit_code=proc.returncode, live=live, doc=doc)
@@ -165,6 +170,93 @@ def live_trial_verdict(request: pytest.FixtureRequest) -> TrialVerdict:
         raise pytest.UsageError("live_trial_verdict needs @pytest.mark.live_trial(target, scenario=...) on the test")
     verdict: TrialVerdict = request.node.stash[_VERDICT]
     return verdict
+
+# ---------------------------------------------------------------- a suite file as tests
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collect a plugin's ``live-trials.yaml`` (README "Testing a skill with pytest"): one test per case of its suite,
+    ``plugin:skill[case]``, each running ``live-trial run TARGET --case NAME`` (its repeats, answers, bounds and
+    criteria as the suite says). Only files of that exact name, under the paths pytest is given."""
+    from live_trial.acceptance.suite import SUITE_FILE
+
+    if file_path.name == SUITE_FILE:
+        return LiveTrialSuite.from_parent(parent, path=file_path)
+    return None
+
+
+class LiveTrialSuite(pytest.File):
+    """A ``live-trials.yaml`` as a pytest collector: one :class:`LiveTrialCase` per case, in file order. A bad file is
+    one collection error with the file, line and key of each problem."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        """The cases of the suite, each a test item named ``plugin:skill[case]``."""
+        from live_trial.acceptance.plan_inputs import plugin_name
+        from live_trial.acceptance.suite import load_suite
+
+        suite = load_suite(self.path)
+        plugin = plugin_name(self.path.parent)
+        for key, cases in suite.cases.items():
+            target = key if ":" in key else f"{plugin}:{key}"
+            for case in cases:
+                yield LiveTrialCase.from_parent(self, name=f"{target}[{case.name}]", target=target,
+                                                case=case.name, scenario=case.scenario)
+
+
+class LiveTrialCase(pytest.Item):
+    """One case of a suite: passes when the case's verdict is PASS (a repeated case: all of its samples passed);
+    fails with the verdict, its summary (with the pass rate), each reason and the report's path. Rehearsal by default;
+    with ``--live-trial-live`` (``LIVE_TRIAL_LIVE=1``) against the real model, the case's scenario left out; a case
+    with no scenario is skipped in rehearsal, with the reason."""
+
+    def __init__(self, *, target: str, case: str, scenario: Path | None, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.target, self.case, self.scenario = target, case, scenario
+
+    def runtest(self) -> None:
+        """Run ``live-trial run TARGET --case NAME --suite FILE --json`` and judge its verdict."""
+        import tempfile
+
+        live = bool(self.config.getoption(LIVE_OPTION, default=False)) or os.environ.get(LIVE_ENV) == "1"
+        if not live and self.scenario is None:
+            pytest.skip(f"case {self.case} has no scenario: it runs only with {LIVE_OPTION} (or {LIVE_ENV}=1)")
+        root = self.config.getoption("--live-trial-eval-root", default=None)
+        eval_root = Path(root).resolve() if root else Path(tempfile.mkdtemp(prefix="live-trial-case-")) / "eval-log"
+        argv = [sys.executable, "-m", "live_trial", "run", self.target, "--case", self.case, "--suite", str(self.path),
+                "--plugins-root", str(self.path.parent.parent), "--eval-root", str(eval_root), "--socket",
+                _worker_socket(), "--json", *(["--live"] if live else [])]
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=self.path.parent)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith("{")]
+        try:
+            out = json.loads(lines[-1])
+        except (IndexError, ValueError):
+            raise LiveTrialCaseFailed(f"{self.name} gave no result (exit {proc.returncode}): "
+                                      f"{(proc.stderr or proc.stdout).strip()[-800:]}") from None
+        self.user_properties.append(("live_trial_report", str(out.get("report") or out.get("workdir"))))
+        self.user_properties.append(("live_trial_verdict", str(out.get("status"))))
+        if out.get("status") != "PASS":
+            rate = out.get("pass_rate")
+            lines = [f"{self.name}: {out.get('status')}: {out.get('summary') or out.get('message')}"]
+            if rate:
+                lines.append(f"  pass rate: {rate['passed']} of {rate['samples']} samples")
+                lines += [f"  attempt {a['n']}: {a['verdict']} {a['workdir']}" for a in out.get("attempts") or []]
+            lines.append(f"  report: {out.get('report') or out.get('workdir')}")
+            raise LiveTrialCaseFailed("\n".join(lines))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        """The failure text: the verdict, its summary and where its report is (no traceback)."""
+        if isinstance(excinfo.value, LiveTrialCaseFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the test is: the suite file and the case."""
+        return self.path, None, f"live trial {self.name}"
+
+
+class LiveTrialCaseFailed(Exception):
+    """A suite case whose verdict was not PASS (its text is the failure shown)."""
+
 
 # ---------------------------------------------------------------- the rehearsal server
 

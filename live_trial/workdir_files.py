@@ -62,6 +62,10 @@ CWD_SNAPSHOT = "cwd-snapshot.json"
 #: The digest of every record collect wrote (:mod:`live_trial.trial.seal`), checked before the records are used.
 RECORDS_SEAL = "records-seal.json"
 TRIAL_LOCK = ".trial.lock"
+#: The verdict over the trials of one case run, in the case run's own folder
+#: (``<eval-root>/<plugin>/<skill>/live-trial-cases/<case-run-id>/``, references/suite-format.md "Repeats"),
+#: beside its ``report.html``.
+CASE_VERDICT = "case-verdict.json"
 CWD = "cwd"
 CWD_BASELINE = "cwd-baseline"
 CLAUDE_CONFIG = "claude-config"
@@ -79,6 +83,7 @@ REPLAY_LOG = "replay-log.jsonl"
 # The eval root's own files (a rehearsal keeps its own in <workdir>/rehearsal-watches/).
 NOTIFICATIONS_FILE = "notifications.jsonl"      # every notification sent, one record per line (notices.notify)
 LEDGER_FILE = "watches.json"                    # the watch ledger (notices.watch)
+QUEUE_FILE = "queue.json"                       # the plan's defer queue (acceptance.queue)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
+from live_trial.acceptance.case_criteria import clashes
 from live_trial.acceptance.suite import DEFAULT_CASE, SUITE_FILE, Case
 from live_trial.acceptance.tier import GATE_TOOLS, allowed_tools, contract_evidence
 from live_trial.acceptance.verdict_doc import scenario_id
@@ -19,10 +20,12 @@ def label(target: str, case: str) -> str:
 
 def case_scenario_id(target: str, case: Case, reuse_scenario: Path | None, template_text: str) -> str:
     """The ``scenario_id`` a trial of ``case`` records: its args, its scenario or tape (else ``reuse_scenario``, the
-    ``plan --rehearsal-reuse`` file, else none: live), its answers and the task template. The default case's is
-    the id ``plan`` computed before suites (empty args, no answers), so earlier PASS verdicts stay reusable."""
+    ``plan --rehearsal-reuse`` file, else none: live), its answers, its criteria and the task template. The default
+    case's is the id ``plan`` computed before suites (empty args, no answers), so earlier PASS verdicts stay
+    reusable."""
     scenario = case.scenario or case.replay or reuse_scenario
-    return scenario_id(target, case.args, scenario, template_text, answers=case.answers or ())
+    return scenario_id(target, case.args, scenario, template_text, answers=case.answers or (),
+                       criteria=case.criteria)
 
 
 def cannot_run(case: Case, frontmatter: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -35,6 +38,10 @@ def cannot_run(case: Case, frontmatter: Mapping[str, Any]) -> tuple[str, str] | 
         where = f"case {case.name} of {case.suite}" if case.suite else f"a case of the skill in its {SUITE_FILE}"
         return "needs_answer", (f"needs an answer to its question (allowed-tools name {', '.join(asks)}): add "
                                 f"answers to {where}, or answers: [] when this case asks nothing; no trial started")
+    taken = clashes(frontmatter, case.criteria)
+    if taken:
+        return "refused", (f"case {case.name}: criteria {', '.join(taken)} are the skill's own (feedback_contract): "
+                           "give the case's criteria other ids")
     if any(kind == "contractual" for _, kind in case.answers or ()):
         try:
             contract_evidence(frontmatter)
@@ -60,6 +67,10 @@ def batch_entry(target: str, plugins_root: Path, proof: bool, case: Case) -> dic
         entry["expect_gate"] = True
     if case.mcp_fixtures:
         entry["mcp_fixtures"] = dict(case.mcp_fixtures)
+    if case.repeats > 1:
+        entry["repeats"] = case.repeats
+    if case.criteria:
+        entry["criteria"] = [{"id": i, "text": t} for i, t in case.criteria]
     for key, value in (("stall_limit_s", case.stall_limit_s), ("hard_cap_s", case.hard_cap_s),
                        ("model", case.model), ("max_cost_usd", case.max_cost_usd),
                        ("cwd", str(case.cwd) if case.cwd else None)):

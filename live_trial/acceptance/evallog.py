@@ -1,4 +1,6 @@
-"""Where trials live in the eval root: ``<eval-root>/<plugin>/<skill>/live-trial/<run-id>/`` (seed 001 "準備").
+"""Where trials live in the eval root: ``<eval-root>/<plugin>/<skill>/live-trial/<run-id>/`` (seed 001 "準備"), and
+the case runs over several of them: ``<eval-root>/<plugin>/<skill>/live-trial-cases/<case-run-id>/`` (references/
+suite-format.md "Repeats").
 
 The one place that spells this layout: the runner creates workdirs there, plan looks for earlier verdicts there and
 the notices find a trial's evaluation there. Pure path arithmetic; nothing here touches the disk.
@@ -8,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 NO_PLUGIN = "_plain"
+#: The folder of a skill's case runs, beside its ``live-trial`` folder of trials.
+CASES = "live-trial-cases"
 
 
 def workdir_path(eval_root: Path, plugin: str | None, skill: str, run_id: str) -> Path:
@@ -28,3 +32,14 @@ def eval_root_of(workdir: Path) -> Path | None:
     if workdir.parent.name == "live-trial" and len(workdir.parents) >= 4:
         return workdir.parents[3]
     return None
+
+
+def skill_cases_dir(eval_root: Path, plugin: str | None, skill: str) -> Path:
+    """``<eval-root>/<plugin>/<skill>/live-trial-cases``: the folder holding every case run of one skill (a case with
+    ``repeats`` above 1). Returns a path (not resolved); raises nothing."""
+    return Path(eval_root) / (plugin or NO_PLUGIN) / skill / CASES
+
+
+def case_run_path(eval_root: Path, plugin: str | None, skill: str, case_run_id: str) -> Path:
+    """``<eval-root>/<plugin>/<skill>/live-trial-cases/<case-run-id>`` as an absolute path."""
+    return (skill_cases_dir(eval_root, plugin, skill) / case_run_id).resolve()

@@ -66,6 +66,8 @@ class Findings:
     """The arguments given to the skill (part of the task contract)."""
     answers_given: tuple[tuple[str, str], ...] = ()
     """The answers given for the skill's questions, ``(answer, kind)`` in order (part of the task contract)."""
+    criteria_given: tuple[tuple[str, str], ...] = ()
+    """A suite case's own criteria, ``(id, text)`` in order (part of the task contract)."""
     stop_reason: str | None = field(default=None, metadata=AS_IS)
     """Why the trial stopped, None for a clean end."""
     stall_row: int | None = field(default=None, metadata=AS_IS)
@@ -145,6 +147,7 @@ def recorded_findings(state: Mapping[str, Any] | None) -> Findings | None:
         proof=bool(state.get("proof")), blocked=bool(facts.get("blocked")),
         scenario_origin="rehearsal" if rehearsal else "live", scenario_path=Path(scenario) if scenario else None,
         args=str(state.get("args") or ""), answers_given=given_answers(state),
+        criteria_given=tuple((str(c["id"]), str(c["text"])) for c in state.get("criteria") or ()),
         stop_reason=facts.get("stop_reason"), stall_row=facts.get("stall_row"),
         notes=tuple(facts.get("notes") or ()), warnings=tuple(facts.get("warnings") or ()),
         session_id=state.get("session_id"), requested_model=state.get("model"), started_at=state.get("started_at"),

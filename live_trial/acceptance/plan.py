@@ -52,25 +52,23 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from live_trial.acceptance.case_plan import batch_entry, cannot_run, case_scenario_id, label
-from live_trial.acceptance.evallog import skill_trials_dir
-from live_trial.acceptance.origin import workdir_origin
-from live_trial.acceptance.overall import VerdictInputs, derive_overall
-from live_trial.acceptance.plan_inputs import inline_refs, plan_suites, plugin_roots, scenario_of, watch_closure
+from live_trial.acceptance.case_reuse import case_verdicts, decide_repeated
+from live_trial.acceptance.evallog import skill_cases_dir, skill_trials_dir
+from live_trial.acceptance.fair_plan import Candidate, choose
+from live_trial.acceptance.plan_inputs import plan_suites, plugin_roots, scenario_of, watch_closure
+from live_trial.acceptance.queue import Waiting, still_waiting
 from live_trial.acceptance.suite import DEFAULT, Case, Suite, suite_sha
-from live_trial.acceptance.tier import contract_evidence, tier_and_reason
+from live_trial.acceptance.tier import tier_and_reason
 from live_trial.acceptance.transcript_cache import TranscriptCache
 from live_trial.acceptance.verdict import recorded_cost, trial_duration_s
-from live_trial.acceptance.verdict_doc import OLDER_SCHEMA_VERSIONS
-from live_trial.acceptance.verdict_doc import SCHEMA as VERDICT_SCHEMA
-from live_trial.acceptance.watch_reuse import past_deadline, rehearsal_ledger, watch_standing
+from live_trial.acceptance.verdict_reuse import VerdictReader
+from live_trial.acceptance.watch_reuse import past_deadline
 from live_trial.clock import utc_now
 from live_trial.closure.index import PluginIndex, skills_of
 from live_trial.closure.pinning import closure_digest
 from live_trial.closure.target import resolve_target
 from live_trial.errors import LiveTrialError, RefusedInput
-from live_trial.jsonfile import parse_json
 from live_trial.session.rules import check_target_allowed
-from live_trial.workdir_files import TRANSCRIPT, VERDICT
 
 SCHEMA = "plan.schema.json"
 
@@ -89,6 +87,8 @@ class _Skill:
     plugins_root: Path
     entry: dict[str, Any]
     case: Case = DEFAULT
+    tried: str | None = None            #: the verdict of the case's newest trial (or case run); None: never tried
+    last_trial: str | None = None       #: that trial's run id (the queue's ``last_trial``)
 
 
 def _refused_plugin(folder: Path, error: LiveTrialError) -> list[_Skill]:
@@ -103,111 +103,12 @@ def _refused_plugin(folder: Path, error: LiveTrialError) -> list[_Skill]:
     return rows
 
 
-class _VerdictReader:
-    """Reads old verdicts with one schema validator; reads transcripts through the plan's transcript cache."""
-
-    def __init__(self, cache: TranscriptCache, ledger: list[Mapping[str, Any]], now: datetime) -> None:
-        self.cache = cache
-        self.ledger = ledger        #: the eval root's watches, open and closed (a mostly-done PASS's watch is there)
-        self.now = now
-        from jsonschema import Draft202012Validator
-
-        from live_trial.resources import load_schema
-
-        schema = load_schema(VERDICT_SCHEMA)
-        # The same schema with its local $refs inlined: identical results, about twice as fast to check.
-        self.validator = Draft202012Validator(inline_refs(schema, schema.get("$defs", {})))
-
-    def verdicts(self, folder: Path, scen: str | None = None) -> list[Path]:
-        """verdict.json files of one skill, newest run first (run ids sort by time); with ``scen``, those recording
-        that ``scenario_id`` (one case of a suite) first, so another case's newer trial hides nothing."""
-        if not folder.is_dir():
-            return []
-        found = sorted((p for p in folder.glob(f"*/{VERDICT}")), key=lambda p: p.parent.name, reverse=True)
-        return found if scen is None else sorted(found, key=lambda p: scenario_of(p) != scen)
-
-    def check(self, path: Path, digest: str, scen: str, frontmatter: Mapping[str, Any], *,
-              reuse_rehearsal: bool) -> tuple[bool, str]:
-        """(reusable, reason) for one verdict file."""
-        run = path.parent.name
-        try:
-            doc = parse_json(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            return False, f"last verdict is not readable JSON (run {run})"
-        if next(self.validator.iter_errors(doc), None) is not None:
-            return False, f"last verdict does not fit the verdict schema (run {run})"
-        try:
-            found = workdir_origin(path.parent, scripted=self.cache.scripted)
-        except LiveTrialError as exc:
-            return False, f"cannot tell the origin of its workdir ({exc.problem}) (run {run})"
-        except OSError as exc:
-            return False, f"the transcript cannot be read ({exc.strerror or exc}) (run {run})"
-        if doc["scenario_origin"] != found.origin:
-            why = found.why or "no rehearsal trace in trial-state.json, no claude-config/"
-            return False, (f"last verdict says scenario_origin {doc['scenario_origin']} but its workdir is "
-                           f"{found.origin} ({why}): never reused (run {run})")
-        if doc["scenario_origin"] != "live" and not reuse_rehearsal:
-            return False, f"rehearsal verdicts are never reused (run {run})"
-        overall = doc["overall"]["verdict"]
-        try:
-            derived = derive_overall(VerdictInputs.from_doc(doc))
-        except (KeyError, TypeError):  # pragma: no cover - the schema requires these fields
-            derived = None
-        if derived != overall:
-            return False, (f"last verdict's overall {overall} does not follow from its inputs ({derived}): "
-                           f"edited (run {run})")
-        if overall != "PASS":
-            return False, f"last verdict is {overall} (run {run})"
-        override = doc.get("override")
-        if isinstance(override, dict):
-            said = override.get("evaluation_goal_result")
-            how = f"overrode the evaluator's {said}" if said not in (None, doc["goal_result"]) else (
-                "was written with --override" + ("" if said else ", its goal not judged by the evaluator"))
-            return False, f"last PASS {how} ({override.get('why')}): never reused (run {run})"
-        if doc["schema_version"] in OLDER_SCHEMA_VERSIONS:
-            return False, (f"last PASS was judged under the older evidence rules ({doc['schema_version']}: the "
-                           f"session's own words could count and quotes were not checked): run again (run {run})")
-        if doc["skill_dir_tree_sha"] != digest:
-            return False, "behaviour closure changed since the last PASS"
-        if doc["scenario_id"] != scen:
-            return False, "task contract (scenario_id) changed since the last PASS"
-        transcript = path.parent / TRANSCRIPT
-        if not doc.get("transcript_sha256") or not transcript.is_file():
-            return False, f"the last PASS has no transcript (run {run})"
-        try:
-            facts = self.cache.facts(transcript)
-        except OSError as exc:
-            return False, f"the transcript cannot be read ({exc.strerror or exc}) (run {run})"
-        if facts.sha256 != doc["transcript_sha256"]:
-            return False, f"transcript does not match transcript_sha256: edited (run {run})"
-        if doc["gate_kind"] in ("contractual", "mixed"):
-            try:
-                grounded = contract_evidence(frontmatter)
-            except LiveTrialError:
-                grounded = []
-            if grounded != doc["gate_contract_evidence"]:
-                return False, f"gate kind contractual is not grounded in the skill's frontmatter: edited (run {run})"
-        if facts.human_prompts != 1:
-            return False, (f"the transcript holds {facts.human_prompts} human prompts, a PASS has exactly one "
-                           f"(the task): nudges were not counted, edited (run {run})")
-        watches = rehearsal_ledger(path.parent) if doc["scenario_origin"] != "live" else self.ledger
-        watch_ok, watch_why = watch_standing(doc, watches, self.now)
-        if not watch_ok:
-            return False, f"{watch_why} (run {run})"
-        if watch_why:
-            return True, (f"mostly-done PASS with the same behaviour closure, scenario and transcript; {watch_why} "
-                          f"(run {run})")
-        if doc["scenario_origin"] != "live":
-            return True, (f"rehearsal PASS with the same behaviour closure, scenario and transcript (run {run}): "
-                          "reused only because of --rehearsal-reuse")
-        return True, f"PASS with the same behaviour closure, scenario and transcript (run {run})"
-
-
 def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "incremental", max_live_trials: int = 2,
          max_concurrency: int = 2, *, plugins_root: Path | None = None, proof: bool = False,
          reuse_rehearsal: bool = False, scenario_path: Path | None = None,
          watches: Iterable[Mapping[str, Any]], ledger: Iterable[Mapping[str, Any]] | None = None,
-         now: datetime | None = None, suites: Mapping[Path, Suite] | None = None) -> dict[str, Any]:
+         now: datetime | None = None, suites: Mapping[Path, Suite] | None = None,
+         queue: Mapping[tuple[str, str], Waiting] | None = None) -> dict[str, Any]:
     """Plan the live trials of every skill in ``plugin_dirs`` (plugin folders or folders of plugins).
 
     Returns the plan document (valid against ``schemas/plan.schema.json``): ``skills`` (one entry per skill with
@@ -222,7 +123,9 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
     played from that scenario count as reusable, to try the reuse rules offline: the plan records
     ``reuse_rehearsal`` and ``rehearsal_scenario``, and ``run --plan`` refuses such a plan without ``--rehearsal``
     of the same scenario. ``suites``: the suite of each plugin root (:func:`plan_suites`; default each root's own
-    ``live-trials.yaml``): one row per case. Raises :class:`RefusedInput` for bad arguments (``reuse_rehearsal``
+    ``live-trials.yaml``): one row per case. ``queue``: the eval root's defer queue
+    (:func:`live_trial.acceptance.queue.load_queue`): the cases that still wait run first
+    (:mod:`live_trial.acceptance.fair_plan`). Raises :class:`RefusedInput` for bad arguments (``reuse_rehearsal``
     without a scenario file, a bad suite file). Runs no model and no tmux.
     """
     _check_arguments(profile, max_live_trials, max_concurrency, reuse_rehearsal, scenario_path)
@@ -236,7 +139,7 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
         if w.get("target") and not past_deadline(w, now):    # a watch past its deadline waits for nothing
             watching.setdefault(str(w["target"]), []).append(w)
     cache = TranscriptCache(eval_root)
-    reader = _VerdictReader(cache, list(ledger) if ledger is not None else watches, now)
+    reader = VerdictReader(cache, list(ledger) if ledger is not None else watches, now)
     ctx = _Planning(eval_root, profile, proof, reuse_rehearsal, scenario_path, watching, reader)
     indexes: dict[Path, PluginIndex] = {}
     skills: list[_Skill] = []
@@ -267,7 +170,8 @@ def plan(plugin_dirs: Iterable[Path], eval_root: Path, profile: str = "increment
         if s.entry.get("superseded_watch_ids"):
             s.entry["reason"] += (f"; watch {', '.join(s.entry['superseded_watch_ids'])} superseded: the behaviour "
                                   "closure changed since it was opened")
-    doc = _budget(skills, eval_root, profile, max_live_trials, max_concurrency, proof, reuse_rehearsal, utc_now())
+    doc = _budget(skills, eval_root, profile, max_live_trials, max_concurrency, proof, reuse_rehearsal, utc_now(),
+                  queue or {})
     files = sorted({str(s.path) for s in suites.values()})
     if files:
         doc["suites"] = [{"path": f, "sha256": suite_sha(Path(f))} for f in files]
@@ -303,7 +207,7 @@ class _Planning:
     reuse_rehearsal: bool                             #: a rehearsal PASS of ``scenario_path`` may be reused
     scenario_path: Path | None                        #: the rehearsal scenario of ``--rehearsal-reuse``
     watching: dict[str, list[Mapping[str, Any]]]      #: the open watches by target
-    reader: "_VerdictReader"                          #: the earlier verdicts, read once per plan
+    reader: "VerdictReader"                          #: the earlier verdicts, read once per plan
     template_sha: str | None = None                   #: the task template's text (read once, for scenario_id)
 
 
@@ -347,20 +251,39 @@ def _decide(skill: _Skill, index: PluginIndex, ctx: _Planning) -> None:
     if stale:
         entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
         entry["superseded_watch_ids"] = stale
-    found = ctx.reader.verdicts(skill_trials_dir(ctx.eval_root, skill.plugin, skill.skill), entry["scenario_id"])
-    entry["last_duration_s"], entry["last_cost_usd"] = _last_of(found[0]) if found else (None, None)
+    scen, digest = entry["scenario_id"], entry["skill_dir_tree_sha"]
+
+    def check(path: Path) -> tuple[bool, str]:
+        return ctx.reader.check(path, digest, scen, t.frontmatter, reuse_rehearsal=ctx.reuse_rehearsal)
+
+    repeated = skill.case.repeats > 1
+    if repeated:            # a case of k samples stands on a case verdict (references/suite-format.md "Repeats")
+        cases = case_verdicts(skill_cases_dir(ctx.eval_root, skill.plugin, skill.skill), scen)
+        last = cases[0] if cases and (cases[0][1] or {}).get("scenario_id") == scen else None
+        skill.tried, skill.last_trial = (last[1]["verdict"], last[0].parent.name) if last and last[1] else (None, None)
+        entry["last_duration_s"], entry["last_cost_usd"] = _last_of(last[0]) if last else (None, None)
+    else:
+        found = ctx.reader.verdicts(skill_trials_dir(ctx.eval_root, skill.plugin, skill.skill), scen)
+        entry["last_duration_s"], entry["last_cost_usd"] = _last_of(found[0]) if found else (None, None)
+        if found and scenario_of(found[0]) == scen:
+            skill.tried, skill.last_trial = _overall_of(found[0]), found[0].parent.name
     if ctx.proof:
         entry.update(action="run", reason="--proof: proof trials always run")
+    elif ctx.profile == "exhaustive":
+        entry.update(action="run", reason="profile exhaustive re-runs every live skill" +
+                     (", watched ones too" if entry["watch_ids"] else ""))
     elif entry["watch_ids"]:
         entry.update(action="watching", reason="an open watch is waiting for what only time can show: "
                                                "neither reused nor re-run")
-    elif ctx.profile == "exhaustive":
-        entry.update(action="run", reason="profile exhaustive re-runs every live skill")
+    elif repeated:
+        ok, why, path = decide_repeated(skill_cases_dir(ctx.eval_root, skill.plugin, skill.skill), scen,
+                                        skill.case.repeats, check, ctx.eval_root)
+        entry.update(action="reuse" if ok else "run", reason=why,
+                     verdict=str(path.relative_to(ctx.eval_root)) if path else None)
     elif not found:
         entry.update(action="run", reason="no verdict yet")
     else:
-        ok, why = ctx.reader.check(found[0], entry["skill_dir_tree_sha"], entry["scenario_id"], t.frontmatter,
-                                   reuse_rehearsal=ctx.reuse_rehearsal)
+        ok, why = check(found[0])
         entry.update(action="reuse" if ok else "run", reason=why, verdict=str(found[0].relative_to(ctx.eval_root)))
     held = cannot_run(skill.case, t.frontmatter) if entry["action"] == "run" else None
     if held:                # a trial that cannot go as written is never started (references/suite-format.md)
@@ -368,14 +291,23 @@ def _decide(skill: _Skill, index: PluginIndex, ctx: _Planning) -> None:
 
 
 def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, width: int, proof: bool,
-            reuse_rehearsal: bool, now: str) -> dict[str, Any]:
-    """Apply the trial budget and cut the runs into batches."""
+            reuse_rehearsal: bool, now: str, queue: Mapping[tuple[str, str], Waiting]) -> dict[str, Any]:
+    """Apply the trial budget fairly (:mod:`live_trial.acceptance.fair_plan`: proof cases always, then the cases that
+    waited, never tried, changed, failed) and cut the runs chosen into batches, in plan order. Each run or deferred
+    row says why (``reason``, ``fairness``)."""
     runs = [s for s in skills if s.entry["action"] == "run"]
-    budget = len(runs) if profile == "exhaustive" else max_live
-    chosen = runs[:budget]
-    for s in runs[budget:]:
-        s.entry["reason"] = f"over budget (--max-live-trials {max_live}); would run because: {s.entry['reason']}"
-        s.entry["action"] = "defer"
+    candidates = [Candidate(i, s.case.repeats, proof or s.case.proof, s.tried, s.last_trial,
+                            still_waiting(queue, s.target, s.case.name, s.last_trial)) for i, s in enumerate(runs)]
+    for choice in choose(candidates, max_live, exhaustive=profile == "exhaustive"):
+        s, waiting = runs[choice.candidate.index], choice.candidate.waiting
+        s.entry["fairness"] = {"rank": choice.candidate.rank, "plans_waited": waiting.plans_waited if waiting else 0,
+                               "waiting_since": waiting.waiting_since if waiting else None,
+                               "last_trial": s.last_trial}
+        if choice.run:
+            s.entry["reason"] += f"; {choice.why}" if choice.why else ""
+        else:
+            s.entry.update(action="defer", reason=f"{choice.why}; would run because: {s.entry['reason']}")
+    chosen = [s for s in runs if s.entry["action"] == "run"]       # the batches keep plan order
     batch_entries = [batch_entry(s.target, s.plugins_root, proof, s.case) for s in chosen]
     batches = [batch_entries[i:i + width] for i in range(0, len(batch_entries), width)]
     counts: dict[str, int] = {a: 0 for a in ("reuse", "run", "defer", "watching", "not_live", "refused",
@@ -389,6 +321,23 @@ def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, 
             "counts": counts,
             "estimated_cost_usd": round(sum(s.entry.get("last_cost_usd") or 0.0 for s in chosen), 6),
             "cost_unknown": [s.target for s in chosen if s.entry.get("last_cost_usd") is None]}
+
+
+def queue_rows(doc: Mapping[str, Any]) -> list[tuple[str, str, str, str | None]]:
+    """``(target, case, action, last_trial)`` of each row of a plan document, for
+    :func:`live_trial.acceptance.queue.next_queue` (the ``plan`` command updates queue.json with them)."""
+    return [(str(s["target"]), str(s.get("case") or DEFAULT.name), str(s["action"]),
+             (s.get("fairness") or {}).get("last_trial")) for s in doc.get("skills") or []]
+
+
+def _overall_of(verdict_path: Path) -> str | None:
+    """The overall verdict a verdict file records (None when it cannot be read): was the last trial a failure."""
+    try:
+        doc = json.loads(verdict_path.read_text(encoding="utf-8"))
+        overall = doc["overall"]
+        return str(overall["verdict"] if isinstance(overall, dict) else overall)
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _last_of(verdict_path: Path) -> tuple[float | None, float | None]:

@@ -68,7 +68,7 @@ def plan_suites(plugin_dirs: Iterable[Path], suite: Path | None = None) -> dict[
     roots, _ = plugin_roots(plugin_dirs)
     suites = load_suites(roots, suite)
     for one in {id(s): s for s in suites.values()}.values():
-        known = [(_plugin_name(r), n) for r, s in suites.items() if s is one for n in skills_of(r)]
+        known = [(plugin_name(r), n) for r, s in suites.items() if s is one for n in skills_of(r)]
         unknown = one.unknown_keys(known)
         if unknown:
             raise RefusedInput(f"the suite names skills the plugin does not have: {'; '.join(unknown)}",
@@ -76,7 +76,7 @@ def plan_suites(plugin_dirs: Iterable[Path], suite: Path | None = None) -> dict[
     return suites
 
 
-def _plugin_name(root: Path) -> str:
+def plugin_name(root: Path) -> str:
     """The plugin's name from its manifest (its folder's name when that cannot be read)."""
     try:
         name = parse_json((root / MANIFEST).read_text(encoding="utf-8")).get("name")

@@ -6,9 +6,10 @@ already applies to the plan as a whole: sharding only splits the trials the plan
 ``live_batches`` goes to exactly one shard. The split is a pure function of the plan, so N machines reading the
 same plan.json agree on it without talking to each other:
 
-- When the plan knows the last recorded trial duration of a skill (``skills[].last_duration_s``), trials are placed
-  longest first on the shard with the least total time so far (greedy longest-processing-time); a trial with no
-  known duration counts as the mean of the known ones.
+- Cases are the unit: a case (a repeated one with all its attempts) runs whole on one shard.
+- When the plan knows the last recorded duration of a case (``skills[].last_duration_s``), cases are placed longest
+  first on the shard with the least total time so far (greedy longest-processing-time); a case with no known
+  duration counts as the mean of the known ones (times its ``repeats``).
 - When no duration is known, the same rule with weight 1 balances by count (shard sizes differ by at most one).
 
 Ties go to the lowest shard number; each shard keeps its trials in plan order.
@@ -49,15 +50,22 @@ def partition(weights: Sequence[float], n: int) -> list[list[int]]:
     return [sorted(s) for s in shards]
 
 
+def _key(row: Mapping[str, Any]) -> tuple[str, str]:
+    return str(row.get("target")), str(row.get("case") or "default")
+
+
 def trial_weights(plan: Mapping[str, Any], entries: Sequence[Mapping[str, Any]]) -> list[float]:
-    """The weight of each trial entry: its skill's ``last_duration_s`` from the plan, the mean of the known ones for
-    a skill with none, and 1 for every trial when no duration is known (balance by count)."""
-    known = {s["target"]: float(s["last_duration_s"]) for s in plan.get("skills") or []
+    """The weight of each entry (a case: the unit a shard runs whole): its case's ``last_duration_s`` from the plan
+    (a repeated case's: its last case run's, all attempts), the mean of the known ones for a case with none, and 1
+    for every entry when no duration is known (balance by count); a repeated case with no duration of its own counts
+    its ``repeats`` times that."""
+    known = {_key(s): float(s["last_duration_s"]) for s in plan.get("skills") or []
              if isinstance(s.get("last_duration_s"), (int, float)) and s["last_duration_s"] > 0}
+    repeats = [int(e.get("repeats") or 1) for e in entries]
     if not known:
-        return [1.0] * len(entries)
+        return [float(k) for k in repeats]
     mean = sum(known.values()) / len(known)
-    return [known.get(str(e.get("target")), mean) for e in entries]
+    return [known.get(_key(e), mean * k) for e, k in zip(entries, repeats)]
 
 
 def shard_entries(plan: Mapping[str, Any], entries: Sequence[Entry], k: int, n: int) -> list[Entry]:

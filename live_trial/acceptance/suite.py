@@ -11,6 +11,7 @@ every problem with the file, its line and the key, from the YAML's node marks (`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -40,9 +41,11 @@ class Case:
     hard_cap_s: float | None = None                    #: run --hard-cap
     proof: bool = False                                #: run --proof
     model: str | None = None                           #: run --model
-    repeats: int = 1                                   #: trials of the case (only 1 is run)
+    repeats: int = 1                                   #: independent trials of the case (run --repeat)
     max_cost_usd: float | None = None                  #: the trial's budget (run --max-cost-usd)
     cwd: Path | None = None                            #: a fixture folder copied for the trial (run --cwd)
+    criteria: tuple[tuple[str, str], ...] = ()         #: ``(id, text)`` the evaluator judges besides the skill's
+    kind: str = "task"                                 #: what the case tries (``task``, the only kind today)
     suite: Path | None = None                          #: the suite file it comes from; None: the default case
     mcp_fixtures: tuple[tuple[str, str], ...] = ()     #: stand-in MCP servers (NAME, COMMAND) (run --mcp-fixture)
 
@@ -74,16 +77,15 @@ class Suite:
 def load_suite(path: Path) -> Suite:
     """Read and validate the suite file ``path`` (YAML, schemas/live-trials.schema.json, then the rules the schema
     cannot say: case names unique per skill, ``args`` one line, ``scenario`` and ``replay`` files (not both) and
-    ``cwd`` a folder relative to the suite, ``repeats`` 1). Returns the :class:`Suite`. Raises :class:`RefusedInput`
-    (code ``bad_suite``) naming every problem as ``<file>:<line> <key>: <what>``; nothing is read beyond the file and
-    the paths it names."""
+    ``cwd`` a folder relative to the suite). Returns the :class:`Suite`. Raises :class:`RefusedInput` (code
+    ``bad_suite``) naming every problem as ``<file>:<line> <key>: <what>``; nothing is read beyond the file and the
+    paths it names."""
     import yaml
 
     path = Path(path).resolve()
     try:
         text = path.read_text(encoding="utf-8")
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        root, data = _parse(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise _refuse(path, [f"{path}: cannot be read ({exc})"]) from None
     except yaml.YAMLError as exc:
@@ -103,6 +105,9 @@ def load_suite(path: Path) -> Suite:
             where = ["skills", key, "cases", n]
             if raw["name"] in seen:
                 problems.append(_at(path, root, where + ["name"], f"case name {raw['name']!r} is used twice"))
+            ids = [c["id"] for c in raw.get("criteria") or ()]
+            if len(ids) != len(set(ids)):
+                problems.append(_at(path, root, where + ["criteria"], "a criterion id is used twice"))
             seen.add(raw["name"])
             case, wrong = _case(path, raw)
             problems += [_at(path, root, where + [field], why) for field, why in wrong]
@@ -113,15 +118,25 @@ def load_suite(path: Path) -> Suite:
     return Suite(path, cases, lines)
 
 
+def _parse(text: str) -> tuple[Any, Any]:
+    """``(node tree, data)`` of the YAML ``text``, parsed once (libyaml's safe loader when PyYAML has it: a plan reads
+    the suite on every run). Raises yaml.YAMLError."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        root = loader.get_single_node()
+        return root, (loader.construct_document(root) if root is not None else None)
+    finally:
+        loader.dispose()
+
+
 def _case(path: Path, raw: Mapping[str, Any]) -> tuple[Case, list[tuple[str, str]]]:
     """A schema-valid case as a :class:`Case`, and the ``(key, problem)`` pairs the schema cannot find."""
     wrong: list[tuple[str, str]] = []
     args = str(raw.get("args") or "")
     if "\n" in args or "\r" in args:
         wrong.append(("args", "args must be one line"))
-    if raw.get("repeats", 1) > 1:
-        wrong.append(("repeats", f"repeats {raw['repeats']}: only one trial per case is run today; "
-                                 "write repeats: 1 or drop it"))
     scenario = path.parent / raw["scenario"] if "scenario" in raw else None
     if scenario is not None and not scenario.is_file():
         wrong.append(("scenario", f"no scenario file {scenario}"))
@@ -143,7 +158,9 @@ def _case(path: Path, raw: Mapping[str, Any]) -> tuple[Case, list[tuple[str, str
                 repeats=int(raw.get("repeats", 1)), max_cost_usd=raw.get("max_cost_usd"),
                 cwd=cwd.resolve() if cwd else None, suite=path,
                 mcp_fixtures=tuple((n, fixture_command(c, path.parent))
-                                   for n, c in (raw.get("mcp_fixtures") or {}).items()))
+                                   for n, c in (raw.get("mcp_fixtures") or {}).items()),
+                criteria=tuple((str(c["id"]), str(c["text"])) for c in raw.get("criteria") or ()),
+                kind=str(raw.get("kind", "task")))
     return case, wrong
 
 
@@ -161,14 +178,36 @@ def fixture_command(command: str, base: Path) -> str:
     return shlex.join(str((Path(base) / w).resolve()) if w.startswith(("./", "../")) else w for w in words)
 
 
-def _schema_problems(path: Path, root: Any, data: Any) -> list[str]:
-    """Every schema error of ``data`` as ``<file>:<line> <key>: <message>``, sorted by line."""
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    """The suite schema's validator, built once per process with its local ``$ref``s inlined (the same results,
+    several times faster: a plan reads the suite on every run)."""
     from jsonschema import Draft202012Validator
 
     from live_trial.resources import load_schema
 
+    schema = load_schema(SCHEMA)
+    return Draft202012Validator(_inlined(schema, schema.get("$defs", {})))
+
+
+def _inlined(node: Any, defs: Mapping[str, Any]) -> Any:
+    """``node`` with every ``{"$ref": "#/$defs/x"}`` replaced by the definition (the suite schema's refs are local
+    and not recursive)."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            rest = {k: _inlined(v, defs) for k, v in node.items() if k != "$ref"}
+            return {**_inlined(defs[ref[len("#/$defs/"):]], defs), **rest}
+        return {k: _inlined(v, defs) for k, v in node.items() if k != "$defs"}
+    if isinstance(node, list):
+        return [_inlined(v, defs) for v in node]
+    return node
+
+
+def _schema_problems(path: Path, root: Any, data: Any) -> list[str]:
+    """Every schema error of ``data`` as ``<file>:<line> <key>: <message>``, sorted by line."""
     found = []
-    for error in Draft202012Validator(load_schema(SCHEMA)).iter_errors(data):
+    for error in _validator().iter_errors(data):
         where = list(error.absolute_path)
         if error.validator == "additionalProperties":
             extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))

@@ -205,21 +205,25 @@ def sha256_file(path: Path) -> str:
 
 
 def contract_id(template_text: str, target: str, args: str, scenario_sha: str | None,
-                answers: Sequence[tuple[str, str]] = ()) -> str:
+                answers: Sequence[tuple[str, str]] = (), criteria: Sequence[tuple[str, str]] = ()) -> str:
     """``sha256:<hex>`` of the task contract from its parts: the task template's text, the target, the args, the
     rehearsal scenario file's ``sha256:<hex>`` (None: live) and the answers given for the skill's questions
     (``(answer, kind)`` in order: a suite case's ``answers``, ``run --gate-response``). No answers leaves the contract
-    as it was before answers were part of it, so a trial without answers keeps its id (references/suite-format.md).
+    as it was before answers were part of it, so a trial without answers keeps its id (references/suite-format.md);
+    so do a suite case's own ``criteria`` (``(id, text)``).
     Pure: :func:`scenario_id` reads the files."""
     contract: dict[str, Any] = {"template": hashlib.sha256(template_text.encode("utf-8")).hexdigest(),
                                 "target": target, "args": args or "", "scenario": scenario_sha}
     if answers:
         contract["answers"] = [[str(a), str(k)] for a, k in answers]
+    if criteria:
+        contract["criteria"] = [[str(i), str(t)] for i, t in criteria]
     return "sha256:" + hashlib.sha256(json.dumps(contract, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def scenario_id(target: str, args: str = "", scenario_path: Path | None = None,
-                template_text: str | None = None, answers: Sequence[tuple[str, str]] = ()) -> str:
+                template_text: str | None = None, answers: Sequence[tuple[str, str]] = (),
+                criteria: Sequence[tuple[str, str]] = ()) -> str:
     """``sha256:<hex>`` of the task contract: the task template, the target, the args, (rehearsal) the scenario
     file, and the answers given (``(answer, kind)`` pairs; none: the id as before answers counted).
 
@@ -230,4 +234,4 @@ def scenario_id(target: str, args: str = "", scenario_path: Path | None = None,
 
         template_text = read_reference("task-template.md")
     scenario = sha256_file(Path(scenario_path)) if scenario_path is not None else None
-    return contract_id(template_text, target, args, scenario, answers)
+    return contract_id(template_text, target, args, scenario, answers, criteria)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from live_trial.acceptance.case_criteria import criteria_pairs, with_criteria
 from live_trial.acceptance.origin import WorkdirOrigin, check_state_target, is_rehearsal_reply, workdir_origin
 from live_trial.acceptance.verdict_doc import AS_IS, Environment, sha256_file
 from live_trial.closure.index import Target
@@ -162,6 +163,7 @@ def gather_facts(workdir: Path, target: Target, plugins_root: Any, *, scenario_p
     found = workdir_origin(workdir, scripted=lambda _: scripted)
     check_state_target(found.state, target.plugin_name, target.skill, target.qualified)
     state = found.state or {}
+    target = with_criteria(target, criteria_pairs(state.get("criteria")))     # a suite case's own criteria
     shas = {Path(scenario_path): sha256_file(Path(scenario_path))} if scenario_path is not None else {}
     if found.scenario is not None and found.scenario not in shas and found.scenario.is_file():
         shas[found.scenario] = sha256_file(found.scenario)

@@ -85,7 +85,9 @@ def _target_for(args) -> object:
         raise RefusedInput("no target given and none in the folder's trial-state.json", where="--target",
                            fix="pass --target plugin:skill", code="refused_input")
     root = args.plugins_root or (Path(state["plugins_root"]) if state.get("plugins_root") else Path("plugins"))
-    return resolve_target(name, root)
+    from live_trial.acceptance.case_criteria import criteria_pairs, with_criteria
+
+    return with_criteria(resolve_target(name, root), criteria_pairs(state.get("criteria")))   # a case's own too
 
 
 def _folder_of(workdir: Path) -> str | None:

@@ -20,15 +20,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "plan", help="plan live trials: reuse, run (in batches), defer, watching",
         description="For every skill of the plugin(s): its acceptance tier; reuse when a schema-valid live PASS "
                     "verdict matches the behaviour closure, scenario and transcript; otherwise run, up to "
-                    "--max-live-trials, in batches of --max-concurrency; the rest is deferred. "
+                    "--max-live-trials (proof trials always), in batches of --max-concurrency, cases that waited "
+                    "first; the rest is deferred and waits in the eval root's queue.json. "
                     "No model, no tmux. Exit 0 planned, 2 refused.")
     p.add_argument("--plugin-dir", type=Path, action="append", required=True,
                    help="a plugin folder, or a folder of plugins (repeatable)")
     p.add_argument("--plugins-root", type=Path, help="where dependency plugins are (default: each plugin's parent)")
     p.add_argument("--eval-root", type=Path, default=Path("eval-log"), help="where verdicts are (default eval-log)")
     p.add_argument("--profile", choices=("incremental", "exhaustive"), default="incremental",
-                   help="exhaustive re-runs every live skill (only when you ask for it)")
-    p.add_argument("--max-live-trials", type=int, default=2, help="new live trials at most (default 2)")
+                   help="exhaustive re-runs every live skill, watched ones too (only when you ask for it)")
+    p.add_argument("--max-live-trials", type=int, default=2,
+                   help="new live trials at most (default 2; a case of repeats: k takes k; proof trials are never cut)")
     p.add_argument("--max-concurrency", type=int, default=2, help="trials at once per batch (default 2)")
     p.add_argument("--proof", action="store_true", help="proof trials: always run, never reused")
     p.add_argument("--rehearsal-reuse", type=Path, metavar="SCENARIO",
@@ -45,20 +47,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_plan(args) -> int:
     """Handler of ``plan``."""
-    from live_trial.acceptance.plan import SCHEMA, plan
+    from live_trial.acceptance.plan import SCHEMA, plan, queue_rows
     from live_trial.acceptance.plan_inputs import plan_suites, superseded_watches
+    from live_trial.acceptance.queue import load_queue, next_queue, save_queue, to_doc
     from live_trial.jsonfile import validate, write_json
     from live_trial.notices.watch import load_ledger, open_watches, supersede
 
     eval_root = Path(args.eval_root).resolve()
     suites = plan_suites(args.plugin_dir, args.suite)      # a bad suite is refused before anything is written
+    queue = load_queue(eval_root)                          # so is a queue.json that does not fit its schema
     swept = _sweep(eval_root)
     doc = plan(args.plugin_dir, eval_root, args.profile, args.max_live_trials, args.max_concurrency,
                plugins_root=args.plugins_root, proof=args.proof, reuse_rehearsal=args.rehearsal_reuse is not None,
                scenario_path=args.rehearsal_reuse, watches=open_watches(eval_root),
-               ledger=load_ledger(eval_root)["watches"], suites=suites)
+               ledger=load_ledger(eval_root)["watches"], suites=suites, queue=queue)
     validate(doc, SCHEMA, what="plan")
     supersede(eval_root, superseded_watches(doc))     # no notice: what was watched no longer describes the skill
+    waiting = next_queue(queue, queue_rows(doc), doc["generated_at"])
+    if waiting or queue:        # the deferred cases wait in the eval root's queue (README "Planning many skills")
+        eval_root.mkdir(parents=True, exist_ok=True)
+        save_queue(eval_root, to_doc(waiting, doc["generated_at"]))
     if args.out:
         write_json(args.out, doc, SCHEMA)
     if args.json:
@@ -86,6 +94,7 @@ def _sweep(eval_root: Path) -> list[str]:
 
 def _table(doc: dict, swept: list[str]) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from live_trial.acceptance.case_plan import label
@@ -103,10 +112,13 @@ def _table(doc: dict, swept: list[str]) -> None:
     for col in ("skill", "tier", "action", "reason"):
         table.add_column(col, overflow="fold")
     for s in doc["skills"]:
-        table.add_row(label(s["target"], s.get("case", DEFAULT_CASE)), s["tier"] or "-", s["action"], s["reason"])
+        # escaped: a case's label "plugin:skill [case]" and a reason are text, never rich markup
+        table.add_row(*(escape(v) for v in (label(s["target"], s.get("case", DEFAULT_CASE)), s["tier"] or "-",
+                                            s["action"], s["reason"])))
     console.print(table)
     for n, batch in enumerate(doc["live_batches"], 1):
-        console.print(f"batch {n}: " + ", ".join(label(e["target"], e.get("case", DEFAULT_CASE)) for e in batch))
+        console.print(f"batch {n}: " + ", ".join(label(e["target"], e.get("case", DEFAULT_CASE)) for e in batch),
+                      markup=False)
     if doc["live_batches"]:
         unknown = doc.get("cost_unknown") or []
         console.print(f"estimated cost: ${doc.get('estimated_cost_usd', 0):.4f} (API list price estimate, from each "

@@ -68,11 +68,12 @@ def check_suite(plan: dict, suite: Path | None) -> None:
 
 
 def run_plan(args, policy) -> int:
-    """Run every batch of the plan in ``args.plan``; return the worst exit code (FAIL > BLOCKED > DEGRADED > PASS)."""
+    """Run every batch of the plan in ``args.plan`` (an entry with ``repeats`` as a case run); return the worst exit
+    code (:func:`print_plan_summary`)."""
+    from live_trial.cli.case_cmd import case_run, entry_request
     from live_trial.cli.folder_args import folder_options
     from live_trial.cli.progress import Progress
     from live_trial.cli.report_cmd import write_report_after_run
-    from live_trial.trial.facts import TrialRequest
     from live_trial.trial.runner import Trial
 
     per_skill = [flag for flag, given in (("--gate-response", args.gate_response),
@@ -112,31 +113,20 @@ def run_plan(args, policy) -> int:
     spent = 0.0             # the API list price estimate of the plan's trials so far (README "Budgets")
     try:
         for batch in batches:
-            share = budget_share(policy, spent, len(batch))
+            share = budget_share(policy, spent, sum(int(e.get("repeats") or 1) for e in batch))
             if share is not None and share <= 0:
                 results += [((entry_label(e), not_started(policy, spent)), e) for e in batch]
                 continue
             trial_policy = policy.with_overrides(max_cost_usd=share)
 
             def one(entry):
-                plugins_root = Path(entry.get("plugins_root") or args.plugins_root or "plugins")
-                answers = entry.get("answers") or []
-                played = entry.get("replay") or entry.get("rehearsal")      # a case's tape, or its scenario
-                req = TrialRequest(target=entry["target"], plugins_root=plugins_root, **case_folder(entry, folder),
-                                   eval_root=eval_root, args=entry.get("args") or args.args,
-                                   model=entry.get("model") or args.model,
-                                   proof=bool(entry.get("proof")) or args.proof,
-                                   rehearsal=Path(played) if played else args.rehearsal,
-                                   replay=bool(entry.get("replay")),
-                                   gate_responses=[a["answer"] for a in answers],
-                                   gate_response_kinds=[a["kind"] for a in answers],
-                                   expect_gate=bool(entry.get("expect_gate")),
-                                   mcp_fixtures=list((entry.get("mcp_fixtures") or {}).items()),
-                                   claude_bin=args.claude_bin, socket=args.socket, lang=args.lang,
-                                   policy=case_policy(trial_policy, entry))
+                req = entry_request(entry, args, folder, eval_root, trial_policy)
                 progress = Progress(json_mode=args.json, prefix=f"[{entry_label(entry)}] ")
                 progress.tty = False
                 try:
+                    if int(entry.get("repeats") or 1) > 1:       # a case run: k samples, one case verdict
+                        return case_run(req, int(entry["repeats"]), json_mode=args.json, stop=stop,
+                                        case=entry.get("case") or "default", prefix=f"{entry_label(entry)} #")
                     outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
                 except LiveTrialError as exc:      # refused or failed before its workdir: one row, not the batch
                     return exc
@@ -179,21 +169,6 @@ def entry_label(entry: dict) -> str:
     from live_trial.acceptance.case_plan import label
 
     return label(entry["target"], entry.get("case") or "default")
-
-
-def case_folder(entry: dict, folder: dict) -> dict:
-    """The trial's folder options: a private copy of the case's fixture folder (suite ``cwd``) when it names one,
-    else those of ``run --plan`` (README "Planning many skills")."""
-    return {"folder": "copy", "source": Path(entry["cwd"])} if entry.get("cwd") else folder
-
-
-def case_policy(policy, entry: dict):
-    """The trial's bounds: the case's ``stall_limit_s`` / ``hard_cap_s`` over the policy's, and its ``max_cost_usd``
-    passed through as the trial's budget (never above the plan's share of its budget)."""
-    own = entry.get("max_cost_usd")
-    budget = own if policy.max_cost_usd is None or own is None else min(own, policy.max_cost_usd)
-    return policy.with_overrides(stall_limit_s=entry.get("stall_limit_s"), hard_cap_s=entry.get("hard_cap_s"),
-                                 max_cost_usd=budget)
 
 
 def budget_share(policy, spent: float, trials: int) -> float | None:
@@ -242,10 +217,11 @@ def _skill_md(entry: dict, args) -> Path | None:
 
 
 def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ()) -> int:
-    """Print the plan's one table at the end and return the worst exit code (FAIL > REFUSED > BLOCKED > DEGRADED >
-    PASS). ``results``: ``(target, outcome)`` pairs, an outcome being a :class:`~live_trial.trial.facts.TrialOutcome`
-    or the :class:`~live_trial.errors.LiveTrialError` that stopped the trial before its workdir; ``reused``: the
-    plan's skills not run again (a row ``REUSED`` each). ``json_mode``: one line ``{"trials": [rows], "exit_code"}``
+    """Print the plan's one table at the end and return the worst exit code (FAIL > FLAKY > REFUSED > BLOCKED >
+    DEGRADED > PASS). ``results``: ``(target, outcome)`` pairs, an outcome being a
+    :class:`~live_trial.trial.facts.TrialOutcome`, a case run's :class:`~live_trial.trial.repeats.CaseOutcome`, or
+    the :class:`~live_trial.errors.LiveTrialError` that stopped the trial before its workdir; ``reused``: the plan's
+    skills not run again (a row ``REUSED`` each). ``json_mode``: one line ``{"trials": [rows], "exit_code"}``
     on stdout, and rich is never imported; else a rich table."""
     import json
 
@@ -253,7 +229,7 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
     from live_trial.report.cost import suite_cost, suite_line
 
     rank: dict[int, int] = {ExitCode.OK: 0, ExitCode.DEGRADED: 1, ExitCode.BLOCKED: 2, ExitCode.REFUSED: 3,
-                            ExitCode.FAIL: 4}       # worst last
+                            ExitCode.FLAKY: 4, ExitCode.FAIL: 5}       # worst last
     worst: int = ExitCode.OK
     rows = []
     for target, outcome in results:
@@ -263,7 +239,7 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
         else:
             rows.append({"target": target, **outcome_json(outcome)})
             code = outcome.exit_code
-        if rank.get(code, 4) > rank.get(worst, 0):
+        if rank.get(code, 5) > rank.get(worst, 0):
             worst = code
     for skill in reused:        # no new trial: say so, with the PASS that stands (a reused skill is never silent)
         if skill.get("action") == "needs_answer":       # no trial: its question has no answer in the suite
@@ -273,19 +249,27 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
         rows.append({"target": entry_label(skill), "status": "REUSED", "exit_code": ExitCode.OK,
                      "workdir": str(Path(skill["verdict"]).parent) if skill.get("verdict") else None,
                      "summary": "not run again: " + (skill.get("reason") or "an earlier PASS still holds")})
-    total = suite_cost([getattr(o, "verdict", None) for _, o in results])
+    # what the trials cost: a case run's attempts each (its case verdict only adds them up)
+    total = suite_cost([getattr(t, "verdict", None) for _, o in results
+                        for t in (getattr(o, "attempts", None) or [o])])
     if json_mode:
         print(json.dumps({"trials": rows, "exit_code": worst, "cost": total}, ensure_ascii=False))
         return worst
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="live trials")
     for col in ("skill", "verdict", "workdir", "what happened"):
         table.add_column(col, overflow="fold")
     for row in rows:
-        table.add_row(row["target"], row["status"], row.get("workdir") or "-", row.get("summary") or "")
+        table.add_row(*(escape(str(v)) for v in (row["target"], row["status"], row.get("workdir") or "-",
+                                                 row.get("summary") or "")))     # text, never rich markup
     Console(file=sys.stdout).print(table)
+    for row in rows:            # a case run: every attempt's workdir, a failed one too (never replaced)
+        for a in row.get("attempts") or []:
+            print(f"{row['target']} attempt {a['n']}: {a['verdict']}{'' if a['sample'] else ' (not a sample)'} "
+                  f"{a['workdir'] or '(no workdir)'}")
     if total["trials"]:
         print(suite_line(total))
     return worst

@@ -57,14 +57,14 @@ def _process_name(pid: int) -> str:
 def cmd_prepare(args) -> int:
     """Handler of ``prepare``: see the parser description."""
     from live_trial.cli.folder_args import folder_options
-    from live_trial.cli.trial_cmd import _split_target
+    from live_trial.cli.targets import split_target
     from live_trial.policy import load_policy
     from live_trial.session.rules import default_owner_pid
     from live_trial.trial import byhand
     from live_trial.trial.facts import TrialRequest
 
     policy = load_policy()
-    target, plugins_root = _split_target(args.target, args.plugins_root)
+    target, plugins_root = split_target(args.target, args.plugins_root)
     req = TrialRequest(target=target, plugins_root=plugins_root, **folder_options(args), eval_root=args.eval_root,
                        args=args.args, model=args.model, proof=args.proof, rehearsal=args.rehearsal,
                        socket=args.socket, policy=policy)

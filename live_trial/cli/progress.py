@@ -18,7 +18,7 @@ if TYPE_CHECKING:       # types only: rich is imported on first use
     from rich.live import Live
 
 PLAIN_TICK_EVERY_S = 15.0
-_COLOURS = {"PASS": "green", "DEGRADED": "yellow", "FAIL": "red", "BLOCKED": "magenta"}
+_COLOURS = {"PASS": "green", "DEGRADED": "yellow", "FAIL": "red", "BLOCKED": "magenta", "FLAKY": "yellow"}
 
 
 def _fmt_s(value) -> str:
@@ -124,14 +124,16 @@ class Progress:
         body = Text()
         body.append(f"{outcome.overall}\n", style=f"bold {colour}")
         body.append(outcome.summary + "\n")
+        for line in case_lines(outcome):        # a case run: its pass rate and every attempt's workdir
+            body.append(line + "\n")
         if outcome.verdict_path:
             body.append(f"verdict: {outcome.verdict_path}\n")
         if getattr(outcome, "report", None):
             body.append(f"report: {outcome.report}\n")
         from live_trial.report.cost import usage_lines
 
-        for line in usage_lines(outcome.verdict):        # what it used and cost (README "What a trial costs")
-            body.append(line + "\n")
+        for line in ([] if hasattr(outcome, "attempts") else usage_lines(outcome.verdict)):
+            body.append(line + "\n")        # what it used and cost (README "What a trial costs")
         for warning in ((outcome.verdict or {}).get("warnings") or [])[:5]:
             body.append(f"WARN: {warning}\n", style="yellow")
         if outcome.notification:
@@ -143,8 +145,39 @@ class Progress:
         print(f"{outcome.overall}: {outcome.verdict_path or outcome.workdir}", file=self.stream, flush=True)
 
 
+def case_lines(outcome) -> list[str]:
+    """A case run's lines (references/suite-format.md "Repeats"): the pass rate, then one line per attempt with its
+    verdict and workdir (a BLOCKED one marked as no sample); nothing for one trial."""
+    doc = outcome.verdict if hasattr(outcome, "attempts") else None
+    if not doc:
+        return []
+    rate = doc["pass_rate"]
+    out = [f"pass rate: {rate['passed']} of {rate['samples']} samples passed ({doc['repeats']} asked; "
+           f"{doc['blocked_retries']['used']} BLOCKED attempt(s) tried again)"]
+    root = outcome.folder.parents[3] if len(outcome.folder.parents) >= 4 else None
+    for a in doc["attempts"]:
+        where = str(root / a["workdir"]) if root is not None and a["workdir"] else "(no workdir)"
+        out.append(f"  attempt {a['n']}: {a['verdict']}{'' if a['sample'] else ' (not a sample)'}  {where}")
+    return out
+
+
 def outcome_json(outcome) -> dict:
-    """The final ``--json`` object of ``run``."""
+    """The final ``--json`` object of ``run``; a case run's (``run --repeat``) adds ``pass_rate``, ``repeats`` and
+    its ``attempts`` (``n``, ``verdict``, ``sample``, absolute ``workdir`` and ``report``)."""
+    if hasattr(outcome, "attempts"):
+        root = outcome.folder.parents[3]
+        doc = outcome.verdict
+        return {"status": outcome.overall, "exit_code": outcome.exit_code, "workdir": str(outcome.folder),
+                "verdict_path": str(outcome.verdict_path), "scenario_origin": outcome.scenario_origin,
+                "stop_reason": None, "summary": outcome.summary, "notification": outcome.notification,
+                "notification_delivery": outcome.notification_delivery,
+                "report": str(outcome.report) if outcome.report else None, "usage": doc.get("usage"),
+                "case": doc["case"], "repeats": doc["repeats"], "pass_rate": doc["pass_rate"],
+                "attempts": [{"n": a["n"], "verdict": a["verdict"], "sample": a["sample"],
+                              "stop_reason": a["stop_reason"],
+                              "workdir": str(root / a["workdir"]) if a["workdir"] else None,
+                              "report": str(root / a["report"]) if a["report"] else None}
+                             for a in doc["attempts"]]}
     return {"status": outcome.overall, "exit_code": outcome.exit_code,
             "workdir": str(outcome.workdir) if outcome.workdir else None,
             "verdict_path": str(outcome.verdict_path) if outcome.verdict_path else None,

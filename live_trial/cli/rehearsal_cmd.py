@@ -34,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--config-dir", type=Path, default=None,
                        help="CLAUDE_CONFIG_DIR to seed (default: a new temporary folder)")
     serve.add_argument("--log", type=Path, default=None, help="write the request log (JSON lines) here at exit")
+    serve.add_argument("--attempt", type=int, default=1, metavar="N",
+                       help="play attempt N of a case run (rules with when: {attempt: N}; default 1)")
     serve.add_argument("--json", action="store_true", help="print one JSON object {url, env} instead of text")
     serve.set_defaults(func=cmd_serve)
     check = sub.add_parser("check", help="validate a scenario file (exit 2 with a one-line error when malformed)")
@@ -54,6 +56,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     new.add_argument("--no-marker", action="store_true", help="report DONE without writing the completion marker")
     new.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (refused when it exists; "
                                                                           "default: print it)")
+    new.add_argument("--suite", type=Path, metavar="FILE",
+                     help="also append a case playing the scenario to this suite file (live-trials.yaml; made when "
+                          "missing; the rest of the file is kept as it is): needs --case")
+    new.add_argument("--case", metavar="NAME", help="with --suite: the new case's name (refused when the skill has one "
+                                                    "of that name); the scenario goes to -o FILE, else "
+                                                    "scenarios/<skill>-<case>.yaml beside the suite")
     new.set_defaults(func=cmd_new)
     tape = sub.add_parser("from-tape", help="write a scenario from a tape of run --record: one rule per model turn",
                           description="Write a rehearsal scenario from a tape (the model-tape.jsonl of run --record): "
@@ -80,7 +88,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_new(args: argparse.Namespace) -> int:
     """Write (or print) the scenario of ``args.target``; checked by loading it before it is written."""
-    from live_trial.cli.trial_cmd import _split_target
+    from live_trial.cli.targets import split_target
     from live_trial.closure.target import resolve_target
     from live_trial.errors import RefusedInput
     from live_trial.jsonfile import write_text_atomic
@@ -88,13 +96,18 @@ def cmd_new(args: argparse.Namespace) -> int:
     from live_trial.rehearsal.scaffold import scenario_text
     from live_trial.rehearsal.scenario import load_scenario
 
-    target, plugins_root = _split_target(args.target, args.plugins_root)
+    target, plugins_root = split_target(args.target, args.plugins_root)
     found = resolve_target(target, plugins_root)
     front = found.frontmatter or {}
     judged, _ = split_criteria(front)
     text = scenario_text(found.qualified, str(front.get("description") or ""), [c["id"] for c in judged],
                          gate=args.gate, no_marker=args.no_marker)
     load_scenario(yaml_doc(text))          # the scaffold always loads; a failure here is a harness bug
+    if (args.suite is None) != (args.case is None):
+        raise RefusedInput("--suite and --case go together", where="rehearsal new", code="bad_value",
+                           fix="pass both: --suite live-trials.yaml --case NAME")
+    if args.suite is not None:
+        return _new_case(args, found, text)
     if args.output is None:
         sys.stdout.write(text)
         return ExitCode.OK
@@ -133,6 +146,45 @@ def cmd_from_tape(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _new_case(args: argparse.Namespace, found, text: str) -> int:
+    """``rehearsal new --suite FILE --case NAME``: write the scenario (``-o``, else ``scenarios/<skill>-<case>.yaml``
+    beside the suite) and append a case playing it to the suite (:func:`live_trial.acceptance.suite_edit.append_case`);
+    refused with nothing written when the case name exists, the scenario file exists, or the suite would not load."""
+    import os
+
+    from live_trial.acceptance.suite_edit import append_case, appended
+    from live_trial.acceptance.tier import contract_evidence
+    from live_trial.errors import LiveTrialError, RefusedInput
+    from live_trial.jsonfile import write_text_atomic
+
+    suite = Path(args.suite)
+    own = found.plugin_root is not None and suite.resolve().parent == Path(found.plugin_root).resolve()
+    key = found.skill if own else found.qualified           # a plugin's own file names its skills bare
+    output = args.output or suite.parent / "scenarios" / f"{found.skill}-{args.case}.yaml"
+    case: dict = {"name": args.case, "scenario": Path(os.path.relpath(output.resolve(), suite.resolve().parent))
+                  .as_posix()}
+    if args.gate:
+        try:
+            contract_evidence(found.frontmatter)
+            kind = "contractual"
+        except LiveTrialError:
+            kind = "rescue"             # the skill does not declare its question: answering is a rescue
+        case["answers"] = [{"answer": "Go on", "kind": kind}]
+    appended(suite.read_text(encoding="utf-8") if suite.exists() else "", key, case, where=str(suite))  # name taken?
+    if output.exists():
+        raise RefusedInput("the scenario file exists", where=str(output), code="file_exists",
+                           fix="pass another -o FILE or --case NAME, or remove it first")
+    write_text_atomic(output, text)
+    try:
+        append_case(suite, key, case)
+    except BaseException:
+        output.unlink()                 # nothing written when the case is refused
+        raise
+    print(f"WRITTEN: {output} and the case {args.case} of {key} in {suite} (run it with live-trial run "
+          f"{found.qualified} --case {args.case} --suite {suite})", file=sys.stderr)
+    return ExitCode.OK
+
+
 def yaml_doc(text: str) -> dict:
     """``text`` parsed as YAML (safe loader)."""
     import yaml
@@ -142,16 +194,20 @@ def yaml_doc(text: str) -> dict:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C. Exit 0; a malformed scenario raises RefusedInput before anything is created."""
+    from live_trial.errors import RefusedInput
     from live_trial.rehearsal.config import rehearsal_env, seed_config
     from live_trial.rehearsal.scenario import load_scenario
     from live_trial.rehearsal.server import RehearsalServer
 
+    if args.attempt < 1:
+        raise RefusedInput(f"--attempt must be 1 or more (got {args.attempt})", code="bad_value",
+                           fix="the first trial of a case run is attempt 1")
     scenario = load_scenario(args.scenario)
     cwd = (args.cwd or Path.cwd()).resolve()
     config_dir = args.config_dir or Path(tempfile.mkdtemp(prefix="live-trial-rehearsal-config-"))
     if not (config_dir / ".claude.json").exists():      # a prepared trial's config is seeded already: keep it
         seed_config(config_dir, [cwd])
-    server = RehearsalServer(scenario, port=args.port).start()
+    server = RehearsalServer(scenario, port=args.port, attempt=args.attempt).start()
 
     def _on_term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt

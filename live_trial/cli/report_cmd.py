@@ -30,21 +30,26 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "evidence, the criteria and answered questions, the conversation and the last "
                                    "screen, in one page that loads nothing from the network. Exit 0 written, "
                                    "2 refused.")
-    p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, or `latest`")
+    p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, a case run's "
+                                   "eval-log/<plugin>/<skill>/live-trial-cases/<id>, or `latest`")
     _common(p)
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("ls", help="list past trials, newest first",
                        description="One line per trial under the eval root, newest first: when, target, verdict, "
-                                   "reason, duration, rehearsal or live. Exit 0, 2 when the eval root is missing.")
+                                   "reason, duration, rehearsal or live (an attempt of a case run says which); then "
+                                   "one line per case run (repeats) with its pass rate and every attempt's workdir. "
+                                   "Exit 0, 2 when the eval root is missing.")
     p.add_argument("--skill", help="only this skill (its name or plugin:skill)")
-    p.add_argument("--verdict", type=str.upper, choices=["PASS", "FAIL", "DEGRADED", "BLOCKED", "NONE"],
-                   help="only trials with this verdict (NONE: without a valid verdict)")
+    p.add_argument("--verdict", type=str.upper, choices=["PASS", "FAIL", "DEGRADED", "BLOCKED", "FLAKY", "NONE"],
+                   help="only trials (and case runs) with this verdict (NONE: without a valid verdict; FLAKY: case "
+                        "runs only)")
     _common(p)
     p.set_defaults(func=cmd_ls)
     p = sub.add_parser("show", help="print one trial's summary, reasons, evidence, warnings and next step",
                        description="Print a trial's summary, the reasons for its verdict, its evidence and the next "
                                    "step to take. Exit 0 shown, 2 refused.")
-    p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, or `latest`")
+    p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, a case run's "
+                                   "eval-log/<plugin>/<skill>/live-trial-cases/<id>, or `latest`")
     _common(p)
     p.set_defaults(func=cmd_show)
     p = sub.add_parser("reasons", help="list every stop reason: whose failure it is, its verdict and the next step",
@@ -79,59 +84,106 @@ def _workdir(args) -> Path:
 
 
 def cmd_report(args) -> int:
-    """Handler of ``report``: write report.html, print its path."""
+    """Handler of ``report``: write report.html (a trial's, or a case run's page), print its path."""
     from live_trial.report.page import write_report
+    from live_trial.workdir_files import CASE_VERDICT
 
-    path = write_report(_workdir(args), args.lang)
+    workdir = _workdir(args)
+    if (workdir / CASE_VERDICT).is_file():
+        from live_trial.report.cases import write_case_report
+
+        path = write_case_report(workdir)
+    else:
+        path = write_report(workdir, args.lang)
     print(json.dumps({"status": "WRITTEN", "path": str(path)}) if args.json else f"WRITTEN: {path}")
     return ExitCode.OK
 
 
 def _row(info, lang: str | None) -> dict:
+    from live_trial.acceptance.case_verdict import CaseRun
     from live_trial.report.cost import cost_cell, usage_of
     from live_trial.report.trials import duration_text, when_text
 
     usage = usage_of(info.verdict)
-    return {"cost_usd": usage.get("cost_usd") if usage else None,
+    run = CaseRun.from_doc(info.state.get("case_run"))
+    return {"case_run": None if run is None else {"id": run.id, "case": run.case, "attempt": run.attempt,
+                                                  "repeats": run.repeats, "folder": str(run.folder)},
+            "cost_usd": usage.get("cost_usd") if usage else None,
             "estimate_usd": usage.get("estimate_usd") if usage else None, "_cost": cost_cell(info.verdict),
             "when": info.when, "target": info.target, "verdict": info.overall, "reason": info.reason if info.verdict
             else info.problem, "duration_s": info.duration_s, "origin": info.origin, "workdir": str(info.workdir),
             "summary": info.summary(lang), "_when": when_text(info.when), "_duration": duration_text(info.duration_s)}
 
 
+def _case_row(info) -> dict:
+    """A case run as ``ls`` lists it (references/suite-format.md "Repeats")."""
+    doc = info.doc or {}
+    return {"when": doc.get("started_at"), "target": info.label, "verdict": doc.get("verdict"),
+            "pass_rate": doc.get("pass_rate"), "repeats": doc.get("repeats"), "folder": str(info.folder),
+            "summary": doc.get("summary") or info.problem,
+            "attempts": [{"n": a["n"], "verdict": a["verdict"], "sample": a["sample"], "workdir": a["workdir"]}
+                         for a in info.attempts()]}
+
+
 def cmd_ls(args) -> int:
-    """Handler of ``ls``: one line per trial, newest first."""
+    """Handler of ``ls``: one line per trial, newest first, then one per case run with its attempts."""
+    from live_trial.report.cases import list_case_runs
     from live_trial.report.trials import list_trials
 
-    rows = [_row(info, args.lang) for info in list_trials(args.eval_root, skill=args.skill, verdict=args.verdict)]
+    rows = [] if args.verdict == "FLAKY" else [_row(info, args.lang) for info in
+                                               list_trials(args.eval_root, skill=args.skill, verdict=args.verdict)]
+    cases = [_case_row(info) for info in list_case_runs(args.eval_root, skill=args.skill, verdict=args.verdict)]
     if args.json:
-        print(json.dumps({"trials": [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]},
-                         ensure_ascii=False))
+        print(json.dumps({"trials": [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows],
+                          "case_runs": cases}, ensure_ascii=False))
         return ExitCode.OK
-    if not rows:
+    if not rows and not cases:
         print(f"no trials under {args.eval_root}" + (" matching the filters" if args.skill or args.verdict else ""))
         return ExitCode.OK
+    _print_trials(rows)
+    for case in cases:
+        rate = case["pass_rate"]
+        print(f"case run {case['target']}: {case['verdict'] or 'BROKEN'}"
+              + (f", {rate['passed']}/{rate['samples']} passed of {case['repeats']} asked" if rate else "")
+              + f"  {case['folder']}" + ("" if case["verdict"] else f"  ({case['summary']})"))
+        for a in case["attempts"]:
+            print(f"  attempt {a['n']}: {a['verdict']}{'' if a['sample'] else ' (not a sample)'}  "
+                  f"{a['workdir'] or '(no workdir)'}")
+    return ExitCode.OK
+
+
+def _print_trials(rows: list[dict]) -> None:
+    """The trial lines of ``ls`` (an attempt of a case run names it first in its reason)."""
+    if not rows:
+        return
     width = max([len(r["target"]) for r in rows] + [6])
     cost_w = max([len(r["_cost"]) for r in rows] + [4])
     print(f"{'when':<20}  {'target':<{width}}  {'verdict':<8}  {'took':>7}  {'cost':>{cost_w}}  {'origin':<9}  reason")
     for r in rows:
         verdict = r["verdict"] or "BROKEN"
         reason = " ".join(str(r["reason"] or "-").split())
+        if r["case_run"]:
+            run = r["case_run"]
+            reason = f"[attempt {run['attempt']} of case {run['case']}, case run {run['id']}] {reason}"
         print(f"{r['_when']}  {r['target']:<{width}}  {verdict:<8}  {r['_duration']:>7}  {r['_cost']:>{cost_w}}  "
               f"{r['origin'] or '-':<9}  "
-              f"{reason[:100]}")
-    return ExitCode.OK
+              f"{reason[:140]}")
 
 
 def cmd_show(args) -> int:
     """Handler of ``show``: the summary, reasons, evidence, warnings, notes, the plugins' activity (a line per hook and
-    MCP server) and next step of one trial."""
+    MCP server), the case run a trial is an attempt of, and next step of one trial."""
+    from live_trial.acceptance.evallog import CASES
     from live_trial.report.activity import activity_text
+    from live_trial.report.cases import case_line
     from live_trial.report.cost import usage_lines
     from live_trial.report.trials import duration_text, next_step_line, read_trial, when_text
-    from live_trial.workdir_files import REPORT
+    from live_trial.workdir_files import CASE_VERDICT, REPORT
 
-    info = read_trial(_workdir(args))
+    workdir = _workdir(args)
+    if (workdir / CASE_VERDICT).is_file() or workdir.parent.name == CASES:
+        return _show_case(workdir, args.json)
+    info = read_trial(workdir)
     doc = info.verdict or {}
     reasons = (doc.get("overall") or {}).get("reasons") or []
     report = info.workdir / REPORT
@@ -143,7 +195,7 @@ def cmd_show(args) -> int:
              "gate_answers": doc.get("gate_answers"), "warnings": doc.get("warnings") or [],
              "notes": doc.get("notes") or [], "usage": doc.get("usage"), "next_step": next_step_line(info),
              "plugin_activity": activity_text(doc),
-             "report": str(report) if report.is_file() else None}
+             "report": str(report) if report.is_file() else None, "case_run": case_line(info.workdir)}
     if args.json:
         print(json.dumps(shown, ensure_ascii=False))
         return ExitCode.OK
@@ -151,6 +203,8 @@ def cmd_show(args) -> int:
            f"{info.origin or 'origin unknown'})", f"summary: {shown['summary'] or '-'}"]
     if info.problem:
         out.append(f"problem: {info.problem}")
+    if shown["case_run"]:
+        out.append(f"case run: {shown['case_run']}")
     out += ["reasons:"] + [f"  - {r}" for r in reasons] if reasons else []
     evidence = shown["evidence"]
     out += ["evidence:"] + [f"  - {e.get('claim')}: {e.get('observed')} ({e.get('source')})" for e in evidence] \
@@ -170,6 +224,40 @@ def cmd_show(args) -> int:
     return ExitCode.OK
 
 
+def _show_case(folder: Path, json_mode: bool) -> int:
+    """``show`` of a case run's folder: its verdict, pass rate, reasons, every attempt (verdict, workdir, report) and
+    its page."""
+    from live_trial.errors import RefusedInput
+    from live_trial.report.cases import read_case_run
+
+    info = read_case_run(folder)
+    if info.doc is None:
+        raise RefusedInput(f"not a case run that can be shown: {info.problem}", where=str(folder), code="bad_workdir",
+                           fix="pass eval-log/<plugin>/<skill>/live-trial-cases/<id> (see `live-trial ls`)")
+    doc = info.doc
+    report = folder / "report.html"
+    shown = {"folder": str(folder), "target": info.label, "verdict": doc["verdict"], "summary": doc["summary"],
+             "pass_rate": doc["pass_rate"], "repeats": doc["repeats"], "reasons": doc["reasons"],
+             "blocked_retries": doc["blocked_retries"], "stopped": doc.get("stopped"), "attempts": info.attempts(),
+             "usage": doc.get("usage"), "report": str(report) if report.is_file() else None}
+    if json_mode:
+        print(json.dumps(shown, ensure_ascii=False))
+        return ExitCode.OK
+    rate = doc["pass_rate"]
+    out = [f"{doc['verdict']}: {info.label}  (case run {doc['case_run_id']}, {doc['scenario_origin']})",
+           f"summary: {doc['summary']}",
+           f"pass rate: {rate['passed']} of {rate['samples']} samples passed ({doc['repeats']} asked; "
+           f"{doc['blocked_retries']['used']} of {doc['blocked_retries']['max']} retries of a BLOCKED attempt used)"]
+    out += ["reasons:"] + [f"  - {r}" for r in doc["reasons"]] if doc["reasons"] else []
+    out.append("attempts:")
+    for a in shown["attempts"]:
+        out.append(f"  {a['n']}: {a['verdict']}{'' if a['sample'] else ' (not a sample)'}  "
+                   f"{a['workdir'] or '(no workdir)'}  {a['summary']}")
+    out.append(f"report: {report}" if shown["report"] else "report: (none yet)")
+    print("\n".join(out))
+    return ExitCode.OK
+
+
 def write_report_after_run(outcome) -> Path | None:
     """Write report.html for a trial ``run`` just finished (README "Reading a trial"); a failure is one WARN line on
     stderr, never a change of the run's exit code. Returns the report's path, or None."""
@@ -182,6 +270,22 @@ def write_report_after_run(outcome) -> Path | None:
     except Exception as exc:  # noqa: BLE001 - the trial is judged and recorded; its page is a view of it
         print(f"WARN: report.html was not written: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
         return None
+
+
+def write_case_reports(outcome) -> None:
+    """After a case run (``run --repeat``, a plan's repeated case): its own page, then each attempt's page again, so
+    both name the case verdict and link each other (references/suite-format.md "Repeats"). A page that cannot be
+    written is one WARN line on stderr; the exit code stays the case verdict's."""
+    from live_trial.report.cases import write_case_report
+
+    try:
+        outcome.report = write_case_report(outcome.folder)
+    except Exception as exc:  # noqa: BLE001 - the case verdict is written; its page is a view of it
+        print(f"WARN: the case run's report.html was not written: {getattr(exc, 'message', None) or exc}",
+              file=sys.stderr)
+    for attempt in outcome.attempts:
+        if getattr(attempt, "workdir", None) is not None:
+            attempt.report = write_report_after_run(attempt)
 
 
 def cmd_reasons(args) -> int:

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 from pathlib import Path
 
 from live_trial.cli.folder_args import add_folder_arguments, folder_options
+from live_trial.cli.targets import split_target
 from live_trial.errors import ExitCode, RefusedInput
 from live_trial.notices.catalogue import LANGS
 from live_trial.trial.facts import StopRequest
@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run", help="run a skill in a real claude session in tmux and judge it",
         description="Run TARGET (plugin:skill, or PLUGIN_DIR:skill) in a fresh claude session in tmux, watch it to the "
                     "end, judge the goal with a separate evaluator and write verdict.json. Exit codes: 0 PASS, 1 FAIL, "
-                    "6 DEGRADED, 3 BLOCKED, 2 refused input (nothing created).")
+                    "6 DEGRADED, 7 FLAKY (--repeat, a plan's repeated case), 3 BLOCKED, 2 refused input (nothing "
+                    "created).")
     p.add_argument("target", nargs="?", help="plugin:skill (plugin by its plugin.json name) or PLUGIN_DIR:skill")
     p.add_argument("--args", default=None, help="arguments passed to the skill")
     p.add_argument("--model", help="model id for the trial session (proof trials need a full id)")
@@ -56,6 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-cost-usd", type=float, metavar="USD",
                    help="stop the trial BLOCKED (budget) once the API list price estimate of what its session used "
                         "reaches USD; with --plan: the budget of the whole plan (README \"Budgets\")")
+    p.add_argument("--repeat", type=int, metavar="K", default=None,
+                   help="run K independent trials of TARGET and judge them together: PASS only when all K passed, "
+                        "FLAKY (exit 7) when some did not; a BLOCKED one is tried again (references/suite-format.md "
+                        "\"Repeats\")")
     p.add_argument("--resume", type=Path, metavar="WORKDIR",
                    help="continue a trial whose harness was killed, with the options it started with (no others)")
     p.add_argument("--plan", type=Path, metavar="PLAN_JSON", help="run the live_batches of a plan (from `plan --json`)")
@@ -63,9 +68,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --plan: trials at once (default: the plan's)")
     p.add_argument("--shard", metavar="K/N", default=None,
                    help="with --plan: run only shard K of N (each trial of the plan is in exactly one shard)")
+    p.add_argument("--case", metavar="NAME", default=None,
+                   help="with TARGET: run this case of the suite (the plugin's live-trials.yaml, or --suite FILE) with "
+                        "its own args, answers, scenario, bounds and repeats (references/suite-format.md)")
+    p.add_argument("--live", action="store_true",
+                   help="with --case: run the case against the real model (its scenario is not used)")
     p.add_argument("--suite", type=Path, metavar="FILE", default=None,
                    help="with --plan: the suite file the plan was made from (plan --suite FILE); checked before "
-                        "anything runs: a bad file, or one changed since the plan, is refused")
+                        "anything runs: a bad file, or one changed since the plan, is refused. With --case: the "
+                        "suite the case is read from")
     p.add_argument("--junit", type=Path, metavar="FILE", default=None,
                    help="with --plan: write a JUnit XML file, one testcase per skill of the plan")
     p.add_argument("--github-annotations", action="store_true",
@@ -102,21 +113,6 @@ def _policy(args):
         return policy.with_overrides(stall_limit_s=args.stall_limit, hard_cap_s=args.hard_cap,
                                      plan_max_cost_usd=budget)
     return policy.with_overrides(stall_limit_s=args.stall_limit, hard_cap_s=args.hard_cap, max_cost_usd=budget)
-
-
-def _split_target(target: str, plugins_root: Path | None) -> tuple[str, Path]:
-    """Accept plugin:skill or PLUGIN_DIR:skill; return (plugin:skill, plugins_root)."""
-    if ":" in target:
-        left, skill = target.rsplit(":", 1)
-        manifest = Path(left) / ".claude-plugin" / "plugin.json"
-        if ("/" in left or left.startswith(".")) and manifest.is_file():
-            try:
-                name = json.loads(manifest.read_text(encoding="utf-8"))["name"]
-            except (ValueError, KeyError, TypeError, RecursionError, OSError):
-                raise RefusedInput("plugin manifest has no name", where=str(manifest),
-                                   fix='add "name" to .claude-plugin/plugin.json') from None
-            return f"{name}:{skill}", plugins_root or Path(left).resolve().parent
-    return target, plugins_root or Path("plugins")
 
 
 #: Options that describe a trial: ``run --resume`` takes none of them, it reuses those recorded at the start.
@@ -158,7 +154,7 @@ def cmd_run(args) -> int:
         return ExitCode.USAGE
     plan_only = [flag for flag, given in (("--shard", args.shard is not None), ("--junit", args.junit is not None),
                                           ("--github-annotations", args.github_annotations),
-                                          ("--suite", getattr(args, "suite", None) is not None)) if given]
+                                          ("--suite", args.suite is not None and args.case is None)) if given]
     if plan_only and not args.plan:
         print(f"live-trial run: error: {', '.join(plan_only)} need --plan PLAN_JSON "
               "(see live-trial run --help)", file=sys.stderr)
@@ -170,6 +166,14 @@ def cmd_run(args) -> int:
     if args.plan and (args.record or args.replay is not None):
         print("live-trial run: error: --record and --replay are options of one trial; a plan's case takes "
               "replay: TAPE in the suite file (see references/suite-format.md)", file=sys.stderr)
+        return ExitCode.USAGE
+    if (args.case is None and args.live) or (args.case is not None and not args.target):
+        print("live-trial run: error: --case needs TARGET, --live needs --case (see live-trial run --help)",
+              file=sys.stderr)
+        return ExitCode.USAGE
+    if args.repeat is not None and not args.target:
+        print("live-trial run: error: --repeat needs TARGET (a plan's cases say their own repeats in the suite) "
+              "(see live-trial run --help)", file=sys.stderr)
         return ExitCode.USAGE
     if args.resume and _trial_options_given(args):
         print(f"live-trial run: error: --resume continues with the options the trial started with; remove "
@@ -188,7 +192,14 @@ def cmd_run(args) -> int:
         if args.resume:
             outcome = Trial(TrialRequest(target=""), on_event=progress.event, stop_event=stop).resume(args.resume)
         else:
-            target, plugins_root = _split_target(args.target, args.plugins_root)
+            if args.repeat is not None and args.repeat < 1:
+                raise RefusedInput(f"--repeat must be 1 or more (got {args.repeat})", code="bad_value",
+                                   fix="e.g. --repeat 3")
+            if args.case is not None:
+                from live_trial.cli.case_cmd import run_suite_case
+
+                return run_suite_case(args, policy, progress, stop)
+            target, plugins_root = split_target(args.target, args.plugins_root)
             req = TrialRequest(target=target, plugins_root=plugins_root, **folder_options(args),
                                eval_root=args.eval_root or Path("eval-log"),
                                args=args.args, model=args.model, proof=args.proof,
@@ -200,6 +211,10 @@ def cmd_run(args) -> int:
                                expect_gate=args.expect_gate, claude_bin=args.claude_bin, socket=args.socket,
                                lang=args.lang, policy=policy,
                                mcp_fixtures=[parse_fixture(text, Path.cwd()) for text in args.mcp_fixture])
+            if args.repeat is not None and args.repeat > 1:
+                from live_trial.cli.case_cmd import run_repeated
+
+                return run_repeated(req, args, progress, stop)
             outcome = Trial(req, on_event=progress.event, stop_event=stop).run()
     finally:
         progress.close()

@@ -5,8 +5,9 @@ Texts come from the catalogues ``references/notifications.<lang>.json`` (one per
 - ``templates.<kind>.text``: ``{objective}``, ``{detail}`` and ``{next}`` (what to do next) are filled in;
   ``templates.<kind>.generic`` is the fallback sentence used when a filled-in text still fails the forbidden-token
   check.
-  Kinds: done ✅, mostly_done 🟡, not_working ⚠️, confirmed ✅ (a watch was confirmed), watch_failed ⚠️ (third
-  failed check), watch_expired ⚠️ (7 days without confirmation).
+  Kinds: done ✅, mostly_done 🟡, not_working ⚠️, flaky ⚠️ (a repeated case passed some of its tries and not
+  others), confirmed ✅ (a watch was confirmed), watch_failed ⚠️ (third failed check), watch_expired ⚠️ (7 days
+  without confirmation).
 - ``stop_reasons.<code>``: one plain sentence per row of :class:`~live_trial.stop_reasons.StopReason`, and no other;
   ``reasons.<code>``: one per other status word / error code of the harness;
   ``families.<prefix>``: the sentence for other codes starting with bad_, unknown_, missing_, no_.
@@ -55,7 +56,7 @@ from live_trial.notices.webhook import WEBHOOK_TIMEOUT_S, Poster, send_webhook
 from live_trial.transcript.status import TurnState
 from live_trial.workdir_files import NOTIFICATIONS_FILE
 
-KINDS = ("done", "mostly_done", "not_working", "confirmed", "watch_failed", "watch_expired")
+KINDS = ("done", "mostly_done", "not_working", "flaky", "confirmed", "watch_failed", "watch_expired")
 WEBHOOK_ENV = "LIVE_TRIAL_WEBHOOK_URL"
 MAX_OBJECTIVE_CHARS = 200
 MAX_DETAIL_CHARS = 600

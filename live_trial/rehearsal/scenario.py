@@ -84,7 +84,8 @@ class RequestView:
     ``subagent``: a subagent's request.
     ``last_tool_result``: {"content": str, "is_error": bool, "tool_use_id": str} or None, taken from the
     last user message only (so it is None at step 0). ``conversation``: 1-based ordinal of the
-    conversation id among main (tool-bearing) requests, filled in by the server.
+    conversation id among main (tool-bearing) requests, filled in by the server; ``attempt``, which trial of a case
+    run it plays for (1 outside one), too.
     """
 
     model: str
@@ -101,6 +102,7 @@ class RequestView:
     system_text: str
     stream: bool
     conversation: int = 0
+    attempt: int = 1
     extra: dict = field(default_factory=dict)
     task_notification: str | None = None
     compaction: bool = False
@@ -337,7 +339,7 @@ def rule_matches(rule: Rule, view: RequestView) -> bool:
     is_error, present}, ``tools_include`` / ``tools_exclude`` (names), ``model`` (regex on the requested model),
     ``task_notification`` (true: a wake-up by a task notification, false: not one, a string: a wake-up whose
     notification matches that regex), ``compaction`` (the summary request of ``/compact``; a rule without this key
-    never answers one), ``subagent`` (a subagent's request).
+    never answers one), ``subagent`` (a subagent's request), ``attempt`` (which trial of a case run it plays for).
     """
     w = rule.when
     if rule.times is not None and rule.fired >= rule.times:
@@ -354,6 +356,8 @@ def rule_matches(rule: Rule, view: RequestView) -> bool:
                                   or (isinstance(want, str) and not re.search(want, view.task_notification))):
             return False
     if "conversation" in w and w["conversation"] != view.conversation:
+        return False
+    if "attempt" in w and w["attempt"] != view.attempt:
         return False
     if "step" in w and w["step"] != view.step:
         return False
@@ -412,6 +416,7 @@ PLACEHOLDERS = {
     "model": lambda v: v.model,
     "step": lambda v: str(v.step),
     "conversation": lambda v: str(v.conversation),
+    "attempt": lambda v: str(v.attempt),
 }
 
 
@@ -420,7 +425,7 @@ def render(obj: Any, view: RequestView, misses: list[str]) -> Any:
 
     ``{{re:<regex>}}``: first capture group of the first match of ``<regex>`` over the request's message
     text (text blocks, tool_result contents, tool_use inputs as JSON, then the system prompt).
-    ``{{cwd}}``, ``{{session_id}}``, ``{{model}}``, ``{{step}}``, ``{{conversation}}``: see PLACEHOLDERS.
+    ``{{cwd}}``, ``{{session_id}}``, ``{{model}}``, ``{{step}}``, ``{{conversation}}``, ``{{attempt}}``: PLACEHOLDERS.
     A placeholder that finds nothing becomes ``<rehearsal: no match for ...>`` and is appended to ``misses``.
     """
     if isinstance(obj, str):

@@ -61,12 +61,16 @@ class RehearsalServer:
     ``message_id_prefix``: how every message id served starts; :data:`REHEARSAL_MESSAGE_PREFIX` by default, so the
     transcript says by itself that its model was scripted. A stand-in for the real service (a test of the path a
     person's own login takes) passes the service's own ``msg_`` so the transcript looks as a real one does.
+    ``attempt``: which trial of a case run this server plays for (1-based; the ``attempt`` predicate of a rule,
+    references/suite-format.md "Repeats").
     Raises :class:`live_trial.errors.RefusedInput` at construction for a malformed scenario.
     """
 
     def __init__(self, scenario: Scenario | str | Path | dict, *, host: str = "127.0.0.1", port: int = 0,
-                 dump_dir: Path | None = None, message_id_prefix: str = REHEARSAL_MESSAGE_PREFIX) -> None:
+                 dump_dir: Path | None = None, message_id_prefix: str = REHEARSAL_MESSAGE_PREFIX,
+                 attempt: int = 1) -> None:
         self.message_id_prefix = message_id_prefix
+        self.attempt = attempt
         self.dump_dir = Path(dump_dir) if dump_dir else None
         loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
         self.scenario = copy.deepcopy(loaded)  # own ``times`` budgets: a Scenario can seed many servers
@@ -150,6 +154,7 @@ class RehearsalServer:
     # ------------------------------------------------------------ dispatch
     def _dispatch(self, path: str, body: dict) -> tuple[RequestView, Rule | None, dict]:
         view = analyse_request(body)
+        view.attempt = self.attempt
         with self._lock:
             if not view.side_query:
                 key = view.conversation_id or view.first_prompt[:200]

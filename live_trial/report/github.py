@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from live_trial.report.cost import cost_cell, suite_cost, suite_line
 
-_MARK = {"PASS": "✅ PASS", "DEGRADED": "🟡 DEGRADED", "FAIL": "❌ FAIL", "BLOCKED": "⛔ BLOCKED"}
+_MARK = {"PASS": "✅ PASS", "DEGRADED": "🟡 DEGRADED", "FAIL": "❌ FAIL", "BLOCKED": "⛔ BLOCKED", "FLAKY": "🔁 FLAKY"}
 
 
 def escape_data(text: str) -> str:
@@ -39,13 +39,13 @@ def _repo_path(path: str, cwd: Path) -> str:
 
 # the name is also bound by ``from __future__ import annotations``, which only a type checker notices
 def annotations(rows: Iterable[Mapping[str, Any]], cwd: Path | None = None) -> list[str]:  # type: ignore[no-redef]
-    """One ``::error file=<SKILL.md>::<summary>`` line per FAIL or DEGRADED skill, ``::warning`` per BLOCKED one
+    """One ``::error file=<SKILL.md>::<summary>`` line per FAIL, DEGRADED or FLAKY row, ``::warning`` per BLOCKED one
     (``title`` is the target and the verdict). Nothing for PASS or skipped skills."""
     here = Path(cwd or Path.cwd())
     lines = []
     for row in rows:
         status = row["status"]
-        if status not in ("FAIL", "DEGRADED", "BLOCKED"):
+        if status not in ("FAIL", "DEGRADED", "BLOCKED", "FLAKY"):
             continue
         level = "warning" if status == "BLOCKED" else "error"
         props = []
@@ -73,6 +73,8 @@ def step_summary(rows: Iterable[Mapping[str, Any]], title: str = "live trials") 
            "| skill | verdict | cost | what happened | report |", "|---|---|---|---|---|"]
     for row in rows:
         verdict = _MARK.get(row["status"], row["status"]) if row["status"] != "SKIPPED" else f"⏭ {row['action']}"
+        if row.get("pass_rate"):        # a case run: its pass rate beside its verdict
+            verdict += f" {row['pass_rate']}"
         out.append(f"| {_cell(row['target'])} | {_cell(verdict)} | {_cell(cost_cell({'usage': row.get('usage')}))} | "
                    f"{_cell(row.get('summary'))} | {_cell(row.get('report') or '-')} |")
     total = suite_cost([{"usage": row.get("usage")} for row in rows])

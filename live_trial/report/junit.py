@@ -28,7 +28,7 @@ from live_trial.report.cost import junit_properties, suite_cost
 from live_trial.workdir_files import REPORT
 
 SKIP_ACTIONS = ("reuse", "defer", "watching", "not_live", "refused", "needs_answer")
-FAILURES = ("FAIL", "DEGRADED")
+FAILURES = ("FAIL", "DEGRADED", "FLAKY")
 
 
 def trial_row(target: str, outcome: Any, skill_md: Path | None) -> dict:
@@ -40,6 +40,8 @@ def trial_row(target: str, outcome: Any, skill_md: Path | None) -> dict:
                 "summary": str(getattr(outcome, "message", outcome)), "reasons": [], "report": None,
                 "verdict_path": None, "workdir": None, "skill_md": str(skill_md) if skill_md else None,
                 "duration_s": None, "usage": None}
+    if hasattr(outcome, "attempts"):
+        return case_row(target, outcome, skill_md)
     verdict = outcome.verdict or {}
     reasons = [str(r) for r in ((verdict.get("overall") or {}).get("reasons") or [])]
     return {"target": target, "status": outcome.overall, "action": None, "summary": outcome.summary or "",
@@ -50,13 +52,32 @@ def trial_row(target: str, outcome: Any, skill_md: Path | None) -> dict:
             "usage": verdict.get("usage")}
 
 
+def case_row(target: str, outcome: Any, skill_md: Path | None) -> dict:
+    """The row of a case run (a case with ``repeats``, references/suite-format.md "Repeats"): its case verdict (FLAKY
+    a failure whose message holds the pass rate), its reasons, ``pass_rate`` (``2/3``) and each attempt's ``n``,
+    ``verdict`` and absolute ``workdir``."""
+    doc = outcome.verdict
+    root = Path(outcome.folder).parents[3]
+    rate = doc["pass_rate"]
+    return {"target": target, "status": outcome.overall, "action": None, "summary": outcome.summary or "",
+            "reasons": [str(r) for r in doc.get("reasons") or []],
+            "report": str(outcome.report) if getattr(outcome, "report", None) else None,
+            "verdict_path": str(outcome.verdict_path), "workdir": str(outcome.folder),
+            "skill_md": str(skill_md) if skill_md else None, "duration_s": trial_duration_s(doc),
+            "usage": doc.get("usage"), "pass_rate": f"{rate['passed']}/{rate['samples']}",
+            "attempts": [{"n": a["n"], "verdict": a["verdict"],
+                          "workdir": str(root / a["workdir"]) if a["workdir"] else None} for a in doc["attempts"]]}
+
+
 def skip_row(skill: Mapping[str, Any], eval_root: Path | None = None) -> dict:
     """The row of a plan skill that gets no trial in this run (``action`` reuse, defer, watching, not_live or
     refused), skipped with the plan's reason; a reused skill names the PASS that stands."""
     verdict = skill.get("verdict")
     where = str(Path(eval_root) / verdict) if (verdict and eval_root) else verdict
     report = str(Path(where).parent / REPORT) if where and skill.get("action") == "reuse" else None
-    return {"target": skill["target"], "status": "SKIPPED", "action": skill["action"],
+    case = skill.get("case") or "default"
+    name = skill["target"] if case == "default" else f"{skill['target']} [{case}]"
+    return {"target": name, "status": "SKIPPED", "action": skill["action"],
             "summary": f"{skill['action']}: {skill.get('reason') or ''}".rstrip(": "), "reasons": [],
             "report": report, "verdict_path": where if skill.get("action") == "reuse" else None,
             "workdir": None, "skill_md": None, "duration_s": None, "usage": None}
@@ -78,7 +99,14 @@ def junit_xml(rows: Iterable[Mapping[str, Any]], suite_name: str = "live-trial")
         if row.get("action"):
             props.add_property(Property("live_trial.action", str(row["action"])))
         props.add_property(Property("live_trial.status", row["status"]))
-        for name, value in junit_properties({"usage": row.get("usage")}):      # README "What a trial costs"
+        if row.get("pass_rate"):            # a case run: its pass rate and every attempt's workdir
+            props.add_property(Property("live_trial.pass_rate", str(row["pass_rate"])))
+            for a in row.get("attempts") or []:
+                props.add_property(Property(f"live_trial.attempt.{a['n']}", f"{a['verdict']} {a['workdir'] or '-'}"))
+        costs = junit_properties({"usage": row.get("usage")})     # README "What a trial costs"
+        if row.get("pass_rate"):            # a case's usage adds up its attempts' costs, not their tokens
+            costs = [(k, v) for k, v in costs if not k.startswith("tokens.")]
+        for name, value in costs:
             props.add_property(Property(f"live_trial.{name}", value))
         case.append(props)
         status = row["status"]

@@ -7,6 +7,8 @@ machines") combined into one, without losing or duplicating anything, or refused
   history continues the other (a shard that started from the restored eval-log checked it again); two histories
   that part ways are a conflict. ``lastMaintenanceDate`` is the latest one.
 - ``notifications.jsonl`` is the union of the lines, each line once, in time order (``at``).
+- ``queue.json`` (the plan's defer queue) is merged per case: the entry that waited more plans is kept
+  (:func:`live_trial.acceptance.queue.merge_queues`); never a conflict.
 - Lock files (``.watches.lock``) are not data and are not copied.
 
 ``DIR`` may exist (the merged eval-log of the last run, restored): it is one of the inputs and only gains files.
@@ -24,13 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from live_trial.acceptance.queue import SCHEMA as QUEUE_SCHEMA
+from live_trial.acceptance.queue import merge_queues
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import read_json, write_json, write_text_atomic
 from live_trial.notices.watch import LOCK_FILE
 from live_trial.notices.watch import SCHEMA as LEDGER_SCHEMA
-from live_trial.workdir_files import LEDGER_FILE, NOTIFICATIONS_FILE, TASK
+from live_trial.workdir_files import LEDGER_FILE, NOTIFICATIONS_FILE, QUEUE_FILE, TASK
 
-SPECIAL = {LEDGER_FILE, NOTIFICATIONS_FILE}
+SPECIAL = {LEDGER_FILE, NOTIFICATIONS_FILE, QUEUE_FILE}
 SKIPPED = {LOCK_FILE}
 
 
@@ -139,11 +143,14 @@ def merge_eval_logs(sources: Iterable[Path], into: Path) -> MergeResult:
     dirs: set[str] = set()
     ledgers: list[tuple[Path, dict]] = []
     logs: list[Path] = []
+    queues: list[dict] = []
     for root in roots:
         for rel, path in _files(root, dirs):
             if rel in SPECIAL and path.is_file() and not path.is_symlink():
                 if rel == LEDGER_FILE:
                     ledgers.append((root, read_json(path, LEDGER_SCHEMA)))
+                elif rel == QUEUE_FILE:
+                    queues.append(read_json(path, QUEUE_SCHEMA))
                 else:
                     logs.append(path)
                 continue
@@ -176,6 +183,9 @@ def merge_eval_logs(sources: Iterable[Path], into: Path) -> MergeResult:
     if ledger is not None:
         write_json(target_root / LEDGER_FILE, ledger, LEDGER_SCHEMA)
         result.watches = len(ledger["watches"])
+    queue = merge_queues(queues)
+    if queue is not None:
+        write_json(target_root / QUEUE_FILE, queue, QUEUE_SCHEMA)
     if notifications:
         write_text_atomic(target_root / NOTIFICATIONS_FILE, "\n".join(notifications) + "\n")
         result.notifications = len(notifications)

@@ -24,6 +24,7 @@ from live_trial.jsonfile import parse_json, write_text_atomic
 from live_trial.report import conversation as conv_mod
 from live_trial.report import timeline as tl_mod
 from live_trial.report.activity import activity_href, activity_rows
+from live_trial.report.cases import case_link
 from live_trial.report.cost import cost_table
 from live_trial.report.trials import TrialInfo, duration_text, next_step_line, read_trial, when_text
 from live_trial.workdir_files import NOTIFICATIONS_FILE
@@ -153,6 +154,7 @@ def context(workdir: Path, lang: str | None = None) -> dict:
         "blockers": doc.get("goal_blockers") or [], "criteria": doc.get("criteria") or [],
         "gate_answers": _gate_answers(doc, workdir), "conversation": conversation, "pane": _pane(workdir),
         "files": files, "generated_at": utc_now(), "cost": cost_table(doc), "activity": activity_rows(doc),
+        "case_run": case_link(workdir),
     }
 
 

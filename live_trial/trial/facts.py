@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from live_trial.acceptance.case_verdict import CaseRun
 from live_trial.errors import ExitCode, LiveTrialError
 from live_trial.policy import Policy
 from live_trial.stop_reasons import StopReason
@@ -88,6 +89,12 @@ class TrialRequest:
     policy: Policy | None = None
     #: Stand-in MCP servers ``(NAME, COMMAND)`` (suite ``mcp_fixtures``, ``run --mcp-fixture``; trial/activity.py).
     mcp_fixtures: list[tuple[str, str]] = field(default_factory=list)
+    #: The case run this trial is an attempt of (``repeats`` above 1: references/suite-format.md "Repeats"): recorded
+    #: in trial-state.json, its number given to the scripted server, and the trial's own message left to the case run.
+    case_run: CaseRun | None = None
+    #: A suite case's own criteria for the evaluator, ``(id, text)`` (references/suite-format.md): recorded in
+    #: trial-state.json, judged like the skill's feedback_contract criteria.
+    criteria: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass

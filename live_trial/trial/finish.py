@@ -53,7 +53,8 @@ def finish(trial: TrialContext) -> TrialOutcome:
         doc, path = _write_verdict(trial)
         trial.journal.save(phase="verdict_written")
     overall = doc["overall"]["verdict"] if isinstance(doc.get("overall"), dict) else doc["overall"]
-    text, delivery = notify_once(trial, doc)
+    # an attempt of a case run leaves its message to the case run: one message per case, with its pass rate
+    text, delivery = (None, None) if trial.req.case_run is not None else notify_once(trial, doc)
     trial.journal.save(phase="finished")
     origin = "rehearsal" if trial.state.rehearsal else "live"
     return TrialOutcome(workdir=trial.wd.root, overall=overall, exit_code=exit_code_for(overall),

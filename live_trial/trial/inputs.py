@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from live_trial.acceptance.case_criteria import clashes, with_criteria
 from live_trial.acceptance.evallog import workdir_path
 from live_trial.acceptance.tier import contract_evidence
 from live_trial.closure.pinning import pin
@@ -52,6 +53,11 @@ def validate(trial: TrialContext) -> None:
         raise RefusedInput("--args must be one line", where="--args",
                            fix="pass the skill's arguments on one line", code="bad_args")
     trial.target = resolve_target(req.target, req.plugins_root)
+    taken = clashes(trial.target.frontmatter, req.criteria)
+    if taken:
+        raise RefusedInput(f"criteria {', '.join(taken)} are the skill's own (feedback_contract)", where="criteria",
+                           code="bad_criteria", fix="give the case's criteria other ids (references/suite-format.md)")
+    trial.target = with_criteria(trial.target, req.criteria)    # the evaluator judges the case's criteria too
     # Fail closed on the plugin set and its files before anything is created (seed 001 rule 3: BOOT_FAIL before
     # start): missing or malformed manifests, a symlink leaving a plugin, an undeclared plugin.
     trial.pinning = pin(trial.target, req.plugins_root)

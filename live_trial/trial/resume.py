@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from live_trial.acceptance.case_criteria import criteria_pairs, with_criteria
 from live_trial.closure.target import resolve_target
 from live_trial.errors import RefusedInput
 from live_trial.policy import Policy
@@ -60,7 +61,8 @@ def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
     req.lang = state.lang or req.lang
     if state.policy:
         trial.policy = Policy(**state.policy)
-    trial.target = resolve_target(req.target, req.plugins_root)
+    req.criteria = list(criteria_pairs(state.criteria))
+    trial.target = with_criteria(resolve_target(req.target, req.plugins_root), req.criteria)
     phase = state.phase
     if state.facts is not None:
         trial.set_facts(Facts.from_doc(state.facts))

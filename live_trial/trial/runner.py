@@ -273,9 +273,10 @@ class Trial:
                           environment={**versions, "claude_version": self.claude.version})
 
     def start_rehearsal(self, port: int = 0) -> None:
-        """The trial's model side on ``port`` (0: a free one): a rehearsal's scripted server or a replay's tape server
-        (with the workdir's isolated CLI config), or a recording's proxy (:func:`live_trial.trial.model_side.start`);
-        nothing for a plain live trial."""
+        """The trial's model side on ``port`` (0: a free one): a rehearsal's scripted server (playing the attempt
+        number of the case run the trial is an attempt of, ``when: {attempt: n}``) or a replay's tape server (with the
+        workdir's isolated CLI config), or a recording's proxy (:func:`live_trial.trial.model_side.start`); nothing
+        for a plain live trial."""
         model_side.start(self, port)
 
     def config_dir(self) -> Path:

@@ -47,7 +47,9 @@ def create(trial: TrialContext, run_id: str | None = None) -> None:
         closure={"digest": trial.pinning.digest, "plugins": [p.name for p in trial.pinning.plugins],
                  "plugin_dirs": [str(p.root) for p in trial.pinning.plugins], "file_count": len(trial.pinning.files)},
         policy=asdict(trial.policy), lang=req.lang or trial.env.get("LIVE_TRIAL_LANG") or None, collected=False,
-        mcp_fixtures=[f.to_doc() for f in fixtures] or None)
+        mcp_fixtures=[f.to_doc() for f in fixtures] or None,
+        case_run=req.case_run.to_doc() if req.case_run is not None else None,
+        criteria=[{"id": i, "text": t} for i, t in req.criteria] or None)
     write_task(trial)
     write_fixtures(trial.wd, fixtures)
     trial.journal.save()

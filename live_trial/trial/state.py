@@ -70,6 +70,8 @@ class TrialState:
     environment: dict[str, Any] | None = None    #: claude, tmux, Python and platform versions at the start
     recording: dict[str, Any] | None = None  #: ``{port, upstream}`` of a recorded live trial's proxy (``run --record``)
     mcp_fixtures: list[dict[str, Any]] | None = None  #: the stand-in MCP servers started (trial/activity.py)
+    case_run: dict[str, Any] | None = None       #: the case run it is an attempt of (acceptance/case_verdict.CaseRun)
+    criteria: list[dict[str, Any]] | None = None  #: a suite case's own criteria {id, text} (acceptance/case_criteria)
 
     # ------------------------------------------------------------------ reading and writing
     @classmethod
@@ -110,4 +112,5 @@ class TrialState:
 #: The optional keys whose schema type does not include null: left out of the file while unset.
 _NOT_NULL = frozenset({"args", "plugins_root", "eval_root", "proof", "gate_kind", "lease_ttl_s",
                        "gate_response_kinds", "gate_answers", "folder", "expect_gate", "policy", "collected",
-                       "facts", "environment", "records_seal", "cwd_snapshot_sha256", "recording"})
+                       "facts", "environment", "records_seal", "cwd_snapshot_sha256", "recording", "case_run",
+                       "criteria"})

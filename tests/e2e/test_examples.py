@@ -1,5 +1,6 @@
 """Every example scenario (examples/scenarios/, README "The steps, one by one") reaches the state its name and its
-header promise when ``live-trial run --rehearsal`` plays it to the example skill ``hello:greet`` on the real CLI: each
+header promise when ``live-trial run --rehearsal`` plays it to its example skill (``hello:greet``, or
+``hello:greet-style`` for the one that asks for a style) on the real CLI: each
 calls the skill (launch PASS), then shows its gate, nudge, missing marker, API error, hang, silent tool, slow stream or
 retried overload, and ends with the stop reason and verdict written in its header."""
 from __future__ import annotations
@@ -12,7 +13,16 @@ from tests.e2e.run_support import EXAMPLES, final_json, no_leftovers, run_cmd, v
 
 pytestmark = pytest.mark.e2e
 
-HELLO = ["hello:greet", "--plugins-root", str(EXAMPLES / "plugins"), "--args", "World", "--hard-cap", "90"]
+HELLO = ["--plugins-root", str(EXAMPLES / "plugins"), "--hard-cap", "90"]
+#: the skill a scenario plays when it is not hello:greet, and its arguments when not World
+TARGETS = {"greet-style-casual": "hello:greet-style"}
+ARGS = {"greet-ada": "Ada"}
+#: where the example scenarios are: examples/scenarios/, and the ones the example plugin's suite plays, in the plugin
+FOLDERS = (EXAMPLES / "scenarios", EXAMPLES / "plugins" / "hello" / "scenarios")
+
+
+def scenario(name: str):
+    return next(folder / f"{name}.yaml" for folder in FOLDERS if (folder / f"{name}.yaml").is_file())
 
 #: scenario -> (extra run options, exit code, overall, stop reason, STALL row, more fields of the verdict)
 EXPECTED = {
@@ -27,12 +37,15 @@ EXPECTED = {
     "overloaded-then-ok": ([], 0, "PASS", None, None, {"goal_result": "PASS"}),
     "bash-sleep": (["--stall-limit", "10"], 0, "PASS", None, None, {"goal_result": "PASS"}),
     "slow-stream": (["--stall-limit", "30"], 0, "PASS", None, None, {"goal_result": "PASS"}),
+    "greet-ada": ([], 0, "PASS", None, None, {"goal_result": "PASS"}),
+    "greet-style-casual": (["--gate-response-contractual", "Casual"], 0, "PASS", None, None,
+                           {"goal_result": "PASS", "gate_kind": "contractual", "gate_response_count": 1}),
 }
 
 
 @pytest.mark.budget(1)
 def test_the_table_names_every_example_scenario():
-    assert sorted(EXPECTED) == sorted(p.stem for p in (EXAMPLES / "scenarios").glob("*.yaml"))
+    assert sorted(EXPECTED) == sorted(p.stem for folder in FOLDERS for p in folder.glob("*.yaml"))
 
 
 @pytest.mark.budget(20)
@@ -40,7 +53,8 @@ def test_the_table_names_every_example_scenario():
 def test_each_example_reaches_its_named_state(name, tmp_path):
     extra, code, overall, stop, row, fields = EXPECTED[name]
     limits = [] if "--stall-limit" in extra else ["--stall-limit", "4"]
-    proc = run_cmd(tmp_path, *HELLO, "--rehearsal", str(EXAMPLES / "scenarios" / f"{name}.yaml"), *extra, *limits)
+    proc = run_cmd(tmp_path, TARGETS.get(name, "hello:greet"), *HELLO, "--args", ARGS.get(name, "World"),
+                   "--rehearsal", str(scenario(name)), *extra, *limits)
     doc = verdict_doc(final_json(proc))
     assert (proc.returncode, doc["overall"]["verdict"]) == (code, overall), (doc["overall"], doc["notes"])
     assert doc["launch"] == "PASS", doc["notes"]                # it called the skill: never "launch failed"
@@ -49,7 +63,7 @@ def test_each_example_reaches_its_named_state(name, tmp_path):
     wd = workdirs(tmp_path)[0]
     log = [json.loads(line) for line in (wd / "trial-log.jsonl").read_text().splitlines()]
     stalls = [e["decision"] for e in log if e["step"] == "stall"]
-    if name in ("bash-sleep", "slow-stream", "overloaded-then-ok", "greet-happy"):
+    if name in ("bash-sleep", "slow-stream", "overloaded-then-ok", "greet-happy", "greet-style-casual", "greet-ada"):
         assert stalls == [], stalls                              # a silent tool or a slow stream is no STALL
     if name == "hang":
         assert stalls == ["extend", "hang"]                      # twice the STALL limit once, then a hang
@@ -57,6 +71,13 @@ def test_each_example_reaches_its_named_state(name, tmp_path):
         assert [(a["question"], a["answer"], a["kind"]) for a in doc["gate_answers"]] == [
             ("Which colour should the greeting use?", "Blue", "rescue")]
         assert json.loads((wd / "out" / "status.json").read_text())["summary"] == "asked; answer: Blue"
+    if name == "greet-ada":
+        assert 'args: "Ada"' in (wd / "task.md").read_text()
+        assert (wd / "cwd" / "greeting.txt").read_text() == "Hello, Ada!\n"
+    if name == "greet-style-casual":
+        assert [(a["question"], a["answer"], a["kind"]) for a in doc["gate_answers"]] == [
+            ("Which greeting style?", "Casual", "contractual")]
+        assert (wd / "cwd" / "greeting.txt").read_text() == "Hi, World!\n"
     if name == "api-error-400":
         assert any("API answered with an error" in n and "400" in n for n in doc["notes"]), doc["notes"]
     if doc["goal_result"] == "PASS":

@@ -46,13 +46,15 @@ def test_a_case_with_args_is_run_once_then_reused(tmp_path: Path) -> None:
                      "        scenario: greet-happy.yaml\n")
     reuse = ("--suite", str(suite), "--rehearsal-reuse", str(scenario))
     first = plan_cmd(tmp_path, tmp_path / "hello", *reuse, "--out", str(tmp_path / "plan.json"))
-    assert [(s["target"], s["case"], s["action"]) for s in first["skills"]] == [("hello:greet", "ada", "run")]
+    assert [(s["target"], s["case"], s["action"]) for s in first["skills"] if s["skill"] == "greet"] == [
+        ("hello:greet", "ada", "run")]
     assert first["live_batches"] == [[{"target": "hello:greet", "plugins_root": str(tmp_path), "proof": False,
                                        "args": "Ada", "case": "ada", "rehearsal": str(scenario)}]]
     proc = run_cmd(tmp_path, "--plan", str(tmp_path / "plan.json"), "--rehearsal", str(scenario), *FAST,
                    timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert [(t["target"], t["status"]) for t in final_json(proc)["trials"]] == [("hello:greet [ada]", "PASS")]
+    assert [(t["target"], t["status"]) for t in final_json(proc)["trials"] if t["status"] != "NEEDS_ANSWER"] == [
+        ("hello:greet [ada]", "PASS")]
     wd, = workdirs(tmp_path)
     assert 'args: "Ada"' in (wd / "task.md").read_text()        # the case's args reached the skill's call
     verdict = json.loads((wd / "verdict.json").read_text())

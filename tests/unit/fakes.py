@@ -322,14 +322,15 @@ class FakeRunner:
         return ProcessResult(0, json.dumps(doc), "", False, 0.1)
 
 
-def write_state(wd: Path, plugin: str | None, skill: str, *, rehearsal: dict | None = None) -> None:
-    """A schema-valid trial-state.json the way ``run`` writes it."""
+def write_state(wd: Path, plugin: str | None, skill: str, *, rehearsal: dict | None = None,
+                case_run: dict | None = None) -> None:
+    """A schema-valid trial-state.json the way ``run`` writes it (``case_run``: an attempt of a case run's)."""
     write_json(wd / "trial-state.json", {
         "schema_version": 1, "run_id": wd.name, "target": f"{plugin}:{skill}" if plugin else skill,
         "plugin": plugin, "skill": skill, "cwd": str(wd), "session": f"lt-{wd.name}-{skill}",
         "session_id": "s-1", "phase": "finished", "owner_pid": 1, "started_at": "2026-11-30T10:15:00.000Z",
         "nudge_count": 0, "gate_response_count": 0, "gate_responses": [], "stall_extended": False,
-        "rehearsal": rehearsal}, "trial-state.schema.json")
+        "rehearsal": rehearsal, **({"case_run": case_run} if case_run else {})}, "trial-state.schema.json")
 
 
 def write_evaluation(wd: Path, goal: str, *, judged_by: str = "evaluator", evidence: list[dict] | None = None,

@@ -115,7 +115,8 @@ def test_the_ci_example_plans_once_shards_and_merges():
     assert "--shard ${{ matrix.shard }}/${{ env.SHARDS }}" in runs(shard) and "--junit" in runs(shard)
     assert shard["env"]["IS_SANDBOX"] == "1" and "secrets." in shard["env"]["ANTHROPIC_API_KEY"]
     assert "seed_config" in runs(shard)                       # the trusted folder is set up
-    assert "live-trial merge eval-log shards/* --into eval-log" in runs(merge)
+    assert "live-trial merge eval-log shards/* plan/planned --into eval-log" in runs(merge)
+    assert "queue.json" in runs(plan)          # the deferred cases reach the next plan (README "Planning many skills")
     uses = lambda job: [step.get("uses", "") for step in job["steps"]]  # noqa: E731
     assert any(u.startswith("actions/cache/restore") for u in uses(plan))
     assert any(u.startswith("actions/cache/restore") for u in uses(merge))
@@ -155,3 +156,16 @@ def test_the_ci_example_checks_todays_claude_code_release_every_day():
     assert "@anthropic-ai/claude-code@latest" in runs
     assert 'live-trial doctor --cli "$PWD/claude-latest/node_modules/.bin/claude"' in runs
     assert "schedule" in drift["if"] and doc["jobs"]["plan"]["if"] == "github.event_name != 'schedule'"
+
+
+def test_cases_are_the_unit_and_a_repeated_case_weighs_its_repeats() -> None:
+    """references/suite-format.md "Repeats": a case runs whole on one shard; its weight is its own last duration (a
+    case run's: all its attempts), else the mean of the known ones times its repeats."""
+    plan = {"skills": [{"target": "p:s", "case": "one", "action": "run", "last_duration_s": 10},
+                       {"target": "p:s", "case": "three", "action": "run", "last_duration_s": 60}]}
+    entries = [{"target": "p:s", "case": "one"}, {"target": "p:s", "case": "three", "repeats": 3},
+               {"target": "p:t", "case": "new", "repeats": 3}, {"target": "p:t"}]
+    assert trial_weights(plan, entries) == [10, 60, 105, 35]
+    assert trial_weights({"skills": []}, entries) == [1, 3, 3, 1]
+    assert sorted(e["case"] if "case" in e else "-" for k in (1, 2) for e in shard_entries(plan, entries, k, 2)) == \
+        sorted(["one", "three", "new", "-"])

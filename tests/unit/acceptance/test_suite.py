@@ -38,8 +38,12 @@ def refused(tmp_path: Path, text: str) -> list[str]:
      "'DONE' is not one of ['PASS', 'gate']"),
     ("skills:\n  greet:\n    cases:\n      - name: a\n      - name: a\n", 5, "skills.greet.cases[1].name",
      "case name 'a' is used twice"),
-    ("skills:\n  greet:\n    cases:\n      - name: a\n        repeats: 3\n", 5, "skills.greet.cases[0].repeats",
-     "only one trial per case is run today"),
+    ("skills:\n  greet:\n    cases:\n      - name: a\n        kind: activation\n", 5, "skills.greet.cases[0].kind",
+     "'activation' is not one of ['task']"),
+    ("skills:\n  greet:\n    cases:\n      - name: a\n        repeats: 0\n", 5, "skills.greet.cases[0].repeats",
+     "0 is less than the minimum of 1"),
+    ("skills:\n  greet:\n    cases:\n      - name: a\n        repeats: 1000\n", 5, "skills.greet.cases[0].repeats",
+     "1000 is greater than the maximum of 100"),
     ("skills:\n  greet:\n    cases:\n      - name: a\n        scenario: nosuch.yaml\n", 5,
      "skills.greet.cases[0].scenario", "no scenario file"),
     ("skills:\n  greet:\n    cases:\n      - name: a\n        cwd: nosuch\n", 5, "skills.greet.cases[0].cwd",
@@ -107,7 +111,7 @@ def test_plan_plans_one_row_per_case_and_refuses_a_bad_suite_writing_nothing(tmp
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert [(s["case"], s["action"]) for s in doc["skills"]] == [("ada", "run"), ("bob", "run")]
+    assert [(s["case"], s["action"]) for s in doc["skills"] if s["skill"] == "greet"] == [("ada", "run"), ("bob", "run")]
     assert [e["args"] for b in doc["live_batches"] for e in b] == ["Ada", "Bob"]
     assert doc["skills"][0]["scenario_id"] != doc["skills"][1]["scenario_id"]
     shutil.rmtree(tmp_path / "eval", ignore_errors=True)

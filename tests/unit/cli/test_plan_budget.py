@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from live_trial.cli.plan_run import budget_share, case_policy, not_started
+from live_trial.cli.case_cmd import case_policy
+from live_trial.cli.plan_run import budget_share, not_started
 from live_trial.errors import ExitCode
 from live_trial.policy import load_policy
 from live_trial.stop_reasons import StopReason

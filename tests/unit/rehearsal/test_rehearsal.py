@@ -392,3 +392,17 @@ def test_without_scripted_usage_the_default_stays(rehearsal_server):
     start = evs["message_start"]["message"]["usage"]
     assert start["output_tokens"] == 1 and start["cache_read_input_tokens"] == 0 and start["input_tokens"] >= 1
     assert set(evs["message_delta"]["usage"]) == {"output_tokens"}
+
+
+def test_a_rule_with_attempt_answers_only_the_server_of_that_attempt(rehearsal_server):
+    """A case run's attempt number reaches the scripted server (references/suite-format.md "Repeats"): a rule with
+    ``when: {attempt: 2}`` answers the second attempt's requests and never the first's; ``{{attempt}}`` says which."""
+    scenario = {"rules": [
+        {"id": "second", "when": {"attempt": 2}, "reply": {"content": [{"text": "attempt {{attempt}} fails"}]}},
+        {"id": "any", "reply": {"content": [{"text": "attempt {{attempt}} works"}]}}]}
+    first, second = rehearsal_server(scenario), rehearsal_server(scenario, attempt=2)
+    _, a = post(first, body([prompt("task")]))
+    _, b = post(second, body([prompt("task")]))
+    assert [r["rule"] for r in first.requests + second.requests] == ["any", "second"]
+    assert assemble(events(a))["content"][0]["text"] == "attempt 1 works"
+    assert assemble(events(b))["content"][0]["text"] == "attempt 2 fails"

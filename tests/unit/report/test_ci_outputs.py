@@ -118,3 +118,34 @@ def test_a_junit_path_that_cannot_be_written_is_refused_before_any_trial(tmp_pat
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("REFUSED: ") and needle in lines[0]
         assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def _case_outcome(tmp: Path) -> SimpleNamespace:
+    folder = tmp / "eval" / "p" / "rep" / "live-trial-cases" / "c1"
+    doc = {"verdict": "FLAKY", "pass_rate": {"passed": 2, "samples": 3, "rate": 0.6667},
+           "reasons": ["attempt 2: DEGRADED: goal not met"], "started_at": "2026-12-01T10:00:00Z",
+           "written_at": "2026-12-01T10:01:00Z", "usage": {"cost_usd": 0.0, "estimate_usd": 0.3, "billed": False},
+           "attempts": [{"n": n, "verdict": v, "workdir": f"p/rep/live-trial/r{n}", "sample": True}
+                        for n, v in ((1, "PASS"), (2, "DEGRADED"), (3, "PASS"))]}
+    return SimpleNamespace(overall="FLAKY", summary="rep passed 2 of its 3 tries", folder=folder, workdir=folder,
+                           verdict_path=folder / "case-verdict.json", report=folder / "report.html", verdict=doc,
+                           attempts=[object()] * 3)
+
+
+def test_a_flaky_case_is_one_failing_testcase_with_its_pass_rate_and_every_attempt(tmp_path: Path) -> None:
+    """references/suite-format.md "Repeats": one testcase per case, FLAKY a failure naming the pass rate, each
+    attempt's workdir a property; the job summary and the annotations say FLAKY with the rate too."""
+    row = trial_row("p:rep [three]", _case_outcome(tmp_path), None)
+    out = tmp_path / "junit.xml"
+    write_junit(out, [row, skip_row({"target": "p:rep", "case": "one", "action": "defer", "reason": "over budget"})])
+    suite = next(iter(JUnitXml.fromfile(str(out))))
+    cases = {c.name: c for c in suite}
+    assert set(cases) == {"p:rep [three]", "p:rep [one]"}            # named by case
+    (fail,) = cases["p:rep [three]"].result
+    assert isinstance(fail, Failure) and fail.type == "FLAKY" and "2 of its 3" in fail.message
+    props = _props(cases["p:rep [three]"])
+    assert props["live_trial.pass_rate"] == "2/3"
+    assert props["live_trial.attempt.2"] == f"DEGRADED {tmp_path / 'eval' / 'p/rep/live-trial/r2'}"
+    assert not any(k.startswith("live_trial.tokens.") for k in props)
+    assert "🔁 FLAKY 2/3" in step_summary([row])
+    assert annotations([row])[0].startswith("::error title=p%3Arep [three] FLAKY::")

@@ -126,3 +126,20 @@ def test_an_input_that_is_not_a_folder_is_refused(tmp_path: Path) -> None:
     proc = _cli(str(tmp_path / "file"), "--into", str(tmp_path / "m"), cwd=tmp_path)
     assert proc.returncode == 2 and "is not a folder" in proc.stderr
     assert not (tmp_path / "m").exists()
+
+
+def test_the_shards_queues_merge_per_case_keeping_the_longer_wait(tmp_path: Path) -> None:
+    """queue.json (the plan's defer queue, README "Planning many skills") is never a conflict: per case the entry that
+    waited more plans stays."""
+    from live_trial.acceptance.queue import Waiting, load_queue, save_queue, to_doc
+
+    one, two = tmp_path / "one", tmp_path / "two"
+    _shard(one, "a", "20261201T100000-0001", 1)
+    _shard(two, "b", "20261201T100000-0002", 2)
+    save_queue(one, to_doc({("p:c", "default"): Waiting("p:c", "default", "2026-12-01", 1, "2026-12-01", None)},
+                           "2026-12-01"))
+    save_queue(two, to_doc({("p:c", "default"): Waiting("p:c", "default", "2026-11-30", 2, "2026-12-01", None),
+                            ("p:d", "x"): Waiting("p:d", "x", "2026-12-01", 1, "2026-12-01", "r")}, "2026-12-02"))
+    merge_eval_logs([one, two], tmp_path / "into")
+    merged = load_queue(tmp_path / "into")
+    assert {k: w.plans_waited for k, w in merged.items()} == {("p:c", "default"): 2, ("p:d", "x"): 1}
