@@ -93,3 +93,11 @@ def _budget(doc: Mapping[str, Any], key: str) -> float | None:
         raise RefusedInput(f"budget.{key} must be a positive number of US dollars or null, got {value!r}",
                            where="references/convergence-policy.json", fix=f"set budget.{key} to e.g. 2.5 or null")
     return float(value)
+
+
+def improvement_max_iterations() -> int:
+    """The most rounds of the improvement loop after a trial's first judged verdict (seed 001 ``feedback_contract``
+    ``max_iterations``: 3): ``loop_bounds.improvement.max_iterations`` of ``references/convergence-policy.json``; the
+    harness skill's frontmatter states the same number (a unit test holds them equal)."""
+    doc = json.loads(read_reference("convergence-policy.json"))
+    return int(doc["loop_bounds"]["improvement"]["max_iterations"])

@@ -15,7 +15,9 @@ absolute path of each. Who writes what:
   ``.trial.lock``, ``cwd/`` (the trial's own folder, when it is the default one) and ``cwd-baseline/`` (the private
   git store of a folder's start, removed at the end);
 - the evaluator ``evaluation.json``, the verdict ``verdict.json``, the page ``report.html``;
-- a rehearsal also its isolated ``claude-config/`` and its own watch ledger ``rehearsal-watches/``.
+- a rehearsal also its isolated ``claude-config/`` and its own watch ledger ``rehearsal-watches/``;
+- a trial delivered to a person first (``prepare --delivery``): ``delivery.json``, ``verdict-first.json``, and for the
+  improvement loop ``improvement.json`` and ``ticket-<n>.md``.
 
 Bottom floor: every subpackage may import it; it imports nothing of the package.
 """
@@ -62,6 +64,12 @@ CWD = "cwd"
 CWD_BASELINE = "cwd-baseline"
 CLAUDE_CONFIG = "claude-config"
 REHEARSAL_WATCHES = "rehearsal-watches"
+# The delivery of the first artifact to a person and the improvement loop (seed 001 artifact_delivery).
+DELIVERY = "delivery.json"                      # the state of the delivery (acceptance.delivery_state)
+FIRST_VERDICT = "verdict-first.json"            # the first artifact's verdict (goal not judged), kept when completed
+IMPROVEMENT = "improvement.json"                # the loop's ledger: each round's ticket, changed files, verdict
+#: The diff ticket of round n (1-based), ``TICKET.format(n)``.
+TICKET = "ticket-{}.md"
 # The eval root's own files (a rehearsal keeps its own in <workdir>/rehearsal-watches/).
 NOTIFICATIONS_FILE = "notifications.jsonl"      # every notification sent, one record per line (notices.notify)
 LEDGER_FILE = "watches.json"                    # the watch ledger (notices.watch)

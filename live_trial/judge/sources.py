@@ -108,13 +108,14 @@ def parse_evidence_items(evidence: str | None) -> list[dict] | None:
 #: ``evaluation.json`` (:mod:`live_trial.judge.evaluator`), ``verdict.json`` (:mod:`live_trial.acceptance.verdict`),
 #: ``claude-config/`` a rehearsal's isolated claude configuration (:mod:`live_trial.rehearsal.config`),
 #: ``rehearsal-watches/`` the watch ledger of a rehearsal (:mod:`live_trial.notices.verdict_watch`: a scripted run
-#: never writes eval-root's ledger), ``report.html`` (:mod:`live_trial.report.page`). What the fresh evaluator may
-#: cite is narrower still (:mod:`live_trial.judge.citable`): only the files the session created or changed and the
-#: transcript records of its tool calls with their results.
+#: never writes eval-root's ledger), ``report.html`` (:mod:`live_trial.report.page`), ``delivery.json``,
+#: ``verdict-first.json``, ``improvement.json`` and ``ticket-<n>.md`` (:mod:`live_trial.delivery`). What the fresh
+#: evaluator may cite is narrower still (:mod:`live_trial.judge.citable`): only the files the session created or
+#: changed and the transcript records of its tool calls with their results.
 HARNESS_FILES: tuple[str, ...] = (
     wf.MARKER_PATH, wf.TASK, wf.NUDGE_GLOB, wf.TRIAL_STATE, wf.TRIAL_LOG, wf.POLL_STATE, wf.CWD_SNAPSHOT,
     wf.TRIAL_LOCK, wf.RECORDS_SEAL, wf.EVALUATION, wf.VERDICT, f"{wf.CLAUDE_CONFIG}/**", f"{wf.REHEARSAL_WATCHES}/**",
-    wf.REPORT,
+    wf.REPORT, wf.DELIVERY, wf.FIRST_VERDICT, wf.IMPROVEMENT, wf.TICKET.format("*"),
 )
 MARKER_ONLY = ("a PASS needs at least one evidence item whose source is not the completion marker (out/status.json is "
                "the harness's own contract file, written by every trial, so it shows nothing of the goal)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from live_trial.errors import SESSION_GONE, Blocked, PollExit
 from live_trial.jsonfile import write_text_atomic
+from live_trial.notices.catalogue import nudge_text, resolve_lang
 from live_trial.session import screen, send
 from live_trial.stop_reasons import StopReason, service_note
 from live_trial.transcript.api_errors import model_named, screen_error_cause
@@ -156,7 +157,7 @@ def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
     if decision.action == "nudge":
         n = trial.state.nudge_count + 1
         nudge_file = trial.wd.nudge(n)
-        write_text_atomic(nudge_file, stall_table.NUDGE_TEXT)
+        write_text_atomic(nudge_file, nudge_text(resolve_lang(trial.state.lang, trial.env)))
         trial.journal.save(nudge_count=n)
         trial.send_file(nudge_file, "nudge")
         return True

@@ -22,7 +22,7 @@ TOP_LEVEL = {"clock", "errors", "jsonfile", "policy", "resources", "stop_reasons
 #: Subpackages from the bottom floor up (live_trial/__init__.py); top-level modules are below them all, cli and
 #: pytest_plugin above them all.
 FLOORS = [["transcript", "closure"], ["session", "rehearsal"], ["judge"], ["acceptance", "doctor"], ["notices"], ["trial"],
-          ["report"], ["cli"]]
+          ["report"], ["delivery"], ["cli"]]
 
 
 def module_name(path: Path) -> str:
