@@ -31,12 +31,10 @@ def ticket_items(doc: Mapping[str, Any], choice: str) -> list[dict[str, str]]:
 
 
 def works(doc: Mapping[str, Any], lang: str) -> list[str]:
-    """What already works, as the records show it: the launch and completion when both passed, and the evaluator's
-    evidence items (claim: observed)."""
+    """What already works, as the records show it: the launch and completion when both passed, and the criteria the
+    evaluator found met (its evidence of a FAIL shows what is missing: it goes under "Evidence")."""
     t = catalogue(lang)["ticket"]
     out = [t["launch_ok"]] if (doc.get("launch"), doc.get("completion")) == ("PASS", "PASS") else []
-    for e in doc.get("evidence") or []:
-        out.append(f"{e.get('claim')}: {e.get('observed')} ({e.get('source')})")
     out += [f"{c['id']}: {c.get('text')}" for c in doc.get("criteria") or [] if c.get("result") == "pass"]
     return out or [t["nothing_works"]]
 
@@ -57,7 +55,8 @@ def render(doc: Mapping[str, Any], *, n: int, max_rounds: int, choice: str, desc
         lines.append("- " + (t["meet_criterion"].format(id=i["id"], text=i["text"]) if i["kind"] == "criterion"
                              else t["fix_blocker"].format(text=i["text"])))
     lines += ["", f"## {t['evidence']}", ""]
-    lines += [f"- {e.get('source')}: {e.get('observed')}" for e in doc.get("evidence") or []] or ["-"]
+    lines += [f"- {e.get('claim')}: {e.get('observed')} ({e.get('source')})" for e in doc.get("evidence") or []] \
+        or ["-"]
     lines += ["", f"## {t['source']}", "", f"- {verdict_path} ({verdict_sha256})", f"- {skill_dir}", "",
               t["rule"], ""]
     return "\n".join(lines), items
