@@ -1,0 +1,161 @@
+"""The harness skill's first artifact, the person's choice and the improvement loop, on the real CLI (README "Use it
+from Claude Code"; seed 001 artifact_delivery and feedback_contract, seed 002 diff tickets). A person's session,
+played by a scripted model, calls run-skill-live-trial; its Bash steps run nested rehearsal trials of hello:greet on
+their own tmux socket and config; the test answers the skill's one AskUserQuestion as the person would. The three
+rounds of a skill that never converges are driven through the harness verbs directly (no host session: nested
+sessions are costly)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from live_trial.notices.catalogue import nudge_text
+from live_trial.rehearsal.config import rehearsal_env, seed_config
+from live_trial.session import send
+from live_trial.session.boot import BootRequest, boot
+from live_trial.transcript.paths import locate
+from live_trial.transcript.reader import read_records
+from tests.e2e.run_support import ROOT
+from tests.e2e.session_support import TrackingBackend, session_name
+from tests.e2e.test_claude_plugin_e2e import install_from_marketplace, result_text, tmux_on, tool_calls
+from tests.e2e.waiting import screen_of, wait_for
+
+pytestmark = pytest.mark.e2e
+SCENARIOS = ROOT / "tests" / "e2e" / "scenarios"
+QUESTION = "How far should the trial go?"
+
+
+@pytest.fixture
+def backend():
+    b = TrackingBackend()
+    yield b
+    b.cleanup()
+
+
+class Host:
+    """A person's session with the plugin installed from the marketplace, its Bash on the PATH of this venv, nested
+    trials on their own tmux socket."""
+
+    def __init__(self, backend, tmp_path: Path, server, extra_env: dict[str, str]):
+        self.backend, self.server = backend, server
+        self.socket = f"lt-inner-{os.getpid()}"
+        self.cwd = tmp_path / "cwd"
+        self.cwd.mkdir()
+        self.config = seed_config(tmp_path / "config", [self.cwd])
+        for proc in install_from_marketplace(self.config, self.cwd):
+            assert proc.returncode == 0, (proc.args, proc.stdout, proc.stderr)
+        env = {**rehearsal_env(server.url, self.config), "LIVE_TRIAL_SOCKET": self.socket,
+               "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", **extra_env}
+        self.result = boot(BootRequest(session=session_name("host"), cwd=self.cwd, env_overrides=env, rehearsal=True,
+                                       owner_pid=os.getpid(), timeout_s=90, setting_sources=None), backend)
+        self.transcript = locate(self.result.session_id, self.cwd, self.config)
+
+    def ask(self, text: str, tmp_path: Path) -> None:
+        prompt = tmp_path / "prompt.md"
+        prompt.write_text(text)
+        send.send_file(self.backend, self.result.session, prompt, transcript_path=self.transcript)
+
+    def seen(self) -> str:
+        return "\n".join(f"{r['step']} {r['rule']} {r['template_misses']}" for r in self.server.requests[-6:]) + \
+            "\n" + screen_of(self.backend, self.result.session)()
+
+    def answer(self, label: str) -> None:
+        """Answer the skill's one question as the person: the option ``label``."""
+        wait_for(lambda: QUESTION in self.backend.capture(self.result.session), what="the skill's question",
+                 timeout_s=120, seen=self.seen)
+        send.answer_gate(self.backend, self.result.session, label)
+
+    def told(self, needle: str, timeout_s: float = 120) -> str:
+        def find() -> str:
+            texts = [b.get("text") or "" for r in read_records(self.transcript).records if r.get("type") == "assistant"
+                     for b in r["message"]["content"]]
+            return next((t for t in texts if needle in t), "")
+        return wait_for(find, what=f"the session to say {needle!r}", timeout_s=timeout_s, seen=self.seen)
+
+    def calls(self) -> list[tuple[dict, dict | None]]:
+        return tool_calls(read_records(self.transcript).records)
+
+    def close(self) -> list[str]:
+        left = tmux_on(self.socket, "list-sessions", "-F", "#{session_name}").stdout.split()
+        tmux_on(self.socket, "kill-server")
+        return left
+
+
+def bash_outputs(calls) -> list[tuple[str, str, bool]]:
+    return [(c["input"]["command"], result_text(r), bool(r and r.get("is_error"))) for c, r in calls
+            if c["name"] == "Bash"]
+
+
+def steps(calls) -> list[str]:
+    """Each call as a short word: the harness verb (with the backend / delivery verb and event), else the tool."""
+    out = []
+    for c, _ in calls:
+        command = c["input"].get("command", "")
+        if c["name"] != "Bash":
+            out.append(c["name"])
+        elif command.startswith("live-trial "):
+            words = command.split()
+            word = words[1] + (f" {words[2]}" if words[1] in ("backend", "rehearsal") else "")
+            out.append(word + (f" {words[words.index('--event') + 1]}" if "--event" in words else ""))
+        else:
+            out.append(command)
+    return out
+
+
+@pytest.mark.budget(40)
+def test_the_skill_delivers_the_first_artifact_nudges_and_ends_when_the_person_accepts_it(
+        backend, tmp_path, rehearsal_server):
+    """accept-as-is: the first artifact (goal not judged, the nudge the skill sent through `backend nudge` counted in
+    the verdict), the guards, the presentation, the harness refusing `evaluate` before the choice, one question, and
+    handoff_complete with the goal not judged, said so."""
+    host = Host(backend, tmp_path, rehearsal_server(SCENARIOS / "skill-delivers-the-first-artifact.yaml"),
+                {"STALL_LIMIT": "4"})
+    shutil.copytree(ROOT / "examples" / "plugins", host.cwd / "examples" / "plugins")
+    shutil.copytree(ROOT / "examples" / "scenarios", host.cwd / "examples" / "scenarios")
+    try:
+        host.ask("Use the skill run-skill-live-trial to try hello:greet with World, rehearsed with "
+                 "examples/scenarios/plain-question.yaml.\n", tmp_path)
+        host.answer("accept-as-is")
+        told = host.told("The first artifact of hello:greet")
+        calls = host.calls()
+    finally:
+        left = host.close()
+    assert left == []
+    assert steps(calls) == [
+        "Skill", "command -v live-trial", "prepare", "rehearsal serve", "boot", "send", "poll",
+        "backend has-session", "backend capture-pane", "backend nudge", "poll", "collect", "verdict",
+        "backend kill-session", "reap", "TaskStop", "delivery minimum_guard_pass", "delivery present_actual_artifact",
+        "evaluate", "AskUserQuestion", "delivery record_user_choice", "delivery accept-as-is", "Read"], steps(calls)
+    outputs = bash_outputs(calls)
+    prepared = outputs[1][1]
+    workdir = Path(re.search(r"^WORKDIR=(\S+)$", prepared, re.M).group(1))
+    evaluate = next(o for o in outputs if o[0].startswith("live-trial evaluate"))
+    assert evaluate[2] and "REFUSED: evaluate runs only after the person's choice" in evaluate[1], evaluate
+    assert not (workdir / "evaluation.json").exists()                 # no evaluator ran before (or without) a choice
+    nudged = next(o for o in outputs if " nudge " in o[0])
+    assert nudged[1].startswith("NUDGED: ") and not nudged[2], nudged
+    assert (workdir / "nudge-1.md").read_text() == nudge_text("ja")   # the seed's fixed text, the default language
+    doc = json.loads((workdir / "verdict.json").read_text())
+    assert (doc["launch"], doc["completion"], doc["goal_result"], doc["nudge_count"]) == ("PASS", "PASS", None, 1)
+    assert doc["overall"]["verdict"] == "DEGRADED" and "1 nudge(s) were needed: not self-driven" in \
+        doc["overall"]["reasons"]
+    delivery = json.loads((workdir / "delivery.json").read_text())
+    assert [h["event"] for h in delivery["history"]] == ["create_artifact", "minimum_guard_pass",
+                                                        "present_actual_artifact", "record_user_choice",
+                                                        "accept-as-is"]
+    assert (delivery["state"], delivery["choice"], delivery["handoff"]["converged"]) == (
+        "handoff_complete", "accept-as-is", None)
+    presented = next(o[1] for o in outputs if "present_actual_artifact" in o[0])
+    assert f"VERDICT: {workdir / 'verdict.json'} {delivery['artifact']['sha256']}" in presented
+    assert f"REPORT: {workdir / 'report.html'} (" in presented and (workdir / "report.html").is_file()
+    question = next(c for c, _ in calls if c["name"] == "AskUserQuestion")["input"]["questions"]
+    assert len(question) == 1 and [o["label"] for o in question[0]["options"]] == [
+        "accept-as-is", "light", "standard", "detailed"]
+    assert f"HANDOFF: {delivery['handoff']['message']}" in told and "DEGRADED" in told
