@@ -102,7 +102,8 @@ def steps(calls) -> list[str]:
             out.append(c["name"])
         elif command.startswith("live-trial "):
             words = command.split()
-            word = words[1] + (f" {words[2]}" if words[1] in ("backend", "rehearsal") else "")
+            word = words[1] + (f" {words[2]}" if words[1] in ("backend", "rehearsal") or words[2:3] == ["round"]
+                               else "")
             out.append(word + (f" {words[words.index('--event') + 1]}" if "--event" in words else ""))
         else:
             out.append(command)
@@ -159,3 +160,70 @@ def test_the_skill_delivers_the_first_artifact_nudges_and_ends_when_the_person_a
     assert len(question) == 1 and [o["label"] for o in question[0]["options"]] == [
         "accept-as-is", "light", "standard", "detailed"]
     assert f"HANDOFF: {delivery['handoff']['message']}" in told and "DEGRADED" in told
+
+
+def plugin_saying_hi(cwd: Path) -> Path:
+    """hello:greet under ``cwd/plugins`` whose SKILL.md says the greeting is "Hi" (the promise stays "Hello, World!"),
+    and the scenario that plays a skill as its body says under ``cwd/scenarios``; returns the SKILL.md."""
+    shutil.copytree(ROOT / "examples" / "plugins" / "hello", cwd / "plugins" / "hello")
+    skill = cwd / "plugins" / "hello" / "skills" / "greet" / "SKILL.md"
+    text = skill.read_text()
+    assert "Content: `Hello, <name>!` and a" in text
+    skill.write_text(text.replace("Content: `Hello, <name>!` and a", "Content: `Hi` and a"))
+    (cwd / "scenarios").mkdir()
+    shutil.copy(SCENARIOS / "greet-as-the-skill-says.yaml", cwd / "scenarios")
+    return skill
+
+
+@pytest.mark.budget(60)
+def test_standard_on_a_degraded_trial_writes_a_ticket_fixes_the_skill_and_passes_in_the_second_round(
+        backend, tmp_path, rehearsal_server):
+    """standard: the fresh evaluator finds the goal missed (DEGRADED), the diff ticket names the blocker, the scripted
+    session edits the skill's file, the new trial of the same case passes (its own evaluator), the ledger holds two
+    rounds with the changed file's digests, and the end says it converged in 1 round."""
+    host = Host(backend, tmp_path, rehearsal_server(SCENARIOS / "skill-loops-to-pass.yaml"), {"LIVE_TRIAL_LANG": "en"})
+    skill = plugin_saying_hi(host.cwd)
+    before = skill.read_bytes()
+    try:
+        host.ask("Use the skill run-skill-live-trial to try hello:greet with World from plugins/, rehearsed with "
+                 "scenarios/greet-as-the-skill-says.yaml.\n", tmp_path)
+        host.answer("standard")
+        told = host.told("The trial of hello:greet ended.", timeout_s=180)
+        calls = host.calls()
+    finally:
+        left = host.close()
+    assert left == []
+    trial = ["prepare", "rehearsal serve", "boot", "send", "poll", "collect"]
+    assert steps(calls) == [
+        "Skill", "command -v live-trial", *trial, "verdict", "backend kill-session", "reap", "TaskStop",
+        "delivery minimum_guard_pass", "delivery present_actual_artifact", "AskUserQuestion",
+        "delivery record_user_choice", "delivery standard", "evaluate", "verdict", "ticket", "Read", "Edit",
+        *trial, "evaluate", "verdict", "backend kill-session", "reap", "TaskStop", "delivery round",
+        "delivery improvement_complete"], steps(calls)
+    outputs = bash_outputs(calls)
+    assert not [o for o in outputs if o[2]], [o for o in outputs if o[2]]       # no step refused or failed
+    prepares = [o[1] for o in outputs if o[0].startswith("live-trial prepare")]
+    w0, w1 = (Path(re.search(r"^WORKDIR=(\S+)$", p, re.M).group(1)) for p in prepares)
+    first = json.loads((w0 / "verdict-first.json").read_text())
+    completed = json.loads((w0 / "verdict.json").read_text())
+    assert (first["goal_result"], first["overall"]["verdict"]) == (None, "DEGRADED")
+    assert (completed["goal_result"], completed["overall"]["verdict"]) == ("FAIL", "DEGRADED")
+    assert completed.get("override") is None
+    ticket = (w0 / "ticket-1.md").read_text()
+    assert ticket.startswith("# Diff ticket: round 1 of at most 3 (standard) for hello:greet")
+    assert completed["goal_blockers"][0] in ticket and "## What already works" in ticket
+    assert skill.read_bytes() != before and "Content: `Hello, World!` and a" in skill.read_text()
+    second = json.loads((w1 / "verdict.json").read_text())
+    assert (second["goal_result"], second["overall"]["verdict"]) == ("PASS", "PASS")
+    assert (w1 / "side-effects" / "files" / "greeting.txt").read_text() == "Hello, World!\n"
+    ledger = json.loads((w0 / "improvement.json").read_text())
+    assert [(r["n"], r["trial"]["overall"]) for r in ledger["rounds"]] == [(0, "DEGRADED"), (1, "PASS")]
+    (changed,) = ledger["rounds"][1]["changed"]
+    assert changed["path"] == "SKILL.md" and changed["before"] != changed["after"] is not None
+    sessions = [r["trial"]["evaluator_session"] for r in ledger["rounds"]]
+    assert None not in sessions and len(set(sessions)) == 2                        # a fresh evaluator each round
+    assert ledger["rounds"][1]["ticket"]["path"] == "ticket-1.md"
+    delivery = json.loads((w0 / "delivery.json").read_text())
+    assert delivery["state"] == "handoff_complete" and delivery["handoff"]["converged"] is True
+    assert delivery["handoff"]["message"].startswith("hello:greet converged in 1 round(s)")
+    assert f"HANDOFF: {delivery['handoff']['message']}" in told
