@@ -22,7 +22,7 @@ from live_trial.session import send
 from live_trial.session.boot import BootRequest, boot
 from live_trial.transcript.paths import locate
 from live_trial.transcript.reader import read_records
-from tests.e2e.run_support import ROOT
+from tests.e2e.run_support import ROOT, listening, tmux_sessions
 from tests.e2e.session_support import TrackingBackend, session_name
 from tests.e2e.test_claude_plugin_e2e import install_from_marketplace, result_text, tmux_on, tool_calls
 from tests.e2e.waiting import screen_of, wait_for
@@ -56,6 +56,8 @@ class Host:
         self.result = boot(BootRequest(session=session_name("host"), cwd=self.cwd, env_overrides=env, rehearsal=True,
                                        owner_pid=os.getpid(), timeout_s=90, setting_sources=None), backend)
         self.transcript = locate(self.result.session_id, self.cwd, self.config)
+        self.seen_inner: set[str] = set()
+        self.seen_outer: set[str] = set()
 
     def ask(self, text: str, tmp_path: Path) -> None:
         prompt = tmp_path / "prompt.md"
@@ -68,12 +70,21 @@ class Host:
 
     def answer(self, label: str) -> None:
         """Answer the skill's one question as the person: the option ``label``."""
-        wait_for(lambda: QUESTION in self.backend.capture(self.result.session), what="the skill's question",
-                 timeout_s=120, seen=self.seen)
+        wait_for(lambda: self.track() and QUESTION in self.backend.capture(self.result.session),
+                 what="the skill's question", timeout_s=120, seen=self.seen)
         send.answer_gate(self.backend, self.result.session, label)
 
+    def track(self) -> bool:
+        """Note the tmux sessions of the nested trials' socket (``seen_inner``) and of the harness's default one
+        (``seen_outer``); always True."""
+        self.seen_inner.update(tmux_on(self.socket, "list-sessions", "-F", "#{session_name}").stdout.split())
+        self.seen_outer.update(tmux_sessions())
+        return True
+
     def told(self, needle: str, timeout_s: float = 120) -> str:
+        """Wait until the session says ``needle`` (tracking the sessions meanwhile) and return that text."""
         def find() -> str:
+            self.track()
             texts = [b.get("text") or "" for r in read_records(self.transcript).records if r.get("type") == "assistant"
                      for b in r["message"]["content"]]
             return next((t for t in texts if needle in t), "")
@@ -160,6 +171,14 @@ def test_the_skill_delivers_the_first_artifact_nudges_and_ends_when_the_person_a
     assert len(question) == 1 and [o["label"] for o in question[0]["options"]] == [
         "accept-as-is", "light", "standard", "detailed"]
     assert f"HANDOFF: {delivery['handoff']['message']}" in told and "DEGRADED" in told
+    # the nested trial: its own tmux socket and config, its lease following the person's claude, its server stopped
+    inner = json.loads((workdir / "trial-state.json").read_text())
+    assert inner["session"] in host.seen_inner and inner["session"] not in host.seen_outer
+    assert Path(inner["config_dir"]).resolve() == (workdir / "claude-config").resolve()
+    assert inner["owner_pid"] == host.result.pane_pid and (workdir / "transcript.jsonl").stat().st_size > 0
+    stopped = [result_text(r) for c, r in calls if c["name"] == "TaskStop"]
+    assert len(stopped) == 1 and "Successfully stopped task" in stopped[0], stopped
+    assert not listening(inner["rehearsal"]["port"])
 
 
 def plugin_saying_hi(cwd: Path) -> Path:
@@ -175,7 +194,7 @@ def plugin_saying_hi(cwd: Path) -> Path:
     return skill
 
 
-@pytest.mark.budget(60)
+@pytest.mark.budget(50)
 def test_standard_on_a_degraded_trial_writes_a_ticket_fixes_the_skill_and_passes_in_the_second_round(
         backend, tmp_path, rehearsal_server):
     """standard: the fresh evaluator finds the goal missed (DEGRADED), the diff ticket names the blocker, the scripted
@@ -227,3 +246,86 @@ def test_standard_on_a_degraded_trial_writes_a_ticket_fixes_the_skill_and_passes
     assert delivery["state"] == "handoff_complete" and delivery["handoff"]["converged"] is True
     assert delivery["handoff"]["message"].startswith("hello:greet converged in 1 round(s)")
     assert f"HANDOFF: {delivery['handoff']['message']}" in told
+
+
+def harness(cwd: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "live_trial", *argv], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.mark.budget(35)
+def test_a_skill_that_never_converges_stops_after_three_rounds_through_the_harness_verbs(tmp_path):
+    """The loop's bound on the real CLI without a host session: the first artifact, standard, then three rounds of a
+    ticket, a change of the skill's file and a new trial of the same case (`run`, its own fresh evaluator) that stays
+    DEGRADED; a fourth ticket is refused with nothing changed, and improvement_complete ends the delivery saying it did
+    not converge, what still fails, and where the installed run-skill-iter-improve is."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    skill = plugin_saying_hi(cwd)
+    scenario = "scenarios/greet-as-the-skill-says.yaml"
+    socket = f"lt-rounds-{os.getpid()}"
+    env = {**os.environ, "LIVE_TRIAL_SOCKET": socket, "LIVE_TRIAL_LANG": "en"}
+    server = None
+    try:
+        prepared = harness(cwd, env, "prepare", "hello:greet", "--plugins-root", "plugins", "--args", "World",
+                           "--rehearsal", scenario, "--delivery")
+        assert prepared.returncode == 0, prepared.stderr
+        values = dict(re.findall(r"^([A-Z_]+)=(\S+)$", prepared.stdout, re.M))
+        lines = [line for line in prepared.stdout.splitlines() if line.startswith("live-trial ")]
+        server = subprocess.Popen([sys.executable, "-m", "live_trial", *lines[0].rstrip(" &").split()[1:]], cwd=cwd,
+                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for line in lines[1:8]:            # boot, send, poll, collect, verdict, kill-session, reap
+            done = harness(cwd, env, *line.split()[1:])
+            assert done.returncode == 0, (line, done.stdout, done.stderr)
+        server.terminate()
+        server.wait(timeout=10)
+        w0 = Path(values["WORKDIR"])
+        for event in ("minimum_guard_pass", "present_actual_artifact", "record_user_choice", "standard"):
+            done = harness(cwd, env, "delivery", "record", str(w0), "--event", event,
+                           *(["--choice", "standard"] if event == "record_user_choice" else []))
+            assert done.returncode == 0, (event, done.stdout, done.stderr)
+        for step in ("evaluate", "verdict"):
+            line = [x for x in lines if x.startswith(f"live-trial {step} ")][-1]
+            done = harness(cwd, env, *line.split()[1:])
+            assert done.returncode == 0, (line, done.stdout, done.stderr)
+        for n in (1, 2, 3):
+            ticket = harness(cwd, env, "ticket", str(w0))
+            assert ticket.returncode == 0 and ticket.stdout.startswith(f"TICKET: round {n} of at most 3"), ticket
+            skill.write_text(skill.read_text().replace("Content: `Hi", f"Content: `Hi{n}"))
+            run = harness(cwd, env, "run", "hello:greet", "--plugins-root", "plugins", "--args", "World",
+                          "--rehearsal", scenario, "--json")
+            assert run.returncode == 6, (run.stdout[-2000:], run.stderr[-2000:])        # DEGRADED again
+            closed = harness(cwd, env, "delivery", "round", str(w0), "--trial", json.loads(run.stdout)["workdir"])
+            assert closed.returncode == 0 and closed.stdout.startswith(f"ROUND: {n} of at most 3 closed: DEGRADED")
+        before = {p: p.read_bytes() for p in w0.iterdir() if p.is_file()}
+        fourth = harness(cwd, env, "ticket", str(w0), "--json")
+        assert fourth.returncode == 2 and json.loads(fourth.stdout)["code"] == "round_limit", fourth
+        assert {p: p.read_bytes() for p in w0.iterdir() if p.is_file()} == before
+        config = tmp_path / "person-config"
+        (config / "skills" / "run-skill-iter-improve").mkdir(parents=True)
+        (config / "skills" / "run-skill-iter-improve" / "SKILL.md").write_text(
+            "---\nname: run-skill-iter-improve\ndescription: improve a skill in depth\n---\n")
+        end = harness(cwd, {**env, "CLAUDE_CONFIG_DIR": str(config)}, "delivery", "record", str(w0), "--event",
+                      "improvement_complete")
+        assert end.returncode == 0, end.stderr
+    finally:
+        if server is not None and server.poll() is None:
+            server.kill()
+        left = tmux_on(socket, "list-sessions", "-F", "#{session_name}").stdout.split()
+        tmux_on(socket, "kill-server")
+    assert left == []
+    ledger = json.loads((w0 / "improvement.json").read_text())
+    assert [(r["n"], r["trial"]["overall"]) for r in ledger["rounds"]] == [
+        (0, "DEGRADED"), (1, "DEGRADED"), (2, "DEGRADED"), (3, "DEGRADED")]
+    assert all(len(r["changed"]) == 1 for r in ledger["rounds"][1:])
+    assert len({r["trial"]["evaluator_session"] for r in ledger["rounds"]}) == 4
+    delivery = json.loads((w0 / "delivery.json").read_text())
+    message = delivery["handoff"]["message"]
+    assert (delivery["state"], delivery["handoff"]["converged"], delivery["handoff"]["rounds"]) == (
+        "handoff_complete", False, 3)
+    assert message.startswith("hello:greet did not converge: 3 round(s) run, at most 3 for the choice standard. "
+                              "Still failing: goal FAIL")
+    assert 'greeting.txt does not hold the promised line "Hello, World!"' in message
+    assert f"run-skill-iter-improve is installed here: {config / 'skills' / 'run-skill-iter-improve' / 'SKILL.md'}" \
+        in message
+    assert end.stdout.splitlines()[1] == f"HANDOFF: {message}"
