@@ -1,7 +1,7 @@
 """A nudge sent by hand to a prepared trial's session (``live-trial backend nudge SESSION --workdir W``; seed 001 STALL
 table row 4): the fixed text written to ``nudge-<n>.md``, pasted as a file through the session's named buffer as
 ``send`` pastes the task, counted in trial-state.json, and refused past ``nudge_max``. ``run`` nudges with the same
-text (:func:`live_trial.notices.catalogue.nudge_text`) into the same file names; ``verdict`` by hand counts these
+text through the same writer (:func:`live_trial.trial.nudge_file.write_nudge`); ``verdict`` by hand counts these
 nudges without a ``--nudge-count`` claim (:func:`live_trial.acceptance.claims.counted_nudges`).
 """
 from __future__ import annotations
@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Callable
 
 from live_trial.errors import RefusedInput
-from live_trial.jsonfile import write_json, write_text_atomic
-from live_trial.notices.catalogue import nudge_text, resolve_lang
+from live_trial.jsonfile import write_json
+from live_trial.notices.catalogue import resolve_lang
 from live_trial.policy import load_policy
 from live_trial.trial.byhand import prepared_state
+from live_trial.trial.nudge_file import write_nudge
 from live_trial.trial.state import STATE_SCHEMA
 from live_trial.workdir_files import Workdir
 
@@ -45,8 +46,7 @@ def nudge_by_hand(workdir: Path, session: str, *, deliver: Callable[[Path], obje
                            fix="stop nudging: the STALL table's row 4 ends here (collect, then verdict with "
                                "--stall-row 4)")
     files = Workdir.of(workdir)
-    path = files.nudge(n)
-    write_text_atomic(path, nudge_text(resolve_lang(state.get("lang"))))
+    path = write_nudge(files, n, resolve_lang(state.get("lang")))
     write_json(files.trial_state, {**state, "nudge_count": n}, STATE_SCHEMA)
     deliver(path)
     return Nudged(n=n, path=path, nudge_max=bound)
