@@ -10,7 +10,8 @@ is anything written, so a refusal (exit 2) leaves every file byte for byte as it
 - ``record_user_choice --choice C``: the person's answer (asked once, with AskUserQuestion);
 - ``accept-as-is``: the end, the goal not judged, said so;
 - ``light`` / ``standard`` / ``detailed``: the fresh evaluator may start (``evaluate``, then ``verdict`` completes);
-- ``improvement_complete``: the end of the loop, with its message (:mod:`live_trial.delivery.handoff`).
+- ``improvement_complete``: the end of the loop, with its message (:mod:`live_trial.delivery.handoff`); the first
+  trial's ``report.html`` is written again from its completed verdict.
 """
 from __future__ import annotations
 
@@ -133,6 +134,9 @@ def _complete(workdir: Path, delivery: ds.Delivery, state: Mapping[str, Any], la
     if book is not None and book.last["trial"] is None:
         raise RefusedInput(f"round {book.last['n']} is open: its trial is not recorded", where=str(book.path),
                            code="round_open", fix=f"record it: `live-trial delivery round {workdir} --trial <workdir>`")
+    from live_trial.report.page import write_report
+
+    write_report(workdir, lang)          # the page of the completed verdict (the first one is verdict-first.json)
     plugins_root = Path(state["plugins_root"]) if state.get("plugins_root") else None
     end = handoff.compose(trial=state["target"], lang=lang, choice=delivery.choice,
                           first=read_verdict(workdir / VERDICT), ledger=book.doc if book else None,

@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 from live_trial.acceptance import delivery_state as ds
+from live_trial.cli.main import main
 from live_trial.clock import utc_now
 from live_trial.delivery import ledger as book
 from live_trial.delivery.rounds import close_round, write_ticket
@@ -103,8 +104,14 @@ def test_the_loop_stops_at_the_first_pass(tree, capsys, monkeypatch, tmp_path):
     with pytest.raises(RefusedInput) as caught:
         write_ticket(w0, lang="en")
     assert caught.value.code == "converged"
+    assert "goal not judged" in (w0 / "report.html").read_text()          # the first artifact's page
     done = record(w0, "improvement_complete", running=nothing_runs, lang="en")
     assert done.delivery.doc["handoff"]["message"].startswith("union-target:work converged in 1 round(s)")
+    assert "goal not judged" not in (w0 / "report.html").read_text()      # the page of the completed verdict
+    assert main(["delivery", "show", str(w0)]) == 0
+    assert capsys.readouterr().out.splitlines()[:3] == [
+        "DELIVERY: handoff_complete (choice standard)", f"  round 0: DEGRADED {w0}",
+        f"  round 1: PASS {w0.parent / 'w1'}"]
     assert "run-skill-iter-improve" not in done.delivery.doc["handoff"]["message"]
 
 
@@ -136,3 +143,7 @@ def test_light_allows_one_round_with_the_first_blocker_only(tree, capsys):
     assert "## 足りないこと" in ticket.text and "## できている部分" in ticket.text
     items = book.load(w0).last["ticket"]["items"]
     assert items == [{"kind": "blocker", "text": "0 files found (w0)"}]
+    close_round(w0, judged_trial(tree, capsys, "w1", "FAIL"))
+    with pytest.raises(RefusedInput) as caught:
+        write_ticket(w0, lang="en")
+    assert caught.value.code == "round_limit" and "at most 1 round(s) for light" in caught.value.message
