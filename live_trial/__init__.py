@@ -19,7 +19,9 @@ subpackage, from a lower floor, or from the bottom; never upward and never in a 
 - floor 6: ``trial/`` (one whole trial: workdir, runner, poll, the STALL table, collect, resume, the finishing
   sequence).
 - floor 7: ``report/`` (reading past trials: the page of one trial, the list, the summary and next step).
-- floor 8: ``cli/`` (arguments, printing, exit codes); then ``pytest_plugin`` (fixtures for test suites).
+- floor 8: ``delivery/`` (the first artifact delivered to a person, their choice, the diff ticket and the
+  improvement loop's ledger; seed 001 artifact_delivery).
+- floor 9: ``cli/`` (arguments, printing, exit codes); then ``pytest_plugin`` (fixtures for test suites).
 
 The data that travels from stage to stage is typed, each loaded and saved in one place:
 

@@ -106,3 +106,11 @@ def blocked_retries_max() -> int:
         raise RefusedInput(f"repeats.blocked_retries_max must be a whole number >= 0, got {value!r}",
                            where="references/convergence-policy.json", fix="set it to e.g. 2")
     return value
+
+
+def improvement_max_iterations() -> int:
+    """The most rounds of the improvement loop after a trial's first judged verdict (seed 001 ``feedback_contract``
+    ``max_iterations``: 3): ``loop_bounds.improvement.max_iterations`` of ``references/convergence-policy.json``; the
+    harness skill's frontmatter states the same number (a unit test holds them equal)."""
+    doc = json.loads(read_reference("convergence-policy.json"))
+    return int(doc["loop_bounds"]["improvement"]["max_iterations"])

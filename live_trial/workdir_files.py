@@ -20,6 +20,8 @@ absolute path of each. Who writes what:
   ``replay-log.jsonl``.
 - the session's claude its debug log ``claude-debug/session.log`` (sealed at collect), and a trial with stand-in MCP
   servers the harness's ``mcp-fixtures.json`` (the ``--mcp-config`` its claude is started with).
+- a trial delivered to a person first (``prepare --delivery``): ``delivery.json``, ``verdict-first.json``, and for the
+  improvement loop ``improvement.json`` and ``ticket-<n>.md``.
 
 Bottom floor: every subpackage may import it; it imports nothing of the package.
 """
@@ -80,6 +82,12 @@ REHEARSAL_WATCHES = "rehearsal-watches"
 MODEL_TAPE = "model-tape.jsonl"
 #: How a replayed trial's tape answered each request (live_trial/tape/replay.py).
 REPLAY_LOG = "replay-log.jsonl"
+# The delivery of the first artifact to a person and the improvement loop (seed 001 artifact_delivery).
+DELIVERY = "delivery.json"                      # the state of the delivery (acceptance.delivery_state)
+FIRST_VERDICT = "verdict-first.json"            # the first artifact's verdict (goal not judged), kept when completed
+IMPROVEMENT = "improvement.json"                # the loop's ledger: each round's ticket, changed files, verdict
+#: The diff ticket of round n (1-based), ``TICKET.format(n)``.
+TICKET = "ticket-{}.md"
 # The eval root's own files (a rehearsal keeps its own in <workdir>/rehearsal-watches/).
 NOTIFICATIONS_FILE = "notifications.jsonl"      # every notification sent, one record per line (notices.notify)
 LEDGER_FILE = "watches.json"                    # the watch ledger (notices.watch)

@@ -230,7 +230,19 @@ def earned(claims: Claims, records: TrialRecords, facts: VerdictFacts) -> Claims
     findings for), after :func:`check_claims` (strict): a claim they contradict is refused."""
     check_claims(claims, records, facts, strict=True)
     return replace(claims, launch=records.launch, completion=records.completion,
-                   poll_exit=records.poll_exit or claims.poll_exit)
+                   poll_exit=records.poll_exit or claims.poll_exit, nudge_count=counted_nudges(claims, facts))
+
+
+def counted_nudges(claims: Claims, facts: VerdictFacts) -> int | None:
+    """The nudges of a trial by hand: those ``backend nudge`` sent and counted in trial-state.json (seed 001 STALL row
+    4), unless ``--nudge-count`` says more (a nudge sent otherwise is the person's to count). Raises
+    :class:`RefusedInput` (exit 2) for a ``--nudge-count`` below the harness's count."""
+    counted = int((facts.origin.state or {}).get("nudge_count") or 0)
+    if counted and claims.nudge_count is not None and claims.nudge_count < counted:
+        raise RefusedInput(f"--nudge-count {claims.nudge_count} is below the {counted} nudge(s) `backend nudge` sent "
+                           f"and counted", where=str(facts.workdir / TRIAL_STATE), code="contradicts_record",
+                           fix="leave out --nudge-count: verdict counts the nudges the harness sent")
+    return claims.nudge_count if claims.nudge_count is not None else (counted or None)
 
 
 def check_claims(claims: Claims, records: TrialRecords, facts: VerdictFacts, *, strict: bool) -> None:

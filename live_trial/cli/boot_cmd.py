@@ -1,7 +1,8 @@
 """Subcommands ``boot``, ``send`` and ``backend <verb>`` (seed 001: live-trial-boot.py, -send.py, -backend.py).
 
 Exit codes (CONVENTIONS.md): boot 0 READY, 1 TIMEOUT, 2 BOOT_FAIL or refused input, 3 BLOCKED;
-send 0 DELIVERED, 1 DELIVERY_FAIL, 2 refused; backend verbs 0 done, 1 "no" (has-session of a gone or
+send 0 DELIVERED, 1 DELIVERY_FAIL, 2 refused; backend nudge 0 NUDGED, 1 delivery failed (counted), 2 refused
+(nudge_max reached; nothing written); backend verbs 0 done, 1 "no" (has-session of a gone or
 dead session), 2 refused, 3 BLOCKED; 64 usage.
 """
 from __future__ import annotations
@@ -86,6 +87,15 @@ def register(subparsers) -> None:
     v = verbs.add_parser("send-line", help="type one short line and press Enter (gate answers)")
     v.add_argument("session")
     v.add_argument("text")
+    v = verbs.add_parser("nudge", help="send the fixed nudge (seed 001 STALL row 4) as nudge-<n>.md, counted in the "
+                                       "prepared workdir; refused past nudge_max",
+                         description="Write the next nudge-<n>.md of WORKDIR with the fixed nudge text (in the "
+                                     "notices' language), count it in trial-state.json, paste it through the "
+                                     "session's named buffer and confirm it arrived, as send does. Exit 0 NUDGED, 1 "
+                                     "delivery failed (still counted), 2 refused (nudge_max reached, or not the "
+                                     "prepared workdir of SESSION; nothing written).")
+    v.add_argument("session")
+    v.add_argument("--workdir", type=Path, required=True, help="the workdir `live-trial prepare` made for SESSION")
     v = verbs.add_parser("answer-gate", help="answer the open dialog: an option label, or text:<words>")
     v.add_argument("session")
     v.add_argument("response")
@@ -255,37 +265,15 @@ def _rehearsal_overrides(url: str, config_dir: Path, cwd: Path, *, wait: bool = 
 
 def cmd_send(args) -> int:
     """``send``: see the parser description."""
-    from live_trial.session import send
     from live_trial.session.backend import Backend
-    from live_trial.transcript.paths import config_dir
 
     backend = Backend(args.socket)
-    if not backend.has_session(args.session):
-        raise RefusedInput(f"no tmux session named {args.session}", where=f"socket {backend.socket}",
-                           fix="boot it first; check with `live-trial backend list`", code=SESSION_GONE)
-    backend.renew_lease(args.session)       # a step: the lease of a session started by boot holds on
-    session_id = args.session_id or os.environ.get("SESSION_ID") or backend.get_meta(args.session, "session_id")
-    if not session_id:
-        raise RefusedInput("no session id", where="send", fix="pass --session-id or set SESSION_ID (printed by boot)")
-    cwd = args.cwd or backend.get_meta(args.session, "cwd")
-    config = args.config_dir or backend.get_meta(args.session, "config_dir") or str(config_dir())
-
-    def current() -> Path:
-        """The transcript the session writes now: the CLI's sessions/<pane pid>.json names it (it moves on /clear;
-        :mod:`live_trial.transcript.locator`)."""
-        from live_trial.session.rules import pid_alive
-        from live_trial.transcript.locator import locate_current
-        from live_trial.transcript.paths import read_cli_session_status
-
-        pid = backend.pane_pid(args.session)
-        doc = read_cli_session_status(config, pid) if pid and pid_alive(pid) else None
-        return locate_current(session_id, cwd, config, doc).path
-
-    kwargs = {"timeout_s": args.timeout} if args.timeout else {}
     try:
-        delivery = send.send_file(backend, args.session, Path(args.file), transcript_path=current(), follow=current,
-                                  **kwargs)
+        delivery = deliver_file(backend, args.session, Path(args.file), session_id=args.session_id, cwd=args.cwd,
+                                config=args.config_dir, timeout_s=args.timeout)
     except LiveTrialError as exc:
+        if isinstance(exc, RefusedInput):
+            raise
         return _print_failure(exc, args)
     if args.json:
         print(json.dumps({"status": "DELIVERED", "session": args.session, "file": str(Path(args.file).resolve()),
@@ -295,6 +283,42 @@ def cmd_send(args) -> int:
         print(f"DELIVERED: {args.session} {Path(args.file).name} ({delivery.elapsed_s:.1f}s, "
               f"extra_enters={delivery.extra_enters})")
     return int(ExitCode.OK)
+
+
+def deliver_file(backend, session: str, path: Path, *, session_id: str | None = None, cwd: str | None = None,
+                 config: str | None = None, timeout_s: float | None = None):
+    """Paste ``path`` into ``session`` through its named buffer, press Enter and confirm the transcript got exactly its
+    text (:func:`live_trial.session.send.send_file`); the session id, folder and config default to what boot recorded
+    on the session. Returns the :class:`~live_trial.session.send.Delivery`. Raises :class:`RefusedInput` (no such
+    session, no session id) and the delivery's failure."""
+    from live_trial.session import send
+    from live_trial.transcript.paths import config_dir
+
+    if not backend.has_session(session):
+        raise RefusedInput(f"no tmux session named {session}", where=f"socket {backend.socket}",
+                           fix="boot it first; check with `live-trial backend list`", code=SESSION_GONE)
+    backend.renew_lease(session)       # a step: the lease of a session started by boot holds on
+    session_id = session_id or os.environ.get("SESSION_ID") or backend.get_meta(session, "session_id")
+    if not session_id:
+        raise RefusedInput("no session id", where="send", fix="pass --session-id or set SESSION_ID (printed by boot)")
+    cwd = cwd or backend.get_meta(session, "cwd")
+    config = config or backend.get_meta(session, "config_dir") or str(config_dir())
+
+    def current() -> Path:
+        """The transcript the session writes now: the CLI's sessions/<pane pid>.json names it (it moves on /clear;
+        :mod:`live_trial.transcript.locator`)."""
+        from live_trial.session.rules import pid_alive
+        from live_trial.transcript.locator import locate_current
+        from live_trial.transcript.paths import read_cli_session_status
+
+        pid = backend.pane_pid(session)
+        doc = read_cli_session_status(config, pid) if pid and pid_alive(pid) else None
+        return locate_current(session_id, cwd, config, doc).path
+
+    if timeout_s:
+        return send.send_file(backend, session, Path(path), transcript_path=current(), follow=current,
+                              timeout_s=timeout_s)
+    return send.send_file(backend, session, Path(path), transcript_path=current(), follow=current)
 
 
 # ---------------------------------------------------------------- backend
@@ -321,6 +345,18 @@ def cmd_backend(args) -> int:
     elif verb == "send-line":
         backend.send_line(args.session, args.text)
         print(f"SENT: {args.session} line + Enter")
+    elif verb == "nudge":
+        from live_trial.trial.nudge import nudge_by_hand
+
+        try:
+            sent = nudge_by_hand(args.workdir.resolve(), args.session,
+                                 deliver=lambda path: deliver_file(backend, args.session, path))
+        except LiveTrialError as exc:
+            if isinstance(exc, RefusedInput):
+                raise
+            return _print_failure(exc, args)
+        print(f"NUDGED: {args.session} {sent.path.name} ({sent.n} of at most {sent.nudge_max}; counted in "
+              "trial-state.json)")
     elif verb == "answer-gate":
         from live_trial.session.send import answer_gate
 

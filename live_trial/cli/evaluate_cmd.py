@@ -9,7 +9,8 @@
   live-trial watch daily    sweep + due checks, at most once a UTC day (for cron; plan and run do it too)
   live-trial watch list     every watch and its state (read only)
 
-Exit codes: 0 done (evaluate: judged, PASS or FAIL), 2 refused input (nothing changed), 3 BLOCKED (claude missing;
+Exit codes: 0 done (evaluate: judged, PASS or FAIL), 2 refused input (nothing changed; evaluate also in a workdir
+``prepare --delivery`` made whose person has not chosen light, standard or detailed), 3 BLOCKED (claude missing;
 evaluate: the evaluator could not answer, its reason printed and kept in evaluation.json).
 """
 from __future__ import annotations
@@ -108,6 +109,9 @@ def _evaluate(args) -> int:
     if not args.workdir.is_dir() and not args.workdir.is_symlink():
         raise RefusedInput("the workdir does not exist", where=str(args.workdir), code="not_found")
     args.workdir = trial_folder(args.workdir)      # never evaluation.json in a folder run did not make, or via a link
+    from live_trial.acceptance.delivery_state import require_choice
+
+    require_choice(args.workdir, "evaluate")       # seed 001 pre_choice_forbidden: no evaluator before the choice
     target = _target_for(args)
     claude = find_claude(args.claude_bin)
     produced = session_output(args.workdir, _folder_of(args.workdir))

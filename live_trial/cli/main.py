@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "live_trial.cli.report_cmd",     # report, ls, show, reasons (reading past trials)
     "live_trial.cli.merge_cmd",      # merge (the eval-logs of a plan's shards)
     "live_trial.cli.doctor_cmd",     # doctor (does the installed CLI still show what the harness relies on)
+    "live_trial.cli.delivery_cmd",   # delivery, ticket (the first artifact, the person's choice, the loop)
 )
 #: Each subcommand and the module that registers it (tests/unit/cli/test_cli_startup.py checks it against the
 #: modules).
@@ -48,7 +49,8 @@ COMMANDS = {"run": "live_trial.cli.trial_cmd", "prepare": "live_trial.cli.prepar
             "self-test": "live_trial.cli.selftest_cmd", "report": "live_trial.cli.report_cmd",
             "ls": "live_trial.cli.report_cmd", "show": "live_trial.cli.report_cmd",
             "reasons": "live_trial.cli.report_cmd",
-            "merge": "live_trial.cli.merge_cmd", "doctor": "live_trial.cli.doctor_cmd"}
+            "merge": "live_trial.cli.merge_cmd", "doctor": "live_trial.cli.doctor_cmd",
+            "delivery": "live_trial.cli.delivery_cmd", "ticket": "live_trial.cli.delivery_cmd"}
 
 EPILOG = """exit codes:
   run      0 PASS, 1 FAIL, 6 DEGRADED, 3 BLOCKED (not the skill's failure), 2 refused input (nothing created)
@@ -60,6 +62,8 @@ EPILOG = """exit codes:
   report, ls, show  0 done, 2 refused (not a workdir, no eval root); reasons 0
   merge    0 merged, 2 refused (a conflict; nothing written)
   doctor   0 every assumption holds, 1 one changed or was not seen, 3 could not run (tmux or claude missing)
+  delivery, ticket  0 done, 2 refused (not allowed from the delivery's state, a guard failed, before the
+           person's choice, past the loop's bound; nothing changed)
   any      64 usage error, 130 stopped by Ctrl-C, 141 its reader went away (| head)
 """
 

@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ttl", type=positive_seconds, default=None, metavar="S",
                    help="seconds the lease holds after each step once its owner is gone (default: the policy's "
                         "hard cap)")
+    p.add_argument("--delivery", action="store_true",
+                   help="deliver the first artifact to a person before any judging (seed 001 artifact_delivery): "
+                        "evaluate waits for their choice, recorded with `live-trial delivery record`")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_prepare)
 
@@ -70,7 +73,7 @@ def cmd_prepare(args) -> int:
                        socket=args.socket, policy=policy)
     owner = args.owner_pid if args.owner_pid is not None else default_owner_pid()
     ttl = args.ttl or policy.hard_cap_s
-    prepared = byhand.prepare(req, owner_pid=owner, ttl_s=ttl)
+    prepared = byhand.prepare(req, owner_pid=owner, ttl_s=ttl, delivery=args.delivery)
     values = byhand.shell_values(prepared)
     commands = byhand.next_commands(prepared, socket=args.socket)
     state = prepared.state

@@ -110,13 +110,15 @@ def parse_evidence_items(evidence: str | None) -> list[dict] | None:
 #: ``rehearsal-watches/`` the watch ledger of a rehearsal (:mod:`live_trial.notices.verdict_watch`: a scripted run
 #: never writes eval-root's ledger), ``report.html`` (:mod:`live_trial.report.page`), ``claude-debug/`` the CLI's
 #: debug log and ``mcp-fixtures.json`` the stand-in MCP servers (:mod:`live_trial.trial.activity`: what the CLI
-#: recorded of the plugins is cited by its lines, ``plugin-activity#<id>``, never as a file). What the evaluator may
-#: cite is narrower still (:mod:`live_trial.judge.citable`): only the files the session created or changed and the
-#: transcript records of its tool calls with their results.
+#: recorded of the plugins is cited by its lines, ``plugin-activity#<id>``, never as a file), ``delivery.json``,
+#: ``verdict-first.json``, ``improvement.json`` and ``ticket-<n>.md`` (:mod:`live_trial.delivery`). What the fresh
+#: evaluator may cite is narrower still (:mod:`live_trial.judge.citable`): only the files the session created or
+#: changed and the transcript records of its tool calls with their results.
 HARNESS_FILES: tuple[str, ...] = (
     wf.MARKER_PATH, wf.TASK, wf.NUDGE_GLOB, wf.TRIAL_STATE, wf.TRIAL_LOG, wf.POLL_STATE, wf.CWD_SNAPSHOT,
     wf.TRIAL_LOCK, wf.RECORDS_SEAL, wf.EVALUATION, wf.VERDICT, f"{wf.CLAUDE_CONFIG}/**", f"{wf.REHEARSAL_WATCHES}/**",
-    wf.REPORT, f"{wf.DEBUG_LOG_DIR}/**", wf.MCP_FIXTURES,
+    wf.REPORT, f"{wf.DEBUG_LOG_DIR}/**", wf.MCP_FIXTURES, wf.DELIVERY, wf.FIRST_VERDICT, wf.IMPROVEMENT,
+    wf.TICKET.format("*"),
 )
 MARKER_ONLY = ("a PASS needs at least one evidence item whose source is not the completion marker (out/status.json is "
                "the harness's own contract file, written by every trial, so it shows nothing of the goal)")

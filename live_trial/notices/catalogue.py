@@ -76,3 +76,10 @@ def exit_code_sentence(command: str, exit_code: int, lang: str = DEFAULT_LANG) -
     table = catalogue(lang)["exit_codes"]
     return (table.get(command, {}).get(str(int(exit_code))) or table["any"].get(str(int(exit_code)))
             or catalogue(lang)["reasons"]["unknown"])
+
+
+def nudge_text(lang: str = DEFAULT_LANG) -> str:
+    """The fixed text of a nudge in ``lang`` (seed 001 STALL table row 4: 「task.md の指示どおり質問せず自走で続行し、
+    完了条件を満たしてください」; catalogue key ``nudge``), written to ``nudge-<n>.md`` and pasted as a file by ``run``
+    and by ``backend nudge`` alike."""
+    return str(catalogue(lang)["nudge"])

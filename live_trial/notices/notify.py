@@ -64,7 +64,7 @@ MAX_DETAIL_CHARS = 600
 # Subcommands of the CLI (kept in step with live_trial.cli; a test compares them with the real parser).
 SUBCOMMANDS = ("run", "prepare", "plan", "boot", "send", "backend", "status", "poll", "collect", "reap", "evaluate",
                "watch", "verdict", "rehearsal", "self-test", "due", "check", "sweep", "report", "ls", "show", "reasons",
-               "merge", "doctor")
+               "merge", "doctor", "delivery", "ticket")
 # Status words and codes that are not keys of the catalogues' reason tables.
 EXTRA_CODES = ("WARN", TurnState.BUSY_GENERATING, TurnState.BUSY_TOOL, TurnState.IDLE_TURN_COMPLETE,
                "SCHEMA_INVALID", "OK", "NG",

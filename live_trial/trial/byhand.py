@@ -62,14 +62,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def prepare(req: TrialRequest, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None = None) -> Prepared:
+def prepare(req: TrialRequest, *, owner_pid: int, ttl_s: float, env: Mapping[str, str] | None = None,
+            delivery: bool = False) -> Prepared:
     """Make a trial ready for the steps by hand and return it (see the module docstring).
 
     ``req``: a :class:`~live_trial.trial.facts.TrialRequest` checked as ``run`` checks it
     (:func:`live_trial.trial.inputs.validate`: bad input is refused, nothing created). ``owner_pid``: the process the
     lease of the session follows (trial-state ``owner_pid``); ``ttl_s``: the lease's time-to-live in seconds
-    (trial-state ``lease_ttl_s``). Raises :class:`RefusedInput` (exit 2, nothing created) and
-    :class:`~live_trial.errors.Blocked` (exit 3) when the folder cannot be made (the workdir is removed again)."""
+    (trial-state ``lease_ttl_s``); ``delivery``: the first artifact waits for the person's choice (trial-state
+    ``delivery``; :mod:`live_trial.acceptance.delivery_state`). Raises :class:`RefusedInput` (exit 2, nothing
+    created) and :class:`~live_trial.errors.Blocked` (exit 3) when the folder cannot be made (the workdir is removed
+    again)."""
     # imported here: the runner brings boot, send, the rehearsal server and the evaluator, which `collect`,
     # `verdict` and `backend kill-session` (the other users of this module) never need at start-up
     from live_trial.trial.inputs import validate
@@ -88,7 +91,8 @@ def prepare(req: TrialRequest, *, owner_pid: int, ttl_s: float, env: Mapping[str
                 seed_config(config, [req.cwd])
                 trial.journal.save(config_dir=str(config),
                                    rehearsal={"scenario": str(req.rehearsal), "port": free_port()})
-            trial.journal.save(phase=PREPARED, owner_pid=int(owner_pid), lease_ttl_s=float(ttl_s))
+            trial.journal.save(phase=PREPARED, owner_pid=int(owner_pid), lease_ttl_s=float(ttl_s),
+                               delivery=True if delivery else None)
         except BaseException:
             shutil.rmtree(trial.wd.root, ignore_errors=True)     # nothing half-made stays behind
             raise
@@ -136,14 +140,18 @@ def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
         lines.append(f"live-trial rehearsal serve {q(rehearsal['scenario'])} --port {rehearsal['port']} --cwd {q(cwd)} "
                      f"--config-dir {q(s['config_dir'])} &")
         boot += f" --rehearsal-server http://127.0.0.1:{rehearsal['port']} --config-dir {q(s['config_dir'])}"
+    evaluate = f"live-trial evaluate --workdir {q(str(wd))}" + (f" --rehearsal {q(rehearsal['scenario'])}"
+                                                                  if rehearsal else "")
     lines += [boot + sock,
               f"live-trial send {q(session)} {q(str(files.task))}{sock}",
               f"live-trial poll {q(str(files.marker))} {q(session)} "
               f"--state-file {q(str(files.poll_state))}{sock}",
-              f"live-trial collect --workdir {q(str(wd))}{sock}",
-              f"live-trial evaluate --workdir {q(str(wd))}" + (f" --rehearsal {q(rehearsal['scenario'])}"
-                                                               if rehearsal else ""),
-              "# launch, completion and the last poll exit are read from the transcript and poll-state.json"]
+              f"live-trial collect --workdir {q(str(wd))}{sock}"]
+    if s.get("delivery"):
+        lines.append("# the first artifact: the goal is not judged before the person's choice (no evaluate yet)")
+    else:
+        lines.append(evaluate)
+    lines.append("# launch, completion and the last poll exit are read from the transcript and poll-state.json")
     verdict = (f"live-trial verdict --workdir {q(str(wd))} --target-skill {q(s['target'])} "
                f"--skill-dir {q(str(p.skill_dir))} --session-id {q(s['session_id'])}")
     if s.get("args"):
@@ -159,7 +167,23 @@ def next_commands(p: Prepared, *, socket: str | None = None) -> list[str]:
               f"live-trial reap{sock}"]
     if rehearsal:
         lines.append("kill %1")
+    if s.get("delivery"):
+        lines += delivery_commands(wd, evaluate, verdict, sock)
     return lines
+
+
+def delivery_commands(wd: Path, evaluate: str, verdict: str, sock: str) -> list[str]:
+    """The steps of seed 001 ``artifact_delivery`` after the first artifact's verdict and the reap: the guards and the
+    presentation, the person's choice, and (light, standard, detailed) the fresh evaluator and the verdict completed;
+    the loop's ticket and rounds follow in the skill (README "Use it from Claude Code")."""
+    record = f"live-trial delivery record {shlex.quote(str(wd))}{sock} --event"
+    return [f"{record} minimum_guard_pass",
+            f"{record} present_actual_artifact",
+            "# ask the person once: accept-as-is, light, standard or detailed; then record it and its event",
+            f"{record} record_user_choice --choice CHOICE",
+            f"{record} CHOICE",
+            "# accept-as-is ends here (handoff_complete); light, standard, detailed: the fresh evaluator judges",
+            evaluate, verdict]
 
 
 def read_state(workdir: Path) -> dict[str, Any] | None:
@@ -330,15 +354,25 @@ def verdict_by_hand(claims: Claims, *, workdir: Path, skill_dir: Path, target: s
     from live_trial.acceptance.verdict import verdict_clock
     from live_trial.acceptance.verdict_facts import gather_facts
     from live_trial.notices.outcome import summariser
+    from live_trial.trial import first_artifact
     from live_trial.trial.finish import record_verdict
 
     resolved, index = target_of(skill_dir, target, plugins_root)
     facts = gather_facts(workdir, resolved, index, scenario_path=claims.rehearsal_scenario,
                          claude_version=claims.claude_version, find_claude_version=True)
+    delivery = first_artifact.plan_step(facts.workdir, claims, facts)
+    if delivery is not None and delivery.kind == first_artifact.COMPLETE:
+        facts = replace(facts, previous_verdict=None)      # completing the first artifact replaces no judgement
     settled = settle(claims, facts, trial_records(facts.workdir, resolved.qualified))
     verdict = derive_verdict(facts, settled.findings, summarise=summariser(settled.findings.lang),
                              clock=verdict_clock(env))
-    verdict = replace(verdict, notes=verdict.notes + settled.notes + held_note(facts.workdir, verdict.notes),
-                      override=settled.override)
-    return record_verdict(verdict, workdir=facts.workdir, eval_root=eval_root or eval_root_of(facts.workdir),
-                          objective=str(resolved.frontmatter.get("description") or ""), log=lambda *a, **k: None)
+    delivered = (first_artifact.note_of(delivery),) if delivery is not None else ()
+    verdict = replace(verdict, notes=verdict.notes + settled.notes + delivered
+                      + held_note(facts.workdir, verdict.notes), override=settled.override)
+    if delivery is not None:
+        first_artifact.keep_first(facts.workdir, delivery)
+    written = record_verdict(verdict, workdir=facts.workdir, eval_root=eval_root or eval_root_of(facts.workdir),
+                             objective=str(resolved.frontmatter.get("description") or ""), log=lambda *a, **k: None)
+    if delivery is not None:
+        first_artifact.after_write(facts.workdir, delivery, written[0].to_doc(), settled.findings.lang)
+    return written

@@ -5,7 +5,7 @@ It drives a :class:`~live_trial.trial.runner.Trial` through its public methods a
 from __future__ import annotations
 
 from live_trial.errors import SESSION_GONE, Blocked, PollExit
-from live_trial.jsonfile import write_text_atomic
+from live_trial.notices.catalogue import resolve_lang
 from live_trial.session import screen, send
 from live_trial.stop_reasons import StopReason, service_note
 from live_trial.transcript.api_errors import model_named, screen_error_cause
@@ -13,6 +13,7 @@ from live_trial.transcript.reply import text_ends_with_question, text_reports_do
 from live_trial.trial import stall as stall_table
 from live_trial.trial.context import PollOutcome, TrialContext
 from live_trial.trial.moves import UNFOLLOWED, move_note
+from live_trial.trial.nudge_file import write_nudge
 
 NO_RESPONSE_LEFT = "stopped at a question it had to ask"
 
@@ -155,8 +156,7 @@ def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
         return True
     if decision.action == "nudge":
         n = trial.state.nudge_count + 1
-        nudge_file = trial.wd.nudge(n)
-        write_text_atomic(nudge_file, stall_table.NUDGE_TEXT)
+        nudge_file = write_nudge(trial.wd, n, resolve_lang(trial.state.lang, trial.env))
         trial.journal.save(nudge_count=n)
         trial.send_file(nudge_file, "nudge")
         return True

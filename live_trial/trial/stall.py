@@ -7,7 +7,7 @@ decision; this module does no I/O. Each row is its check — its finding → its
 2. transcript state — BUSY_* → ``extend``: double STALL_LIMIT once and poll again; a second BUSY stall is ``hang``
 3. transcript state — IDLE_TURN_COMPLETE, no marker → go to row 4
 4. end of the screen / last assistant text — a question or a request to confirm → ``nudge`` (up to nudge_max, then
-   ``nudge_limit``)
+   ``nudge_limit``); its fixed text is :func:`live_trial.notices.catalogue.nudge_text`
 5. same — reported done but no marker → ``contract_violation``
 6. anything else (model, API or usage-limit error screens) → ``unexpected_stop``: record tail and state, kill
 
@@ -22,9 +22,6 @@ from dataclasses import dataclass
 
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.status import BUSY_STATES, TurnState
-
-NUDGE_TEXT = ("Continue on your own exactly as the task instructions say: do not ask any question, "
-              "finish the skill, write the completion marker, and report the DONE line.\n")
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ class TrialState:
     folder: dict[str, Any] | None = None     #: the trial's own folder record (form, path, source, removed, ...)
     expect_gate: bool | None = None      #: ``--expect-gate``: the skill must stop at a question
     policy: dict[str, Any] | None = None     #: the loop bounds the trial started with (a resume keeps them)
+    delivery: bool | None = None         #: ``prepare --delivery``: its first artifact waits for the person's choice
     lang: str | None = None              #: the notification language asked for at the start
     collected: bool | None = None        #: the evidence was collected into the workdir
     records_seal: str | None = None      #: the digest of records-seal.json written at collect (trial/seal.py)
@@ -113,4 +114,4 @@ class TrialState:
 _NOT_NULL = frozenset({"args", "plugins_root", "eval_root", "proof", "gate_kind", "lease_ttl_s",
                        "gate_response_kinds", "gate_answers", "folder", "expect_gate", "policy", "collected",
                        "facts", "environment", "records_seal", "cwd_snapshot_sha256", "recording", "case_run",
-                       "criteria"})
+                       "criteria", "delivery"})

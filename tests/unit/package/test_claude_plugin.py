@@ -4,13 +4,17 @@ user-invocable, allowed-tools limited to what it runs), its steps are the README
 and the harness refuses it as a trial target (seed 001 "被験 skill denylist")."""
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
+from pathlib import Path
 
 import pytest
 import yaml
 
+from live_trial.acceptance.delivery_state import transitions
 from live_trial.cli.main import main
+from live_trial.policy import improvement_max_iterations
 from live_trial.resources import repo_root
 
 ROOT = repo_root()
@@ -50,20 +54,63 @@ def test_the_skill_frontmatter_has_the_seeds_meaning_and_runs_only_the_harness()
     assert fm["argument-hint"] == "<plugin:skill> [args] [--proof] [--model <model-id>]"
     assert fm["arguments"] == ["target_skill", "trial_args", "proof_mode", "model"]
     assert "fresh" in fm["description"] and "verdict" in fm["description"]
-    tools = fm["allowed-tools"]
-    bash = [t for t in tools if t.startswith("Bash")]
-    assert set(tools) - set(bash) == {"Read", "Glob", "Grep"}
-    assert all(re.fullmatch(r"Bash\((live-trial \*|python3 -m live_trial \*|command -v live-trial|STALL_LIMIT=\* live-trial poll \*)\)", t)
-               for t in bash), bash
+    bash = [t for t in fm["allowed-tools"] if t.startswith("Bash")]
+    assert all(re.fullmatch(r"Bash\((live-trial \*|python3 -m live_trial \*|command -v live-trial|"
+                            r"STALL_LIMIT=\* live-trial poll \*)\)", t) for t in bash), bash
 
 
-def test_the_skill_steps_are_the_readme_by_hand_steps_in_the_same_order():
-    readme = harness_steps(fenced((ROOT / "README.md").read_text(encoding="utf-8"),
-                                  "<!-- by-hand:start -->", "<!-- by-hand:end -->"))
+def body() -> str:
+    return SKILL.read_text(encoding="utf-8").split("---\n", 2)[2]
+
+
+def test_the_skill_allows_exactly_the_tools_its_body_calls():
+    """Each tool the body calls ("the X tool", "with the X tool") is allowed and nothing else is; each Bash command
+    the body runs matches an allowed Bash pattern, and each Bash pattern is used."""
+    tools = frontmatter()["allowed-tools"]
+    called = set(re.findall(r"\b(Read|Edit|Write|TaskStop|AskUserQuestion|Glob|Grep|Agent|Task|Skill|WebFetch|"
+                            r"NotebookEdit|TodoWrite) tool\b", body()))
+    assert called == {t for t in tools if not t.startswith("Bash")}, called
+    commands = [c.strip() for c in re.findall(r"`((?:STALL_LIMIT=\d+ )?live-trial [^`]+|command -v live-trial|"
+                                              r"python3 -m live_trial [^`]+)`", body())]
+    commands += [line.split("#", 1)[0].strip() for line in fenced(body(), "<!-- steps:start -->",
+                                                                    "<!-- steps:end -->").splitlines()
+                 if line.startswith("live-trial")]
+    patterns = [t[len("Bash("):-1] for t in tools if t.startswith("Bash(")]
+    for command in commands:
+        assert any(fnmatch.fnmatchcase(command, p) for p in patterns), command
+    for pattern in patterns:
+        assert any(fnmatch.fnmatchcase(c, pattern) for c in commands), f"{pattern} is allowed but never run"
+
+
+def test_every_path_the_frontmatter_names_exists_and_the_loop_bound_is_the_policys():
+    fm = frontmatter()
+    refs = [r for key in ("schema_refs", "reference_refs", "script_refs") for r in fm[key]]
+    assert refs and all((SKILL.parent / r).resolve().is_file() for r in refs), [
+        r for r in refs if not (SKILL.parent / r).resolve().is_file()]
+    named = {Path(r).name for r in fm["schema_refs"]}
+    assert {"live-trial-verdict.schema.json", "delivery.schema.json", "improvement.schema.json"} <= named
+    assert {"delivery_cmd.py", "verdict_cmd.py", "evaluate_cmd.py"} <= {Path(r).name for r in fm["script_refs"]}
+    contract = fm["feedback_contract"]
+    assert contract["activation_state"] == "semantic_evaluator_started"
+    assert contract["max_iterations"] == improvement_max_iterations() == 3
+    assert [c["id"] for c in contract["criteria"]] == ["IN1", "IN2", "OUT1", "OUT2", "OUT3"]
+    machine = fm["artifact_delivery"]["state_machine"]
+    spelled = {(t["from"], e, t["to"]) for t in machine["transitions"] for e in t["event"].split("|")}
+    assert spelled == {(f, e, t) for (f, e), t in transitions().items() if f is not None}
+    assert machine["pre_choice_forbidden"] == ["semantic-evaluator", "task-fork", "subagent", "multi-worker",
+                                               "revise-loop"]
+
+
+def test_the_skill_steps_are_the_readme_delivery_steps_in_the_same_order():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = harness_steps(fenced(text, "<!-- delivery:start -->", "<!-- delivery:end -->"))
     skill = harness_steps(fenced(SKILL.read_text(encoding="utf-8"), "<!-- steps:start -->", "<!-- steps:end -->"))
-    assert readme == ["prepare", "rehearsal serve", "boot", "send", "poll", "collect", "evaluate", "verdict",
-                      "backend kill-session", "reap"], readme
-    assert skill == readme
+    assert readme == ["prepare", "boot", "send", "poll", "collect", "verdict", "backend kill-session", "reap",
+                      "delivery", "delivery", "delivery", "delivery", "evaluate", "verdict"], readme
+    assert [step for step in skill if step != "rehearsal serve"] == readme
+    assert harness_steps(fenced(text, "<!-- by-hand:start -->", "<!-- by-hand:end -->")) == [
+        "prepare", "rehearsal serve", "boot", "send", "poll", "collect", "evaluate", "verdict",
+        "backend kill-session", "reap"]
 
 
 def test_the_skill_passes_proof_and_model_through_and_re_calls_poll_with_its_state_file():

@@ -21,8 +21,8 @@ PKG = Path(live_trial.__file__).resolve().parent
 TOP_LEVEL = {"clock", "errors", "jsonfile", "policy", "resources", "stop_reasons", "workdir_files"}
 #: Subpackages from the bottom floor up (live_trial/__init__.py); top-level modules are below them all, cli and
 #: pytest_plugin above them all.
-FLOORS = [["transcript", "closure"], ["session", "rehearsal"], ["judge", "tape"], ["acceptance", "doctor"], ["notices"], ["trial"],
-          ["report"], ["cli"]]
+FLOORS = [["transcript", "closure"], ["session", "rehearsal"], ["judge", "tape"], ["acceptance", "doctor"], ["notices"],
+          ["trial"], ["report"], ["delivery"], ["cli"]]
 
 
 def module_name(path: Path) -> str:

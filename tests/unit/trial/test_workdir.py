@@ -69,7 +69,8 @@ def test_the_harness_files_are_the_ones_the_harness_writes():
     assert HARNESS_FILES == (
         "out/status.json", "task.md", "nudge-*.md", "trial-state.json", "trial-log.jsonl", "poll-state.json",
         "cwd-snapshot.json", ".trial.lock", "records-seal.json", "evaluation.json", "verdict.json",
-        "claude-config/**", "rehearsal-watches/**", "report.html", "claude-debug/**", "mcp-fixtures.json")
+        "claude-config/**", "rehearsal-watches/**", "report.html", "claude-debug/**", "mcp-fixtures.json",
+        "delivery.json", "verdict-first.json", "improvement.json", "ticket-*.md")
 
 
 def test_open_workdir_gives_the_resolved_folder_and_its_run_id(tmp_path):
