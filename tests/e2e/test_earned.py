@@ -36,12 +36,14 @@ def readme_block() -> str:
 
 
 #: After collect, with no evaluate: the verdict line prepare printed, claiming a PASS by hand; then with --override.
+# The session still runs while the claims are tried (kill-session comes after): its CLI writes its own config and
+# debug log meanwhile, so "nothing written" is read over every file but those two folders of the session's.
 CLAIMS = r"""
 VERDICT=$(grep '^live-trial verdict ' prepared.txt)
-find eval-log -type f -print0 | sort -z | xargs -0 sha256sum > before.sha
+find eval-log -type f -not -path '*/claude-config/*' -not -path '*/claude-debug/*' -print0 | sort -z | xargs -0 sha256sum > before.sha
 rc=0; eval "$VERDICT --goal-result PASS --evidence '1 file written with 1 line' --json" > refused.json || rc=$?
 echo "REFUSED=$rc"
-find eval-log -type f -print0 | sort -z | xargs -0 sha256sum > after.sha
+find eval-log -type f -not -path '*/claude-config/*' -not -path '*/claude-debug/*' -print0 | sort -z | xargs -0 sha256sum > after.sha
 rc=0; eval "$VERDICT --completion FAIL" 2> contradicted.txt || rc=$?
 echo "CONTRADICTED=$rc"
 eval "$VERDICT --goal-result PASS --evidence '1 file written with 1 line' --override 'no evaluator ran here'"
