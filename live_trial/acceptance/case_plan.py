@@ -20,12 +20,13 @@ def label(target: str, case: str) -> str:
 
 def case_scenario_id(target: str, case: Case, reuse_scenario: Path | None, template_text: str) -> str:
     """The ``scenario_id`` a trial of ``case`` records: its args, its scenario or tape (else ``reuse_scenario``, the
-    ``plan --rehearsal-reuse`` file, else none: live), its answers, its criteria and the task template. The default
+    ``plan --rehearsal-reuse`` file, else none: live), its answers, its criteria, its stand-in MCP servers and the task
+    template. The default
     case's is the id ``plan`` computed before suites (empty args, no answers), so earlier PASS verdicts stay
     reusable."""
     scenario = case.scenario or case.replay or reuse_scenario
     return scenario_id(target, case.args, scenario, template_text, answers=case.answers or (),
-                       criteria=case.criteria)
+                       criteria=case.criteria, mcp_fixtures=case.mcp_fixtures)
 
 
 def cannot_run(case: Case, frontmatter: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -150,7 +150,7 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
         overall=judgement, skill_dir_tree_sha=pinned.digest, closure_plugins=pinned.plugins,
         closure_file_count=pinned.file_count, session_id=f.session_id or None,
         scenario_id=contract_id(facts.template_text, target.qualified, f.args, scenario_sha,
-                                f.answers_given, f.criteria_given),
+                                f.answers_given, f.criteria_given, f.fixtures_given),
         scenario_origin=origin, requested_model=f.requested_model or None, actual_model=facts.actual_models,
         notes=tuple(notes), warnings=tuple(warnings), written_at=clock(),
         working_folder=_working_folder(f.working_folder),

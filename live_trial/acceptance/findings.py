@@ -67,6 +67,9 @@ class Findings:
     answers_given: tuple[tuple[str, str], ...] = ()
     """The answers given for the skill's questions, ``(answer, kind)`` in order (part of the task contract)."""
     criteria_given: tuple[tuple[str, str], ...] = ()
+    #: the stand-in MCP servers it was started with, ``(name, words)`` as the task contract holds them
+    #: (trial-state.json ``mcp_fixtures``' ``contract``, taken when the trial started)
+    fixtures_given: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """A suite case's own criteria, ``(id, text)`` in order (part of the task contract)."""
     stop_reason: str | None = field(default=None, metadata=AS_IS)
     """Why the trial stopped, None for a clean end."""
@@ -148,6 +151,8 @@ def recorded_findings(state: Mapping[str, Any] | None) -> Findings | None:
         scenario_origin="rehearsal" if rehearsal else "live", scenario_path=Path(scenario) if scenario else None,
         args=str(state.get("args") or ""), answers_given=given_answers(state),
         criteria_given=tuple((str(c["id"]), str(c["text"])) for c in state.get("criteria") or ()),
+        fixtures_given=tuple((str(m["name"]), tuple(str(w) for w in m.get("contract") or m["command"]))
+                             for m in state.get("mcp_fixtures") or ()),
         stop_reason=facts.get("stop_reason"), stall_row=facts.get("stall_row"),
         notes=tuple(facts.get("notes") or ()), warnings=tuple(facts.get("warnings") or ()),
         session_id=state.get("session_id"), requested_model=state.get("model"), started_at=state.get("started_at"),

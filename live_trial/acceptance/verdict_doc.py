@@ -204,13 +204,27 @@ def sha256_file(path: Path) -> str:
         return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+def fixture_words(command: Sequence[str]) -> tuple[str, ...]:
+    """The words of a stand-in MCP server's command as its task contract holds them: a word naming an existing file
+    by its absolute path (the stand-in's script) as that file's ``sha256:<hex>``, every other word as written; so an
+    edit of the script changes the contract and a checkout in another folder does not (references/suite-format.md
+    "What a case changes in the plan")."""
+    out = []
+    for word in command:
+        path = Path(word)
+        out.append(sha256_file(path) if path.is_absolute() and path.is_file() else word)
+    return tuple(out)
+
+
 def contract_id(template_text: str, target: str, args: str, scenario_sha: str | None,
-                answers: Sequence[tuple[str, str]] = (), criteria: Sequence[tuple[str, str]] = ()) -> str:
+                answers: Sequence[tuple[str, str]] = (), criteria: Sequence[tuple[str, str]] = (),
+                fixtures: Sequence[tuple[str, Sequence[str]]] = ()) -> str:
     """``sha256:<hex>`` of the task contract from its parts: the task template's text, the target, the args, the
     rehearsal scenario file's ``sha256:<hex>`` (None: live) and the answers given for the skill's questions
     (``(answer, kind)`` in order: a suite case's ``answers``, ``run --gate-response``). No answers leaves the contract
     as it was before answers were part of it, so a trial without answers keeps its id (references/suite-format.md);
-    so do a suite case's own ``criteria`` (``(id, text)``).
+    so do a suite case's own ``criteria`` (``(id, text)``) and its stand-in MCP servers (``fixtures``: ``(name,
+    words)``, the words of :func:`fixture_words`, in name order).
     Pure: :func:`scenario_id` reads the files."""
     contract: dict[str, Any] = {"template": hashlib.sha256(template_text.encode("utf-8")).hexdigest(),
                                 "target": target, "args": args or "", "scenario": scenario_sha}
@@ -218,14 +232,18 @@ def contract_id(template_text: str, target: str, args: str, scenario_sha: str | 
         contract["answers"] = [[str(a), str(k)] for a, k in answers]
     if criteria:
         contract["criteria"] = [[str(i), str(t)] for i, t in criteria]
+    if fixtures:
+        contract["mcp_fixtures"] = sorted([str(n), [str(w) for w in words]] for n, words in fixtures)
     return "sha256:" + hashlib.sha256(json.dumps(contract, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def scenario_id(target: str, args: str = "", scenario_path: Path | None = None,
                 template_text: str | None = None, answers: Sequence[tuple[str, str]] = (),
-                criteria: Sequence[tuple[str, str]] = ()) -> str:
+                criteria: Sequence[tuple[str, str]] = (), mcp_fixtures: Sequence[tuple[str, str]] = ()) -> str:
     """``sha256:<hex>`` of the task contract: the task template, the target, the args, (rehearsal) the scenario
-    file, and the answers given (``(answer, kind)`` pairs; none: the id as before answers counted).
+    file, the answers given (``(answer, kind)`` pairs; none: the id as before answers counted), a suite case's
+    criteria and its stand-in MCP servers (``(NAME, COMMAND)``: the command split as a shell would, its script files
+    by their content, :func:`fixture_words`).
 
     A change to any of them makes old verdicts non-reusable (seed 001: change scenario_id with the contract).
     """
@@ -234,4 +252,7 @@ def scenario_id(target: str, args: str = "", scenario_path: Path | None = None,
 
         template_text = read_reference("task-template.md")
     scenario = sha256_file(Path(scenario_path)) if scenario_path is not None else None
-    return contract_id(template_text, target, args, scenario, answers, criteria)
+    import shlex
+
+    fixtures = [(name, fixture_words(shlex.split(command))) for name, command in mcp_fixtures]
+    return contract_id(template_text, target, args, scenario, answers, criteria, fixtures)

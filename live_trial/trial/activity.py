@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from live_trial.acceptance.suite import fixture_command
+from live_trial.acceptance.verdict_doc import fixture_words
 from live_trial.closure.declared import DeclaredServer, plugin_servers
 from live_trial.closure.manifest import ClosureError, read_json_object
 from live_trial.errors import PluginFailed, RefusedInput
@@ -51,8 +52,11 @@ class Fixture:
     replaces: str | None
 
     def to_doc(self) -> dict[str, Any]:
-        """As trial-state.json's ``mcp_fixtures`` keeps it."""
-        return {"name": self.name, "server": self.server, "command": list(self.command), "replaces": self.replaces}
+        """As trial-state.json's ``mcp_fixtures`` keeps it, with ``contract``: the command's words as the task
+        contract holds them, its script files by their content when the trial starts
+        (:func:`live_trial.acceptance.verdict_doc.fixture_words`)."""
+        return {"name": self.name, "server": self.server, "command": list(self.command), "replaces": self.replaces,
+                "contract": list(fixture_words(self.command))}
 
 
 def parse_fixture(text: str, base: Path) -> tuple[str, str]:

@@ -41,3 +41,35 @@ def test_a_bad_stand_in_is_refused_with_its_line(tmp_path: Path, body: str, word
     with pytest.raises(RefusedInput) as err:
         load_suite(tmp_path / "live-trials.yaml")
     assert "live-trials.yaml:6" in err.value.message and words in err.value.message, err.value.message
+
+
+def test_a_cases_stand_ins_are_part_of_its_task_contract_by_their_scripts_content(tmp_path: Path) -> None:
+    """A stand-in changes what the skill meets, so its case's scenario_id holds it: another command or an edit of its
+    script is another contract (the case runs again); the same script in another checkout is the same one; and the
+    id a trial records from the command it started with (trial-state.json ``contract``) is the one plan computes."""
+    from live_trial.acceptance.case_plan import case_scenario_id
+    from live_trial.acceptance.verdict_doc import contract_id, fixture_words
+
+    def scen(root: Path, body: str = "print('db')\n") -> str:
+        (root / "fixtures").mkdir(parents=True, exist_ok=True)
+        (root / "fixtures" / "fake_db.py").write_text(body)
+        (root / "live-trials.yaml").write_text(SUITE)
+        [case] = load_suite(root / "live-trials.yaml").cases["needs"]
+        return case_scenario_id("kit:needs", case, None, "template")
+
+    first = scen(tmp_path / "a")
+    assert scen(tmp_path / "b") == first                                # another folder, the same script
+    assert scen(tmp_path / "a", "print('another db')\n") != first        # the script edited
+    none = case_scenario_id("kit:needs", load_suite_text(tmp_path / "c", "skills: {needs: {cases: [{name: x}]}}\n"),
+                            None, "template")
+    assert none != first and none == contract_id("template", "kit:needs", "", None)   # no stand-ins: as before
+    words = ("python3", str(tmp_path / "b" / "fixtures" / "fake_db.py"), "--port", "0")
+    recorded = contract_id("template", "kit:needs", "", None,
+                           fixtures=[("db", fixture_words(words)), ("github", ("node", "/opt/gh.js"))])
+    assert recorded == first
+
+
+def load_suite_text(root: Path, text: str):
+    root.mkdir(parents=True)
+    (root / "live-trials.yaml").write_text(text)
+    return load_suite(root / "live-trials.yaml").cases["needs"][0]

@@ -33,8 +33,9 @@ def test_a_stand_in_replaces_the_plugins_server_of_its_name_and_another_is_added
     fixtures = resolve_fixtures([("db", "python3 /f/fake_db.py --port 0"), ("github", "node gh.js")], plugins)
     assert [f.to_doc() for f in fixtures] == [
         {"name": "db", "server": "plugin:kit:db", "command": ["python3", "/f/fake_db.py", "--port", "0"],
-         "replaces": "plugin:kit:db"},
-        {"name": "github", "server": "github", "command": ["node", "gh.js"], "replaces": None}]
+         "replaces": "plugin:kit:db", "contract": ["python3", "/f/fake_db.py", "--port", "0"]},
+        {"name": "github", "server": "github", "command": ["node", "gh.js"], "replaces": None,
+         "contract": ["node", "gh.js"]}]
     wd = Workdir.of(tmp_path / "wd")
     wd.root.mkdir()
     write_fixtures(wd, fixtures)
