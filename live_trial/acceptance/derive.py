@@ -138,6 +138,9 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
         notes.append(f"{TRANSCRIPT} is missing from the workdir: no transcript_sha256, no actual model")
     tier = derive_tier(target.frontmatter)
     f, warnings = _plugin_activity(facts, f, notes)
+    said = session_said(facts.session_status)
+    if said is not None and said not in warnings:
+        warnings.append(said)
     judgement = _judgement(facts, f, kind, kinds, notes)
     verdict = Verdict(
         **as_is(facts), **as_is(f),     # the transcript's hash, the versions; launch, completion, the counts, the stop
@@ -156,6 +159,17 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
         working_folder=_working_folder(f.working_folder),
         plugin_activity=facts.plugin_activity.to_doc() if facts.plugin_activity is not None else None)
     return replace(verdict, summary=summarise(verdict.to_doc())) if summarise is not None else verdict
+
+
+def session_said(status: str | None) -> str | None:
+    """The verdict's warning when the session reported its own status as anything but ``ok`` in its completion
+    marker (``status``, :func:`~live_trial.judge.citable.marker_status`), else None. The session's words
+    never decide the verdict (seed 001: the marker marks the end; the evaluator's evidence decides the goal), but a
+    person reading a PASS must not be surprised by a session that said it failed. Pure."""
+    if status is None or status == "ok":
+        return None
+    return (f'the session reported its own status as "{status}" in its completion marker (out/status.json): its own '
+            "words are never evidence, so the verdict does not rest on them")
 
 
 def _origin(facts: VerdictFacts, f: Findings, notes: list[str]) -> tuple[str, str | None]:

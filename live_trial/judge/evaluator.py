@@ -290,6 +290,7 @@ def build_context(workdir: Path, target: Any, produced: Produced | None = None) 
     transcripts are each read once as a stream (a line over 1 MiB arrives as its summary, never parsed whole); the
     records are kept until each call is paired with its result, whose text a quote is checked against.
     """
+    from live_trial.judge.citable import marker_status
     from live_trial.transcript.order import causal_order
     from live_trial.transcript.reader import iter_records
 
@@ -306,7 +307,7 @@ def build_context(workdir: Path, target: Any, produced: Produced | None = None) 
     description = " ".join(str(frontmatter.get("description", "")).split())
     ctx = Context(workdir=workdir, target=name, description=description, criteria=judged,
                      criteria_skipped=skipped, produced=produced, files=describe_files(workdir, produced),
-                     marker_present=wd.marker.is_file())
+                     marker_present=wd.marker.is_file(), marker_status=marker_status(workdir))
     tpath = wd.transcript
     if tpath.is_file():
         paths = wd.session_transcripts    # more than one when the session moved (/clear)
