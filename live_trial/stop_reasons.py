@@ -82,6 +82,12 @@ class StopReason(StrEnum):
     SKILL_NOT_LAUNCHED = ("skill_not_launched", SKILL, "the transcript shows no successful Skill call to the skill "
                           "under trial", "launch")
     PLUGIN_NOT_LOADED = "plugin_not_loaded", SKILL, "the CLI did not load the plugin under trial", "plugin"
+    # The skill's own frontmatter hides it from the model. Observed on 2.1.197 and 2.1.332 (references/
+    # transcript-jsonl.md "A skill hidden from the model"): the CLI loads its plugin, leaves the skill out of the
+    # listing, and its Skill tool refuses the call; only a person typing the slash command can start it.
+    SKILL_HIDDEN = ("skill_hidden", SKILL, "the skill sets disable-model-invocation: true, so the CLI hides it from "
+                    "the model and its Skill tool refuses to call it (only a person typing its slash command starts "
+                    "it)", "hidden")
     EXPECTED_GATE_NOT_SHOWN = ("expected_gate_not_shown", SKILL, "it should have stopped at its question but never "
                                "asked", "expected_gate")
     RECORDS_TAMPERED = ("records_tampered", SKILL, "the trial's records were changed after they were collected, by "

@@ -43,6 +43,8 @@ CLI_STEPS = {
     "error": "read the error in pane.txt (the last screen) and the reasons, remove its cause, run again",
     "marker": "make the skill write the completion marker named in task.md",
     "launch": "the session never called the skill: check its name and description (the transcript shows what ran)",
+    "hidden": "the skill's frontmatter sets disable-model-invocation: true, so no Skill call can start it: remove it "
+              "if the model should call the skill, or try it by typing /<plugin>:<skill> yourself",
     "plugin": "fix the plugin named in the reasons (its plugin.json, its dependencies; `claude plugin validate "
               "<plugin dir>` checks it), then run again",
     "expected_gate": "the skill went ahead without asking: make it stop at AskUserQuestion or ExitPlanMode first",
