@@ -141,6 +141,21 @@ def judge(inputs: VerdictInputs) -> Judgement:
     return Judgement("PASS", ())
 
 
+def not_reached(launch: str, completion: str, goal_result: str | None) -> str | None:
+    """What a BLOCKED trial never got to, worded as not reached (README "Whose failure it is"): the environment, the
+    harness or the person's input stopped it, so its launch or completion FAIL records what was not reached, never a
+    failure of the skill. The line for the first step not reached: the Skill call, the skill's end, the goal's
+    judgement; None when the goal was judged. Pure."""
+    if launch != "PASS":
+        return ("the skill was never reached: the trial stopped before the session called it; its end was not reached "
+                "and its goal was not judged")
+    if completion != "PASS":
+        return "the skill's end was never reached: the trial stopped while the skill ran; its goal was not judged"
+    if goal_result is None:
+        return "the goal was not judged: the trial stopped after the skill ran to its end"
+    return None
+
+
 def derive_overall(inputs: VerdictInputs) -> str:
     """PASS | FAIL | DEGRADED | BLOCKED for ``inputs`` (seed 001 判定ロジック; see the module docstring). Pure."""
     return judge(inputs).verdict
