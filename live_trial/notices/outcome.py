@@ -40,10 +40,10 @@ _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]
 _NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")
 _HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
 #: Next steps of a stop reason that hold even when the verdict is BLOCKED: they name what to change (install the
-#: tool, allow more time, wait for the model's service, log in, name a model it knows: README "Whose failure it is").
-#: Every other row's
-#: step comes after "not the skill's fault: retry" of a BLOCKED verdict.
-BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay")
+#: tool, allow more time, wait for the model's service, log in, name a model it knows, give an answer among the
+#: question's options: README "Whose failure it is"). Every other row's step comes after "not the skill's fault:
+#: retry" of a BLOCKED verdict.
+BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay", "gate_option")
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,14 @@ class Story:
 
 @dataclass
 class Seen:
-    """What the trial's own records show beyond the verdict: the question left unanswered and its options, how
-    long the session was silent before a STALL, the hard cap it reached (seconds), the model the model's service did
-    not know."""
+    """What the trial's own records show beyond the verdict: the question left unanswered and its options (and the
+    answer given ahead of time that was none of them), how long the session was silent before a STALL, the hard cap
+    it reached (seconds), the model the model's service did not know, the status the session's completion marker
+    reported."""
 
     question: str | None = None
     options: list[str] = field(default_factory=list)
+    answer: str | None = None
     silent_s: float | None = None
     hard_cap_s: float | None = None
     model: str | None = None
@@ -240,7 +242,8 @@ def summariser(lang: str | None = None, env: Mapping[str, str] | None = None) ->
 def seen_in_workdir(workdir: Path | str | None) -> Seen:
     """What the trial's records in ``workdir`` show (:class:`Seen`); empty when they are missing or unreadable.
 
-    Reads the last unanswered question (``trial-log.jsonl``, a ``poll`` ``GATE`` decision with no answer), the model
+    Reads the last unanswered question (``trial-log.jsonl``, a ``poll`` ``GATE`` decision with no answer; its
+    ``not_an_option``: the answer given ahead of time that was none of its options), the model
     of a ``poll`` ``model_unknown`` decision, and the
     poll exits of ``poll-state.json`` (``no progress for Ns``: the silence before the last STALL; ``hard_cap_s N``)."""
     seen = Seen()
@@ -260,6 +263,7 @@ def seen_in_workdir(workdir: Path | str | None) -> Seen:
                 and not rec.get("answered"):
             seen.question = str(rec.get("question") or "") or None
             seen.options = [str(o) for o in rec.get("options") or [] if str(o).strip()]
+            seen.answer = str(rec.get("not_an_option") or "") or None
         if isinstance(rec, dict) and rec.get("step") == "poll" and rec.get("decision") == StopReason.MODEL_UNKNOWN:
             seen.model = str(rec.get("model") or "") or None
         if isinstance(rec, dict) and rec.get("step") == "budget" and isinstance(rec.get("max_cost_usd"), (int, float)):
@@ -284,7 +288,8 @@ def next_step(doc: Mapping[str, Any], seen: Seen | None = None) -> Step:
     (:class:`~live_trial.stop_reasons.StopReason` ``step``) when its step is one of :data:`BEFORE_BLOCKED`; a last
     poll exit HARD_CAP is ``hard_cap`` too; a BLOCKED verdict is ``retry`` (not the skill's fault); then the row's
     step (``retry`` only through the BLOCKED rule); then ``goal``, ``gate_in_skill``, ``self_driven``, ``proof``,
-    ``look`` (the general one). Steps with values: ``gate_answer`` (question, option), ``stall_limit`` (seconds: the
+    ``look`` (the general one). Steps with values: ``gate_answer`` (question, option), ``gate_option`` (question,
+    options, the answer given), ``stall_limit`` (seconds: the
     silence seen before the STALL), ``hard_cap`` (seconds), ``install`` (tool), ``model`` (the model the service did
     not know)."""
     s = story(doc)
@@ -319,6 +324,8 @@ def _row_step(row: StopReason, seen: Seen) -> Step:
         "budget": {"usd": f"{seen.budget_usd:g}" if seen.budget_usd else None},
         "stall_limit": {"seconds": _seconds(seen.silent_s)},
         "gate_answer": {"question": seen.question, "option": seen.options[0] if seen.options else None},
+        "gate_option": {"question": seen.question, "answer": seen.answer,
+                        "options": ", ".join(f'"{o}"' for o in seen.options) or None},
         "model": {"model": seen.model}}
     return Step(row.step, values.get(row.step, {}))
 
@@ -404,15 +411,15 @@ def compose(doc: Mapping[str, Any], lang: str, *, description: str | None = None
     not confirmed -> mostly_done 🟡, anything else -> not_working ⚠️ (detail: the summary sentence, the rest of the
     stop reason's sentences, the evaluator's blockers; then the next step). ``description``: the skill's promise
     (else the objective is its name alone); ``workdir`` adds what the trial's records show. The question left
-    unanswered and its first option are the skill's own words, and the model the service did not know is the user's:
-    they are allowed names too."""
+    unanswered and its options are the skill's own words, and an answer given that was none of them and the model the
+    service did not know are the user's: they are allowed names too."""
     s = story(doc)
     t = _texts(lang)
     name = trial_name(s, lang)
     objective = t["objective"].format(name=name, description=description) if description else name
     seen = seen_in_workdir(workdir)
     allowed = frozenset(user_names(doc, description or "", *s.blockers, workdir=workdir)
-                        | {n for n in (seen.question, *seen.options[:1], seen.model) if n})
+                        | {n for n in (seen.question, *seen.options, seen.answer, seen.model) if n})
     if s.overall == "PASS" and (s.unverified or "").strip():
         return Message("mostly_done", objective, str(s.unverified), "", allowed)
     if s.overall == "PASS":
