@@ -40,6 +40,9 @@ from live_trial.stop_reasons import StopReason, blocked_reason
 from live_trial.workdir_files import EVALUATION, TRANSCRIPT
 
 Summariser = Callable[[Mapping[str, Any]], str]
+#: The stops of the skill's own that keep it from launching: a launch FAIL for one of them is said with its cause.
+LAUNCH_STOPS = frozenset((StopReason.PLUGIN_NOT_LOADED, StopReason.SKILL_HIDDEN, StopReason.SKILL_NOT_LAUNCHED,
+                          StopReason.EXITED_AT_START))
 
 
 def check_findings(f: Findings) -> None:
@@ -252,6 +255,11 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
           and judgement.verdict in ("PASS", "DEGRADED")):
         # README "Questions (gates)": it ran to its end (the completion stands) but never asked the question it had to.
         judgement = Judgement("FAIL", (EXPECTED_GATE_NOTE,) + judgement.reasons)
+    elif f.launch != "PASS" and judgement.verdict == "FAIL" and (stop := StopReason.of(f.stop_reason)) in LAUNCH_STOPS:
+        # The skill never ran for a cause of its own that the trial named (its plugin not loaded, the skill hidden
+        # from the model, no Skill call of it, the CLI's exit at start): the reason says which, not a guess.
+        assert stop is not None
+        judgement = Judgement("FAIL", (f"launch failed: {stop.why}",))
     elif f.stop_reason == StopReason.RECORDS_TAMPERED.value and judgement.verdict == "FAIL" and f.launch == "PASS":
         # The completion FAIL is the records' doing, not a turn that never ended: the reason names the cause, and the
         # tamper note (below, among the causes) the files (README "What a trial leaves behind").

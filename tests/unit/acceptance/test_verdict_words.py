@@ -105,3 +105,13 @@ def test_a_pass_whose_session_said_it_failed_stays_a_pass_and_warns_quoting_it(t
             "words are never evidence, so the verdict does not rest on them") in doc["warnings"], doc["warnings"]
     (tree["wd"] / "out" / "status.json").write_text('{"status": "ok", "summary": "done"}\n')
     assert not any("reported its own status" in w for w in _derived(tree)["warnings"])
+
+
+def test_a_skill_hidden_from_the_model_fails_its_launch_for_that_cause_not_a_guessed_one(tree) -> None:
+    """skill_hidden: the plugin loaded and the Skill tool refused the call; "boot, install or argument problem" would
+    send a person to look where nothing is wrong."""
+    _recorded(tree["wd"], tree["plugins"], launch="FAIL", completion="FAIL", goal=None, evidence=[], poll_exit=None,
+              stop_reason="skill_hidden", notes=[])
+    reasons = _derived(tree)["overall"]["reasons"]
+    assert reasons[0] == f"launch failed: {StopReason.SKILL_HIDDEN.why}", reasons
+    assert not any("boot, install or argument" in r or "did not load" in r for r in reasons), reasons
