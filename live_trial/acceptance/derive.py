@@ -243,7 +243,7 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
     skill, left out then); a verdict that is not a PASS ends with the real cause."""
     inputs = VerdictInputs(f.launch, f.completion, f.goal_result, f.nudge_count, f.gate_response_count, kind,
                            f.poll_exit, bool(f.proof), bool(f.blocked), f.requested_model or None, facts.actual_models,
-                           kinds)
+                           kinds, f.stop_reason)
     judgement = judge(inputs)
     if f.blocked:
         # The table says BLOCKED; the reason says whose failure stopped it (live_trial/stop_reasons.py: tool missing,
@@ -252,9 +252,10 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
         reached = not_reached(f.launch, f.completion, f.goal_result)
         judgement = Judgement(judgement.verdict, (blocked_reason(f.stop_reason),) + ((reached,) if reached else ()))
     elif (f.stop_reason == StopReason.EXPECTED_GATE_NOT_SHOWN.value and f.launch == "PASS"
-          and judgement.verdict in ("PASS", "DEGRADED")):
-        # README "Questions (gates)": it ran to its end (the completion stands) but never asked the question it had to.
-        judgement = Judgement("FAIL", (EXPECTED_GATE_NOTE,) + judgement.reasons)
+          and judge(replace(inputs, stop_reason=None)).verdict in ("PASS", "DEGRADED")):
+        # README "Questions (gates)": it ran to its end (the completion stands) but never asked the question it had to;
+        # what else the table says of the run (the goal not judged, nudges) follows.
+        judgement = Judgement("FAIL", (EXPECTED_GATE_NOTE,) + judge(replace(inputs, stop_reason=None)).reasons)
     elif f.launch != "PASS" and judgement.verdict == "FAIL" and (stop := StopReason.of(f.stop_reason)) in LAUNCH_STOPS:
         # The skill never ran for a cause of its own that the trial named (its plugin not loaded, the skill hidden
         # from the model, no Skill call of it, the CLI's exit at start): the reason says which, not a guess.

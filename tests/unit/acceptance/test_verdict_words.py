@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from live_trial.acceptance.derive import derive_verdict
 from live_trial.acceptance.findings import EXPECTED_GATE_NOTE, recorded_findings
-from live_trial.acceptance.overall import not_reached
+from live_trial.acceptance.overall import VerdictInputs, derive_overall, not_reached
 from live_trial.notices.outcome import summariser
 from live_trial.stop_reasons import StopReason, blocked_reason
 from tests.unit.acceptance.test_verdict_cmd import tree
@@ -38,6 +38,8 @@ def test_a_skill_that_ran_to_its_end_without_the_expected_question_keeps_its_com
     assert not any("did not complete" in r for r in reasons), reasons
     assert len([r for r in reasons if r.startswith("expected gate was not shown")]) == 1, reasons
     assert "got to the end" in doc["summary"] and "never asked" in doc["summary"], doc["summary"]
+    # plan re-derives the overall from the verdict's own inputs: the same FAIL, never "edited"
+    assert derive_overall(VerdictInputs.from_doc(doc)) == "FAIL"
 
 
 def test_a_blocked_trial_that_never_reached_the_skill_says_so_and_never_blames_its_launch(tree) -> None:
