@@ -177,13 +177,13 @@ def cmd_show(args) -> int:
     from live_trial.report.activity import activity_text
     from live_trial.report.cases import case_line
     from live_trial.report.cost import usage_lines
-    from live_trial.report.trials import duration_text, next_step_line, read_trial, when_text
+    from live_trial.report.trials import duration_text, next_step_line, read_trial, require_trial, when_text
     from live_trial.workdir_files import CASE_VERDICT, REPORT
 
     workdir = _workdir(args)
     if (workdir / CASE_VERDICT).is_file() or workdir.parent.name == CASES:
         return _show_case(workdir, args.json)
-    info = read_trial(workdir)
+    info = read_trial(require_trial(workdir))
     doc = info.verdict or {}
     reasons = (doc.get("overall") or {}).get("reasons") or []
     report = info.workdir / REPORT

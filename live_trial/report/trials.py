@@ -124,6 +124,18 @@ def _run_id_time(run_id: str) -> str | None:
     return iso_z(parse_run_id_time(m.group(1)), timespec="seconds")
 
 
+def require_trial(workdir: Path) -> Path:
+    """``workdir`` resolved when it is a trial's workdir (it holds a verdict or a trial state: a trial still running or
+    killed has no verdict yet); else :class:`RefusedInput` (``bad_workdir``, exit 2) naming what to pass instead (an
+    eval root, a skill's folder or any other folder is not a trial: ``show`` and ``report`` refuse it)."""
+    workdir = Path(workdir).resolve()
+    if not workdir.is_dir() or not any((workdir / n).is_file() for n in (VERDICT, TRIAL_STATE)):
+        raise RefusedInput(f"not a trial's workdir (no {VERDICT} and no {TRIAL_STATE})", where=str(workdir),
+                           code="bad_workdir",
+                           fix="pass eval-log/<plugin>/<skill>/live-trial/<run-id> (see `live-trial ls`), or `latest`")
+    return workdir
+
+
 def read_trial(workdir: Path) -> TrialInfo:
     """The :class:`TrialInfo` of ``workdir`` (``<eval-root>/<plugin>/<skill>/live-trial/<run-id>``). Never raises:
     a missing verdict names the phase the trial reached (trial-state.json), a bad one says why it was refused."""

@@ -283,6 +283,15 @@ def test_show_latest_prints_the_summary_reasons_evidence_and_next_step(eval_root
     assert "next step: nothing: it passed" in out
 
 
+@pytest.mark.parametrize("command", ["show", "report"])
+def test_a_folder_that_is_no_trial_is_refused_by_show_and_report_alike(eval_root, capsys, command):
+    """The eval root itself (or a skill's folder) is not a trial: one line, exit 2, never "NO VERDICT" with exit 0."""
+    for folder in (eval_root, eval_root / "hello" / "greet"):
+        assert main([command, str(folder)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "not a trial's workdir" in err[0] and "live-trial ls" in err[0], err
+
+
 def test_show_says_the_verdicts_warnings_and_notes(tmp_path, capsys):
     """A claude outside the verified range is a verdict warning; `show` is where a user reads a trial, so it says it."""
     wd = make_workdir(tmp_path)
