@@ -12,6 +12,7 @@ probe's plugin did (:mod:`live_trial.doctor.kit`). Pure but for reading the file
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,39 +110,43 @@ def _hook(activity: PluginActivity, script: str) -> HookLedger | None:
     return next((h for h in activity.hooks if h.command.endswith(f"/hooks/{script}\"")), None)
 
 
-def _hooks_said(activity: PluginActivity) -> str:
-    others = [f"a run tied to no declared hook: {o.get('event')} {o.get('command')!r} {o.get('outcome')}"
-              for o in activity.other_runs]
-    return "; ".join([hook_line(h) for h in activity.hooks] + others)
+def _said(hook: HookLedger | None) -> str:
+    """What the ledger says of ``hook``, without naming it (:func:`hook_line` after the hook's name)."""
+    return "not in the ledger" if hook is None else hook_line(hook).split(f"({hook.declared_in}): ", 1)[-1]
 
 
-def _blocked_and_failed(activity: PluginActivity) -> list[str]:
-    """What is missing from a ledger for the runs every CLI records (the transcript's records)."""
+def _unrecorded(activity: PluginActivity) -> list[str]:
+    """What a ledger lacks of the runs every CLI records (the transcript's records), each with what it says."""
     stop, fail, slow = (_hook(activity, s) for s in SCRIPTS)
-    missing = []
-    if stop is None or stop.blocked != [kit.STOP_HOOK_REASON] or (stop.ok or 0) < 1:
-        missing.append("the Stop hook blocked once with its reason, then let the turn end")
+    out = []
+    if stop is None or stop.blocked != [kit.STOP_HOOK_REASON] or (stop.ok or 0) < 1 or (stop.runs or 0) < 2:
+        out.append(f"the Stop hook blocked once with its reason, then let the turn end: {_said(stop)}")
     if fail is None or fail.errors != [f"exit {kit.HOOK_ERROR_STATUS}: {kit.HOOK_ERROR}"]:
-        missing.append(f"the PostToolUse (Bash) hook failed once (exit {kit.HOOK_ERROR_STATUS}, its stderr)")
+        out.append(f"the PostToolUse (Bash) hook failed once (exit {kit.HOOK_ERROR_STATUS}, its stderr): {_said(fail)}")
     if slow is None or slow.failed != 1:
-        missing.append(f"the PostToolUse ({kit.ECHO_TOOL}) hook was stopped at its timeout")
-    if activity.other_runs:
-        missing.append("every run tied to its declared hook")
-    return missing
+        out.append(f"the PostToolUse hook of the echo tool stopped at its timeout: {_said(slow)}")
+    out += [f"a run tied to no declared hook: {o.get('event')} {o.get('outcome')}" for o in activity.other_runs]
+    return out
 
 
 def judge_hook_records(checks: Checks, ledgers: Ledgers) -> None:
     """``transcript.hook_records``: the transcript alone (``hook_non_blocking_error``, ``hook_blocking_error``,
-    ``hook_cancelled``, ``stop_hook_summary``) gives the ledger the blocking Stop hook, the failed PostToolUse run and
-    the cancelled one (the same on every CLI: the ledger's form without a debug log)."""
+    ``hook_cancelled``, ``stop_hook_summary``) gives the ledger the blocking Stop hook and every Stop, the failed
+    PostToolUse run and the cancelled one (the same on every CLI: the ledger's form without a debug log)."""
     activity = ledgers.transcript_only
-    stop, _, slow = (_hook(activity, s) for s in SCRIPTS)
-    missing = _blocked_and_failed(activity)
-    if slow is not None and slow.cancelled != 1:
-        missing.append("the stopped hook as hook_cancelled")
-    checks.judge("transcript.hook_records", not missing and stop is not None and (stop.runs or 0) >= 2,
-                 f"expected {'; '.join(missing) or 'every Stop in a stop_hook_summary'}; the ledger: "
-                 f"{_hooks_said(activity)}")
+    missing = _unrecorded(activity)
+    slow = _hook(activity, SCRIPTS[2])
+    if slow is not None and slow.failed == 1 and slow.cancelled != 1:
+        missing.append(f"the stopped hook's run as hook_cancelled: {_said(slow)}")
+    checks.judge("transcript.hook_records", not missing, f"expected {'; '.join(missing)}")
+
+
+def _run_lines(text: str) -> list[str]:
+    """The lines of a debug log naming either PostToolUse hook's script, without their time and with the probe's
+    folder left out (what a changed ``debug_log.hook_runs`` quotes)."""
+    named = [ln for ln in text.splitlines() if any(f"/{s}" in ln for s in SCRIPTS[1:])]
+    return [re.sub(r"/\S*/hooks/", ".../hooks/", re.sub(r"^\S+Z \[[A-Z]+\] ", "", ln)).strip()[:100]
+            for ln in named]
 
 
 def judge_hook_runs(checks: Checks, ledgers: Ledgers) -> None:
@@ -155,23 +160,21 @@ def judge_hook_runs(checks: Checks, ledgers: Ledgers) -> None:
         checks.changed("debug_log.hook_runs", "the CLI wrote no debug log (--debug-file)")
         return
     if not log.names_runs:
-        named = [ln.strip()[:120] for ln in ledgers.log_text.splitlines() if any(f"/{s}" in ln for s in SCRIPTS[1:])]
-        checks.judge("debug_log.hook_runs", not named, "lines naming a hook's script that the reader takes for no "
-                     f"run: {' | '.join(named[:2])}", form=FAILURES_ONLY)
+        named = _run_lines(ledgers.log_text)
+        checks.judge("debug_log.hook_runs", not named, f"{len(named)} lines naming a hook's script that the reader "
+                     f"takes for no run, the first: {named[0] if named else ''}", form=FAILURES_ONLY)
         return
     activity = ledgers.with_log
     stop, fail, slow = (_hook(activity, s) for s in SCRIPTS)
-    missing = _blocked_and_failed(activity)
+    missing = _unrecorded(activity)
     if fail is not None and (fail.runs, fail.ok) != (2, 1):
-        missing.append("2 runs of the PostToolUse (Bash) hook, 1 ok")
+        missing.append(f"2 runs of the PostToolUse (Bash) hook, 1 ok: {_said(fail)}")
     if slow is not None and (slow.runs, slow.timeouts) != (1, 1):
-        missing.append("1 run of the PostToolUse hook of the echo tool, timed out")
+        missing.append(f"1 run of the PostToolUse hook of the echo tool, timed out: {_said(slow)}")
     said_stop = _hook(ledgers.transcript_only, SCRIPTS[0])
     if stop is not None and said_stop is not None and stop.runs != said_stop.runs:
-        missing.append(f"as many Stop hook runs as the transcript's stop_hook_summary records ({said_stop.runs})")
-    checks.judge("debug_log.hook_runs", not missing and stop is not None and (stop.runs or 0) >= 2,
-                 f"expected {'; '.join(missing) or 'every Stop hook run'}; the ledger: {_hooks_said(activity)}",
-                 form=EVERY_RUN)
+        missing.append(f"the {said_stop.runs} Stop hook runs of the transcript's stop_hook_summary: {_said(stop)}")
+    checks.judge("debug_log.hook_runs", not missing, f"expected {'; '.join(missing)}", form=EVERY_RUN)
 
 
 def judge_servers(checks: Checks, ledgers: Ledgers, pending: list[str]) -> None:

@@ -121,7 +121,7 @@ def judge_trust(checks: Checks, seen: TrustSeen) -> None:
         tail = (seen.error.details or {}).get("tail") or []
         screen_tail = " / ".join(t.strip() for t in tail if t.strip())[-160:] or \
             shown(seen.captures[-1] if seen.captures else "")
-        checks.changed(name, f"{seen.error.code}: {seen.error.message} ({asked}) — screen: {screen_tail}")
+        checks.changed(name, f"{asked}; boot: {seen.error.code}: {seen.error.message} — screen: {screen_tail}")
     elif seen.asked and not seen.answered:
         checks.changed(name, f"{asked}, boot did not answer it and still reached the prompt")
     elif seen.answered:

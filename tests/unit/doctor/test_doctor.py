@@ -37,6 +37,22 @@ def test_each_line_has_the_documented_form_and_reads_back():
     assert len(dc.Check("print.structured_output", dc.CHANGED, "x" * 500).line()) < 260
 
 
+def test_a_check_of_more_than_one_known_form_says_which_it_held_in():
+    """2.1.332 names every hook run in its debug log, 2.1.197 none: both hold, and the line says which was seen."""
+    checks = dc.Checks()
+    checks.judge("debug_log.hook_runs", True, "never shown", form="every run named in the debug log")
+    checks.judge("screen.trust_question", False, "boot stopped", form="asked")
+    lines = {c.name: c.line() for c in checks.all()}
+    assert lines["debug_log.hook_runs"] == "debug_log.hook_runs: holds (every run named in the debug log)"
+    assert lines["screen.trust_question"] == "screen.trust_question: changed (boot stopped)"
+    assert dc.parse_line(lines["debug_log.hook_runs"]) == dc.Check("debug_log.hook_runs", dc.HOLDS,
+                                                                  "every run named in the debug log")
+    assert dc.Report(checks.all(), "/c", "2.1.332").to_json()["checks"][list(dc.CHECKS).index(
+        "debug_log.hook_runs")] == {"name": "debug_log.hook_runs", "result": "holds",
+                                    "saw": "every run named in the debug log"}
+    assert dc.parse_line("transcript.gate: not seen (x)") is None and dc.parse_line("transcript.gate: changed") is None
+
+
 def test_the_summary_and_the_exit_status():
     checks = dc.Checks()
     for name in dc.CHECKS:
