@@ -46,11 +46,25 @@ STAND_IN_ANSWER = "stand-in echo: "
 ECHO_TEXT = "doctor"
 #: Seconds the rehearsal waits before the tool call's reply, so the spinner is on screen long enough to be seen.
 SPINNER_DELAY_S = 1.2
-BACKGROUND_SLEEP_S = 3
+#: The background shell ends once the Stop hook ran at the end of its turn (it makes :func:`release_flag`), so its
+#: end always comes after that turn, however loaded the machine (a shell that ended while the turn still ran would be
+#: recorded as a queued prompt, not as the wake-up the probe checks); it gives up waiting after this many seconds.
+BACKGROUND_MAX_S = 15
 
 
-def scenario() -> dict:
-    """The probe's scenario (``schemas/scenario.schema.json``). Rule ids name what each step shows."""
+def release_flag(stop_marker: Path) -> Path:
+    """The file the Stop hook makes at every stop after its first (beside ``stop_marker``): the background shell's
+    cue to end."""
+    return Path(stop_marker).parent / "turn-ended"
+
+
+def scenario(stop_marker: Path) -> dict:
+    """The probe's scenario (``schemas/scenario.schema.json``) for a plugin written with ``stop_marker``
+    (:func:`write_plugin`). Rule ids name what each step shows."""
+    flag = release_flag(stop_marker)
+    background = (f"rm -f '{flag}'; i=0; while [ ! -e '{flag}' ] && [ $i -lt {BACKGROUND_MAX_S * 10} ]; do sleep 0.1; "
+                  f"i=$((i+1)); done; echo {BACKGROUND_OUTPUT}")
+
     def text(t: str) -> dict:
         return {"content": [{"text": t}]}
 
@@ -68,7 +82,7 @@ def scenario() -> dict:
             "questions": [{"question": QUESTION, "header": "Colour", "multiSelect": False,
                            "options": [{"label": o, "description": f"the colour {o.lower()}"} for o in OPTIONS]}]})},
         {"id": "background", "when": {"last_prompt": "pick a colour", "step": 1},
-         "reply": tool("Bash", {"command": f"sleep {BACKGROUND_SLEEP_S}; echo {BACKGROUND_OUTPUT}",
+         "reply": tool("Bash", {"command": background,
                                 "description": "Doctor probe background shell", "run_in_background": True})},
         {"id": "mcp-call", "when": {"last_prompt": "pick a colour", "step": 2},
          "reply": tool(ECHO_TOOL, {"text": ECHO_TEXT})},
@@ -86,7 +100,8 @@ def scenario() -> dict:
 def write_plugin(root: Path, marker: Path) -> Path:
     """Write the probe's plugin under ``root`` and return its folder (module docstring): a manifest the validator has
     nothing to say about (name, version, description, author), skill ``probe``, a Stop hook that blocks the first stop
-    only (it creates ``marker``) with :data:`STOP_HOOK_REASON`, a PostToolUse (Bash) hook whose first run fails with
+    only (it creates ``marker``) with :data:`STOP_HOOK_REASON` and makes :func:`release_flag` at every later one, a
+    PostToolUse (Bash) hook whose first run fails with
     :data:`HOOK_ERROR`, a PostToolUse hook of :data:`ECHO_TOOL` that outlives :data:`SLOW_HOOK_TIMEOUT_S`, and the
     MCP servers ``echo`` and ``broken`` of :func:`write_mcp_server`, run by this Python. The markers of the hook that
     fails once and of the declared echo server (:func:`declared_echo_marker`) are beside ``marker``."""
@@ -101,7 +116,8 @@ def write_plugin(root: Path, marker: Path) -> Path:
     (plugin / "hooks").mkdir()
     reason = json.dumps({"decision": "block", "reason": STOP_HOOK_REASON})
     failed = marker.parent / "post-tool-use-failed"
-    scripts = {"stop.sh": f"[ -e '{marker}' ] && exit 0\n: > '{marker}'\necho '{reason}'\n",
+    scripts = {"stop.sh": f"[ -e '{marker}' ] && {{ : > '{release_flag(marker)}'; exit 0; }}\n: > '{marker}'\n"
+                          f"echo '{reason}'\n",
                "fail-once.sh": f"[ -e '{failed}' ] && exit 0\n: > '{failed}'\necho '{HOOK_ERROR}' >&2\n"
                                f"exit {HOOK_ERROR_STATUS}\n",
                "slow.sh": f"exec sleep {SLOW_HOOK_TIMEOUT_S * 5}\n"}

@@ -199,7 +199,23 @@ def _second_turn(run: _Run, checks: Checks, root: Path) -> None:
     except LiveTrialError as exc:
         checks.changed("screen.gate_answer", f"{exc.code}: {exc.message}")
         return
-    run.watch(run.ended_after("wait", kit.BACKGROUND_SLEEP_S + QUIET_S), TURN_TIMEOUT_S)
+    run.watch(run.ended_after("wait", QUIET_S), TURN_TIMEOUT_S)
+
+
+def _await_recorded(transcript: Path, timeout_s: float) -> bool:
+    """Wait, at most ``timeout_s``, until the transcript holds a ``turn_duration`` after its last assistant record:
+    the last turn's records are all written (its Stop hooks' ``stop_hook_summary`` comes just before; 2.1.332's own
+    status file can say idle a moment sooner). False at the timeout."""
+    end = time.monotonic() + timeout_s
+    while True:
+        records = read_records(transcript).records
+        kinds = [r.get("type") if r.get("subtype") != "turn_duration" else "turn_duration" for r in records
+                 if r.get("type") == "assistant" or r.get("subtype") == "turn_duration"]
+        if kinds and kinds[-1] == "turn_duration":
+            return True
+        if time.monotonic() > end:
+            return False
+        time.sleep(POLL_S)
 
 
 def _in_thread(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -256,7 +272,8 @@ def run_probe(claude: str | None = None, *, env: Mapping[str, str] | None = None
     checks, notes = Checks(), []
     recording = Recording(backend)
     session = _session_name()
-    with tempfile.TemporaryDirectory(prefix="lt-doctor-") as tmp, RehearsalServer(kit.scenario()) as server:
+    with tempfile.TemporaryDirectory(prefix="lt-doctor-") as tmp, \
+            RehearsalServer(kit.scenario(Path(tmp) / "stop-hook-blocked")) as server:
         root = Path(tmp)
         cwd = root / "cwd"
         cwd.mkdir()
@@ -289,6 +306,7 @@ def run_probe(claude: str | None = None, *, env: Mapping[str, str] | None = None
                            result.pane_pid)
                 _first_turn(run, checks, root)
                 _second_turn(run, checks, root)
+                _await_recorded(run.transcript, QUIET_S)
                 judge_records(checks, run.transcript, run.seen)
                 judge_rehearsal(checks, server.requests)
                 _judge_activity(checks, plugin, run.transcript, files, pending)

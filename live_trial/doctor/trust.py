@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, cast
 
-from live_trial.doctor import kit
 from live_trial.doctor.checks import Checks
 from live_trial.doctor.recording import Recording
 from live_trial.doctor.records import shown
@@ -89,7 +88,7 @@ def play(claude_path: str, env: Mapping[str, str], root: Path, backend: Backend,
     seen = TrustSeen(repo)
     config = seed_config(root / "trust-config", [trusted], skip_bypass_dialog=True)
     recording = Recording(backend)
-    with RehearsalServer(kit.scenario()) as server:
+    with RehearsalServer({"name": "doctor-trust", "rules": []}) as server:
         try:
             result = boot(BootRequest(session=session, cwd=repo, env_overrides=rehearsal_env(server.url, config),
                                       rehearsal=True, owner_pid=os.getpid(), timeout_s=timeout_s, plugin_dirs=[],

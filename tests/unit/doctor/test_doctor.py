@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from live_trial.doctor import checks as dc
+from live_trial.doctor import kit
 from live_trial.doctor.kit import scenario
 from live_trial.doctor.probe import describe_bypass, judge_boot
 from live_trial.doctor.records import judge_rehearsal
@@ -73,8 +74,25 @@ def test_the_summary_and_the_exit_status():
     assert [c["name"] for c in bad.to_json()["checks"]] == list(dc.CHECKS)
 
 
-def test_the_probe_scenario_is_a_valid_scenario():
-    assert {r.id for r in load_scenario(scenario()).rules} >= {"task-notification", "stop-hook-feedback", "ask"}
+def test_the_probe_scenario_is_a_valid_scenario(tmp_path):
+    assert {r.id for r in load_scenario(scenario(tmp_path / "stop-hook-blocked")).rules} >= {
+        "task-notification", "stop-hook-feedback", "ask", "mcp-call"}
+
+
+def test_the_background_shell_ends_once_the_stop_hook_ran_after_its_first_stop(tmp_path):
+    """The wake-up always comes after the turn that started the shell: its end waits for the Stop hook's cue."""
+    import json as _json
+
+    marker = tmp_path / "stop-hook-blocked"
+    plugin = kit.write_plugin(tmp_path / "plugins", marker)
+    [rule] = [r for r in scenario(marker)["rules"] if r["id"] == "background"]
+    command = rule["reply"]["content"][0]["tool_use"]["input"]["command"]
+    shell = subprocess.Popen(["sh", "-c", command], stdout=subprocess.PIPE, text=True)
+    stop = [str(plugin / "hooks" / "stop.sh")]
+    first = subprocess.run(stop, input="{}", capture_output=True, text=True, check=True)
+    assert _json.loads(first.stdout)["decision"] == "block" and shell.poll() is None
+    subprocess.run(stop, input="{}", capture_output=True, text=True, check=True)
+    assert shell.communicate(timeout=5)[0].strip() == kit.BACKGROUND_OUTPUT
 
 
 def test_a_bypass_dialog_boot_could_not_accept_is_changed_with_its_options_as_drawn():
