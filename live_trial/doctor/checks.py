@@ -49,12 +49,12 @@ CHECKS: dict[str, str] = {
                                     "(transcript.records.is_task_notification)",
     "transcript.stop_hook": "Stop-hook feedback is a meta record, not a human prompt, and the turn ends after it "
                             "(transcript.records.is_human_prompt)",
-    "transcript.hook_records": "a failed, a blocking and a cancelled hook run and every Stop are recorded "
-                               "(hook_non_blocking_error, hook_blocking_error, hook_cancelled, stop_hook_summary: "
-                               "transcript.hook_records, session.plugin_activity)",
     "transcript.gate": "the transcript shows the open question as GATE with its options (transcript.status.classify)",
     "transcript.turn_duration": "each ended turn writes system/turn_duration (transcript.status.classify)",
     "transcript.record_types": "every record type is one the reader knows (transcript.records.KNOWN_TYPES)",
+    "transcript.hook_records": "a failed, a blocking and a cancelled hook run and every Stop are recorded "
+                               "(hook_non_blocking_error, hook_blocking_error, hook_cancelled, stop_hook_summary: "
+                               "transcript.hook_records, session.plugin_activity)",
     "rehearsal.task_notification": "the rehearsal server sees the wake-up as a task notification "
                                    "(scenario task_notification rules)",
     "rehearsal.stop_hook_feedback": "the rehearsal server sees Stop-hook feedback as the last prompt "

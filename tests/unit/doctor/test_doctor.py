@@ -188,3 +188,14 @@ def test_a_validator_that_answers_nothing_with_exit_0_does_not_hold(tmp_path, mo
     answered = Validation(tmp_path, exit_code=0, result="✔ Validation passed")
     monkeypatch.setattr(probe, "validate_plugins", lambda *a, **k: [answered])
     assert probe.validator_holds("/bin/true", tmp_path, {}) == (True, "exit 0")
+
+
+def test_the_readme_lists_every_line_in_the_order_printed():
+    """README "Is this claude one the harness reads?" names each line doctor --cli prints, in its order."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Is this claude one the harness reads?"):text.index("## How the code is laid out")]
+    rows = [ln for ln in section.splitlines() if ln.startswith("| `")]
+    named = [n for row in rows for n in re.findall(r"`([a-z_]+\.[a-z_]+)`", row.split(" | ")[0])]
+    assert sorted(named, key=list(dc.CHECKS).index) == named and set(named) == set(dc.CHECKS), named
