@@ -21,9 +21,10 @@ from typing import Any, Callable
 from live_trial.closure.declared import plugin_hooks, plugin_servers
 from live_trial.doctor import kit
 from live_trial.doctor.checks import Checks
+from live_trial.session import mcp_start
 from live_trial.session.activity_read import stand_ins
 from live_trial.session.plugin_activity import HookLedger, PluginActivity, build_activity, hook_line, server_line
-from live_trial.transcript.debug_log import DebugLog, DebugTail, read_debug_log
+from live_trial.transcript.debug_log import DebugLog, read_debug_log
 from live_trial.transcript.hook_records import read_hook_records
 
 #: The two forms a CLI's debug log takes for hook runs (2.1.332 names every run; 2.1.197 none).
@@ -58,18 +59,11 @@ def write_files(root: Path, plugin: Path, stop_marker: Path) -> ActivityFiles:
     return files
 
 
-def await_servers(debug_log: Path, timeout_s: float, *, sleep: Callable[[float], None] = time.sleep,
-                  step_s: float = 0.05) -> list[str]:
+def await_servers(debug_log: Path, timeout_s: float, *, sleep: Callable[[float], None] = time.sleep) -> list[str]:
     """Wait, at most ``timeout_s``, until every MCP server whose ``Starting connection`` the debug log shows has said
-    how its start went, as a trial does before it pastes its task (``trial/activity.py`` await_servers). Returns the
-    servers still pending (``[]``: all settled)."""
-    end, tail = time.monotonic() + timeout_s, DebugTail(debug_log)
-    while True:
-        log = tail.read()
-        pending = [n for n, s in log.servers.items() if s.starts and not s.outcomes]
-        if not pending or time.monotonic() >= end:
-            return pending
-        sleep(step_s)
+    how its start went, as a trial does before it pastes its task (:func:`live_trial.session.mcp_start.await_servers`).
+    Returns the servers still pending (``[]``: all settled)."""
+    return mcp_start.await_servers(debug_log, timeout_s=timeout_s, sleep=sleep)[1]
 
 
 @dataclass
