@@ -9,9 +9,9 @@ delayed so the spinner shows) and a background shell the model waits for; the St
 prompt answered through an AskUserQuestion gate, then a call of the stand-in's tool; meanwhile ``claude -p
 --output-format json --json-schema`` (the evaluator's call), ``claude plugin validate`` on the probe plugin and, once
 the first boot is READY, a second boot in a git work tree under a trusted folder (:mod:`live_trial.doctor.trust`).
-About 10 s (7-10 s seen on both supported versions). The screen is read through a backend that keeps every capture
-boot and the probe take, so a changed dialog is reported with what it showed. Never raises for what the CLI does;
-raises :class:`~live_trial.errors.Blocked` when tmux or claude is missing.
+About 10 s (6-11 s seen on both supported versions, 14 s once under load). The screen is read through a backend
+that keeps every capture boot and the probe take, so a changed dialog is reported with what it showed. Never raises
+for what the CLI does; raises :class:`~live_trial.errors.Blocked` when tmux or claude is missing.
 """
 from __future__ import annotations
 
