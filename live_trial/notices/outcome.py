@@ -40,10 +40,11 @@ _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]
 _NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")
 _HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
 #: Next steps of a stop reason that hold even when the verdict is BLOCKED: they name what to change (install the
-#: tool, allow more time, wait for the model's service, log in, name a model it knows: README "Whose failure it is").
+#: tool, allow more time, wait for the model's service, log in, name a model it knows, record a new tape, answer a
+#: request in the rehearsal's scenario: README "Whose failure it is").
 #: Every other row's
 #: step comes after "not the skill's fault: retry" of a BLOCKED verdict.
-BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay")
+BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay", "scenario")
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,9 @@ CLI_STEPS = {
     "look": "read the reasons and the report, fix the cause, run again",
     "replay": "the tape does not cover this run (replay-log.jsonl names the turn and the first difference): if the "
               "skill was meant to change, record it again with run --record, then replay the new tape",
+    "scenario": "the rehearsal scenario has no rule for the request the notes name: add one that answers it "
+                "(references/scenario-format.md), then run again; `live-trial rehearsal check FILE` says whether a "
+                "rule can answer a trial's first request and its evaluator's",
 }
 
 
