@@ -26,6 +26,10 @@ RUN_ID_TIME = re.compile(r"^(\d{8}T\d{6})")
 CLI_STEPS = {
     "none": "nothing: it passed",
     "live": "run it live: the same command without --rehearsal (a proof also needs --proof --model <full id>)",
+    "live_replay": "its model's answers came from a tape: record a live run again (the same command with --record in "
+                   "place of --replay TAPE), or run it live without --replay",
+    "live_scripted": "it ran live, yet a scripted model answered (the rehearsal server's message ids in the "
+                     "transcript): point ANTHROPIC_BASE_URL at the model's service (or unset it), then run it again",
     "gate_answer": "add --gate-response '{option}' (the question: {question})",
     "gate_answer_question": "add --gate-response '<option label>' (or 'text:<answer>') for the question: {question}",
     "gate_answer_plain": "add --gate-response '<option label>' (or 'text:<answer>') once per question it asks",
