@@ -7,9 +7,11 @@ and in it which tool's result, which text, what was recorded and what came now; 
 the tools offered or the model. Values are compared normalized (:mod:`live_trial.tape.normalize`). Pure functions.
 
 The sentence is plain text: the turn and the request counted from 1, as the tape and the replay log count them, and the
-text quoted as a person reads it. 2.1.332 writes the skill listing's descriptions HTML-escaped into its requests
-(``Hello, &lt;name&gt;!``; 2.1.197 sends ``<name>``): a quote reads such character references back, unless that would
-hide the very difference (references/transcript-jsonl.md "Two runs of one trial, request by request").
+text quoted as a person reads it. 2.1.332 writes the skill listing's descriptions HTML-escaped into its
+``{"role": "system"}`` message (``Hello, &lt;name&gt;!``; 2.1.197 sends ``<name>``): a quote of a system message's text
+reads such character references back, unless that would hide the very difference (references/transcript-jsonl.md "The
+last message of a request, and a replay's match by turn"). Any other text (a tool result that reads an HTML file) is
+quoted as it was sent.
 """
 from __future__ import annotations
 
@@ -126,7 +128,8 @@ def _message_change(n: int, a: dict, b: dict, before: dict | None) -> str:
             return f"{where}: the input of its {y.get('name')} call changed: " \
                    f"{_excerpts(canonical(x.get('input')), canonical(y.get('input')))}"
         if x.get("type") == y.get("type") == "text":
-            return f"{where}: its text changed: {_excerpts(str(x.get('text')), str(y.get('text')))}"
+            plain = b.get("role") == "system"
+            return f"{where}: its text changed: {_excerpts(str(x.get('text')), str(y.get('text')), plain)}"
         return f"{where}: block {i + 1} changed from {x.get('type')} to {y.get('type')}"
     if len(bb) != len(ba):
         return f"{where}: it holds {len(bb)} blocks where the tape's held {len(ba)}"
@@ -161,18 +164,18 @@ def _text(value: Any) -> str:
 
 
 def _head(msg: dict) -> str:
-    return _clip(" ".join(html.unescape(_text(msg.get("content"))).split()), EXCERPT_CHARS)
+    return _clip(" ".join(_text(msg.get("content")).split()), EXCERPT_CHARS)
 
 
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
-def _excerpts(a: str, b: str) -> str:
-    """``recorded "…", now "…"`` around the first character where ``a`` and ``b`` differ, HTML character references
-    read back (module docstring) when the texts still differ without them."""
+def _excerpts(a: str, b: str, unescape: bool = False) -> str:
+    """``recorded "…", now "…"`` around the first character where ``a`` and ``b`` differ; with ``unescape``, HTML
+    character references read back (module docstring) when the texts still differ without them."""
     plain = html.unescape(a), html.unescape(b)
-    if plain[0] != plain[1]:
+    if unescape and plain[0] != plain[1]:
         a, b = plain
     i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     start = max(0, i - 15)

@@ -43,10 +43,15 @@ def test_a_role_the_tape_never_recorded_is_said_so() -> None:
 
 
 def test_a_quote_is_plain_text_never_html_escaped() -> None:
-    """2.1.332 sends the skill listing's descriptions HTML-escaped; the sentence quotes them as a person reads them,
-    unless the escape is itself the difference."""
-    listing = "- kit:greet: writes one line \"Hello, &lt;name&gt;!\" (name from the arguments)"
-    said = difference(request(prompt(listing)), request(prompt(listing.replace("one line", "a line"))))
-    assert 'Hello, <name>!' in said and "&lt;" not in said and "&gt;" not in said, said
-    said = difference(request(prompt("a &lt;b&gt;")), request(prompt("a <b>")))
-    assert 'recorded "a &lt;b&gt;' in said and 'now "a <b>' in said, said
+    """2.1.332 sends the skill listing's descriptions HTML-escaped in its system message; the sentence quotes them as a
+    person reads them, unless the escape is itself the difference. A prompt or a tool result is quoted as sent."""
+    def listing(text: str) -> dict:
+        return {"role": "system", "content": [{"type": "text", "text": f"The following skills are available:\n{text}"}]}
+    line = "- kit:greet: writes one line \"Hello, &lt;name&gt;!\" (name from the arguments)"
+    said = difference(request(prompt(), listing(line)), request(prompt(), listing(line.replace("one line", "a line"))))
+    assert said.startswith("message 2 (system): its text changed") and "Hello, <name>!" in said, said
+    assert "&lt;" not in said and "&gt;" not in said, said
+    said = difference(request(prompt(), listing("a &lt;b&gt;")), request(prompt(), listing("a <b>")))
+    assert said.endswith('a &lt;b&gt;", now "…e available:\na <b>"'), said
+    said = difference(request(prompt("page &lt;p&gt; one")), request(prompt("page &lt;p&gt; two")))
+    assert "&lt;p&gt;" in said, said
