@@ -2,7 +2,8 @@
 write one for a skill, or write one from a tape of ``run --record``.
 
 ``serve`` prints ``SERVING: <url>``, the environment to export and a sample ``claude`` command, one line
-per request received, and serves until Ctrl-C (exit 0). ``check`` prints ``OK: ...`` (exit 0) or the
+per request received, and serves until Ctrl-C (exit 0). ``check`` prints ``OK: ...``, what it checked and a
+``WARNING: ...`` line per first request no rule can answer (:mod:`live_trial.rehearsal.coverage`; exit 0), or the
 one-line error of a malformed scenario (exit 2, via ``cli.main``). ``new PLUGIN:SKILL`` writes a scenario that plays
 the skill (:mod:`live_trial.rehearsal.scaffold`) to ``-o FILE`` or stdout (exit 0; 2 refused: unknown skill, FILE
 exists). ``from-tape TAPE`` writes the scenario of a tape (:mod:`live_trial.tape.scenario`) the same way.
@@ -38,7 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="play attempt N of a case run (rules with when: {attempt: N}; default 1)")
     serve.add_argument("--json", action="store_true", help="print one JSON object {url, env} instead of text")
     serve.set_defaults(func=cmd_serve)
-    check = sub.add_parser("check", help="validate a scenario file (exit 2 with a one-line error when malformed)")
+    check = sub.add_parser("check", help="validate a scenario file (exit 2 with a one-line error when malformed) "
+                                         "and say whether a rule can answer a trial's first request and its "
+                                         "evaluator's")
     check.add_argument("scenario", type=Path)
     check.add_argument("--json", action="store_true")
     check.set_defaults(func=cmd_check)
@@ -75,14 +78,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Load the scenario; print ``OK: <name>: N rules``. Malformed -> RefusedInput (exit 2)."""
+    """Load the scenario; print ``OK: <name>: N rules (...)``, ``checked: ...`` and a ``WARNING: ...`` line for each
+    first request no rule can answer (``--json``: ``checked`` and ``warnings``). Malformed -> RefusedInput (exit
+    2)."""
+    from live_trial.rehearsal.coverage import CHECKED, gaps
     from live_trial.rehearsal.scenario import load_scenario
 
     scenario = load_scenario(args.scenario)
+    warnings = gaps(scenario)
     if args.json:
-        print(json.dumps({"status": "OK", "name": scenario.name, "rules": [r.id for r in scenario.rules]}))
+        print(json.dumps({"status": "OK", "name": scenario.name, "rules": [r.id for r in scenario.rules],
+                          "checked": CHECKED, "warnings": warnings}))
     else:
         print(f"OK: {scenario.name}: {len(scenario.rules)} rules ({', '.join(r.id for r in scenario.rules)})")
+        print(f"checked: {CHECKED}")
+        for warning in warnings:
+            print(f"WARNING: {warning}")
     return ExitCode.OK
 
 

@@ -40,10 +40,11 @@ _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]
 _NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")
 _HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
 #: Next steps of a stop reason that hold even when the verdict is BLOCKED: they name what to change (install the
-#: tool, allow more time, wait for the model's service, log in, name a model it knows: README "Whose failure it is").
+#: tool, allow more time, wait for the model's service, log in, name a model it knows, record a new tape, answer a
+#: request in the rehearsal's scenario: README "Whose failure it is").
 #: Every other row's
 #: step comes after "not the skill's fault: retry" of a BLOCKED verdict.
-BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay")
+BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay", "scenario")
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class Story:
 class Seen:
     """What the trial's own records show beyond the verdict: the question left unanswered and its options, how
     long the session was silent before a STALL, the hard cap it reached (seconds), the model the model's service did
-    not know."""
+    not know, how its model was ``played``: ``tape`` (``--replay``), ``scenario`` or ``live`` (neither), or None."""
 
     question: str | None = None
     options: list[str] = field(default_factory=list)
@@ -78,6 +79,7 @@ class Seen:
     hard_cap_s: float | None = None
     model: str | None = None
     budget_usd: float | None = None
+    played: str | None = None
 
 
 @dataclass(frozen=True)
@@ -241,12 +243,17 @@ def seen_in_workdir(workdir: Path | str | None) -> Seen:
     """What the trial's records in ``workdir`` show (:class:`Seen`); empty when they are missing or unreadable.
 
     Reads the last unanswered question (``trial-log.jsonl``, a ``poll`` ``GATE`` decision with no answer), the model
-    of a ``poll`` ``model_unknown`` decision, and the
-    poll exits of ``poll-state.json`` (``no progress for Ns``: the silence before the last STALL; ``hard_cap_s N``)."""
+    of a ``poll`` ``model_unknown`` decision, the poll exits of ``poll-state.json`` (``no progress for Ns``: the
+    silence before the last STALL; ``hard_cap_s N``) and how the model was played (``trial-state.json``)."""
     seen = Seen()
     if not workdir:
         return seen
     root = Path(workdir)
+    try:
+        played = parse_json((root / wf.TRIAL_STATE).read_text(encoding="utf-8")).get("rehearsal")
+        seen.played = "tape" if isinstance(played, dict) and played.get("tape") else "scenario" if played else "live"
+    except (OSError, ValueError, AttributeError):
+        pass
     try:
         lines = (root / wf.TRIAL_LOG).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -280,7 +287,8 @@ def seen_in_workdir(workdir: Path | str | None) -> Seen:
 def next_step(doc: Mapping[str, Any], seen: Seen | None = None) -> Step:
     """The step a person should take after the trial of ``doc``, from its stop reason and what was ``seen``.
 
-    A PASS: ``none`` (a live trial) or ``live`` (a rehearsal's: try the real model). Else the stop reason's row
+    A PASS: ``none`` (a live trial); a rehearsal's by how it was played: ``live`` (drop ``--rehearsal``),
+    ``live_replay`` (record again, or run live), ``live_scripted`` (a script answered). Else the stop reason's row
     (:class:`~live_trial.stop_reasons.StopReason` ``step``) when its step is one of :data:`BEFORE_BLOCKED`; a last
     poll exit HARD_CAP is ``hard_cap`` too; a BLOCKED verdict is ``retry`` (not the skill's fault); then the row's
     step (``retry`` only through the BLOCKED rule); then ``goal``, ``gate_in_skill``, ``self_driven``, ``proof``,
@@ -291,7 +299,8 @@ def next_step(doc: Mapping[str, Any], seen: Seen | None = None) -> Step:
     seen = seen or Seen()
     row = StopReason.of(s.stop_reason)
     if s.overall == "PASS":
-        return Step("live") if s.rehearsal else Step("none")
+        return Step({"tape": "live_replay", "live": "live_scripted"}.get(seen.played or "", "live")
+                    if s.rehearsal else "none")
     if row is not None and row.step in BEFORE_BLOCKED:
         return _row_step(row, seen)
     if s.poll_exit == PollExit.HARD_CAP:

@@ -26,6 +26,10 @@ RUN_ID_TIME = re.compile(r"^(\d{8}T\d{6})")
 CLI_STEPS = {
     "none": "nothing: it passed",
     "live": "run it live: the same command without --rehearsal (a proof also needs --proof --model <full id>)",
+    "live_replay": "its model's answers came from a tape: record a live run again (the same command with --record in "
+                   "place of --replay TAPE), or run it live without --replay",
+    "live_scripted": "it ran live, yet a scripted model answered (the rehearsal server's message ids in the "
+                     "transcript): point ANTHROPIC_BASE_URL at the model's service (or unset it), then run it again",
     "gate_answer": "add --gate-response '{option}' (the question: {question})",
     "gate_answer_question": "add --gate-response '<option label>' (or 'text:<answer>') for the question: {question}",
     "gate_answer_plain": "add --gate-response '<option label>' (or 'text:<answer>') once per question it asks",
@@ -66,6 +70,9 @@ CLI_STEPS = {
     "look": "read the reasons and the report, fix the cause, run again",
     "replay": "the tape does not cover this run (replay-log.jsonl names the turn and the first difference): if the "
               "skill was meant to change, record it again with run --record, then replay the new tape",
+    "scenario": "the rehearsal scenario has no rule for the request the notes name: add one that answers it "
+                "(references/scenario-format.md), then run again; `live-trial rehearsal check FILE` says whether a "
+                "rule can answer a trial's first request and its evaluator's",
 }
 
 

@@ -126,11 +126,15 @@ class Trial:
 
     def sleep(self, seconds: float) -> None:
         """Wait ``seconds``; raise :class:`TrialInterrupted` (:meth:`stop_code`) once the harness is asked to stop,
-        :class:`Blocked` ``replay_diverged`` once a replay left its tape."""
+        :class:`Blocked` ``replay_diverged`` / ``scenario_unmatched`` once a replay left its tape or a rehearsal's
+        scenario answered no rule for a request (:func:`live_trial.trial.model_side.check_divergence`). Not while the
+        task is being sent: the delivery and the plugin's loading check read the session's own records first, so a
+        plugin the CLI did not load is ``plugin_not_loaded``, whatever the model's side could not answer after it."""
         if self.stop_event.wait(seconds):
             raise TrialInterrupted("the harness was asked to stop",
                                    fix="the session was killed and the evidence collected", code=self.stop_code())
-        model_side.check_divergence(self)
+        if self.state is None or self.state.phase != "sending":
+            model_side.check_divergence(self)
 
     def stop_code(self) -> StopReason:
         """The stop reason of a harness asked to stop: harness_interrupted (Ctrl-C) or harness_terminated (SIGTERM)."""
