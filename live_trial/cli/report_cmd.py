@@ -31,13 +31,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "screen, in one page that loads nothing from the network. Exit 0 written, "
                                    "2 refused.")
     p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, a case run's "
-                                   "eval-log/<plugin>/<skill>/live-trial-cases/<id>, or `latest`")
+                                   "eval-log/<plugin>/<skill>/live-trial-cases/<id>, an activation run's "
+                                   "eval-log/<plugin>/<skill>/live-trial-activation/<id>, or `latest`")
     _common(p)
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("ls", help="list past trials, newest first",
                        description="One line per trial under the eval root, newest first: when, target, verdict, "
                                    "reason, duration, rehearsal or live (an attempt of a case run says which); then "
-                                   "one line per case run (repeats) with its pass rate and every attempt's workdir. "
+                                   "one line per case run (repeats) with its pass rate and every attempt's workdir; "
+                                   "then one per activation run with its precision, recall and each prompt. "
                                    "Exit 0, 2 when the eval root is missing.")
     p.add_argument("--skill", help="only this skill (its name or plugin:skill)")
     p.add_argument("--verdict", type=str.upper, choices=["PASS", "FAIL", "DEGRADED", "BLOCKED", "FLAKY", "NONE"],
@@ -49,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Print a trial's summary, the reasons for its verdict, its evidence and the next "
                                    "step to take. Exit 0 shown, 2 refused.")
     p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, a case run's "
-                                   "eval-log/<plugin>/<skill>/live-trial-cases/<id>, or `latest`")
+                                   "eval-log/<plugin>/<skill>/live-trial-cases/<id>, an activation run's "
+                                   "eval-log/<plugin>/<skill>/live-trial-activation/<id>, or `latest`")
     _common(p)
     p.set_defaults(func=cmd_show)
     p = sub.add_parser("reasons", help="list every stop reason: whose failure it is, its verdict and the next step",

@@ -1,10 +1,12 @@
 """An activation run: every prompt of an activation case, each session side by side, then one result (README "Does it
 start by itself?", references/suite-format.md "Activation cases").
 
-Each prompt gets its sessions (its ``repeats``, else the case's), each a :class:`~live_trial.trial.prompt_run.PromptRun`
-with its own session, workdir (under the run's ``prompts/``), folder and scripted server, up to ``width``
-(``--max-concurrency``) at once. A BLOCKED session (the environment or the harness) is no sample: it is tried again
-while its cause may pass and ``repeats.blocked_retries_max`` allows, as a case run's attempt is
+Each prompt gets its sessions (its ``repeats``, else the case's), each a
+:class:`~live_trial.trial.prompt_run.PromptRun` with its own session, workdir (under the run's ``prompts/``), folder
+and scripted server, up to ``width`` (``--max-concurrency``) live at once: a lane is taken just before boot and given
+back once the session is killed and collected, so the next session's preparation overlaps the last one's end. A
+BLOCKED session (the environment or the harness) is no sample: it is tried again while its cause may pass and
+``repeats.blocked_retries_max`` allows, as a case run's attempt is
 (:func:`~live_trial.acceptance.case_verdict.retry_helps`). Then the result
 (:func:`~live_trial.acceptance.activation.decide`) is written as ``activation.json`` in the run's folder; with
 ``then_acceptance`` one normal acceptance trial of the skill follows (the task unchanged, the fresh evaluator, a
@@ -100,6 +102,7 @@ class _Run:
     stop: threading.Event
     env: dict[str, str] | None
     on_event: Callable[[int, int], EventSink | None] | None
+    lane: threading.Semaphore | None = None     #: live sessions at once (``--max-concurrency``)
 
     def request(self, n: int, repeat: int) -> TrialRequest:
         """The request of session ``repeat`` of prompt ``n``: the prompt alone as its task, nothing of the
@@ -115,8 +118,10 @@ class _Run:
     def session(self, n: int, repeat: int) -> PromptSample:
         """Run one session to its sample; a session stopped before it had a workdir is a BLOCKED sample."""
         try:
-            return PromptRun(self.request(n, repeat), on_event=self.on_event(n, repeat) if self.on_event else None,
-                             stop_event=self.stop, env=self.env).run_prompt()
+            run = PromptRun(self.request(n, repeat), on_event=self.on_event(n, repeat) if self.on_event else None,
+                            stop_event=self.stop, env=self.env)
+            run.lane = self.lane
+            return run.run_prompt()
         except LiveTrialError as exc:
             return PromptSample(n, repeat, BLOCKED, "blocked", stop_reason=exc.code, note=exc.message)
         except Exception as exc:  # noqa: BLE001 - the harness's own failure: BLOCKED, never a sample of the skill
@@ -183,7 +188,10 @@ def _sessions(run: _Run, width: int, bound: int) -> tuple[list[PromptSample], in
     samples: list[PromptSample] = []
     used, stopped = 0, None
     nxt = {n: p.sessions(run.case.repeats) + 1 for n, p in enumerate(run.case.prompts, start=1)}
-    with ThreadPoolExecutor(max_workers=width) as pool:
+    run.lane = threading.BoundedSemaphore(width)
+    # twice as many workers as lanes: a session's preparation and its collection after the kill take no lane, so
+    # the next session's boot starts as soon as one ends
+    with ThreadPoolExecutor(max_workers=2 * width) as pool:
         pending: set[Future[PromptSample]] = {pool.submit(run.session, n, r) for n, p in
                                               enumerate(run.case.prompts, start=1)
                                               for r in range(1, p.sessions(run.case.repeats) + 1)}

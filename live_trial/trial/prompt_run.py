@@ -21,6 +21,7 @@ is no evaluator and no verdict.json: what the model did is read from the collect
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Callable
 
@@ -48,6 +49,8 @@ class PromptRun(Trial):
     """A session of one activation prompt (module docstring). Construct with a request whose ``prompt`` and
     ``activation`` are set; :meth:`run_prompt` returns its :class:`PromptSample`."""
 
+    lane: threading.Semaphore | None = None     #: the run's live sessions (``--max-concurrency``); None: no bound
+    _held: bool = False
     ending: str | None = None           #: how the session ended (acceptance/activation.ENDINGS), once known
     note: str | None = None             #: the gate's question, the cause of a stop
     sample: PromptSample | None = None  #: the session's sample, once concluded
@@ -67,9 +70,26 @@ class PromptRun(Trial):
         return {str(folder): name for name, (folder, _) in plugin_skills(plugins).items()}
 
     def steps(self) -> tuple[Callable[[], None], ...]:
-        """The tools, the model side, the session's folder, boot, the prompt sent, the turn watched."""
-        return (self.prepare_tools, self.start_rehearsal, self.prepare_folder, self.boot_session, self.send_prompt,
-                self.watch_turn)
+        """The tools, the model side, the session's folder, a lane, boot, the prompt sent, the turn watched."""
+        return (self.prepare_tools, self.start_rehearsal, self.prepare_folder, self.take_lane, self.boot_session,
+                self.send_prompt, self.watch_turn)
+
+    def take_lane(self) -> None:
+        """Wait for one of the run's lanes (``--max-concurrency`` live sessions at once): what is made before boot
+        and collected after the session ended takes none. Raises TrialInterrupted when the harness is asked to stop
+        while it waits."""
+        while self.lane is not None and not self._held:
+            self._held = self.lane.acquire(timeout=0.2)
+            self.sleep(0)
+
+    def finish_session(self) -> None:
+        """Kill the session, end its container, collect (:meth:`Trial.finish_session`), then give its lane back."""
+        try:
+            super().finish_session()
+        finally:
+            if self._held and self.lane is not None:
+                self.lane.release()
+                self._held = False
 
     def send_prompt(self) -> None:
         """Paste the prompt (``task.md``) as a task is pasted, confirmed by the transcript, then require the target in
