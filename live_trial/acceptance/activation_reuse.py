@@ -68,15 +68,23 @@ def activation_results(runs_dir: Path, case: str) -> list[tuple[Path, dict[str, 
     return found
 
 
-def decide_activation_reuse(runs_dir: Path, case: str, prompt_set: str, skills: Mapping[str, tuple[Path, str]]
-                            ) -> tuple[bool, str, Path | None, str | None]:
+def decide_activation_reuse(runs_dir: Path, case: str, prompt_set: str, skills: Mapping[str, tuple[Path, str]], *,
+                            live: bool = True) -> tuple[bool, str, Path | None, str | None]:
     """``(reusable, reason, activation.json considered, its verdict)`` for the activation case ``case`` whose prompt
-    set is ``prompt_set`` and whose loaded plugins' skills are ``skills`` now (module docstring)."""
+    set is ``prompt_set`` and whose loaded plugins' skills are ``skills`` now (module docstring); ``live``: the plan is
+    for the real model (no ``--rehearsal-reuse``), so a rehearsal's result is never reused (its prompt set names its
+    scenario)."""
     found = [f for f in activation_results(runs_dir, case) if f[1] is None or f[1].get("prompt_set") == prompt_set]
     if not found:
         older = activation_results(runs_dir, case)
-        why = "the prompts (or their scenario) changed since the last activation run" if older else \
-            "no activation result yet"
+        last = older[0][1] if older else None
+        if not older:
+            why = "no activation result yet"
+        elif live and last is not None and last.get("scenario_origin") == "rehearsal":
+            why = (f"the last activation run was a rehearsal: a scripted model's choice is never reused for the real "
+                   f"model (run {older[0][0].parent.name})")
+        else:
+            why = "the prompts (or their scenario) changed since the last activation run"
         return False, why, older[0][0] if older else None, None
     path, doc = found[0]
     run = path.parent.name

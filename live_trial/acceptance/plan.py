@@ -303,7 +303,8 @@ def _decide_activation(skill: _Skill, t: Any, index: PluginIndex, ctx: _Planning
     entry["kind"] = "activation"
     runs = skill_activation_dir(ctx.eval_root, skill.plugin, skill.skill)
     skills = plugin_skills([(p.name, p.root) for p in dependency_union(t, index)])
-    ok, why, path, verdict = decide_activation_reuse(runs, skill.case.name, entry["scenario_id"], skills)
+    ok, why, path, verdict = decide_activation_reuse(runs, skill.case.name, entry["scenario_id"], skills,
+                                                     live=not ctx.reuse_rehearsal)
     skill.tried, skill.last_trial = (verdict, path.parent.name) if path is not None and verdict else (None, None)
     entry["verdict"] = str(path.relative_to(ctx.eval_root)) if path is not None else None
     entry["last_duration_s"], entry["last_cost_usd"] = (_activation_seconds(path) if path else None), None

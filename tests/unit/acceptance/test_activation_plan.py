@@ -91,7 +91,7 @@ def test_its_sessions_count_in_the_plans_budget(env):  # noqa: F811
     assert row["action"] == "run" and len(others) == 1          # 5 sessions + 1 trial: the budget of 6 is spent
 
 
-def _result(env, scenario_id: str, verdict_of: str = "PASS", *, skills=None, names=None) -> Path:
+def _result(env, scenario_id: str, verdict_of: str = "PASS", *, skills=None, names=None, origin="live") -> Path:
     """An activation run of the case ``words`` of many:s1 recorded as ``verdict_of``."""
     samples = [PromptSample(1, 1, TRIGGERED, "turn_end"), PromptSample(1, 2, TRIGGERED if verdict_of == "PASS" else
                                                                       NOT_TRIGGERED, "turn_end")]
@@ -104,7 +104,7 @@ def _result(env, scenario_id: str, verdict_of: str = "PASS", *, skills=None, nam
                          eval_root=env["eval"], summary="s",
                          listing={"digest": "sha256:" + "0" * 64, "names": listed, "entries": {}},
                          prompt_set=scenario_id, skills_digest=skills_digest(skills), stop_after_trigger=False,
-                         retries=(0, 2), stopped=None, origin="live", scenario=None, claude_version="2.1.332",
+                         retries=(0, 2), stopped=None, origin=origin, scenario=None, claude_version="2.1.332",
                          started_at="2026-12-01T00:00:00Z", written_at="2026-12-01T00:00:20Z")
     return write_activation(folder, doc)
 
@@ -146,3 +146,10 @@ def test_other_prompts_or_a_flaky_result_run_again_and_an_acceptance_pass_never_
     _result(env, prompt_set, "FLAKY")
     row = _row(env)
     assert row["action"] == "run" and "a FLAKY activation is never reused" in row["reason"]
+
+
+def test_a_rehearsals_result_is_never_reused_for_the_real_model(env):  # noqa: F811
+    _result(env, "sha256:" + "3" * 64, origin="rehearsal")      # its prompt set names its scenario
+    row = _row(env)
+    assert row["action"] == "run" and row["reason"].startswith("the last activation run was a rehearsal: a scripted "
+                                                               "model's choice is never reused for the real model")
