@@ -10,6 +10,9 @@ capture loop that answers the bypass dialog and stops at the first prompt line, 
 Skill call (``stop_after_trigger``) and the five others with plain text. Rounds alternate the order. Prints each
 time, the ratio, whether the goal was met, and the load average.
 
+Then the floor: the same 20 sessions done bare (raw tmux, the prompt pasted and submitted, killed once the transcript
+shows the Skill call's result or the turn's end), which no harness can beat: a session is more than a boot.
+
 Usage: ``python benchmarks/activation.py [--runs 2]``
 """
 from __future__ import annotations
@@ -30,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from boot import bare_once  # noqa: E402
+from boot import ACCEPT_SELECTED, NBSP, bare_once  # noqa: E402
 
-from live_trial.rehearsal.config import seed_config  # noqa: E402
+from live_trial.rehearsal.config import rehearsal_env, seed_config, settings_args  # noqa: E402
 from live_trial.session.claude_bin import find_claude  # noqa: E402
 
 PLUGINS = ROOT / "examples" / "plugins"
@@ -78,6 +81,63 @@ def bare_boots(claude: str, tmp: Path, socket: str, label: str) -> float:
     return time.monotonic() - started
 
 
+def bare_session(socket: str, claude: str, tmp: Path, name: str, url: str, prompt: str, timeout_s: float = 60) -> None:
+    """One bare session, the floor of a session of the case: the CLI with the plugin started in raw tmux against the
+    scripted model at ``url``, its bypass dialog answered, the prompt pasted and submitted, then killed as soon as its
+    transcript shows the Skill call's result or the end of the turn."""
+    cwd = tmp / name
+    cwd.mkdir()
+    config = seed_config(tmp / f"{name}-cfg", [cwd])
+    env_flags = [a for k, v in rehearsal_env(url, config).items() for a in ("-e", f"{k}={v}")]
+    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
+    subprocess.run(tmux + ["new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", str(cwd), *env_flags,
+                           claude, "--setting-sources", "local", *settings_args(config),
+                           "--dangerously-skip-permissions", "--plugin-dir", str(PLUGINS / "hello")], check=True)
+    target, started, down, enters, last = f"={name}:", time.monotonic(), False, 0, 0.0
+    try:
+        while True:
+            if time.monotonic() - started > timeout_s:
+                raise RuntimeError(f"bare session {name} showed no prompt")
+            screen = subprocess.run(tmux + ["capture-pane", "-p", "-t", target], capture_output=True,
+                                    text=True).stdout
+            if any(line.startswith("❯" + NBSP) for line in screen.splitlines()):
+                break
+            if "Yes, I accept" in screen and "Enter to confirm" in screen:
+                selected = any(ACCEPT_SELECTED.match(line.strip()) for line in screen.splitlines())
+                if not selected and not down:
+                    subprocess.run(tmux + ["send-keys", "-t", target, "Down"], check=True)
+                    down = True
+                elif selected and enters < 3 and time.monotonic() - last > 0.3:
+                    subprocess.run(tmux + ["send-keys", "-t", target, "Enter"], check=True)
+                    enters, last = enters + 1, time.monotonic()
+            time.sleep(0.05)
+        subprocess.run(tmux + ["set-buffer", "-b", name, "--", prompt], check=True)
+        subprocess.run(tmux + ["paste-buffer", "-p", "-d", "-b", name, "-t", target], check=True)
+        time.sleep(0.05)
+        subprocess.run(tmux + ["send-keys", "-t", target, "Enter"], check=True)
+        while time.monotonic() - started < timeout_s:
+            text = "".join(p.read_text(errors="replace") for p in (config / "projects").glob("*/*.jsonl"))
+            if "turn_duration" in text or "Launching skill" in text:
+                return
+            time.sleep(0.02)
+        raise RuntimeError(f"bare session {name} never ended its turn")
+    finally:
+        subprocess.run(tmux + ["kill-session", "-t", f"={name}"], capture_output=True)
+
+
+def bare_sessions(claude: str, tmp: Path, socket: str, label: str, scenario: Path) -> float:
+    """Seconds for the case's 20 sessions done bare (:func:`bare_session`), :data:`WIDTH` at a time."""
+    from live_trial.rehearsal.server import RehearsalServer
+
+    prompts = [t for t in SHOULD + SHOULD_NOT for _ in range(REPEATS)]
+    with RehearsalServer(scenario) as server:
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=WIDTH) as pool:
+            list(pool.map(lambda n: bare_session(socket, claude, tmp, f"sess-{label}-{n}", server.url, prompts[n]),
+                          range(SESSIONS)))
+        return time.monotonic() - started
+
+
 def activation_case(suite: Path, tmp: Path, socket: str, label: str) -> float:
     """Seconds of ``live-trial run hello:greet --case ten`` as a process; raises when the case is not a PASS."""
     argv = [sys.executable, "-m", "live_trial", "run", "hello:greet", "--case", "ten", "--suite", str(suite),
@@ -107,12 +167,14 @@ def main(argv: list[str] | None = None) -> int:
                     "3600"], check=True)
     suite = write_case(tmp)
     model_s = SESSIONS * DELAY_S / WIDTH
-    bare, case = [], []
+    bare, case, sessions = [], [], []
     try:
         for i in range(args.runs):
-            for kind in (("bare", "case") if i % 2 == 0 else ("case", "bare")):
+            for kind in (("bare", "case", "sessions") if i % 2 == 0 else ("sessions", "case", "bare")):
                 if kind == "bare":
                     bare.append(bare_boots(claude, tmp, bare_socket, f"r{i}"))
+                elif kind == "sessions":
+                    sessions.append(bare_sessions(claude, tmp, bare_socket, f"r{i}", tmp / "scenario.yaml"))
                 else:
                     case.append(activation_case(suite, tmp, socket, f"r{i}"))
     finally:
@@ -127,6 +189,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ACTIVATION_BENCH: case {cb:.1f}s / (bare boots {bb:.1f}s + scripted model {model_s:.1f}s) = ratio "
           f"{ratio:.2f} (goal <= {GOAL}, {args.runs} runs each; load average {os.getloadavg()[0]:.1f}): "
           f"{'met' if ratio <= GOAL else 'NOT met'}")
+    sb = statistics.median(sessions)
+    print(f"  the same 20 sessions bare (raw tmux, paste, the turn to its Skill result or end, kill): "
+          + " ".join(f"{x:.1f}" for x in sessions) + f"  median {sb:.1f}s")
+    print(f"FLOOR activation: a session is a boot, a paste and the CLI's turn: 20 bare sessions take {sb:.1f}s, "
+          f"{sb / (bb + model_s):.2f}x the boots and the model; the case / the bare sessions = {cb / sb:.2f} is the "
+          "harness's own part (its checks, containment, delivery confirmation, collect)")
     return 0 if ratio <= GOAL else 1
 
 

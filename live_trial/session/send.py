@@ -40,6 +40,8 @@ POLL_S = 0.15
 #: The first looks for the paste on screen and for its record come sooner (they usually arrive within a few tens of
 #: milliseconds), then every POLL_S: waits double from here up to POLL_S.
 FIRST_POLL_S = 0.02
+#: A look for the record reads only the transcript's new bytes (no tmux call): at most this long between two.
+RECORD_POLL_S = 0.05
 GATE_WAIT_S = 10.0
 EVIDENCE_CHARS = 300
 FREE_TEXT_PREFIX = "text:"
@@ -215,7 +217,7 @@ def _wait_record(watch: _Watch, timeout_s: float, *, clock: Callable[[], float],
         if clock() > deadline:
             return None
         sleep(wait)
-        wait = min(POLL_S, wait * 2)
+        wait = min(RECORD_POLL_S, wait * 2)
 
 
 def _fail(code: str, session: str, path: Path, expected: str, got: str | None, capture: str,

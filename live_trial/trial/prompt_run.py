@@ -103,7 +103,10 @@ class PromptRun(Trial):
     def watch_turn(self) -> None:
         """Poll until the turn ends, a gate, or (``stop_after_trigger``) the target invoked; record how it ended."""
         assert self.req.activation is not None and self.target is not None and self.backend is not None
-        watch = TriggerWatch(self.transcript_path, self.target.qualified, self.skill_dirs()) \
+        # the transcript the prompt was delivered to: a move (a /clear typed by hand) is followed by the poll, and
+        # the session's choice is read from every transcript it wrote at the end (conclude)
+        transcript = self.transcript_path()
+        watch = TriggerWatch(lambda: transcript, self.target.qualified, self.skill_dirs()) \
             if self.req.activation.stop_after_trigger else None
 
         def check(progress: dict[str, Any]) -> None:
