@@ -240,6 +240,9 @@ class LiveTrialCase(pytest.Item):
             if rate:
                 lines.append(f"  pass rate: {rate['passed']} of {rate['samples']} samples")
                 lines += [f"  attempt {a['n']}: {a['verdict']} {a['workdir']}" for a in out.get("attempts") or []]
+            if out.get("kind") == "activation":     # README "Does it start by itself?": the prompts that went wrong
+                lines.append(f"  precision {out.get('precision')}, recall {out.get('recall')}")
+                lines += [f"  - {r}" for r in out.get("reasons") or []]
             lines.append(f"  report: {out.get('report') or out.get('workdir')}")
             raise LiveTrialCaseFailed("\n".join(lines))
 

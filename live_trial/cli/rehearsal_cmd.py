@@ -57,6 +57,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     new.add_argument("--gate", action="store_true",
                      help="stop at a question (AskUserQuestion) first; run it with --gate-response \"Go on\"")
     new.add_argument("--no-marker", action="store_true", help="report DONE without writing the completion marker")
+    new.add_argument("--activation", action="store_true",
+                     help="an activation case instead (README \"Does it start by itself?\"): two prompts that should "
+                          "start the skill and two that should not, each pasted alone, and a scenario answering them; "
+                          "with --suite and --case the case is appended to the suite")
     new.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (refused when it exists; "
                                                                           "default: print it)")
     new.add_argument("--suite", type=Path, metavar="FILE",
@@ -111,8 +115,16 @@ def cmd_new(args: argparse.Namespace) -> int:
     found = resolve_target(target, plugins_root)
     front = found.frontmatter or {}
     judged, _ = split_criteria(front)
-    text = scenario_text(found.qualified, str(front.get("description") or ""), [c["id"] for c in judged],
-                         gate=args.gate, no_marker=args.no_marker)
+    if args.activation and (args.gate or args.no_marker):
+        raise RefusedInput("--activation writes prompts pasted alone: no task, so no question and no marker",
+                           where="rehearsal new --activation", code="bad_value", fix="drop --gate / --no-marker")
+    if args.activation:
+        from live_trial.rehearsal.scaffold import activation_scenario_text
+
+        text = activation_scenario_text(found.qualified, str(front.get("description") or ""))
+    else:
+        text = scenario_text(found.qualified, str(front.get("description") or ""), [c["id"] for c in judged],
+                             gate=args.gate, no_marker=args.no_marker)
     load_scenario(yaml_doc(text))          # the scaffold always loads; a failure here is a harness bug
     if (args.suite is None) != (args.case is None):
         raise RefusedInput("--suite and --case go together", where="rehearsal new", code="bad_value",
@@ -126,6 +138,10 @@ def cmd_new(args: argparse.Namespace) -> int:
         raise RefusedInput("the scenario file exists", where=str(args.output), code="file_exists",
                            fix="pass another -o FILE, or remove it first")
     write_text_atomic(args.output, text)
+    if args.activation:
+        print(f"WRITTEN: {args.output} (plays an activation case of {found.qualified}: give it a case in the suite "
+              "with these prompts, or write both with --suite FILE --case NAME)", file=sys.stderr)
+        return ExitCode.OK
     answer = ' --gate-response "Go on"' if args.gate else ""
     root = f" --plugins-root {args.plugins_root}" if args.plugins_root is not None else ""     # the command as run
     print(f"WRITTEN: {args.output} (plays {found.qualified}; run it with live-trial run {found.qualified}{root} "
@@ -174,6 +190,12 @@ def _new_case(args: argparse.Namespace, found, text: str) -> int:
     output = args.output or suite.parent / "scenarios" / f"{found.skill}-{args.case}.yaml"
     case: dict = {"name": args.case, "scenario": Path(os.path.relpath(output.resolve(), suite.resolve().parent))
                   .as_posix()}
+    if args.activation:
+        from live_trial.rehearsal.scaffold import ACTIVATION_PROMPTS
+
+        case = {"name": args.case, "kind": "activation",
+                "prompts": [{"prompt": p, "should_trigger": s} for p, s in ACTIVATION_PROMPTS],
+                "stop_after_trigger": True, "scenario": case["scenario"]}
     if args.gate:
         try:
             contract_evidence(found.frontmatter)

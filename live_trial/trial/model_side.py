@@ -19,6 +19,7 @@ import os
 import re
 from pathlib import Path
 
+from live_trial.acceptance.activation import ActivationSession
 from live_trial.acceptance.case_verdict import CaseRun
 from live_trial.errors import Blocked
 from live_trial.rehearsal.config import rehearsal_env, seed_config
@@ -77,7 +78,9 @@ def start(trial: TrialContext, port: int = 0) -> None:
     else:
         trial.scenario = trial.scenario if trial.scenario is not None else load_scenario(req.rehearsal)
         run = CaseRun.from_doc(trial.state.case_run if trial.state is not None else None)   # also after a resume
-        server = RehearsalServer(trial.scenario, port=port, attempt=run.attempt if run is not None else 1,
+        prompt = ActivationSession.from_doc(trial.state.activation if trial.state is not None else None)
+        attempt = run.attempt if run is not None else prompt.repeat if prompt is not None else 1
+        server = RehearsalServer(trial.scenario, port=port, attempt=attempt,
                                  on_unmatched=lambda missed: _note_unmatched(trial, missed))
     server.start()
     trial.server = server

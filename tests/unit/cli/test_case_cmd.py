@@ -21,7 +21,7 @@ def run(tmp_path: Path, *argv: str) -> int:
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["hello:greet", "--case", "nope"], "the suite has no case 'nope' for hello:greet (its cases: happy, ada)"),
+    (["hello:greet", "--case", "nope"], "the suite has no case 'nope' for hello:greet (its cases: happy, ada, natural)"),
     (["hello:greet-style", "--case", "casual", "--suite", "nosuch.yaml"], "no suite file"),
 ])
 def test_a_case_that_cannot_be_found_is_refused_and_nothing_is_created(tmp_path, capsys, argv, words):
@@ -54,7 +54,7 @@ def test_pytest_collects_one_test_per_case_of_a_suite_file():
     proc = collect(str(EXAMPLES / "plugins" / "hello" / "live-trials.yaml"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     items = [line.split("::", 1)[1] for line in proc.stdout.splitlines() if "::" in line]
-    assert items == ["hello:greet[happy]", "hello:greet[ada]", "hello:greet-style[casual]"]
+    assert items == ["hello:greet[happy]", "hello:greet[ada]", "hello:greet[natural]", "hello:greet-style[casual]"]
 
 
 def test_a_bad_suite_file_is_one_collection_error_naming_its_line_and_key(tmp_path):
