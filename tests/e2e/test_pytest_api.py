@@ -90,7 +90,8 @@ def test_a_suite_file_is_one_test_per_case(tmp_path: Path) -> None:
         "  greet-style:\n", "      - {name: wobbly, repeats: 2, scenario: scenarios/greet-flaky.yaml, "
                             "stall_limit: 30}\n  greet-style:\n"))
     junit = tmp_path / "pytest.xml"
-    proc = _pytest("-q", "-rs", "-n", "2", str(suite), f"--junitxml={junit}", cwd=tmp_path)
+    proc = _pytest("-q", "-rs", "-n", "2", str(suite), f"--junitxml={junit}", "--basetemp", str(tmp_path / "base"),
+                   cwd=tmp_path)
     out = proc.stdout
     assert proc.returncode == 1, out[-3000:] + proc.stderr[-2000:]
     assert "1 failed, 3 passed, 1 skipped" in out, out[-3000:]
@@ -105,4 +106,6 @@ def test_a_suite_file_is_one_test_per_case(tmp_path: Path) -> None:
     assert Path(cases["hello:greet[natural]"]["live_trial_report"]).name == "report.html"
     assert cases["hello:greet[ada]"]["live_trial_verdict"] == "PASS"
     assert Path(cases["hello:greet[ada]"]["live_trial_report"]).is_file()         # the case run's page
+    # each case's eval-log is in pytest's own temporary folders (removed after the last few runs), never left in /tmp
+    assert Path(cases["hello:greet[ada]"]["live_trial_report"]).is_relative_to(tmp_path / "base")
     assert cases["hello:greet-style[casual]"]["live_trial_verdict"] == "PASS"
