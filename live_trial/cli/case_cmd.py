@@ -28,10 +28,17 @@ def case_entry(args):
         raise RefusedInput("no suite file", where=f"--case {args.case}: {path}", code="bad_suite",
                            fix=f"write {SUITE_FILE} at the plugin's root, or pass --suite FILE "
                                "(references/suite-format.md)")
-    cases = load_suite(path).cases_for(found.plugin_name or "", found.skill) or ()
+    suite = load_suite(path)
+    cases = suite.cases_for(found.plugin_name or "", found.skill) or ()
     case = next((c for c in cases if c.name == args.case), None)
+    if case is None and not cases:
+        unknown = suite.unknown_keys([(found.plugin_name or "", found.skill)])
+        named = f"; it names {', '.join(unknown)}, no skill here" if unknown else ""
+        raise RefusedInput(f"the suite names no case of {found.qualified}{named}", where=str(path),
+                           code="unknown_case", fix=f"add a case for {found.skill} to the suite, or fix the skill's "
+                                                    "name in it (references/suite-format.md)")
     if case is None:
-        names = ", ".join(c.name for c in cases) or "none"
+        names = ", ".join(c.name for c in cases)
         raise RefusedInput(f"the suite has no case {args.case!r} for {found.qualified} (its cases: {names})",
                            where=str(path), code="unknown_case", fix="pass --case with one of its names")
     held = cannot_run(case, found.frontmatter)

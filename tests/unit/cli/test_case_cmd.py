@@ -30,6 +30,15 @@ def test_a_case_that_cannot_be_found_is_refused_and_nothing_is_created(tmp_path,
     assert not (tmp_path / "eval").exists()
 
 
+def test_a_suite_that_names_no_case_of_the_skill_says_which_skill_it_names(tmp_path, capsys):
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("skills:\n  nope:\n    cases:\n      - {name: a}\n")
+    assert run(tmp_path, "hello:greet", "--case", "a", "--suite", str(suite)) == 2
+    err = capsys.readouterr().err
+    assert "the suite names no case of hello:greet; it names " in err and "skills.nope, no skill here" in err, err
+    assert not (tmp_path / "eval").exists()
+
+
 def test_a_case_that_could_only_stop_at_its_question_is_refused(tmp_path, capsys):
     suite = tmp_path / "suite.yaml"
     suite.write_text("skills:\n  hello:greet-style:\n    cases:\n      - {name: silent}\n")
@@ -64,4 +73,6 @@ def test_a_bad_suite_file_is_one_collection_error_naming_its_line_and_key(tmp_pa
     (plugin / "live-trials.yaml").write_text("skills:\n  s:\n    cases:\n      - {name: a, repeat: 3}\n")
     proc = collect(str(plugin / "live-trials.yaml"))
     assert proc.returncode != 0
-    assert "live-trials.yaml:4 skills.s.cases[0].repeat: unknown key 'repeat'" in proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "live-trials.yaml:4 skills.s.cases[0].repeat: unknown key 'repeat'" in out
+    assert "Traceback" not in out and "RefusedInput" not in out, out[-2000:]          # the one line, no traceback
