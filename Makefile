@@ -33,7 +33,7 @@ unit: setup
 # benchmarks/huge.py writes about 2.6 GB in a temporary folder and deletes it at the end. Every benchmark runs even
 # when an earlier one fails (all ratios get printed); the target fails at the end, naming those that missed a goal or
 # could not run (tmux missing: boot.py exits 3).
-BENCHMARKS = boot status plan huge latency folder parallel report proxy
+BENCHMARKS = boot status plan huge latency folder parallel report proxy activation
 bench: setup
 	@missed=""; for b in $(BENCHMARKS); do \
 		echo "== benchmarks/$$b.py"; .venv/bin/python benchmarks/$$b.py || missed="$$missed $$b"; \

@@ -46,14 +46,17 @@ DEAD_URL = "http://127.0.0.1:9"   # never contacted at boot
 ACCEPT_SELECTED = re.compile(r"^❯\s*(?:2\.\s*)?Yes, I accept")
 
 
-def bare_once(socket: str, claude: str, cwd: Path, config: Path, name: str, timeout_s: float = 60) -> float:
-    """Seconds from ``new-session`` to the first ``❯``+NBSP line, answering the bypass dialog like a person would."""
+def bare_once(socket: str, claude: str, cwd: Path, config: Path, name: str, timeout_s: float = 60,
+              plugin_dirs: tuple[Path, ...] | list[Path] = ()) -> float:
+    """Seconds from ``new-session`` to the first ``❯``+NBSP line, answering the bypass dialog like a person would;
+    ``plugin_dirs`` are loaded with ``--plugin-dir`` (benchmarks/activation.py)."""
     env_flags = [a for k, v in rehearsal_env(DEAD_URL, config).items() for a in ("-e", f"{k}={v}")]
     tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
     started = time.monotonic()
     subprocess.run(tmux + ["new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", str(cwd), *env_flags,
                            claude, "--setting-sources", "local", *settings_args(config),
-                           "--dangerously-skip-permissions"], check=True)
+                           "--dangerously-skip-permissions", *[a for d in plugin_dirs for a in ("--plugin-dir", str(d))]],
+                   check=True)
     target = f"={name}:"
     down_pressed, enters, last_enter = False, 0, 0.0
     try:

@@ -193,8 +193,12 @@ class LiveTrialSuite(pytest.File):
         """The cases of the suite, each a test item named ``plugin:skill[case]``."""
         from live_trial.acceptance.plan_inputs import plugin_name
         from live_trial.acceptance.suite import load_suite
+        from live_trial.errors import RefusedInput
 
-        suite = load_suite(self.path)
+        try:
+            suite = load_suite(self.path)
+        except RefusedInput as exc:     # the file, line and key of each problem; never a traceback
+            raise self.CollectError(f"{exc.message}; fix: {exc.fix}" if exc.fix else exc.message) from None
         plugin = plugin_name(self.path.parent)
         for key, cases in suite.cases.items():
             target = key if ":" in key else f"{plugin}:{key}"
@@ -221,7 +225,13 @@ class LiveTrialCase(pytest.Item):
         if not live and self.scenario is None:
             pytest.skip(f"case {self.case} has no scenario: it runs only with {LIVE_OPTION} (or {LIVE_ENV}=1)")
         root = self.config.getoption("--live-trial-eval-root", default=None)
-        eval_root = Path(root).resolve() if root else Path(tempfile.mkdtemp(prefix="live-trial-case-")) / "eval-log"
+        if root:
+            eval_root = Path(root).resolve()
+        else:       # pytest's own temporary folders: kept for the last runs, then removed, as tmp_path is
+            factory = getattr(self.config, "_tmp_path_factory", None)
+            base = factory.mktemp("live-trial-case") if factory is not None else \
+                Path(tempfile.mkdtemp(prefix="live-trial-case-"))
+            eval_root = base / "eval-log"
         argv = [sys.executable, "-m", "live_trial", "run", self.target, "--case", self.case, "--suite", str(self.path),
                 "--plugins-root", str(self.path.parent.parent), "--eval-root", str(eval_root), "--socket",
                 _worker_socket(), "--json", *(["--live"] if live else [])]
@@ -240,6 +250,9 @@ class LiveTrialCase(pytest.Item):
             if rate:
                 lines.append(f"  pass rate: {rate['passed']} of {rate['samples']} samples")
                 lines += [f"  attempt {a['n']}: {a['verdict']} {a['workdir']}" for a in out.get("attempts") or []]
+            if out.get("kind") == "activation":     # README "Does it start by itself?": the prompts that went wrong
+                lines.append(f"  precision {out.get('precision')}, recall {out.get('recall')}")
+                lines += [f"  - {r}" for r in out.get("reasons") or []]
             lines.append(f"  report: {out.get('report') or out.get('workdir')}")
             raise LiveTrialCaseFailed("\n".join(lines))
 

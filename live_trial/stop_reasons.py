@@ -176,6 +176,11 @@ class StopReason(StrEnum):
     REPLAY_DIVERGED = ("replay_diverged", HARNESS, "the tape does not cover this run: the replayed session (or "
                        "its evaluator) sent a request the recording never saw (replay-log.jsonl names the turn and the "
                        "first difference)", "replay")
+    # The rehearsal's scenario is the harness's input, as a tape is: a request no rule answers is the scenario's gap
+    # (references/scenario-format.md "How a trial talks to the server"), never a judgement of the skill.
+    SCENARIO_UNMATCHED = ("scenario_unmatched", HARNESS, "the rehearsal scenario does not cover this run: the session "
+                          "(or its evaluator) sent a request no rule of the scenario answers (the notes name the "
+                          "request)", "scenario")
 
 
 _ROWS: dict[str, StopReason] = {row.value: row for row in StopReason}

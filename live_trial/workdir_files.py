@@ -68,6 +68,10 @@ TRIAL_LOCK = ".trial.lock"
 #: (``<eval-root>/<plugin>/<skill>/live-trial-cases/<case-run-id>/``, references/suite-format.md "Repeats"),
 #: beside its ``report.html``.
 CASE_VERDICT = "case-verdict.json"
+# an activation run's folder (<eval-root>/<plugin>/<skill>/live-trial-activation/<id>): its result, and the folder
+# holding one workdir per session of its prompts (README "Does it start by itself?")
+ACTIVATION = "activation.json"
+PROMPTS = "prompts"
 CWD = "cwd"
 CWD_BASELINE = "cwd-baseline"
 CLAUDE_CONFIG = "claude-config"

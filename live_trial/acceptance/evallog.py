@@ -1,6 +1,8 @@
 """Where trials live in the eval root: ``<eval-root>/<plugin>/<skill>/live-trial/<run-id>/`` (seed 001 "準備"), and
 the case runs over several of them: ``<eval-root>/<plugin>/<skill>/live-trial-cases/<case-run-id>/`` (references/
-suite-format.md "Repeats").
+suite-format.md "Repeats"), and the activation runs, each holding the workdirs of its prompts' sessions:
+``<eval-root>/<plugin>/<skill>/live-trial-activation/<run-id>/prompts/<session-run-id>/`` (README "Does it start by
+itself?").
 
 The one place that spells this layout: the runner creates workdirs there, plan looks for earlier verdicts there and
 the notices find a trial's evaluation there. Pure path arithmetic; nothing here touches the disk.
@@ -12,6 +14,8 @@ from pathlib import Path
 NO_PLUGIN = "_plain"
 #: The folder of a skill's case runs, beside its ``live-trial`` folder of trials.
 CASES = "live-trial-cases"
+#: The folder of a skill's activation runs.
+ACTIVATIONS = "live-trial-activation"
 
 
 def workdir_path(eval_root: Path, plugin: str | None, skill: str, run_id: str) -> Path:
@@ -43,3 +47,14 @@ def skill_cases_dir(eval_root: Path, plugin: str | None, skill: str) -> Path:
 def case_run_path(eval_root: Path, plugin: str | None, skill: str, case_run_id: str) -> Path:
     """``<eval-root>/<plugin>/<skill>/live-trial-cases/<case-run-id>`` as an absolute path."""
     return (skill_cases_dir(eval_root, plugin, skill) / case_run_id).resolve()
+
+
+def skill_activation_dir(eval_root: Path, plugin: str | None, skill: str) -> Path:
+    """``<eval-root>/<plugin>/<skill>/live-trial-activation``: the folder holding every activation run of one skill.
+    Returns a path (not resolved); raises nothing."""
+    return Path(eval_root) / (plugin or NO_PLUGIN) / skill / ACTIVATIONS
+
+
+def activation_run_path(eval_root: Path, plugin: str | None, skill: str, run_id: str) -> Path:
+    """``<eval-root>/<plugin>/<skill>/live-trial-activation/<run-id>`` as an absolute path."""
+    return (skill_activation_dir(eval_root, plugin, skill) / run_id).resolve()

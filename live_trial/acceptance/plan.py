@@ -51,9 +51,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from live_trial.acceptance.activation_reuse import decide_activation_reuse, plugin_skills
 from live_trial.acceptance.case_plan import batch_entry, cannot_run, case_scenario_id, label
 from live_trial.acceptance.case_reuse import case_verdicts, decide_repeated
-from live_trial.acceptance.evallog import skill_cases_dir, skill_trials_dir
+from live_trial.acceptance.evallog import skill_activation_dir, skill_cases_dir, skill_trials_dir
 from live_trial.acceptance.fair_plan import Candidate, choose
 from live_trial.acceptance.plan_inputs import plan_suites, plugin_roots, scenario_of, watch_closure
 from live_trial.acceptance.queue import Waiting, still_waiting
@@ -65,7 +66,7 @@ from live_trial.acceptance.verdict_reuse import VerdictReader
 from live_trial.acceptance.watch_reuse import past_deadline
 from live_trial.clock import utc_now
 from live_trial.closure.index import PluginIndex, skills_of
-from live_trial.closure.pinning import closure_digest
+from live_trial.closure.pinning import closure_digest, dependency_union
 from live_trial.closure.target import resolve_target
 from live_trial.errors import LiveTrialError, RefusedInput
 from live_trial.session.rules import check_target_allowed
@@ -232,7 +233,7 @@ def _decide(skill: _Skill, index: PluginIndex, ctx: _Planning) -> None:
     except LiveTrialError as exc:
         entry.update(action="refused", reason=exc.message)
         return
-    if entry["tier"] != "live":
+    if entry["tier"] != "live" and not skill.case.activation:     # an activation case measures the description
         entry.update(action="not_live", reason=f"tier {entry['tier']} ({entry['tier_reason']}): "
                                                 "fork/static acceptance is enough")
         return
@@ -251,6 +252,9 @@ def _decide(skill: _Skill, index: PluginIndex, ctx: _Planning) -> None:
     if stale:
         entry["watch_ids"] = [i for i in entry["watch_ids"] if i not in stale]
         entry["superseded_watch_ids"] = stale
+    if skill.case.activation:
+        _decide_activation(skill, t, index, ctx)
+        return
     scen, digest = entry["scenario_id"], entry["skill_dir_tree_sha"]
 
     def check(path: Path) -> tuple[bool, str]:
@@ -290,13 +294,47 @@ def _decide(skill: _Skill, index: PluginIndex, ctx: _Planning) -> None:
         entry.update(action=held[0], reason=f"{held[1]} (would run because: {entry['reason']})")
 
 
+def _decide_activation(skill: _Skill, t: Any, index: PluginIndex, ctx: _Planning) -> None:
+    """An activation case's row (README "Does it start by itself?"): reuse its last activation PASS only while the
+    prompt set (``scenario_id``) and the skill listing of the loaded plugins are unchanged
+    (:func:`~live_trial.acceptance.activation_reuse.decide_activation_reuse`); never from an acceptance verdict, and
+    never as one. ``--proof`` and ``exhaustive`` run it again."""
+    entry = skill.entry
+    entry["kind"] = "activation"
+    runs = skill_activation_dir(ctx.eval_root, skill.plugin, skill.skill)
+    skills = plugin_skills([(p.name, p.root) for p in dependency_union(t, index)])
+    ok, why, path, verdict = decide_activation_reuse(runs, skill.case.name, entry["scenario_id"], skills,
+                                                     live=not ctx.reuse_rehearsal)
+    skill.tried, skill.last_trial = (verdict, path.parent.name) if path is not None and verdict else (None, None)
+    entry["verdict"] = str(path.relative_to(ctx.eval_root)) if path is not None else None
+    entry["last_duration_s"], entry["last_cost_usd"] = (_activation_seconds(path) if path else None), None
+    if ctx.proof:
+        entry.update(action="run", reason="--proof: proof trials always run")
+    elif ctx.profile == "exhaustive":
+        entry.update(action="run", reason="profile exhaustive re-runs every live skill")
+    else:
+        entry.update(action="reuse" if ok else "run", reason=why)
+    held = cannot_run(skill.case, t.frontmatter) if entry["action"] == "run" else None
+    if held:
+        entry.update(action=held[0], reason=f"{held[1]} (would run because: {entry['reason']})")
+
+
+def _activation_seconds(path: Path) -> float | None:
+    """Seconds the activation run behind ``path`` took (``started_at`` to ``written_at``), None when unreadable."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        return trial_duration_s(doc)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
 def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, width: int, proof: bool,
             reuse_rehearsal: bool, now: str, queue: Mapping[tuple[str, str], Waiting]) -> dict[str, Any]:
     """Apply the trial budget fairly (:mod:`live_trial.acceptance.fair_plan`: proof cases always, then the cases that
     waited, never tried, changed, failed) and cut the runs chosen into batches, in plan order. Each run or deferred
     row says why (``reason``, ``fairness``)."""
     runs = [s for s in skills if s.entry["action"] == "run"]
-    candidates = [Candidate(i, s.case.repeats, proof or s.case.proof, s.tried, s.last_trial,
+    candidates = [Candidate(i, s.case.trials(), proof or s.case.proof, s.tried, s.last_trial,
                             still_waiting(queue, s.target, s.case.name, s.last_trial)) for i, s in enumerate(runs)]
     for choice in choose(candidates, max_live, exhaustive=profile == "exhaustive"):
         s, waiting = runs[choice.candidate.index], choice.candidate.waiting

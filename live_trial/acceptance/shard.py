@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence, TypeVar
 
+from live_trial.acceptance.case_plan import entry_trials
 from live_trial.errors import RefusedInput
 
 Entry = TypeVar("Entry", bound=Mapping[str, Any])     #: a plan entry, as the caller holds it
@@ -61,7 +62,7 @@ def trial_weights(plan: Mapping[str, Any], entries: Sequence[Mapping[str, Any]])
     its ``repeats`` times that."""
     known = {_key(s): float(s["last_duration_s"]) for s in plan.get("skills") or []
              if isinstance(s.get("last_duration_s"), (int, float)) and s["last_duration_s"] > 0}
-    repeats = [int(e.get("repeats") or 1) for e in entries]
+    repeats = [entry_trials(e) for e in entries]
     if not known:
         return [float(k) for k in repeats]
     mean = sum(known.values()) / len(known)

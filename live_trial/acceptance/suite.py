@@ -2,8 +2,10 @@
 (README "Planning many skills", references/suite-format.md, schemas/live-trials.schema.json).
 
 Per skill one or more named cases, each with its own args, answers to its questions (with their kinds), expected
-stop, rehearsal scenario, bounds, model and fixture folder. A skill the suite does not name gets one default case
-(no args, no answers): the trial ``plan`` planned before suites existed, with the same ``scenario_id``.
+stop, rehearsal scenario, bounds, model and fixture folder; an activation case (``kind: activation``) lists instead
+the prompts that should and should not start the skill (references/suite-format.md "Activation cases"). A skill the
+suite does not name gets one default case (no args, no answers): the trial ``plan`` planned before suites existed, with
+the same ``scenario_id``.
 
 A bad file is refused whole (:class:`RefusedInput`, ``bad_suite``, exit 2) before anything is planned or written:
 every problem with the file, its line and the key, from the YAML's node marks (``yaml.compose``).
@@ -26,6 +28,25 @@ SCHEMA = "live-trials.schema.json"
 #: The name of the case a skill gets when the suite names none.
 DEFAULT_CASE = "default"
 
+#: The kinds of case: the skill called by its task and judged on its goal, or its prompts pasted alone.
+TASK, ACTIVATION = "task", "activation"
+#: Keys of an activation case that describe the acceptance trial of ``then_acceptance`` only.
+ACCEPTANCE_KEYS = ("args", "answers", "expect", "criteria")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One prompt of an activation case (references/suite-format.md "Activation cases"): the text a person would type,
+    pasted alone into a session of its own."""
+
+    text: str                       #: pasted as it is: nothing is added (no Skill literal, no completion marker)
+    should_trigger: bool            #: the model should invoke the skill for it (True) or leave the skill alone
+    repeats: int | None = None      #: sessions of this prompt; None: the case's ``repeats``
+
+    def sessions(self, case_repeats: int) -> int:
+        """How many sessions this prompt gets: its own ``repeats``, else the case's."""
+        return self.repeats if self.repeats is not None else case_repeats
+
 
 @dataclass(frozen=True)
 class Case:
@@ -45,9 +66,24 @@ class Case:
     max_cost_usd: float | None = None                  #: the trial's budget (run --max-cost-usd)
     cwd: Path | None = None                            #: a fixture folder copied for the trial (run --cwd)
     criteria: tuple[tuple[str, str], ...] = ()         #: ``(id, text)`` the evaluator judges besides the skill's
-    kind: str = "task"                                 #: what the case tries (``task``, the only kind today)
+    kind: str = TASK                                   #: what the case tries: ``task`` or ``activation``
     suite: Path | None = None                          #: the suite file it comes from; None: the default case
     mcp_fixtures: tuple[tuple[str, str], ...] = ()     #: stand-in MCP servers (NAME, COMMAND) (run --mcp-fixture)
+    prompts: tuple[Prompt, ...] = ()                   #: an activation case's prompts, in file order
+    stop_after_trigger: bool = False                   #: an activation case: end a session once the skill was invoked
+    then_acceptance: bool = False                      #: an activation case: one acceptance trial after its prompts
+
+    @property
+    def activation(self) -> bool:
+        """An activation case (``kind: activation``)."""
+        return self.kind == ACTIVATION
+
+    def trials(self) -> int:
+        """The sessions the case starts: k for a task case of ``repeats: k``; for an activation case every prompt's
+        sessions, plus one acceptance trial with ``then_acceptance`` (a plan's budget counts these)."""
+        if not self.activation:
+            return self.repeats
+        return sum(p.sessions(self.repeats) for p in self.prompts) + (1 if self.then_acceptance else 0)
 
 
 #: The case of a skill no suite names: what ``plan`` planned before suites (its scenario_id is unchanged).
@@ -160,8 +196,38 @@ def _case(path: Path, raw: Mapping[str, Any]) -> tuple[Case, list[tuple[str, str
                 mcp_fixtures=tuple((n, fixture_command(c, path.parent))
                                    for n, c in (raw.get("mcp_fixtures") or {}).items()),
                 criteria=tuple((str(c["id"]), str(c["text"])) for c in raw.get("criteria") or ()),
-                kind=str(raw.get("kind", "task")))
-    return case, wrong
+                kind=str(raw.get("kind", TASK)),
+                prompts=tuple(Prompt(str(p["prompt"]), bool(p["should_trigger"]), p.get("repeats"))
+                              for p in raw.get("prompts") or ()),
+                stop_after_trigger=bool(raw.get("stop_after_trigger")),
+                then_acceptance=bool(raw.get("then_acceptance")))
+    return case, wrong + _kind_problems(raw)
+
+
+def _kind_problems(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The ``(key, problem)`` pairs of a case's kind the schema cannot say (references/suite-format.md "Activation
+    cases"): a task case takes no prompts; an activation case needs its prompts, each once and none a slash command
+    (the CLI runs a line starting with ``/`` itself: no model chooses anything), takes no tape (one tape holds one
+    session), and its acceptance keys only with ``then_acceptance``."""
+    if raw.get("kind", TASK) != ACTIVATION:
+        return [(key, f"{key} belongs to an activation case: add kind: activation")
+                for key in ("prompts", "stop_after_trigger", "then_acceptance") if key in raw]
+    wrong = []
+    prompts = [str(p["prompt"]) for p in raw.get("prompts") or ()]
+    if not prompts:
+        wrong.append(("kind", "an activation case needs prompts: a list of {prompt, should_trigger}"))
+    if len({p.strip() for p in prompts}) != len(prompts):
+        wrong.append(("prompts", "a prompt is written twice: give it repeats instead"))
+    wrong += [("prompts", f"prompt {n + 1} starts with /: the CLI runs a slash command itself, so it says nothing "
+                          "about whether the model picks the skill") for n, p in enumerate(prompts)
+              if p.lstrip().startswith("/")]
+    if "replay" in raw:
+        wrong.append(("replay", "an activation case runs a session per prompt, and a tape holds one session: use "
+                                "scenario"))
+    if not raw.get("then_acceptance"):
+        wrong += [(key, f"{key} is for the acceptance trial of then_acceptance: true, which this case does not ask "
+                        "for (a prompt is pasted alone)") for key in ACCEPTANCE_KEYS if key in raw]
+    return wrong
 
 
 def fixture_command(command: str, base: Path) -> str:

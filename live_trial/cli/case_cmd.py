@@ -5,6 +5,7 @@ pytest collector of ``live-trials.yaml`` runs each case this way.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from live_trial.errors import RefusedInput
@@ -27,10 +28,17 @@ def case_entry(args):
         raise RefusedInput("no suite file", where=f"--case {args.case}: {path}", code="bad_suite",
                            fix=f"write {SUITE_FILE} at the plugin's root, or pass --suite FILE "
                                "(references/suite-format.md)")
-    cases = load_suite(path).cases_for(found.plugin_name or "", found.skill) or ()
+    suite = load_suite(path)
+    cases = suite.cases_for(found.plugin_name or "", found.skill) or ()
     case = next((c for c in cases if c.name == args.case), None)
+    if case is None and not cases:
+        unknown = suite.unknown_keys([(found.plugin_name or "", found.skill)])
+        named = f"; it names {', '.join(unknown)}, no skill here" if unknown else ""
+        raise RefusedInput(f"the suite names no case of {found.qualified}{named}", where=str(path),
+                           code="unknown_case", fix=f"add a case for {found.skill} to the suite, or fix the skill's "
+                                                    "name in it (references/suite-format.md)")
     if case is None:
-        names = ", ".join(c.name for c in cases) or "none"
+        names = ", ".join(c.name for c in cases)
         raise RefusedInput(f"the suite has no case {args.case!r} for {found.qualified} (its cases: {names})",
                            where=str(path), code="unknown_case", fix="pass --case with one of its names")
     held = cannot_run(case, found.frontmatter)
@@ -55,6 +63,12 @@ def run_suite_case(args, policy, progress, stop) -> int:
             raise RefusedInput("--live and --rehearsal contradict each other", where="run --case --live",
                                code="bad_value", fix="drop one of them")
     req = entry_request(entry, args, folder_options(args), args.eval_root or Path("eval-log"), policy)
+    if case.activation:
+        if args.repeat is not None:
+            case = replace(case, repeats=args.repeat, prompts=tuple(replace(p, repeats=None) for p in case.prompts))
+        outcome = activation_run(req, case, width=args.max_concurrency or 2, json_mode=args.json, stop=stop)
+        progress.final(outcome)
+        return int(outcome.exit_code)
     repeats = args.repeat if args.repeat is not None else case.repeats
     if repeats > 1:
         args.repeat = repeats
@@ -93,6 +107,33 @@ def case_run(req, repeats: int, *, json_mode: bool, stop, case: str, prefix: str
 
     outcome = run_case(req, repeats, case=case, on_event=sink, stop_event=stop, after_attempt=after)
     write_case_reports(outcome)
+    return outcome
+
+
+def activation_run(req, case, *, width: int, json_mode: bool, stop, prefix: str = ""):
+    """An activation case (README "Does it start by itself?"): its prompts' sessions ``width`` at once, each
+    session's lines carrying ``[<prefix>prompt n #r]``, then the run's page (and the acceptance trial's of
+    ``then_acceptance``). Returns its :class:`~live_trial.trial.activation_runs.ActivationOutcome`. Shared by ``run
+    --case`` and ``run --plan``."""
+    from live_trial.cli.progress import Progress
+    from live_trial.cli.report_cmd import write_activation_report, write_report_after_run
+    from live_trial.trial.activation_runs import run_activation
+
+    if req.folder == "in_place":
+        raise RefusedInput("an activation case runs a session per prompt, each in a folder of its own",
+                           where="--in-place", code="in_place_with_concurrency",
+                           fix="drop --in-place (a fresh folder each), or use --cwd DIR (a private copy each)")
+
+    def sink(n: int, r: int):
+        one = Progress(json_mode=json_mode, prefix=f"[{prefix}prompt {n} #{r}] ")
+        one.tty = False
+        return one.event
+
+    def after(outcome) -> None:
+        outcome.report = write_report_after_run(outcome)
+
+    outcome = run_activation(req, case, width=width, on_event=sink, stop_event=stop, after_acceptance=after)
+    write_activation_report(outcome)
     return outcome
 
 

@@ -95,9 +95,16 @@ def cmd_round(args) -> int:
 
 def cmd_show(args) -> int:
     """Handler of ``delivery show``."""
+    from live_trial.acceptance import delivery_state as ds
     from live_trial.delivery import ledger as book
     from live_trial.delivery.steps import delivery_of
 
+    if ds.under_contract(args.workdir.resolve()) and ds.load(args.workdir.resolve()) is None:
+        if args.json:       # prepared for a delivery, no verdict yet: where it is, not a refusal
+            print(json.dumps({"status": "DELIVERY", "delivery": None, "improvement": None}))
+        else:
+            print("DELIVERY: not started (the first `verdict` after collect makes the first artifact)")
+        return ExitCode.OK
     delivery = delivery_of(args.workdir.resolve())
     ledger = book.load(args.workdir.resolve())
     if args.json:

@@ -70,7 +70,8 @@ def check_suite(plan: dict, suite: Path | None) -> None:
 def run_plan(args, policy) -> int:
     """Run every batch of the plan in ``args.plan`` (an entry with ``repeats`` as a case run); return the worst exit
     code (:func:`print_plan_summary`)."""
-    from live_trial.cli.case_cmd import case_run, entry_request
+    from live_trial.acceptance.case_plan import entry_case, entry_trials
+    from live_trial.cli.case_cmd import activation_run, case_run, entry_request
     from live_trial.cli.folder_args import folder_options
     from live_trial.cli.progress import Progress
     from live_trial.cli.report_cmd import write_report_after_run
@@ -113,7 +114,7 @@ def run_plan(args, policy) -> int:
     spent = 0.0             # the API list price estimate of the plan's trials so far (README "Budgets")
     try:
         for batch in batches:
-            share = budget_share(policy, spent, sum(int(e.get("repeats") or 1) for e in batch))
+            share = budget_share(policy, spent, sum(entry_trials(e) for e in batch))
             if share is not None and share <= 0:
                 results += [((entry_label(e), not_started(policy, spent)), e) for e in batch]
                 continue
@@ -124,6 +125,9 @@ def run_plan(args, policy) -> int:
                 progress = Progress(json_mode=args.json, prefix=f"[{entry_label(entry)}] ")
                 progress.tty = False
                 try:
+                    if entry.get("kind") == "activation":       # its prompts, each in sessions of its own
+                        return activation_run(req, entry_case(entry), width=width, json_mode=args.json, stop=stop,
+                                              prefix=f"{entry_label(entry)} ")
                     if int(entry.get("repeats") or 1) > 1:       # a case run: k samples, one case verdict
                         return case_run(req, int(entry["repeats"]), json_mode=args.json, stop=stop,
                                         case=entry.get("case") or "default", prefix=f"{entry_label(entry)} #")

@@ -132,7 +132,8 @@ class Progress:
             body.append(f"report: {outcome.report}\n")
         from live_trial.report.cost import usage_lines
 
-        for line in ([] if hasattr(outcome, "attempts") else usage_lines(outcome.verdict)):
+        for line in ([] if hasattr(outcome, "attempts") or hasattr(outcome, "samples")
+                     else usage_lines(outcome.verdict)):
             body.append(line + "\n")        # what it used and cost (README "What a trial costs")
         for warning in ((outcome.verdict or {}).get("warnings") or [])[:5]:
             body.append(f"WARN: {warning}\n", style="yellow")
@@ -147,7 +148,12 @@ class Progress:
 
 def case_lines(outcome) -> list[str]:
     """A case run's lines (references/suite-format.md "Repeats"): the pass rate, then one line per attempt with its
-    verdict and workdir (a BLOCKED one marked as no sample); nothing for one trial."""
+    verdict and workdir (a BLOCKED one marked as no sample); an activation run's: its measures and every prompt with
+    each session (README "Does it start by itself?"); nothing for one trial."""
+    if hasattr(outcome, "samples"):
+        from live_trial.report.activation import ActivationInfo, activation_lines
+
+        return activation_lines(ActivationInfo(outcome.folder, outcome.doc))[1:]
     doc = outcome.verdict if hasattr(outcome, "attempts") else None
     if not doc:
         return []
@@ -163,7 +169,23 @@ def case_lines(outcome) -> list[str]:
 
 def outcome_json(outcome) -> dict:
     """The final ``--json`` object of ``run``; a case run's (``run --repeat``) adds ``pass_rate``, ``repeats`` and
-    its ``attempts`` (``n``, ``verdict``, ``sample``, absolute ``workdir`` and ``report``)."""
+    its ``attempts`` (``n``, ``verdict``, ``sample``, absolute ``workdir`` and ``report``); an activation run's adds
+    ``kind`` (``activation``), ``precision``, ``recall``, ``confusion``, ``prompts`` (each with its ``runs``, their
+    workdirs absolute) and ``acceptance``."""
+    if hasattr(outcome, "samples"):
+        from live_trial.report.activation import ActivationInfo
+
+        root, doc = ActivationInfo(outcome.folder).eval_root, outcome.doc
+        prompts = [{**p, "runs": [{**r, "workdir": str(root / r["workdir"]) if r["workdir"] else None}
+                                  for r in p["runs"]]} for p in doc["prompts"]]
+        return {"status": outcome.overall, "exit_code": outcome.exit_code, "workdir": str(outcome.folder),
+                "verdict_path": str(outcome.path), "scenario_origin": outcome.scenario_origin, "stop_reason": None,
+                "summary": outcome.summary, "notification": outcome.notification,
+                "notification_delivery": outcome.notification_delivery,
+                "report": str(outcome.report) if outcome.report else None, "usage": None, "kind": "activation",
+                "case": doc["case"], "precision": doc["precision"], "recall": doc["recall"],
+                "confusion": doc["confusion"], "reasons": doc["reasons"], "prompts": prompts,
+                "acceptance": doc.get("acceptance")}
     if hasattr(outcome, "attempts"):
         root = outcome.folder.parents[3]
         doc = outcome.verdict

@@ -2,7 +2,8 @@
 write one for a skill, or write one from a tape of ``run --record``.
 
 ``serve`` prints ``SERVING: <url>``, the environment to export and a sample ``claude`` command, one line
-per request received, and serves until Ctrl-C (exit 0). ``check`` prints ``OK: ...`` (exit 0) or the
+per request received, and serves until Ctrl-C (exit 0). ``check`` prints ``OK: ...``, what it checked and a
+``WARNING: ...`` line per first request no rule can answer (:mod:`live_trial.rehearsal.coverage`; exit 0), or the
 one-line error of a malformed scenario (exit 2, via ``cli.main``). ``new PLUGIN:SKILL`` writes a scenario that plays
 the skill (:mod:`live_trial.rehearsal.scaffold`) to ``-o FILE`` or stdout (exit 0; 2 refused: unknown skill, FILE
 exists). ``from-tape TAPE`` writes the scenario of a tape (:mod:`live_trial.tape.scenario`) the same way.
@@ -38,7 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="play attempt N of a case run (rules with when: {attempt: N}; default 1)")
     serve.add_argument("--json", action="store_true", help="print one JSON object {url, env} instead of text")
     serve.set_defaults(func=cmd_serve)
-    check = sub.add_parser("check", help="validate a scenario file (exit 2 with a one-line error when malformed)")
+    check = sub.add_parser("check", help="validate a scenario file (exit 2 with a one-line error when malformed) "
+                                         "and say whether a rule can answer a trial's first request and its "
+                                         "evaluator's")
     check.add_argument("scenario", type=Path)
     check.add_argument("--json", action="store_true")
     check.set_defaults(func=cmd_check)
@@ -54,6 +57,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     new.add_argument("--gate", action="store_true",
                      help="stop at a question (AskUserQuestion) first; run it with --gate-response \"Go on\"")
     new.add_argument("--no-marker", action="store_true", help="report DONE without writing the completion marker")
+    new.add_argument("--activation", action="store_true",
+                     help="an activation case instead (README \"Does it start by itself?\"): two prompts that should "
+                          "start the skill and two that should not, each pasted alone, and a scenario answering them; "
+                          "with --suite and --case the case is appended to the suite")
     new.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (refused when it exists; "
                                                                           "default: print it)")
     new.add_argument("--suite", type=Path, metavar="FILE",
@@ -75,14 +82,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Load the scenario; print ``OK: <name>: N rules``. Malformed -> RefusedInput (exit 2)."""
+    """Load the scenario; print ``OK: <name>: N rules (...)``, ``checked: ...`` and a ``WARNING: ...`` line for each
+    first request no rule can answer (``--json``: ``checked`` and ``warnings``). Malformed -> RefusedInput (exit
+    2)."""
+    from live_trial.rehearsal.coverage import CHECKED, gaps
     from live_trial.rehearsal.scenario import load_scenario
 
     scenario = load_scenario(args.scenario)
+    warnings = gaps(scenario)
     if args.json:
-        print(json.dumps({"status": "OK", "name": scenario.name, "rules": [r.id for r in scenario.rules]}))
+        print(json.dumps({"status": "OK", "name": scenario.name, "rules": [r.id for r in scenario.rules],
+                          "checked": CHECKED, "warnings": warnings}))
     else:
         print(f"OK: {scenario.name}: {len(scenario.rules)} rules ({', '.join(r.id for r in scenario.rules)})")
+        print(f"checked: {CHECKED}")
+        for warning in warnings:
+            print(f"WARNING: {warning}")
     return ExitCode.OK
 
 
@@ -100,8 +115,16 @@ def cmd_new(args: argparse.Namespace) -> int:
     found = resolve_target(target, plugins_root)
     front = found.frontmatter or {}
     judged, _ = split_criteria(front)
-    text = scenario_text(found.qualified, str(front.get("description") or ""), [c["id"] for c in judged],
-                         gate=args.gate, no_marker=args.no_marker)
+    if args.activation and (args.gate or args.no_marker):
+        raise RefusedInput("--activation writes prompts pasted alone: no task, so no question and no marker",
+                           where="rehearsal new --activation", code="bad_value", fix="drop --gate / --no-marker")
+    if args.activation:
+        from live_trial.rehearsal.scaffold import activation_scenario_text
+
+        text = activation_scenario_text(found.qualified, str(front.get("description") or ""))
+    else:
+        text = scenario_text(found.qualified, str(front.get("description") or ""), [c["id"] for c in judged],
+                             gate=args.gate, no_marker=args.no_marker)
     load_scenario(yaml_doc(text))          # the scaffold always loads; a failure here is a harness bug
     if (args.suite is None) != (args.case is None):
         raise RefusedInput("--suite and --case go together", where="rehearsal new", code="bad_value",
@@ -115,6 +138,10 @@ def cmd_new(args: argparse.Namespace) -> int:
         raise RefusedInput("the scenario file exists", where=str(args.output), code="file_exists",
                            fix="pass another -o FILE, or remove it first")
     write_text_atomic(args.output, text)
+    if args.activation:
+        print(f"WRITTEN: {args.output} (plays an activation case of {found.qualified}: give it a case in the suite "
+              "with these prompts, or write both with --suite FILE --case NAME)", file=sys.stderr)
+        return ExitCode.OK
     answer = ' --gate-response "Go on"' if args.gate else ""
     root = f" --plugins-root {args.plugins_root}" if args.plugins_root is not None else ""     # the command as run
     print(f"WRITTEN: {args.output} (plays {found.qualified}; run it with live-trial run {found.qualified}{root} "
@@ -163,6 +190,12 @@ def _new_case(args: argparse.Namespace, found, text: str) -> int:
     output = args.output or suite.parent / "scenarios" / f"{found.skill}-{args.case}.yaml"
     case: dict = {"name": args.case, "scenario": Path(os.path.relpath(output.resolve(), suite.resolve().parent))
                   .as_posix()}
+    if args.activation:
+        from live_trial.rehearsal.scaffold import ACTIVATION_PROMPTS
+
+        case = {"name": args.case, "kind": "activation",
+                "prompts": [{"prompt": p, "should_trigger": s} for p, s in ACTIVATION_PROMPTS],
+                "stop_after_trigger": True, "scenario": case["scenario"]}
     if args.gate:
         try:
             contract_evidence(found.frontmatter)

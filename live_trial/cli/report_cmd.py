@@ -31,13 +31,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "screen, in one page that loads nothing from the network. Exit 0 written, "
                                    "2 refused.")
     p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, a case run's "
-                                   "eval-log/<plugin>/<skill>/live-trial-cases/<id>, or `latest`")
+                                   "eval-log/<plugin>/<skill>/live-trial-cases/<id>, an activation run's "
+                                   "eval-log/<plugin>/<skill>/live-trial-activation/<id>, or `latest`")
     _common(p)
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("ls", help="list past trials, newest first",
                        description="One line per trial under the eval root, newest first: when, target, verdict, "
                                    "reason, duration, rehearsal or live (an attempt of a case run says which); then "
-                                   "one line per case run (repeats) with its pass rate and every attempt's workdir. "
+                                   "one line per case run (repeats) with its pass rate and every attempt's workdir; "
+                                   "then one per activation run with its precision, recall and each prompt. "
                                    "Exit 0, 2 when the eval root is missing.")
     p.add_argument("--skill", help="only this skill (its name or plugin:skill)")
     p.add_argument("--verdict", type=str.upper, choices=["PASS", "FAIL", "DEGRADED", "BLOCKED", "FLAKY", "NONE"],
@@ -49,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Print a trial's summary, the reasons for its verdict, its evidence and the next "
                                    "step to take. Exit 0 shown, 2 refused.")
     p.add_argument("workdir", help="eval-log/<plugin>/<skill>/live-trial/<run-id>, a case run's "
-                                   "eval-log/<plugin>/<skill>/live-trial-cases/<id>, or `latest`")
+                                   "eval-log/<plugin>/<skill>/live-trial-cases/<id>, an activation run's "
+                                   "eval-log/<plugin>/<skill>/live-trial-activation/<id>, or `latest`")
     _common(p)
     p.set_defaults(func=cmd_show)
     p = sub.add_parser("reasons", help="list every stop reason: whose failure it is, its verdict and the next step",
@@ -86,13 +89,17 @@ def _workdir(args) -> Path:
 def cmd_report(args) -> int:
     """Handler of ``report``: write report.html (a trial's, or a case run's page), print its path."""
     from live_trial.report.page import write_report
-    from live_trial.workdir_files import CASE_VERDICT
+    from live_trial.workdir_files import ACTIVATION, CASE_VERDICT
 
     workdir = _workdir(args)
     if (workdir / CASE_VERDICT).is_file():
         from live_trial.report.cases import write_case_report
 
         path = write_case_report(workdir)
+    elif (workdir / ACTIVATION).is_file():
+        from live_trial.report.activation import write_activation_report as write_page
+
+        path = write_page(workdir)
     else:
         path = write_report(workdir, args.lang)
     print(json.dumps({"status": "WRITTEN", "path": str(path)}) if args.json else f"WRITTEN: {path}")
@@ -127,17 +134,20 @@ def _case_row(info) -> dict:
 
 def cmd_ls(args) -> int:
     """Handler of ``ls``: one line per trial, newest first, then one per case run with its attempts."""
+    from live_trial.report.activation import list_activation_runs
     from live_trial.report.cases import list_case_runs
     from live_trial.report.trials import list_trials
 
     rows = [] if args.verdict == "FLAKY" else [_row(info, args.lang) for info in
                                                list_trials(args.eval_root, skill=args.skill, verdict=args.verdict)]
     cases = [_case_row(info) for info in list_case_runs(args.eval_root, skill=args.skill, verdict=args.verdict)]
+    activations = [_activation_row(info) for info in list_activation_runs(args.eval_root, skill=args.skill,
+                                                                          verdict=args.verdict)]
     if args.json:
         print(json.dumps({"trials": [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows],
-                          "case_runs": cases}, ensure_ascii=False))
+                          "case_runs": cases, "activation_runs": activations}, ensure_ascii=False))
         return ExitCode.OK
-    if not rows and not cases:
+    if not rows and not cases and not activations:
         print(f"no trials under {args.eval_root}" + (" matching the filters" if args.skill or args.verdict else ""))
         return ExitCode.OK
     _print_trials(rows)
@@ -149,7 +159,23 @@ def cmd_ls(args) -> int:
         for a in case["attempts"]:
             print(f"  attempt {a['n']}: {a['verdict']}{'' if a['sample'] else ' (not a sample)'}  "
                   f"{a['workdir'] or '(no workdir)'}")
+    for run in activations:         # README "Does it start by itself?": never an acceptance verdict
+        print(f"activation {run['target']}: {run['verdict'] or 'BROKEN'}, {run['measures']}  {run['folder']}"
+              + ("" if run["verdict"] else f"  ({run['summary']})"))
+        for p in run["prompts"]:
+            print(f"  prompt {p['n']} ({'should' if p['should_trigger'] else 'should not'} start it): "
+                  f"{p['status']}, started in {p['triggered']} of {p['samples']}")
     return ExitCode.OK
+
+
+def _activation_row(info) -> dict:
+    """An activation run as ``ls`` lists it: its verdict, precision, recall and each prompt's share."""
+    doc = info.doc or {}
+    return {"when": doc.get("started_at"), "target": info.label, "verdict": doc.get("verdict"),
+            "precision": doc.get("precision"), "recall": doc.get("recall"), "confusion": doc.get("confusion"),
+            "measures": info.measures, "folder": str(info.folder), "summary": doc.get("summary") or info.problem,
+            "prompts": [{k: p[k] for k in ("n", "should_trigger", "status", "triggered", "samples", "share")}
+                        for p in doc.get("prompts") or []]}
 
 
 def _print_trials(rows: list[dict]) -> None:
@@ -173,17 +199,19 @@ def _print_trials(rows: list[dict]) -> None:
 def cmd_show(args) -> int:
     """Handler of ``show``: the summary, reasons, evidence, warnings, notes, the plugins' activity (a line per hook and
     MCP server), the case run a trial is an attempt of, and next step of one trial."""
-    from live_trial.acceptance.evallog import CASES
+    from live_trial.acceptance.evallog import ACTIVATIONS, CASES
     from live_trial.report.activity import activity_text
     from live_trial.report.cases import case_line
     from live_trial.report.cost import usage_lines
-    from live_trial.report.trials import duration_text, next_step_line, read_trial, when_text
-    from live_trial.workdir_files import CASE_VERDICT, REPORT
+    from live_trial.report.trials import duration_text, next_step_line, read_trial, require_trial, when_text
+    from live_trial.workdir_files import ACTIVATION, CASE_VERDICT, REPORT
 
     workdir = _workdir(args)
     if (workdir / CASE_VERDICT).is_file() or workdir.parent.name == CASES:
         return _show_case(workdir, args.json)
-    info = read_trial(workdir)
+    if (workdir / ACTIVATION).is_file() or workdir.parent.name == ACTIVATIONS:
+        return _show_activation(workdir, args.json)
+    info = read_trial(require_trial(workdir))
     doc = info.verdict or {}
     reasons = (doc.get("overall") or {}).get("reasons") or []
     report = info.workdir / REPORT
@@ -222,6 +250,43 @@ def cmd_show(args) -> int:
     out.append(f"report: {report}" if shown["report"] else f"report: live-trial report {info.workdir}")
     print("\n".join(out))
     return ExitCode.OK
+
+
+def _show_activation(folder: Path, json_mode: bool) -> int:
+    """``show`` of an activation run's folder: its verdict, summary, precision, recall and confusion counts, the
+    reasons, every prompt (the ones that went wrong first) with each session's outcome, step and workdir, and its
+    page (README "Does it start by itself?")."""
+    from live_trial.errors import RefusedInput
+    from live_trial.report.activation import activation_lines, read_activation_run, session_rows
+
+    info = read_activation_run(folder)
+    if info.doc is None:
+        raise RefusedInput(f"not an activation run that can be shown: {info.problem}", where=str(folder),
+                           code="bad_workdir", fix="pass eval-log/<plugin>/<skill>/live-trial-activation/<id> "
+                                                   "(see `live-trial ls`)")
+    report = folder / "report.html"
+    doc = info.doc
+    if json_mode:
+        print(json.dumps({"folder": str(folder), "target": info.label, "verdict": doc["verdict"],
+                          "summary": doc["summary"], "precision": doc["precision"], "recall": doc["recall"],
+                          "confusion": doc["confusion"], "reasons": doc["reasons"], "sessions": session_rows(info),
+                          "acceptance": doc.get("acceptance"), "report": str(report) if report.is_file() else None},
+                         ensure_ascii=False))
+        return ExitCode.OK
+    print("\n".join(activation_lines(info) + [f"report: {report}" if report.is_file() else "report: (none yet)"]))
+    return ExitCode.OK
+
+
+def write_activation_report(outcome) -> None:
+    """After an activation run: its page (README "Does it start by itself?"); a page that cannot be written is one
+    WARN line on stderr, and the exit code stays the result's."""
+    from live_trial.report.activation import write_activation_report as write_page
+
+    try:
+        outcome.report = write_page(outcome.folder)
+    except Exception as exc:  # noqa: BLE001 - the result is written; its page is a view of it
+        print(f"WARN: the activation run's report.html was not written: {getattr(exc, 'message', None) or exc}",
+              file=sys.stderr)
 
 
 def _show_case(folder: Path, json_mode: bool) -> int:

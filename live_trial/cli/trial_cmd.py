@@ -65,7 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="continue a trial whose harness was killed, with the options it started with (no others)")
     p.add_argument("--plan", type=Path, metavar="PLAN_JSON", help="run the live_batches of a plan (from `plan --json`)")
     p.add_argument("--max-concurrency", type=int, default=None,
-                   help="with --plan: trials at once (default: the plan's)")
+                   help="with --plan: trials at once (default: the plan's); with --case of an activation case: its "
+                        "prompts' sessions at once (default 2)")
     p.add_argument("--shard", metavar="K/N", default=None,
                    help="with --plan: run only shard K of N (each trial of the plan is in exactly one shard)")
     p.add_argument("--case", metavar="NAME", default=None,

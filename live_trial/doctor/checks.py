@@ -4,12 +4,16 @@
 Line format (this module owns it; later checks add their own names, never change the form)::
 
     <name>: holds
+    <name>: holds (<which known form the CLI showed>)
     <name>: changed (<what the probe saw instead>)
     <name>: not seen
     DOCTOR: <OK|CHANGED> (<h> of <n> hold[, <c> changed][, <s> not seen]) claude <version> at <path> in <s>s[; <note>]
 
 ``<name>`` is ``[a-z_]+.[a-z_]+`` (the part of the harness that relies on it, then the assumption), in
-:data:`CHECKS` order; ``<what>`` is one line, at most :data:`SAW_CHARS` characters. ``not seen``: the probe never
+:data:`CHECKS` order; ``<what>`` is one line, at most :data:`SAW_CHARS` characters. ``holds (<form>)``: an assumption
+the supported releases meet in more than one way (2.1.332 names every hook run in its debug log, 2.1.197 none; 2.1.332
+asks about a git work tree under a trusted folder, 2.1.197 does not), each of which the harness reads; the line says
+which one this CLI showed. ``not seen``: the probe never
 reached the point where it could look (an earlier step failed), or the CLI never showed it. Exit status
 (:func:`exit_code`): 0 when all hold, 1 when one changed or was not seen; the CLI layer gives 3 when the probe could
 not run (tmux or claude missing) and 64 for a usage error.
@@ -36,6 +40,8 @@ CHECKS: dict[str, str] = {
     "screen.turn_done": "an ended turn shows the turn-done line (screen MARKERS turn_done)",
     "screen.gate_dialog": "AskUserQuestion draws a numbered dialog with its options (screen.dialog)",
     "screen.gate_answer": "the gate is answered by moving the cursor and pressing Enter (send.answer_gate)",
+    "screen.trust_question": "a git work tree under a trusted folder boots to the prompt: not asked, or asked and "
+                             "answered for the folder the harness made (boot_dialogs.TRUST; the CLI writes its trust)",
     "transcript.prompt": "a multi-line paste arrives as the text pasted (send.send_file)",
     "transcript.skill_call": "one Skill tool_use for the skill, answered (trial judgement of the Skill call)",
     "transcript.tool_use": "a tool_use and its tool_result are recorded (transcript status)",
@@ -46,21 +52,31 @@ CHECKS: dict[str, str] = {
     "transcript.gate": "the transcript shows the open question as GATE with its options (transcript.status.classify)",
     "transcript.turn_duration": "each ended turn writes system/turn_duration (transcript.status.classify)",
     "transcript.record_types": "every record type is one the reader knows (transcript.records.KNOWN_TYPES)",
+    "transcript.hook_records": "a failed, a blocking and a cancelled hook run and every Stop are recorded "
+                               "(hook_non_blocking_error, hook_blocking_error, hook_cancelled, stop_hook_summary: "
+                               "transcript.hook_records, session.plugin_activity)",
     "rehearsal.task_notification": "the rehearsal server sees the wake-up as a task notification "
                                    "(scenario task_notification rules)",
     "rehearsal.stop_hook_feedback": "the rehearsal server sees Stop-hook feedback as the last prompt "
                                     "(scenario last_prompt rules)",
+    "debug_log.hook_runs": "the --debug-file log names each hook run with its exit status or timeout, or no run "
+                           "at all (transcript.debug_log, session.plugin_activity runs_recorded)",
+    "debug_log.mcp_server": "the --debug-file log says a plugin's MCP server started, connected or failed (its "
+                            "error, its stderr) before the prompt (transcript.debug_log, trial.activity)",
+    "mcp.stand_in": "an --mcp-config server named as a plugin's server takes its place: the plugin's command is not "
+                    "started, its tools keep their names (trial.activity stand-ins, session.plugin_activity)",
     "validator.format": "`claude plugin validate` prints only lines the parser knows (session.plugin_check)",
     "print.structured_output": "`claude -p --output-format json --json-schema` returns structured_output "
                                "(judge.evaluator.parse_output)",
 }
-_LINE_RE = re.compile(r"^(?P<name>[a-z_]+\.[a-z_]+): (?P<result>holds|not seen|changed \((?P<saw>.*)\))$")
+_LINE_RE = re.compile(r"^(?P<name>[a-z_]+\.[a-z_]+): (?P<result>holds|not seen|changed)(?: \((?P<saw>.*)\))?$")
 
 
 @dataclass
 class Check:
     """One assumption's result: ``name`` (a key of :data:`CHECKS`), ``result`` (holds, changed, not seen) and
-    ``saw`` (what the probe saw instead, for changed; "" otherwise)."""
+    ``saw`` (changed: what the probe saw instead; holds: which known form it saw, "" for an assumption of one form;
+    not seen: "")."""
 
     name: str
     result: str = NOT_SEEN
@@ -70,6 +86,8 @@ class Check:
         """The printed line (module docstring format)."""
         if self.result == CHANGED:
             return f"{self.name}: {CHANGED} ({one_line(self.saw) or 'no detail'})"
+        if self.result == HOLDS and self.saw:
+            return f"{self.name}: {HOLDS} ({one_line(self.saw)})"
         return f"{self.name}: {self.result}"
 
 
@@ -112,17 +130,18 @@ class Checks:
     def __init__(self) -> None:
         self._by_name = {name: Check(name) for name in CHECKS}
 
-    def holds(self, name: str) -> None:
-        """Record the check ``name`` as holding (no detail)."""
-        self._by_name[name].result, self._by_name[name].saw = HOLDS, ""
+    def holds(self, name: str, form: str = "") -> None:
+        """Record the check ``name`` as holding; ``form``: which of its known forms the CLI showed ("" for a check of
+        one form)."""
+        self._by_name[name].result, self._by_name[name].saw = HOLDS, one_line(form)
 
     def changed(self, name: str, saw: str) -> None:
         """Record the check ``name`` as changed, with what the probe saw instead on one line (:func:`one_line`)."""
         self._by_name[name].result, self._by_name[name].saw = CHANGED, one_line(saw)
 
-    def judge(self, name: str, ok: bool, saw: str) -> None:
-        """``holds`` when ``ok``, else ``changed (saw)``."""
-        self.holds(name) if ok else self.changed(name, saw)
+    def judge(self, name: str, ok: bool, saw: str, form: str = "") -> None:
+        """``holds`` (``holds (form)`` with a ``form``) when ``ok``, else ``changed (saw)``."""
+        self.holds(name, form) if ok else self.changed(name, saw)
 
     def result(self, name: str) -> str:
         """The result of the check ``name`` so far: ``holds``, ``changed`` or ``not seen``."""
@@ -144,8 +163,9 @@ def parse_line(line: str) -> Check | None:
     m = _LINE_RE.match(line.rstrip("\n"))
     if not m:
         return None
-    result = CHANGED if m.group("saw") is not None else m.group("result")
-    return Check(m.group("name"), result, m.group("saw") or "")
+    if (m.group("result") == NOT_SEEN) == (m.group("saw") is not None) and m.group("result") != HOLDS:
+        return None         # "not seen" has no detail, "changed" always one
+    return Check(m.group("name"), m.group("result"), m.group("saw") or "")
 
 
 def exit_code(report: Report) -> int:

@@ -100,14 +100,33 @@ def trusted_above(folder: Path, env: Mapping[str, str]) -> Path | None:
     return next((p for p in (folder, *folder.parents) if str(p) in trusted), None)
 
 
+#: What ``claude auth status`` reads of a config (besides the environment): copied into a private folder for it.
+AUTH_FILES = (".credentials.json", "settings.json")
+
+
 def auth_status(claude_path: str, env: Mapping[str, str], runner: Runner | None = None) -> dict[str, Any] | None:
     """``claude auth status --json`` parsed (``{"loggedIn", "authMethod", "apiKeySource"?, ...}``), or None when the
-    CLI has no such command or gave no JSON. Exit 1 with ``loggedIn: false`` is an answer, not a failure."""
+    CLI has no such command or gave no JSON. Exit 1 with ``loggedIn: false`` is an answer, not a failure.
+
+    The CLI rewrites the config it runs on (``.claude.json`` and a ``backups/`` copy, seen on 2.1.332; it creates
+    them in an empty folder), so it runs on a private copy of what it reads (:func:`claude_json` and
+    :data:`AUTH_FILES` of :func:`config_folder`), removed afterwards: a doctor, or a refused ``run``, changes nothing of
+    the person's config (README "Running a real trial")."""
+    import shutil
+    import tempfile
+
     run = runner or _run
-    try:
-        proc = run([claude_path, "auth", "status", "--json"], env)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    with tempfile.TemporaryDirectory(prefix="live-trial-auth-") as private:
+        os.chmod(private, 0o700)
+        sources = [(claude_json(env), ".claude.json")] + [(config_folder(env) / n, n) for n in AUTH_FILES]
+        for source, name in sources:
+            if source.is_file():
+                shutil.copyfile(source, Path(private) / name)
+                os.chmod(Path(private) / name, 0o600)
+        try:
+            proc = run([claude_path, "auth", "status", "--json"], {**env, "CLAUDE_CONFIG_DIR": private})
+        except (OSError, subprocess.TimeoutExpired):
+            return None
     try:
         doc = json.loads(proc.stdout)
     except ValueError:

@@ -1,13 +1,17 @@
 """The doctor's rehearsal probe: one short session of the real ``claude`` in tmux against the project's rehearsal
 server, driven by the harness's own functions, and the :class:`~live_trial.doctor.checks.Report` of what held.
 
-What it plays (:mod:`live_trial.doctor.kit`): boot with the bypass dialog shown and the probe plugin loaded (a skill
-and a Stop hook that blocks once); a multi-line paste; a Skill call, a tool call (the reply delayed so the spinner
-shows) and a background shell the model waits for; the Stop hook's one extra reply; a second prompt answered through
-an AskUserQuestion gate; meanwhile ``claude -p --output-format json --json-schema`` (the evaluator's call) and
-``claude plugin validate`` on the probe plugin. About 10 s (8-14 s seen). The screen is read through a backend that
-keeps every capture boot and the probe take, so a changed dialog is reported with what it showed. Never raises for what
-the CLI does; raises :class:`~live_trial.errors.Blocked` when tmux or claude is missing.
+What it plays (:mod:`live_trial.doctor.kit`): boot with the bypass dialog shown, the probe plugin loaded (a skill,
+a Stop hook that blocks once, a PostToolUse hook that fails once and one that times out, two MCP servers) and the
+session's debug log and stand-in MCP server given as a trial gives them (``--debug-file``, ``--mcp-config``); the
+task pasted once the MCP servers said how their start went; a multi-line paste; a Skill call, a tool call (the reply
+delayed so the spinner shows) and a background shell the model waits for; the Stop hook's one extra reply; a second
+prompt answered through an AskUserQuestion gate, then a call of the stand-in's tool; meanwhile ``claude -p
+--output-format json --json-schema`` (the evaluator's call), ``claude plugin validate`` on the probe plugin and, once
+the first boot is READY, a second boot in a git work tree under a trusted folder (:mod:`live_trial.doctor.trust`).
+About 10 s (6-11 s seen on both supported versions, 14 s once under load). The screen is read through a backend
+that keeps every capture boot and the probe take, so a changed dialog is reported with what it showed. Never raises
+for what the CLI does; raises :class:`~live_trial.errors.Blocked` when tmux or claude is missing.
 """
 from __future__ import annotations
 
@@ -21,9 +25,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, cast
 
 from live_trial.clock import run_id_time
-from live_trial.doctor import kit
+from live_trial.doctor import activity, kit, trust
 from live_trial.doctor.checks import Checks, Report
-from live_trial.doctor.records import judge_records, judge_rehearsal, shown
+from live_trial.doctor.recording import Recording
+from live_trial.doctor.records import judge_records, judge_rehearsal, shown, tool_answer
 from live_trial.errors import LiveTrialError
 from live_trial.judge.evaluator import build_argv, parse_output, run_process
 from live_trial.rehearsal.config import rehearsal_env, seed_config
@@ -43,32 +48,7 @@ BOOT_TIMEOUT_S = 30.0
 TURN_TIMEOUT_S = 25.0
 GATE_TIMEOUT_S = 15.0
 PRINT_TIMEOUT_S = 60.0
-KEEP_CAPTURES = 400
 QUIET_S = 3.0                # an ended turn that stays ended this long without the request expected: it is not coming
-
-
-class _Recording:
-    """A backend that keeps the visible screens it captured (boot's probes included), newest last."""
-
-    def __init__(self, backend: Backend) -> None:
-        self._backend = backend
-        self.captures: list[str] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
-
-    def _keep(self, capture: str) -> str:
-        self.captures.append(capture)
-        del self.captures[:-KEEP_CAPTURES]
-        return capture
-
-    def probe(self, name: str, pane_id: str | None = None) -> tuple[bool, str]:
-        alive, capture = self._backend.probe(name, pane_id)
-        return alive, self._keep(capture)
-
-    def capture(self, name: str, scrollback: bool = False) -> str:
-        capture = self._backend.capture(name, scrollback=scrollback)
-        return capture if scrollback else self._keep(capture)
 
 
 def describe_bypass(capture: str) -> str:
@@ -108,7 +88,7 @@ def _session_name() -> str:
 class _Run:
     """One probe run's state: the session, its transcript, the server, the screens seen."""
 
-    def __init__(self, backend: _Recording, session: str, transcript: Path, config: Path, server: RehearsalServer,
+    def __init__(self, backend: Recording, session: str, transcript: Path, config: Path, server: RehearsalServer,
                  pane_pid: int | None) -> None:
         # the proxy stands in for the backend it wraps (every method it does not override is that backend's)
         self.backend, self.session, self.transcript, self.config = cast(Backend, backend), session, transcript, config
@@ -219,7 +199,23 @@ def _second_turn(run: _Run, checks: Checks, root: Path) -> None:
     except LiveTrialError as exc:
         checks.changed("screen.gate_answer", f"{exc.code}: {exc.message}")
         return
-    run.watch(run.ended_after("wait", kit.BACKGROUND_SLEEP_S + QUIET_S), TURN_TIMEOUT_S)
+    run.watch(run.ended_after("wait", QUIET_S), TURN_TIMEOUT_S)
+
+
+def _await_recorded(transcript: Path, timeout_s: float) -> bool:
+    """Wait, at most ``timeout_s``, until the transcript holds a ``turn_duration`` after its last assistant record:
+    the last turn's records are all written (its Stop hooks' ``stop_hook_summary`` comes just before; 2.1.332's own
+    status file can say idle a moment sooner). False at the timeout."""
+    end = time.monotonic() + timeout_s
+    while True:
+        records = read_records(transcript).records
+        kinds = [r.get("type") if r.get("subtype") != "turn_duration" else "turn_duration" for r in records
+                 if r.get("type") == "assistant" or r.get("subtype") == "turn_duration"]
+        if kinds and kinds[-1] == "turn_duration":
+            return True
+        if time.monotonic() > end:
+            return False
+        time.sleep(POLL_S)
 
 
 def _in_thread(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -273,40 +269,68 @@ def run_probe(claude: str | None = None, *, env: Mapping[str, str] | None = None
     found = find_claude(claude or None, env, flag="--cli")
     backend = backend or Backend()
     backend.require_tmux()
-    checks, note = Checks(), ""
-    recording = _Recording(backend)
+    checks, notes = Checks(), []
+    recording = Recording(backend)
     session = _session_name()
-    with tempfile.TemporaryDirectory(prefix="lt-doctor-") as tmp, RehearsalServer(kit.scenario()) as server:
+    with tempfile.TemporaryDirectory(prefix="lt-doctor-") as tmp, \
+            RehearsalServer(kit.scenario(Path(tmp) / "stop-hook-blocked")) as server:
         root = Path(tmp)
         cwd = root / "cwd"
         cwd.mkdir()
-        plugin = kit.write_plugin(root / "plugins", root / "stop-hook-blocked")
+        stop_marker = root / "stop-hook-blocked"
+        plugin = kit.write_plugin(root / "plugins", stop_marker)
+        files = activity.write_files(root, plugin, stop_marker)
         config = seed_config(root / "config", [cwd])
         probe_env = {**env, **rehearsal_env(server.url, config)}
         printed = _in_thread(lambda: _print_mode(found.path, probe_env, cwd))
         validated = _in_thread(lambda: validator_holds(found.path, plugin, probe_env))
+        trusted: Callable[[], Any] | None = None
         try:
             result, error = None, None
             try:
                 result = boot(BootRequest(session=session, cwd=cwd, env_overrides=rehearsal_env(server.url, config),
                                           rehearsal=True, owner_pid=os.getpid(), timeout_s=BOOT_TIMEOUT_S,
-                                          plugin_dirs=[plugin], claude=found.path), cast(Backend, recording),
-                             base_env=env)
+                                          plugin_dirs=[plugin], claude=found.path, settings_args=files.flags()),
+                              cast(Backend, recording), base_env=env)
             except LiveTrialError as exc:
                 error = exc
             judge_boot(checks, recording.captures, error, bool(result and result.bypass_dialog_seen))
             if result is None:
-                note = f"the probe stopped at boot ({error.code if error else 'no result'})"
+                notes.append(f"the probe stopped at boot ({error.code if error else 'no result'})")
             else:
+                # the second boot runs beside the turns, which mostly wait on the scenario's delays
+                trusted = _in_thread(lambda: trust.play(found.path, env, root / "trust", backend,
+                                                        f"{session}-trust", BOOT_TIMEOUT_S))
+                pending = activity.await_servers(files.debug_log, BOOT_TIMEOUT_S)
                 run = _Run(recording, session, locate(result.session_id, cwd, config), config, server,
                            result.pane_pid)
                 _first_turn(run, checks, root)
                 _second_turn(run, checks, root)
+                _await_recorded(run.transcript, QUIET_S)
                 judge_records(checks, run.transcript, run.seen)
                 judge_rehearsal(checks, server.requests)
+                _judge_activity(checks, plugin, run.transcript, files, pending)
         finally:
             backend.kill_session(session)
+            seen = trusted() if trusted is not None else None     # its session is killed before the folder goes
         for name, outcome in (("print.structured_output", printed()), ("validator.format", validated())):
             ok, saw = outcome if isinstance(outcome, tuple) else (False, f"{type(outcome).__name__}: {outcome}")
             checks.judge(name, ok, saw)
-    return Report(checks.all(), found.path, found.version, time.monotonic() - started, note)
+        if trusted is not None:
+            if isinstance(seen, trust.TrustSeen):
+                trust.judge_trust(checks, seen)
+                notes += [f"screen.trust_question not played: {seen.skipped}"] if seen.skipped else []
+            else:
+                checks.changed("screen.trust_question", f"{type(seen).__name__}: {seen}")
+    return Report(checks.all(), found.path, found.version, time.monotonic() - started, "; ".join(notes))
+
+
+def _judge_activity(checks: Checks, plugin: Path, transcript: Path, files: activity.ActivityFiles,
+                    pending: list[str]) -> None:
+    """The checks of what the plugins' activity ledger reads (:mod:`live_trial.doctor.activity`)."""
+    records = read_records(transcript).records
+    ledgers = activity.read_ledgers(plugin, records, files.debug_log)
+    activity.judge_servers(checks, ledgers, pending)
+    activity.judge_hook_runs(checks, ledgers)
+    activity.judge_hook_records(checks, ledgers)
+    activity.judge_stand_in(checks, ledgers, files, tool_answer(records, kit.ECHO_TOOL))

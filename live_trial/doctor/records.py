@@ -62,6 +62,12 @@ def _result_text(block: dict | None) -> str:
     return str(content or "")
 
 
+def tool_answer(records: list[dict], tool: str) -> str | None:
+    """The text of the tool_result of the first main-chain call of ``tool`` (None: no such call, or no result)."""
+    calls = [(c, r) for c, r in _tool_calls(records) if c.get("name") == tool]
+    return _result_text(calls[0][1]) if calls and calls[0][1] is not None else None
+
+
 def judge_records(checks: Checks, transcript: Path, seen: dict) -> None:
     """The ``transcript.*`` checks but ``prompt``/``gate`` (judged while the probe ran) and the ``screen.*`` checks the
     probe's notes decide (spinner, background shells, turn-done line, the gate's answer)."""

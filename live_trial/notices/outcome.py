@@ -29,6 +29,7 @@ from live_trial import workdir_files as wf
 from live_trial.errors import PollExit, RefusedInput
 from live_trial.jsonfile import parse_json
 from live_trial.notices.catalogue import DEFAULT_LANG, catalogue, reason_sentence, resolve_lang
+from live_trial.notices.seen import Seen, seen_in_workdir
 from live_trial.stop_reasons import StopReason
 
 #: Files the harness writes for itself: never a user's name, even when a description mentions one (the eval root's
@@ -37,13 +38,12 @@ HARNESS_NAMES = {wf.MARKER, wf.TASK, wf.TRIAL_STATE, wf.TRIAL_LOG, wf.POLL_STATE
                  wf.VERDICT, wf.TRANSCRIPT, wf.PANE, wf.NOTIFICATIONS_FILE, wf.LEDGER_FILE, wf.REPORT,
                  wf.SIDE_EFFECTS_LIST}
 _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]{1,8}(?![\w/\\-])")
-_NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")
-_HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
 #: Next steps of a stop reason that hold even when the verdict is BLOCKED: they name what to change (install the
-#: tool, allow more time, wait for the model's service, log in, name a model it knows, give an answer among the
-#: question's options: README "Whose failure it is"). Every other row's step comes after "not the skill's fault:
-#: retry" of a BLOCKED verdict.
-BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay", "gate_option")
+#: tool, allow more time, wait for the model's service, log in, name a model it knows, record a new tape, answer a
+#: request in the rehearsal's scenario, give an answer among the question's options: README "Whose failure it is").
+#: Every other row's step comes after "not the skill's fault: retry" of a BLOCKED verdict.
+BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay", "scenario",
+                  "gate_option")
 
 
 @dataclass(frozen=True)
@@ -64,22 +64,6 @@ class Story:
     unverified: str | None
     rehearsal: bool
     proof: bool
-
-
-@dataclass
-class Seen:
-    """What the trial's own records show beyond the verdict: the question left unanswered and its options (and the
-    answer given ahead of time that was none of them), how long the session was silent before a STALL, the hard cap
-    it reached (seconds), the model the model's service did not know, the status the session's completion marker
-    reported."""
-
-    question: str | None = None
-    options: list[str] = field(default_factory=list)
-    answer: str | None = None
-    silent_s: float | None = None
-    hard_cap_s: float | None = None
-    model: str | None = None
-    budget_usd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -239,52 +223,11 @@ def summariser(lang: str | None = None, env: Mapping[str, str] | None = None) ->
     return lambda doc: summary(doc, chosen)
 
 
-def seen_in_workdir(workdir: Path | str | None) -> Seen:
-    """What the trial's records in ``workdir`` show (:class:`Seen`); empty when they are missing or unreadable.
-
-    Reads the last unanswered question (``trial-log.jsonl``, a ``poll`` ``GATE`` decision with no answer; its
-    ``not_an_option``: the answer given ahead of time that was none of its options), the model
-    of a ``poll`` ``model_unknown`` decision, and the
-    poll exits of ``poll-state.json`` (``no progress for Ns``: the silence before the last STALL; ``hard_cap_s N``)."""
-    seen = Seen()
-    if not workdir:
-        return seen
-    root = Path(workdir)
-    try:
-        lines = (root / wf.TRIAL_LOG).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        try:
-            rec = parse_json(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and rec.get("step") == "poll" and rec.get("decision") == PollExit.GATE \
-                and not rec.get("answered"):
-            seen.question = str(rec.get("question") or "") or None
-            seen.options = [str(o) for o in rec.get("options") or [] if str(o).strip()]
-            seen.answer = str(rec.get("not_an_option") or "") or None
-        if isinstance(rec, dict) and rec.get("step") == "poll" and rec.get("decision") == StopReason.MODEL_UNKNOWN:
-            seen.model = str(rec.get("model") or "") or None
-        if isinstance(rec, dict) and rec.get("step") == "budget" and isinstance(rec.get("max_cost_usd"), (int, float)):
-            seen.budget_usd = float(rec["max_cost_usd"])
-    try:
-        exits = parse_json((root / wf.POLL_STATE).read_text(encoding="utf-8")).get("exits") or []
-    except (OSError, ValueError, AttributeError):
-        exits = []
-    for ex in exits if isinstance(exits, list) else []:
-        reason = str(ex.get("reason") or "") if isinstance(ex, dict) else ""
-        if m := _NO_PROGRESS.search(reason):
-            seen.silent_s = float(m.group(1))
-        if m := _HARD_CAP.search(reason):
-            seen.hard_cap_s = float(m.group(1))
-    return seen
-
-
 def next_step(doc: Mapping[str, Any], seen: Seen | None = None) -> Step:
     """The step a person should take after the trial of ``doc``, from its stop reason and what was ``seen``.
 
-    A PASS: ``none`` (a live trial) or ``live`` (a rehearsal's: try the real model). Else the stop reason's row
+    A PASS: ``none`` (a live trial); a rehearsal's by how it was played: ``live`` (drop ``--rehearsal``),
+    ``live_replay`` (record again, or run live), ``live_scripted`` (a script answered). Else the stop reason's row
     (:class:`~live_trial.stop_reasons.StopReason` ``step``) when its step is one of :data:`BEFORE_BLOCKED`; a last
     poll exit HARD_CAP is ``hard_cap`` too; a BLOCKED verdict is ``retry`` (not the skill's fault); then the row's
     step (``retry`` only through the BLOCKED rule); then ``goal``, ``gate_in_skill``, ``self_driven``, ``proof``,
@@ -296,7 +239,8 @@ def next_step(doc: Mapping[str, Any], seen: Seen | None = None) -> Step:
     seen = seen or Seen()
     row = StopReason.of(s.stop_reason)
     if s.overall == "PASS":
-        return Step("live") if s.rehearsal else Step("none")
+        return Step({"tape": "live_replay", "live": "live_scripted"}.get(seen.played or "", "live")
+                    if s.rehearsal else "none")
     if row is not None and row.step in BEFORE_BLOCKED:
         return _row_step(row, seen)
     if s.poll_exit == PollExit.HARD_CAP:

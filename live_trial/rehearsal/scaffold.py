@@ -157,3 +157,49 @@ def scenario_text(target: str, description: str, criteria: list[str], *, gate: b
               "    reply:",
               "      content: [{text: \"DONE: ok\"}]"]
     return "\n".join(lines) + "\n"
+
+
+#: The starting prompts of ``rehearsal new --activation`` (README "Does it start by itself?"): two that should start
+#: the skill and two that should not, none naming it. The author replaces them by requests in their users' words;
+#: the scenario answers each by its text.
+ACTIVATION_PROMPTS = (("EDIT: a request in your users' words that this skill is for (1)", True),
+                      ("EDIT: another request in your users' words that this skill is for (2)", True),
+                      ("What is 2 + 2?", False),
+                      ("EDIT: a near request that belongs to another skill, or to none", False))
+
+
+def activation_scenario_text(target: str, description: str,
+                             prompts: tuple[tuple[str, bool], ...] = ACTIVATION_PROMPTS) -> str:
+    """The YAML text of a scenario that plays an activation case of ``target`` (references/scenario-format.md):
+    each prompt is told apart by a regex on the first prompt (its text, escaped), a should-trigger prompt answered
+    with the Skill call by ``target``'s name and, after it, one line of text; a should-not prompt with plain text.
+    ``description``: the skill's frontmatter description, quoted in the header. Loads with
+    :func:`live_trial.rehearsal.scenario.load_scenario`."""
+    header = (f"An activation case of {target}, written by `live-trial rehearsal new --activation`: each prompt is "
+              "pasted alone (README \"Does it start by itself?\"), and this script plays the model's choice, told "
+              "apart by a regex on the first prompt. The prompts that should start the skill are answered with its "
+              "Skill call, the others with plain text. A script proves the mechanics (the prompt pasted alone, the "
+              "listing, the Skill call read from the transcript), never the description: only a real model "
+              "(run --case NAME --live) measures that.")
+    lines = [*_comment(header), "# What the skill promises (its description), which the model is shown:",
+             *_comment(description or "(no description in its frontmatter)"),
+             "# EDIT the prompts in the suite case and the first_prompt regexes here together.",
+             f"name: {_q(re.sub(r'[^a-z0-9-]+', '-', target.lower()).strip('-') + '-activation')}",
+             f"side_query_text: {_q(target + ' activation')}", "rules:"]
+    for n, (text, should) in enumerate(prompts, start=1):
+        lines += [f"  - id: {'should' if should else 'should-not'}-{n}",
+                  f"    when: {{step: 0, first_prompt: {_literal(text)}}}",
+                  "    reply:", "      content:"]
+        lines += ([f"        - tool_use: {{name: Skill, input: {{skill: {_q(target)}}}}}"] if should else
+                  ["        - text: " + _q("A plain answer: no skill is needed for this.")])
+    lines += ["  - id: after-the-skill",
+              f"    when: {{step: 1, last_tool_result: {{content: {_q('Launching skill: ' + target)}}}}}",
+              "    reply: {content: [{text: \"Done.\"}]}"]
+    return "\n".join(lines) + "\n"
+
+
+def _literal(text: str) -> str:
+    """A regex matching ``text`` as written (its metacharacters escaped, nothing else), as a YAML single-quoted
+    scalar (a backslash stays one backslash there)."""
+    pattern = re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
+    return "'" + pattern.replace("'", "''") + "'"

@@ -37,6 +37,7 @@ from live_trial.rehearsal.scenario import (
     render,
     select_rule,
 )
+from live_trial.rehearsal.unmatched import Unmatched, unmatched
 
 __all__ = ["RehearsalServer"]
 
@@ -63,13 +64,20 @@ class RehearsalServer:
     person's own login takes) passes the service's own ``msg_`` so the transcript looks as a real one does.
     ``attempt``: which trial of a case run this server plays for (1-based; the ``attempt`` predicate of a rule,
     references/suite-format.md "Repeats").
+    ``on_unmatched``: a trial's server (README "Your own plugin and skill"): a request no rule answers is answered
+    with an error the CLI does not retry (400, its message starting ``NO_RULE_TEXT``), its log record gets
+    ``unmatched`` (the sentence), and ``on_unmatched`` is called once, from the serving thread, with the first
+    :class:`~live_trial.rehearsal.unmatched.Unmatched`; ``unmatched`` holds it after. Without it (``rehearsal
+    serve``, the doctor) such a request is answered with the text ``NO_RULE_TEXT``.
     Raises :class:`live_trial.errors.RefusedInput` at construction for a malformed scenario.
     """
 
     def __init__(self, scenario: Scenario | str | Path | dict, *, host: str = "127.0.0.1", port: int = 0,
                  dump_dir: Path | None = None, message_id_prefix: str = REHEARSAL_MESSAGE_PREFIX,
-                 attempt: int = 1) -> None:
+                 attempt: int = 1, on_unmatched: Callable[[Unmatched], None] | None = None) -> None:
         self.message_id_prefix = message_id_prefix
+        self.on_unmatched = on_unmatched
+        self.unmatched: Unmatched | None = None
         self.attempt = attempt
         self.dump_dir = Path(dump_dir) if dump_dir else None
         loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
@@ -155,6 +163,7 @@ class RehearsalServer:
     def _dispatch(self, path: str, body: dict) -> tuple[RequestView, Rule | None, dict]:
         view = analyse_request(body)
         view.attempt = self.attempt
+        first: Unmatched | None = None
         with self._lock:
             if not view.side_query:
                 key = view.conversation_id or view.first_prompt[:200]
@@ -173,7 +182,14 @@ class RehearsalServer:
                 dump = self.dump_dir / f"{len(self._requests):04d}.json"
                 write_text_atomic(dump, json.dumps(body, indent=1, ensure_ascii=False))
                 record["body_file"] = str(dump)
+            if record["rule_missed"] and self.on_unmatched is not None:
+                missed = unmatched(view)
+                record["unmatched"] = missed.sentence()
+                if self.unmatched is None:
+                    first = self.unmatched = missed
             self._lock.notify_all()
+        if first is not None and self.on_unmatched is not None:
+            self.on_unmatched(first)
         return view, rule, record
 
     def _update(self, record: dict, **changes: Any) -> None:
@@ -229,6 +245,9 @@ class _Handler(BaseHTTPRequestHandler):
         if view.side_query:
             return {"content": [{"text": _side_text(srv.scenario.side_query_text, view.extra.get("output_format"))}],
                     "stop_reason": "end_turn"}
+        if rule is None and srv.on_unmatched is not None:
+            return {"error": {"status": 400, "type": "invalid_request_error",
+                              "message": f"{NO_RULE_TEXT} live-trial rehearsal: {record['unmatched']}"}}
         if rule is None:
             return {"content": [{"text": NO_RULE_TEXT}], "stop_reason": "end_turn"}
         misses: list[str] = []

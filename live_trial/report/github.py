@@ -75,6 +75,8 @@ def step_summary(rows: Iterable[Mapping[str, Any]], title: str = "live trials") 
         verdict = _MARK.get(row["status"], row["status"]) if row["status"] != "SKIPPED" else f"⏭ {row['action']}"
         if row.get("pass_rate"):        # a case run: its pass rate beside its verdict
             verdict += f" {row['pass_rate']}"
+        if row.get("measure"):          # an activation run: its precision and recall
+            verdict += f" {row['measure']}"
         out.append(f"| {_cell(row['target'])} | {_cell(verdict)} | {_cell(cost_cell({'usage': row.get('usage')}))} | "
                    f"{_cell(row.get('summary'))} | {_cell(row.get('report') or '-')} |")
     total = suite_cost([{"usage": row.get("usage")} for row in rows])

@@ -42,6 +42,8 @@ def trial_row(target: str, outcome: Any, skill_md: Path | None) -> dict:
                 "duration_s": None, "usage": None}
     if hasattr(outcome, "attempts"):
         return case_row(target, outcome, skill_md)
+    if hasattr(outcome, "samples"):
+        return activation_row(target, outcome, skill_md)
     verdict = outcome.verdict or {}
     reasons = [str(r) for r in ((verdict.get("overall") or {}).get("reasons") or [])]
     return {"target": target, "status": outcome.overall, "action": None, "summary": outcome.summary or "",
@@ -67,6 +69,31 @@ def case_row(target: str, outcome: Any, skill_md: Path | None) -> dict:
             "usage": doc.get("usage"), "pass_rate": f"{rate['passed']}/{rate['samples']}",
             "attempts": [{"n": a["n"], "verdict": a["verdict"],
                           "workdir": str(root / a["workdir"]) if a["workdir"] else None} for a in doc["attempts"]]}
+
+
+def activation_row(target: str, outcome: Any, skill_md: Path | None) -> dict:
+    """The row of an activation run (README "Does it start by itself?"): its verdict (FAIL and FLAKY failures whose
+    text names the prompts that went wrong first, BLOCKED an error), ``measure`` (precision and recall) and the
+    properties ``live_trial.kind`` (activation), ``live_trial.precision``, ``live_trial.recall``,
+    ``live_trial.confusion`` and ``live_trial.prompt.<n>`` (its status and how many sessions started the skill)."""
+    doc = outcome.doc
+    c = doc["confusion"]
+    props = [("live_trial.kind", "activation"), ("live_trial.precision", _num(doc["precision"])),
+             ("live_trial.recall", _num(doc["recall"])),
+             ("live_trial.confusion", f"tp {c['true_positive']} fn {c['false_negative']} fp {c['false_positive']} "
+                                      f"tn {c['true_negative']}")]
+    props += [(f"live_trial.prompt.{p['n']}", f"{p['status']} {p['triggered']}/{p['samples']}")
+              for p in sorted(doc["prompts"], key=lambda p: p["n"])]
+    return {"target": target, "status": outcome.overall, "action": None, "summary": outcome.summary or "",
+            "reasons": [str(r) for r in doc.get("reasons") or []],
+            "report": str(outcome.report) if getattr(outcome, "report", None) else None,
+            "verdict_path": str(outcome.path), "workdir": str(outcome.folder),
+            "skill_md": str(skill_md) if skill_md else None, "duration_s": trial_duration_s(doc), "usage": None,
+            "measure": f"P {_num(doc['precision'])} R {_num(doc['recall'])}", "properties": props}
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
 
 
 def skip_row(skill: Mapping[str, Any], eval_root: Path | None = None) -> dict:
@@ -103,6 +130,8 @@ def junit_xml(rows: Iterable[Mapping[str, Any]], suite_name: str = "live-trial")
             props.add_property(Property("live_trial.pass_rate", str(row["pass_rate"])))
             for a in row.get("attempts") or []:
                 props.add_property(Property(f"live_trial.attempt.{a['n']}", f"{a['verdict']} {a['workdir'] or '-'}"))
+        for name, value in row.get("properties") or ():      # an activation run's measures
+            props.add_property(Property(name, str(value)))
         costs = junit_properties({"usage": row.get("usage")})     # README "What a trial costs"
         if row.get("pass_rate"):            # a case's usage adds up its attempts' costs, not their tokens
             costs = [(k, v) for k, v in costs if not k.startswith("tokens.")]

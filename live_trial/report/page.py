@@ -19,14 +19,14 @@ from urllib.parse import quote
 
 from live_trial import workdir_files as wf
 from live_trial.clock import utc_now
-from live_trial.errors import PollExit, RefusedInput
+from live_trial.errors import PollExit
 from live_trial.jsonfile import parse_json, write_text_atomic
 from live_trial.report import conversation as conv_mod
 from live_trial.report import timeline as tl_mod
 from live_trial.report.activity import activity_href, activity_rows
 from live_trial.report.cases import case_link
 from live_trial.report.cost import cost_table
-from live_trial.report.trials import TrialInfo, duration_text, next_step_line, read_trial, when_text
+from live_trial.report.trials import TrialInfo, duration_text, next_step_line, read_trial, require_trial, when_text
 from live_trial.workdir_files import NOTIFICATIONS_FILE
 
 #: A person reads the report, and may serve or share it: readable by all, unlike the harness's own records.
@@ -125,10 +125,7 @@ def _message(workdir: Path, info: TrialInfo) -> str | None:
 def context(workdir: Path, lang: str | None = None) -> dict:
     """Everything the page shows, as plain data (the template's context). Raises :class:`RefusedInput` when
     ``workdir`` is not a trial's workdir (neither a verdict nor a trial state)."""
-    workdir = Path(workdir).resolve()
-    if not workdir.is_dir() or not any((workdir / n).is_file() for n in (wf.VERDICT, wf.TRIAL_STATE)):
-        raise RefusedInput(f"not a trial's workdir (no {wf.VERDICT} and no {wf.TRIAL_STATE})", where=str(workdir),
-                           code="bad_workdir", fix="pass eval-log/<plugin>/<skill>/live-trial/<run-id>, or `latest`")
+    workdir = require_trial(workdir)
     info = read_trial(workdir)
     doc = info.verdict or {}
     conversation = conv_mod.build(workdir)

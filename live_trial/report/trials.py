@@ -26,6 +26,10 @@ RUN_ID_TIME = re.compile(r"^(\d{8}T\d{6})")
 CLI_STEPS = {
     "none": "nothing: it passed",
     "live": "run it live: the same command without --rehearsal (a proof also needs --proof --model <full id>)",
+    "live_replay": "its model's answers came from a tape: record a live run again (the same command with --record in "
+                   "place of --replay TAPE), or run it live without --replay",
+    "live_scripted": "it ran live, yet a scripted model answered (the rehearsal server's message ids in the "
+                     "transcript): point ANTHROPIC_BASE_URL at the model's service (or unset it), then run it again",
     "gate_answer": "add --gate-response '{option}' (the question: {question})",
     "gate_answer_question": "add --gate-response '<option label>' (or 'text:<answer>') for the question: {question}",
     "gate_answer_plain": "add --gate-response '<option label>' (or 'text:<answer>') once per question it asks",
@@ -72,6 +76,9 @@ CLI_STEPS = {
     "look": "read the reasons and the report, fix the cause, run again",
     "replay": "the tape does not cover this run (replay-log.jsonl names the turn and the first difference): if the "
               "skill was meant to change, record it again with run --record, then replay the new tape",
+    "scenario": "the rehearsal scenario has no rule for the request the notes name: add one that answers it "
+                "(references/scenario-format.md), then run again; `live-trial rehearsal check FILE` says whether a "
+                "rule can answer a trial's first request and its evaluator's",
 }
 
 
@@ -128,6 +135,18 @@ def _run_id_time(run_id: str) -> str | None:
     if not m:
         return None
     return iso_z(parse_run_id_time(m.group(1)), timespec="seconds")
+
+
+def require_trial(workdir: Path) -> Path:
+    """``workdir`` resolved when it is a trial's workdir (it holds a verdict or a trial state: a trial still running or
+    killed has no verdict yet); else :class:`RefusedInput` (``bad_workdir``, exit 2) naming what to pass instead (an
+    eval root, a skill's folder or any other folder is not a trial: ``show`` and ``report`` refuse it)."""
+    workdir = Path(workdir).resolve()
+    if not workdir.is_dir() or not any((workdir / n).is_file() for n in (VERDICT, TRIAL_STATE)):
+        raise RefusedInput(f"not a trial's workdir (no {VERDICT} and no {TRIAL_STATE})", where=str(workdir),
+                           code="bad_workdir",
+                           fix="pass eval-log/<plugin>/<skill>/live-trial/<run-id> (see `live-trial ls`), or `latest`")
+    return workdir
 
 
 def read_trial(workdir: Path) -> TrialInfo:

@@ -37,6 +37,11 @@ from live_trial.stop_reasons import StopReason
 SHOW_WAIT_S = 5.0        # wait for the paste to show in the input box before Enter
 RECORD_WAIT_S = 20.0     # wait for the user record after Enter (it normally arrives within 0.35 s)
 POLL_S = 0.15
+#: The first looks for the paste on screen and for its record come sooner (they usually arrive within a few tens of
+#: milliseconds), then every POLL_S: waits double from here up to POLL_S.
+FIRST_POLL_S = 0.02
+#: A look for the record reads only the transcript's new bytes (no tmux call): at most this long between two.
+RECORD_POLL_S = 0.05
 GATE_WAIT_S = 10.0
 EVIDENCE_CHARS = 300
 FREE_TEXT_PREFIX = "text:"
@@ -171,10 +176,12 @@ def send_file(backend: Backend, session: str, path: str | os.PathLike[str], *, t
 def _wait_shown(backend: Backend, session: str, *, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
     """Wait (at most 5 s) until the input box shows the pasted text, so Enter is not taken before the paste."""
     deadline = clock() + SHOW_WAIT_S
+    wait = FIRST_POLL_S
     while clock() < deadline:
         if screen.parked_input(backend.capture(session)) is not None:
             return
-        sleep(POLL_S)
+        sleep(wait)
+        wait = min(POLL_S, wait * 2)
 
 
 class _Watch:
@@ -201,6 +208,7 @@ def _wait_record(watch: _Watch, timeout_s: float, *, clock: Callable[[], float],
                  sleep: Callable[[float], None]) -> dict[str, Any] | None:
     """The first new human prompt once one exists (after a short settle), or None at timeout."""
     deadline = clock() + timeout_s
+    wait = FIRST_POLL_S
     while True:
         if watch.look():
             sleep(POLL_S)  # let a second (empty) submission show up if there is one
@@ -208,7 +216,8 @@ def _wait_record(watch: _Watch, timeout_s: float, *, clock: Callable[[], float],
             return watch.look()[0]
         if clock() > deadline:
             return None
-        sleep(POLL_S)
+        sleep(wait)
+        wait = min(RECORD_POLL_S, wait * 2)
 
 
 def _fail(code: str, session: str, path: Path, expected: str, got: str | None, capture: str,

@@ -5,9 +5,17 @@ The nearest recorded request is one of the same role (the session, a subagent, t
 leading messages with it, the same turn first. The difference is named the way a person looks for it: which message,
 and in it which tool's result, which text, what was recorded and what came now; or, messages alike, the system prompt,
 the tools offered or the model. Values are compared normalized (:mod:`live_trial.tape.normalize`). Pure functions.
+
+The sentence is plain text: the turn and the request counted from 1, as the tape and the replay log count them, and the
+text quoted as a person reads it. 2.1.332 writes the skill listing's descriptions HTML-escaped into its
+``{"role": "system"}`` message (``Hello, &lt;name&gt;!``; 2.1.197 sends ``<name>``): a quote of a system message's text
+reads such character references back, unless that would hide the very difference (references/transcript-jsonl.md "The
+last message of a request, and a replay's match by turn"). Any other text (a tool result that reads an HTML file) is
+quoted as it was sent.
 """
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +28,10 @@ EXCERPT_CHARS = 60
 
 @dataclass(frozen=True)
 class Divergence:
-    """A request the tape does not cover: ``role`` and ``turn`` (the model turn asked for, 0 the first), ``request``
-    (its number in this run, 1-based), ``tape_seq`` (the nearest recorded request compared with, None when the tape
-    has none of this role) and ``difference`` (one sentence)."""
+    """A request the tape does not cover: ``role`` and ``turn`` (the model turn asked for, 1 the first, as the tape and
+    the replay log count it), ``request`` (its number in this run, 1-based, the replay log's ``n``), ``tape_seq`` (the
+    nearest recorded request compared with, None when the tape has none of this role) and ``difference`` (one
+    sentence)."""
 
     role: str
     turn: int
@@ -31,8 +40,9 @@ class Divergence:
     difference: str
 
     def sentence(self) -> str:
-        """``turn 2 of the session (request 4): <difference>`` (the turn counted from 1, as a person does)."""
-        return f"turn {self.turn + 1} of the {_role_name(self.role)} (request {self.request}): {self.difference}"
+        """``turn 2 of the session (request 4): <difference>``: the turn and the request as the replay log numbers
+        them (``turn``, ``n``)."""
+        return f"turn {self.turn} of the {_role_name(self.role)} (request {self.request}): {self.difference}"
 
 
 def _role_name(role: str) -> str:
@@ -66,7 +76,7 @@ def nearest(req: Request, entries: list[TapeEntry]) -> TapeEntry | None:
 
 def explain(req: Request, number: int, entries: list[TapeEntry]) -> Divergence:
     """The :class:`Divergence` of request ``number`` (``req``) against the tape's ``entries``."""
-    role, turn = req.role or "session", req.turn or 0
+    role, turn = req.role or "session", req.turn or 1
     near = nearest(req, entries)
     if near is None:
         return Divergence(role, turn, number, None, f"the tape holds no request of the {_role_name(role)}")
@@ -118,7 +128,8 @@ def _message_change(n: int, a: dict, b: dict, before: dict | None) -> str:
             return f"{where}: the input of its {y.get('name')} call changed: " \
                    f"{_excerpts(canonical(x.get('input')), canonical(y.get('input')))}"
         if x.get("type") == y.get("type") == "text":
-            return f"{where}: its text changed: {_excerpts(str(x.get('text')), str(y.get('text')))}"
+            plain = b.get("role") == "system"
+            return f"{where}: its text changed: {_excerpts(str(x.get('text')), str(y.get('text')), plain)}"
         return f"{where}: block {i + 1} changed from {x.get('type')} to {y.get('type')}"
     if len(bb) != len(ba):
         return f"{where}: it holds {len(bb)} blocks where the tape's held {len(ba)}"
@@ -160,8 +171,12 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
-def _excerpts(a: str, b: str) -> str:
-    """``recorded "…", now "…"`` around the first character where ``a`` and ``b`` differ."""
+def _excerpts(a: str, b: str, unescape: bool = False) -> str:
+    """``recorded "…", now "…"`` around the first character where ``a`` and ``b`` differ; with ``unescape``, HTML
+    character references read back (module docstring) when the texts still differ without them."""
+    plain = html.unescape(a), html.unescape(b)
+    if unescape and plain[0] != plain[1]:
+        a, b = plain
     i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     start = max(0, i - 15)
 

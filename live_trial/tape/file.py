@@ -3,9 +3,15 @@ to the model's API and the response it got, as a recording proxy relayed them (R
 offline"; schemas/model-tape.schema.json).
 
 A line holds the request as :mod:`live_trial.tape.normalize` leaves it (what varies between runs taken out, credentials
-redacted), its hash and the hash of its last message, the bindings of its placeholders, and the response: status, a
+redacted), its hash and the hash of its last message the session or the evaluator sent
+(:func:`~live_trial.tape.normalize.last_message`), the bindings of its placeholders, and the response: status, a
 few headers and the body exactly as the client read it (the SSE stream of a streamed answer). :class:`TapeRecorder`
 writes the lines as the exchanges end (each validated against the schema first); :func:`read_tape` reads a tape back.
+
+A model turn is counted from 1, as the replay log and a replay's verdict count it (turn 1: the request with no
+assistant message). A line's ``turn`` and ``last_message_sha256`` are read back from its request, never from what the
+line says: a tape an earlier live-trial wrote (turns from 0, the hash of the CLI's own last system message) replays the
+same as a new one.
 """
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ from live_trial.clock import iso_z
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import append_jsonl, schema_errors, validate
 from live_trial.rehearsal.scenario import analyse_request
-from live_trial.tape.normalize import Normalized, Roots, digest, normalize, redact
+from live_trial.tape.normalize import Normalized, Roots, digest, last_message, normalize, redact
 from live_trial.tape.proxy import Exchange
 
 SCHEMA = "model-tape.schema.json"
@@ -35,9 +41,11 @@ ROLES = ("session", "subagent", "evaluator", "side")
 @dataclass
 class Request:
     """A request as a tape keeps it and as a replay compares it: ``kind`` and ``role`` (:data:`KINDS`,
-    :data:`ROLES`; role None for a request that is not a model turn), ``turn`` (assistant messages in it: the model's
-    turn it asks for, 0 the first), ``body`` the normalized body, ``sha256`` / ``last_sha256`` its hash and its last
-    message's, ``bindings`` what its placeholders stood for."""
+    :data:`ROLES`; role None for a request that is not a model turn), ``turn`` (the model's turn it asks for, 1 the
+    first: its assistant messages + 1; None for a request that is no model turn), ``body`` the normalized body,
+    ``sha256`` / ``last_sha256`` its hash and the hash of its last message the session or the evaluator sent
+    (:func:`~live_trial.tape.normalize.last_message`; None for a request that is no model turn or token count),
+    ``bindings`` what its placeholders stood for."""
 
     method: str
     path: str
@@ -82,10 +90,12 @@ class TapeEntry:
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "TapeEntry":
-        """The entry of a schema-valid line."""
+        """The entry of a schema-valid line; its turn and last message's hash read from its request (module
+        docstring)."""
         resp, timing = doc["response"], doc["timing"]
-        req = Request(doc["method"], doc["path"], doc["kind"], doc["role"], doc["turn"], doc["request"],
-                      doc["request_sha256"], doc["last_message_sha256"], dict(doc["bindings"]))
+        turn, last = _counted(doc["kind"], doc["request"])
+        req = Request(doc["method"], doc["path"], doc["kind"], doc["role"], turn, doc["request"],
+                      doc["request_sha256"], last, dict(doc["bindings"]))
         return cls(doc["seq"], doc["at"], doc["client"], req, resp["status"], dict(resp["headers"]), resp["body"],
                    resp["stream"], timing["first_byte_s"], timing["total_s"], doc["client_closed"], doc["proxy_error"])
 
@@ -102,12 +112,18 @@ def describe_request(method: str, path: str, raw: bytes, roots: Roots, secrets: 
     except ValueError:
         body = redact(raw.decode("utf-8", "replace"), secrets)
     norm = normalize(body, roots, secrets) if body is not None else Normalized(None, {}, digest(None), "")
-    role, turn = None, None
-    if kind == "messages" and isinstance(norm.body, dict):
-        role, turn = _role_of(body), sum(1 for m in norm.body.get("messages") or []
-                                         if isinstance(m, dict) and m.get("role") == "assistant")
-    last = norm.last_sha256 if kind != "other" and isinstance(norm.body, dict) else None
+    role = _role_of(body) if kind == "messages" and isinstance(norm.body, dict) else None
+    turn, last = _counted(kind, norm.body)
     return Request(method, path, kind, role, turn, norm.body, norm.sha256, last, norm.bindings)
+
+
+def _counted(kind: str, body: Any) -> tuple[int | None, str | None]:
+    """``(turn, last_sha256)`` of a normalized request ``body`` of ``kind`` (:class:`Request`)."""
+    if not isinstance(body, dict) or kind == "other":
+        return None, None
+    turn = 1 + sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "assistant") \
+        if kind == "messages" else None
+    return turn, digest(last_message(body))
 
 
 def _role_of(body: dict) -> str:

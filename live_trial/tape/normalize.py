@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-__all__ = ["Roots", "Normalized", "normalize", "canonical", "digest", "redact", "slug"]
+__all__ = ["Roots", "Normalized", "normalize", "canonical", "digest", "redact", "slug", "last_message"]
 
 REDACTED = "<redacted>"
 #: Anthropic API keys, OAuth tokens and admin keys (``sk-ant-api03-…``, ``sk-ant-oat01-…``).
@@ -84,12 +84,26 @@ class Roots:
 @dataclass
 class Normalized:
     """A request with what varies taken out: ``body`` (a new object), ``bindings`` (placeholder -> the value it stood
-    for in this request), ``sha256`` (of the whole normalized request) and ``last_sha256`` (of its last message)."""
+    for in this request), ``sha256`` (of the whole normalized request) and ``last_sha256`` (of its last message the
+    session or the evaluator sent: :func:`last_message`)."""
 
     body: Any
     bindings: dict[str, str] = field(default_factory=dict)
     sha256: str = ""
     last_sha256: str = ""
+
+
+def last_message(body: Any) -> Any:
+    """The last message of the request ``body`` that the session or the evaluator sent (the prompt, a tool_result,
+    the model's own turn): the last one whose role is not ``system``, or None when there is none. The CLI adds
+    ``{"role": "system"}`` messages of its own, the same whatever the task: 2.1.197 ends the first request of a
+    conversation with its agent listing, 2.1.332 with its ``# Environment`` section (the evaluator's too), so the
+    request's very last message would say nothing of the task, the tool result or the evaluator's prompt (observed:
+    references/transcript-jsonl.md "Two runs of one trial, request by request")."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list):
+        return None
+    return next((m for m in reversed(messages) if not (isinstance(m, dict) and m.get("role") == "system")), None)
 
 
 def slug(path: str) -> str:
@@ -162,9 +176,7 @@ def normalize(body: Any, roots: Roots, secrets: Iterable[str] = ()) -> Normalize
         return _DATE.sub(lambda m: numbering.name("date", m.group(0)), s)
 
     doc = _walk(doc, text)
-    messages = doc.get("messages") if isinstance(doc, dict) else None
-    last = messages[-1] if isinstance(messages, list) and messages else None
-    return Normalized(body=doc, bindings=bindings, sha256=digest(doc), last_sha256=digest(last))
+    return Normalized(body=doc, bindings=bindings, sha256=digest(doc), last_sha256=digest(last_message(doc)))
 
 
 def _user_id(doc: dict, bindings: dict[str, str], fixed: dict[str, str]) -> None:

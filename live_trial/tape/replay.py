@@ -7,7 +7,11 @@ schemas/replay-log.schema.json):
 
 1. ``hash``: a recorded request whose normalized body is the same (:mod:`live_trial.tape.normalize`); recorded twice
    or more (a retried request), each recorded answer once in order, then the last again;
-2. ``turn``: a recorded request of the same role and turn whose last message is the same;
+2. ``turn``: a recorded request of the same role and turn whose last message is the same: the last one the session
+   or the evaluator sent (the task, a nudge, a tool_result, the evaluator's prompt), never the ``{"role": "system"}``
+   message the CLI ends a conversation's first request with (:func:`live_trial.tape.normalize.last_message`). So a
+   newer CLI's system prompt still replays, while another task (``--args``), another tool result or another
+   evaluator's prompt (a file more among the side effects) is a divergence;
 3. none: the tape does not cover this run. The first such request of a model turn is the run's divergence
    (:mod:`live_trial.tape.diverge` names where), answered with an error the CLI does not retry (400) so its turn ends
    at once; ``on_divergence`` is told, and the trial stops BLOCKED ``replay_diverged`` (the harness's side: never a
@@ -42,7 +46,8 @@ DIVERGED_STATUS = 400
 
 
 class TapeIndex:
-    """The tape's model requests, looked up by hash and by (role, turn, last message); thread-safe."""
+    """The tape's model requests, looked up by hash and by (role, turn, last message the session or the evaluator
+    sent); thread-safe."""
 
     def __init__(self, entries: list[TapeEntry]) -> None:
         self.entries = list(entries)

@@ -64,7 +64,7 @@ def scenario_text(entries: list[TapeEntry], name: str, source: str) -> str:
 
 
 def _rule_id(e: TapeEntry, rules: list[dict[str, Any]]) -> str:
-    base = f"{e.request.role}-turn-{(e.request.turn or 0) + 1}"
+    base = f"{e.request.role}-turn-{e.request.turn or 1}"
     taken = {r["id"] for r in rules}
     n, rid = 1, base
     while rid in taken:

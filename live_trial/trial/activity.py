@@ -33,6 +33,7 @@ from live_trial.closure.declared import DeclaredServer, plugin_servers
 from live_trial.closure.manifest import ClosureError, read_json_object
 from live_trial.errors import PluginFailed, RefusedInput
 from live_trial.jsonfile import make_private_dirs, write_text_atomic
+from live_trial.session import mcp_start
 from live_trial.session.plugin_activity import NAMED_BY_ALLOWED_TOOLS, mcp_failed_note, named_servers, start_failure
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.debug_log import DebugTail
@@ -178,14 +179,9 @@ def await_servers(wd: Workdir, *, timeout_s: float, sleep: Callable[[float], Non
     """Wait until every MCP server the debug log says the CLI started connecting has said how its start went, at
     most ``timeout_s`` seconds (the policy's boot timeout): a task pasted at once meets servers still connecting, which
     a person typing would not (2.1.197 then answers a call "No such tool available"; references/transcript-jsonl.md).
-    Returns ``(settled, still pending)`` server names. ``sleep`` may raise (the harness asked to stop)."""
-    end, tail = clock() + timeout_s, DebugTail(wd.debug_log)
-    while True:
-        log = tail.read()
-        pending = [n for n, s in log.servers.items() if s.starts and not s.outcomes]
-        if not pending or clock() >= end:
-            return [n for n, s in log.servers.items() if s.outcomes], pending
-        sleep(step_s)
+    Returns ``(settled, still pending)`` server names. ``sleep`` may raise (the harness asked to stop). The wait is
+    :func:`live_trial.session.mcp_start.await_servers` on the trial's debug log (the doctor's probe waits the same)."""
+    return mcp_start.await_servers(wd.debug_log, timeout_s=timeout_s, sleep=sleep, clock=clock, step_s=step_s)
 
 
 def plugins_of(state: Any) -> list[tuple[str, Path]]:

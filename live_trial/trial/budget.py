@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from live_trial.errors import Blocked
 from live_trial.stop_reasons import StopReason
@@ -49,3 +50,36 @@ class Budget:
         what = ("API list price estimate of its scripted tokens; a rehearsal costs nothing" if self.rehearsal
                 else "API list price estimate")
         return f"the trial reached its budget of ${self.max_cost_usd:g}: it had spent {spent} ({what})"
+
+
+def check_budget(trial: Any, *, finished: bool = False) -> None:
+    """A poll tick of a trial with a budget (``--max-cost-usd``, README "Budgets"): raise Blocked ``budget`` once what
+    the session used reaches it (:class:`Budget`, kept as ``trial.budget``), logged with what was spent; once
+    ``finished`` (turn ended, marker written) an overspend is one warning of the verdict instead. ``trial``: a
+    :class:`~live_trial.trial.runner.Trial` (its policy, request, facts, journal and transcript). Each model the price
+    table lacks is one warning: the budget cannot count it (never counted as 0)."""
+    if trial.policy.max_cost_usd is None:
+        return
+    if trial.budget is None:
+        trial.budget = Budget(trial.policy.max_cost_usd, rehearsal=trial.req.rehearsal is not None)
+    budget: Budget = trial.budget
+    try:
+        over = budget.check(trial.transcript_path(), finished=finished)
+    except Blocked:
+        _warn_unpriced(trial, budget)
+        trial.journal.log("budget", "reached", max_cost_usd=trial.policy.max_cost_usd, spent_usd=budget.spent.usd,
+                          unpriced=list(budget.spent.unpriced))
+        raise
+    if over is not None and over not in trial.facts.warnings:
+        trial.facts.warnings.append(over)
+        trial.journal.log("budget", "over_when_finished", max_cost_usd=trial.policy.max_cost_usd,
+                          spent_usd=budget.spent.usd)
+    _warn_unpriced(trial, budget)
+
+
+def _warn_unpriced(trial: Any, budget: Budget) -> None:
+    for model in budget.spent.unpriced:
+        warning = (f"the budget cannot count what {model} used: it has no price in references/model-prices.json, "
+                   "so the trial may spend more than --max-cost-usd")
+        if warning not in trial.facts.warnings:
+            trial.facts.warnings.append(warning)

@@ -96,7 +96,7 @@ def evaluate_goal(trial: TrialContext) -> None:
         trial.facts.notes.append("the harness was stopped while the evaluator judged the goal")
         trial.journal.log("evaluate", "interrupted")
         return
-    if _left_the_tape(trial):
+    if _input_left_uncovered(trial):
         return
     if problem is None:
         # No valid answer after the retry (README "Whose failure it is"): nobody judged the goal, so it is not a FAIL
@@ -120,17 +120,19 @@ def evaluate_goal(trial: TrialContext) -> None:
                       judged_by=result.get("judged_by"))
 
 
-def _left_the_tape(trial: TrialContext) -> bool:
-    """A replay whose evaluator asked what the tape never saw: the tape does not cover this run, so the goal was not
-    judged, whatever the evaluator made of the error (BLOCKED ``replay_diverged``; README "Replaying a real trial
-    offline"). True when that is so (recorded in the facts), else False."""
+def _input_left_uncovered(trial: TrialContext) -> bool:
+    """A replay or a rehearsal whose evaluator asked what its tape or scenario does not cover: the goal was not
+    judged, whatever the evaluator made of the error (BLOCKED ``replay_diverged`` or ``scenario_unmatched``; README
+    "Replaying a real trial offline", references/scenario-format.md). True when that is so (recorded in the facts),
+    else False."""
     from live_trial.trial import model_side
 
-    diverged = model_side.divergence(trial)
-    if diverged is None:
+    found = model_side.uncovered(trial)
+    if found is None:
         return False
-    trial.facts.blocked, trial.facts.stop_reason = True, StopReason.REPLAY_DIVERGED
+    code, sentence = found
+    trial.facts.blocked, trial.facts.stop_reason = True, code
     trial.facts.goal, trial.facts.goal_blockers = None, []
-    trial.facts.notes.append(f"the tape does not cover this run: {diverged.sentence()}")
-    trial.journal.log("evaluate", StopReason.REPLAY_DIVERGED.value, problem=diverged.sentence())
+    trial.facts.notes.append(sentence)
+    trial.journal.log("evaluate", code.value, problem=sentence)
     return True

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from live_trial.acceptance.activation import ActivationSession
 from live_trial.acceptance.case_verdict import CaseRun
 from live_trial.errors import ExitCode, LiveTrialError
 from live_trial.policy import Policy
@@ -95,6 +96,12 @@ class TrialRequest:
     #: A suite case's own criteria for the evaluator, ``(id, text)`` (references/suite-format.md): recorded in
     #: trial-state.json, judged like the skill's feedback_contract criteria.
     criteria: list[tuple[str, str]] = field(default_factory=list)
+    #: An activation case's prompt (README "Does it start by itself?"): ``task.md`` is this text alone, with no Skill
+    #: literal and no completion marker; None: the task of references/task-template.md.
+    prompt: str | None = None
+    #: Which prompt and session of an activation run this trial is (recorded in trial-state.json; its number given
+    #: to the scripted server as the attempt).
+    activation: ActivationSession | None = None
 
 
 @dataclass

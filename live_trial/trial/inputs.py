@@ -11,6 +11,7 @@ from live_trial.closure.pinning import pin
 from live_trial.closure.target import resolve_target
 from live_trial.doctor import live
 from live_trial.errors import RefusedInput, require_utf8
+from live_trial.notices.catalogue import resolve_lang
 from live_trial.rehearsal.scenario import load_scenario
 from live_trial.session import boot
 from live_trial.session.backend import Backend
@@ -25,13 +26,14 @@ from live_trial.trial.workdir import new_run_id
 
 
 def validate(trial: TrialContext) -> None:
-    """Resolve and check ``trial.req`` in place: denylist, gate kind, eval root, args, target, plugin closure,
-    scenario or tape (a replay; never with ``--record`` or ``--proof``), model, root sandbox, contractual grounding,
-    a tmux server no harness started, then the trial's folder (:func:`check_folder`). Raises :class:`RefusedInput`
-    (or the closure's BOOT_FAIL, exit 2) and creates nothing but, for ``--in-place``, the folder's lock (held from
-    here on; released when the trial ends or when :meth:`Trial.run` fails to start)."""
+    """Resolve and check ``trial.req`` in place: denylist, the message language, gate kind, eval root, args, target,
+    plugin closure, scenario or tape (a replay; never with ``--record`` or ``--proof``), model, root sandbox,
+    contractual grounding, a tmux server no harness started, then the trial's folder (:func:`check_folder`). Raises
+    :class:`RefusedInput` (or the closure's BOOT_FAIL, exit 2) and creates nothing but, for ``--in-place``, the
+    folder's lock (held from here on; released when the trial ends or when :meth:`Trial.run` fails to start)."""
     req = trial.req
     check_target_allowed(req.target)
+    resolve_lang(req.lang, trial.env)       # a language with no catalogue (LIVE_TRIAL_LANG=fr) before anything exists
     if req.gate_kind not in ("rescue", "contractual"):
         raise RefusedInput(f"unknown gate kind {req.gate_kind!r}", fix="use rescue or contractual")
     req.gate_response_kinds = gate_kinds(req)

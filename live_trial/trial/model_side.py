@@ -3,7 +3,8 @@
 - a live trial: the model's API, as the person's environment names it; nothing to start;
 - a recorded live trial (``run --record``): a recording proxy in front of that API, whose tape is
   ``<workdir>/model-tape.jsonl`` (README "Replaying a real trial offline");
-- a rehearsal (``run --rehearsal SCENARIO``): the scripted model server;
+- a rehearsal (``run --rehearsal SCENARIO``): the scripted model server, which stops the trial BLOCKED
+  ``scenario_unmatched`` at the first request no rule of the scenario answers, naming it;
 - a replay (``run --replay TAPE``): a rehearsal whose server answers from the tape and stops the trial BLOCKED
   ``replay_diverged`` at the first request the tape does not cover, naming the turn and the first difference.
 
@@ -18,11 +19,13 @@ import os
 import re
 from pathlib import Path
 
+from live_trial.acceptance.activation import ActivationSession
 from live_trial.acceptance.case_verdict import CaseRun
 from live_trial.errors import Blocked
 from live_trial.rehearsal.config import rehearsal_env, seed_config
 from live_trial.rehearsal.scenario import load_scenario
 from live_trial.rehearsal.server import RehearsalServer
+from live_trial.rehearsal.unmatched import Unmatched
 from live_trial.stop_reasons import StopReason
 from live_trial.tape.diverge import Divergence
 from live_trial.tape.file import TapeEntry, TapeRecorder, read_tape
@@ -75,7 +78,10 @@ def start(trial: TrialContext, port: int = 0) -> None:
     else:
         trial.scenario = trial.scenario if trial.scenario is not None else load_scenario(req.rehearsal)
         run = CaseRun.from_doc(trial.state.case_run if trial.state is not None else None)   # also after a resume
-        server = RehearsalServer(trial.scenario, port=port, attempt=run.attempt if run is not None else 1)
+        prompt = ActivationSession.from_doc(trial.state.activation if trial.state is not None else None)
+        attempt = run.attempt if run is not None else prompt.repeat if prompt is not None else 1
+        server = RehearsalServer(trial.scenario, port=port, attempt=attempt,
+                                 on_unmatched=lambda missed: _note_unmatched(trial, missed))
     server.start()
     trial.server = server
     trial.child_overrides = rehearsal_env(server.url, config_dir)
@@ -116,18 +122,40 @@ def _start_recording(trial: TrialContext, port: int) -> None:
     trial.journal.log("recording", "proxy_started", url=proxy.url, upstream=upstream, tape=str(trial.wd.model_tape))
 
 
+def _note_unmatched(trial: TrialContext, missed: Unmatched) -> None:
+    trial.journal.log("rehearsal", "unmatched", problem=missed.sentence(), role=missed.role)
+
+
 def divergence(trial: TrialContext) -> Divergence | None:
     """The first request of a replay its tape did not cover, or None (not a replay, or none yet)."""
     return trial.server.diverged if isinstance(trial.server, TapeServer) else None
 
 
-def check_divergence(trial: TrialContext) -> None:
-    """Raise :class:`Blocked` ``replay_diverged`` naming the turn and the first difference once a replay left its
-    tape (checked between poll ticks, so the trial stops within a tick, never after the STALL limit)."""
+def uncovered(trial: TrialContext) -> tuple[StopReason, str] | None:
+    """``(stop reason, sentence)`` once the model's side met a request its input does not cover: a replay's tape
+    (``replay_diverged``, the turn and the first difference) or a rehearsal's scenario (``scenario_unmatched``, the
+    request no rule answers); None otherwise. Either is the harness's input, never the skill's doing."""
     div = divergence(trial)
     if div is not None:
-        raise Blocked(f"the tape does not cover this run: {div.sentence()}", code=StopReason.REPLAY_DIVERGED,
-                      fix="see replay-log.jsonl; record the trial again if the skill was meant to change")
+        return StopReason.REPLAY_DIVERGED, f"the tape does not cover this run: {div.sentence()}"
+    missed = trial.server.unmatched if isinstance(trial.server, RehearsalServer) else None
+    if missed is not None:
+        return StopReason.SCENARIO_UNMATCHED, f"the scenario does not cover this run: {missed.sentence()}"
+    return None
+
+
+def check_divergence(trial: TrialContext) -> None:
+    """Raise :class:`Blocked` once the model's side met a request its input does not cover (:func:`uncovered`):
+    ``replay_diverged`` naming the turn and the first difference, ``scenario_unmatched`` naming the request no rule
+    answers. Checked between poll ticks, so the trial stops within a tick, never after the STALL limit."""
+    found = uncovered(trial)
+    if found is None:
+        return
+    code, sentence = found
+    fix = ("see replay-log.jsonl; record the trial again if the skill was meant to change"
+           if code == StopReason.REPLAY_DIVERGED else
+           "add a rule that answers it to the scenario (references/scenario-format.md)")
+    raise Blocked(sentence, code=code, fix=fix)
 
 
 def recording_problems(trial: TrialContext) -> list[str]:

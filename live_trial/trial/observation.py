@@ -87,7 +87,7 @@ class Observation:
     output_sizes: Mapping[str, int] | None = None
     """Size in bytes of each output file of a background task still running; None when no transcript was read."""
     marker_exists: bool = False
-    """The completion marker file exists."""
+    """The completion marker file exists (always True when the poll has no marker: ``PollConfig.turn_end``)."""
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,7 @@ class Observer:
                            transcript_path=str(self.path) if self.path else None, transcript_end=read.end,
                            new_records=read.new_records, status=read.status, state=state, screen_gate=read.screen_gate,
                            followed=followed, named_session=named, output_sizes=read.output_sizes,
-                           marker_exists=self.marker.is_file())
+                           marker_exists=self.cfg.turn_end or self.marker.is_file())
 
     def _screen(self) -> str | None:
         """The visible screen, or None when the session is gone or its pane dead (one tmux call once the pane is

@@ -23,6 +23,8 @@ from live_trial.session.rules import pid_alive
 from live_trial.workdir_files import TRIAL_STATE
 
 STATE_GLOB = f"*/*/live-trial/*/{TRIAL_STATE}"
+#: The sessions of an activation run's prompts (README "Does it start by itself?").
+PROMPT_STATE_GLOB = f"*/*/live-trial-activation/*/prompts/*/{TRIAL_STATE}"
 
 
 def _box(doc: Any) -> containment.Container | None:
@@ -40,7 +42,7 @@ def end_orphans(eval_root: Path, keep: Collection[str] = ()) -> list[dict[str, A
     if not (tagged or cgroups) or not root.is_dir():
         return []
     out = []
-    for path in sorted(root.glob(STATE_GLOB)):
+    for path in sorted([*root.glob(STATE_GLOB), *root.glob(PROMPT_STATE_GLOB)]):
         try:
             state = read_json(path, "trial-state.schema.json")
         except LiveTrialError:

@@ -29,7 +29,8 @@ class PollConfig:
     """What to poll. ``marker``: the completion marker file; ``session``: tmux session name; ``session_id``:
     the CLI's session id (None: screen only); ``cwd``: the trial cwd (for the transcript slug); ``config_dir``:
     the CLI config folder (None: CLAUDE_CONFIG_DIR or ~/.claude); ``max_ticks``: ticks in this call (None: no
-    budget); ``transcript_path`` overrides :func:`live_trial.transcript.paths.locate`."""
+    budget); ``transcript_path`` overrides :func:`live_trial.transcript.paths.locate`; ``turn_end``: the end of the
+    turn is DONE without a completion marker (a prompt of an activation case, README "Does it start by itself?")."""
 
     marker: str | os.PathLike[str]
     session: str
@@ -40,6 +41,7 @@ class PollConfig:
     policy: Policy
     max_ticks: int | None = None
     transcript_path: str | os.PathLike[str] | None = None
+    turn_end: bool = False
 
 
 @dataclass(frozen=True)

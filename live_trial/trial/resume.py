@@ -29,6 +29,19 @@ from live_trial.trial.workdir import open_workdir
 UNCONFIRMED = ("created", "booting", "sending")
 
 
+def _refuse_unresumable(state: TrialState, root: Path) -> None:
+    """Refuse (RefusedInput) a workdir ``run --resume`` does not continue: a trial driven by hand (``prepare``), and a
+    session of an activation case's prompt (README "Does it start by itself?": it has no verdict to finish)."""
+    if state.phase == "prepared":
+        raise RefusedInput("this trial is driven by hand (made by `live-trial prepare`): run --resume continues only "
+                           "trials started by run", where=str(root), code="driven_by_hand",
+                           fix="go on with its next step by hand (poll with the same --state-file), or start run")
+    if state.activation is not None:
+        raise RefusedInput("this is one session of an activation case's prompt: it has no verdict to finish, and an "
+                           "activation run is not resumed", where=str(root), code="activation_session",
+                           fix="run the activation case again (run TARGET --case NAME)")
+
+
 def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
     """Continue a trial whose harness was killed, from the phase it recorded (module docstring), to its verdict.
 
@@ -39,10 +52,7 @@ def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
     trial.wd = open_workdir(workdir)
     trial.take_lock()
     trial.state = TrialState.load(trial.wd.trial_state)
-    if trial.state.phase == "prepared":
-        raise RefusedInput("this trial is driven by hand (made by `live-trial prepare`): run --resume continues only "
-                           "trials started by run", where=str(trial.wd.root), code="driven_by_hand",
-                           fix="go on with its next step by hand (poll with the same --state-file), or start run")
+    _refuse_unresumable(trial.state, trial.wd.root)
     owner = trial.state.owner_pid
     if owner != os.getpid() and _alive(owner):
         raise RefusedInput(f"the trial is still driven by harness pid {owner}", where=str(trial.wd.root),

@@ -30,7 +30,7 @@ from live_trial.stop_reasons import StopReason
 from live_trial.transcript.paths import config_dir
 from live_trial.transcript.status import IDLE_TURN_COMPLETE
 from live_trial.trial import activity, held, model_side, poll, poll_state, start
-from live_trial.trial.budget import Budget
+from live_trial.trial.budget import Budget, check_budget
 from live_trial.trial.facts import Facts, TrialInterrupted, TrialOutcome, TrialRequest
 from live_trial.trial.finish import finish
 from live_trial.trial.folder_steps import prepare, release, trust_note, trusted_at_boot
@@ -83,6 +83,7 @@ class Trial:
         self.folder_plan: FolderPlan | None = None   # set by the input checks
         self.folder_lock: FolderLock | None = None   # of an in-place folder, held for the trial's life
         self.mcp_watch: activity.ServerWatch | None = None   # the MCP servers the skill's allowed-tools name
+        self.budget: Budget | None = None            # the meter of --max-cost-usd, once the first tick reads it
 
     # ----------------------------------------------------------------- the record
     @property
@@ -126,11 +127,15 @@ class Trial:
 
     def sleep(self, seconds: float) -> None:
         """Wait ``seconds``; raise :class:`TrialInterrupted` (:meth:`stop_code`) once the harness is asked to stop,
-        :class:`Blocked` ``replay_diverged`` once a replay left its tape."""
+        :class:`Blocked` ``replay_diverged`` / ``scenario_unmatched`` once a replay left its tape or a rehearsal's
+        scenario answered no rule for a request (:func:`live_trial.trial.model_side.check_divergence`). Not while the
+        task is being sent: the delivery and the plugin's loading check read the session's own records first, so a
+        plugin the CLI did not load is ``plugin_not_loaded``, whatever the model's side could not answer after it."""
         if self.stop_event.wait(seconds):
             raise TrialInterrupted("the harness was asked to stop",
                                    fix="the session was killed and the evidence collected", code=self.stop_code())
-        model_side.check_divergence(self)
+        if self.state is None or self.state.phase != "sending":
+            model_side.check_divergence(self)
 
     def stop_code(self) -> StopReason:
         """The stop reason of a harness asked to stop: harness_interrupted (Ctrl-C) or harness_terminated (SIGTERM)."""
@@ -154,7 +159,9 @@ class Trial:
         assert self.target is not None      # resolved by the input checks
         req = self.req
         run_id = req.run_id or new_run_id()
-        root = workdir_path(req.eval_root, self.target.plugin_name, self.target.skill, run_id)
+        parent = start.workdir_parent(req)
+        root = parent / run_id if parent is not None else workdir_path(req.eval_root, self.target.plugin_name,
+                                                                         self.target.skill, run_id)
         first_new = next((p for p in reversed([root, *root.parents]) if not p.exists()), None)
         try:
             start.create(self, run_id)  # the workdir, its lock, task.md and trial-state.json, as `prepare` makes them
@@ -171,8 +178,14 @@ class Trial:
         assert self.wd is not None and self.state is not None     # made by start.create
         self.journal.event("workdir", path=str(self.wd.root), session=self.state.session)
         self._daily_maintenance()
-        return self.drive(self.prepare_tools, self.start_rehearsal, self.prepare_folder, self._boot,
-                          self._send_task, self.poll_loop)
+        return self.drive(*self.steps())
+
+    def steps(self) -> tuple[Callable[[], None], ...]:
+        """The steps :meth:`run` drives, in order: the tools, the model side, the trial's folder, boot, the task sent,
+        the poll loop (a session of an activation case sends its prompt and watches its turn instead:
+        :class:`live_trial.trial.prompt_run.PromptRun`)."""
+        return (self.prepare_tools, self.start_rehearsal, self.prepare_folder, self.boot_session, self._send_task,
+                self.poll_loop)
 
     def drive(self, *steps: Callable[[], None]) -> TrialOutcome:
         """Run ``steps`` in order; whatever ends them (success, a refusal, a missing tool, a boot or delivery
@@ -203,7 +216,7 @@ class Trial:
             self.finish_session()
             self.release_folder()
         try:
-            return self._finish()
+            return self.conclude()
         finally:
             self.stop_server()
 
@@ -297,7 +310,10 @@ class Trial:
         in-place folder's lock, on every exit path. Never raises."""
         release(self)
 
-    def _boot(self) -> None:
+    def boot_session(self) -> None:
+        """Boot claude in the trial's tmux session with the plugin and its declared dependencies pinned, in its
+        container, and wait for the MCP servers it started (:func:`live_trial.session.boot.boot`). Raises BootFail,
+        BootTimeout, Blocked."""
         self.journal.save(phase="booting")
         assert self.state is not None and self.state.closure is not None and self.backend is not None and self.wd
         req = boot.BootRequest(
@@ -343,15 +359,23 @@ class Trial:
         self.facts.launch = "PASS"
         self.journal.save(phase="polling")
 
-    def poll_once(self, stall_limit_s: float) -> poll.PollResult:
+    def poll_once(self, stall_limit_s: float, *, turn_end: bool = False,
+                  also: Callable[[dict[str, Any]], None] | None = None) -> poll.PollResult:
         """Poll the session until a terminal exit (no tick budget) with ``stall_limit_s`` seconds as the STALL limit
-        (:func:`live_trial.trial.poll.poll`); each tick feeds the trial's log and live line."""
+        (:func:`live_trial.trial.poll.poll`); each tick feeds the trial's log and live line, then ``also`` (which may
+        raise to end the poll). ``turn_end``: the end of the turn is DONE, with no completion marker (a prompt of an
+        activation case)."""
         assert self.wd is not None and self.state is not None and self.backend is not None
         cfg = poll_state.PollConfig(
             marker=self.wd.marker, session=self.state.session, session_id=self.state.session_id,
             cwd=self.req.cwd, config_dir=self.config_dir(), state_file=self.wd.poll_state,
-            policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None)
-        return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=self._on_tick, watch=True)
+            policy=self.policy.with_overrides(stall_limit_s=stall_limit_s), max_ticks=None, turn_end=turn_end)
+
+        def tick(progress: dict[str, Any]) -> None:
+            self._on_tick(progress)
+            if also is not None:
+                also(progress)
+        return poll.poll(cfg, self.backend, sleep=self.sleep, on_tick=tick, watch=True)
 
     def _on_tick(self, progress: dict[str, Any]) -> None:
         """Poll's per-tick report: the 80% HARD_CAP warning is logged; ticks feed the live line; each change of
@@ -360,43 +384,14 @@ class Trial:
             self.journal.log("poll", "WARN", message=progress["warn"])
             return
         activity.check_servers(self.mcp_watch)     # PluginFailed (mcp_failed) at once, not after the STALL limit
-        self._check_budget(finished=progress.get("state") == IDLE_TURN_COMPLETE and self.wd is not None
-                           and self.wd.marker.exists())
+        check_budget(self, finished=progress.get("state") == IDLE_TURN_COMPLETE and self.wd is not None
+                     and self.wd.marker.exists())
         doing = {"tool": progress.get("pending_tool"), "background": progress.get("background")}
         if (progress.get("state"), doing) != getattr(self, "_doing", None):
             self._doing = (progress.get("state"), doing)
             self.journal.log("state", str(progress.get("state") or "unknown"),
                              **{k: v for k, v in doing.items() if v}, elapsed_s=progress.get("elapsed_s"))
         self.journal.event("tick", **progress, **self._counts())
-
-    def _check_budget(self, *, finished: bool = False) -> None:
-        """With a budget (``--max-cost-usd``, README "Budgets"): raise Blocked ``budget`` once what the session used
-        reaches it (:class:`live_trial.trial.budget.Budget`), logged with what was spent; once ``finished`` (turn ended,
-        marker written) an overspend is one warning of the verdict instead."""
-        if self.policy.max_cost_usd is None:
-            return
-        if getattr(self, "_budget", None) is None:
-            self._budget = Budget(self.policy.max_cost_usd, rehearsal=self.req.rehearsal is not None)
-        try:
-            over = self._budget.check(self.transcript_path(), finished=finished)
-        except Blocked:
-            self._warn_unpriced()
-            self.journal.log("budget", "reached", max_cost_usd=self.policy.max_cost_usd,
-                             spent_usd=self._budget.spent.usd, unpriced=list(self._budget.spent.unpriced))
-            raise
-        if over is not None and over not in self.facts.warnings:
-            self.facts.warnings.append(over)
-            self.journal.log("budget", "over_when_finished", max_cost_usd=self.policy.max_cost_usd,
-                             spent_usd=self._budget.spent.usd)
-        self._warn_unpriced()
-
-    def _warn_unpriced(self) -> None:
-        """Once per model: the budget cannot count a model the price table has no price for (never counted as 0)."""
-        for model in self._budget.spent.unpriced:
-            warning = (f"the budget cannot count what {model} used: it has no price in references/model-prices.json, "
-                       "so the trial may spend more than --max-cost-usd")
-            if warning not in self.facts.warnings:
-                self.facts.warnings.append(warning)
 
     def _counts(self) -> dict[str, Any]:
         assert self.state is not None
@@ -435,8 +430,9 @@ class Trial:
         for problem in model_side.recording_problems(self):
             self.journal.log("recording", "not_recorded", problem=problem)
 
-    def _finish(self) -> TrialOutcome:
-        """Evaluate, write the verdict, notify (see :func:`live_trial.trial.finish.finish`)."""
+    def conclude(self) -> TrialOutcome:
+        """Once the session is collected and killed: evaluate, write the verdict, notify (see
+        :func:`live_trial.trial.finish.finish`)."""
         return finish(self)
 
 

@@ -11,15 +11,18 @@ import json
 import os
 import uuid
 from dataclasses import asdict
+from pathlib import Path
 
 from live_trial.clock import utc_now
 from live_trial.jsonfile import write_text_atomic
 from live_trial.resources import read_reference
 from live_trial.trial.activity import resolve_fixtures, write_fixtures
 from live_trial.trial.context import TrialContext
+from live_trial.trial.facts import TrialRequest
 from live_trial.trial.folder import folder_record, session_cwd
 from live_trial.trial.state import TrialState
 from live_trial.trial.workdir import create_workdir, session_name
+from live_trial.workdir_files import PROMPTS
 
 
 def create(trial: TrialContext, run_id: str | None = None) -> None:
@@ -33,7 +36,8 @@ def create(trial: TrialContext, run_id: str | None = None) -> None:
     # what the input checks resolved (live_trial.trial.inputs.validate)
     assert trial.target is not None and trial.folder_plan is not None and trial.pinning is not None
     fixtures = resolve_fixtures(req.mcp_fixtures, [(p.name, p.root) for p in trial.pinning.plugins])
-    trial.wd = create_workdir(req.eval_root, trial.target.plugin_name, trial.target.skill, run_id or req.run_id)
+    trial.wd = create_workdir(req.eval_root, trial.target.plugin_name, trial.target.skill, run_id or req.run_id,
+                              parent=workdir_parent(req))
     trial.take_lock()
     req.cwd = session_cwd(trial.folder_plan, trial.wd.root)
     trial.state = TrialState(
@@ -49,16 +53,27 @@ def create(trial: TrialContext, run_id: str | None = None) -> None:
         policy=asdict(trial.policy), lang=req.lang or trial.env.get("LIVE_TRIAL_LANG") or None, collected=False,
         mcp_fixtures=[f.to_doc() for f in fixtures] or None,
         case_run=req.case_run.to_doc() if req.case_run is not None else None,
-        criteria=[{"id": i, "text": t} for i, t in req.criteria] or None)
+        criteria=[{"id": i, "text": t} for i, t in req.criteria] or None,
+        activation=req.activation.to_doc() if req.activation is not None else None)
     write_task(trial)
     write_fixtures(trial.wd, fixtures)
     trial.journal.save()
 
 
+def workdir_parent(req: TrialRequest) -> Path | None:
+    """Where the workdir is made: in its activation run's ``prompts/`` folder for a session of an activation case,
+    else None (the eval root's ``<plugin>/<skill>/live-trial/``)."""
+    return req.activation.folder / PROMPTS if req.activation is not None else None
+
+
 def write_task(trial: TrialContext) -> None:
     """Write ``<workdir>/task.md``: references/task-template.md with the target, the args and the absolute path of the
-    completion marker filled in (seed 001, the task.md contract)."""
+    completion marker filled in (seed 001, the task.md contract); for a prompt of an activation case, the prompt alone
+    (README "Does it start by itself?": nothing names the skill unless its author's prompt does)."""
     assert trial.wd is not None
+    if trial.req.prompt is not None:
+        write_text_atomic(trial.wd.task, trial.req.prompt)
+        return
     text = (read_reference("task-template.md")
             .replace("{{TARGET_SKILL}}", trial.req.target)
             .replace('"{{ARGS}}"', json.dumps(trial.req.args, ensure_ascii=False))

@@ -73,6 +73,7 @@ class TrialState:
     mcp_fixtures: list[dict[str, Any]] | None = None  #: the stand-in MCP servers started (trial/activity.py)
     case_run: dict[str, Any] | None = None       #: the case run it is an attempt of (acceptance/case_verdict.CaseRun)
     criteria: list[dict[str, Any]] | None = None  #: a suite case's own criteria {id, text} (acceptance/case_criteria)
+    activation: dict[str, Any] | None = None     #: the activation prompt it is a session of (acceptance/activation)
 
     # ------------------------------------------------------------------ reading and writing
     @classmethod
@@ -114,4 +115,4 @@ class TrialState:
 _NOT_NULL = frozenset({"args", "plugins_root", "eval_root", "proof", "gate_kind", "lease_ttl_s",
                        "gate_response_kinds", "gate_answers", "folder", "expect_gate", "policy", "collected",
                        "facts", "environment", "records_seal", "cwd_snapshot_sha256", "recording", "case_run",
-                       "criteria", "delivery"})
+                       "criteria", "delivery", "activation"})

@@ -41,10 +41,12 @@ def session_name(run_id: str, skill: str) -> str:
     return f"lt-{run_id}-{skill_slug(skill)}"
 
 
-def create_workdir(eval_root: Path, plugin: str | None, skill: str, run_id: str | None = None) -> Workdir:
-    """Create the workdir with ``out/``; refuse (exit 2) when it already exists. Returns the :class:`Workdir`."""
+def create_workdir(eval_root: Path, plugin: str | None, skill: str, run_id: str | None = None, *,
+                   parent: Path | None = None) -> Workdir:
+    """Create the workdir with ``out/`` (in ``parent`` when given: a session of an activation run, README "Does it start
+    by itself?"); refuse (exit 2) when it already exists. Returns the :class:`Workdir`."""
     run_id = run_id or new_run_id()
-    root = workdir_path(eval_root, plugin, skill, run_id)
+    root = (Path(parent) / run_id).resolve() if parent is not None else workdir_path(eval_root, plugin, skill, run_id)
     if root.exists():
         raise RefusedInput("workdir already exists", where=str(root), fix="use a new run id")
     wd = Workdir(root=root, run_id=run_id)

@@ -1,6 +1,7 @@
-"""``live-trial doctor --cli`` on the real CLI in real tmux (README "Doctor"): every assumption holds on a supported
-CLI, within its time; and on a claude whose bypass dialog says other words it exits 1 naming that assumption and
-what the screen showed instead."""
+"""``live-trial doctor --cli`` on the real CLI in real tmux (README "Is this claude one the harness reads?"): every
+assumption holds on a supported CLI, within its time, each of the two that the supported releases meet in different
+ways saying the form this release showed; and on a claude whose bypass dialog says other words it exits 1 naming that
+assumption and what the screen showed instead."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from live_trial.doctor import activity, trust
 from live_trial.doctor.checks import CHECKS, HOLDS, parse_line
 from live_trial.session.claude_bin import find_claude
 
@@ -36,6 +38,12 @@ def test_every_assumption_holds_on_the_cli_under_test():
     assert (proc.returncode, changed) == (0, []), report
     assert [c["name"] for c in report["checks"]] == list(CHECKS) and report["status"] == "OK"
     assert elapsed < DOCTOR_MAX_S
+    # the forms each supported release was seen in (references/transcript-jsonl.md): 2.1.332 names every hook run in
+    # its debug log and asks about a git work tree under a trusted folder; 2.1.197 does neither
+    forms = {c["name"]: c["saw"] for c in report["checks"]}
+    every = report["claude"]["version"] != "2.1.197"
+    assert forms["debug_log.hook_runs"] == (activity.EVERY_RUN if every else activity.FAILURES_ONLY), forms
+    assert forms["screen.trust_question"] == (trust.ASKED if every else trust.NOT_ASKED), forms
 
 
 FAKE_CLAUDE = """#!/bin/bash

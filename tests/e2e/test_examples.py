@@ -38,6 +38,8 @@ EXPECTED = {
     "bash-sleep": (["--stall-limit", "10"], 0, "PASS", None, None, {"goal_result": "PASS"}),
     "slow-stream": (["--stall-limit", "30"], 0, "PASS", None, None, {"goal_result": "PASS"}),
     "greet-ada": ([], 0, "PASS", None, None, {"goal_result": "PASS"}),
+    # the activation case's scenario also plays the acceptance task of its then_acceptance trial
+    "greet-activation": ([], 0, "PASS", None, None, {"goal_result": "PASS"}),
     "greet-style-casual": (["--gate-response-contractual", "Casual"], 0, "PASS", None, None,
                            {"goal_result": "PASS", "gate_kind": "contractual", "gate_response_count": 1}),
 }
@@ -63,7 +65,8 @@ def test_each_example_reaches_its_named_state(name, tmp_path):
     wd = workdirs(tmp_path)[0]
     log = [json.loads(line) for line in (wd / "trial-log.jsonl").read_text().splitlines()]
     stalls = [e["decision"] for e in log if e["step"] == "stall"]
-    if name in ("bash-sleep", "slow-stream", "overloaded-then-ok", "greet-happy", "greet-style-casual", "greet-ada"):
+    if name in ("bash-sleep", "slow-stream", "overloaded-then-ok", "greet-happy", "greet-style-casual", "greet-ada",
+                "greet-activation"):
         assert stalls == [], stalls                              # a silent tool or a slow stream is no STALL
     if name == "hang":
         assert stalls == ["extend", "hang"]                      # twice the STALL limit once, then a hang

@@ -156,6 +156,7 @@ def test_no_key_and_no_login_is_refused_with_the_login_fix_and_doctor_says_so(tm
     session would answer "Not logged in · Please run /login" (BLOCKED model_auth); run refuses it first."""
     config = first_run_config(tmp_path / "me", trusted=[tmp_path], key=None)
     env = persons_env(service, config, key=None)
+    before = {p: p.read_bytes() for p in config.rglob("*") if p.is_file()}
     proc = run_cmd(tmp_path, *MARK, *FAST, env=env)
     out = final_json(proc)
     assert proc.returncode == 2 and out["code"] == "live_login", out
@@ -166,6 +167,8 @@ def test_no_key_and_no_login_is_refused_with_the_login_fix_and_doctor_says_so(tm
     lines = proc.stdout.splitlines()
     assert proc.returncode == 1 and lines[-1] == "DOCTOR: NOT READY (1 missing: login)", proc.stdout
     assert [ln.split(":")[0] for ln in lines[:-1]] == ["claude", "config", "login", "trust", "tmux", "sandbox"]
+    # the refused run and the doctor asked the CLI on a copy: the person's config is as it was, byte for byte
+    assert {p: p.read_bytes() for p in config.rglob("*") if p.is_file()} == before
     proc = live_cli("doctor", "--eval-root", str(tmp_path / "eval"), "--json", cwd=tmp_path,
                     env=persons_env(service, config, key=None, oauth_token="sk-ant-oat01-" + "t" * 90))
     doc = json.loads(proc.stdout)

@@ -1,6 +1,7 @@
-"""The model's service is the environment, and an evaluator with no valid answer judged nothing (README "Whose
-failure it is"). Real claude in real tmux, the model played by rehearsal scenarios that answer every request after
-the Skill call with an HTTP error; each test starts ``python -m live_trial run`` as a person would.
+"""The model's service is the environment, an evaluator with no valid answer judged nothing, and a rehearsal's
+scenario that answers no request is the harness's input (README "Whose failure it is"). Real claude in real tmux, the
+model played by rehearsal scenarios that answer every request after the Skill call with an HTTP error, or none;
+each test starts ``python -m live_trial run`` as a person would.
 
 The CLI's own retries are cut to one (``CLAUDE_CODE_MAX_RETRIES=1``: references/transcript-jsonl.md "API errors";
 with its defaults it gives up after about 3 minutes), and the STALL limit is set far above each test's own timeout:
@@ -11,6 +12,7 @@ from __future__ import annotations
 import time
 
 import pytest
+import yaml
 
 from tests.e2e.run_support import PLUGINS, SCENARIOS, final_json, no_leftovers, run_cmd, verdict_doc, workdirs
 
@@ -101,3 +103,39 @@ def test_while_the_cli_retries_an_overloaded_service_the_trial_is_not_stalled(tm
     assert proc.returncode == 0, (result, proc.stderr[-3000:])
     doc = verdict_doc(result)
     assert (doc["overall"]["verdict"], doc["goal_result"], doc["stall_row"]) == ("PASS", "PASS", None), doc["notes"]
+
+
+@pytest.mark.budget(12)
+def test_a_request_no_rule_of_the_scenario_answers_is_blocked_never_a_fail_of_the_skill(tmp_path):
+    """A scenario whose only rule is for a later turn: the trial stops BLOCKED scenario_unmatched at once (never the
+    skill's FAIL "launch failed", never after a STALL limit), naming the request; a scenario with no rule for the
+    evaluator: BLOCKED, the goal not judged."""
+    happy = yaml.safe_load((SCENARIOS / "mark-happy.yaml").read_text())
+    late = [{"id": "late", "when": {"human_turn": 5}, "reply": {"content": [{"text": "DONE: ok"}]}}]
+    for name, rules in (("late", late), ("unjudged", [r for r in happy["rules"] if r["id"] != "evaluator"])):
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, "rules": rules}))
+    start = time.monotonic()
+    proc = run_cmd(tmp_path / "late", "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
+                   str(tmp_path / "late.yaml"), "--lang", "en", *LIMITS, timeout=90)
+    took = time.monotonic() - start
+    result = final_json(proc)
+    assert proc.returncode == 3, (result, proc.stderr[-3000:])
+    doc = verdict_doc(result)
+    assert (result["stop_reason"], doc["overall"]["verdict"], doc["goal_result"]) == ("scenario_unmatched",
+                                                                                      "BLOCKED", None), doc
+    assert any("no rule matches the session's request at human_turn 1, step 0 (its last prompt: \"# Live trial task"
+               in n for n in doc["notes"]), doc["notes"]
+    assert not any("launch failed" in r for r in doc["overall"]["reasons"]) and took < 30, (doc, took)
+    assert "practice script" in result["notification"] and "not the skill's fault" in result["summary"]
+    (wd,) = workdirs(tmp_path / "late")
+    assert not (wd / "evaluation.json").exists()
+    proc = run_cmd(tmp_path / "unjudged", "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
+                   str(tmp_path / "unjudged.yaml"), "--lang", "en", *LIMITS, timeout=90)
+    result = final_json(proc)
+    assert proc.returncode == 3, (result, proc.stderr[-3000:])
+    doc = verdict_doc(result)
+    assert (result["stop_reason"], doc["overall"]["verdict"], doc["goal_result"]) == ("scenario_unmatched",
+                                                                                      "BLOCKED", None), doc
+    assert (doc["launch"], doc["completion"]) == ("PASS", "PASS") and "was not judged" in result["summary"]
+    assert any("no rule matches the evaluator's request at human_turn 1, step 0 (its last prompt:" in n
+               for n in doc["notes"]), doc["notes"]

@@ -73,12 +73,12 @@ def test_a_trial_that_misses_fails_the_test_with_summary_and_report(tmp_path: Pa
     assert "live trial of hello:nosuch did not run: REFUSED: " in out
 
 
-@pytest.mark.budget(20)
+@pytest.mark.budget(25)
 def test_a_suite_file_is_one_test_per_case(tmp_path: Path) -> None:
     """README "Testing a skill with pytest": ``pytest plugins/hello/live-trials.yaml`` collects each case of the
     example suite (plus one added here that fails its second attempt) as a test: a case without a scenario is skipped
-    in rehearsal, the 3-repeat case and the contractually answered question pass, the FLAKY one fails with its pass
-    rate and attempts; pytest's JUnit has one testcase per case with its report and verdict."""
+    in rehearsal, the 3-repeat case, the activation case and the contractually answered question pass, the FLAKY one
+    fails with its pass rate and attempts; pytest's JUnit has one testcase per case with its report and verdict."""
     import shutil
 
     from .run_support import SCENARIOS
@@ -90,17 +90,22 @@ def test_a_suite_file_is_one_test_per_case(tmp_path: Path) -> None:
         "  greet-style:\n", "      - {name: wobbly, repeats: 2, scenario: scenarios/greet-flaky.yaml, "
                             "stall_limit: 30}\n  greet-style:\n"))
     junit = tmp_path / "pytest.xml"
-    proc = _pytest("-q", "-rs", "-n", "2", str(suite), f"--junitxml={junit}", cwd=tmp_path)
+    proc = _pytest("-q", "-rs", "-n", "2", str(suite), f"--junitxml={junit}", "--basetemp", str(tmp_path / "base"),
+                   cwd=tmp_path)
     out = proc.stdout
     assert proc.returncode == 1, out[-3000:] + proc.stderr[-2000:]
-    assert "1 failed, 2 passed, 1 skipped" in out, out[-3000:]
+    assert "1 failed, 3 passed, 1 skipped" in out, out[-3000:]
     assert "case happy has no scenario: it runs only with --live-trial-live" in out
     assert "hello:greet[wobbly]: FLAKY: greet" in out and "pass rate: 1 of 2 samples" in out
     assert "attempt 2: DEGRADED " in out
     cases = {c.name: {p.name: p.value for ps in c.iterchildren(Properties) for p in ps}
              for c in next(iter(JUnitXml.fromfile(str(junit))))}
-    assert set(cases) == {"hello:greet[happy]", "hello:greet[ada]", "hello:greet[wobbly]",
+    assert set(cases) == {"hello:greet[happy]", "hello:greet[ada]", "hello:greet[wobbly]", "hello:greet[natural]",
                           "hello:greet-style[casual]"}
+    assert cases["hello:greet[natural]"]["live_trial_verdict"] == "PASS"            # the activation case
+    assert Path(cases["hello:greet[natural]"]["live_trial_report"]).name == "report.html"
     assert cases["hello:greet[ada]"]["live_trial_verdict"] == "PASS"
     assert Path(cases["hello:greet[ada]"]["live_trial_report"]).is_file()         # the case run's page
+    # each case's eval-log is in pytest's own temporary folders (removed after the last few runs), never left in /tmp
+    assert Path(cases["hello:greet[ada]"]["live_trial_report"]).is_relative_to(tmp_path / "base")
     assert cases["hello:greet-style[casual]"]["live_trial_verdict"] == "PASS"

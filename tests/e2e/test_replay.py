@@ -53,8 +53,8 @@ def offline_env(env: dict) -> dict:
     return {k: v for k, v in env.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
 
 
-def replay(tmp_path: Path, tape: Path, env: dict, plugins: Path = PLUGINS) -> tuple[dict, Path]:
-    proc = run_cmd(tmp_path, *COUNT, "--plugins-root", str(plugins), *FAST, "--replay", str(tape),
+def replay(tmp_path: Path, tape: Path, env: dict, plugins: Path = PLUGINS, *more: str) -> tuple[dict, Path]:
+    proc = run_cmd(tmp_path, *COUNT, "--plugins-root", str(plugins), *FAST, *more, "--replay", str(tape),
                    env=offline_env(env))
     (wd,) = workdirs(tmp_path)
     return final_json(proc) | {"returncode": proc.returncode}, wd
@@ -75,7 +75,7 @@ def test_a_recorded_live_trial_passes_and_no_file_on_disk_holds_its_key(recorded
     lines = [json.loads(x) for x in (wd / "model-tape.jsonl").read_text().splitlines()]
     assert all(schema_errors(doc, "model-tape.schema.json") == [] for doc in lines)
     assert [(d["role"], d["turn"]) for d in lines if d["kind"] == "messages" and d["role"] != "side"] == [
-        ("session", 0), ("session", 1), ("session", 2), ("session", 3), ("session", 4), ("evaluator", 0)]
+        ("session", 1), ("session", 2), ("session", 3), ("session", 4), ("session", 5), ("evaluator", 1)]
     assert all(d["response"]["status"] == 200 for d in lines if d["kind"] == "messages")
     assert "items: 3" in json.dumps(lines[-1]["request"]) and "<workdir>" in json.dumps(lines[-1]["request"])
     # the key the CLI sent on every request: relayed, written nowhere (the tape, the workdir, the eval root)
@@ -124,6 +124,41 @@ def test_a_changed_script_makes_the_replay_stop_blocked_at_its_tool_result_with_
     stopped = next(r for r in log if r.get("stop_reason") == "replay_diverged" and r["decision"] == "blocked")
     assert epoch_of(stopped["at"]) - epoch_of(diverged["at"]) < 2.0, (diverged, stopped)
     assert not any(r["step"] == "stall" for r in log)
+
+
+def diverged_at(wd: Path) -> tuple[dict, str]:
+    """The replay log's line of the request the tape did not cover, and what the verdict's reasons and notes say."""
+    log = [json.loads(x) for x in (wd / "replay-log.jsonl").read_text().splitlines()]
+    verdict = json.loads((wd / "verdict.json").read_text())
+    return next(r for r in log if r["match"] == "none"), " ".join(verdict["notes"] + verdict["overall"]["reasons"])
+
+
+@pytest.mark.budget(14)
+def test_another_task_or_an_evaluator_shown_a_file_more_leaves_the_tape_at_that_turn(recorded, tmp_path):
+    """Both releases end a conversation's first request with a system message of their own, the same for any task:
+    the replay compares the task and the evaluator's prompt themselves. Another ``--args`` leaves the tape at the
+    session's turn 1; a silent hook writing a file more leaves it at the evaluator's turn 1 (its prompt lists the
+    file): BLOCKED, the goal not judged, the turn and the request numbered as the replay log numbers them."""
+    _, _, wd, env = recorded
+    got, wd2 = replay(tmp_path / "args", wd / "model-tape.jsonl", env, PLUGINS, "--args", "Bob")
+    assert (got["returncode"], got["status"], got["stop_reason"]) == (3, "BLOCKED", "replay_diverged"), got
+    line, said = diverged_at(wd2)
+    assert (line["role"], line["turn"]) == ("session", 1), line
+    assert f"turn 1 of the session (request {line['n']}): message 1 (user): its text changed" in said, said
+    assert 'now "' in said and "Bob" in said and "&lt;" not in said and "&quot;" not in said, said
+    assert not (wd2 / "cwd" / "count.txt").exists()
+    plugins = tmp_path / "plugins"
+    shutil.copytree(PLUGINS / "scriptkit", plugins / "scriptkit")
+    (plugins / "scriptkit" / "hooks").mkdir()
+    (plugins / "scriptkit" / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"PostToolUse": [
+        {"matcher": "Write", "hooks": [{"type": "command", "command": "touch extra-file.txt"}]}]}}))
+    got, wd3 = replay(tmp_path / "hook", wd / "model-tape.jsonl", env, plugins)
+    assert (got["returncode"], got["status"], got["stop_reason"]) == (3, "BLOCKED", "replay_diverged"), got
+    line, said = diverged_at(wd3)
+    assert (line["role"], line["turn"]) == ("evaluator", 1), line
+    assert f"turn 1 of the evaluator (request {line['n']})" in said and "extra-file.txt" in said, said
+    assert json.loads((wd3 / "verdict.json").read_text())["goal_result"] is None
+    assert (wd3 / "cwd" / "count.txt").read_text() == "items: 3\n"      # the session itself replayed as recorded
 
 
 @pytest.mark.budget(8)

@@ -21,12 +21,21 @@ def run(tmp_path: Path, *argv: str) -> int:
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["hello:greet", "--case", "nope"], "the suite has no case 'nope' for hello:greet (its cases: happy, ada)"),
+    (["hello:greet", "--case", "nope"], "the suite has no case 'nope' for hello:greet (its cases: happy, ada, natural)"),
     (["hello:greet-style", "--case", "casual", "--suite", "nosuch.yaml"], "no suite file"),
 ])
 def test_a_case_that_cannot_be_found_is_refused_and_nothing_is_created(tmp_path, capsys, argv, words):
     assert run(tmp_path, *argv) == 2
     assert words in capsys.readouterr().err
+    assert not (tmp_path / "eval").exists()
+
+
+def test_a_suite_that_names_no_case_of_the_skill_says_which_skill_it_names(tmp_path, capsys):
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("skills:\n  nope:\n    cases:\n      - {name: a}\n")
+    assert run(tmp_path, "hello:greet", "--case", "a", "--suite", str(suite)) == 2
+    err = capsys.readouterr().err
+    assert "the suite names no case of hello:greet; it names " in err and "skills.nope, no skill here" in err, err
     assert not (tmp_path / "eval").exists()
 
 
@@ -54,7 +63,7 @@ def test_pytest_collects_one_test_per_case_of_a_suite_file():
     proc = collect(str(EXAMPLES / "plugins" / "hello" / "live-trials.yaml"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     items = [line.split("::", 1)[1] for line in proc.stdout.splitlines() if "::" in line]
-    assert items == ["hello:greet[happy]", "hello:greet[ada]", "hello:greet-style[casual]"]
+    assert items == ["hello:greet[happy]", "hello:greet[ada]", "hello:greet[natural]", "hello:greet-style[casual]"]
 
 
 def test_a_bad_suite_file_is_one_collection_error_naming_its_line_and_key(tmp_path):
@@ -64,4 +73,6 @@ def test_a_bad_suite_file_is_one_collection_error_naming_its_line_and_key(tmp_pa
     (plugin / "live-trials.yaml").write_text("skills:\n  s:\n    cases:\n      - {name: a, repeat: 3}\n")
     proc = collect(str(plugin / "live-trials.yaml"))
     assert proc.returncode != 0
-    assert "live-trials.yaml:4 skills.s.cases[0].repeat: unknown key 'repeat'" in proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "live-trials.yaml:4 skills.s.cases[0].repeat: unknown key 'repeat'" in out
+    assert "Traceback" not in out and "RefusedInput" not in out, out[-2000:]          # the one line, no traceback

@@ -96,3 +96,14 @@ def test_a_verdict_degraded_without_blockers_gives_its_reasons():
 def test_secrets_are_found_by_kind(text, kind):
     assert kind in guards.secrets_in(text)
     assert guards.secrets_in("greeting.txt holds Hello, World!") == []
+
+
+def test_show_before_the_first_artifact_says_where_the_delivery_is(tree, capsys):
+    """A workdir prepared for a delivery with no verdict yet: `delivery show` prints that it has not started (exit 0,
+    README "Use it from Claude Code": it prints where it is); an event there is still refused."""
+    deliver(tree)
+    assert main(["delivery", "show", str(tree["wd"])]) == 0
+    assert capsys.readouterr().out.startswith("DELIVERY: not started (the first `verdict`")
+    assert main(["delivery", "show", str(tree["wd"]), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"status": "DELIVERY", "delivery": None, "improvement": None}
+    assert main(["delivery", "record", str(tree["wd"]), "--event", "minimum_guard_pass"]) == 2

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from live_trial.doctor import checks as dc
+from live_trial.doctor import kit
 from live_trial.doctor.kit import scenario
 from live_trial.doctor.probe import describe_bypass, judge_boot
 from live_trial.doctor.records import judge_rehearsal
@@ -37,6 +38,22 @@ def test_each_line_has_the_documented_form_and_reads_back():
     assert len(dc.Check("print.structured_output", dc.CHANGED, "x" * 500).line()) < 260
 
 
+def test_a_check_of_more_than_one_known_form_says_which_it_held_in():
+    """2.1.332 names every hook run in its debug log, 2.1.197 none: both hold, and the line says which was seen."""
+    checks = dc.Checks()
+    checks.judge("debug_log.hook_runs", True, "never shown", form="every run named in the debug log")
+    checks.judge("screen.trust_question", False, "boot stopped", form="asked")
+    lines = {c.name: c.line() for c in checks.all()}
+    assert lines["debug_log.hook_runs"] == "debug_log.hook_runs: holds (every run named in the debug log)"
+    assert lines["screen.trust_question"] == "screen.trust_question: changed (boot stopped)"
+    assert dc.parse_line(lines["debug_log.hook_runs"]) == dc.Check("debug_log.hook_runs", dc.HOLDS,
+                                                                  "every run named in the debug log")
+    assert dc.Report(checks.all(), "/c", "2.1.332").to_json()["checks"][list(dc.CHECKS).index(
+        "debug_log.hook_runs")] == {"name": "debug_log.hook_runs", "result": "holds",
+                                    "saw": "every run named in the debug log"}
+    assert dc.parse_line("transcript.gate: not seen (x)") is None and dc.parse_line("transcript.gate: changed") is None
+
+
 def test_the_summary_and_the_exit_status():
     checks = dc.Checks()
     for name in dc.CHECKS:
@@ -57,8 +74,25 @@ def test_the_summary_and_the_exit_status():
     assert [c["name"] for c in bad.to_json()["checks"]] == list(dc.CHECKS)
 
 
-def test_the_probe_scenario_is_a_valid_scenario():
-    assert {r.id for r in load_scenario(scenario()).rules} >= {"task-notification", "stop-hook-feedback", "ask"}
+def test_the_probe_scenario_is_a_valid_scenario(tmp_path):
+    assert {r.id for r in load_scenario(scenario(tmp_path / "stop-hook-blocked")).rules} >= {
+        "task-notification", "stop-hook-feedback", "ask", "mcp-call"}
+
+
+def test_the_background_shell_ends_once_the_stop_hook_ran_after_its_first_stop(tmp_path):
+    """The wake-up always comes after the turn that started the shell: its end waits for the Stop hook's cue."""
+    import json as _json
+
+    marker = tmp_path / "stop-hook-blocked"
+    plugin = kit.write_plugin(tmp_path / "plugins", marker)
+    [rule] = [r for r in scenario(marker)["rules"] if r["id"] == "background"]
+    command = rule["reply"]["content"][0]["tool_use"]["input"]["command"]
+    shell = subprocess.Popen(["sh", "-c", command], stdout=subprocess.PIPE, text=True)
+    stop = [str(plugin / "hooks" / "stop.sh")]
+    first = subprocess.run(stop, input="{}", capture_output=True, text=True, check=True)
+    assert _json.loads(first.stdout)["decision"] == "block" and shell.poll() is None
+    subprocess.run(stop, input="{}", capture_output=True, text=True, check=True)
+    assert shell.communicate(timeout=5)[0].strip() == kit.BACKGROUND_OUTPUT
 
 
 def test_a_bypass_dialog_boot_could_not_accept_is_changed_with_its_options_as_drawn():
@@ -154,3 +188,14 @@ def test_a_validator_that_answers_nothing_with_exit_0_does_not_hold(tmp_path, mo
     answered = Validation(tmp_path, exit_code=0, result="✔ Validation passed")
     monkeypatch.setattr(probe, "validate_plugins", lambda *a, **k: [answered])
     assert probe.validator_holds("/bin/true", tmp_path, {}) == (True, "exit 0")
+
+
+def test_the_readme_lists_every_line_in_the_order_printed():
+    """README "Is this claude one the harness reads?" names each line doctor --cli prints, in its order."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Is this claude one the harness reads?"):text.index("## How the code is laid out")]
+    rows = [ln for ln in section.splitlines() if ln.startswith("| `")]
+    named = [n for row in rows for n in re.findall(r"`([a-z_]+\.[a-z_]+)`", row.split(" | ")[0])]
+    assert sorted(named, key=list(dc.CHECKS).index) == named and set(named) == set(dc.CHECKS), named

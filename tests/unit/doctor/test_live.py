@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -55,6 +56,31 @@ def test_auth_status_without_json_is_no_answer():
     def runner(argv, env):
         return subprocess.CompletedProcess(argv, 1, "error: unknown command 'auth'", "")
     assert live.auth_status("claude", {}, runner) is None
+
+
+def test_the_clis_answer_is_asked_on_a_private_copy_so_the_persons_config_stays_byte_for_byte(tmp_path):
+    """`claude auth status` rewrites the config it runs on (.claude.json, a backups/ copy; seen on 2.1.332): it runs
+    on a private copy of what it reads, which it sees whole, and the person's folder is left as it was."""
+    folder = tmp_path / "me"
+    folder.mkdir()
+    (folder / ".claude.json").write_text('{"hasCompletedOnboarding": true}')
+    (folder / ".credentials.json").write_text('{"claudeAiOauth": {}}')
+    (folder / "settings.json").write_text("{}")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    seen = {}
+
+    def rewrites(argv, env):
+        private = Path(env["CLAUDE_CONFIG_DIR"])
+        seen.update({p.name: p.read_bytes() for p in private.iterdir()}, folder=private)
+        (private / ".claude.json").write_text('{"numStartups": 2}')            # as the CLI does
+        (private / "backups").mkdir()
+        return subprocess.CompletedProcess(argv, 0, json.dumps({"loggedIn": True, "authMethod": "claude.ai"}), "")
+
+    answer = live.auth_status("claude", {"CLAUDE_CONFIG_DIR": str(folder)}, rewrites)
+    assert answer == {"loggedIn": True, "authMethod": "claude.ai"}
+    assert {k: v for k, v in seen.items() if k != "folder"} == before        # it read the person's files, copied
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before      # and changed none of them
+    assert seen["folder"] != folder and not seen["folder"].exists()          # the copy is gone
 
 
 def test_trust_is_the_folder_or_one_above_it(tmp_path):

@@ -135,3 +135,30 @@ def test_new_writes_a_file_once_and_refuses_an_unknown_skill(tmp_path, capsys):
     assert main(["rehearsal", "new", "hello:greet", "--plugins-root", str(PLUGINS), "-o", str(out)]) == 2
     assert "exists" in capsys.readouterr().err and out.read_bytes() == before
     assert main(["rehearsal", "new", "hello:nope", "--plugins-root", str(PLUGINS)]) == 2
+
+
+def test_an_activation_case_has_two_should_and_two_should_not_prompts_its_scenario_tells_apart(tmp_path, capsys):
+    """README "Does it start by itself?": ``rehearsal new --activation --suite FILE --case NAME`` appends an activation
+    case (none of its prompts names the skill) and writes a scenario whose rules tell each prompt apart by a regex on
+    the first prompt: the Skill call for those that should start it, plain text for the others."""
+    import shutil
+
+    from live_trial.acceptance.suite import load_suite
+    from live_trial.rehearsal.scenario import select_rule
+
+    shutil.copytree(PLUGINS / "hello", tmp_path / "hello")
+    suite = tmp_path / "hello" / "live-trials.yaml"
+    assert main(["rehearsal", "new", "hello:greet", "--plugins-root", str(tmp_path), "--activation", "--suite",
+                 str(suite), "--case", "words"]) == 0
+    assert "the case words of greet" in capsys.readouterr().err
+    case = next(c for c in load_suite(suite).cases["greet"] if c.name == "words")
+    assert case.activation and case.stop_after_trigger
+    assert [p.should_trigger for p in case.prompts] == [True, True, False, False]
+    assert not any("greet" in p.text or "hello" in p.text for p in case.prompts)
+    scenario = load_scenario(case.scenario)
+    for prompt in case.prompts:
+        body = {"model": "m", "tools": [{"name": "Skill"}], "messages": [{"role": "user", "content": prompt.text}]}
+        rule = select_rule(scenario, analyse_request(body))
+        called = any("tool_use" in block for block in rule.reply["content"])
+        assert called == prompt.should_trigger, (prompt.text, rule.id)
+    assert main(["rehearsal", "new", "hello:greet", "--plugins-root", str(tmp_path), "--activation", "--gate"]) == 2

@@ -283,6 +283,15 @@ def test_show_latest_prints_the_summary_reasons_evidence_and_next_step(eval_root
     assert "next step: nothing: it passed" in out
 
 
+@pytest.mark.parametrize("command", ["show", "report"])
+def test_a_folder_that_is_no_trial_is_refused_by_show_and_report_alike(eval_root, capsys, command):
+    """The eval root itself (or a skill's folder) is not a trial: one line, exit 2, never "NO VERDICT" with exit 0."""
+    for folder in (eval_root, eval_root / "hello" / "greet"):
+        assert main([command, str(folder)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "not a trial's workdir" in err[0] and "live-trial ls" in err[0], err
+
+
 def test_show_says_the_verdicts_warnings_and_notes(tmp_path, capsys):
     """A claude outside the verified range is a verdict warning; `show` is where a user reads a trial, so it says it."""
     wd = make_workdir(tmp_path)
@@ -379,3 +388,29 @@ def test_a_paste_the_cli_stored_wrapped_reads_as_the_task_pasted(tmp_path):
     prompts = [e for e in conversation.build(wd).entries if e.kind == "prompt"]
     assert prompts and prompts[0].text.startswith("# Live trial task")
     assert not any("pasted_content" in e.text for e in prompts)
+
+
+@pytest.mark.parametrize("rehearsal,words", [
+    ({"scenario": "s.yaml", "port": 1}, "run it live: the same command without --rehearsal"),
+    ({"scenario": "t.jsonl", "port": 1, "tape": True}, "its model's answers came from a tape: record a live run "
+                                                       "again (the same command with --record in place of --replay "
+                                                       "TAPE), or run it live without --replay"),
+    (None, "it ran live, yet a scripted model answered"),
+])
+def test_the_next_step_of_a_rehearsal_pass_fits_how_its_model_was_played(tmp_path, capsys, rehearsal, words):
+    """`--rehearsal`, `--replay` (no --rehearsal to drop) and a live command a scripted server answered each get
+    their own next step, in `show` and in plain words in both languages."""
+    from live_trial.notices import outcome
+
+    wd = make_workdir(tmp_path, state={"rehearsal": rehearsal})
+    doc = verdict(scenario_origin="rehearsal")
+    (wd / "verdict.json").write_text(json.dumps(doc))
+    assert main(["show", str(wd)]) == 0
+    shown = capsys.readouterr().out
+    assert f"next step: {words}" in shown and "without --rehearsal" not in shown.replace(words, ""), shown
+    step = outcome.next_step(doc, outcome.seen_in_workdir(wd))
+    assert step.key == {"s.yaml": "live", "t.jsonl": "live_replay"}.get((rehearsal or {}).get("scenario", ""),
+                                                                         "live_scripted")
+    for lang in ("en", "ja"):
+        assert outcome.next_step_sentence(step, lang) not in ("", outcome.next_step_sentence(outcome.Step("look"),
+                                                                                              lang))

@@ -24,6 +24,13 @@ def request(*messages: dict, tools: list | None = None, session: str = "5e55f1d0
             "tools": TOOLS if tools is None else tools, "messages": list(messages)}
 
 
+def environment() -> dict:
+    """The ``{"role": "system"}`` message claude 2.1.332 ends a conversation's first request with (2.1.197: its agent
+    listing), the same whatever the task."""
+    return {"role": "system", "content": [{"type": "text", "text": f"# Environment\n - Primary working directory: "
+                                                                   f"{WORKDIR}/cwd"}]}
+
+
 def prompt(text: str = "Run the skill.") -> dict:
     return {"role": "user", "content": [{"type": "text", "text": f"{text}\nCompletion marker: {WORKDIR}/out/status.json"}]}
 

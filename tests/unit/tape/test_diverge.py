@@ -22,7 +22,7 @@ def test_a_changed_tool_result_is_named_with_its_tool_the_turn_and_both_texts() 
                    call("toolu_02", "Bash", {"command": "bash /home/me/plugins/kit/skills/count/scripts/count.sh"}),
                    result("toolu_02", "items: 4"))
     div = explain(req(body), 3, tape)
-    assert (div.role, div.turn, div.request, div.tape_seq) == ("session", 2, 3, 3)
+    assert (div.role, div.turn, div.request, div.tape_seq) == ("session", 3, 3, 3)
     assert div.sentence() == ('turn 3 of the session (request 3): message 5 (user): the tool_result of Bash '
                               '(toolu_02) changed: recorded "items: 3", now "items: 4"')
 
@@ -40,3 +40,18 @@ def test_other_first_differences_are_named_too() -> None:
 def test_a_role_the_tape_never_recorded_is_said_so() -> None:
     body = request(prompt(), tools=[{"name": "StructuredOutput", "input_schema": {}}])
     assert explain(req(body), 9, count_trial()).difference == "the tape holds no request of the evaluator"
+
+
+def test_a_quote_is_plain_text_never_html_escaped() -> None:
+    """2.1.332 sends the skill listing's descriptions HTML-escaped in its system message; the sentence quotes them as a
+    person reads them, unless the escape is itself the difference. A prompt or a tool result is quoted as sent."""
+    def listing(text: str) -> dict:
+        return {"role": "system", "content": [{"type": "text", "text": f"The following skills are available:\n{text}"}]}
+    line = "- kit:greet: writes one line \"Hello, &lt;name&gt;!\" (name from the arguments)"
+    said = difference(request(prompt(), listing(line)), request(prompt(), listing(line.replace("one line", "a line"))))
+    assert said.startswith("message 2 (system): its text changed") and "Hello, <name>!" in said, said
+    assert "&lt;" not in said and "&gt;" not in said, said
+    said = difference(request(prompt(), listing("a &lt;b&gt;")), request(prompt(), listing("a <b>")))
+    assert said.endswith('a &lt;b&gt;", now "…e available:\na <b>"'), said
+    said = difference(request(prompt("page &lt;p&gt; one")), request(prompt("page &lt;p&gt; two")))
+    assert "&lt;p&gt;" in said, said

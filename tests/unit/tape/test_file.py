@@ -13,7 +13,7 @@ from live_trial.jsonfile import schema_errors
 from live_trial.tape.file import TapeRecorder, read_tape
 from live_trial.tape.proxy import Exchange
 
-from .tapes import ROOTS, WORKDIR, prompt, request, sse
+from .tapes import ROOTS, WORKDIR, entry, environment, prompt, request, sse
 
 KEY = "sk-ant-api03-" + "f" * 80 + "AA"
 
@@ -35,7 +35,7 @@ def test_the_recorder_writes_one_valid_line_per_exchange_without_the_key(tmp_pat
     assert KEY not in text and recorder.problems == [] and recorder.lines == 2
     docs = [json.loads(line) for line in text.splitlines()]
     assert all(schema_errors(d, "model-tape.schema.json") == [] for d in docs)
-    assert [(d["role"], d["turn"], d["kind"]) for d in docs] == [("session", 0, "messages"), ("side", 0, "messages")]
+    assert [(d["role"], d["turn"], d["kind"]) for d in docs] == [("session", 1, "messages"), ("side", 1, "messages")]
     assert WORKDIR not in json.dumps(docs[0]["request"]) and docs[0]["bindings"]["<workdir>"] == WORKDIR
     assert docs[0]["response"]["body"] == answer.replace(KEY, "<redacted>")
     entries = read_tape(tape)
@@ -68,3 +68,14 @@ def test_a_tape_without_a_model_turn_of_a_session_is_refused(tmp_path: Path) -> 
     TapeRecorder(tape, ROOTS).record(exchange(1, request(prompt(), tools=[]), sse("m", {"type": "text", "text": "t"})))
     with pytest.raises(RefusedInput, match="no model turn of a session"):
         read_tape(tape)
+
+
+def test_a_tape_written_with_turns_from_0_and_the_system_messages_hash_reads_as_a_new_one(tmp_path: Path) -> None:
+    """A line's turn and last message are read from its request: a tape an earlier live-trial wrote (turn 0, the hash
+    of the CLI's own last system message) replays as one written now."""
+    new = entry(1, request(prompt(), environment()), sse("msg_1", {"type": "text", "text": "x"})).to_doc()
+    old = {**new, "turn": 0, "last_message_sha256": "sha256:" + "0" * 64}
+    path = tmp_path / "tape.jsonl"
+    path.write_text(json.dumps(old) + "\n")
+    (got,) = read_tape(path)
+    assert (got.request.turn, got.request.last_sha256) == (1, new["last_message_sha256"])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from live_trial.tape.normalize import REDACTED, Roots, canonical, normalize, slug
+from live_trial.tape.normalize import REDACTED, Roots, canonical, last_message, normalize, slug
 
 HERE = Path(__file__).parent / "requests"
 MANIFEST = json.loads((HERE / "requests.json").read_text())
@@ -63,6 +63,17 @@ def test_a_changed_tool_result_changes_the_hash_and_the_last_message() -> None:
     changed = json.loads(json.dumps(turn).replace("items: 3", "items: 4"))
     a, b = normalize(turn, roots), normalize(changed, roots)
     assert a.sha256 != b.sha256 and a.last_sha256 != b.last_sha256
+
+
+@pytest.mark.parametrize("cli", ["cli197", "cli332"])
+def test_the_last_message_is_the_task_not_the_system_message_the_cli_ends_its_first_request_with(cli: str) -> None:
+    """Both releases end a conversation's first request with a ``{"role": "system"}`` message of their own (2.1.197
+    its agent listing, 2.1.332 its environment), the same for any task: the last message compared is the task's."""
+    body, roots = load(f"{cli}-recorded")
+    assert body["messages"][-1]["role"] == "system" and last_message(body) is body["messages"][-2]
+    other = json.loads(json.dumps(body).replace('args: \\"\\"', 'args: \\"Bob\\"'))
+    assert canonical(other) != canonical(body) and other["messages"][-1] == body["messages"][-1]
+    assert normalize(body, roots).last_sha256 != normalize(other, roots).last_sha256
 
 
 def test_uuids_dates_paste_ids_and_the_os_version_are_numbered_placeholders() -> None:

@@ -1,6 +1,7 @@
 """The tape server (live_trial/tape/replay.py): a request is answered by the recorded request with the same normalized
-body, else by the one of the same role and turn whose last message is the same, else it is the replay's divergence:
-an error the CLI does not retry, told once, and written to the replay log with the first difference. A title or a
+body, else by the one of the same role and turn whose last message the session or the evaluator sent is the same
+(never the CLI's own system message), else it is the replay's divergence: an error the CLI does not retry, told once,
+and written to the replay log with the first difference, the turn numbered as the log numbers it. A title or a
 request that is no model turn is never a divergence."""
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from live_trial.tape.answer import message_of
 from live_trial.tape.normalize import Roots
 from live_trial.tape.replay import TapeServer
 
-from .tapes import WORKDIR, call, count_trial, entry, prompt, request, result, sse
+from .tapes import WORKDIR, call, count_trial, entry, environment, prompt, request, result, sse
 
 NEW = "/ci/eval/kit/count/live-trial/20261202T090000-ffff"
 HERE = Roots.of(workdir=NEW, folder=f"{NEW}/cwd", config=f"{NEW}/claude-config", plugins="/ci/plugins", home="/ci")
@@ -98,3 +99,45 @@ def test_a_title_or_a_request_that_is_no_model_turn_is_never_a_divergence() -> N
         "title": "Rehearsal session"}
     assert head.status == 404 and server.diverged is None
     assert [r["match"] for r in server.served] == ["side", "other"]
+
+
+EVALUATOR = [{"name": n, "input_schema": {}} for n in ("Read", "StructuredOutput")]
+
+
+def first_turns() -> list:
+    """A recorded trial as 2.1.332 sends it: the session's first request and the evaluator's end with the CLI's own
+    system message (tests/unit/tape/requests)."""
+    task = request(prompt('Skill({skill: "kit:greet", args: "Ada"})'), environment())
+    judge = request(prompt("Files:\n- side-effects/files/greeting.txt | 12 bytes"), environment(), tools=EVALUATOR)
+    return [entry(1, task, sse("msg_01A", {"type": "tool_use", "id": "toolu_01", "name": "Skill",
+                                            "input": {"skill": "kit:greet", "args": "Ada"}})),
+            entry(2, judge, sse("msg_01B", {"type": "tool_use", "id": "toolu_09", "name": "StructuredOutput",
+                                             "input": {"verdict": "PASS"}}))]
+
+
+def test_another_task_or_another_evaluator_prompt_is_a_divergence_though_the_last_system_message_is_the_same(
+        tmp_path: Path) -> None:
+    """The same turn with the same last system message is no match: another task (--args) or an evaluator shown a
+    file more is the turn where the run leaves its tape, numbered in the sentence as in the log."""
+    tape = first_turns()
+    for n, changed in enumerate((request(prompt('Skill({skill: "kit:greet", args: "Bob"})'), environment()),
+                                 request(prompt("Files:\n- side-effects/files/extra-file.txt | 0 bytes\n"
+                                                "- side-effects/files/greeting.txt | 12 bytes"), environment(),
+                                         tools=EVALUATOR))):
+        log = tmp_path / f"log-{n}.jsonl"
+        server = TapeServer(tape, HERE, log=log)
+        status, _, _ = server.answer("POST", "/v1/messages?beta=true", moved(changed))
+        (line,) = [json.loads(x) for x in log.read_text().splitlines()]
+        assert status == 400 and server.diverged is not None and line["match"] == "none", line
+        role = ("session", "evaluator")[n]
+        assert (line["role"], line["turn"], line["n"]) == (role, 1, 1)
+        assert line["difference"].startswith(f"turn 1 of the {role} (request 1): message 1 (user): its text changed")
+    assert "extra-file.txt" in line["difference"] and "Bob" not in line["difference"], line["difference"]
+
+
+def test_a_newer_system_prompt_still_replays_the_same_task_by_its_turn() -> None:
+    body = {**request(prompt('Skill({skill: "kit:greet", args: "Ada"})'), environment()),
+            "system": [{"type": "text", "text": "a newer CLI's system prompt"}]}
+    server = TapeServer(first_turns(), HERE)
+    status, _, _ = server.answer("POST", "/v1/messages?beta=true", moved(body))
+    assert status == 200 and (server.served[-1]["match"], server.served[-1]["turn"]) == ("turn", 1)

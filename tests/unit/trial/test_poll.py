@@ -115,6 +115,27 @@ def test_no_done_without_marker(env):
     assert r.exit == "TICK_BUDGET" and r.code == 5 and r.state == "IDLE_TURN_COMPLETE"
 
 
+def test_the_end_of_the_turn_is_done_without_a_marker_for_an_activation_prompt(env):
+    """README "Does it start by itself?": a prompt pasted alone has no completion marker; its turn's end is DONE."""
+    env.builder.turn()
+    env.write()
+    clock = Clock(START)
+    cfg = env.cfg()
+    cfg.turn_end = True
+    r = P.poll(cfg, FakeBackend(), clock=clock, sleep=clock.sleep)
+    assert (r.exit, r.state) == ("DONE", "IDLE_TURN_COMPLETE") and not env.marker.exists()
+
+
+def test_a_busy_turn_is_not_done_without_a_marker_either(env):
+    env.builder.prompt()
+    env.builder.tool_use("Bash", {"command": "sleep 20"})
+    env.write()
+    cfg = env.cfg()
+    cfg.turn_end, cfg.max_ticks = True, 6
+    clock = Clock(START)
+    assert P.poll(cfg, FakeBackend(), clock=clock, sleep=clock.sleep).exit == "TICK_BUDGET"
+
+
 def test_no_done_while_the_screen_shows_the_spinner(env):
     env.builder.turn()
     env.write()

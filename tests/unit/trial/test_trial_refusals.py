@@ -121,3 +121,12 @@ def test_a_real_trial_the_cli_would_not_start_is_refused_with_the_doctors_lines(
     assert [ln.split(":")[0] for ln in lines[:-1]] == ["claude", "config", "login", "trust", "tmux", "sandbox"]
     assert lines[-1] == "DOCTOR: NOT READY (1 missing: login)", lines
     assert not (tmp_path / "eval").exists()
+
+
+def test_a_message_language_with_no_catalogue_is_refused_before_the_trial_not_after_it(tmp_path):
+    """LIVE_TRIAL_LANG=fr: the one message to a person could never be written; refused first (exit 2, nothing on
+    disk), as --lang fr is, instead of a trial whose message is silently dropped at its end."""
+    with pytest.raises(RefusedInput) as err:
+        Trial(_req(tmp_path), env={"IS_SANDBOX": "1", "PATH": os.environ["PATH"], "LIVE_TRIAL_LANG": "fr"}).run()
+    assert err.value.code == "unknown_lang" and "'fr'" in err.value.message and "ja" in err.value.fix
+    assert not (tmp_path / "eval").exists()
