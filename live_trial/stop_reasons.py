@@ -2,10 +2,10 @@
 the verdict's reason uses, and the step a person should take next (ARCHITECTURE invariant 8; README "Whose failure it
 is"). ``live-trial reasons`` prints the whole table in the user's language.
 
-A stop the skill's session caused is judged (FAIL, or whatever the verdict table gives). A stop the environment or the
-harness caused says nothing about the skill: the verdict is BLOCKED (``run`` exits 3) with the cause in one plain
-sentence, never FAIL and never "crash" of the skill. The runner reads the rows to decide ``blocked``, the verdict for
-its reason, the message that ends a trial for its next step.
+A stop the skill's session caused is judged (FAIL, or whatever the verdict table gives). A stop the environment, the
+harness or the person's own input to the harness caused says nothing about the skill: the verdict is BLOCKED (``run``
+exits 3) with the cause in one plain sentence, never FAIL and never "crash" of the skill. The runner reads the rows to
+decide ``blocked``, the verdict for its reason, the message that ends a trial for its next step.
 
 Adding a stop reason is one row here and its plain sentence in each catalogue, ``references/notifications.<lang>.json``
 under ``stop_reasons``; its ``step`` names a sentence of the catalogues' ``trial.next``. A unit test fails when a row
@@ -26,14 +26,16 @@ from live_trial.errors import Blocked
 
 
 class Whose(StrEnum):
-    """Whose failure a stop is: the skill's (or its session's), the environment's, or the harness's."""
+    """Whose failure a stop is: the skill's (or its session's), the environment's, the harness's, or the person's
+    (an input they gave the harness that the trial could not use)."""
 
     SKILL = "skill"
     ENVIRONMENT = "environment"
     HARNESS = "harness"
+    PERSON = "person"
 
 
-SKILL, ENVIRONMENT, HARNESS = Whose.SKILL, Whose.ENVIRONMENT, Whose.HARNESS
+SKILL, ENVIRONMENT, HARNESS, PERSON = Whose.SKILL, Whose.ENVIRONMENT, Whose.HARNESS, Whose.PERSON
 
 
 class StopReason(StrEnum):
@@ -82,6 +84,12 @@ class StopReason(StrEnum):
     SKILL_NOT_LAUNCHED = ("skill_not_launched", SKILL, "the transcript shows no successful Skill call to the skill "
                           "under trial", "launch")
     PLUGIN_NOT_LOADED = "plugin_not_loaded", SKILL, "the CLI did not load the plugin under trial", "plugin"
+    # The skill's own frontmatter hides it from the model. Observed on 2.1.197 and 2.1.332 (references/
+    # transcript-jsonl.md "A skill hidden from the model"): the CLI loads its plugin, leaves the skill out of the
+    # listing, and its Skill tool refuses the call; only a person typing the slash command can start it.
+    SKILL_HIDDEN = ("skill_hidden", SKILL, "the skill sets disable-model-invocation: true, so the CLI hides it from "
+                    "the model and its Skill tool refuses to call it (only a person typing its slash command starts "
+                    "it)", "hidden")
     EXPECTED_GATE_NOT_SHOWN = ("expected_gate_not_shown", SKILL, "it should have stopped at its question but never "
                                "asked", "expected_gate")
     RECORDS_TAMPERED = ("records_tampered", SKILL, "the trial's records were changed after they were collected, by "
@@ -138,6 +146,10 @@ class StopReason(StrEnum):
     PROCESSES_LEFT = ("processes_left", ENVIRONMENT, "a process of the session could not be ended before its records "
                       "were collected (it outlived SIGKILL in the trial's container), or had left the container",
                       "retry")
+    # The person's own input to the harness: BLOCKED (README "Questions (gates)"). An answer given ahead of time can
+    # only be checked against the options once the skill asks: one that is none of them is not the skill's failure.
+    GATE_ANSWER_NOT_AN_OPTION = ("gate_answer_not_an_option", PERSON, "the answer given ahead of time for the skill's "
+                                 "question is not one of the options the question showed", "gate_option")
     # The harness: BLOCKED.
     # A boot failure raised with no cause named (``errors.BootFail``'s own code): every cause boot knows has its row
     # (a blocking screen, the bypass dialog, an unknown screen, an exit at start, a plugin the CLI would not load), so

@@ -67,6 +67,8 @@ class TrialRecords:
     screen_service: ServiceStop | None = None
     """The last poll ended STALL and the last screen shows an error line of the model's service (a usage limit, a
     refused key, an unreachable service) with no record of it: what STALL row 6 names; None otherwise."""
+    polled: bool = False
+    """The workdir holds poll-state.json: a poll ran for it (it may have ended with no exit recorded)."""
 
     @property
     def completion(self) -> str:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping
 
 from live_trial.acceptance.criteria import criteria_table
-from live_trial.acceptance.findings import Findings
+from live_trial.acceptance.findings import EXPECTED_GATE_NOTE, NO_SKILL_CALL, Findings
 from live_trial.acceptance.overall import (
     GATE_KINDS,
     RESULTS,
@@ -25,6 +25,7 @@ from live_trial.acceptance.overall import (
     VerdictInputs,
     judge,
     normalise_gate_kind,
+    not_reached,
     summary_gate_kind,
 )
 from live_trial.acceptance.tier import contract_evidence, derive_tier
@@ -39,6 +40,9 @@ from live_trial.stop_reasons import StopReason, blocked_reason
 from live_trial.workdir_files import EVALUATION, TRANSCRIPT
 
 Summariser = Callable[[Mapping[str, Any]], str]
+#: The stops of the skill's own that keep it from launching: a launch FAIL for one of them is said with its cause.
+LAUNCH_STOPS = frozenset((StopReason.PLUGIN_NOT_LOADED, StopReason.SKILL_HIDDEN, StopReason.SKILL_NOT_LAUNCHED,
+                          StopReason.EXITED_AT_START))
 
 
 def check_findings(f: Findings) -> None:
@@ -116,7 +120,10 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
     claimed ``live`` is overridden with a note: the override can only make the verdict less reusable); the closure
     recorded is the one pinned at boot, with a note when the files differ now or it can no longer be built; the
     gate answers' kinds decide the gate kind, and a contractual one must be grounded in the frontmatter;
-    ``overall.reasons`` of a verdict that is not a PASS ends with the real cause (:func:`cause_lines`). A fact or
+    ``overall.reasons`` of a verdict that is not a PASS ends with the real cause (:func:`cause_lines`); those of a
+    BLOCKED verdict name what stopped it and what the trial never reached
+    (:func:`~live_trial.acceptance.overall.not_reached`), never a failure of the skill; a skill that ran to its end
+    without the question ``--expect-gate`` expected is FAIL with its completion kept. A fact or
     finding marked :data:`~live_trial.acceptance.verdict_doc.AS_IS` is recorded as it is, under the same name.
 
     Raises :class:`RefusedInput` (exit 2) for a denylisted target, a finding outside its values, gate answer lines
@@ -137,8 +144,11 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
     if facts.transcript_sha256 is None:
         notes.append(f"{TRANSCRIPT} is missing from the workdir: no transcript_sha256, no actual model")
     tier = derive_tier(target.frontmatter)
-    f, warnings = _plugin_activity(facts, f, notes)
-    judgement = _judgement(facts, f, kind, kinds, notes)
+    f, warnings, skill_notes = _plugin_activity(facts, f, notes)
+    said = session_said(facts.session_status)
+    if said is not None and said not in warnings:
+        warnings.append(said)
+    judgement = _judgement(facts, f, kind, kinds, notes, skill_notes)
     verdict = Verdict(
         **as_is(facts), **as_is(f),     # the transcript's hash, the versions; launch, completion, the counts, the stop
         target=target.qualified, plugin=target.plugin_name, skill=target.skill, run_id=facts.workdir.name, tier=tier,
@@ -156,6 +166,17 @@ def derive_verdict(facts: VerdictFacts, findings: Findings, *, summarise: Summar
         working_folder=_working_folder(f.working_folder),
         plugin_activity=facts.plugin_activity.to_doc() if facts.plugin_activity is not None else None)
     return replace(verdict, summary=summarise(verdict.to_doc())) if summarise is not None else verdict
+
+
+def session_said(status: str | None) -> str | None:
+    """The verdict's warning when the session reported its own status as anything but ``ok`` in its completion
+    marker (``status``, :func:`~live_trial.judge.citable.marker_status`), else None. The session's words
+    never decide the verdict (seed 001: the marker marks the end; the evaluator's evidence decides the goal), but a
+    person reading a PASS must not be surprised by a session that said it failed. Pure."""
+    if status is None or status == "ok":
+        return None
+    return (f'the session reported its own status as "{status}" in its completion marker (out/status.json): its own '
+            "words are never evidence, so the verdict does not rest on them")
 
 
 def _origin(facts: VerdictFacts, f: Findings, notes: list[str]) -> tuple[str, str | None]:
@@ -192,18 +213,19 @@ def _closure(facts: VerdictFacts, notes: list[str]) -> ClosurePin:
     return boot
 
 
-def _plugin_activity(facts: VerdictFacts, f: Findings, notes: list[str]) -> tuple[Findings, list[str]]:
+def _plugin_activity(facts: VerdictFacts, f: Findings,
+                     notes: list[str]) -> tuple[Findings, list[str], tuple[str, ...]]:
     """What the plugins' ledger means (:func:`live_trial.session.plugin_activity.judge_activity`; README "Whose
     failure it is"): a failure the skill depends on is the stop reason (``hook_failed`` / ``mcp_failed``) when the
     trial recorded none, and a note naming it; any other failure a warning. Returns the findings with that stop
-    reason and the verdict's warnings."""
+    reason, the verdict's warnings and the ledger's notes (what a BLOCKED verdict's reasons leave out)."""
     judged = judge_activity(facts.plugin_activity, (facts.target.frontmatter or {}).get("allowed-tools"))
     notes += [n for n in judged.notes if n not in notes]
     warnings = [str(w) for w in f.warnings]
     warnings += [w for w in judged.warnings if w not in warnings]
     if f.stop_reason is None and judged.stop is not None and not f.blocked:
         f = replace(f, stop_reason=judged.stop)
-    return f, warnings
+    return f, warnings, tuple(judged.notes)
 
 
 def _downgrade(origin: str, tier: str) -> str | None:
@@ -214,17 +236,31 @@ def _downgrade(origin: str, tier: str) -> str | None:
     return None
 
 
-def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ...], notes: list[str]) -> Judgement:
-    """The overall verdict and its reasons: the judgement table; a BLOCKED trial's reason says whose failure it was;
-    a verdict that is not a PASS ends with the real cause."""
+def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ...], notes: list[str],
+               skill_notes: tuple[str, ...] = ()) -> Judgement:
+    """The overall verdict and its reasons: the judgement table; a BLOCKED trial's reasons say whose failure stopped
+    it and what it never reached, never a failure of the skill (``skill_notes``: the plugin ledger's judgements of the
+    skill, left out then); a verdict that is not a PASS ends with the real cause."""
     inputs = VerdictInputs(f.launch, f.completion, f.goal_result, f.nudge_count, f.gate_response_count, kind,
                            f.poll_exit, bool(f.proof), bool(f.blocked), f.requested_model or None, facts.actual_models,
-                           kinds)
+                           kinds, f.stop_reason)
     judgement = judge(inputs)
     if f.blocked:
         # The table says BLOCKED; the reason says whose failure stopped it (live_trial/stop_reasons.py: tool missing,
-        # tmux gone, time cap, harness stopped, evaluator failed, records not writable).
-        judgement = Judgement(judgement.verdict, (blocked_reason(f.stop_reason),))
+        # tmux gone, time cap, harness stopped, evaluator failed, records not writable), then what the trial never got
+        # to (README "Whose failure it is"): a launch or completion FAIL here is not reached, not failed.
+        reached = not_reached(f.launch, f.completion, f.goal_result)
+        judgement = Judgement(judgement.verdict, (blocked_reason(f.stop_reason),) + ((reached,) if reached else ()))
+    elif (f.stop_reason == StopReason.EXPECTED_GATE_NOT_SHOWN.value and f.launch == "PASS"
+          and judge(replace(inputs, stop_reason=None)).verdict in ("PASS", "DEGRADED")):
+        # README "Questions (gates)": it ran to its end (the completion stands) but never asked the question it had to;
+        # what else the table says of the run (the goal not judged, nudges) follows.
+        judgement = Judgement("FAIL", (EXPECTED_GATE_NOTE,) + judge(replace(inputs, stop_reason=None)).reasons)
+    elif f.launch != "PASS" and judgement.verdict == "FAIL" and (stop := StopReason.of(f.stop_reason)) in LAUNCH_STOPS:
+        # The skill never ran for a cause of its own that the trial named (its plugin not loaded, the skill hidden
+        # from the model, no Skill call of it, the CLI's exit at start): the reason says which, not a guess.
+        assert stop is not None
+        judgement = Judgement("FAIL", (f"launch failed: {stop.why}",))
     elif f.stop_reason == StopReason.RECORDS_TAMPERED.value and judgement.verdict == "FAIL" and f.launch == "PASS":
         # The completion FAIL is the records' doing, not a turn that never ended: the reason names the cause, and the
         # tamper note (below, among the causes) the files (README "What a trial leaves behind").
@@ -236,8 +272,12 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
         judgement = Judgement("FAIL", (row.why if row is not None else f.stop_reason,))
     if judgement.verdict != "PASS":
         stop_notes = [n for n in notes if not n.startswith(NOTE_PREFIX)] if f.stop_reason else []  # not a cause
-        causes = cause_lines(facts.evaluation.could_not_judge, f.goal_result, f.goal_blockers, f.failure_reason,
-                             stop_notes)
+        could_not_judge = facts.evaluation.could_not_judge
+        if f.blocked:
+            # what stopped it is the cause: never a judgement of the skill, nor an evaluator stopped with the harness
+            stop_notes = [n for n in stop_notes if n not in skill_notes and not n.startswith(NO_SKILL_CALL)]
+            could_not_judge = could_not_judge if f.stop_reason == StopReason.EVALUATOR_FAILED.value else ()
+        causes = cause_lines(could_not_judge, f.goal_result, f.goal_blockers, f.failure_reason, stop_notes)
         judgement = Judgement(judgement.verdict, tuple(dict.fromkeys(judgement.reasons + causes)))
     return judgement
 

@@ -13,9 +13,15 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from live_trial.acceptance.verdict_doc import AS_IS
+from live_trial.stop_reasons import StopReason
 
 #: The phases of a trial after which trial-state.json holds what the trial established for its verdict.
 JUDGED_PHASES = ("judged", "verdict_written", "finished")
+#: The head of the note of a launch FAIL (seed 001 verdict table, axis 起動): the session ran, but never the skill.
+NO_SKILL_CALL = "the transcript shows no successful Skill call to"
+#: The note and the reason of a trial run with ``--expect-gate`` whose skill ran to its end without asking (README
+#: "Questions (gates)"): the completion stands, the verdict is FAIL.
+EXPECTED_GATE_NOTE = f"expected gate was not shown: {StopReason.EXPECTED_GATE_NOT_SHOWN.why}"
 
 
 @dataclass(frozen=True)

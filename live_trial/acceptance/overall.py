@@ -9,6 +9,9 @@ step condition                                                              over
 1    ``blocked`` (stop_reasons.py) or last poll exit HARD_CAP or BLOCKED        BLOCKED
 2    launch FAIL                                                             FAIL
 3    completion FAIL, or completion PASS but the last poll exit is not DONE  FAIL
+3b   a stop reason of the skill's own (stop_reasons.py, e.g. the question   FAIL
+     ``--expect-gate`` expected never asked, a hook or MCP server it needs
+     failed) though it ran to its end
 4    (collect DEGRADED reasons) goal not PASS; nudges > 0; rescue gate > 0   —
 5    proof: any gate response (any kind); any DEGRADED reason; actual model  FAIL
      set ≠ {requested} (empty, several, other, or no requested model)
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from live_trial.errors import PollExit
-from live_trial.stop_reasons import blocked_reason
+from live_trial.stop_reasons import StopReason, blocked_reason
 
 RESULTS = ("PASS", "FAIL")
 
@@ -58,6 +61,7 @@ class VerdictInputs:
     requested_model: str | None = None
     actual_model: tuple[str, ...] = ()
     gate_kinds: tuple[str, ...] = ()
+    stop_reason: str | None = None
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> "VerdictInputs":
@@ -69,7 +73,8 @@ class VerdictInputs:
                    nudge_count=doc["nudge_count"], gate_response_count=doc["gate_response_count"],
                    gate_kind=doc["gate_kind"], poll_exit=doc.get("poll_exit"), proof=doc["proof"],
                    blocked=doc["blocked"], requested_model=doc.get("requested_model"),
-                   actual_model=tuple(doc.get("actual_model") or ()), gate_kinds=kinds)
+                   actual_model=tuple(doc.get("actual_model") or ()), gate_kinds=kinds,
+                   stop_reason=doc.get("stop_reason"))
 
     def answer_kinds(self) -> tuple[str, ...]:
         """The kind of each answered question: ``gate_kinds`` when it holds one per answer, else the normalised
@@ -117,6 +122,9 @@ def judge(inputs: VerdictInputs) -> Judgement:
         return Judgement("FAIL", (f"did not complete on its own{where}",))
     if i.poll_exit not in (None, PollExit.DONE):
         return Judgement("FAIL", (f"completion PASS contradicts the last poll exit {i.poll_exit}",))
+    stop = StopReason.of(i.stop_reason)
+    if stop is not None and not stop.blocks:
+        return Judgement("FAIL", (stop.why,))       # a stop of the skill's own is never a PASS nor DEGRADED
     degraded: list[str] = []
     if i.goal_result != "PASS":
         degraded.append("goal FAIL: it completed but did not achieve its goal (goal-proxy gap)"
@@ -139,6 +147,21 @@ def judge(inputs: VerdictInputs) -> Judgement:
     if degraded:
         return Judgement("DEGRADED", tuple(degraded))
     return Judgement("PASS", ())
+
+
+def not_reached(launch: str, completion: str, goal_result: str | None) -> str | None:
+    """What a BLOCKED trial never got to, worded as not reached (README "Whose failure it is"): the environment, the
+    harness or the person's input stopped it, so its launch or completion FAIL records what was not reached, never a
+    failure of the skill. The line for the first step not reached: the Skill call, the skill's end, the goal's
+    judgement; None when the goal was judged. Pure."""
+    if launch != "PASS":
+        return ("the skill was never reached: the trial stopped before the session called it; its end was not reached "
+                "and its goal was not judged")
+    if completion != "PASS":
+        return "the skill's end was never reached: the trial stopped while the skill ran; its goal was not judged"
+    if goal_result is None:
+        return "the goal was not judged: the trial stopped after the skill ran to its end"
+    return None
 
 
 def derive_overall(inputs: VerdictInputs) -> str:

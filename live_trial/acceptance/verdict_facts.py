@@ -106,6 +106,10 @@ class VerdictFacts:
     plugin_activity: PluginActivity | None = None
     """What the loaded plugins' hooks and MCP servers did in the session
     (:func:`live_trial.session.activity_read.read_activity`); None when the trial loaded none of either."""
+    session_status: str | None = None
+    """The status the session reported of itself in its completion marker
+    (:func:`live_trial.judge.citable.marker_status`): its own words,
+    never evidence, only what a person is warned of; None without one."""
 
 
 def actual_models(records: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -152,6 +156,7 @@ def gather_facts(workdir: Path, target: Target, plugins_root: Any, *, scenario_p
     Raises :class:`RefusedInput` when ``workdir`` is no folder, trial-state.json is unreadable or names another
     target; :class:`~live_trial.closure.manifest.ClosureError` when the closure cannot be built and none was
     recorded; OSError when a transcript or the named scenario cannot be read."""
+    from live_trial.judge.citable import marker_status
     from live_trial.resources import read_reference
 
     workdir = Path(workdir).resolve()
@@ -174,7 +179,7 @@ def gather_facts(workdir: Path, target: Target, plugins_root: Any, *, scenario_p
         evaluation=_evaluation(workdir / EVALUATION), template_text=read_reference("task-template.md"),
         scenario_shas=shas, previous_verdict=_previous_verdict(workdir / VERDICT),
         usage=trial_usage(workdir, billed=found.origin == "live", meter=meter if sha is not None else None),
-        plugin_activity=read_activity(workdir, target.frontmatter))
+        plugin_activity=read_activity(workdir, target.frontmatter), session_status=marker_status(workdir))
 
 
 def trial_usage(workdir: Path, *, billed: bool, meter: UsageMeter | None = None) -> dict[str, Any] | None:

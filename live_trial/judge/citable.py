@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from live_trial import workdir_files as wf
+from live_trial.jsonfile import parse_json
 from live_trial.judge.context import Context
 from live_trial.judge.index import RecordFacts, Wrote
 from live_trial.judge.sources import is_harness_path, source_path, strip_location
@@ -39,6 +40,25 @@ UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{
 #: Workdir files that hold the session's own words (and the harness's prompts): cite a tool call's record instead.
 OWN_WORDS_FILES = (wf.TRANSCRIPT, wf.PANE, wf.SUBAGENTS)
 READ_MAX_BYTES = 2_000_000
+
+
+#: The most of the completion marker read for the status in it (task.md asks for one small JSON object).
+MARKER_MAX_BYTES = 64 * 1024
+
+
+def marker_status(workdir: Path) -> str | None:
+    """The status the session reported of itself in its completion marker (``out/status.json``'s ``status``, which
+    task.md asks to be ``ok`` or ``failed``), at most 200 characters; None when there is no marker, it is not a JSON
+    object within :data:`MARKER_MAX_BYTES`, or it holds no status. The session's own words: never evidence (README
+    "Evidence, watches and messages to a person"), only what a person and the evaluator are told it said."""
+    try:
+        with open(wf.Workdir.of(workdir).marker, "rb") as fh:
+            data = fh.read(MARKER_MAX_BYTES + 1)
+        doc = parse_json(data.decode("utf-8")) if len(data) <= MARKER_MAX_BYTES else None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    status = doc.get("status") if isinstance(doc, dict) else None
+    return " ".join(status.split())[:200] if isinstance(status, str) and status.strip() else None
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ class Context:
     produced: Produced = field(default_factory=Produced)
     files: list[dict] = field(default_factory=list)        # {path, bytes, sha256, preview|None, binary}
     marker_present: bool = False
+    marker_status: str | None = None                          # the status the session reported in the marker
     transcript_path: str | None = None
     transcript_index: list[dict] = field(default_factory=list)  # {uuid, type, tools, head, writes, cite, ok}
     transcript_uuids: set[str] = field(default_factory=set)

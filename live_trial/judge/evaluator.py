@@ -55,13 +55,19 @@ CHECK_SCHEMA: dict = {
 
 @dataclass
 class ProcessResult:
-    """One finished (or killed) ``claude -p`` process. ``exit_code`` is None when it was killed at the timeout."""
+    """One finished (or killed) ``claude -p`` process. ``exit_code`` is None when it was killed at the timeout or
+    because the harness was asked to stop (``stopped``: Ctrl-C or SIGTERM; ``timed_out`` is then True too, as the
+    attempt's record keeps it)."""
 
     exit_code: int | None
     stdout: str
     stderr: str
     timed_out: bool
     duration_s: float
+    stopped: bool = False
+
+#: Why an evaluator killed because the harness was asked to stop gave no answer (never "did not answer in time").
+STOPPED_WITH_THE_HARNESS = "the evaluator was stopped because the harness was asked to stop, so it gave no answer"
 
 
 class Runner(Protocol):
@@ -110,6 +116,8 @@ def process_failure(result: ProcessResult) -> str | None:
     Failed: it did not answer within its time, was killed by a signal, or exited non-zero without writing a JSON result
     (a crash). README "Whose failure it is": that is the harness's failure (BLOCKED), never a judgement of the skill;
     an answer without usable evidence is a judgement (FAIL)."""
+    if result.stopped:
+        return STOPPED_WITH_THE_HARNESS
     if result.timed_out:
         return "the evaluator did not answer in time"
     if result.exit_code is not None and result.exit_code < 0:
@@ -199,7 +207,7 @@ def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, s
     out, err = talked.get("out") or ("", "")
     if stopped or timed_out:
         note = "stopped: the harness was asked to stop\n" if stopped else ""
-        return ProcessResult(None, out or "", note + (err or ""), True, time.monotonic() - start)
+        return ProcessResult(None, out or "", note + (err or ""), True, time.monotonic() - start, stopped=stopped)
     return ProcessResult(proc.returncode, out, err, False, time.monotonic() - start)
 
 
@@ -255,6 +263,8 @@ def reported_usage(result: ProcessResult, model: str | None) -> dict[str, Any] |
 
 def parse_output(result: ProcessResult) -> tuple[Any, str | None, str | None]:
     """Return ``(structured_output or None, raw result text or None, error or None)`` from the CLI's stdout."""
+    if result.stopped:
+        return None, None, STOPPED_WITH_THE_HARNESS
     if result.timed_out:
         return None, None, "the evaluator did not answer in time"
     doc = result_doc(result)
@@ -280,6 +290,7 @@ def build_context(workdir: Path, target: Any, produced: Produced | None = None) 
     transcripts are each read once as a stream (a line over 1 MiB arrives as its summary, never parsed whole); the
     records are kept until each call is paired with its result, whose text a quote is checked against.
     """
+    from live_trial.judge.citable import marker_status
     from live_trial.transcript.order import causal_order
     from live_trial.transcript.reader import iter_records
 
@@ -296,7 +307,7 @@ def build_context(workdir: Path, target: Any, produced: Produced | None = None) 
     description = " ".join(str(frontmatter.get("description", "")).split())
     ctx = Context(workdir=workdir, target=name, description=description, criteria=judged,
                      criteria_skipped=skipped, produced=produced, files=describe_files(workdir, produced),
-                     marker_present=wd.marker.is_file())
+                     marker_present=wd.marker.is_file(), marker_status=marker_status(workdir))
     tpath = wd.transcript
     if tpath.is_file():
         paths = wd.session_transcripts    # more than one when the session moved (/clear)
@@ -332,7 +343,7 @@ def _attempt(n: int, prompt: str, ctx: Context, claude_path: str, env: Mapping[s
             "stderr_tail": (result.stderr or "").strip()[-MAX_RAW_CHARS:] or None,
             "problems": checked.problems, "evidence_problems": checked.evidence, "dropped": checked.dropped,
             "valid": not checked.problems, "usage": reported_usage(result, model),
-            "process_failure": process_failure(result), "_review": checked}
+            "process_failure": process_failure(result), "_review": checked, "_stopped": result.stopped}
 
 
 def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *, produced: Produced | None,
@@ -363,13 +374,14 @@ def evaluate(workdir: Path, target: Any, claude: Any, env: Mapping[str, str], *,
     for n in (1, 2):
         att = _attempt(n, build_prompt(ctx, reason), ctx, claude_path, env, model, timeout_s, runner, clock)
         attempts.append(att)
-        if att["valid"]:
+        if att["valid"] or att["_stopped"]:        # the harness was asked to stop: no second attempt
             break
         reason = "; ".join(att["problems"])
     last = attempts[-1]
     checked = last.pop("_review")
     for att in attempts:
         att.pop("_review", None)
+        att.pop("_stopped", None)
     if last["valid"]:
         settled = ea.settle(last["answer"], ctx, checked)
         judged_by = "evaluator"

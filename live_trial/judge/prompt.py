@@ -99,6 +99,20 @@ def _file_lines(ctx: Context) -> list[str]:
     return lines
 
 
+def _marker_lines(ctx: Context) -> list[str]:
+    """The completion marker for what it is: the harness's contract file, and in it the session's own report of
+    itself (its status shown as it said it), which is never evidence either way."""
+    state = "present" if ctx.marker_present else "missing"
+    if ctx.marker_status is not None:
+        state += f'; in it the session reported its own status as "{ctx.marker_status}"'
+    lines = ["", f"Completion marker: {MARKER_PATH} ({state}). It is the harness's own contract file, written by every "
+                 "trial: never evidence, nor are its status and its summary. The task allows nothing else in out/."]
+    if ctx.marker_status is not None:
+        lines.append("The status is the session's own word about itself: a session that says ok may have missed the "
+                     "goal, and one that says it failed may have reached it. Judge by the evidence alone.")
+    return lines
+
+
 def _index_lines(ctx: Context) -> list[str]:
     if not ctx.transcript_path:
         return ["", "Transcript of the run: none was collected."]
@@ -139,9 +153,7 @@ def build_prompt(ctx: Context, retry_reason: str | None = None) -> str:
         lines += [f"- {c['id']}: {c['text']}" for c in ctx.criteria]
     lines += ["", f"Working directory (every path is relative to it): {ctx.workdir}"]
     lines += _file_lines(ctx)
-    lines += ["", f"Completion marker: {MARKER_PATH} ({'present' if ctx.marker_present else 'missing'}). It is the "
-                  "harness's own contract file, written by every trial: never evidence, nor is its summary. The task "
-                  "allows nothing else in out/."]
+    lines += _marker_lines(ctx)
     lines += _index_lines(ctx)
     lines += _activity_lines(ctx)
     lines += [

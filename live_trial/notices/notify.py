@@ -288,6 +288,16 @@ def _trial_workdir(eval_root: Path, doc: Mapping[str, Any], workdir: Path | None
     return Path(str(found)) if found else None
 
 
+def _session_status(workdir: Path | None) -> str | None:
+    """The status the session reported in its completion marker
+    (:func:`live_trial.judge.citable.marker_status`), None without a workdir or a status."""
+    if workdir is None:
+        return None
+    from live_trial.judge.citable import marker_status
+
+    return marker_status(workdir)
+
+
 def _trial_objective(workdir: Path | None) -> str | None:
     """The skill's description (its promise): as kept in the workdir's evaluation.json, else (a trial the evaluator
     never saw) as its SKILL.md says, found from trial-state.json's target and plugins root; None when neither."""
@@ -317,7 +327,9 @@ def notify_trial_record(eval_root: Path, verdict: Mapping[str, Any], lang: str |
     The parts come from :func:`live_trial.notices.outcome.compose` (read from the verdict dict by key, so it does not
     depend on the exact nesting): the kind, the objective naming the skill and its plugin with the skill's promise
     (``objective``, else the description kept in the workdir's evaluation.json), what was found, and what to do
-    next. The user's own names (plugin, skill, the file names it promises or made) stay in the text. A rehearsal
+    next. A session that reported its own status as anything but ok in its completion marker is named so (its own
+    words, which the verdict never rests on). The user's own names (plugin, skill, the file names it promises or made)
+    stay in the text. A rehearsal
     verdict (``scenario_origin`` rehearsal) adds the sentence ``notes.rehearsal`` of the catalogue: the model was a
     script, so the skill itself is not proven yet. ``workdir``: the trial's (else found from eval_root, plugin, skill
     and run id)."""
@@ -330,6 +342,9 @@ def notify_trial_record(eval_root: Path, verdict: Mapping[str, Any], lang: str |
     kind, detail = message.kind, message.detail
     if overall == "PASS" and (n_by := elsewhere_note(doc.get("criteria"))):   # the criteria it did not check
         detail = _sentences(detail, catalogue(lang)["notes"]["criteria_elsewhere"][n_by[1]].format(n=n_by[0]), lang)
+    if (said := _session_status(workdir)) not in (None, "ok"):
+        # the session said it failed (its own words, never evidence): a person must not be surprised by the verdict
+        detail = _sentences(detail, catalogue(lang)["notes"]["session_status"].format(status=said), lang)
     if _find_key(doc, "scenario_origin") == "rehearsal" and kind != "not_working":
         # say plainly that the model was scripted (README "Set-up"); a failure's summary already says so
         detail = _sentences(detail, catalogue(lang)["notes"]["rehearsal"], lang)

@@ -29,6 +29,7 @@ from live_trial import workdir_files as wf
 from live_trial.errors import PollExit, RefusedInput
 from live_trial.jsonfile import parse_json
 from live_trial.notices.catalogue import DEFAULT_LANG, catalogue, reason_sentence, resolve_lang
+from live_trial.notices.seen import Seen, seen_in_workdir
 from live_trial.stop_reasons import StopReason
 
 #: Files the harness writes for itself: never a user's name, even when a description mentions one (the eval root's
@@ -37,14 +38,12 @@ HARNESS_NAMES = {wf.MARKER, wf.TASK, wf.TRIAL_STATE, wf.TRIAL_LOG, wf.POLL_STATE
                  wf.VERDICT, wf.TRANSCRIPT, wf.PANE, wf.NOTIFICATIONS_FILE, wf.LEDGER_FILE, wf.REPORT,
                  wf.SIDE_EFFECTS_LIST}
 _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]{1,8}(?![\w/\\-])")
-_NO_PROGRESS = re.compile(r"no progress for (\d+(?:\.\d+)?)s")
-_HARD_CAP = re.compile(r">= hard_cap_s (\d+(?:\.\d+)?)s")
 #: Next steps of a stop reason that hold even when the verdict is BLOCKED: they name what to change (install the
 #: tool, allow more time, wait for the model's service, log in, name a model it knows, record a new tape, answer a
-#: request in the rehearsal's scenario: README "Whose failure it is").
-#: Every other row's
-#: step comes after "not the skill's fault: retry" of a BLOCKED verdict.
-BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay", "scenario")
+#: request in the rehearsal's scenario, give an answer among the question's options: README "Whose failure it is").
+#: Every other row's step comes after "not the skill's fault: retry" of a BLOCKED verdict.
+BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay", "scenario",
+                  "gate_option")
 
 
 @dataclass(frozen=True)
@@ -65,21 +64,6 @@ class Story:
     unverified: str | None
     rehearsal: bool
     proof: bool
-
-
-@dataclass
-class Seen:
-    """What the trial's own records show beyond the verdict: the question left unanswered and its options, how
-    long the session was silent before a STALL, the hard cap it reached (seconds), the model the model's service did
-    not know, how its model was ``played``: ``tape`` (``--replay``), ``scenario`` or ``live`` (neither), or None."""
-
-    question: str | None = None
-    options: list[str] = field(default_factory=list)
-    silent_s: float | None = None
-    hard_cap_s: float | None = None
-    model: str | None = None
-    budget_usd: float | None = None
-    played: str | None = None
 
 
 @dataclass(frozen=True)
@@ -239,51 +223,6 @@ def summariser(lang: str | None = None, env: Mapping[str, str] | None = None) ->
     return lambda doc: summary(doc, chosen)
 
 
-def seen_in_workdir(workdir: Path | str | None) -> Seen:
-    """What the trial's records in ``workdir`` show (:class:`Seen`); empty when they are missing or unreadable.
-
-    Reads the last unanswered question (``trial-log.jsonl``, a ``poll`` ``GATE`` decision with no answer), the model
-    of a ``poll`` ``model_unknown`` decision, the poll exits of ``poll-state.json`` (``no progress for Ns``: the
-    silence before the last STALL; ``hard_cap_s N``) and how the model was played (``trial-state.json``)."""
-    seen = Seen()
-    if not workdir:
-        return seen
-    root = Path(workdir)
-    try:
-        played = parse_json((root / wf.TRIAL_STATE).read_text(encoding="utf-8")).get("rehearsal")
-        seen.played = "tape" if isinstance(played, dict) and played.get("tape") else "scenario" if played else "live"
-    except (OSError, ValueError, AttributeError):
-        pass
-    try:
-        lines = (root / wf.TRIAL_LOG).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        try:
-            rec = parse_json(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and rec.get("step") == "poll" and rec.get("decision") == PollExit.GATE \
-                and not rec.get("answered"):
-            seen.question = str(rec.get("question") or "") or None
-            seen.options = [str(o) for o in rec.get("options") or [] if str(o).strip()]
-        if isinstance(rec, dict) and rec.get("step") == "poll" and rec.get("decision") == StopReason.MODEL_UNKNOWN:
-            seen.model = str(rec.get("model") or "") or None
-        if isinstance(rec, dict) and rec.get("step") == "budget" and isinstance(rec.get("max_cost_usd"), (int, float)):
-            seen.budget_usd = float(rec["max_cost_usd"])
-    try:
-        exits = parse_json((root / wf.POLL_STATE).read_text(encoding="utf-8")).get("exits") or []
-    except (OSError, ValueError, AttributeError):
-        exits = []
-    for ex in exits if isinstance(exits, list) else []:
-        reason = str(ex.get("reason") or "") if isinstance(ex, dict) else ""
-        if m := _NO_PROGRESS.search(reason):
-            seen.silent_s = float(m.group(1))
-        if m := _HARD_CAP.search(reason):
-            seen.hard_cap_s = float(m.group(1))
-    return seen
-
-
 def next_step(doc: Mapping[str, Any], seen: Seen | None = None) -> Step:
     """The step a person should take after the trial of ``doc``, from its stop reason and what was ``seen``.
 
@@ -292,7 +231,8 @@ def next_step(doc: Mapping[str, Any], seen: Seen | None = None) -> Step:
     (:class:`~live_trial.stop_reasons.StopReason` ``step``) when its step is one of :data:`BEFORE_BLOCKED`; a last
     poll exit HARD_CAP is ``hard_cap`` too; a BLOCKED verdict is ``retry`` (not the skill's fault); then the row's
     step (``retry`` only through the BLOCKED rule); then ``goal``, ``gate_in_skill``, ``self_driven``, ``proof``,
-    ``look`` (the general one). Steps with values: ``gate_answer`` (question, option), ``stall_limit`` (seconds: the
+    ``look`` (the general one). Steps with values: ``gate_answer`` (question, option), ``gate_option`` (question,
+    options, the answer given), ``stall_limit`` (seconds: the
     silence seen before the STALL), ``hard_cap`` (seconds), ``install`` (tool), ``model`` (the model the service did
     not know)."""
     s = story(doc)
@@ -328,6 +268,8 @@ def _row_step(row: StopReason, seen: Seen) -> Step:
         "budget": {"usd": f"{seen.budget_usd:g}" if seen.budget_usd else None},
         "stall_limit": {"seconds": _seconds(seen.silent_s)},
         "gate_answer": {"question": seen.question, "option": seen.options[0] if seen.options else None},
+        "gate_option": {"question": seen.question, "answer": seen.answer,
+                        "options": ", ".join(f'"{o}"' for o in seen.options) or None},
         "model": {"model": seen.model}}
     return Step(row.step, values.get(row.step, {}))
 
@@ -413,15 +355,15 @@ def compose(doc: Mapping[str, Any], lang: str, *, description: str | None = None
     not confirmed -> mostly_done 🟡, anything else -> not_working ⚠️ (detail: the summary sentence, the rest of the
     stop reason's sentences, the evaluator's blockers; then the next step). ``description``: the skill's promise
     (else the objective is its name alone); ``workdir`` adds what the trial's records show. The question left
-    unanswered and its first option are the skill's own words, and the model the service did not know is the user's:
-    they are allowed names too."""
+    unanswered and its options are the skill's own words, and an answer given that was none of them and the model the
+    service did not know are the user's: they are allowed names too."""
     s = story(doc)
     t = _texts(lang)
     name = trial_name(s, lang)
     objective = t["objective"].format(name=name, description=description) if description else name
     seen = seen_in_workdir(workdir)
     allowed = frozenset(user_names(doc, description or "", *s.blockers, workdir=workdir)
-                        | {n for n in (seen.question, *seen.options[:1], seen.model) if n})
+                        | {n for n in (seen.question, *seen.options, seen.answer, seen.model) if n})
     if s.overall == "PASS" and (s.unverified or "").strip():
         return Message("mostly_done", objective, str(s.unverified), "", allowed)
     if s.overall == "PASS":

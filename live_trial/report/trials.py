@@ -33,11 +33,15 @@ CLI_STEPS = {
     "gate_answer": "add --gate-response '{option}' (the question: {question})",
     "gate_answer_question": "add --gate-response '<option label>' (or 'text:<answer>') for the question: {question}",
     "gate_answer_plain": "add --gate-response '<option label>' (or 'text:<answer>') once per question it asks",
+    "gate_option": "give --gate-response one of the options the question showed ({options}) instead of '{answer}' "
+                   "(the question: {question})",
+    "gate_option_plain": "give --gate-response one of the options the question shows (an option label, or "
+                         "'text:<answer>')",
     "stall_limit": "raise STALL_LIMIT above {seconds} s (it was silent that long), or make the silent step print "
                    "progress",
     "stall_limit_plain": "raise STALL_LIMIT (seconds) above the silent step's duration, or make it print progress",
-    "hard_cap": "if it was still progressing, raise HARD_CAP above {seconds} s",
-    "hard_cap_plain": "if it was still progressing, raise HARD_CAP (seconds)",
+    "hard_cap": "if it was still progressing, raise --hard-cap (run) or env HARD_CAP (poll) above {seconds} s",
+    "hard_cap_plain": "if it was still progressing, raise --hard-cap (run) or env HARD_CAP (poll), in seconds",
     "budget": "if it needed more, raise --max-cost-usd above {usd} (README \"Budgets\")",
     "budget_plain": "if it needed more, raise --max-cost-usd (README \"Budgets\")",
     "install": "install {tool}: make setup (README \"Set-up\"), then run again",
@@ -47,6 +51,8 @@ CLI_STEPS = {
     "error": "read the error in pane.txt (the last screen) and the reasons, remove its cause, run again",
     "marker": "make the skill write the completion marker named in task.md",
     "launch": "the session never called the skill: check its name and description (the transcript shows what ran)",
+    "hidden": "the skill's frontmatter sets disable-model-invocation: true, so no Skill call can start it: remove it "
+              "if the model should call the skill, or try it by typing /<plugin>:<skill> yourself",
     "plugin": "fix the plugin named in the reasons (its plugin.json, its dependencies; `claude plugin validate "
               "<plugin dir>` checks it), then run again",
     "expected_gate": "the skill went ahead without asking: make it stop at AskUserQuestion or ExitPlanMode first",

@@ -304,6 +304,21 @@ def hook_line(h: HookLedger) -> str:
     return f"{where}: " + ", ".join(parts)
 
 
+def start_failure(error: str | None, stderr: str | None) -> str:
+    """What the CLI recorded of a server's failed start, in one form wherever it is shown (the ledger's line, the
+    verdict's note, the stop a poll makes of it): ``<error>; stderr: <first line>``, either part alone when the other
+    is missing, ``""`` when both are."""
+    return "; ".join(p for p in (error, f"stderr: {stderr}" if stderr else None) if p)
+
+
+def mcp_failed_note(name: str, failure: str, why: str) -> str:
+    """The verdict's note for a server the skill depends on that failed to start (``mcp_failed``): ``mcp_failed: the MCP
+    server <name> failed to start (<failure>); <why>``, the same words whether a poll saw it while the session ran or
+    the ledger at the end (README "Plugin activity")."""
+    return (f"{StopReason.MCP_FAILED.value}: the MCP server {name} failed to start" + (f" ({failure})" if failure
+                                                                                        else "") + f"; {why}")
+
+
 def server_line(s: ServerLedger) -> str:
     """``MCP server plugin:p:echo (p, .mcp.json): connected at start; 1 tool call: mcp__plugin_p_echo__echo ×1``."""
     who = f"MCP server {s.name}" + (f" ({s.plugin}, {s.declared_in})" if s.plugin else "")
@@ -315,7 +330,7 @@ def server_line(s: ServerLedger) -> str:
     state = {"connected": "connected at start", "failed": "failed to start", "pending": "no connection result "
              "recorded", "unknown": "its start is not recorded"}.get(s.at_start, s.at_start)
     if s.error or s.stderr:
-        state += " (" + "; ".join(p for p in (s.error, f"stderr: {s.stderr}" if s.stderr else None) if p) + ")"
+        state += f" ({start_failure(s.error, s.stderr)})"
     if s.closed:
         state += f"; its connection ended {s.closed} time(s) while the session ran"
     total = sum(s.calls.values())
@@ -332,6 +347,10 @@ def activity_lines(activity: PluginActivity | None) -> list[tuple[str, str]]:
     if activity is None:
         return []
     return [(h.id, hook_line(h)) for h in activity.hooks] + [(s.id, server_line(s)) for s in activity.servers]
+
+
+#: Why a server is one the skill depends on, when its ``allowed-tools`` name its tools (:func:`mcp_failed_note`).
+NAMED_BY_ALLOWED_TOOLS = "the skill's allowed-tools name its tools"
 
 
 @dataclass(frozen=True)
@@ -374,14 +393,14 @@ def judge_activity(activity: PluginActivity | None, allowed_tools: Any) -> Activ
     for s in activity.servers:
         if s.at_start != "failed":
             continue
-        line = f"the MCP server {s.name} failed to start" + (f" ({s.error})" if s.error else "") \
-            + (f", stderr: {s.stderr}" if s.stderr else "")
+        failure = start_failure(s.error, s.stderr)
         if s.name in named or s.calls:
-            why = "the skill's allowed-tools name its tools" if s.name in named else "the session called its tools"
-            notes.append(f"{StopReason.MCP_FAILED.value}: {line}; {why}")
+            why = NAMED_BY_ALLOWED_TOOLS if s.name in named else "the session called its tools"
+            notes.append(mcp_failed_note(s.name, failure, why))
             stop = stop or StopReason.MCP_FAILED.value
         else:
-            warnings.append(f"{line}; neither the skill's allowed-tools nor the session used it")
+            warnings.append(f"the MCP server {s.name} failed to start" + (f" ({failure})" if failure else "")
+                            + "; neither the skill's allowed-tools nor the session used it")
     for h in activity.hooks:
         if not h.failed:
             continue

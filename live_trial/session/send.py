@@ -241,6 +241,11 @@ def _fail(code: str, session: str, path: Path, expected: str, got: str | None, c
 
 # ---------------------------------------------------------------- gates
 
+#: The code of the refusal of an answer that is none of the open dialog's options (its ``details["options"]``: the
+#: labels the dialog shows).
+NO_OPTION = "no_option"
+
+
 @dataclass
 class GateAnswer:
     """What :func:`answer_gate` did: the dialog kind, the option chosen, the keys pressed."""
@@ -259,7 +264,8 @@ def answer_gate(backend: Backend, session: str, response: str, *, clock: Callabl
     something.") and type ``<rest>``. The cursor is moved with Down/Up, each pressed once and confirmed by
     re-capture (the options wrap), then Enter; an Enter the dialog did not take (the screen unchanged a moment later)
     is pressed again, at most three times (:mod:`live_trial.session.keys`: 2.1.332 dialogs drop the Enter pressed in
-    their first ~0.3 s). Raises RefusedInput when no dialog is open or the option does not exist (nothing pressed),
+    their first ~0.3 s). Raises RefusedInput when no dialog is open or the option does not exist (code
+    :data:`NO_OPTION`, the labels shown in its ``details``; nothing pressed),
     DeliveryFailed (code gate_cursor) when the cursor does not reach the option.
     """
     capture = backend.capture(session)
@@ -275,7 +281,7 @@ def answer_gate(backend: Backend, session: str, response: str, *, clock: Callabl
     if option is None:
         labels = ", ".join(repr(o.label) for o in box.options)
         raise RefusedInput(f"the dialog has no option {wanted!r}", where=session, fix=f"options: {labels}",
-                           code="no_option")
+                           code=NO_OPTION, details={"options": [o.label for o in box.options]})
     rest = response[len(FREE_TEXT_PREFIX):] if free_text else ""
     if free_text and not rest.strip():
         raise RefusedInput("text: needs the words to type", where=session, fix="e.g. text:use the blue one")

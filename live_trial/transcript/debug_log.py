@@ -118,7 +118,10 @@ class DebugLog:
         elif (failed := _FAILED.match(rest)) is not None:
             server.outcomes.append("failed")
             if server.error is None:
-                server.error = (f"{failed['code']}: " if failed["code"] else "") + failed["error"].strip()[:200]
+                error, code = failed["error"].strip(), failed["code"]
+                # 2.1.332 names the code and the error often starts with it ("(ENOENT): ENOENT: no such file ...")
+                named = code and not error.startswith(f"{code}:")
+                server.error = (f"{code}: " if named else "") + error[:200]
         elif _CLOSED.search(rest):
             server.closed += 1
 

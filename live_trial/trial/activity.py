@@ -34,7 +34,7 @@ from live_trial.closure.manifest import ClosureError, read_json_object
 from live_trial.errors import PluginFailed, RefusedInput
 from live_trial.jsonfile import make_private_dirs, write_text_atomic
 from live_trial.session import mcp_start
-from live_trial.session.plugin_activity import named_servers
+from live_trial.session.plugin_activity import NAMED_BY_ALLOWED_TOOLS, mcp_failed_note, named_servers, start_failure
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.debug_log import DebugTail
 from live_trial.workdir_files import Workdir
@@ -150,7 +150,7 @@ class ServerWatch:
                 continue
             self.settled.add(name)
             if seen.at_start == "failed":
-                return name, "; ".join(p for p in (seen.error, f"stderr: {seen.stderr}" if seen.stderr else None) if p)
+                return name, start_failure(seen.error, seen.stderr)
         return None
 
 
@@ -171,9 +171,7 @@ def check_servers(watch: ServerWatch | None) -> None:
     failed = watch.failed()
     if failed is not None:
         name, why = failed
-        raise PluginFailed(f"{StopReason.MCP_FAILED.value}: the MCP server {name} failed to start"
-                           + (f" ({why})" if why else "") + "; the skill's allowed-tools name its tools",
-                           code=StopReason.MCP_FAILED)
+        raise PluginFailed(mcp_failed_note(name, why, NAMED_BY_ALLOWED_TOOLS), code=StopReason.MCP_FAILED)
 
 
 def await_servers(wd: Workdir, *, timeout_s: float, sleep: Callable[[float], None],

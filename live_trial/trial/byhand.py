@@ -31,7 +31,7 @@ from live_trial.trial.collect import Collected, collect
 from live_trial.trial.facts import TrialRequest
 from live_trial.trial.folder_steps import changes_since_start, snapshot_problem
 from live_trial.trial.state import STATE_SCHEMA
-from live_trial.workdir_files import CWD_SNAPSHOT, Workdir
+from live_trial.workdir_files import CWD_SNAPSHOT, MARKER_PATH, POLL_STATE, Workdir
 
 if TYPE_CHECKING:       # types only: imported where they are used, to keep start-up quick
     from live_trial.acceptance.claims import Claims, ServiceStop, TrialRecords
@@ -289,7 +289,8 @@ def trial_records(workdir: Path, target: str) -> TrialRecords:
                         skill_calls=check.seen if check is not None else "none", transcript=transcript,
                         poll_exit=str(exits[-1]["exit"]) if exits else None,
                         service=service_stop(files) if stalled and transcript else None,
-                        screen_service=screen_service_stop(files) if stalled else None)
+                        screen_service=screen_service_stop(files) if stalled else None,
+                        polled=files.poll_state.is_file())
 
 
 def service_stop(files: Workdir) -> ServiceStop | None:
@@ -338,6 +339,23 @@ def held_note(workdir: Path, notes: Sequence[str]) -> tuple[str, ...]:
     return (Container.from_json(doc["containment"]).note(),)
 
 
+def check_polled(claims: Claims, records: TrialRecords, workdir: Path, session: str | None = None) -> None:
+    """Refuse (:class:`RefusedInput`, exit 2, nothing written) the verdict by hand of a workdir whose poll never ran
+    or never ended, and ``run`` recorded no findings for (README "The steps, one by one"): "did not get to the end"
+    would blame the skill for a step the person skipped. Taken as said with ``--poll-exit BLOCKED --blocked`` (tmux
+    was missing, so poll could not run: seed 001 boot). ``session``: the trial's tmux session, for the fix."""
+    if records.poll_exit is not None or (claims.poll_exit == "BLOCKED" and claims.blocked):
+        return
+    path, (problem, code) = workdir / POLL_STATE, (
+        ("poll never ended for this workdir: its poll-state.json records no exit", "poll_not_ended") if records.polled
+        else ("poll never ran for this workdir: run poll first", "poll_never_ran"))
+    poll = shlex.join(["live-trial", "poll", str(workdir / MARKER_PATH), session or "<session>", "--state-file",
+                       str(path)])
+    raise RefusedInput(problem, where=str(path), code=code,
+                       fix=f"run `{poll}`{' again' if records.polled else ''}, then verdict; if tmux was missing and "
+                           "poll could not run, pass --poll-exit BLOCKED --blocked")
+
+
 def verdict_by_hand(claims: Claims, *, workdir: Path, skill_dir: Path, target: str, plugins_root: Path | None,
                     eval_root: Path | None, env: Mapping[str, str] | None = None) -> tuple[Verdict, Path]:
     """``verdict``: derive and write the verdict of the trial in ``workdir`` (a resolved trial folder) from what it
@@ -351,6 +369,7 @@ def verdict_by_hand(claims: Claims, *, workdir: Path, skill_dir: Path, target: s
     from live_trial.acceptance.claims import settle, target_of
     from live_trial.acceptance.derive import derive_verdict
     from live_trial.acceptance.evallog import eval_root_of
+    from live_trial.acceptance.findings import recorded_findings
     from live_trial.acceptance.verdict import verdict_clock
     from live_trial.acceptance.verdict_facts import gather_facts
     from live_trial.notices.outcome import summariser
@@ -363,7 +382,10 @@ def verdict_by_hand(claims: Claims, *, workdir: Path, skill_dir: Path, target: s
     delivery = first_artifact.plan_step(facts.workdir, claims, facts)
     if delivery is not None and delivery.kind == first_artifact.COMPLETE:
         facts = replace(facts, previous_verdict=None)      # completing the first artifact replaces no judgement
-    settled = settle(claims, facts, trial_records(facts.workdir, resolved.qualified))
+    records = trial_records(facts.workdir, resolved.qualified)
+    settled = settle(claims, facts, records)
+    if recorded_findings(facts.origin.state) is None:
+        check_polled(claims, records, facts.workdir, (facts.origin.state or {}).get("session"))
     verdict = derive_verdict(facts, settled.findings, summarise=summariser(settled.findings.lang),
                              clock=verdict_clock(env))
     delivered = (first_artifact.note_of(delivery),) if delivery is not None else ()

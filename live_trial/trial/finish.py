@@ -16,15 +16,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from live_trial.acceptance.findings import EXPECTED_GATE_NOTE, NO_SKILL_CALL
 from live_trial.acceptance.verdict_doc import Verdict
 from live_trial.clock import utc_now
-from live_trial.errors import ExitCode
+from live_trial.errors import ExitCode, PollExit
 from live_trial.stop_reasons import StopReason
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import TrialOutcome, phase_at_least
 from live_trial.workdir_files import VERDICT
 
-EXPECTED_GATE_NOT_SHOWN = "expected gate was not shown"
 NOTIFIED = ("sent", "failed", "not_configured")
 
 
@@ -125,18 +125,31 @@ def _checks(trial: TrialContext) -> None:
         _check_launch(trial, records)
     if trial.req.expect_gate and not trial.facts.gate_seen and not trial.facts.blocked:
         # README "Questions (gates)": a skill that must stop at a question but never showed one has a broken guard.
-        trial.facts.completion = "FAIL"
+        # What happened stays recorded as it happened (it may well have run to its end); the verdict is FAIL.
         trial.facts.stop_reason = trial.facts.stop_reason or StopReason.EXPECTED_GATE_NOT_SHOWN
-        trial.facts.notes.append(EXPECTED_GATE_NOT_SHOWN)
+        _note(trial, EXPECTED_GATE_NOTE)
     assert trial.state is not None
-    unused = len(trial.state.gate_responses) - trial.state.gate_response_count
-    if unused > 0 and not trial.facts.blocked:
-        trial.facts.warnings.append(f"{unused} --gate-response answer(s) were never used: the skill asked fewer "
-                                    "questions than expected")
+    warning = unused_answers_warning(len(trial.state.gate_responses), trial.state.gate_response_count,
+                                     reached_end=trial.facts.poll_exit == PollExit.DONE and not trial.facts.blocked)
+    if warning is not None:
+        trial.facts.warnings.append(warning)
+
+
+def unused_answers_warning(given: int, used: int, *, reached_end: bool) -> str | None:
+    """The warning for answers given ahead of time (``--gate-response``) that no question used, or None. Only a trial
+    whose session ran to its end (``reached_end``: the last poll exit DONE, not BLOCKED) shows the skill asked fewer
+    questions than ``given``: one stopped earlier (at a question, a STALL, an answer that was no option) never had
+    the chance to ask the rest. ``used``: the questions answered. Pure."""
+    unused = given - used
+    if unused <= 0 or not reached_end:
+        return None
+    return f"{unused} --gate-response answer(s) were never used: the skill asked fewer questions than expected"
 
 
 def _can_evaluate(trial: TrialContext) -> bool:
-    return trial.facts.completion == "PASS" and trial.facts.launch == "PASS" and not trial.facts.blocked
+    # a trial already FAIL for the question it never asked is not judged further (README "Questions (gates)")
+    return (trial.facts.completion == "PASS" and trial.facts.launch == "PASS" and not trial.facts.blocked
+            and trial.facts.stop_reason != StopReason.EXPECTED_GATE_NOT_SHOWN)
 
 
 def _note(trial: TrialContext, note: str) -> None:
@@ -238,8 +251,13 @@ def _check_launch(trial: TrialContext, records: list[dict[str, Any]]) -> None:
     if check.launched:
         return
     trial.facts.launch = "FAIL"
+    if trial.facts.blocked:
+        # the environment or the harness stopped it before the Skill call: not reached, never the skill's failure
+        # (the verdict's reasons say so: README "Whose failure it is")
+        trial.journal.log("launch", "not_reached", target=target, skill_calls=check.seen)
+        return
     trial.facts.stop_reason = trial.facts.stop_reason or StopReason.SKILL_NOT_LAUNCHED
-    trial.facts.notes.append(f"the transcript shows no successful Skill call to {target} (Skill calls: {check.seen})")
+    trial.facts.notes.append(f"{NO_SKILL_CALL} {target} (Skill calls: {check.seen})")
     trial.journal.log("launch", "FAIL", target=target, skill_calls=check.seen)
 
 

@@ -6,6 +6,11 @@ field of a type it rejects); the model then never sees the skill. Boot runs the 
 writes with the first prompt (``names``: every skill the model may call, ``plugin:skill`` for plugin skills) lacks
 the target. Then the trial stops at once (Escape, then the session is killed) as FAIL, stop reason
 ``plugin_not_loaded``, instead of waiting out the STALL limit (references/transcript-jsonl.md, "Plugins").
+
+A skill whose frontmatter sets ``disable-model-invocation: true`` is missing from the listing too, though its plugin
+was loaded: the CLI hides it from the model and its Skill tool refuses the call (observed on 2.1.197 and 2.1.332,
+references/transcript-jsonl.md "A skill hidden from the model"). That stop is ``skill_hidden``, never "did not load
+the plugin".
 """
 from __future__ import annotations
 
@@ -30,6 +35,19 @@ class PluginNotLoaded(BootFail):
     """The CLI did not load the plugin (or skill) under trial, so the model cannot call it. ``run``: FAIL."""
 
     code = StopReason.PLUGIN_NOT_LOADED
+
+
+class SkillHidden(PluginNotLoaded):
+    """The skill under trial sets ``disable-model-invocation: true``: the CLI keeps it from the model and its Skill
+    tool refuses to call it, so no trial through a Skill call can start it. ``run``: FAIL."""
+
+    code = StopReason.SKILL_HIDDEN
+
+
+def hidden(frontmatter: Mapping[str, Any] | None) -> bool:
+    """True when a skill's ``frontmatter`` hides it from the model (``disable-model-invocation: true``, as YAML gives
+    it or as text)."""
+    return (frontmatter or {}).get("disable-model-invocation") in (True, "true")
 
 
 def skill_listing(records: Iterable[Mapping[str, Any]]) -> list[str] | None:
@@ -65,10 +83,9 @@ def likely_cause(target: Target, names: list[str], plugin_dirs: Iterable[Path]) 
     ``target``: the resolved :class:`~live_trial.closure.index.Target`; ``plugin_dirs``: the plugins boot loaded.
     """
     plugin, skill = target.plugin_name, target.skill
-    frontmatter = target.frontmatter or {}
-    if frontmatter.get("disable-model-invocation") in (True, "true"):
+    if hidden(target.frontmatter):
         return (f"{target.qualified} sets disable-model-invocation: true in its SKILL.md, so the CLI hides it from "
-                "the model and no Skill call can reach it")
+                f"the model and its Skill tool refuses to call it: only a person typing /{target.qualified} starts it")
     if any(n.startswith(f"{plugin}:") for n in names):
         return (f"the CLI loaded plugin {plugin} but not its skill {skill}: it did not accept skills/{skill}/SKILL.md "
                 "(its frontmatter, or a skills path in plugin.json that points elsewhere)")
@@ -88,7 +105,8 @@ def require_target_listed(trial: TrialContext, *, clock: Callable[[], float] = t
     loaded from the user's or project's skills, or no listing written).
 
     Raises :class:`PluginNotLoaded` (after pressing Escape to interrupt the turn; the caller's cleanup kills the
-    session) when the listing lacks the target. A missing listing is recorded as a warning, never a failure.
+    session) when the listing lacks the target; :class:`SkillHidden` when the target hides itself from the model. A
+    missing listing is recorded as a warning, never a failure.
     """
     target = trial.target
     if target is None or target.plugin_name is None:
@@ -116,6 +134,11 @@ def require_target_listed(trial: TrialContext, *, clock: Callable[[], float] = t
         pass
     cause = likely_cause(target, names, [Path(d) for d in (trial.state.closure or {}).get("plugin_dirs") or []])
     trial.journal.log("loading", "not_listed", target=target.qualified, skills=names, waited_s=waited, cause=cause)
+    if hidden(target.frontmatter):
+        raise SkillHidden(f"the skill is hidden from the model: {cause} (the session's skill listing does not name "
+                          f"it, {len(names)} skills listed)", where=str(trial.transcript_path()),
+                          fix="remove disable-model-invocation from the skill's frontmatter if the model should call "
+                              "it, or try it by typing its slash command yourself")
     raise PluginNotLoaded(f"the CLI did not load {target.qualified}: the session's skill listing does not name it "
                           f"({len(names)} skills listed); {cause}", where=str(trial.transcript_path()),
                           fix="fix the plugin so the CLI loads it (run `claude plugin validate <plugin dir>`, check "

@@ -4,7 +4,7 @@ It drives a :class:`~live_trial.trial.runner.Trial` through its public methods a
 """
 from __future__ import annotations
 
-from live_trial.errors import SESSION_GONE, Blocked, PollExit
+from live_trial.errors import SESSION_GONE, Blocked, PollExit, RefusedInput
 from live_trial.notices.catalogue import resolve_lang
 from live_trial.session import screen, send
 from live_trial.stop_reasons import StopReason, service_note
@@ -91,7 +91,8 @@ def _record_warnings(trial: TrialContext, result: PollOutcome) -> None:
 
 def _answer_gate(trial: TrialContext, result: PollOutcome) -> bool:
     """GATE: answer with the next --gate-response and return True (poll again); none left records
-    "stopped at a question it had to ask" and returns False (README "Questions (gates)")."""
+    "stopped at a question it had to ask", an answer that is none of the question's options stops the trial BLOCKED
+    (:func:`_not_an_option`): both return False (README "Questions (gates)")."""
     trial.facts.gate_seen = True
     assert trial.state is not None
     used = trial.state.gate_response_count
@@ -105,13 +106,31 @@ def _answer_gate(trial: TrialContext, result: PollOutcome) -> bool:
     kinds = trial.state.gate_response_kinds or []
     kind = kinds[used] if used < len(kinds) else trial.req.gate_kind
     assert trial.backend is not None
-    send.answer_gate(trial.backend, trial.state.session, response, sleep=trial.sleep)
+    try:
+        send.answer_gate(trial.backend, trial.state.session, response, sleep=trial.sleep)
+    except RefusedInput as exc:
+        if exc.code != send.NO_OPTION:
+            raise
+        return _not_an_option(trial, result, response, options or [str(o) for o in exc.details.get("options") or []])
     # One line per answered question: what was asked, what was offered, the answer.
     answer = {"question": result.question, "options": options, "answer": response, "kind": kind}
     trial.journal.save(gate_response_count=used + 1,
                        gate_answers=list(trial.state.gate_answers or []) + [answer])
     trial.journal.log("poll", PollExit.GATE, question=result.question, answered=response, gate_kind=kind)
     return True
+
+
+def _not_an_option(trial: TrialContext, result: PollOutcome, answer: str, options: list[str]) -> bool:
+    """The answer given ahead of time is none of the question's options (nothing was pressed): the person's input, not
+    the skill's failure, so the trial stops BLOCKED ``gate_answer_not_an_option`` with a note naming the question,
+    the options shown and the answer given (README "Questions (gates)"). Returns False: poll no more."""
+    shown = ", ".join(f'"{o}"' for o in options) or "none could be read"
+    trial.facts.blocked, trial.facts.stop_reason = True, StopReason.GATE_ANSWER_NOT_AN_OPTION
+    trial.facts.notes.append(f'the answer "{answer}" given ahead of time is not one of the options of the question '
+                             f'"{result.question}": {shown}; give one of them as shown (or text:<words> for the '
+                             "question's free-text answer)")
+    trial.journal.log("poll", PollExit.GATE, question=result.question, options=options, not_an_option=answer)
+    return False
 
 
 def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:

@@ -107,7 +107,8 @@ def decide(obs: Observation, state: PollState, policy: Policy, now: float) -> St
     if elapsed >= policy.hard_cap_warn_ratio * policy.hard_cap_s and not state.warned_hard_cap:
         state = state.changed(warned_hard_cap=True)
         warning = (f"WARN: HARD_CAP {policy.hard_cap_warn_ratio:.0%} ({elapsed:.0f}s of {policy.hard_cap_s:.0f}s); "
-                   "raise env HARD_CAP if the trial is progressing normally")
+                   "if the trial is progressing normally, allow it more time: --hard-cap S (run) or env HARD_CAP=S "
+                   "(poll, from its next call)")
     if obs.blocked is not None:
         return Step(Exit(PollExit.BLOCKED, obs.blocked), state, warning=warning)
     if not obs.alive:

@@ -134,17 +134,53 @@ def test_gate_with_no_response_left_fails(tmp_path):
 
 @pytest.mark.budget(6)
 def test_a_skill_that_must_stop_at_a_gate_but_never_asks_fails(tmp_path):
-    """README "Questions (gates)": a guard that never asked is broken, however well the rest went."""
+    """README "Questions (gates)": a guard that never asked is broken, however well the rest went. What happened
+    stays what happened: it ran to its end (completion PASS, the marker there), the verdict is FAIL for the question
+    it never asked, and the reasons, the summary and the facts say the same thing."""
     proc = run_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS),
                    "--rehearsal", str(SCENARIOS / "mark-happy.yaml"), "--expect-gate", *FAST)
     result = final_json(proc)
     assert proc.returncode == 1, proc.stderr[-3000:]
     doc = _verdict(result)
-    assert (doc["completion"], doc["stop_reason"], doc["overall"]["verdict"]) == (
-        "FAIL", "expected_gate_not_shown", "FAIL")
-    assert "expected gate was not shown" in doc["notes"]
+    assert (doc["launch"], doc["completion"], doc["poll_exit"], doc["stop_reason"], doc["overall"]["verdict"]) == (
+        "PASS", "PASS", "DONE", "expected_gate_not_shown", "FAIL")
+    reasons = doc["overall"]["reasons"]
+    assert reasons[0] == "expected gate was not shown: it should have stopped at its question but never asked", reasons
+    assert not any("did not complete" in r for r in reasons), reasons
+    assert doc["goal_result"] is None and "goal not judged" in reasons          # no evaluator for a trial already FAIL
+    assert (workdirs(tmp_path)[0] / "out" / "status.json").is_file()
     assert result["summary"] == doc["summary"] and "一度も質問しなかった" in result["summary"]
+    assert "最後まで動きました" in result["summary"], result["summary"]      # it got to the end, as the facts say
     _no_leftovers(workdirs(tmp_path)[0])
+
+
+@pytest.mark.budget(6)
+def test_an_answer_that_is_none_of_the_questions_options_is_blocked_as_the_persons_input(tmp_path):
+    """README "Questions (gates)": --gate-response Purple where the question offers Formal and Casual. The skill asked
+    its one question as it should: BLOCKED gate_answer_not_an_option (exit 3) naming the question, the options and
+    the answer; nothing was pressed; and no warning that the skill asked fewer questions than expected."""
+    proc = run_cmd(tmp_path, "trialkit:choose", "--plugins-root", str(PLUGINS),
+                   "--rehearsal", str(SCENARIOS / "choose-gate.yaml"), "--gate-response", "Purple", "--lang", "en",
+                   *FAST)
+    result = final_json(proc)
+    assert proc.returncode == 3, (result, proc.stderr[-3000:])
+    doc = _verdict(result)
+    assert (doc["stop_reason"], doc["overall"]["verdict"], doc["blocked"], doc["gate_response_count"]) == (
+        "gate_answer_not_an_option", "BLOCKED", True, 0)
+    reasons = doc["overall"]["reasons"]
+    assert reasons[0].startswith("blocked: the answer given ahead of time") and not any(
+        "did not complete" in r or "was not among the choices" in r for r in reasons), reasons
+    note = ('the answer "Purple" given ahead of time is not one of the options of the question "Which greeting '
+            'style?": "Formal", "Casual"')
+    assert any(n.startswith(note) for n in doc["notes"]), doc["notes"]
+    assert not any("fewer questions" in w for w in doc["warnings"]), doc["warnings"]
+    assert "not the skill's fault" in result["summary"], result["summary"]
+    assert '("Formal", "Casual") instead of "Purple"' in result["notification"], result["notification"]
+    wd = workdirs(tmp_path)[0]
+    answered = [r for r in records(wd / "transcript.jsonl") if r.get("type") == "user"
+                and isinstance(r.get("toolUseResult"), dict) and "answers" in r["toolUseResult"]]
+    assert answered == []                                           # nothing was chosen for the person
+    _no_leftovers(wd)
 
 
 @pytest.mark.budget(6)
@@ -231,7 +267,9 @@ def test_sigterm_to_the_harness_kills_the_session_and_keeps_the_evidence(tmp_pat
     assert proc.returncode == 3, err[-3000:]
     doc = _verdict(json.loads(out.strip().splitlines()[-1]))
     assert (doc["stop_reason"], doc["overall"]["verdict"]) == ("harness_terminated", "BLOCKED")
-    assert doc["overall"]["reasons"] == ["blocked: the harness was stopped by a signal (SIGTERM) before the trial finished"]
+    assert doc["overall"]["reasons"] == ["blocked: the harness was stopped by a signal (SIGTERM) before the trial "
+                                         "finished", "the skill's end was never reached: the trial stopped while the "
+                                         "skill ran; its goal was not judged"]
     wd = workdirs(tmp_path)[0]
     assert (wd / "pane.txt").is_file() and (wd / "transcript.jsonl").is_file()
     _no_leftovers(wd, state)

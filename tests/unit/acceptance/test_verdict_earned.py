@@ -95,6 +95,23 @@ def test_a_poll_exit_without_a_poll_is_kept_when_it_is_not_done(tree, capsys) ->
     assert (written(tree)["poll_exit"], written(tree)["overall"]["verdict"]) == ("BLOCKED", "BLOCKED")
 
 
+def test_a_verdict_of_a_workdir_poll_never_ran_for_is_refused_not_blamed_on_the_skill(tree, capsys) -> None:
+    """The person skipped poll: the marker says ok, yet "did not get to the end" would blame the skill for a step the
+    person skipped. Refused, nothing written, naming the step to run (README "The steps, one by one")."""
+    (tree["wd"] / "poll-state.json").unlink()
+    (tree["wd"] / "out").mkdir(exist_ok=True)
+    (tree["wd"] / "out" / "status.json").write_text('{"status": "ok", "summary": "marked"}\n')
+    err = refused(tree, capsys, by_hand(tree), "poll_never_ran")
+    assert err.startswith("REFUSED: poll never ran for this workdir: run poll first"), err
+    assert "--state-file" in err and "--poll-exit BLOCKED --blocked" in err, err
+
+
+def test_a_verdict_of_a_workdir_whose_poll_never_ended_is_refused(tree, capsys) -> None:
+    write_poll_state(tree["wd"])                      # a poll that was stopped before it recorded an exit
+    err = refused(tree, capsys, by_hand(tree), "poll_not_ended")
+    assert "poll never ended for this workdir" in err and "--state-file" in err and "` again" in err, err
+
+
 def test_a_pass_without_an_evaluation_is_refused(tree, capsys) -> None:
     err = refused(tree, capsys, by_hand(tree, "--goal-result", "PASS", "--evidence", "1 file written with 2 keys"),
                   "not_judged")

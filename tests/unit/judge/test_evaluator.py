@@ -226,6 +226,23 @@ def test_run_process_stops_within_a_second_when_the_harness_is_asked_to_stop(tmp
                          {"PATH": "/usr/bin:/bin"}, 600, should_stop=lambda: time.monotonic() - started > 0.3)
     assert res.timed_out and res.exit_code is None and res.stderr.startswith("stopped: the harness was asked to stop")
     assert res.duration_s < 30 and _group_gone(pidfile)
+    # stopped with the harness, not out of time: "did not answer in time" would blame the evaluator for a Ctrl-C
+    assert res.stopped and ev.process_failure(res) == ev.STOPPED_WITH_THE_HARNESS
+
+
+def test_an_evaluator_stopped_with_the_harness_is_not_tried_again_nor_said_to_be_late(workdir):
+    """A Ctrl-C while the evaluator judges: one attempt, recorded as stopped with the harness."""
+    calls = []
+
+    def stopped(argv, stdin_text, cwd, env, timeout_s):
+        calls.append(argv)
+        return ev.ProcessResult(None, "", "stopped: the harness was asked to stop\n", True, 0.2, stopped=True)
+    doc = run_eval(workdir, stopped)
+    assert len(calls) == 1 and len(doc["attempts"]) == 1, doc["attempts"]
+    assert doc["attempts"][0]["process_failure"] == ev.STOPPED_WITH_THE_HARNESS
+    assert not any("in time" in p for p in doc["attempts"][0]["problems"]), doc["attempts"][0]["problems"]
+    assert ev.unjudged_problem(doc) == ev.STOPPED_WITH_THE_HARNESS
+    assert schema_errors(doc, "evaluation.schema.json") == []
 
 
 def test_run_process_never_leaves_the_evaluator_behind_on_a_second_ctrl_c(tmp_path):

@@ -286,12 +286,26 @@ def test_the_prompt_shows_what_the_session_produced_and_nothing_of_the_harness(w
     prompt = build_prompt(ctx_of(wd))
     assert "- side-effects/files/report.csv | 15 bytes | sha256:" in prompt and "    | a,1" in prompt
     assert "- side-effects/files/data.json | 25 bytes" in prompt
-    assert "Completion marker: out/status.json (present)" in prompt and "never evidence" in prompt
+    assert "Completion marker: out/status.json (present; in it the session reported its own status as \"ok\")" in (
+        prompt) and "never evidence, nor are its status and its summary" in prompt
     assert f"- {U_DONE} | assistant | - | {DONE_TEXT} | (the session's own words: never evidence)" in prompt
     assert f"- {U_BASH} | assistant | Bash |" in prompt and "no successful result: never evidence" in prompt
     assert "Author's notes" not in prompt and "Skill p:s please" not in prompt and "9 rows planned" not in prompt
     assert f"- {U_TASK} | user | - |  | (a prompt (the task, a nudge or the skill's instructions)" in prompt
     assert "report.csv written with 9 rows\"" not in prompt      # the marker's summary is not shown
+
+
+def test_the_prompt_shows_a_status_the_session_reported_as_its_own_word_never_as_evidence(wd):
+    """A session that wrote ``{"status": "failed"}`` and "DONE: failed": the evaluator is told it said so, and that
+    its word decides nothing either way (README "Evidence, watches and messages to a person")."""
+    (wd / "out" / "status.json").write_text('{"status": "failed", "summary": "could not write the report"}\n')
+    prompt = build_prompt(ctx_of(wd))
+    assert 'Completion marker: out/status.json (present; in it the session reported its own status as "failed")' in (
+        prompt)
+    assert "one that says it failed may have reached it. Judge by the evidence alone." in prompt
+    assert "could not write the report" not in prompt                  # its summary is still not shown
+    (wd / "out" / "status.json").write_text("[1, 2]")                     # no status in it: none is shown
+    assert "reported its own status" not in build_prompt(ctx_of(wd))
 
 
 def test_a_trial_that_produced_nothing_says_so(tmp_path):

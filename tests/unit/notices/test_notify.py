@@ -295,6 +295,24 @@ def test_notify_trial_pass_uses_the_observed_evidence(tmp_path):
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_pass_whose_session_said_it_failed_tells_the_person_so(tmp_path, lang):
+    """The session wrote ``{"status": "failed"}`` (and "DONE: failed"), the evaluator's evidence made it a PASS: the
+    message says what the session reported and that its word does not count, so nobody is surprised later."""
+    root = tmp_path / "eval-log"
+    wd = root / "hello" / "greet" / "live-trial" / "20261130T101010-abcd"
+    (wd / "out").mkdir(parents=True)
+    (wd / "out" / "status.json").write_text('{"status": "failed", "summary": "it did not work"}\n')
+    doc = {"overall": "PASS", "target": "hello:greet", "plugin": "hello", "skill": "greet",
+           "run_id": "20261130T101010-abcd",
+           "evidence": [{"claim": "c", "source": "side-effects/files/greeting.txt", "observed": "1 file with 1 line"}]}
+    text = nt.notify_trial(root, doc, lang, env={})
+    assert nt.catalogue(lang)["notes"]["session_status"].format(status="failed") in text, text
+    assert nt.forbidden_tokens(text, lang) == []
+    (wd / "out" / "status.json").write_text('{"status": "ok", "summary": "done"}\n')
+    assert "failed" not in nt.notify_trial(root, doc, lang, env={})
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
 def test_notify_trial_of_a_rehearsal_says_the_model_was_scripted(tmp_path, lang):
     """A person told "finished" after `make demo` would think the skill works; a rehearsal proves the harness only."""
     doc = {"overall": "PASS", "target": "hello:greet", "scenario_origin": "rehearsal",

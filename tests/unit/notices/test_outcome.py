@@ -41,3 +41,24 @@ def test_an_unknown_model_is_named_in_the_next_step_from_the_trial_log(tmp_path)
     assert "claude-nonexistent-9" in oc.next_step_sentence(step, "en")
     assert "claude-nonexistent-9" in oc.compose(_doc("model_unknown"), "en", workdir=tmp_path).next
     assert "\"{model}\"" not in oc.next_step_sentence(oc.next_step(_doc("model_unknown")), "en")   # no name: plain
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_an_answer_that_is_no_option_is_not_the_skills_fault_and_the_next_step_names_the_options(tmp_path, lang):
+    """README "Questions (gates)": the message says the skill asked as it should, and what to give instead, with the
+    question, its options and the answer given, read from the trial's own log; never "retry" nor "fix the skill"."""
+    from live_trial.notices.notify import forbidden_tokens
+    from live_trial.report.trials import CLI_STEPS
+
+    (tmp_path / "trial-log.jsonl").write_text(json.dumps({
+        "step": "poll", "decision": "GATE", "question": "Which colour?", "options": ["Red", "Blue"],
+        "not_an_option": "Purple"}) + "\n")
+    doc = _doc("gate_answer_not_an_option", poll_exit="GATE")
+    message = oc.compose(doc, lang, workdir=tmp_path)
+    for word in ("Which colour?", '"Red", "Blue"', "Purple"):
+        assert word in message.next, message.next
+    assert forbidden_tokens(message.next, lang, message.allowed) == []
+    summary = oc.summary(doc, lang)
+    assert ("not the skill's fault" in summary) if lang == "en" else ("スキルのせいではありません" in summary), summary
+    step = oc.next_step(doc, oc.seen_in_workdir(tmp_path))
+    assert step.key == "gate_option" and "Purple" in CLI_STEPS[step.key].format(**step.params)

@@ -151,6 +151,23 @@ def test_the_target_in_the_listing_passes_and_a_missing_one_stops_at_once(tmp_pa
     assert "skill listing does not name it" in err.value.message
 
 
+def test_a_skill_hidden_from_the_model_is_named_so_never_a_plugin_the_cli_did_not_load(tmp_path):
+    """``disable-model-invocation: true``: on 2.1.197 and 2.1.332 the CLI loads the plugin (its other skills are
+    listed), leaves the skill out of the listing and its Skill tool refuses the call (references/transcript-jsonl.md
+    "A skill hidden from the model"). The stop, its summary and its message say that, not "did not load the plugin"."""
+    from live_trial.notices.outcome import summary
+
+    trial = _Trial(_listing(tmp_path, ["init", "trialkit:mark", "trialkit:report"]), qualified="trialkit:hidden")
+    trial.target.frontmatter = {"name": "hidden", "disable-model-invocation": True}
+    with pytest.raises(loading.SkillHidden) as err:
+        loading.require_target_listed(trial, clock=lambda: trial.clock)
+    assert err.value.code == "skill_hidden" and trial.keys == ["Escape"]
+    assert "refuses to call it" in err.value.message and "did not load" not in err.value.message, err.value.message
+    said = summary({"target": "trialkit:hidden", "overall": {"verdict": "FAIL"}, "stop_reason": "skill_hidden",
+                    "poll_exit": None, "launch": "FAIL", "completion": "FAIL"}, "en")
+    assert "only a person typing its command can start it" in said and "did not load" not in said, said
+
+
 def test_no_listing_is_a_warning_after_the_wait_and_a_plain_skill_is_not_checked(tmp_path):
     b = TranscriptBuilder()
     b.prompt("task")

@@ -79,6 +79,34 @@ def test_a_needed_server_that_failed_to_start_stops_the_trial_and_one_nobody_nam
     assert "stderr: no db" in err.value.message
 
 
+def test_the_stop_a_poll_makes_of_a_failed_start_and_the_ledgers_note_are_one_line_said_once(tmp_path):
+    """The poll's early stop and the ledger at the end describe the same failed start: one note, one form (a reason
+    listed twice with different punctuation reads as two failures), and the CLI's error code said once, not
+    "ENOENT: ENOENT: ..." (2.1.332 repeats the code at the head of its error)."""
+    from live_trial.closure.declared import plugin_servers
+    from live_trial.session.plugin_activity import build_activity, judge_activity
+    from live_trial.transcript.debug_log import read_debug_log
+    from live_trial.transcript.hook_records import HookRecords
+
+    plugins = _plugin(tmp_path)
+    wd = Workdir.of(tmp_path / "wd")
+    wd.debug_log.parent.mkdir(parents=True)
+    wd.debug_log.write_text('2026-12-06T00:51:38.724Z [ERROR] MCP server "plugin:kit:db" Server stderr: no db\n'
+                            '2026-12-06T00:51:38.724Z [DEBUG] MCP server "plugin:kit:db": Connection failed after 12ms, '
+                            "13ms of it awake (ENOENT): ENOENT: no such file or directory, posix_spawn 'stdio'\n")
+    frontmatter = {"allowed-tools": "Skill, mcp__plugin_kit_db__query"}
+    with pytest.raises(PluginFailed) as err:
+        check_servers(watch_for(wd, frontmatter, plugins))
+    name, root = plugins[0]
+    servers = plugin_servers(name, root, {"name": name})
+    ledger = build_activity([], servers, (), HookRecords(), read_debug_log(wd.debug_log), target_plugin=name,
+                            roots={name: str(root)})
+    [note] = judge_activity(ledger, frontmatter["allowed-tools"]).notes
+    assert err.value.message == note, (err.value.message, note)
+    assert note == ("mcp_failed: the MCP server plugin:kit:db failed to start (ENOENT: no such file or directory, "
+                    "posix_spawn 'stdio'; stderr: no db); the skill's allowed-tools name its tools")
+
+
 def test_a_needed_server_that_connected_is_watched_no_more(tmp_path):
     plugins = _plugin(tmp_path)
     wd = Workdir.of(tmp_path / "wd")

@@ -79,3 +79,29 @@ def test_an_error_screen_with_no_record_is_the_services_when_its_words_say_so(tm
     poll_until_terminal(trial)
     assert (trial.facts.stop_reason, bool(trial.facts.blocked)) == (cause, blocked), trial.facts.notes
     assert any(line[:40] in note for note in trial.facts.notes), trial.facts.notes
+
+
+def test_an_answer_given_ahead_that_is_no_option_is_the_persons_input_blocked_and_nothing_is_pressed(tmp_path):
+    """README "Questions (gates)": ``--gate-response Purple`` where the question offers Red, Green and Blue. The skill
+    asked as it should: BLOCKED gate_answer_not_an_option, naming the question, the options and the answer."""
+    from live_trial.trial.finish import unused_answers_warning
+
+    screen = (Path(__file__).resolve().parents[1] / "screens" / "ask_user_question_332.txt").read_text()
+    gate = Status("GATE", "test", question="Which colour?", options=["Red", "Green", "Blue"])
+    trial, logged = _trial(tmp_path, gate, "", capture=screen)
+    pressed: list = []
+    trial.backend.send_keys = lambda *keys, **kw: pressed.append(keys)
+    trial.poll_once = lambda limit: SimpleNamespace(exit="GATE", reason="", status=gate, question="Which colour?",
+                                                    capture_tail=[], moves=[], warnings=[])
+    trial.state = trial_state(gate_responses=["Purple"])
+    trial.req = SimpleNamespace(model=None, gate_kind="rescue")
+    trial.sleep = lambda s: None
+    poll_until_terminal(trial)
+    assert (trial.facts.blocked, trial.facts.stop_reason) == (True, "gate_answer_not_an_option")
+    assert pressed == [] and trial.state.gate_response_count == 0
+    [note] = trial.facts.notes
+    assert '"Purple"' in note and '"Which colour?"' in note and '"Red", "Green", "Blue"' in note, note
+    assert logged[-1][1]["not_an_option"] == "Purple" and logged[-1][1]["options"] == ["Red", "Green", "Blue"]
+    # the skill asked its one question: "fewer questions than expected" would be false
+    assert unused_answers_warning(1, 0, reached_end=trial.facts.poll_exit == "DONE" and not trial.facts.blocked) is None
+    assert unused_answers_warning(2, 1, reached_end=True) is not None       # a run that ended asking one of two

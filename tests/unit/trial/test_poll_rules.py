@@ -70,6 +70,14 @@ def test_the_hard_cap_warning_is_given_once_at_80_percent():
     assert second.warning is None and second.exit is None
 
 
+def test_the_hard_cap_warning_names_the_option_run_takes_and_the_variable_poll_reads():
+    """``run --hard-cap 8`` sets the cap with an option: a warning that only says "raise env HARD_CAP" sends a person
+    to a setting they never used."""
+    [first] = ticks([seen()], fresh(), start=T0 + 480)
+    assert "--hard-cap" in first.warning and "env HARD_CAP" in first.warning, first.warning
+    assert "raise env HARD_CAP" not in first.warning
+
+
 def test_missing_tmux_is_blocked():
     step = decide(Observation(alive=False, blocked="tmux_missing: tmux is not installed"), fresh(), POLICY, T0)
     assert (step.exit.word, step.exit.reason, step.judged) == ("BLOCKED", "tmux_missing: tmux is not installed", False)
