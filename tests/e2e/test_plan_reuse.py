@@ -31,7 +31,7 @@ def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProc
 
 def plan_doc(tmp: Path, *extra: str) -> dict:
     proc = cli("plan", "--plugin-dir", str(tmp / "plugins" / "hello"), "--eval-root", str(tmp / "eval-log"),
-               "--max-live-trials", "9", "--json", *extra, cwd=tmp)    # every case fits: this is about reuse
+               "--max-live-trials", "50", "--json", *extra, cwd=tmp)    # every case fits: this is about reuse
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
