@@ -150,6 +150,10 @@ class StopReason(StrEnum):
     # only be checked against the options once the skill asks: one that is none of them is not the skill's failure.
     GATE_ANSWER_NOT_AN_OPTION = ("gate_answer_not_an_option", PERSON, "the answer given ahead of time for the skill's "
                                  "question is not one of the options the question showed", "gate_option")
+    # A stand-in MCP server the person gave the trial (run --mcp-fixture, a suite case's mcp_fixtures) that failed to
+    # start: their stand-in, not the plugin under trial (README "What a trial leaves behind", "Stand-in MCP servers").
+    MCP_FIXTURE_FAILED = ("mcp_fixture_failed", PERSON, "the stand-in MCP server given to the trial (--mcp-fixture, "
+                          "mcp_fixtures) failed to start", "mcp_fixture")
     # The harness: BLOCKED.
     # A boot failure raised with no cause named (``errors.BootFail``'s own code): every cause boot knows has its row
     # (a blocking screen, the bypass dialog, an unknown screen, an exit at start, a plugin the CLI would not load), so

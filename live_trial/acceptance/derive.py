@@ -216,15 +216,18 @@ def _closure(facts: VerdictFacts, notes: list[str]) -> ClosurePin:
 def _plugin_activity(facts: VerdictFacts, f: Findings,
                      notes: list[str]) -> tuple[Findings, list[str], tuple[str, ...]]:
     """What the plugins' ledger means (:func:`live_trial.session.plugin_activity.judge_activity`; README "Whose
-    failure it is"): a failure the skill depends on is the stop reason (``hook_failed`` / ``mcp_failed``) when the
-    trial recorded none, and a note naming it; any other failure a warning. Returns the findings with that stop
-    reason, the verdict's warnings and the ledger's notes (what a BLOCKED verdict's reasons leave out)."""
+    failure it is"): a failure the skill depends on is the stop reason (``hook_failed`` / ``mcp_failed``, or
+    ``mcp_fixture_failed``, BLOCKED, for a stand-in the person gave) when the trial recorded none, and a note naming
+    it; any other failure a warning. Returns the findings with that stop reason, the verdict's warnings and the
+    ledger's notes (what a BLOCKED verdict's reasons leave out)."""
     judged = judge_activity(facts.plugin_activity, (facts.target.frontmatter or {}).get("allowed-tools"))
     notes += [n for n in judged.notes if n not in notes]
     warnings = [str(w) for w in f.warnings]
     warnings += [w for w in judged.warnings if w not in warnings]
     if f.stop_reason is None and judged.stop is not None and not f.blocked:
-        f = replace(f, stop_reason=judged.stop)
+        # a stand-in the person gave (mcp_fixture_failed) is no failure of the skill: its row's verdict is BLOCKED
+        row = StopReason.of(judged.stop)
+        f = replace(f, stop_reason=judged.stop, blocked=row is not None and row.verdict == "BLOCKED")
     return f, warnings, tuple(judged.notes)
 
 

@@ -57,6 +57,8 @@ CLI_STEPS = {
               "<plugin dir>` checks it), then run again",
     "expected_gate": "the skill went ahead without asking: make it stop at AskUserQuestion or ExitPlanMode first",
     "goal": "fix what the evaluator found (the reasons), then run again",
+    "mcp_fixture": "start the stand-in's command by hand to see why it does not start, fix it or its --mcp-fixture / "
+                   "mcp_fixtures command, then run again",
     "plugin_activity": "a hook or an MCP server of the plugin the skill depends on failed (the notes and the report's "
                        "\"Plugin activity\" name it and what it said): fix it, then run again",
     "records": "something the session started rewrote the trial's records after collect (the notes say which): "

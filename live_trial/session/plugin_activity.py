@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -311,10 +312,19 @@ def start_failure(error: str | None, stderr: str | None) -> str:
     return "; ".join(p for p in (error, f"stderr: {stderr}" if stderr else None) if p)
 
 
-def mcp_failed_note(name: str, failure: str, why: str) -> str:
+def mcp_failed_note(name: str, failure: str, why: str, *, stand_in: Any = None,
+                    command: Sequence[str] = ()) -> str:
     """The verdict's note for a server the skill depends on that failed to start (``mcp_failed``): ``mcp_failed: the MCP
     server <name> failed to start (<failure>); <why>``, the same words whether a poll saw it while the session ran or
-    the ledger at the end (README "Plugin activity")."""
+    the ledger at the end (README "Plugin activity"). A stand-in the person gave (``stand_in``, its ledger entry's
+    ``{name, replaces}``, and its ``command`` words; README "Stand-in MCP servers") is ``mcp_fixture_failed``, named
+    as the stand-in it is: ``the stand-in MCP server <name> (<command>) in place of <server>``."""
+    if stand_in is not None:
+        what = f"the stand-in MCP server {stand_in.get('name') or name}" + (f" ({shlex.join(command)})" if command
+                                                                            else "")
+        place = f" in place of {stand_in['replaces']}" if stand_in.get("replaces") else f" added as {name}"
+        return (f"{StopReason.MCP_FIXTURE_FAILED.value}: {what}{place}, given to the trial (--mcp-fixture, "
+                f"mcp_fixtures), failed to start" + (f" ({failure})" if failure else "") + f"; {why}")
     return (f"{StopReason.MCP_FAILED.value}: the MCP server {name} failed to start" + (f" ({failure})" if failure
                                                                                         else "") + f"; {why}")
 
@@ -396,8 +406,9 @@ def judge_activity(activity: PluginActivity | None, allowed_tools: Any) -> Activ
         failure = start_failure(s.error, s.stderr)
         if s.name in named or s.calls:
             why = NAMED_BY_ALLOWED_TOOLS if s.name in named else "the session called its tools"
-            notes.append(mcp_failed_note(s.name, failure, why))
-            stop = stop or StopReason.MCP_FAILED.value
+            code = StopReason.MCP_FAILED if s.stand_in is None else StopReason.MCP_FIXTURE_FAILED
+            notes.append(mcp_failed_note(s.name, failure, why, stand_in=s.stand_in, command=s.command))
+            stop = stop or code.value
         else:
             warnings.append(f"the MCP server {s.name} failed to start" + (f" ({failure})" if failure else "")
                             + "; neither the skill's allowed-tools nor the session used it")

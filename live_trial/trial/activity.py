@@ -31,7 +31,7 @@ from live_trial.acceptance.suite import fixture_command
 from live_trial.acceptance.verdict_doc import fixture_words
 from live_trial.closure.declared import DeclaredServer, plugin_servers
 from live_trial.closure.manifest import ClosureError, read_json_object
-from live_trial.errors import PluginFailed, RefusedInput
+from live_trial.errors import Blocked, PluginFailed, RefusedInput
 from live_trial.jsonfile import make_private_dirs, write_text_atomic
 from live_trial.session import mcp_start
 from live_trial.session.plugin_activity import NAMED_BY_ALLOWED_TOOLS, mcp_failed_note, named_servers, start_failure
@@ -70,6 +70,34 @@ def parse_fixture(text: str, base: Path) -> tuple[str, str]:
     return name.strip(), fixture_command(command, base)
 
 
+#: Programs that run the script named by their first word that is no option (a stand-in's ``python3 fake_db.py``).
+INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "perl", "deno", "bun"})
+
+
+def missing_program(words: Sequence[str]) -> str | None:
+    """What of a stand-in's command does not exist, or None: its program (a path that is no executable file, or a
+    name not on PATH), or the script an interpreter (:data:`INTERPRETERS`) is told to run (its first word that is no
+    option, when it is a path: ``./`` and ``../`` are made absolute before; none after ``-c``, ``-m`` or ``-e``).
+    Checked before anything is created, so a typo in the person's stand-in is refused, never started and found failing
+    as if the plugin's server had (README "Stand-in MCP servers")."""
+    import shutil
+
+    program = words[0]
+    if "/" in program:
+        if not (Path(program).is_file() and os.access(program, os.X_OK)):
+            return f"a program that is no executable file: {program}"
+    elif shutil.which(program) is None:
+        return f"a program not found on PATH: {program}"
+    if Path(program).name not in INTERPRETERS:
+        return None
+    for word in words[1:]:
+        if word in ("-c", "-m", "-e", "--eval", "-p", "--print"):   # inline code or a module: no script file
+            return None
+        if not word.startswith("-"):
+            return f"a script that does not exist: {word}" if "/" in word and not Path(word).is_file() else None
+    return None
+
+
 def _declared(plugins: Iterable[tuple[str, Path]]) -> list[DeclaredServer]:
     out: list[DeclaredServer] = []
     for name, root in plugins:
@@ -102,6 +130,12 @@ def resolve_fixtures(fixtures: Sequence[tuple[str, str]], plugins: Iterable[tupl
         if not words:
             raise RefusedInput("the stand-in's command is empty", where=where, code="bad_mcp_fixture",
                                fix="give the command that starts the stand-in MCP server")
+        missing = missing_program(words)
+        if missing is not None:
+            raise RefusedInput(f"the stand-in's command names {missing}", where=f"{where}: {shlex.join(words)}",
+                               code="bad_mcp_fixture",
+                               fix="give a program on PATH or the path of an existing script (./ and ../ are taken "
+                                   "from the suite file's folder, or the current one for --mcp-fixture)")
         real = [s for s in declared if name in (s.server, s.name)]
         if len(real) > 1:
             raise RefusedInput(f"{len(real)} loaded plugins declare an MCP server {name!r}", where=where,
@@ -140,6 +174,9 @@ class ServerWatch:
     servers: tuple[str, ...]
     tail: DebugTail
     settled: set[str] = field(default_factory=set)
+    #: the stand-ins among them: server name in the session -> trial-state.json's entry of it (:meth:`Fixture.to_doc`:
+    #: name, command, replaces; README "Stand-in MCP servers")
+    stand_ins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def failed(self) -> tuple[str, str] | None:
         """``(server, why)`` of the first watched server the log says failed to start; None while none did."""
@@ -158,9 +195,11 @@ def watch_for(wd: Workdir, frontmatter: Any, plugins: Iterable[tuple[str, Path]]
               fixtures: Iterable[dict[str, Any]] = ()) -> ServerWatch | None:
     """A :class:`ServerWatch` of the servers (the plugins' and the stand-ins') the skill's ``allowed-tools`` name; None
     when it names none."""
+    fixtures = list(fixtures)
     names = [s.name for s in _declared(plugins)] + [str(f.get("server")) for f in fixtures]
     watched = named_servers((frontmatter or {}).get("allowed-tools"), dict.fromkeys(names))
-    return ServerWatch(tuple(watched), DebugTail(wd.debug_log)) if watched else None
+    stand_ins = {str(f.get("server")): f for f in fixtures}
+    return ServerWatch(tuple(watched), DebugTail(wd.debug_log), stand_ins=stand_ins) if watched else None
 
 
 def check_servers(watch: ServerWatch | None) -> None:
@@ -169,9 +208,15 @@ def check_servers(watch: ServerWatch | None) -> None:
     if watch is None or len(watch.settled) == len(watch.servers):
         return
     failed = watch.failed()
-    if failed is not None:
-        name, why = failed
-        raise PluginFailed(mcp_failed_note(name, why, NAMED_BY_ALLOWED_TOOLS), code=StopReason.MCP_FAILED)
+    if failed is None:
+        return
+    name, why = failed
+    if name in watch.stand_ins:         # the person's stand-in, not the plugin under trial: BLOCKED
+        fixture = watch.stand_ins[name]
+        raise Blocked(mcp_failed_note(name, why, NAMED_BY_ALLOWED_TOOLS, stand_in=fixture,
+                                      command=fixture.get("command") or ()),
+                      where="--mcp-fixture / mcp_fixtures", code=StopReason.MCP_FIXTURE_FAILED)
+    raise PluginFailed(mcp_failed_note(name, why, NAMED_BY_ALLOWED_TOOLS), code=StopReason.MCP_FAILED)
 
 
 def await_servers(wd: Workdir, *, timeout_s: float, sleep: Callable[[float], None],

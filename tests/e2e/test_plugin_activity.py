@@ -93,3 +93,22 @@ def test_a_stand_in_takes_the_place_of_the_plugins_mcp_server_and_both_are_named
                                                      "--exit-at-start"]}, dead
     assert dead["command"] == ["python3", str(server)] and dead["at_start"] == "connected", dead
     assert dead["calls"] == {"mcp__plugin_mcpkit_dead__echo": 1} and doc["stop_reason"] is None, dead
+
+
+@pytest.mark.budget(20)
+def test_a_stand_in_that_exits_at_start_is_blocked_as_the_persons_input_never_a_fail_of_the_skill(tmp_path):
+    """The same failed start as the plugin's own dead server, but the command is the person's stand-in: BLOCKED
+    ``mcp_fixture_failed`` (README "Whose failure it is"), the note naming the stand-in and the server it replaced."""
+    root = _copy(tmp_path, "mcpkit")
+    server = root / "mcpkit" / "bin" / "echo_server.py"
+    started = time.monotonic()
+    proc = run_cmd(tmp_path, "mcpkit:needs", "--plugins-root", str(root), "--rehearsal",
+                   str(SCENARIOS / "needs-dead-mcp.yaml"), "--mcp-fixture", f"dead=python3 {server} --exit-at-start",
+                   "--stall-limit", "600", "--hard-cap", "900", timeout=60)
+    took = time.monotonic() - started
+    doc = _verdict(proc)
+    assert proc.returncode == 3 and doc["overall"]["verdict"] == "BLOCKED", json.dumps(doc)[-3000:]
+    assert doc["stop_reason"] == "mcp_fixture_failed" and doc["blocked"], (doc["stop_reason"], doc["blocked"])
+    named = [r for r in doc["overall"]["reasons"] + doc.get("notes", []) if "stand-in MCP server dead" in r]
+    assert named and "in place of plugin:mcpkit:dead" in named[0], (doc["overall"]["reasons"], doc.get("notes"))
+    assert took < 60, took

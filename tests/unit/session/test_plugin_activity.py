@@ -18,6 +18,7 @@ from live_trial.session.plugin_activity import (
     judge_activity,
     named_servers,
 )
+from live_trial.stop_reasons import StopReason
 from live_trial.transcript.debug_log import read_debug_log
 from live_trial.transcript.hook_records import HookRecords, read_hook_records
 from live_trial.transcript.reader import iter_records
@@ -113,6 +114,17 @@ def test_a_stand_in_takes_its_servers_line_and_names_both():
                             "replaced_command": ["python3", "${CLAUDE_PLUGIN_ROOT}/bin/mcp_echo.py", "exit"]}
     assert row.command == ["python3", "/tmp/fake.py"] and len(activity.servers) == 3
 
+
+
+def test_a_stand_in_that_failed_to_start_is_the_persons_input_never_the_skills_failure():
+    """README "Whose failure it is": a failed stand-in is mcp_fixture_failed (BLOCKED), the real server mcp_failed."""
+    records = HookRecords(failed_servers={"plugin:obskit:broken": "CONNECTION_CLOSED: Connection closed"})
+    stand_in = StandIn("broken", "plugin:obskit:broken", ("python3", "/tmp/fake.py"), SERVERS[1])
+    activity = build_activity([], SERVERS, [stand_in], records, None, target_plugin="obskit", roots={})
+    judged = judge_activity(activity, ["Skill", "mcp__plugin_obskit_broken__*"])
+    assert judged.stop == "mcp_fixture_failed" and StopReason.MCP_FIXTURE_FAILED.verdict == "BLOCKED"
+    assert judged.notes[0].startswith("mcp_fixture_failed: the stand-in MCP server broken")
+    assert "broken (python3 /tmp/fake.py) in place of plugin:obskit:broken" in judged.notes[0]
 
 @pytest.mark.parametrize("cli", ["197", "332"])
 def test_the_ledger_fits_the_verdict_schema_and_reads_back(cli):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from live_trial.acceptance.verdict_doc import sha256_file
 from live_trial.errors import PluginFailed, RefusedInput
 from live_trial.trial.activity import (
     check_servers,
@@ -30,17 +31,19 @@ def _plugin(tmp_path: Path, name: str = "kit") -> list[tuple[str, Path]]:
 
 def test_a_stand_in_replaces_the_plugins_server_of_its_name_and_another_is_added(tmp_path):
     plugins = _plugin(tmp_path)
-    fixtures = resolve_fixtures([("db", "python3 /f/fake_db.py --port 0"), ("github", "node gh.js")], plugins)
+    script = tmp_path / "fake_db.py"
+    script.write_text("print('db')\n")
+    fixtures = resolve_fixtures([("db", f"python3 {script} --port 0"), ("github", "node gh.js")], plugins)
     assert [f.to_doc() for f in fixtures] == [
-        {"name": "db", "server": "plugin:kit:db", "command": ["python3", "/f/fake_db.py", "--port", "0"],
-         "replaces": "plugin:kit:db", "contract": ["python3", "/f/fake_db.py", "--port", "0"]},
+        {"name": "db", "server": "plugin:kit:db", "command": ["python3", str(script), "--port", "0"],
+         "replaces": "plugin:kit:db", "contract": ["python3", sha256_file(script), "--port", "0"]},
         {"name": "github", "server": "github", "command": ["node", "gh.js"], "replaces": None,
          "contract": ["node", "gh.js"]}]
     wd = Workdir.of(tmp_path / "wd")
     wd.root.mkdir()
     write_fixtures(wd, fixtures)
     assert json.loads(wd.mcp_fixtures.read_text()) == {"mcpServers": {
-        "plugin:kit:db": {"command": "python3", "args": ["/f/fake_db.py", "--port", "0"]},
+        "plugin:kit:db": {"command": "python3", "args": [str(script), "--port", "0"]},
         "github": {"command": "node", "args": ["gh.js"]}}}
     assert session_flags(wd) == ["--debug-file", str(wd.debug_log), "--mcp-config", str(wd.mcp_fixtures)]
     assert oct(wd.debug_log.parent.stat().st_mode & 0o777) == "0o700"
@@ -48,11 +51,21 @@ def test_a_stand_in_replaces_the_plugins_server_of_its_name_and_another_is_added
 
 @pytest.mark.parametrize("fixtures, says", [
     ([("bad name", "x")], "needs a name"), ([("db", "")], "command is empty"), ([("db", "python3 'open")], "split"),
-    ([("db", "a"), ("plugin:kit:db", "b")], "two stand-ins")])
+    ([("db", "true"), ("plugin:kit:db", "true")], "two stand-ins"),
+    ([("db", "no-such-program-here --port 0")], "a program not found on PATH: no-such-program-here"),
+    ([("db", "./echo_servr.py")], "a program that is no executable file"),
+    ([("db", "python3 ./echo_servr.py")], "a script that does not exist")])
 def test_a_bad_stand_in_is_refused_before_anything_is_created(tmp_path, fixtures, says):
     with pytest.raises(RefusedInput) as err:
         resolve_fixtures(fixtures, _plugin(tmp_path))
     assert says in err.value.message and err.value.code == "bad_mcp_fixture"
+
+
+def test_a_stand_in_of_inline_code_or_a_module_names_no_script_to_look_for(tmp_path):
+    """`python3 -c '...'` and `python3 -m pkg` run no script file: only their program must exist."""
+    plugins = _plugin(tmp_path)
+    for command in ("python3 -c 'open(\"/tmp/x\")'", "python3 -m json.tool", "sh -c 'exec cat'"):
+        assert resolve_fixtures([("db", command)], plugins)[0].command[0] in ("python3", "sh")
 
 
 def test_run_mcp_fixture_is_name_equals_command_with_its_relative_words_taken_from_here(tmp_path):
