@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -55,7 +56,7 @@ def write_case(tmp: Path) -> Path:
     for n, text in enumerate(SHOULD + SHOULD_NOT):
         content = ('[{tool_use: {name: Skill, input: {skill: "hello:greet"}}}]' if text in SHOULD
                    else '[{text: "A plain answer."}]')
-        rules.append(f"  - id: p{n}\n    when: {{step: 0, first_prompt: {json.dumps(text[:12])}}}\n"
+        rules.append(f"  - id: p{n}\n    when: {{step: 0, first_prompt: {json.dumps(re.escape(text[:12]))}}}\n"
                      f"    reply: {{delay_s: {DELAY_S}, content: {content}}}\n")
     (tmp / "scenario.yaml").write_text("name: bench-activation\nside_query_text: Bench\nrules:\n" + "".join(rules))
     prompts = "".join(f"          - {{prompt: {json.dumps(t)}, should_trigger: {str(t in SHOULD).lower()}}}\n"

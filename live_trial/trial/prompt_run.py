@@ -36,6 +36,9 @@ from live_trial.trial.loading import require_target_listed
 from live_trial.trial.moves import UNFOLLOWED
 from live_trial.trial.runner import Trial
 
+#: seconds a scripted model's gap waits for the transcript to show the target's invocation (:meth:`PromptRun.sleep`)
+TRIGGER_RECORD_WAIT_S = 2.0
+
 
 class Triggered(Exception):
     """The target was invoked and the case asks to stop right after it (raised from a poll tick)."""
@@ -55,6 +58,7 @@ class PromptRun(Trial):
     note: str | None = None             #: the gate's question, the cause of a stop
     sample: PromptSample | None = None  #: the session's sample, once concluded
     choice: Choice | None = None        #: what the collected transcript says the model did
+    trigger: TriggerWatch | None = None     #: the watch of ``stop_after_trigger``, while the turn is watched
 
     def run_prompt(self) -> PromptSample:
         """Run the session to its sample. Raises what :meth:`Trial.run` raises before the workdir exists (a bad input:
@@ -108,6 +112,7 @@ class PromptRun(Trial):
         transcript = self.transcript_path()
         watch = TriggerWatch(lambda: transcript, self.target.qualified, self.skill_dirs()) \
             if self.req.activation.stop_after_trigger else None
+        self.trigger = watch
 
         def check(progress: dict[str, Any]) -> None:
             hit = watch.look() if watch is not None and "warn" not in progress else None
@@ -125,6 +130,27 @@ class PromptRun(Trial):
             return
         self.facts.poll_exit = result.exit
         self._ended(result)
+
+    def sleep(self, seconds: float) -> None:
+        """:meth:`Trial.sleep`, except for a scripted model's gap (``scenario_unmatched``, ``replay_diverged``) met
+        after the target was invoked, when the case says ``stop_after_trigger``: the session would have been stopped
+        there, so the sample is the trigger (:class:`Triggered`), the gap named in its note. The CLI may ask its next
+        request a moment before the Skill call's result is in the transcript: the transcript is looked at for up to
+        :data:`TRIGGER_RECORD_WAIT_S` before the gap blocks the session. Raises what :meth:`Trial.sleep` raises."""
+        try:
+            super().sleep(seconds)
+        except Blocked as exc:
+            if self.trigger is None or exc.code not in (StopReason.SCENARIO_UNMATCHED, StopReason.REPLAY_DIVERGED):
+                raise
+            deadline = time.monotonic() + TRIGGER_RECORD_WAIT_S
+            hit = self.trigger.look()
+            while hit is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+                hit = self.trigger.look()
+            if hit is None:
+                raise
+            self.note = f"stopped after the trigger; then {exc.problem}"
+            raise Triggered(hit) from None
 
     def _ended(self, result: Any) -> None:
         """How the poll ended, as an ending (and the facts of a stop that is not the skill's)."""

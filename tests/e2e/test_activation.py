@@ -84,3 +84,27 @@ def test_prompts_pasted_alone_start_the_skill_or_not_as_the_transcript_shows(tmp
     assert [s for s in sessions if carrying_tag(s)] == []
     page = (Path(out["workdir"]) / "report.html").read_text()
     assert "What is 2 + 2?" in page and "hello:greet-style" in page and 'id="precision"' in page
+
+
+@pytest.mark.budget(20)
+def test_a_scenario_that_answers_nothing_after_the_skill_call_is_no_gap_when_the_case_stops_at_the_trigger(
+        tmp_path: Path) -> None:
+    """The CLI asks its next request right after the Skill call, often before the harness's Escape: a scenario with
+    no rule for it must not turn the trigger the case measures into a BLOCKED session (README "Does it start by
+    itself?"); the gap is named in the run's note."""
+    lines = ["skills:", "  greet:", "    cases:", "      - name: gap", "        kind: activation", "        prompts:",
+             '          - {prompt: "Please write a file that welcomes Ada.", should_trigger: true}',
+             '          - {prompt: "What is 2 + 2?", should_trigger: false}',
+             "        stop_after_trigger: true", f"        scenario: {SCENARIOS / 'activation-gap-after-call.yaml'}",
+             f"        stall_limit: {STALL_LIMIT_S}", "        hard_cap: 900"]
+    (tmp_path / "live-trials.yaml").write_text("\n".join(lines) + "\n")
+    proc = run_cmd(tmp_path, "hello:greet", "--case", "gap", "--suite", str(tmp_path / "live-trials.yaml"),
+                   "--plugins-root", str(EXAMPLES / "plugins"), "--max-concurrency", "2", timeout=120)
+    out = final_json(proc)
+    assert (proc.returncode, out["status"]) == (0, "PASS"), (out.get("reasons"), proc.stderr[-2000:])
+    doc = json.loads(Path(out["verdict_path"]).read_text())
+    runs = {p["n"]: p["runs"][0] for p in doc["prompts"]}
+    assert (runs[1]["outcome"], runs[1]["ended"], runs[1]["step"]) == ("triggered", "stopped_after_trigger", 0), runs
+    assert (runs[2]["outcome"], runs[2]["ended"]) == ("not_triggered", "turn_end"), runs
+    # when the gap was met before the Escape, the run says so (the race goes either way: both are a trigger)
+    assert runs[1]["note"] is None or "the scenario does not cover this run" in runs[1]["note"], runs[1]
