@@ -211,8 +211,9 @@ def reasons(results: Sequence[PromptResult], samples: Sequence[PromptSample], no
                 line += f" (invoked at step {', '.join(map(str, steps))})"
             if status == "blocked":
                 cause = next((s.note or s.stop_reason for s in reversed(mine) if not s.sample), None)
-                line += f"; {r.asked - r.samples} of its {r.asked} sessions were stopped by the environment or the " \
-                        f"harness" + (f" ({cause})" if cause else "")
+                line += f"; {r.asked - r.samples} of its {r.asked} sessions were stopped by a cause that is not the " \
+                        f"skill's (the environment, the harness or the input it was given)" \
+                        + (f": {cause}" if cause else "")
             out.append(line)
     if stopped:
         out.append(stopped)

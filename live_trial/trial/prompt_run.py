@@ -29,8 +29,10 @@ from live_trial import stop_reasons
 from live_trial.acceptance.activation import BLOCKED, NOT_TRIGGERED, TRIGGERED, PromptSample
 from live_trial.acceptance.activation_reuse import plugin_skills
 from live_trial.errors import SESSION_GONE, Blocked, PollExit
+from live_trial.session.containment import NOTE_PREFIX as CONTAINMENT_NOTE
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.activation import Choice, Invocation, TriggerWatch, choice_of
+from live_trial.trial.activity import ServerWatch
 from live_trial.trial.facts import TrialOutcome
 from live_trial.trial.loading import require_target_listed
 from live_trial.trial.moves import UNFOLLOWED
@@ -38,6 +40,12 @@ from live_trial.trial.runner import Trial
 
 #: seconds a scripted model's gap waits for the transcript to show the target's invocation (:meth:`PromptRun.sleep`)
 TRIGGER_RECORD_WAIT_S = 2.0
+
+
+def cause_note(notes: list[str]) -> str | None:
+    """The last of a session's notes that names a cause, never the line saying what held its processes (every
+    trial has one: ``containment: ...``); None when there is none."""
+    return next((n for n in reversed(notes) if not n.startswith(CONTAINMENT_NOTE)), None)
 
 
 class Triggered(Exception):
@@ -59,6 +67,7 @@ class PromptRun(Trial):
     sample: PromptSample | None = None  #: the session's sample, once concluded
     choice: Choice | None = None        #: what the collected transcript says the model did
     trigger: TriggerWatch | None = None     #: the watch of ``stop_after_trigger``, while the turn is watched
+    servers: ServerWatch | None = None  #: the MCP servers the skill names, read at the end, never a stop of the turn
 
     def run_prompt(self) -> PromptSample:
         """Run the session to its sample. Raises what :meth:`Trial.run` raises before the workdir exists (a bad input:
@@ -77,6 +86,14 @@ class PromptRun(Trial):
         """The tools, the model side, the session's folder, a lane, boot, the prompt sent, the turn watched."""
         return (self.prepare_tools, self.start_rehearsal, self.prepare_folder, self.take_lane, self.boot_session,
                 self.send_prompt, self.watch_turn)
+
+    def boot_session(self) -> None:
+        """:meth:`Trial.boot_session`, without stopping the turn on a failed MCP server: which skill the model picks
+        is decided from the listing, which holds the skill whether or not its server started, so a server that failed
+        (the plugin's or a stand-in) is named in the run's note at the end and the turn runs to its own end
+        (README "Does it start by itself?"). Raises what :meth:`Trial.boot_session` raises."""
+        super().boot_session()
+        self.servers, self.mcp_watch = self.mcp_watch, None
 
     def take_lane(self) -> None:
         """Wait for one of the run's lanes (``--max-concurrency`` live sessions at once): what is made before boot
@@ -192,14 +209,19 @@ class PromptRun(Trial):
         self.choice = choice = choice_of([*self.wd.moved_transcripts, self.wd.transcript], self.skill_dirs())
         hit = choice.invoked(target)
         code = self.facts.stop_reason
+        cause = cause_note(self.facts.notes)
         if self.facts.blocked or stop_reasons.blocks(code):
             outcome, ending = BLOCKED, "blocked"
-            note = self.note or next(iter(self.facts.notes[-1:]), None) or (str(code) if code else None)
+            note = self.note or cause or (str(code) if code else None)
         elif code == StopReason.PLUGIN_NOT_LOADED:
-            outcome, ending, note = NOT_TRIGGERED, "not_loaded", next(iter(self.facts.notes[-1:]), None)
+            outcome, ending, note = NOT_TRIGGERED, "not_loaded", cause
         else:
             outcome = TRIGGERED if hit is not None else NOT_TRIGGERED
             ending, note = self.ending or ("crash" if code == StopReason.CRASH else "stall"), self.note
+        failed = self.servers.failed() if self.servers is not None else None
+        if failed is not None:
+            server = f"the MCP server {failed[0]} failed to start" + (f" ({failed[1]})" if failed[1] else "")
+            note = "; ".join(n for n in (note, server) if n)
         started = getattr(self, "_started", None)
         self.sample = PromptSample(
             session.prompt, session.repeat, outcome, ending, via=hit.via if hit else None,

@@ -112,3 +112,27 @@ def test_a_stand_in_that_exits_at_start_is_blocked_as_the_persons_input_never_a_
     named = [r for r in doc["overall"]["reasons"] + doc.get("notes", []) if "stand-in MCP server dead" in r]
     assert named and "in place of plugin:mcpkit:dead" in named[0], (doc["overall"]["reasons"], doc.get("notes"))
     assert took < 60, took
+
+
+@pytest.mark.budget(20)
+def test_an_activation_case_measures_the_choice_though_the_skills_mcp_server_failed_and_names_it(tmp_path):
+    """Which skill the model picks is decided from the listing, which holds the skill whether or not its server
+    started: a failed server never cuts the turn before the model chose (README "Does it start by itself?"); each run
+    names the server that failed."""
+    root = _copy(tmp_path, "mcpkit")
+    suite = tmp_path / "live-trials.yaml"
+    suite.write_text("\n".join([
+        "skills:", "  needs:", "    cases:", "      - name: natural", "        kind: activation", "        prompts:",
+        '          - {prompt: "Please look up the record for me.", should_trigger: true}',
+        '          - {prompt: "How is the weather today?", should_trigger: false}',
+        "        stop_after_trigger: true", f"        scenario: {SCENARIOS / 'activation-needs-dead-mcp.yaml'}",
+        "        stall_limit: 600", "        hard_cap: 900"]) + "\n")
+    proc = run_cmd(tmp_path, "mcpkit:needs", "--case", "natural", "--suite", str(suite), "--plugins-root", str(root),
+                   "--max-concurrency", "2", timeout=120)
+    out = final_json(proc)
+    assert (proc.returncode, out["status"]) == (0, "PASS"), (out.get("reasons"), proc.stderr[-2000:])
+    doc = json.loads(Path(out["verdict_path"]).read_text())
+    runs = {p["n"]: p["runs"][0] for p in doc["prompts"]}
+    assert (runs[1]["outcome"], runs[1]["ended"]) == ("triggered", "stopped_after_trigger"), runs[1]
+    assert (runs[2]["outcome"], runs[2]["ended"]) == ("not_triggered", "turn_end"), runs[2]
+    assert all("the MCP server plugin:mcpkit:dead failed to start" in (r["note"] or "") for r in runs.values()), runs

@@ -69,7 +69,8 @@ def test_a_blocked_session_is_no_sample_and_fewer_samples_than_asked_is_blocked(
                                                            note="overloaded"),
                            sample(2, 1, NOT_TRIGGERED), sample(2, 2, NOT_TRIGGERED)], stopped="the run was stopped")
     assert got.verdict == "BLOCKED" and got.prompts[0].samples == 1
-    assert "1 of its 2 sessions were stopped by the environment or the harness (overloaded)" in got.reasons[0]
+    assert ("1 of its 2 sessions were stopped by a cause that is not the skill's (the environment, the harness or the "
+            "input it was given): overloaded") in got.reasons[0]
     assert got.reasons[-1] == "the run was stopped"
     assert got.confusion.true_positive == 1              # a blocked session counts nowhere
 
