@@ -40,10 +40,11 @@ HARNESS_NAMES = {wf.MARKER, wf.TASK, wf.TRIAL_STATE, wf.TRIAL_LOG, wf.POLL_STATE
 _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]{1,8}(?![\w/\\-])")
 #: Next steps of a stop reason that hold even when the verdict is BLOCKED: they name what to change (install the
 #: tool, allow more time, wait for the model's service, log in, name a model it knows, record a new tape, answer a
-#: request in the rehearsal's scenario, give an answer among the question's options: README "Whose failure it is").
+#: request in the rehearsal's scenario, give an answer among the question's options, mend the stand-in MCP server
+#: given to the trial: README "Whose failure it is").
 #: Every other row's step comes after "not the skill's fault: retry" of a BLOCKED verdict.
 BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay", "scenario",
-                  "gate_option")
+                  "gate_option", "mcp_fixture")
 
 
 @dataclass(frozen=True)

@@ -215,7 +215,7 @@ def check_servers(watch: ServerWatch | None) -> None:
         fixture = watch.stand_ins[name]
         raise Blocked(mcp_failed_note(name, why, NAMED_BY_ALLOWED_TOOLS, stand_in=fixture,
                                       command=fixture.get("command") or ()),
-                      where="--mcp-fixture / mcp_fixtures", code=StopReason.MCP_FIXTURE_FAILED)
+                      code=StopReason.MCP_FIXTURE_FAILED)     # the note names where it was given: no `where`
     raise PluginFailed(mcp_failed_note(name, why, NAMED_BY_ALLOWED_TOOLS), code=StopReason.MCP_FAILED)
 
 

@@ -62,3 +62,14 @@ def test_an_answer_that_is_no_option_is_not_the_skills_fault_and_the_next_step_n
     assert ("not the skill's fault" in summary) if lang == "en" else ("スキルのせいではありません" in summary), summary
     step = oc.next_step(doc, oc.seen_in_workdir(tmp_path))
     assert step.key == "gate_option" and "Purple" in CLI_STEPS[step.key].format(**step.params)
+
+
+def test_a_stand_in_that_failed_to_start_is_mended_by_its_giver_never_just_retried(tmp_path):
+    """README "Whose failure it is": mcp_fixture_failed is BLOCKED, and its next step is the stand-in's own (start its
+    command by hand, fix it), not the general "remove the cause, run again"."""
+    from live_trial.report.trials import CLI_STEPS
+
+    doc = _doc("mcp_fixture_failed")
+    step = oc.next_step(doc)
+    assert step.key == "mcp_fixture" and "stand-in's command by hand" in CLI_STEPS[step.key]
+    assert "stand-in" in oc.compose(doc, "en", workdir=tmp_path).next
