@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from live_trial.errors import RefusedInput
 
@@ -201,7 +201,25 @@ def _case(path: Path, raw: Mapping[str, Any]) -> tuple[Case, list[tuple[str, str
                               for p in raw.get("prompts") or ()),
                 stop_after_trigger=bool(raw.get("stop_after_trigger")),
                 then_acceptance=bool(raw.get("then_acceptance")))
+    wrong += [("mcp_fixtures", problem) for problem in map(_stand_in_problem, case.mcp_fixtures) if problem]
     return case, wrong + _kind_problems(raw)
+
+
+def _stand_in_problem(fixture: tuple[str, str]) -> str | None:
+    """What is wrong with one ``(NAME, COMMAND)`` of a case's ``mcp_fixtures`` that can be told without the loaded
+    plugins: a command that cannot be split, is empty, or names a program or script that does not exist
+    (:func:`missing_program`); None when nothing is."""
+    import shlex
+
+    name, command = fixture
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        return f"{name}: the stand-in's command cannot be split ({exc}): quote it as a shell would"
+    if not words:
+        return f"{name}: the stand-in's command is empty: give the command that starts the stand-in MCP server"
+    missing = missing_program(words)
+    return f"{name}: the stand-in's command names {missing}: fix the command" if missing else None
 
 
 def _kind_problems(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -228,6 +246,41 @@ def _kind_problems(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
         wrong += [(key, f"{key} is for the acceptance trial of then_acceptance: true, which this case does not ask "
                         "for (a prompt is pasted alone)") for key in ACCEPTANCE_KEYS if key in raw]
     return wrong
+
+
+#: Programs that run the script named by their first word that is no option (a stand-in's ``python3 fake_db.py``).
+INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "perl", "deno", "bun"})
+
+
+def missing_program(words: Sequence[str]) -> str | None:
+    """What of a stand-in MCP server's command (its words, ``./`` and ``../`` made absolute) does not exist, or None:
+    its program (a path that is no file or not executable, or a name not on PATH), or the script an interpreter
+    (:data:`INTERPRETERS`) is told to run (its first word that is no option, when it is a path; none after ``-c``,
+    ``-m`` or ``-e``). Checked before anything is created, by ``plan`` and by ``run``, so a typo in the person's
+    stand-in is refused, never started and found failing as if the plugin's server had (README "Stand-in MCP
+    servers")."""
+    import os
+    import shutil
+
+    program = words[0]
+    if "/" in program:
+        if not Path(program).exists():
+            return f"a program file that does not exist: {program}"
+        if not (Path(program).is_file() and os.access(program, os.X_OK)):
+            return f"a program that is not an executable file: {program}"
+    elif shutil.which(program) is None:
+        return f"a program not found on PATH: {program}"
+    if Path(program).name not in INTERPRETERS:
+        return None
+    for word in words[1:]:
+        if word in ("-c", "-m", "-e", "--eval", "-p", "--print"):   # inline code or a module: no script file
+            return None
+        if not word.startswith("-"):
+            if "/" not in word or Path(word).is_file():
+                return None
+            return (f"a script that is not a file: {word}" if Path(word).exists()
+                    else f"a script that does not exist: {word}")
+    return None
 
 
 def fixture_command(command: str, base: Path) -> str:

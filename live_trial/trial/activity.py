@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from live_trial.acceptance.suite import fixture_command
+from live_trial.acceptance.suite import fixture_command, missing_program
 from live_trial.acceptance.verdict_doc import fixture_words
 from live_trial.closure.declared import DeclaredServer, plugin_servers
 from live_trial.closure.manifest import ClosureError, read_json_object
@@ -70,34 +70,6 @@ def parse_fixture(text: str, base: Path) -> tuple[str, str]:
     return name.strip(), fixture_command(command, base)
 
 
-#: Programs that run the script named by their first word that is no option (a stand-in's ``python3 fake_db.py``).
-INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "perl", "deno", "bun"})
-
-
-def missing_program(words: Sequence[str]) -> str | None:
-    """What of a stand-in's command does not exist, or None: its program (a path that is no executable file, or a
-    name not on PATH), or the script an interpreter (:data:`INTERPRETERS`) is told to run (its first word that is no
-    option, when it is a path: ``./`` and ``../`` are made absolute before; none after ``-c``, ``-m`` or ``-e``).
-    Checked before anything is created, so a typo in the person's stand-in is refused, never started and found failing
-    as if the plugin's server had (README "Stand-in MCP servers")."""
-    import shutil
-
-    program = words[0]
-    if "/" in program:
-        if not (Path(program).is_file() and os.access(program, os.X_OK)):
-            return f"a program that is no executable file: {program}"
-    elif shutil.which(program) is None:
-        return f"a program not found on PATH: {program}"
-    if Path(program).name not in INTERPRETERS:
-        return None
-    for word in words[1:]:
-        if word in ("-c", "-m", "-e", "--eval", "-p", "--print"):   # inline code or a module: no script file
-            return None
-        if not word.startswith("-"):
-            return f"a script that does not exist: {word}" if "/" in word and not Path(word).is_file() else None
-    return None
-
-
 def _declared(plugins: Iterable[tuple[str, Path]]) -> list[DeclaredServer]:
     out: list[DeclaredServer] = []
     for name, root in plugins:
@@ -113,7 +85,8 @@ def resolve_fixtures(fixtures: Sequence[tuple[str, str]], plugins: Iterable[tupl
     """The stand-ins of ``fixtures`` (``(NAME, COMMAND)``) for a trial loading ``plugins`` (``(name, folder)``): a NAME
     that is a loaded plugin's server (``echo``, or ``plugin:<plugin>:echo``) replaces it, any other is added under
     NAME. Raises RefusedInput (nothing created) for a bad NAME, a NAME given twice, a COMMAND that is empty or
-    cannot be split as a shell would, a NAME two loaded plugins declare."""
+    cannot be split as a shell would or names a program or script that does not exist, a NAME two loaded plugins
+    declare, a ``plugin:<plugin>:<server>`` NAME no loaded plugin declares."""
     declared = _declared(plugins)
     out: list[Fixture] = []
     for name, command in fixtures:
@@ -140,6 +113,13 @@ def resolve_fixtures(fixtures: Sequence[tuple[str, str]], plugins: Iterable[tupl
         if len(real) > 1:
             raise RefusedInput(f"{len(real)} loaded plugins declare an MCP server {name!r}", where=where,
                                code="bad_mcp_fixture", fix="name it plugin:<plugin>:<server>")
+        if not real and name.startswith("plugin:"):
+            # the CLI's own form for a plugin's server: a name of that form no loaded plugin declares is a typo, and
+            # added beside the real server it would leave that one to fail as if the skill's had
+            known = ", ".join(s.name for s in declared) or "none"
+            raise RefusedInput(f"no loaded plugin declares the MCP server {name} (the loaded plugins' servers: "
+                               f"{known})", where=where, code="bad_mcp_fixture",
+                               fix="name a server the loaded plugins declare, or a name without plugin: to add one")
         server = real[0].name if real else name
         if any(f.server == server for f in out):
             raise RefusedInput(f"two stand-ins for the MCP server {server}", where=where, code="bad_mcp_fixture",

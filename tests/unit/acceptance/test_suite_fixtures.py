@@ -17,15 +17,17 @@ SUITE = """skills:
       - name: offline
         mcp_fixtures:
           db: python3 ./fixtures/fake_db.py --port 0
-          github: node /opt/gh.js
+          github: sh -c 'exec cat'
 """
 
 
 def test_a_case_names_its_stand_ins_and_their_relative_words_are_the_suites(tmp_path: Path) -> None:
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "fake_db.py").write_text("print('db')\n")
     (tmp_path / "live-trials.yaml").write_text(SUITE)
     [case] = load_suite(tmp_path / "live-trials.yaml").cases["needs"]
     assert case.mcp_fixtures == (("db", f"python3 {tmp_path / 'fixtures' / 'fake_db.py'} --port 0"),
-                                 ("github", "node /opt/gh.js"))
+                                 ("github", "sh -c 'exec cat'"))
     entry = batch_entry("kit:needs", tmp_path, False, case)
     assert entry["mcp_fixtures"] == dict(case.mcp_fixtures)
     plan = {"schema_version": 1}
@@ -34,7 +36,12 @@ def test_a_case_names_its_stand_ins_and_their_relative_words_are_the_suites(tmp_
     assert errors == []
 
 
-@pytest.mark.parametrize("body, words", [("'bad name': x", "bad name"), ("db: ''", "db")])
+@pytest.mark.parametrize("body, words", [
+    ("'bad name': x", "bad name"), ("db: ''", "db"),
+    ("db: python3 ./fake_db.py", "db: the stand-in's command names a script that does not exist: "),
+    ("db: ./fake_db.py", "db: the stand-in's command names a program file that does not exist: "),
+    ("db: no-such-program-here", "a program not found on PATH: no-such-program-here"),
+    ("db: python3 ./", "a script that is not a file: ")])
 def test_a_bad_stand_in_is_refused_with_its_line(tmp_path: Path, body: str, words: str) -> None:
     (tmp_path / "live-trials.yaml").write_text("skills:\n  needs:\n    cases:\n      - name: c\n        mcp_fixtures:\n"
                                                f"          {body}\n")
@@ -65,7 +72,7 @@ def test_a_cases_stand_ins_are_part_of_its_task_contract_by_their_scripts_conten
     assert none != first and none == contract_id("template", "kit:needs", "", None)   # no stand-ins: as before
     words = ("python3", str(tmp_path / "b" / "fixtures" / "fake_db.py"), "--port", "0")
     recorded = contract_id("template", "kit:needs", "", None,
-                           fixtures=[("db", fixture_words(words)), ("github", ("node", "/opt/gh.js"))])
+                           fixtures=[("db", fixture_words(words)), ("github", ("sh", "-c", "exec cat"))])
     assert recorded == first
 
 

@@ -53,8 +53,10 @@ def test_a_stand_in_replaces_the_plugins_server_of_its_name_and_another_is_added
     ([("bad name", "x")], "needs a name"), ([("db", "")], "command is empty"), ([("db", "python3 'open")], "split"),
     ([("db", "true"), ("plugin:kit:db", "true")], "two stand-ins"),
     ([("db", "no-such-program-here --port 0")], "a program not found on PATH: no-such-program-here"),
-    ([("db", "./echo_servr.py")], "a program that is no executable file"),
-    ([("db", "python3 ./echo_servr.py")], "a script that does not exist")])
+    ([("db", "./echo_servr.py")], "a program file that does not exist"),
+    ([("db", "python3 ./echo_servr.py")], "a script that does not exist"),
+    ([("plugin:other:db", "true")], "no loaded plugin declares the MCP server plugin:other:db (the loaded plugins' "
+                                    "servers: plugin:kit:db)")])
 def test_a_bad_stand_in_is_refused_before_anything_is_created(tmp_path, fixtures, says):
     with pytest.raises(RefusedInput) as err:
         resolve_fixtures(fixtures, _plugin(tmp_path))
