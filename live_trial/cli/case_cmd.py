@@ -57,6 +57,13 @@ def run_suite_case(args, policy, progress, stop) -> int:
     from live_trial.trial.runner import Trial
 
     entry, case = case_entry(args)
+    own = entry.get("replay") or entry.get("rehearsal")
+    if own and args.rehearsal is not None and not args.live:
+        # the case plays its own scenario or tape (its scenario_id holds it): another one given here would be dropped
+        kind = "tape" if entry.get("replay") else "scenario"
+        raise RefusedInput(f"the case {case.name!r} is played from its own {kind} ({own}), so --rehearsal would not "
+                           "be used", where="run --case", code="bad_value",
+                           fix="drop --rehearsal, or remove the case's scenario from the suite to play it from yours")
     if args.live:           # the real model: the case's scenario is for offline runs only
         entry.pop("rehearsal", None)
         if args.rehearsal is not None:
@@ -66,7 +73,8 @@ def run_suite_case(args, policy, progress, stop) -> int:
     if case.activation:
         if args.repeat is not None:
             case = replace(case, repeats=args.repeat, prompts=tuple(replace(p, repeats=None) for p in case.prompts))
-        outcome = activation_run(req, case, width=args.max_concurrency or 2, json_mode=args.json, stop=stop)
+        outcome = activation_run(req, case, width=2 if args.max_concurrency is None else args.max_concurrency,
+                                 json_mode=args.json, stop=stop)
         progress.final(outcome)
         return int(outcome.exit_code)
     repeats = args.repeat if args.repeat is not None else case.repeats

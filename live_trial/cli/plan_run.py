@@ -83,18 +83,21 @@ def run_plan(args, policy) -> int:
                                           ("--expect-gate", args.expect_gate),
                                           ("--mcp-fixture", getattr(args, "mcp_fixture", None))) if given]
     if per_skill:
-        raise RefusedInput(f"{', '.join(per_skill)} describe one skill's questions and cannot apply to a whole plan",
+        raise RefusedInput(f"{', '.join(per_skill)} describe one skill's trial and cannot apply to a whole plan",
                            where="run --plan", code="per_skill_option_with_plan",
-                           fix="run gated skills on their own: live-trial run <plugin:skill> --gate-response ...")
+                           fix="write them per case in the suite file (answers, expect: gate, mcp_fixtures; "
+                               "references/suite-format.md), or run that skill on its own: live-trial run "
+                               "<plugin:skill> ...")
     shard = parse_shard(args.shard) if getattr(args, "shard", None) is not None else None
     junit = _junit_target(getattr(args, "junit", None))
     plan = read_json(args.plan, "plan.schema.json")
     _check_rehearsal_reuse(plan, args.rehearsal)
     check_suite(plan, getattr(args, "suite", None))
     batches = plan_items(plan)
-    width = args.max_concurrency or int(plan.get("max_concurrency") or 2)
+    width = args.max_concurrency if args.max_concurrency is not None else int(plan.get("max_concurrency") or 2)
     if width < 1:
-        raise RefusedInput("--max-concurrency must be at least 1", fix="e.g. --max-concurrency 2")
+        raise RefusedInput(f"--max-concurrency must be a whole number >= 1 (got {width})", code="bad_value",
+                           fix="e.g. --max-concurrency 2")
     if shard is not None:
         mine = shard_entries(plan, [e for batch in batches for e in batch], *shard)
         batches = [mine[i:i + width] for i in range(0, len(mine), width)]

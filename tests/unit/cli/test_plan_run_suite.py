@@ -41,3 +41,41 @@ def test_a_suite_changed_since_the_plan_or_a_bad_one_is_refused_before_any_trial
 def test_suite_without_plan_is_a_usage_error(tmp_path: Path) -> None:
     proc = cli("run", "hello:greet", "--suite", str(tmp_path / "s.yaml"), cwd=tmp_path)
     assert proc.returncode == 64 and "--suite need --plan" in proc.stderr
+
+
+def test_a_plan_run_refuses_a_concurrency_of_zero_and_a_stand_in_naming_the_suite_as_its_place(tmp_path: Path) -> None:
+    """--max-concurrency 0 is refused, not read as "the plan's own"; --mcp-fixture with --plan points to the suite's
+    per-case mcp_fixtures (README "The suite of trials"). Exit 2, nothing written."""
+    shutil.copytree(ROOT / "examples" / "plugins" / "hello", tmp_path / "hello")
+    made = cli("plan", "--plugin-dir", str(tmp_path / "hello"), "--eval-root", str(tmp_path / "eval"), "--out",
+               str(tmp_path / "plan.json"), "--json", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    shutil.rmtree(tmp_path / "eval", ignore_errors=True)
+    zero = cli("run", "--plan", str(tmp_path / "plan.json"), "--max-concurrency", "0", "--json", cwd=tmp_path)
+    assert zero.returncode == 2 and "--max-concurrency must be a whole number >= 1 (got 0)" in zero.stdout, zero.stdout
+    stand_in = cli("run", "--plan", str(tmp_path / "plan.json"), "--mcp-fixture", "db=true", "--json", cwd=tmp_path)
+    out = json.loads(stand_in.stdout)
+    assert stand_in.returncode == 2 and out["code"] == "per_skill_option_with_plan"
+    assert "write them per case in the suite file" in out["message"] and "questions" not in out["message"]
+    assert not (tmp_path / "eval").exists()
+
+
+def test_an_activation_case_refuses_a_concurrency_of_zero(tmp_path: Path) -> None:
+    proc = cli("run", "hello:greet", "--case", "natural", "--suite",
+               str(ROOT / "examples" / "plugins" / "hello" / "live-trials.yaml"), "--plugins-root",
+               str(ROOT / "examples" / "plugins"), "--eval-root", str(tmp_path / "eval"), "--max-concurrency", "0",
+               "--json", cwd=tmp_path)
+    assert proc.returncode == 2 and "--max-concurrency must be a whole number >= 1 (got 0)" in proc.stdout, proc.stdout
+    assert not (tmp_path / "eval").exists()
+
+
+def test_a_case_with_its_own_scenario_refuses_another_one_instead_of_dropping_it(tmp_path: Path) -> None:
+    """README "The suite of trials": a case that names its scenario is played from it; a --rehearsal given beside it
+    would be silently unused, so it is refused (exit 2, nothing written)."""
+    proc = cli("run", "hello:greet", "--case", "ada", "--suite",
+               str(ROOT / "examples" / "plugins" / "hello" / "live-trials.yaml"), "--plugins-root",
+               str(ROOT / "examples" / "plugins"), "--eval-root", str(tmp_path / "eval"), "--rehearsal",
+               str(ROOT / "examples" / "scenarios" / "greet-happy.yaml"), "--json", cwd=tmp_path)
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 2 and "is played from its own scenario" in out["message"], proc.stdout
+    assert "drop --rehearsal" in out["message"] and not (tmp_path / "eval").exists()

@@ -85,7 +85,7 @@ def test_a_plan_refuses_answers_to_one_skills_questions(tmp_path, capsys, flag):
     plan = tmp_path / "plan.json"
     plan.write_text("{}")
     assert main(["run", "--plan", str(plan), flag, "Yes", "--eval-root", str(tmp_path / "eval")]) == 2
-    assert f"{flag} describe one skill's questions" in capsys.readouterr().err
+    assert f"{flag} describe one skill's trial" in capsys.readouterr().err
     assert not (tmp_path / "eval").exists()
 
 
