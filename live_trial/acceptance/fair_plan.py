@@ -108,7 +108,8 @@ def _run_clause(c: Candidate, budget: int, alone: bool) -> str:
 
 
 def _wait_clause(c: Candidate, budget: int) -> str:
-    waited = waited_text(c.waiting) + ", and one more now" if c.waiting else "deferred for the first time"
+    waited = (waited_text(c.waiting) + ", and one more when this plan runs") if c.waiting \
+        else "deferred for the first time"
     size = f"it takes {c.repeats} trials; " if c.repeats > 1 else ""
     return (f"over budget (--max-live-trials {budget}): waits ({size}{waited}); the next plan runs it before new "
             "cases and re-runs of failures")

@@ -363,9 +363,23 @@ def _budget(skills: list[_Skill], eval_root: Path, profile: str, max_live: int, 
 
 def queue_rows(doc: Mapping[str, Any]) -> list[tuple[str, str, str, str | None]]:
     """``(target, case, action, last_trial)`` of each row of a plan document, for
-    :func:`live_trial.acceptance.queue.next_queue` (the ``plan`` command updates queue.json with them)."""
+    :func:`live_trial.acceptance.queue.next_queue` (:func:`record_deferrals` updates queue.json with them)."""
     return [(str(s["target"]), str(s.get("case") or DEFAULT.name), str(s["action"]),
              (s.get("fairness") or {}).get("last_trial")) for s in doc.get("skills") or []]
+
+
+def record_deferrals(eval_root: Path, doc: Mapping[str, Any]) -> None:
+    """Record the deferred cases of the plan ``doc`` that is about to run in ``<eval_root>/queue.json`` (README "A
+    fair plan: the defer queue"; seed 001 事前計画: deferred -> queue): they go first in the next plan. Once per plan
+    (its ``generated_at``), so a plan run again or by its shards counts once; nothing is written when no case waits
+    and none did. Raises RefusedInput / SchemaInvalid for a queue.json that is not valid (nothing written), OSError."""
+    from live_trial.acceptance.queue import load_queue, next_queue, save_queue, to_doc
+
+    queue = load_queue(eval_root)
+    waiting = next_queue(queue, queue_rows(doc), str(doc["generated_at"]))
+    if waiting != queue:
+        Path(eval_root).mkdir(parents=True, exist_ok=True)
+        save_queue(eval_root, to_doc(waiting, str(doc["generated_at"])))
 
 
 def _overall_of(verdict_path: Path) -> str | None:

@@ -1,15 +1,17 @@
-"""The plan's defer queue, ``<eval-root>/queue.json`` (seed 001 事前計画: "非該当は queue へ deferred 記録"; README
-"Planning many skills").
+"""The plan's defer queue, ``<eval-root>/queue.json`` (seed 001 事前計画: "非該当は queue へ deferred 記録";
+README "Planning many skills").
 
 A case a plan defers over its budget waits here, with when it was first deferred, how many plans deferred it since,
-and the run id of its newest trial at that time (``last_trial``). The next plan runs waiting cases before new ones
-and re-runs of failures, longest-waiting first (:mod:`live_trial.acceptance.fair_plan`), so two skills that keep
-failing never starve the others. A case waits until it has had a trial: once its newest trial is another than
-``last_trial`` the entry is stale and goes. A case a plan chose but that never ran (the plan was made, not run) keeps
-waiting. Cases no plan of this eval root names again keep their entries (a queue spans plans of other plugins).
+and the run id of its newest trial at that time (``last_trial``). The next plan runs waiting cases before new ones and
+re-runs of failures, longest-waiting first (:mod:`live_trial.acceptance.fair_plan`), so two skills that keep failing
+never starve the others. A case waits until it has had a trial: once its newest trial is another than ``last_trial``
+the entry is stale and goes. A case a plan chose but that never ran (the run stopped first) keeps waiting. Cases no
+plan of this eval root names again keep their entries (a queue spans plans of other plugins).
 
-``plan`` writes it (schema-checked, atomic); ``live-trial merge`` merges the shards' copies: per case the entry that
-waited longer. Pure but for :func:`load_queue` and :func:`save_queue`.
+``run --plan`` writes it before its first trial (schema-checked, atomic;
+:func:`live_trial.acceptance.plan.record_deferrals`): the plan's deferrals are real once it runs, and ``plan`` only
+reads it, so looking at a plan twice changes neither the queue nor the next plan. ``live-trial merge`` merges the
+shards' copies: per case the entry that waited longer. Pure but for :func:`load_queue` and :func:`save_queue`.
 """
 from __future__ import annotations
 
@@ -86,13 +88,16 @@ def still_waiting(queue: Mapping[tuple[str, str], Waiting], target: str, case: s
 
 def next_queue(queue: Mapping[tuple[str, str], Waiting], rows: Iterable[tuple[str, str, str, str | None]],
                now: str) -> Queue:
-    """The queue after a plan. ``rows``: ``(target, case, action, last_trial)`` of each planned case. A deferred case
-    waits (a new entry, or one more plan on its still-waiting entry); a case chosen to run keeps a still-waiting entry
-    (it waits until its trial happens); every other planned case leaves the queue. Cases the plan does not name keep
-    their entries."""
+    """The queue after a plan is run. ``rows``: ``(target, case, action, last_trial)`` of each planned case; ``now``:
+    the plan's ``generated_at``. A deferred case waits (a new entry, or one more plan on its still-waiting entry; the
+    same plan run again, or by each of its shards, counts once); a case chosen to run keeps a still-waiting entry (it
+    waits until its trial happens); every other planned case leaves the queue. Cases the plan does not name keep their
+    entries."""
     out = dict(queue)
     for target, case, action, last_trial in rows:
         old = still_waiting(queue, target, case, last_trial)
+        if action == "defer" and old is not None and old.last_deferred_at == now:
+            continue                    # this plan's deferral is recorded already
         if action == "defer":
             out[(target, case)] = Waiting(target, case, old.waiting_since if old else now,
                                           (old.plans_waited if old else 0) + 1, now, last_trial)

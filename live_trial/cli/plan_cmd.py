@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="For every skill of the plugin(s): its acceptance tier; reuse when a schema-valid live PASS "
                     "verdict matches the behaviour closure, scenario and transcript; otherwise run, up to "
                     "--max-live-trials (proof trials always), in batches of --max-concurrency, cases that waited "
-                    "first; the rest is deferred and waits in the eval root's queue.json. "
+                    "first; the rest is deferred and, once the plan runs, waits in the eval root's queue.json. "
                     "No model, no tmux. Exit 0 planned, 2 refused.")
     p.add_argument("--plugin-dir", type=Path, action="append", required=True,
                    help="a plugin folder, or a folder of plugins (repeatable)")
@@ -47,9 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_plan(args) -> int:
     """Handler of ``plan``."""
-    from live_trial.acceptance.plan import SCHEMA, plan, queue_rows
+    from live_trial.acceptance.plan import SCHEMA, plan
     from live_trial.acceptance.plan_inputs import plan_suites, superseded_watches
-    from live_trial.acceptance.queue import load_queue, next_queue, save_queue, to_doc
+    from live_trial.acceptance.queue import load_queue
     from live_trial.jsonfile import validate, write_json
     from live_trial.notices.watch import load_ledger, open_watches, supersede
 
@@ -63,10 +63,7 @@ def cmd_plan(args) -> int:
                ledger=load_ledger(eval_root)["watches"], suites=suites, queue=queue)
     validate(doc, SCHEMA, what="plan")
     supersede(eval_root, superseded_watches(doc))     # no notice: what was watched no longer describes the skill
-    waiting = next_queue(queue, queue_rows(doc), doc["generated_at"])
-    if waiting or queue:        # the deferred cases wait in the eval root's queue (README "Planning many skills")
-        eval_root.mkdir(parents=True, exist_ok=True)
-        save_queue(eval_root, to_doc(waiting, doc["generated_at"]))
+    # the deferred cases wait in the eval root's queue once the plan runs (run --plan): a look changes nothing there
     if args.out:
         write_json(args.out, doc, SCHEMA)
     if args.json:

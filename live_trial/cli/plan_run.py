@@ -71,6 +71,7 @@ def run_plan(args, policy) -> int:
     """Run every batch of the plan in ``args.plan`` (an entry with ``repeats`` as a case run); return the worst exit
     code (:func:`print_plan_summary`)."""
     from live_trial.acceptance.case_plan import entry_case, entry_trials
+    from live_trial.acceptance.plan import record_deferrals
     from live_trial.cli.case_cmd import activation_run, case_run, entry_request
     from live_trial.cli.folder_args import folder_options
     from live_trial.cli.progress import Progress
@@ -107,6 +108,7 @@ def run_plan(args, policy) -> int:
                            fix="pass --max-concurrency 1, or use --cwd DIR (a private copy per trial)")
     folder = folder_options(args)
     eval_root = args.eval_root or Path(plan.get("eval_root") or "eval-log")
+    record_deferrals(eval_root, plan)      # what this plan defers goes first next time (README "A fair plan")
     stop = StopRequest()
 
     def handler(signum, frame):

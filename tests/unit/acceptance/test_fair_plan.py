@@ -53,7 +53,7 @@ def test_a_deferred_row_says_it_waits_for_how_long_and_that_it_goes_first_next_t
     choices = choose([cand(0), cand(1, waited=(2, "2026-12-01T09:00:00.000Z"), tried="FAIL", last="r")], 0)
     assert [c.why for c in choices] == [
         "over budget (--max-live-trials 0): waits (deferred by 2 plans since 2026-12-01T09:00:00Z, and one more "
-        "now); the next plan runs it before new cases and re-runs of failures",
+        "when this plan runs); the next plan runs it before new cases and re-runs of failures",
         "over budget (--max-live-trials 0): waits (deferred for the first time); the next plan runs it before new "
         "cases and re-runs of failures"]
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from live_trial.acceptance.case_verdict import Attempt, CaseRun, case_doc, write_case_verdict
+from live_trial.acceptance.plan import record_deferrals
 from live_trial.acceptance.queue import load_queue
 from live_trial.acceptance.suite import load_suite
 from live_trial.cli.main import main
@@ -93,7 +94,9 @@ def test_fewer_samples_than_asked_is_no_reuse(env):
     assert row["action"] == "run" and "had 2 samples, the case asks for 3" in row["reason"]
 
 
-def test_the_defer_queue_is_written_by_plan_and_puts_the_waiting_cases_first(env, capsys):
+def test_the_defer_queue_is_written_when_a_plan_runs_and_puts_the_waiting_cases_first(env, capsys):
+    """README "A fair plan: the defer queue": plan only reads queue.json (looking twice changes nothing); the plan
+    that runs records its deferred cases once (run again, or by its shards, it counts once), and they go first next."""
     argv = ["plan", "--plugin-dir", str(env["plugins"] / "many"), "--eval-root", str(env["eval"]),
             "--max-live-trials", "2", "--json"]
     assert main(argv) == 0
@@ -101,7 +104,14 @@ def test_the_defer_queue_is_written_by_plan_and_puts_the_waiting_cases_first(env
     assert [e["target"] for b in first["live_batches"] for e in b] == ["many:s1", "many:s2"]
     assert entry(first, "many:s3")["reason"].startswith("over budget (--max-live-trials 2): waits (deferred for the "
                                                         "first time)")
+    assert load_queue(env["eval"]) == {}                            # a look is no run
+    assert main(argv) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert [e["target"] for b in again["live_batches"] for e in b] == ["many:s1", "many:s2"]   # the same plan
+    for _ in range(2):                                              # run, then run again (or a second shard)
+        record_deferrals(env["eval"], first)
     assert sorted(t for t, _ in load_queue(env["eval"])) == ["many:s3", "many:s4", "many:s5"]
+    assert load_queue(env["eval"])[("many:s5", "default")].plans_waited == 1
     for target, run_id in (("many:s1", "20261201T000000-0001"), ("many:s2", "20261201T000000-0002")):
         record(env, target, run_id, goal_result="FAIL")             # the first two ran, and failed
     assert main(argv) == 0
@@ -112,6 +122,7 @@ def test_the_defer_queue_is_written_by_plan_and_puts_the_waiting_cases_first(env
     assert "goes first: it waited (deferred by 1 plan since" in s3["reason"]
     s1 = entry(second, "many:s1")
     assert (s1["action"], s1["fairness"]["rank"]) == ("defer", "failed")
+    record_deferrals(env["eval"], second)
     assert load_queue(env["eval"])[("many:s5", "default")].plans_waited == 2
 
 

@@ -79,3 +79,20 @@ def test_a_case_with_its_own_scenario_refuses_another_one_instead_of_dropping_it
     out = json.loads(proc.stdout)
     assert proc.returncode == 2 and "is played from its own scenario" in out["message"], proc.stdout
     assert "drop --rehearsal" in out["message"] and not (tmp_path / "eval").exists()
+
+
+def test_a_plan_run_refuses_a_queue_file_that_does_not_fit_and_writes_nothing(tmp_path: Path) -> None:
+    """run --plan records the plan's deferred cases in queue.json before its first trial (README "A fair plan: the
+    defer queue"): a queue.json that does not fit its schema refuses the run, exit 2, the file as it was."""
+    shutil.copytree(ROOT / "examples" / "plugins" / "hello", tmp_path / "hello")
+    made = cli("plan", "--plugin-dir", str(tmp_path / "hello"), "--eval-root", str(tmp_path / "eval"), "--out",
+               str(tmp_path / "plan.json"), "--json", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert not (tmp_path / "eval" / "queue.json").exists()             # a plan only reads the queue
+    (tmp_path / "eval").mkdir(exist_ok=True)
+    (tmp_path / "eval" / "queue.json").write_text('{"cases": 3}')
+    before = sorted(str(p) for p in (tmp_path / "eval").rglob("*"))
+    proc = cli("run", "--plan", str(tmp_path / "plan.json"), "--json", cwd=tmp_path)
+    assert proc.returncode == 2 and "queue.json" in proc.stdout + proc.stderr, (proc.stdout, proc.stderr)
+    assert (tmp_path / "eval" / "queue.json").read_text() == '{"cases": 3}'
+    assert sorted(str(p) for p in (tmp_path / "eval").rglob("*")) == before
