@@ -86,3 +86,22 @@ def test_junit_and_the_job_summary_carry_the_measures(tmp_path: Path):
     assert props["live_trial.prompt.2"] == "wrong 1/1" and props["live_trial.confusion"] == "tp 1 fn 1 fp 1 tn 0"
     assert case.result[0].message == doc["summary"] and case.result[0].text.startswith('prompt 2 "What is 2 + 2?"')
     assert "❌ FAIL P 0.5 R 0.5" in step_summary([row])
+
+
+def test_show_latest_shows_the_activation_run_written_after_the_last_trial(tmp_path: Path, capsys):
+    """``show latest`` is the result written last, whatever its kind: an activation run that ended after a trial is
+    the one shown, and a trial that ended after it is shown again."""
+    import os
+
+    trial = tmp_path / "eval" / "hello" / "greet" / "live-trial" / "20261207T000000-aaaa"
+    trial.mkdir(parents=True)
+    (trial / "trial-state.json").write_text("{}")
+    os.utime(trial, (1, 1))                       # written long ago: its folder is its only time
+    folder = make_run(tmp_path)
+    assert main(["show", "latest", "--eval-root", str(tmp_path / "eval")]) == 0
+    assert capsys.readouterr().out.startswith("FAIL: hello:greet [natural]: did not start as it should")
+    later = (folder / "activation.json").stat().st_mtime + 60
+    os.utime(trial, (later, later))              # the trial's folder changed after the activation run ended
+    main(["show", "latest", "--eval-root", str(tmp_path / "eval")])
+    out = capsys.readouterr()
+    assert "[natural]" not in out.out and "20261207T000000-aaaa" in out.out + out.err
