@@ -88,6 +88,8 @@ class PromptSample:
     note: str | None = None                 #: the question of a gate, the cause of a stop
     workdir: Path | None = None             #: the session's workdir (None: stopped before it had one)
     seconds: float | None = None            #: from the start of the session to its end
+    #: what the session used and cost (verdict.json's ``usage`` form; None: no transcript): summed into the run's
+    usage: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @property
     def sample(self) -> bool:
@@ -249,13 +251,15 @@ def activation_doc(decision: ActivationDecision, samples: Sequence[PromptSample]
                    listing: Mapping[str, Any] | None, prompt_set: str, skills_digest: str | None,
                    stop_after_trigger: bool, retries: tuple[int, int], stopped: str | None, origin: str,
                    scenario: str | None, claude_version: str | None, started_at: str, written_at: str,
-                   acceptance: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                   acceptance: Mapping[str, Any] | None = None,
+                   usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``activation.json`` document (schemas/activation.schema.json): the verdict, precision, recall and the
     confusion counts, then every prompt, the ones that went wrong first (:data:`STATUS_ORDER`), each with the share of
     its sessions that triggered and each session's outcome, step, tools before it and workdir (relative to the eval
     root). ``listing``: the skill listing the sessions were shown (``digest``, ``names``, ``entries`` of the loaded
     plugins' skills); ``skills_digest``: the loaded plugins' skills' names and descriptions when the run started
-    (reuse: :mod:`live_trial.acceptance.activation_reuse`); ``acceptance``: the trial of ``then_acceptance``. Pure."""
+    (reuse: :mod:`live_trial.acceptance.activation_reuse`); ``acceptance``: the trial of ``then_acceptance``;
+    ``usage``: what every session and that trial cost, added up (README "What a trial costs"). Pure."""
     c = decision.confusion
     prompts = sorted(decision.prompts, key=lambda r: (STATUS_ORDER.index(r.status), r.n))
     return {
@@ -271,7 +275,8 @@ def activation_doc(decision: ActivationDecision, samples: Sequence[PromptSample]
         "prompt_set": prompt_set, "skills_digest": skills_digest,
         "blocked_retries": {"used": retries[0], "max": retries[1]}, "stopped": stopped,
         "scenario_origin": origin, "scenario": scenario, "claude_version": claude_version,
-        "acceptance": dict(acceptance) if acceptance else None, "started_at": started_at, "written_at": written_at}
+        "acceptance": dict(acceptance) if acceptance else None, "started_at": started_at, "written_at": written_at,
+        **({"usage": dict(usage)} if usage else {})}
 
 
 def write_activation(folder: Path, doc: Mapping[str, Any]) -> Path:

@@ -259,8 +259,10 @@ def print_plan_summary(results, *, json_mode: bool, reused: Sequence[dict] = ())
                      "workdir": str(Path(skill["verdict"]).parent) if skill.get("verdict") else None,
                      "summary": "not run again: " + (skill.get("reason") or "an earlier PASS still holds")})
     # what the trials cost: a case run's attempts each (its case verdict only adds them up)
-    total = suite_cost([getattr(t, "verdict", None) for _, o in results
-                        for t in (getattr(o, "attempts", None) or [o])])
+    # and an activation run's sessions, counted as the sessions they are
+    total = suite_cost([getattr(t, "verdict", None) for _, o in results if not hasattr(o, "samples")
+                        for t in (getattr(o, "attempts", None) or [o])],
+                       [o.verdict for _, o in results if hasattr(o, "samples")])
     if json_mode:
         print(json.dumps({"trials": rows, "exit_code": worst, "cost": total}, ensure_ascii=False))
         return worst

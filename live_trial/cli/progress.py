@@ -182,7 +182,8 @@ def outcome_json(outcome) -> dict:
                 "verdict_path": str(outcome.path), "scenario_origin": outcome.scenario_origin, "stop_reason": None,
                 "summary": outcome.summary, "notification": outcome.notification,
                 "notification_delivery": outcome.notification_delivery,
-                "report": str(outcome.report) if outcome.report else None, "usage": None, "kind": "activation",
+                "report": str(outcome.report) if outcome.report else None, "usage": doc.get("usage"),
+                "kind": "activation",
                 "case": doc["case"], "precision": doc["precision"], "recall": doc["recall"],
                 "confusion": doc["confusion"], "reasons": doc["reasons"], "prompts": prompts,
                 "acceptance": doc.get("acceptance")}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 from urllib.parse import quote
 
 from live_trial.acceptance.activation import read_activation
@@ -126,7 +127,26 @@ def activation_lines(info: ActivationInfo) -> list[str]:
         a = doc["acceptance"]
         out.append(f"acceptance trial: {a['verdict']} {a.get('summary') or ''} "
                    f"{info.eval_root / a['workdir'] if a.get('workdir') else ''}".rstrip())
-    return out
+    return out + cost_lines(doc)
+
+
+def cost_lines(doc: Mapping[str, Any]) -> list[str]:
+    """What an activation run cost, every session's and the acceptance trial's added up (README "What a trial
+    costs"): ``cost: $0.0123 over 5 sessions (API list price estimate)``; a rehearsal's is $0 with its scripted tokens'
+    list price beside it. Empty when no session recorded any."""
+    from live_trial.transcript.usage import format_usd
+
+    usage = doc.get("usage")
+    if not isinstance(usage, Mapping):
+        return []
+    sessions = sum(len(p.get("runs") or []) for p in doc.get("prompts") or [])
+    what = f"{sessions} session{'s' if sessions != 1 else ''}" + (" and the acceptance trial" if doc.get("acceptance")
+                                                                  else "")
+    unpriced = usage.get("unpriced_models") or ()
+    if usage.get("billed"):
+        return [f"cost: {format_usd(usage.get('cost_usd'), unpriced)} over {what} (API list price estimate)"]
+    return [f"cost: $0 over {what} (a rehearsal: no real API was paid; its scripted tokens at list price: "
+            f"{format_usd(usage.get('estimate_usd'), unpriced)}, estimate only)"]
 
 
 def _href(path: str | None, start: Path) -> str | None:
@@ -155,7 +175,8 @@ def activation_context(folder: Path) -> dict:
             "listing": doc.get("listing"), "acceptance": acceptance, "retries": doc["blocked_retries"],
             "origin": doc["scenario_origin"], "claude_version": doc.get("claude_version"),
             "stop_after_trigger": doc["stop_after_trigger"], "started_at": doc["started_at"],
-            "run_id": doc["activation_run_id"], "result_file": ACTIVATION, "generated_at": utc_now()}
+            "run_id": doc["activation_run_id"], "result_file": ACTIVATION, "generated_at": utc_now(),
+            "cost": next(iter(cost_lines(doc)), None)}
 
 
 def write_activation_report(folder: Path) -> Path:

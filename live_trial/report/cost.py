@@ -7,7 +7,7 @@ only. A model without a price in the table is named, never counted as free.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from live_trial.transcript.usage import TOKEN_KINDS, format_tokens, format_usd
 
@@ -112,26 +112,35 @@ def junit_properties(verdict: Mapping[str, Any] | None) -> list[tuple[str, str]]
     return props
 
 
-def suite_cost(verdicts: list[Mapping[str, Any] | None]) -> dict[str, Any]:
-    """The sum over a suite's trials: ``{cost_usd, estimate_usd, trials, unpriced_models}`` (trials: those with
-    usage)."""
+def suite_cost(verdicts: list[Mapping[str, Any] | None],
+               activation_runs: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The sum over a suite's trials and activation runs: ``{cost_usd, estimate_usd, trials, activation_sessions,
+    unpriced_models}`` (trials: those with usage; activation_sessions: the sessions of the activation runs whose
+    activation.json records usage, its acceptance trial counted among them)."""
     cost = estimate = 0.0
     unpriced: set[str] = set()
-    counted = 0
-    for verdict in verdicts:
-        usage = usage_of(verdict)
-        if usage is None:
+    counted = sessions = 0
+    pairs: list[tuple[Mapping[str, Any] | None, bool]] = [(v, False) for v in verdicts]
+    for doc, is_run in pairs + [(d, True) for d in activation_runs]:
+        usage = usage_of(doc)
+        if usage is None or doc is None:
             continue
-        counted += 1
+        if is_run:
+            sessions += sum(len(p.get("runs") or []) for p in doc.get("prompts") or [])
+        else:
+            counted += 1
         cost += float(usage.get("cost_usd") or 0)
         estimate += float(usage.get("estimate_usd") or 0)
         unpriced.update(usage.get("unpriced_models") or ())
     return {"cost_usd": round(cost, 6), "estimate_usd": round(estimate, 6), "trials": counted,
-            "unpriced_models": sorted(unpriced)}
+            "activation_sessions": sessions, "unpriced_models": sorted(unpriced)}
 
 
 def suite_line(total: Mapping[str, Any]) -> str:
-    """``cost: $0.42 over 3 trials (API list price estimate $0.50)``."""
+    """``cost: $0.42 over 3 trials (API list price estimate $0.50)``; ``... over 3 trials and 8 activation sessions``
+    when activation runs spent too."""
     unpriced = total.get("unpriced_models") or ()
-    return (f"cost: {format_usd(total.get('cost_usd'), unpriced)} over {total.get('trials', 0)} trials "
+    sessions = int(total.get("activation_sessions") or 0)
+    what = f"{total.get('trials', 0)} trials" + (f" and {sessions} activation sessions" if sessions else "")
+    return (f"cost: {format_usd(total.get('cost_usd'), unpriced)} over {what} "
             f"(API list price estimate {format_usd(total.get('estimate_usd'), unpriced)})")

@@ -32,7 +32,7 @@ from live_trial.acceptance.activation import (
     write_activation,
 )
 from live_trial.acceptance.activation_reuse import plugin_skills, skills_digest
-from live_trial.acceptance.case_verdict import retry_helps
+from live_trial.acceptance.case_verdict import retry_helps, summed_usage
 from live_trial.acceptance.evallog import activation_run_path
 from live_trial.acceptance.suite import Case
 from live_trial.clock import utc_now
@@ -178,7 +178,8 @@ def run_activation(base: TrialRequest, case: Case, *, width: int = 2,
         stopped=stopped, origin="rehearsal" if base.rehearsal is not None else "live",
         scenario=str(base.rehearsal) if base.rehearsal is not None else None,
         claude_version=probe.claude.version if probe.claude is not None else _claude_version(samples),
-        started_at=started_at, written_at=utc_now(), acceptance=_acceptance_doc(acceptance, Path(base.eval_root)))
+        started_at=started_at, written_at=utc_now(), acceptance=_acceptance_doc(acceptance, Path(base.eval_root)),
+        usage=summed_usage([s.usage for s in samples] + [(getattr(acceptance, "verdict", None) or {}).get("usage")]))
     return _finish(base, doc, folder, samples, acceptance, env)
 
 

@@ -28,6 +28,7 @@ from typing import Any, Callable
 from live_trial import stop_reasons
 from live_trial.acceptance.activation import BLOCKED, NOT_TRIGGERED, TRIGGERED, PromptSample
 from live_trial.acceptance.activation_reuse import plugin_skills
+from live_trial.acceptance.verdict_facts import trial_usage
 from live_trial.errors import SESSION_GONE, Blocked, PollExit
 from live_trial.session.containment import NOTE_PREFIX as CONTAINMENT_NOTE
 from live_trial.stop_reasons import StopReason
@@ -223,11 +224,15 @@ class PromptRun(Trial):
             server = f"the MCP server {failed[0]} failed to start" + (f" ({failed[1]})" if failed[1] else "")
             note = "; ".join(n for n in (note, server) if n)
         started = getattr(self, "_started", None)
+        try:            # what the session cost (README "What a trial costs"); a record that cannot be read is none
+            usage = trial_usage(self.wd.root, billed=not self.state.rehearsal)
+        except (OSError, ValueError):
+            usage = None
         self.sample = PromptSample(
             session.prompt, session.repeat, outcome, ending, via=hit.via if hit else None,
             step=hit.step if hit else None, after_tools=hit.after_tools if hit else (), others=choice.others(target),
             stop_reason=str(code) if code else None, note=note, workdir=self.wd.root,
-            seconds=round(time.monotonic() - started, 2) if started is not None else None)
+            seconds=round(time.monotonic() - started, 2) if started is not None else None, usage=usage)
         self.journal.log("activation", outcome, ended=ending, at_step=self.sample.step, others=list(self.sample.others))
         self.journal.save(phase="finished")
         return TrialOutcome(workdir=self.wd.root, overall=outcome.upper(), exit_code=0, verdict=None,

@@ -49,6 +49,11 @@ def test_prompts_pasted_alone_start_the_skill_or_not_as_the_transcript_shows(tmp
     assert (proc.returncode, out["status"], out["kind"]) == (1, "FAIL", "activation"), proc.stderr[-2000:]
     doc = json.loads(Path(out["verdict_path"]).read_text())
     assert schema_errors(doc, "activation.schema.json") == []
+    # what the five sessions cost, added up (README "What a trial costs"): a rehearsal paid nothing, its scripted
+    # tokens are priced at list price (or the model is named as unpriced)
+    usage = out["usage"]
+    assert usage == doc["usage"] and usage["billed"] is False and usage["cost_usd"] == 0, usage
+    assert usage["estimate_usd"] > 0 or usage.get("unpriced_models"), usage
     by_n = {p["n"]: p for p in doc["prompts"]}
     assert {n: (p["status"], p["triggered"], p["samples"]) for n, p in by_n.items()} == {
         1: ("right", 1, 1), 2: ("right", 1, 1), 3: ("wrong", 1, 1), 4: ("wrong", 0, 1), 5: ("right", 0, 1)}

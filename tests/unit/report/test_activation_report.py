@@ -105,3 +105,27 @@ def test_show_latest_shows_the_activation_run_written_after_the_last_trial(tmp_p
     main(["show", "latest", "--eval-root", str(tmp_path / "eval")])
     out = capsys.readouterr()
     assert "[natural]" not in out.out and "20261207T000000-aaaa" in out.out + out.err
+
+
+def test_what_the_sessions_cost_is_added_up_and_shown(tmp_path: Path, capsys):
+    """README "What a trial costs": an activation run records what its sessions cost, added up, and show, its page
+    and run --json carry it; a rehearsal's is $0 with its scripted tokens' list price beside it."""
+    from live_trial.acceptance.case_verdict import summed_usage
+    from live_trial.jsonfile import schema_errors
+
+    folder = make_run(tmp_path)
+    doc = json.loads((folder / "activation.json").read_text())
+    assert "usage" not in doc                                   # no session recorded any: nothing claimed
+    doc["usage"] = summed_usage([{"cost_usd": 0.01, "estimate_usd": 0.01, "billed": True},
+                                 {"cost_usd": 0.02, "estimate_usd": 0.02, "billed": True}, None])
+    assert schema_errors(doc, "activation.schema.json") == []
+    write_activation(folder, doc)
+    assert main(["show", str(folder)]) == 0
+    assert "cost: $0.0300 over 3 sessions (API list price estimate)" in capsys.readouterr().out
+    page = write_activation_report(folder).read_text()
+    assert 'id="cost">cost: $0.0300 over 3 sessions' in page
+    doc["usage"] = {"cost_usd": 0.0, "estimate_usd": 0.004, "billed": False}
+    write_activation(folder, doc)
+    assert main(["show", str(folder)]) == 0
+    assert "cost: $0 over 3 sessions (a rehearsal: no real API was paid; its scripted tokens at list price: $0.0040" \
+        in capsys.readouterr().out

@@ -95,3 +95,16 @@ def test_report_html_shows_the_cost_of_the_trial_its_verdict_records(tmp_path) -
     assert f"cost: ${estimate:.4f} (API list price estimate)" in section
     assert "The evaluator's cost as its CLI reported it: $0.0420" in section
     assert "Prices: https://" in section
+
+
+def test_a_plans_cost_counts_an_activation_runs_sessions_as_sessions():
+    """README "What a trial costs": a plan that ran an activation case adds what its sessions cost, and says how many
+    sessions they were, never calling them trials."""
+    from live_trial.report.cost import suite_line
+
+    run = {"usage": {"cost_usd": 0.02, "estimate_usd": 0.02, "billed": True},
+           "prompts": [{"runs": [{}, {}]}, {"runs": [{}, {}]}]}
+    total = suite_cost([LIVE, REHEARSAL, None], [run, {"prompts": [{"runs": [{}]}]}])
+    assert (total["trials"], total["activation_sessions"]) == (2, 4)
+    assert suite_line(total).startswith("cost: $0.0714 over 2 trials and 4 activation sessions")
+    assert "activation" not in suite_line(suite_cost([LIVE]))
