@@ -143,6 +143,12 @@ class StopReason(StrEnum):
                   "unapproved key, or logged out)", "login")
     MODEL_UNKNOWN = ("model_unknown", ENVIRONMENT, "the model the trial asked for is unknown to the model's service",
                      "model")
+    # The model never answered the task at all (its first request refused, e.g. a setting the requested model does
+    # not support, or left without an answer): nothing the skill wrote had been shown to it yet, so the skill was never
+    # reached (README "Whose failure it is").
+    MODEL_NEVER_ANSWERED = ("model_never_answered", ENVIRONMENT, "the model's service never answered the task: its "
+                            "first request was refused (such as a setting the requested model does not support) or "
+                            "left without an answer, so the skill was never reached", "model_setup")
     PROCESSES_LEFT = ("processes_left", ENVIRONMENT, "a process of the session could not be ended before its records "
                       "were collected (it outlived SIGKILL in the trial's container), or had left the container",
                       "retry")
@@ -207,9 +213,10 @@ def blocked_reason(code: str | None) -> str:
 
 def service_note(row: StopReason, shown: str, *, on_screen: bool = False, model: str | None = None) -> str:
     """The verdict's note for a trial the model's service stopped (``row``: ``model_unavailable``, ``usage_limit``,
-    ``model_auth`` or ``model_unknown``): its clause, then the CLI's own line ``shown`` (from its API error record, at
-    most 300 characters; ``on_screen``: read from the screen, with no record of it, at most 200), and for an unknown
-    model the one asked for. ``run`` and ``verdict`` by hand write the same note (README "Whose failure it is")."""
+    ``model_auth``, ``model_unknown`` or ``model_never_answered``): its clause, then the CLI's own line ``shown``
+    (from its API error record, at most 300 characters; ``on_screen``: read from the screen, with no record of it, at
+    most 200), and for an unknown model the one asked for. ``run`` and ``verdict`` by hand write the same note (README
+    "Whose failure it is")."""
     shown = (shown or "").strip()
     if on_screen:
         return f"{row.why}: the screen shows \"{shown[:200]}\""

@@ -39,8 +39,8 @@ class ServiceStop:
     ``run`` would have stopped the trial for at that STALL."""
 
     code: str
-    """The stop reason: ``model_unavailable``, ``usage_limit``, ``model_auth`` or ``model_unknown`` (rows that
-    block)."""
+    """The stop reason: ``model_unavailable``, ``usage_limit``, ``model_auth``, ``model_unknown`` or
+    ``model_never_answered`` (rows that block)."""
     shown: str
     """The CLI's own line: its API error record's text, or the error line on the screen."""
     on_screen: bool = False

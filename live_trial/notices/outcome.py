@@ -44,7 +44,7 @@ _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]
 #: given to the trial: README "Whose failure it is").
 #: Every other row's step comes after "not the skill's fault: retry" of a BLOCKED verdict.
 BEFORE_BLOCKED = ("install", "hard_cap", "budget", "later", "usage_limit", "login", "model", "replay", "scenario",
-                  "gate_option", "mcp_fixture")
+                  "gate_option", "mcp_fixture", "model_setup")
 
 
 @dataclass(frozen=True)

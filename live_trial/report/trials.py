@@ -75,6 +75,8 @@ CLI_STEPS = {
              "check ANTHROPIC_API_KEY, then run again",
     "model": "check --model {model}: the model's service does not know it",
     "model_plain": "check --model: the model's service does not know the model asked for",
+    "model_setup": "not the skill's fault: the model's service never answered the task (the notes quote its error); "
+                   "check --model and the CLI's settings against what the service accepts, then run again",
     "look": "read the reasons and the report, fix the cause, run again",
     "replay": "the tape does not cover this run (replay-log.jsonl names the turn and the first difference): if the "
               "skill was meant to change, record it again with run --record, then replay the new tape",

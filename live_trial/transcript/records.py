@@ -188,3 +188,12 @@ def main_chain_assistant_models(records: Iterable[Mapping[str, Any]]) -> list[st
         if isinstance(model, str) and model and model != SYNTHETIC_MODEL and model not in seen:
             seen.append(model)
     return seen
+
+
+def model_answered(records: Iterable[Mapping[str, Any]]) -> bool:
+    """True when the records hold an answer of the model: an assistant record that is not an API error nor the
+    CLI's synthetic one. False when its only assistant records are errors, or there are none (the model never
+    answered the task: README "Whose failure it is", ``model_never_answered``)."""
+    return any(r.get("type") == "assistant" and r.get("isApiErrorMessage") is not True
+               and isinstance(r.get("message"), dict) and r["message"].get("model") != SYNTHETIC_MODEL
+               for r in records)

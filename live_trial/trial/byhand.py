@@ -296,16 +296,24 @@ def trial_records(workdir: Path, target: str) -> TrialRecords:
 def service_stop(files: Workdir) -> ServiceStop | None:
     """The model's service in the collected transcript's last turn, as poll classified it at its STALL
     (:func:`live_trial.transcript.status.classify` of :func:`live_trial.transcript.turn.read_turn`): the API error
-    record the CLI gave up on when its cause is a row that blocks (README "Whose failure it is"), else None."""
+    record the CLI gave up on when its cause is a row that blocks (README "Whose failure it is"); when the model never
+    answered the task at all (only API errors, or nothing), ``model_never_answered``; else None."""
     from live_trial.acceptance.claims import ServiceStop
     from live_trial.stop_reasons import blocks
     from live_trial.transcript.status import classify
     from live_trial.transcript.turn import read_turn
 
     status = classify(read_turn(files.transcript).records)
-    if not blocks(status.api_error_cause):
+    if blocks(status.api_error_cause):
+        return ServiceStop(str(status.api_error_cause), status.api_error_text or "")
+    from live_trial.stop_reasons import StopReason
+    from live_trial.transcript.reader import iter_records
+    from live_trial.transcript.records import model_answered
+
+    if model_answered(rec for path in files.session_transcripts for rec in iter_records(path)):
         return None
-    return ServiceStop(str(status.api_error_cause), status.api_error_text or "")
+    # the model never answered the task at all: the skill was never reached (as run decides it: trial/finish.py)
+    return ServiceStop(StopReason.MODEL_NEVER_ANSWERED.value, status.api_error_text or "")
 
 
 def screen_service_stop(files: Workdir) -> ServiceStop | None:

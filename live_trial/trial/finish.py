@@ -20,7 +20,8 @@ from live_trial.acceptance.findings import EXPECTED_GATE_NOTE, NO_SKILL_CALL
 from live_trial.acceptance.verdict_doc import Verdict
 from live_trial.clock import utc_now
 from live_trial.errors import ExitCode, PollExit
-from live_trial.stop_reasons import StopReason
+from live_trial.stop_reasons import StopReason, service_note
+from live_trial.transcript.records import model_answered, prompt_text
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import TrialOutcome, phase_at_least
 from live_trial.workdir_files import VERDICT
@@ -239,6 +240,23 @@ def _note_outside_writes(trial: TrialContext) -> None:
         _note(trial, outside_note(writes))
 
 
+#: Stops of the STALL table that say nothing of the skill when the model never answered the task at all.
+NEVER_ANSWERED_STOPS = frozenset({StopReason.API_ERROR, StopReason.HANG, StopReason.UNEXPECTED_STOP,
+                                  StopReason.ERROR_SCREEN})
+
+
+def _assistant_records(trial: TrialContext) -> list[dict[str, Any]] | None:
+    """The assistant records of the whole session (streamed: only lines naming ``"assistant"`` are parsed); None when
+    no transcript was collected."""
+    from live_trial.transcript.reader import iter_records
+
+    paths = _session_transcripts(trial)
+    if paths is None:
+        return None
+    return [r for p in paths for r in iter_records(p, select=lambda line: b'"assistant"' in line)
+            if r.get("type") == "assistant"]
+
+
 def _check_launch(trial: TrialContext, records: list[dict[str, Any]]) -> None:
     """Seed 001 verdict table, axis 起動 (:func:`live_trial.transcript.skill_calls.launch_check`): without a successful
     Skill call to the target itself, launch is FAIL: the session ran, but not the skill under trial (another skill,
@@ -251,6 +269,14 @@ def _check_launch(trial: TrialContext, records: list[dict[str, Any]]) -> None:
     if check.launched:
         return
     trial.facts.launch = "FAIL"
+    answers = _assistant_records(trial) if trial.facts.stop_reason in NEVER_ANSWERED_STOPS else None
+    if not trial.facts.blocked and answers is not None and not model_answered(answers):
+        # the model never answered the task (its only records are API errors, or none): nothing of the skill had been
+        # shown to it, so the stop is the service's, and the skill was never reached (README "Whose failure it is")
+        error = next((prompt_text(r).strip() for r in reversed(answers) if r.get("isApiErrorMessage") is True), None)
+        trial.facts.blocked, trial.facts.stop_reason = True, StopReason.MODEL_NEVER_ANSWERED
+        # the same note as the verdict by hand writes (trial/byhand.py service_stop, stop_reasons.service_note)
+        trial.facts.notes.append(service_note(StopReason.MODEL_NEVER_ANSWERED, error or ""))
     if trial.facts.blocked:
         # the environment or the harness stopped it before the Skill call: not reached, never the skill's failure
         # (the verdict's reasons say so: README "Whose failure it is")

@@ -510,3 +510,20 @@ def test_example_plain_question_gets_a_nudge(tmp_path):
     assert doc["nudge_count"] == 1, doc
     assert proc.returncode == 6 and doc["overall"]["verdict"] == "DEGRADED"
     _no_leftovers(workdirs(tmp_path)[0])
+
+
+@pytest.mark.budget(24)
+@pytest.mark.parametrize("scenario, says", [("first-request-400.yaml", "adaptive thinking is not supported"),
+                                            ("first-request-hang.yaml", "")])
+def test_a_model_that_never_answered_the_task_is_blocked_never_the_skills_failure(tmp_path, scenario, says):
+    """README "Whose failure it is": a 400 on the task's first request, or no answer at all, says nothing of the
+    skill (the model never saw it run): BLOCKED model_never_answered, the service's own line in the notes."""
+    proc = run_cmd(tmp_path, "hello:greet", "--plugins-root", str(EXAMPLES / "plugins"),
+                   "--rehearsal", str(SCENARIOS / scenario), *FAST)
+    doc = _verdict(final_json(proc))
+    assert proc.returncode == 3 and doc["overall"]["verdict"] == "BLOCKED", json.dumps(doc)[-3000:]
+    assert doc["stop_reason"] == "model_never_answered" and doc["blocked"], doc["stop_reason"]
+    note = next(n for n in doc["notes"] if n.startswith("the model's service never answered the task"))
+    assert says in note and (says or note.endswith("so the skill was never reached")), doc["notes"]
+    assert any(r.startswith("the skill was never reached") for r in doc["overall"]["reasons"]), doc["overall"]
+    _no_leftovers(workdirs(tmp_path)[0])

@@ -100,3 +100,19 @@ def test_a_stop_reason_the_records_contradict_is_refused(tree, capsys) -> None:
     err = refused(tree, capsys, by_hand(tree, "--stop-reason", "api_error"), "contradicts_records")
     assert "model_unavailable" in err and "leave out --stop-reason" in err
 
+
+
+def test_a_first_request_refused_before_the_model_answered_is_blocked_as_run_decides_it(tree, capsys) -> None:
+    """The model never answered the task (its only record is the API error): the skill was never reached, so the
+    verdict by hand is BLOCKED model_never_answered with the note run writes, never the session's api_error."""
+    text = "API Error: 400 adaptive thinking is not supported on this model"
+    b = TranscriptBuilder(model=MODEL)
+    b.prompt("run")
+    b.api_error(400, "invalid_request", text)
+    b.turn_duration()
+    b.write(tree["wd"] / "transcript.jsonl")
+    write_poll_state(tree["wd"], "TICK_BUDGET", "STALL", reason="no progress for 300s (stall_limit_s 300)")
+    assert run(by_hand(tree, "--stall-row", "6"), capsys)[0] == 0
+    doc = written(tree)
+    assert (doc["overall"]["verdict"], doc["stop_reason"], doc["blocked"]) == ("BLOCKED", "model_never_answered", True)
+    assert service_note(StopReason.MODEL_NEVER_ANSWERED, text) in doc["notes"], doc["notes"]
