@@ -349,7 +349,14 @@ def cmd_backend(args) -> int:
         from live_trial.trial.nudge import nudge_by_hand
 
         try:
-            sent = nudge_by_hand(args.workdir.resolve(), args.session,
+            def reachable() -> str | None:
+                if not backend.has_session(args.session):
+                    return f"no tmux session named {args.session}"
+                if not backend.pane_alive(args.session):
+                    return f"the CLI in {args.session} exited (status {backend.pane_dead_status(args.session)})"
+                return None
+
+            sent = nudge_by_hand(args.workdir.resolve(), args.session, reachable=reachable,
                                  deliver=lambda path: deliver_file(backend, args.session, path))
         except LiveTrialError as exc:
             if isinstance(exc, RefusedInput):

@@ -29,13 +29,16 @@ class Nudged:
     nudge_max: int
 
 
-def nudge_by_hand(workdir: Path, session: str, *, deliver: Callable[[Path], object]) -> Nudged:
+def nudge_by_hand(workdir: Path, session: str, *, deliver: Callable[[Path], object],
+                  reachable: Callable[[], str | None] = lambda: None) -> Nudged:
     """Write the next ``nudge-<n>.md`` of the prepared ``workdir`` (the language of its notices: trial-state ``lang``,
     else env ``LIVE_TRIAL_LANG``, else ja), count it in trial-state.json, then ``deliver(path)`` (the file pasted
     through the named buffer and its arrival confirmed, as ``send``). The count is saved before the paste: a nudge
-    that may have reached the session is never left uncounted. Raises :class:`RefusedInput` (exit 2, nothing
-    written) when the workdir was not prepared for ``session`` or ``nudge_max`` nudges were sent already (then
-    STALL row 4 stops the trial: ``--stall-row 4``); what ``deliver`` raises."""
+    that may have reached the session is never left uncounted; so ``reachable()`` is asked first (None: the session
+    can take it; else why not, e.g. no such tmux session or its CLI exited), and a nudge that cannot be pasted is
+    neither written nor counted. Raises :class:`RefusedInput` (exit 2, nothing written) when the workdir was not
+    prepared for ``session``, the session cannot take a nudge, or ``nudge_max`` nudges were sent already (then STALL
+    row 4 stops the trial: ``--stall-row 4``); what ``deliver`` raises."""
     workdir = Path(workdir)
     state = prepared_state(workdir, session)
     bound = int((state.get("policy") or {}).get("nudge_max", load_policy().nudge_max))
@@ -45,6 +48,10 @@ def nudge_by_hand(workdir: Path, session: str, *, deliver: Callable[[Path], obje
                            where=f"--workdir {workdir}", code="nudge_limit",
                            fix="stop nudging: the STALL table's row 4 ends here (collect, then verdict with "
                                "--stall-row 4)")
+    gone = reachable()
+    if gone is not None:
+        raise RefusedInput(f"the session cannot take a nudge: {gone}", where=session, code="session_gone",
+                           fix="a nudge goes to a running session: boot it first, or collect what it left")
     files = Workdir.of(workdir)
     path = write_nudge(files, n, resolve_lang(state.get("lang")))
     write_json(files.trial_state, {**state, "nudge_count": n}, STATE_SCHEMA)

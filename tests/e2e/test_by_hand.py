@@ -84,6 +84,11 @@ def test_the_readme_by_hand_section_runs_as_written_to_a_pass(tmp_path):
     assert json.loads((wd / "evaluation.json").read_text())["judged_by"] == "evaluator"
     assert values["SESSION"] not in tmux_sessions()                 # kill-session removed it
     wait_for(lambda: not listening(int(values["PORT"])), what="the rehearsal server to stop after kill %1")
+    # a nudge to the session now gone never reaches it: refused, neither written nor counted (seed 001 STALL row 4)
+    late = cli("backend", "nudge", values["SESSION"], "--workdir", str(wd), cwd=tmp_path)
+    assert late.returncode == 2 and "the session cannot take a nudge" in late.stderr, (late.stdout, late.stderr)
+    assert not (wd / "nudge-1.md").exists()
+    assert json.loads((wd / "trial-state.json").read_text()).get("nudge_count", 0) == 0
 
 
 @pytest.mark.budget(60)

@@ -60,3 +60,15 @@ def test_another_session_is_refused(workdir):
     with pytest.raises(RefusedInput) as caught:
         nudge_by_hand(workdir, "lt-20261130T101500-abcd-other", deliver=lambda p: None)
     assert caught.value.code == "session_mismatch" and not (workdir / "nudge-1.md").exists()
+
+
+def test_a_session_that_cannot_take_a_nudge_is_refused_and_nothing_is_written_nor_counted(workdir):
+    """A nudge that cannot be pasted (no such tmux session, or its CLI exited) never reaches the session: counting it
+    would make the verdict say the skill needed a nudge it never got (seed 001 STALL row 4)."""
+    before = snapshot(workdir)
+    pasted: list = []
+    with pytest.raises(RefusedInput) as caught:
+        nudge_by_hand(workdir, SESSION, deliver=pasted.append, reachable=lambda: f"no tmux session named {SESSION}")
+    assert caught.value.code == "session_gone" and f"no tmux session named {SESSION}" in caught.value.message
+    assert snapshot(workdir) == before and pasted == []
+    assert TrialState.load(workdir / "trial-state.json").nudge_count == 0
