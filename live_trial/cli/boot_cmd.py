@@ -346,17 +346,11 @@ def cmd_backend(args) -> int:
         backend.send_line(args.session, args.text)
         print(f"SENT: {args.session} line + Enter")
     elif verb == "nudge":
-        from live_trial.trial.nudge import nudge_by_hand
+        from live_trial.trial.nudge import nudge_by_hand, why_unreachable
 
         try:
-            def reachable() -> str | None:
-                if not backend.has_session(args.session):
-                    return f"no tmux session named {args.session}"
-                if not backend.pane_alive(args.session):
-                    return f"the CLI in {args.session} exited (status {backend.pane_dead_status(args.session)})"
-                return None
-
-            sent = nudge_by_hand(args.workdir.resolve(), args.session, reachable=reachable,
+            sent = nudge_by_hand(args.workdir.resolve(), args.session,
+                                 reachable=lambda: why_unreachable(backend, args.session),
                                  deliver=lambda path: deliver_file(backend, args.session, path))
         except LiveTrialError as exc:
             if isinstance(exc, RefusedInput):

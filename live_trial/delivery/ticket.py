@@ -31,10 +31,13 @@ def ticket_items(doc: Mapping[str, Any], choice: str) -> list[dict[str, str]]:
 
 
 def works(doc: Mapping[str, Any], lang: str) -> list[str]:
-    """What already works, as the records show it: the launch and completion when both passed, and the criteria the
-    evaluator found met (its evidence of a FAIL shows what is missing: it goes under "Evidence")."""
+    """What already works, as the records show it: the launch and completion when both passed ("on its own" only
+    when it needed no nudge and no question answered for it: seed 001 verdict table), and the criteria the evaluator
+    found met (its evidence of a FAIL shows what is missing: it goes under "Evidence")."""
     t = catalogue(lang)["ticket"]
-    out = [t["launch_ok"]] if (doc.get("launch"), doc.get("completion")) == ("PASS", "PASS") else []
+    helped = bool(doc.get("nudge_count")) or bool(doc.get("gate_response_count"))
+    out = [t["launch_ok_helped" if helped else "launch_ok"]] \
+        if (doc.get("launch"), doc.get("completion")) == ("PASS", "PASS") else []
     out += [f"{c['id']}: {c.get('text')}" for c in doc.get("criteria") or [] if c.get("result") == "pass"]
     return out or [t["nothing_works"]]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import write_json
@@ -57,3 +57,13 @@ def nudge_by_hand(workdir: Path, session: str, *, deliver: Callable[[Path], obje
     write_json(files.trial_state, {**state, "nudge_count": n}, STATE_SCHEMA)
     deliver(path)
     return Nudged(n=n, path=path, nudge_max=bound)
+
+
+def why_unreachable(backend: Any, session: str) -> str | None:
+    """Why ``session`` cannot take a pasted nudge (no such tmux session; its CLI exited, with its status), or None
+    when it can. ``backend``: the session backend (``has_session``, ``pane_alive``, ``pane_dead_status``)."""
+    if not backend.has_session(session):
+        return f"no tmux session named {session}"
+    if not backend.pane_alive(session):
+        return f"the CLI in {session} exited (status {backend.pane_dead_status(session)})"
+    return None

@@ -147,3 +147,18 @@ def test_light_allows_one_round_with_the_first_blocker_only(tree, capsys):
     with pytest.raises(RefusedInput) as caught:
         write_ticket(w0, lang="en")
     assert caught.value.code == "round_limit" and "at most 1 round(s) for light" in caught.value.message
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_ticket_says_on_its_own_only_for_a_trial_that_needed_no_help(lang):
+    """Seed 001 verdict table: a nudge or a question answered for it makes a trial not self-driven; the diff ticket's
+    "What already works" never says otherwise."""
+    from live_trial.delivery.ticket import works
+    from live_trial.notices.catalogue import catalogue
+
+    t = catalogue(lang)["ticket"]
+    alone = {"launch": "PASS", "completion": "PASS", "nudge_count": 0, "gate_response_count": 0}
+    assert works(alone, lang) == [t["launch_ok"]]
+    for helped in ({**alone, "nudge_count": 1}, {**alone, "gate_response_count": 1}):
+        assert works(helped, lang) == [t["launch_ok_helped"]]
+    assert ("not on its own" in t["launch_ok_helped"]) if lang == "en" else ("自走ではない" in t["launch_ok_helped"])

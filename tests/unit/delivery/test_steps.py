@@ -52,7 +52,7 @@ def test_guards_then_presentation_then_the_choice_then_accept_as_is(first, capsy
     sha = ds.sha256_of(first / "verdict.json")
     assert shown[0] == f"WORKDIR: {first}" and shown[1] == f"VERDICT: {first / 'verdict.json'} {sha}"
     assert shown[2].startswith(f"REPORT: {first / 'report.html'} (open it in a browser: file://")
-    assert shown[3].startswith("OUTCOME: union-target:work ran: it launched PASS, finished on its own PASS; the goal "
+    assert shown[3].startswith("OUTCOME: union-target:work ran: it launched PASS, reached its completion marker PASS; the goal "
                                "is not judged yet")
     assert shown[4].startswith("CHOOSE: accept-as-is: ") and "up to 3 rounds" in shown[4]
     with pytest.raises(RefusedInput, match="--choice"):
