@@ -80,7 +80,14 @@ def explain(req: Request, number: int, entries: list[TapeEntry]) -> Divergence:
     near = nearest(req, entries)
     if near is None:
         return Divergence(role, turn, number, None, f"the tape holds no request of the {_role_name(role)}")
-    return Divergence(role, turn, number, near.seq, difference(near.request.body, req.body))
+    said = difference(near.request.body, req.body)
+    recorded, asked = (b.get("model") if isinstance(b, dict) else None for b in (near.request.body, req.body))
+    if isinstance(recorded, str) and isinstance(asked, str) and recorded != asked:
+        # the model the CLI asks for is in every request (and in its system text): replayed with another --model,
+        # or with none after a recording with one, the run leaves the tape at its first turn
+        said = (f"the tape was recorded with the model {recorded}, this run asks for {asked}: replay it with "
+                f"--model {recorded} (then: {said})")
+    return Divergence(role, turn, number, near.seq, said)
 
 
 def difference(recorded: Any, now: Any) -> str:

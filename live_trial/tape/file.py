@@ -219,3 +219,4 @@ def read_tape(path: Path) -> list[TapeEntry]:
         raise RefusedInput("the tape holds no model turn of a session", where=where, code="tape_invalid",
                            fix="record a trial with `run --record` and pass its model-tape.jsonl")
     return entries
+

@@ -55,3 +55,13 @@ def test_a_quote_is_plain_text_never_html_escaped() -> None:
     assert said.endswith('a &lt;b&gt;", now "…e available:\na <b>"'), said
     said = difference(request(prompt("page &lt;p&gt; one")), request(prompt("page &lt;p&gt; two")))
     assert "&lt;p&gt;" in said, said
+
+
+def test_a_run_asking_for_another_model_than_the_recording_says_which_to_replay_with() -> None:
+    """A tape recorded with --model X and replayed without it (the CLI's default) differs from its first turn: the
+    sentence names both models and the --model to give, before the first difference (README "Replaying a real trial
+    offline")."""
+    body = {**request(prompt()), "model": "claude-opus-5-5"}
+    div = explain(req(body), 1, count_trial())
+    assert div.difference.startswith("the tape was recorded with the model claude-opus-4-8, this run asks for "
+                                     "claude-opus-5-5: replay it with --model claude-opus-4-8 (then: ")
