@@ -113,15 +113,21 @@ def check_live_setup(trial: TrialContext, where: Path, what: str, flag: str) -> 
     Raises :class:`RefusedInput` (``folder_not_trusted``, ``live_config``, ``live_login``); nothing is created."""
     lines = live.check_live(trial.env, folder=where, what=what, claude_bin=trial.req.claude_bin)
     doctor = {"doctor": [ln.line() for ln in lines] + [live.summary(lines)]}
+    missing = [ln for ln in lines if not ln.ok and ln.name in live.REFUSED_ON]
+
+    def also(rest: list[live.Line]) -> str:
+        """One refusal names every fix a person needs, not only the first."""
+        return f"; a real trial also needs: {', '.join(ln.name for ln in rest)} (the doctor's lines say how)" \
+            if rest else ""
     try:
         folder.check_trusted(where, trial.env, what=what, flag=flag)
     except RefusedInput as exc:
         exc.details.update(doctor)
+        exc.fix = (exc.fix or "") + also(missing)
         raise
-    missing = [ln for ln in lines if not ln.ok and ln.name in live.REFUSED_ON]
     if missing:
         raise RefusedInput(f"a real trial cannot start: {missing[0].text}", code=f"live_{missing[0].name}",
-                           fix=missing[0].fix, details=doctor)
+                           fix=missing[0].fix + also(missing[1:]), details=doctor)
 
 
 def check_folder(trial: TrialContext) -> None:

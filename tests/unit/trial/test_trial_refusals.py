@@ -130,3 +130,19 @@ def test_a_message_language_with_no_catalogue_is_refused_before_the_trial_not_af
         Trial(_req(tmp_path), env={"IS_SANDBOX": "1", "PATH": os.environ["PATH"], "LIVE_TRIAL_LANG": "fr"}).run()
     assert err.value.code == "unknown_lang" and "'fr'" in err.value.message and "ja" in err.value.fix
     assert not (tmp_path / "eval").exists()
+
+
+def test_a_real_trial_missing_several_things_names_every_fix_in_its_one_refusal(tmp_path):
+    """A fresh config (first run not finished, not logged in) and an untrusted folder: the refusal is the trust's,
+    and it says a real trial also needs the config and the login, so following it is not a loop of refusals."""
+    config = tmp_path / "cfg"
+    config.mkdir()
+    (config / ".claude.json").write_text("{}")
+    env = {"PATH": os.environ["PATH"], "IS_SANDBOX": "1", "CLAUDE_CONFIG_DIR": str(config),
+           "LIVE_TRIAL_CLAUDE_BIN": _fake_claude(tmp_path, {"loggedIn": False, "authMethod": "none"})}
+    req = TrialRequest(target="hello:greet", plugins_root=PLUGINS, eval_root=tmp_path / "eval")
+    with pytest.raises(RefusedInput) as err:
+        Trial(req, env=env).run()
+    assert err.value.code == "folder_not_trusted", err.value.code
+    assert "a real trial also needs: config, login (the doctor's lines say how)" in err.value.message
+    assert "\n" not in err.value.message and not (tmp_path / "eval").exists()
