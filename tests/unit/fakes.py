@@ -343,7 +343,7 @@ def write_evaluation(wd: Path, goal: str, *, judged_by: str = "evaluator", evide
                "duration_s": 0.1, "exit_code": 0 if answered else 1, "timed_out": False, "request": "judge",
                "answer": {"verdict": goal} if answered else None, "raw_result": None if answered else
                "Not logged in · Please run /login", "stderr_tail": None,
-               "problems": [] if answered else ["the CLI reported an error (success): Not logged in · Please run "
+               "problems": [] if answered else ["the CLI reported an error: Not logged in · Please run "
                                                 "/login"], "valid": answered}
     doc = {"version": 2, "workdir": str(wd), "target": "t", "description": "", "criteria": [], "criteria_skipped": [],
            "model": None, "judged_by": judged_by, "session_id": attempt["session_id"], "goal_result": goal,

@@ -272,3 +272,16 @@ def test_run_process_delivers_a_big_prompt_to_a_slow_reader(tmp_path):
     assert res.exit_code == 0 and int(res.stdout.strip()) == len(prompt.encode())
 
 
+
+
+def test_an_api_error_that_ended_the_evaluators_turn_is_named_without_the_misleading_subtype(workdir):
+    """claude -p marks an API error that ended its turn is_error with subtype "success": the problem quotes the
+    error and never says "(success)"; a subtype that says more is kept."""
+    failed = json.dumps({"type": "result", "is_error": True, "subtype": "success",
+                         "result": "API Error: 500 Internal server error"})
+    problems = run_eval(workdir, FakeRunner(failed, failed))["attempts"][0]["problems"]
+    assert problems == ["the CLI reported an error: API Error: 500 Internal server error"], problems
+    retries = json.dumps({"type": "result", "is_error": True, "subtype": "error_max_structured_output_retries",
+                          "errors": ["Failed to provide valid structured output after 5 attempts"]})
+    problems = run_eval(workdir, FakeRunner(retries, retries))["attempts"][0]["problems"]
+    assert problems[0].startswith("the CLI reported an error (error_max_structured_output_retries): Failed")
