@@ -274,9 +274,7 @@ def parse_output(result: ProcessResult) -> tuple[Any, str | None, str | None]:
     raw = doc.get("result") if isinstance(doc.get("result"), str) else None
     if doc.get("is_error"):
         errors = "; ".join(str(e) for e in doc.get("errors") or []) or (raw or doc.get("subtype") or "error")
-        # claude -p marks an API error that ended its turn is_error with the subtype "success" (its turn ended
-        # normally): the subtype is named only when it says more than that
-        kind = doc.get("subtype") if doc.get("subtype") not in (None, "success") else None
+        kind = doc.get("subtype") if doc.get("subtype") not in (None, "success") else None   # "success": no news
         return None, raw, f"the CLI reported an error{f' ({kind})' if kind else ''}: {errors[:300]}"
     if "structured_output" not in doc:
         return None, raw, "the evaluator answered without the structured output"
