@@ -275,5 +275,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if args.log:
             server.write_log(args.log)
     missed = sum(1 for r in server.requests if r["rule_missed"])
-    print(f"STOPPED: {len(server.requests)} requests, {missed} with no rule matched", file=sys.stderr)
+    # the config serve made holds the sessions' transcripts: kept for reading, and said so (never left unnamed)
+    kept = f"; the config it made (the sessions' transcripts) is kept: {config_dir} (delete it when done)" \
+        if args.config_dir is None else ""
+    print(f"STOPPED: {len(server.requests)} requests, {missed} with no rule matched{kept}", file=sys.stderr)
     return ExitCode.OK

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import shutil
 import socket
 import threading
 from pathlib import Path
@@ -406,3 +407,29 @@ def test_a_rule_with_attempt_answers_only_the_server_of_that_attempt(rehearsal_s
     assert [r["rule"] for r in first.requests + second.requests] == ["any", "second"]
     assert assemble(events(a))["content"][0]["text"] == "attempt 1 works"
     assert assemble(events(b))["content"][0]["text"] == "attempt 2 fails"
+
+
+def test_cli_serve_names_the_config_it_made_when_it_stops(tmp_path):
+    """Without --config-dir, serve makes a config for the person's claude (it holds their sessions' transcripts): on
+    SIGTERM it is kept, and its path is said, never left behind unnamed."""
+    import signal
+    import subprocess
+    import sys
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("rules:\n  - id: hi\n    reply: {content: [{text: hello}]}\n")
+    proc = subprocess.Popen([sys.executable, "-m", "live_trial", "rehearsal", "serve", str(scenario), "--json",
+                             "--cwd", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = json.loads(proc.stdout.readline())
+        made = Path(first["env"]["CLAUDE_CONFIG_DIR"])
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    try:
+        assert proc.returncode == 0 and f"the config it made (the sessions' transcripts) is kept: {made}" in err, err
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
