@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from live_trial.errors import ExitCode
@@ -88,6 +89,9 @@ def cmd_round(args) -> int:
           f"({trial['workdir']})")
     print(f"CHANGED: {len(last['changed'])} file(s)" + "".join(f"\n  {c['path']}: {c['before']} -> {c['after']}"
                                                              for c in last["changed"]))
+    if not last["changed"]:     # the ticket asked for a change of the skill: a round without one tried it again as is
+        print("WARN: no file of the skill changed since the ticket: this round tried the same skill again",
+              file=sys.stderr)
     for reason in trial["reasons"]:
         print(f"  reason: {reason}")
     return ExitCode.OK

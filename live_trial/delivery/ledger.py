@@ -162,7 +162,9 @@ def close_round(ledger: Ledger, trial_workdir: Path, *, same_case: Mapping[str, 
     case = ledger.doc["case"]
     wanted = {"target": ledger.doc["target"], "args": case["args"], "scenario": case["scenario"]}
     if dict(same_case) != wanted:
-        raise RefusedInput(f"the trial is not the same case ({dict(same_case)} vs {wanted})", where=str(trial_workdir),
+        differs = "; ".join(f"{k} {same_case.get(k)!r}, the loop's {v!r}" for k, v in wanted.items()
+                            if same_case.get(k) != v)
+        raise RefusedInput(f"the trial is not the same case ({differs})", where=str(trial_workdir),
                            code="other_case", fix="run a new trial of the same target, args and scenario")
     entry = trial_entry(trial_workdir)
     seen = {r["trial"]["workdir"] for r in ledger.rounds if r["trial"]}

@@ -132,6 +132,8 @@ def test_a_round_needs_a_new_trial_of_the_same_case_judged_by_its_own_evaluator(
         with pytest.raises(RefusedInput) as caught:
             close_round(w0, w1)
         assert caught.value.code == wanted and snapshot(w0) == before
+        if change:      # the refusal names what differs in words, never two raw mappings
+            assert "args 'y', the loop's" in caught.value.message and "{" not in caught.value.message
 
 
 def test_light_allows_one_round_with_the_first_blocker_only(tree, capsys):
@@ -162,3 +164,16 @@ def test_the_ticket_says_on_its_own_only_for_a_trial_that_needed_no_help(lang):
     for helped in ({**alone, "nudge_count": 1}, {**alone, "gate_response_count": 1}):
         assert works(helped, lang) == [t["launch_ok_helped"]]
     assert ("not on its own" in t["launch_ok_helped"]) if lang == "en" else ("自走ではない" in t["launch_ok_helped"])
+
+
+def test_a_round_with_no_change_of_the_skill_is_said_to_have_tried_it_again_as_it_was(tree, capsys):
+    """The diff ticket asks for a change of the skill: a round closed without one is shown (CHANGED: 0) and warned,
+    never passed over in silence."""
+    w0 = judged_trial(tree, capsys, "w0", "FAIL", first=True)
+    write_ticket(w0, lang="en")
+    w1 = judged_trial(tree, capsys, "w1", "FAIL")
+    capsys.readouterr()
+    assert main(["delivery", "round", str(w0), "--trial", str(w1)]) == 0
+    out, err = capsys.readouterr()
+    assert "CHANGED: 0 file(s)" in out
+    assert "WARN: no file of the skill changed since the ticket: this round tried the same skill again" in err
