@@ -127,7 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         pass
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:       # said by the command's own parser, with its own usage line, not the top-level one (exit 64)
+        own = next((a.choices.get(args.command) for a in parser._actions
+                    if isinstance(a, argparse._SubParsersAction)), None)
+        (own or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return int(ExitCode.USAGE)

@@ -99,3 +99,16 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_141():
     stderr = proc.stderr.read()
     assert proc.wait(timeout=30) == 141
     assert stderr == b""
+
+
+def test_an_unknown_option_is_said_with_the_commands_own_usage_and_exit_64(capsys):
+    """A typo in a command's option shows that command's usage line (its real options), not the list of commands."""
+    import pytest as _pytest
+
+    from live_trial.cli.main import main
+
+    with _pytest.raises(SystemExit) as exited:
+        main(["run", "--budget-usd", "1"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 64 and err.startswith("usage: live-trial run ") and "--max-cost-usd" in err
+    assert "live-trial run: error: unrecognized arguments: --budget-usd" in err
