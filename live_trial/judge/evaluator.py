@@ -1,15 +1,15 @@
 """The fresh evaluator: a separate ``claude -p`` process that answers PASS or FAIL with blockers and evidence.
 
-Seed 001 "goal verification (fresh evaluator)" and OUT1. The process has its own ``--session-id``
-(never --continue/--resume), runs in the trial's workdir with read-only tools (``--tools Read,Glob,Grep``),
-and answers through ``--json-schema`` / ``--output-format json`` (the CLI offers a StructuredOutput tool;
-the parsed answer is ``structured_output`` in its stdout JSON, as observed on claude 2.1.197). A missing
-``structured_output`` is a failure even when the exit code is 0.
+Seed 001 "goal verification (fresh evaluator)" and OUT1. The process has its own ``--session-id`` (never
+--continue/--resume), runs in the trial's workdir with read-only tools (``--tools Read,Glob,Grep``), and answers
+through ``--json-schema`` / ``--output-format json`` (the CLI offers a StructuredOutput tool; the parsed answer is
+``structured_output`` in its stdout JSON, as observed on claude 2.1.197). A missing ``structured_output`` is a failure
+even when the exit code is 0.
 
 The request is :func:`live_trial.judge.prompt.build_prompt` (what the trial's session produced, never the harness's
-workings); the answer is checked by :mod:`live_trial.judge.answer`; one retry carries the reason; then the goal is FAIL
-with the blocker "insufficient evidence: <why>" when only the evidence failed to hold, else "the evaluator gave no
-valid judgement". Request, answers and session ids are kept in ``<workdir>/evaluation.json`` (schema
+workings); the answer is checked by :mod:`live_trial.judge.answer`; one retry carries the reason; then the goal is
+FAIL with the blocker "insufficient evidence: <why>" when only the evidence failed to hold, else "the evaluator gave
+no valid judgement". Request, answers and session ids are kept in ``<workdir>/evaluation.json`` (schema
 ``evaluation.schema.json``).
 
 :func:`check_starter` builds the check-only evaluator that ``watch check`` starts for a due watch.
@@ -31,11 +31,13 @@ from live_trial.clock import utc_now
 from live_trial.errors import RefusedInput
 from live_trial.jsonfile import write_json
 from live_trial.judge import answer as ea
+from live_trial.judge.child import die_with_parent
 from live_trial.judge.context import Context, Produced
 from live_trial.judge.evidence import check_evidence
 from live_trial.judge.index import index_fields, read_index
 from live_trial.judge.prompt import build_prompt, describe_files
 from live_trial.session.containment import Container
+from live_trial.session.containment import end as end_container
 from live_trial.transcript.usage import cli_usage
 from live_trial.workdir_files import TRANSCRIPT, Workdir
 
@@ -80,34 +82,13 @@ class Runner(Protocol):
         ...
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen, container: Container | None = None) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the child get SIGKILL when the harness dies, even by SIGKILL (Linux
-    ``prctl(PR_SET_PDEATHSIG)``; the signal is sent when the thread that started the child ends, and the harness starts
-    it from the thread that waits for it). Resolved before the fork; None where there is no prctl."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        prctl = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def arm() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:       # the harness died before the signal was armed: follow it now
-            os.kill(os.getpid(), signal.SIGKILL)
-    return arm
+    if container is not None:
+        end_container(container)    # what the holder started, wherever it runs (a PID namespace, a cgroup)
 
 
 def process_failure(result: ProcessResult) -> str | None:
@@ -145,20 +126,20 @@ def unjudged_problem(doc: Mapping[str, Any]) -> str | None:
 
 
 def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, str], timeout_s: float, *,
-                should_stop: Callable[[], bool] | None = None,
-                on_start: Callable[[int], None] | None = None,
+                should_stop: Callable[[], bool] | None = None, on_start: Callable[[int], None] | None = None,
                 container: Container | None = None) -> ProcessResult:
     """Run ``argv`` in ``cwd`` with ``stdin_text`` on stdin in its own process group; return its
     :class:`ProcessResult`. With a ``container`` the process is its holder (:mod:`live_trial.session.holder`), which
     enters it before ``argv`` starts: everything the evaluator starts is held there (the caller ends it afterwards).
 
-    The whole group is killed at ``timeout_s`` seconds (``timed_out`` True), within a second of ``should_stop()``
-    turning true (the harness was asked to stop: ``timed_out`` True, ``stderr`` says so), and on any exception
-    in this process (a second Ctrl-C), which is then re-raised; the process itself gets SIGKILL when the harness dies,
-    even by SIGKILL (:func:`_die_with_parent`): an evaluator is never left running on its own. ``on_start(pid)`` is
-    called once it runs (the trial records it, so a resume or ``reap`` can find it).
-    ``env`` loses the nested-session variables (:data:`live_trial.session.environment.NESTED_VARS`), as the trial's
-    claude does: run from inside a Claude Code session, ``claude -p`` would otherwise take itself for a nested session.
+    The whole group (and the container) is killed at ``timeout_s`` seconds (``timed_out`` True), within a second of
+    ``should_stop()`` turning true (the harness was asked to stop: ``timed_out`` True, ``stderr`` says so), within a
+    second of the holder's own end (what it started must not keep its pipes open), and on any exception in this
+    process (a second Ctrl-C), which is then re-raised; the process itself gets SIGKILL when the harness dies, even
+    by SIGKILL (:func:`live_trial.judge.child.die_with_parent`): an evaluator is never left running on its own.
+    ``on_start(pid)`` is called once it runs (the trial records it, so a resume or ``reap`` can find it). ``env``
+    loses the nested- session variables (:data:`live_trial.session.environment.NESTED_VARS`), as the trial's claude
+    does: run from inside a Claude Code session, ``claude -p`` would otherwise take itself for a nested session.
     Raises OSError when the process cannot be started.
     """
     from live_trial.session.environment import NESTED_VARS
@@ -168,7 +149,7 @@ def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, s
     argv = container.wrap(argv) if container is not None else argv
     proc = subprocess.Popen(argv, cwd=str(cwd), env=clean_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
-                            start_new_session=True, preexec_fn=_die_with_parent())
+                            start_new_session=True, preexec_fn=die_with_parent())
     if on_start is not None:
         try:
             on_start(proc.pid)
@@ -192,10 +173,9 @@ def run_process(argv: list[str], stdin_text: str, cwd: Path, env: Mapping[str, s
             talker.join(max(0.0, min(1.0, deadline - time.monotonic())))
             if not talker.is_alive():
                 break
-            stopped = should_stop is not None and should_stop()
-            timed_out = time.monotonic() >= deadline
-            if stopped or timed_out:
-                _kill_group(proc)
+            stopped, timed_out = should_stop is not None and should_stop(), time.monotonic() >= deadline
+            if stopped or timed_out or proc.poll() is not None:    # or its holder died, what it started holds the pipes
+                _kill_group(proc, container)
                 talker.join()
                 break
     except BaseException:

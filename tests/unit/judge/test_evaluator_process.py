@@ -70,3 +70,13 @@ def test_a_process_that_crashed_hung_or_was_killed_is_a_process_failure(result, 
 ])
 def test_a_process_that_answered_is_no_process_failure(result):
     assert ev.process_failure(result) is None
+
+
+def test_a_process_whose_own_end_leaves_something_holding_its_output_is_ended_with_it(tmp_path):
+    """The evaluator's holder can end (a crash, a kill) while something it started still holds its output open: the
+    harness would then wait on those pipes until the evaluator's time ran out. Within about a second of the process's
+    own end, its group (and its container) is ended, and its real exit and output are what is reported."""
+    result = ev.run_process(["sh", "-c", "sleep 60 & echo started; exit 3"], "", tmp_path,
+                            {"PATH": os.environ["PATH"]}, 30)
+    # before the rule, the pipes held by the sleep kept it waiting until its 30 s ran out: timed_out, no exit code
+    assert (result.exit_code, result.timed_out) == (3, False) and "started" in result.stdout, result
