@@ -345,7 +345,9 @@ def test_permission_prompt_in_default_mode_is_gate(live):
             {"tool_use": {"name": "Bash", "input": {"command": "touch perm-probe.txt", "description": "probe"}}}]}},
         {"id": "done", "when": {"step": 1}, "reply": {"content": [{"text": "DONE: ok"}]}}]}, mode="default")
     live.task()
-    st = live.wait_state(GATE, what="permission gate (CLI waiting)")
+    # the CLI's status says "waiting" a moment before its tool_use record reaches the transcript (2.1.197 under
+    # load): GATE at once, its kind once the record is there
+    st = live.wait_state(GATE, what="permission gate (CLI waiting, its record written)", gate_kind="permission")
     assert st.gate_kind == "permission" and st.pending_tool == "Bash" and st.session_status == "waiting"
     assert st.question == "Permission for Bash: touch perm-probe.txt"
     r = live.poll()
