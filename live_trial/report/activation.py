@@ -16,9 +16,10 @@ from urllib.parse import quote
 
 from live_trial.acceptance.activation import read_activation
 from live_trial.acceptance.evallog import ACTIVATIONS
-from live_trial.clock import epoch_or_none, utc_now
-from live_trial.errors import LiveTrialError, RefusedInput
+from live_trial.clock import utc_now
+from live_trial.errors import RefusedInput
 from live_trial.jsonfile import write_text_atomic
+from live_trial.report.run_folders import RunFolder, listed, read_run
 from live_trial.workdir_files import ACTIVATION, REPORT
 
 #: A person reads the page, and may serve or share it (as a trial's report.html).
@@ -26,25 +27,14 @@ REPORT_MODE = 0o644
 
 
 @dataclass
-class ActivationInfo:
-    """One activation run as ``ls`` and ``show`` present it: ``doc`` the schema-valid activation.json, or None with
-    ``problem`` saying what is wrong."""
-
-    folder: Path
-    doc: dict | None = None
-    problem: str | None = None
-
-    @property
-    def eval_root(self) -> Path:
-        """The eval root the run's folder lies in (``<eval-root>/<plugin>/<skill>/live-trial-activation/<id>``)."""
-        return self.folder.parents[3]
+class ActivationInfo(RunFolder):
+    """One activation run as ``ls`` and ``show`` present it (:class:`~live_trial.report.run_folders.RunFolder`: its
+    activation.json, or what is wrong with it)."""
 
     @property
     def label(self) -> str:
         """``plugin:skill [case]``."""
-        doc = self.doc or {}
-        target = str(doc.get("target") or f"{self.folder.parents[2].name}:{self.folder.parents[1].name}")
-        return f"{target} [{doc.get('case') or '?'}]"
+        return f"{self.target} [{(self.doc or {}).get('case') or '?'}]"
 
     @property
     def measures(self) -> str:
@@ -56,10 +46,6 @@ class ActivationInfo:
         return (f"precision {_num(doc['precision'])}, recall {_num(doc['recall'])} (tp {c['true_positive']}, "
                 f"fn {c['false_negative']}, fp {c['false_positive']}, tn {c['true_negative']})")
 
-    def sort_key(self) -> tuple[float, str]:
-        """``(start in epoch seconds, folder name)``, the order of the list."""
-        return (epoch_or_none((self.doc or {}).get("started_at")) or 0.0, self.folder.name)
-
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
@@ -67,28 +53,16 @@ def _num(value: float | None) -> str:
 
 def read_activation_run(folder: Path) -> ActivationInfo:
     """The :class:`ActivationInfo` of an activation run's folder. Never raises."""
-    folder = Path(folder)
-    path = folder / ACTIVATION
-    if not path.is_file():
-        return ActivationInfo(folder, problem=f"no {ACTIVATION}: the run stopped before its result, or still runs")
-    try:
-        return ActivationInfo(folder, doc=read_activation(path))
-    except LiveTrialError as exc:
-        return ActivationInfo(folder, problem=f"{ACTIVATION} was refused: {exc.problem.replace(str(path), ACTIVATION)}")
-    except OSError as exc:
-        return ActivationInfo(folder, problem=f"{ACTIVATION} cannot be read: {exc}")
+    return read_run(ActivationInfo, folder, ACTIVATION, read_activation,
+                    "the run stopped before its result, or still runs")
 
 
 def list_activation_runs(eval_root: Path, *, skill: str | None = None,
                          verdict: str | None = None) -> list[ActivationInfo]:
     """The activation runs under ``eval_root``, newest first; ``skill`` and ``verdict`` filter as ``ls`` does
     (``none``: without a valid result). Raises nothing for a missing eval root (the trial list refuses it)."""
-    rows = [read_activation_run(p) for p in Path(eval_root).glob(f"*/*/{ACTIVATIONS}/*") if p.is_dir()]
-    if skill:
-        rows = [r for r in rows if skill in (r.folder.parents[1].name, r.label.split(" ")[0], r.label)]
-    if verdict:
-        rows = [r for r in rows if str((r.doc or {}).get("verdict") or "NONE") == verdict.upper()]
-    return sorted(rows, key=ActivationInfo.sort_key, reverse=True)
+    return listed([read_activation_run(p) for p in Path(eval_root).glob(f"*/*/{ACTIVATIONS}/*") if p.is_dir()],
+                  skill=skill, verdict=verdict)
 
 
 def is_activation_run(folder: Path) -> bool:

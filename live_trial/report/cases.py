@@ -15,9 +15,10 @@ from urllib.parse import quote
 
 from live_trial.acceptance.case_verdict import CaseRun, read_case_verdict
 from live_trial.acceptance.evallog import CASES
-from live_trial.clock import epoch_or_none, utc_now
-from live_trial.errors import LiveTrialError, RefusedInput
+from live_trial.clock import utc_now
+from live_trial.errors import RefusedInput
 from live_trial.jsonfile import write_text_atomic
+from live_trial.report.run_folders import RunFolder, listed, read_run
 from live_trial.report.timeline import read_json_dict
 from live_trial.workdir_files import CASE_VERDICT, REPORT, TRIAL_STATE
 
@@ -26,26 +27,15 @@ REPORT_MODE = 0o644
 
 
 @dataclass
-class CaseInfo:
-    """One case run as ``ls`` and ``show`` present it: ``doc`` the schema-valid case verdict, or None with ``problem``
-    saying what is wrong."""
-
-    folder: Path
-    doc: dict | None = None
-    problem: str | None = None
-
-    @property
-    def eval_root(self) -> Path:
-        """The eval root the case run's folder lies in (``<eval-root>/<plugin>/<skill>/live-trial-cases/<id>``)."""
-        return self.folder.parents[3]
+class CaseInfo(RunFolder):
+    """One case run as ``ls`` and ``show`` present it (:class:`~live_trial.report.run_folders.RunFolder`: its case
+    verdict, or what is wrong with it)."""
 
     @property
     def label(self) -> str:
         """``plugin:skill [case]`` (``plugin:skill`` for the default case)."""
-        doc = self.doc or {}
-        target = str(doc.get("target") or f"{self.folder.parents[2].name}:{self.folder.parents[1].name}")
-        case = str(doc.get("case") or "default")
-        return target if case == "default" else f"{target} [{case}]"
+        case = str((self.doc or {}).get("case") or "default")
+        return self.target if case == "default" else f"{self.target} [{case}]"
 
     @property
     def rate_text(self) -> str:
@@ -60,23 +50,11 @@ class CaseInfo:
                  "report": str(root / a["report"]) if a.get("report") else None}
                 for a in (self.doc or {}).get("attempts") or []]
 
-    def sort_key(self) -> tuple[float, str]:
-        """``(start in epoch seconds, folder name)``, the order of the list."""
-        return (epoch_or_none((self.doc or {}).get("started_at")) or 0.0, self.folder.name)
-
 
 def read_case_run(folder: Path) -> CaseInfo:
     """The :class:`CaseInfo` of a case run's folder. Never raises."""
-    folder = Path(folder)
-    path = folder / CASE_VERDICT
-    if not path.is_file():
-        return CaseInfo(folder, problem=f"no {CASE_VERDICT}: the case run stopped before its verdict, or still runs")
-    try:
-        return CaseInfo(folder, doc=read_case_verdict(path))
-    except LiveTrialError as exc:
-        return CaseInfo(folder, problem=f"{CASE_VERDICT} was refused: {exc.problem.replace(str(path), CASE_VERDICT)}")
-    except OSError as exc:
-        return CaseInfo(folder, problem=f"{CASE_VERDICT} cannot be read: {exc}")
+    return read_run(CaseInfo, folder, CASE_VERDICT, read_case_verdict,
+                    "the case run stopped before its verdict, or still runs")
 
 
 def list_case_runs(eval_root: Path, *, skill: str | None = None, verdict: str | None = None) -> list[CaseInfo]:
@@ -86,12 +64,8 @@ def list_case_runs(eval_root: Path, *, skill: str | None = None, verdict: str | 
     if not root.is_dir():
         raise RefusedInput("the eval root is not a folder", where=str(root), code="not_found",
                            fix="pass --eval-root the folder trials were written to (default ./eval-log)")
-    rows = [read_case_run(p) for p in root.glob(f"*/*/{CASES}/*") if p.is_dir()]
-    if skill:
-        rows = [r for r in rows if skill in (r.folder.parents[1].name, r.label.split(" ")[0], r.label)]
-    if verdict:
-        rows = [r for r in rows if str((r.doc or {}).get("verdict") or "NONE") == verdict.upper()]
-    return sorted(rows, key=CaseInfo.sort_key, reverse=True)
+    return listed([read_case_run(p) for p in root.glob(f"*/*/{CASES}/*") if p.is_dir()], skill=skill,
+                  verdict=verdict)
 
 
 def case_of(workdir: Path) -> tuple[CaseRun, CaseInfo | None] | None:
