@@ -40,7 +40,7 @@ from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 from live_trial.policy import blocked_retries_max
 from live_trial.session import containment
 from live_trial.stop_reasons import unwritable
-from live_trial.trial.facts import TrialOutcome, TrialRequest
+from live_trial.trial.facts import FolderOutcome, TrialOutcome, TrialRequest
 from live_trial.trial.inputs import validate
 from live_trial.trial.journal import EventSink
 from live_trial.trial.prompt_run import PromptRun
@@ -51,7 +51,7 @@ EXIT_CODES = {"PASS": ExitCode.OK, "FLAKY": ExitCode.FLAKY, "FAIL": ExitCode.FAI
 
 
 @dataclass
-class ActivationOutcome:
+class ActivationOutcome(FolderOutcome):
     """How an activation run ended: ``overall`` its verdict (PASS, FLAKY, FAIL, BLOCKED), ``doc`` its activation.json
     at ``path`` in ``folder``, ``samples`` every session in the order they ended, ``acceptance`` the trial of
     ``then_acceptance`` (None without one). ``workdir``, ``verdict`` and ``verdict_path`` name the folder, the document
@@ -70,21 +70,6 @@ class ActivationOutcome:
     notification_delivery: str | None = None
     report: Path | None = None
     stop_reason: str | None = None
-
-    @property
-    def workdir(self) -> Path:
-        """The activation run's folder (where activation.json is)."""
-        return self.folder
-
-    @property
-    def verdict(self) -> dict[str, Any]:
-        """The activation.json document."""
-        return self.doc
-
-    @property
-    def verdict_path(self) -> Path:
-        """The path of activation.json."""
-        return self.path
 
 
 def _sha(path: Path | None) -> str | None:

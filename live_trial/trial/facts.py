@@ -149,3 +149,29 @@ class TrialOutcome:
     notification_delivery: str | None = None   # the webhook's outcome: sent / failed / not_configured
     stop_reason: str | None = None
     report: Path | None = None                  # report.html, once the command that ran the trial wrote it
+
+
+class FolderOutcome:
+    """What a run with a folder and a result file of its own (a case run, an activation run) shows under the names a
+    trial's :class:`TrialOutcome` gives them, so the tables of ``run`` show either: ``workdir`` its folder,
+    ``verdict`` its result document, ``verdict_path`` that document's path. For dataclasses with the fields ``folder``,
+    ``doc`` and ``path``."""
+
+    folder: Path
+    doc: dict[str, Any]
+    path: Path
+
+    @property
+    def workdir(self) -> Path:
+        """The run's folder (where its result file is)."""
+        return self.folder
+
+    @property
+    def verdict(self) -> dict[str, Any]:
+        """The run's result document."""
+        return self.doc
+
+    @property
+    def verdict_path(self) -> Path:
+        """The path of the run's result file."""
+        return self.path

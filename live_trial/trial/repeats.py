@@ -24,7 +24,7 @@ from live_trial.clock import utc_now
 from live_trial.errors import ExitCode, LiveTrialError, RefusedInput
 from live_trial.policy import blocked_retries_max
 from live_trial.stop_reasons import unwritable
-from live_trial.trial.facts import TrialOutcome, TrialRequest
+from live_trial.trial.facts import FolderOutcome, TrialOutcome, TrialRequest
 from live_trial.trial.journal import EventSink
 from live_trial.trial.workdir import new_run_id
 
@@ -35,7 +35,7 @@ EXIT_CODES = {"PASS": ExitCode.OK, "FLAKY": ExitCode.FLAKY, "FAIL": ExitCode.FAI
 
 
 @dataclass
-class CaseOutcome:
+class CaseOutcome(FolderOutcome):
     """How a case run ended. ``overall`` is the case verdict (PASS, FLAKY, FAIL, DEGRADED, BLOCKED), ``doc`` its
     case-verdict.json at ``path`` in ``folder``; ``attempts`` each attempt's :class:`TrialOutcome` (or the error that
     stopped it before it had a workdir), in order. ``workdir``, ``verdict`` and ``verdict_path`` are the folder, the
@@ -53,21 +53,6 @@ class CaseOutcome:
     notification_delivery: str | None = None
     report: Path | None = None          #: the case run's report.html, once the command that ran it wrote it
     stop_reason: str | None = None
-
-    @property
-    def workdir(self) -> Path:
-        """The case run's folder (where case-verdict.json is)."""
-        return self.folder
-
-    @property
-    def verdict(self) -> dict[str, Any]:
-        """The case verdict document."""
-        return self.doc
-
-    @property
-    def verdict_path(self) -> Path:
-        """The path of case-verdict.json."""
-        return self.path
 
 
 def _attempt(n: int, outcome: TrialOutcome | LiveTrialError) -> Attempt:
