@@ -102,18 +102,13 @@ def case_run(req, repeats: int, *, json_mode: bool, stop, case: str, prefix: str
     again at the end. Returns its :class:`~live_trial.trial.repeats.CaseOutcome`. Shared by ``run`` and
     ``run --plan``."""
     from live_trial.cli.progress import Progress
-    from live_trial.cli.report_cmd import write_case_reports, write_report_after_run
+    from live_trial.cli.report_cmd import keep_report, write_case_reports
     from live_trial.trial.repeats import run_case
 
     def sink(n: int):
-        attempt = Progress(json_mode=json_mode, prefix=f"[{prefix}{n}] ")
-        attempt.tty = False
-        return attempt.event
+        return Progress.side_by_side(json_mode=json_mode, prefix=f"[{prefix}{n}] ").event
 
-    def after(outcome) -> None:
-        outcome.report = write_report_after_run(outcome)
-
-    outcome = run_case(req, repeats, case=case, on_event=sink, stop_event=stop, after_attempt=after)
+    outcome = run_case(req, repeats, case=case, on_event=sink, stop_event=stop, after_attempt=keep_report)
     write_case_reports(outcome)
     return outcome
 
@@ -124,7 +119,7 @@ def activation_run(req, case, *, width: int, json_mode: bool, stop, prefix: str 
     ``then_acceptance``). Returns its :class:`~live_trial.trial.activation_runs.ActivationOutcome`. Shared by ``run
     --case`` and ``run --plan``."""
     from live_trial.cli.progress import Progress
-    from live_trial.cli.report_cmd import write_activation_report, write_report_after_run
+    from live_trial.cli.report_cmd import keep_report, write_activation_report
     from live_trial.trial.activation_runs import run_activation
 
     if req.folder == "in_place":
@@ -133,14 +128,9 @@ def activation_run(req, case, *, width: int, json_mode: bool, stop, prefix: str 
                            fix="drop --in-place (a fresh folder each), or use --cwd DIR (a private copy each)")
 
     def sink(n: int, r: int):
-        one = Progress(json_mode=json_mode, prefix=f"[{prefix}prompt {n} #{r}] ")
-        one.tty = False
-        return one.event
+        return Progress.side_by_side(json_mode=json_mode, prefix=f"[{prefix}prompt {n} #{r}] ").event
 
-    def after(outcome) -> None:
-        outcome.report = write_report_after_run(outcome)
-
-    outcome = run_activation(req, case, width=width, on_event=sink, stop_event=stop, after_acceptance=after)
+    outcome = run_activation(req, case, width=width, on_event=sink, stop_event=stop, after_acceptance=keep_report)
     write_activation_report(outcome)
     return outcome
 

@@ -127,8 +127,7 @@ def run_plan(args, policy) -> int:
 
             def one(entry):
                 req = entry_request(entry, args, folder, eval_root, trial_policy)
-                progress = Progress(json_mode=args.json, prefix=f"[{entry_label(entry)}] ")
-                progress.tty = False
+                progress = Progress.side_by_side(json_mode=args.json, prefix=f"[{entry_label(entry)}] ")
                 try:
                     if entry.get("kind") == "activation":       # its prompts, each in sessions of its own
                         return activation_run(req, entry_case(entry), width=width, json_mode=args.json, stop=stop,

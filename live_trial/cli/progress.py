@@ -56,6 +56,14 @@ class Progress:
         self._console: Console | None = None
         self._last_plain = 0.0
 
+    @classmethod
+    def side_by_side(cls, *, json_mode: bool, prefix: str) -> "Progress":
+        """One of several runs that print at once (a plan's trials, a case run's attempts, an activation run's
+        sessions): plain lines carrying ``prefix``, never the live line a terminal would get."""
+        one = cls(json_mode=json_mode, prefix=prefix)
+        one.tty = False
+        return one
+
     @property
     def console(self):
         """The rich console on :attr:`stream`, made (and rich imported) on first use."""

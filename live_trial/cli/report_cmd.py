@@ -350,6 +350,12 @@ def _show_case(folder: Path, json_mode: bool) -> int:
     return ExitCode.OK
 
 
+def keep_report(outcome) -> None:
+    """Write the report.html of a trial that ended among others (a case run's attempt, an activation run's acceptance
+    trial) and keep its path in ``outcome.report`` (:func:`write_report_after_run`)."""
+    outcome.report = write_report_after_run(outcome)
+
+
 def write_report_after_run(outcome) -> Path | None:
     """Write report.html for a trial ``run`` just finished (README "Reading a trial"); a failure is one WARN line on
     stderr, never a change of the run's exit code. Returns the report's path, or None."""
