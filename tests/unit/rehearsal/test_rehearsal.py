@@ -328,32 +328,42 @@ def test_dump_dir_and_write_log(tmp_path: Path, rehearsal_server):
     assert len(lines) == 1 and json.loads(lines[0])["rule_missed"] is True
 
 
-def test_cli_serve_prints_url_and_env_and_stops_on_sigterm(tmp_path):
+def _serve_until_sigterm(tmp_path: Path, *extra: str, during=lambda first: None) -> tuple[int, dict, str]:
+    """``rehearsal serve`` of a one-rule scenario with ``extra`` arguments: its first JSON line is given to ``during``,
+    then SIGTERM. Returns ``(exit code, that line, stderr)``."""
     import signal
     import subprocess
     import sys
 
     scenario = tmp_path / "s.yaml"
     scenario.write_text("rules:\n  - id: hi\n    reply: {content: [{text: hello}]}\n")
-    log = tmp_path / "log.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "live_trial", "rehearsal", "serve", str(scenario), "--json",
-                             "--cwd", str(tmp_path), "--config-dir", str(tmp_path / "cfg"), "--log", str(log)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--cwd", str(tmp_path), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         first = json.loads(proc.stdout.readline())
-        assert first["status"] == "SERVING" and first["env"]["ANTHROPIC_BASE_URL"] == first["url"]
-        assert (tmp_path / "cfg" / ".claude.json").is_file()
-        host, port = first["url"].removeprefix("http://").split(":")
-        conn = http.client.HTTPConnection(host, int(port), timeout=30)
-        conn.request("POST", "/v1/messages", json.dumps(body([prompt("x")], stream=False)))
-        assert json.loads(conn.getresponse().read())["content"][0]["text"] == "hello"
+        during(first)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 0
+    return proc.returncode, first, err
+
+
+def test_cli_serve_prints_url_and_env_and_stops_on_sigterm(tmp_path):
+    log = tmp_path / "log.jsonl"
+
+    def ask(first: dict) -> None:
+        assert first["status"] == "SERVING" and first["env"]["ANTHROPIC_BASE_URL"] == first["url"]
+        assert (tmp_path / "cfg" / ".claude.json").is_file()
+        host, port = first["url"].removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.request("POST", "/v1/messages", json.dumps(body([prompt("x")], stream=False)))
+        assert json.loads(conn.getresponse().read())["content"][0]["text"] == "hello"
+
+    code, _, err = _serve_until_sigterm(tmp_path, "--config-dir", str(tmp_path / "cfg"), "--log", str(log), during=ask)
+    assert code == 0
     assert "STOPPED: 1 requests, 0 with no rule matched" in err
     assert json.loads(log.read_text())["rule"] == "hi"
 
@@ -412,24 +422,9 @@ def test_a_rule_with_attempt_answers_only_the_server_of_that_attempt(rehearsal_s
 def test_cli_serve_names_the_config_it_made_when_it_stops(tmp_path):
     """Without --config-dir, serve makes a config for the person's claude (it holds their sessions' transcripts): on
     SIGTERM it is kept, and its path is said, never left behind unnamed."""
-    import signal
-    import subprocess
-    import sys
-
-    scenario = tmp_path / "s.yaml"
-    scenario.write_text("rules:\n  - id: hi\n    reply: {content: [{text: hello}]}\n")
-    proc = subprocess.Popen([sys.executable, "-m", "live_trial", "rehearsal", "serve", str(scenario), "--json",
-                             "--cwd", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    code, first, err = _serve_until_sigterm(tmp_path)
+    made = Path(first["env"]["CLAUDE_CONFIG_DIR"])
     try:
-        first = json.loads(proc.stdout.readline())
-        made = Path(first["env"]["CLAUDE_CONFIG_DIR"])
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    try:
-        assert proc.returncode == 0 and f"the config it made (the sessions' transcripts) is kept: {made}" in err, err
+        assert code == 0 and f"the config it made (the sessions' transcripts) is kept: {made}" in err, err
     finally:
         shutil.rmtree(made, ignore_errors=True)
