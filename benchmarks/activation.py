@@ -34,9 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from boot import ACCEPT_SELECTED, NBSP, bare_once  # noqa: E402
+from boot import bare_once  # noqa: E402
 
-from live_trial.rehearsal.config import rehearsal_env, seed_config, settings_args  # noqa: E402
+from live_trial.rehearsal.config import seed_config  # noqa: E402
 from live_trial.session.claude_bin import find_claude  # noqa: E402
 
 PLUGINS = ROOT / "examples" / "plugins"
@@ -84,34 +84,14 @@ def bare_boots(claude: str, tmp: Path, socket: str, label: str) -> float:
 
 def bare_session(socket: str, claude: str, tmp: Path, name: str, url: str, prompt: str, timeout_s: float = 60) -> None:
     """One bare session, the floor of a session of the case: the CLI with the plugin started in raw tmux against the
-    scripted model at ``url``, its bypass dialog answered, the prompt pasted and submitted, then killed as soon as its
-    transcript shows the Skill call's result or the end of the turn."""
+    scripted model at ``url``, its bypass dialog answered (:func:`boot.bare_once`), the prompt pasted and submitted,
+    then killed as soon as its transcript shows the Skill call's result or the end of the turn."""
     cwd = tmp / name
     cwd.mkdir()
     config = seed_config(tmp / f"{name}-cfg", [cwd])
-    env_flags = [a for k, v in rehearsal_env(url, config).items() for a in ("-e", f"{k}={v}")]
-    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
-    subprocess.run(tmux + ["new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", str(cwd), *env_flags,
-                           claude, "--setting-sources", "local", *settings_args(config),
-                           "--dangerously-skip-permissions", "--plugin-dir", str(PLUGINS / "hello")], check=True)
-    target, started, down, enters, last = f"={name}:", time.monotonic(), False, 0, 0.0
-    try:
-        while True:
-            if time.monotonic() - started > timeout_s:
-                raise RuntimeError(f"bare session {name} showed no prompt")
-            screen = subprocess.run(tmux + ["capture-pane", "-p", "-t", target], capture_output=True,
-                                    text=True).stdout
-            if any(line.startswith("❯" + NBSP) for line in screen.splitlines()):
-                break
-            if "Yes, I accept" in screen and "Enter to confirm" in screen:
-                selected = any(ACCEPT_SELECTED.match(line.strip()) for line in screen.splitlines())
-                if not selected and not down:
-                    subprocess.run(tmux + ["send-keys", "-t", target, "Down"], check=True)
-                    down = True
-                elif selected and enters < 3 and time.monotonic() - last > 0.3:
-                    subprocess.run(tmux + ["send-keys", "-t", target, "Enter"], check=True)
-                    enters, last = enters + 1, time.monotonic()
-            time.sleep(0.05)
+    started = time.monotonic()
+
+    def paste(tmux: list[str], target: str) -> None:
         subprocess.run(tmux + ["set-buffer", "-b", name, "--", prompt], check=True)
         subprocess.run(tmux + ["paste-buffer", "-p", "-d", "-b", name, "-t", target], check=True)
         time.sleep(0.05)
@@ -122,8 +102,8 @@ def bare_session(socket: str, claude: str, tmp: Path, name: str, url: str, promp
                 return
             time.sleep(0.02)
         raise RuntimeError(f"bare session {name} never ended its turn")
-    finally:
-        subprocess.run(tmux + ["kill-session", "-t", f"={name}"], capture_output=True)
+
+    bare_once(socket, claude, cwd, config, name, timeout_s, plugin_dirs=[PLUGINS / "hello"], url=url, then=paste)
 
 
 def bare_sessions(claude: str, tmp: Path, socket: str, label: str, scenario: Path) -> float:

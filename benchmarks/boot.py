@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -47,10 +48,12 @@ ACCEPT_SELECTED = re.compile(r"^❯\s*(?:2\.\s*)?Yes, I accept")
 
 
 def bare_once(socket: str, claude: str, cwd: Path, config: Path, name: str, timeout_s: float = 60,
-              plugin_dirs: tuple[Path, ...] | list[Path] = ()) -> float:
+              plugin_dirs: tuple[Path, ...] | list[Path] = (), url: str = DEAD_URL,
+              then: Callable[[list[str], str], None] | None = None) -> float:
     """Seconds from ``new-session`` to the first ``❯``+NBSP line, answering the bypass dialog like a person would;
-    ``plugin_dirs`` are loaded with ``--plugin-dir`` (benchmarks/activation.py)."""
-    env_flags = [a for k, v in rehearsal_env(DEAD_URL, config).items() for a in ("-e", f"{k}={v}")]
+    ``plugin_dirs`` are loaded with ``--plugin-dir``, the model is at ``url`` (none is asked at boot), and ``then(tmux
+    argv, pane target)`` runs once the prompt is there, before the session is killed (benchmarks/activation.py)."""
+    env_flags = [a for k, v in rehearsal_env(url, config).items() for a in ("-e", f"{k}={v}")]
     tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
     started = time.monotonic()
     subprocess.run(tmux + ["new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", str(cwd), *env_flags,
@@ -63,7 +66,10 @@ def bare_once(socket: str, claude: str, cwd: Path, config: Path, name: str, time
         while time.monotonic() - started < timeout_s:
             screen = subprocess.run(tmux + ["capture-pane", "-p", "-t", target], capture_output=True, text=True).stdout
             if any(line.startswith("❯" + NBSP) for line in screen.splitlines()):
-                return time.monotonic() - started
+                ready = time.monotonic() - started
+                if then is not None:
+                    then(tmux, target)
+                return ready
             if "Yes, I accept" in screen and "Enter to confirm" in screen:
                 # the cursor line reads "❯ 2. Yes, I accept" on 2.1.197 and "❯ Yes, I accept" (no numbers) on 2.1.332
                 selected = any(ACCEPT_SELECTED.match(line.strip()) for line in screen.splitlines())
