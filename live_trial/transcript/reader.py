@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 
 from live_trial.transcript import stream as _stream
@@ -98,6 +98,13 @@ def iter_records(path: str | os.PathLike[str], *, select: Callable[[bytes], bool
             yield rec
         result.end_offset, result.torn_tail = one.end, one.torn
         result.parsed_bytes += one.end - start
+
+
+def assistant_records(paths: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any]]:
+    """The assistant records of the transcripts ``paths``, in order, streamed: only lines naming ``"assistant"`` are
+    parsed (what tells whether the model answered at all: :func:`live_trial.transcript.records.model_answered`)."""
+    return [rec for p in paths for rec in iter_records(p, select=lambda line: b'"assistant"' in line)
+            if rec.get("type") == "assistant"]
 
 
 def read_records(path: str | os.PathLike[str]) -> ReadResult:

@@ -21,6 +21,7 @@ from live_trial.acceptance.verdict_doc import Verdict
 from live_trial.clock import utc_now
 from live_trial.errors import ExitCode, PollExit
 from live_trial.stop_reasons import StopReason, service_note
+from live_trial.transcript.reader import assistant_records
 from live_trial.transcript.records import model_answered, prompt_text
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import TrialOutcome, phase_at_least
@@ -245,18 +246,6 @@ NEVER_ANSWERED_STOPS = frozenset({StopReason.API_ERROR, StopReason.HANG, StopRea
                                   StopReason.ERROR_SCREEN})
 
 
-def _assistant_records(trial: TrialContext) -> list[dict[str, Any]] | None:
-    """The assistant records of the whole session (streamed: only lines naming ``"assistant"`` are parsed); None when
-    no transcript was collected."""
-    from live_trial.transcript.reader import iter_records
-
-    paths = _session_transcripts(trial)
-    if paths is None:
-        return None
-    return [r for p in paths for r in iter_records(p, select=lambda line: b'"assistant"' in line)
-            if r.get("type") == "assistant"]
-
-
 def _check_launch(trial: TrialContext, records: list[dict[str, Any]]) -> None:
     """Seed 001 verdict table, axis 起動 (:func:`live_trial.transcript.skill_calls.launch_check`): without a successful
     Skill call to the target itself, launch is FAIL: the session ran, but not the skill under trial (another skill,
@@ -269,7 +258,8 @@ def _check_launch(trial: TrialContext, records: list[dict[str, Any]]) -> None:
     if check.launched:
         return
     trial.facts.launch = "FAIL"
-    answers = _assistant_records(trial) if trial.facts.stop_reason in NEVER_ANSWERED_STOPS else None
+    paths = _session_transcripts(trial) if trial.facts.stop_reason in NEVER_ANSWERED_STOPS else None
+    answers = assistant_records(paths) if paths is not None else None
     if not trial.facts.blocked and answers is not None and not model_answered(answers):
         # the model never answered the task (its only records are API errors, or none): nothing of the skill had been
         # shown to it, so the stop is the service's, and the skill was never reached (README "Whose failure it is")
