@@ -72,10 +72,9 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _workdir(args) -> Path:
     from live_trial.errors import RefusedInput
-    from live_trial.report.trials import latest
 
     if args.workdir == "latest":
-        return _latest(args.eval_root, latest(args.eval_root) if _has_trial(args.eval_root) else None)
+        return _latest(args.eval_root)
     path = Path(args.workdir)
     if path.is_symlink():
         raise RefusedInput("the workdir is a symlink", where=str(path), code="bad_workdir",
@@ -86,29 +85,26 @@ def _workdir(args) -> Path:
     return path.resolve()
 
 
-def _has_trial(eval_root: Path) -> bool:
-    from live_trial.report.trials import list_trials
-
-    return bool(list_trials(eval_root))
-
-
-def _latest(eval_root: Path, trial: Path | None) -> Path:
+def _latest(eval_root: Path) -> Path:
     """``latest``: of the newest trial, case run and activation run under ``eval_root``, the one whose result was
     written last (verdict.json, case-verdict.json, activation.json; the folder's own time when it has none yet), so an
-    activation run or a case run just ended is the one shown. Raises RefusedInput when there is none."""
+    activation run or a case run just ended is the one shown. Raises RefusedInput when there is none, or when
+    ``eval_root`` is not a folder."""
     from live_trial.errors import RefusedInput
     from live_trial.report.activation import list_activation_runs
     from live_trial.report.cases import list_case_runs
+    from live_trial.report.trials import list_trials
+    from live_trial.workdir_files import ACTIVATION, CASE_VERDICT, VERDICT
 
-    cases = list_case_runs(eval_root)
-    runs = list_activation_runs(eval_root)
-    found = [f for f in (trial, cases[0].folder if cases else None, runs[0].folder if runs else None) if f is not None]
+    trials = list_trials(eval_root)        # refuses an eval root that is no folder
+    found = [t.workdir for t in trials[:1]] + [r.folder for r in [*list_case_runs(eval_root)[:1],
+                                                                  *list_activation_runs(eval_root)[:1]]]
     if not found:
         raise RefusedInput("no trial under the eval root", where=str(eval_root), code="not_found",
                            fix="run one first (make demo), or pass --eval-root")
 
     def written(folder: Path) -> float:
-        results = [folder / n for n in ("verdict.json", "case-verdict.json", "activation.json")]
+        results = [folder / n for n in (VERDICT, CASE_VERDICT, ACTIVATION)]
         return max([r.stat().st_mtime for r in results if r.is_file()] or [folder.stat().st_mtime])
     return max(found, key=written).resolve()
 

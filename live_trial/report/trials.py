@@ -1,6 +1,6 @@
 """Past trials as a person looks them up: one trial's facts read from its workdir (:func:`read_trial`), every trial
-under an eval root newest first (:func:`list_trials`), the newest one (:func:`latest`), and the next step in the
-words of the command line (:func:`next_step_line`).
+under an eval root newest first (:func:`list_trials`), and the next step in the words of the command line
+(:func:`next_step_line`).
 
 A workdir is read, never changed. Its verdict is schema-checked (:func:`live_trial.acceptance.verdict.read_verdict`);
 an old or broken workdir (no verdict yet, a verdict that does not fit its schema, unreadable JSON) is still listed,
@@ -204,15 +204,6 @@ def list_trials(eval_root: Path, *, skill: str | None = None, verdict: str | Non
         wanted = verdict.upper()
         rows = [r for r in rows if (r.overall or "NONE") == wanted]
     return sorted(rows, key=TrialInfo.sort_key, reverse=True)
-
-
-def latest(eval_root: Path) -> Path:
-    """The newest workdir under ``eval_root``. Raises :class:`RefusedInput` when there is none."""
-    rows = list_trials(eval_root)
-    if not rows:
-        raise RefusedInput("no trial under the eval root", where=str(eval_root), code="not_found",
-                           fix="run one first (make demo), or pass --eval-root")
-    return rows[0].workdir
 
 
 def next_step_line(info: TrialInfo) -> str:
