@@ -108,12 +108,13 @@ def cost_lines(doc: Mapping[str, Any]) -> list[str]:
     """What an activation run cost, every session's and the acceptance trial's added up (README "What a trial
     costs"): ``cost: $0.0123 over 5 sessions (API list price estimate)``; a rehearsal's is $0 with its scripted tokens'
     list price beside it. Empty when no session recorded any."""
+    from live_trial.report.cost import activation_sessions
     from live_trial.transcript.usage import format_usd
 
     usage = doc.get("usage")
     if not isinstance(usage, Mapping):
         return []
-    sessions = sum(len(p.get("runs") or []) for p in doc.get("prompts") or [])
+    sessions = activation_sessions(doc)
     what = f"{sessions} session{'s' if sessions != 1 else ''}" + (" and the acceptance trial" if doc.get("acceptance")
                                                                   else "")
     unpriced = usage.get("unpriced_models") or ()

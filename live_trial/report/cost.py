@@ -126,7 +126,7 @@ def suite_cost(verdicts: list[Mapping[str, Any] | None],
         if usage is None or doc is None:
             continue
         if is_run:
-            sessions += sum(len(p.get("runs") or []) for p in doc.get("prompts") or [])
+            sessions += activation_sessions(doc)
         else:
             counted += 1
         cost += float(usage.get("cost_usd") or 0)
@@ -134,6 +134,11 @@ def suite_cost(verdicts: list[Mapping[str, Any] | None],
         unpriced.update(usage.get("unpriced_models") or ())
     return {"cost_usd": round(cost, 6), "estimate_usd": round(estimate, 6), "trials": counted,
             "activation_sessions": sessions, "unpriced_models": sorted(unpriced)}
+
+
+def activation_sessions(doc: Mapping[str, Any]) -> int:
+    """How many sessions an activation run's activation.json records (every prompt's runs)."""
+    return sum(len(p.get("runs") or []) for p in doc.get("prompts") or [])
 
 
 def suite_line(total: Mapping[str, Any]) -> str:
