@@ -60,10 +60,12 @@ def write_files(root: Path, plugin: Path, stop_marker: Path) -> ActivityFiles:
 
 
 def await_servers(debug_log: Path, timeout_s: float, *, sleep: Callable[[float], None] = time.sleep) -> list[str]:
-    """Wait, at most ``timeout_s``, until every MCP server whose ``Starting connection`` the debug log shows has said
-    how its start went, as a trial does before it pastes its task (:func:`live_trial.session.mcp_start.await_servers`).
-    Returns the servers still pending (``[]``: all settled)."""
-    return mcp_start.await_servers(debug_log, timeout_s=timeout_s, sleep=sleep)[1]
+    """Wait, at most ``timeout_s``, until the probe plugin's two MCP servers (:data:`live_trial.doctor.kit.ECHO_SERVER`,
+    :data:`~live_trial.doctor.kit.BROKEN_SERVER`) and any other server whose ``Starting connection`` the debug log
+    shows have said how their start went, as a trial does before it pastes its task
+    (:func:`live_trial.session.mcp_start.await_servers`). Returns the servers still pending (``[]``: all settled)."""
+    return mcp_start.await_servers(debug_log, timeout_s=timeout_s, sleep=sleep,
+                                   expected=(kit.ECHO_SERVER, kit.BROKEN_SERVER))[1]
 
 
 @dataclass

@@ -200,6 +200,12 @@ def _second_turn(run: _Run, checks: Checks, root: Path) -> None:
         checks.changed("screen.gate_answer", f"{exc.code}: {exc.message}")
         return
     run.watch(run.ended_after("wait", QUIET_S), TURN_TIMEOUT_S)
+    # The shell's end is queued first (a queue-operation record) and delivered as a task notification once the CLI is
+    # idle: under load (2.1.197 in CI) that came after the turn above looked ended, and a queued notification was
+    # judged as the CLI recording it differently. Wait for the wake-up it brings (bounded: a CLI that no longer
+    # delivers it is judged changed all the same).
+    run.watch(lambda records, st, capture: run.served("task-notification") and st.state == tstatus.IDLE_TURN_COMPLETE
+              and not screen.is_busy(capture), kit.BACKGROUND_MAX_S + TURN_TIMEOUT_S)
 
 
 def _await_recorded(transcript: Path, timeout_s: float) -> bool:

@@ -250,7 +250,9 @@ def create(name: str, env: Mapping[str, str] | None = None, *,
 
 # ---------------------------------------------------------------- members and ending
 
-def _cgroup_pids(path: Path) -> list[int]:
+def cgroup_pids(path: Path) -> list[int]:
+    """The pids (as this process's PID namespace numbers them) in the cgroup folder ``path`` and its children, from
+    their ``cgroup.procs``; a folder that is gone or unreadable adds none. Never raises."""
     out: list[int] = []
     for procs in [path / "cgroup.procs", *sorted(path.rglob("*/cgroup.procs"))]:
         try:
@@ -264,7 +266,7 @@ def _pidns_inits(name: str, tag: str | None = None) -> list[proctree.Proc]:
     """The holder inits of ``name``'s PID namespaces: processes tagged ``tag`` (default ``name``) running the holder
     for ``name`` whose pid is 1 in a namespace below ours."""
     out = []
-    for p in _holders(name, tag):
+    for p in holders(name, tag):
         try:
             status = Path(f"/proc/{p.pid}/status").read_text()
         except OSError:
@@ -282,7 +284,7 @@ def _ns_of(pid: int) -> str | None:
         return None
 
 
-def _holders(name: str, tag: str | None = None) -> list[proctree.Proc]:
+def holders(name: str, tag: str | None = None) -> list[proctree.Proc]:
     """The holders of ``name``: processes tagged ``tag`` (default ``name``) running the holder module for that
     name."""
     out = []
@@ -300,7 +302,7 @@ def members(c: Container) -> list[proctree.Proc]:
     """Every running process the container holds now (for every kind also those carrying its tag)."""
     found = set(proctree.tagged(c.name)) if c.tag == c.name else set()
     if c.kind == CGROUP_V2 and c.path:
-        found |= {p for p in map(proctree.proc, _cgroup_pids(Path(c.path))) if p is not None}
+        found |= {p for p in map(proctree.proc, cgroup_pids(Path(c.path))) if p is not None}
     if c.kind == PID_NAMESPACE or nests_pidns(c):
         spaces = {_ns_of(p.pid) for p in _pidns_inits(c.name, c.tag)} - {None, _ns_of(os.getpid())}
         if spaces:
@@ -309,7 +311,7 @@ def members(c: Container) -> list[proctree.Proc]:
                     p = proctree.proc(pid)
                     found |= {p} if p is not None else set()
     elif c.kind == SUBREAPER:
-        for holder in _holders(c.name, c.tag):
+        for holder in holders(c.name, c.tag):
             found |= set(proctree.descendants(holder.pid))
     return sorted(found, key=lambda p: p.pid)
 
@@ -321,9 +323,12 @@ def escaped(c: Container) -> list[proctree.Proc]:
     container, so a verdict never says the cgroup held a process that left it (README "Nothing left running")."""
     if c.kind != CGROUP_V2 or not c.path:
         return []
-    inside = set(_cgroup_pids(Path(c.path))) | set(_cgroup_pids(Path(c.path).parent / (c.tag + EVALUATOR_SUFFIX)))
-    below = {d for h in _holders(c.name, c.tag) for d in proctree.descendants(h.pid)}
-    return sorted((p for p in set(members(c)) | below if p.pid not in inside and p.pid != os.getpid()),
+    # the candidates are listed before the cgroup is read: a process forked in between is not yet a candidate, and
+    # one that was in the cgroup as a candidate is in it still unless it left (what this looks for); one that ended
+    # in between is no escape either
+    candidates = set(members(c)) | {d for h in holders(c.name, c.tag) for d in proctree.descendants(h.pid)}
+    inside = set(cgroup_pids(Path(c.path))) | set(cgroup_pids(Path(c.path).parent / (c.tag + EVALUATOR_SUFFIX)))
+    return sorted((p for p in candidates if p.pid not in inside and p.pid != os.getpid() and proctree.alive(p)),
                   key=lambda p: p.pid)
 
 
@@ -363,7 +368,7 @@ def end_named(name: str) -> list[proctree.Proc]:
     box = Container(TAG_ONLY, name)
     if _pidns_inits(name, box.tag):
         left += end(Container(PID_NAMESPACE, name))
-    if _holders(name, box.tag):
+    if holders(name, box.tag):
         left += end(Container(SUBREAPER, name))
     return left
 
@@ -375,14 +380,14 @@ def _kill_cgroup(path: Path) -> None:
             kill.write_text("1\n")
             return
         (path / "cgroup.freeze").write_text("1\n")       # nothing forks while each pid is killed
-        for pid in _cgroup_pids(path):
+        for pid in cgroup_pids(path):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
         (path / "cgroup.freeze").write_text("0\n")
     except OSError:
-        for pid in _cgroup_pids(path):
+        for pid in cgroup_pids(path):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

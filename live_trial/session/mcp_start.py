@@ -8,21 +8,35 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from live_trial.transcript.debug_log import DebugTail
 
+#: how long, in seconds, a server the session was declared may take to show its start in the debug log before the
+#: task is pasted without it (the log is written in bursts; a start shows within a second or two on a calm machine)
+START_GRACE_S = 15.0
+
 
 def await_servers(debug_log: Path, *, timeout_s: float, sleep: Callable[[float], None],
+                  expected: Iterable[str] = (), start_grace_s: float = START_GRACE_S,
                   clock: Callable[[], float] = time.monotonic, step_s: float = 0.05) -> tuple[list[str], list[str]]:
-    """Wait until every MCP server whose ``Starting connection`` the debug log at ``debug_log`` shows has said how its
-    start went (connected or failed), at most ``timeout_s`` seconds, looking every ``step_s``. Returns ``(settled,
-    still pending)`` server names; a log with no server (or no log) returns at once. ``sleep`` may raise (the harness
-    asked to stop). Each byte of the log is read once."""
-    end, tail = clock() + timeout_s, DebugTail(debug_log)
+    """Wait until every MCP server whose ``Starting connection`` the debug log at ``debug_log`` shows, and every
+    server of ``expected`` (the names the CLI gives the servers it was declared: ``plugin:<plugin>:<server>`` and the
+    stand-ins), has said how its start went (connected or failed; a plugin's server the CLI suppressed as a duplicate
+    of a stand-in never starts), at most ``timeout_s`` seconds, looking every
+    ``step_s``. An expected server the log has not shown starting within ``start_grace_s`` seconds is no longer
+    waited for (the CLI may leave one unstarted). The CLI writes its debug log in bursts, so a log read at once can
+    show no server although both have begun: waiting only for what it shows pasted a task into servers still
+    connecting. Returns ``(settled, still pending)`` server names, those expected but never seen among the pending;
+    a log with no server and nothing expected (or no log) returns at once. ``sleep`` may raise (the harness asked to
+    stop). Each byte of the log is read once."""
+    start, tail, wanted = clock(), DebugTail(debug_log), list(dict.fromkeys(expected))
+    end, grace_end = start + timeout_s, start + min(start_grace_s, timeout_s)
     while True:
         log = tail.read()
-        pending = [n for n, s in log.servers.items() if s.starts and not s.outcomes]
-        if not pending or clock() >= end:
-            return [n for n, s in log.servers.items() if s.outcomes], pending
+        pending = [n for n, s in log.servers.items() if s.starts and not s.settled]
+        unseen = [n for n in wanted if n not in log.servers or not (log.servers[n].starts or log.servers[n].settled)]
+        now = clock()
+        if (not pending and (not unseen or now >= grace_end)) or now >= end:
+            return [n for n, s in log.servers.items() if s.settled], pending + unseen
         sleep(step_s)

@@ -87,7 +87,9 @@ class ServerLedger:
     declared_in: str | None
     command: list[str]
     stand_in: dict[str, Any] | None = None   #: ``{name, replaces, replaced_command}`` of a stand-in
-    at_start: str = "unknown"                #: connected, failed, pending (never said), unknown (no debug log)
+    #: connected, failed, suppressed (never started: the CLI kept a server of the same command from the session's own
+    #: config, named in ``error``), pending (never said), unknown (no debug log)
+    at_start: str = "unknown"
     error: str | None = None
     stderr: str | None = None
     closed: int = 0
@@ -275,6 +277,8 @@ def _servers(servers: Sequence[DeclaredServer], stand_ins: Sequence[StandIn], re
         seen = log.servers.get(row.name) if log is not None else None
         if seen is not None:
             row.at_start, row.error, row.stderr, row.closed = seen.at_start, seen.error, seen.stderr, seen.closed
+            if seen.at_start == "suppressed":
+                row.error = seen.suppressed_why
         elif row.name in records.failed_servers:
             row.at_start, row.error = "failed", records.failed_servers[row.name] or None
         prefix = tool_prefix(row.name)
@@ -339,7 +343,9 @@ def server_line(s: ServerLedger) -> str:
                    else "added for the trial (no loaded plugin declares a server of that name)"))
     state = {"connected": "connected at start", "failed": "failed to start", "pending": "no connection result "
              "recorded", "unknown": "its start is not recorded"}.get(s.at_start, s.at_start)
-    if s.error or s.stderr:
+    if s.at_start == "suppressed":
+        state = f"never started: {s.error}"
+    elif s.error or s.stderr:
         state += f" ({start_failure(s.error, s.stderr)})"
     if s.closed:
         state += f"; its connection ended {s.closed} time(s) while the session ran"

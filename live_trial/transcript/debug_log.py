@@ -12,7 +12,10 @@ the next lines. The lines read here:
 - ``MCP server "<name>": Starting connection …``, ``…: Successfully connected …``, ``…: Connection failed after
   <ms>ms[, …] (<CODE>): <error>`` (2.1.332) or ``…: Connection failed after <ms>ms: <error>`` (2.1.197),
   ``MCP server "<name>" Server stderr: <line>``, ``…: <kind> connection closed after <s>s …`` (a server that ended
-  while the session ran; the CLI starts it again at its next call): both versions.
+  while the session ran; the CLI starts it again at its next call): both versions;
+- ``Suppressing plugin MCP server "<name>": duplicates manually-configured "<other>"``: a plugin's server the CLI
+  does not start because a server of the session's own config (``--mcp-config``: a stand-in) has the same command:
+  both versions.
 
 :func:`read_debug_log` reads a whole log, bounded; :class:`DebugTail` reads only what was added since its last call
 (the poll's early look at the MCP servers, each byte read once). Never raises for content; a missing file is an
@@ -33,6 +36,8 @@ _HOOK = re.compile(r"^Hooks: (?P<name>\S+) \[(?P<command>.*)\](?: \(plugin (?P<p
 _MCP = re.compile(r'^MCP server "(?P<name>[^"]+)"(?P<sep>:? )(?P<rest>.*)$')
 _FAILED = re.compile(r"^Connection failed after \d+ms(?:, [^(:]*?)?(?: \((?P<code>[A-Z_]+)\))?: (?P<error>.*)$")
 _CLOSED = re.compile(r"connection closed after ")
+_SUPPRESSED = re.compile(r'^Suppressing plugin MCP server "(?P<name>[^"]+)": duplicates manually-configured '
+                         r'"(?P<by>[^"]+)"')
 
 
 @dataclass(frozen=True)
@@ -54,18 +59,37 @@ class ServerLog:
     """What the debug log says of one MCP server: ``starts`` (connections begun), ``connected`` and ``failed``
     (their outcomes, in order: ``"connected"`` / ``"failed"``), ``error`` (the first failure, ``CODE: error``),
     ``stderr`` (its first line of stderr the CLI logged), ``closed`` (times its connection ended while the session
-    ran)."""
+    ran), ``suppressed_by`` (the server of the session's own config the CLI kept instead of this plugin's server,
+    which it never started)."""
 
     starts: int = 0
     outcomes: list[str] = field(default_factory=list)
     error: str | None = None
     stderr: str | None = None
     closed: int = 0
+    suppressed_by: str | None = None
 
     @property
     def at_start(self) -> str:
-        """``connected`` / ``failed`` (the first connection's outcome), or ``pending`` when it never said."""
-        return self.outcomes[0] if self.outcomes else "pending"
+        """``connected`` / ``failed`` (the first connection's outcome), ``suppressed`` (never started: a duplicate),
+        or ``pending`` when it never said."""
+        if self.outcomes:
+            return self.outcomes[0]
+        return "suppressed" if self.suppressed_by is not None and not self.starts else "pending"
+
+    @property
+    def suppressed_why(self) -> str | None:
+        """Why the CLI never started it, when it suppressed it: ``the CLI kept <by>, a server of the session's own
+        config with the same command, in its place``."""
+        if self.suppressed_by is None:
+            return None
+        return (f"the CLI kept {self.suppressed_by}, a server of the session's own config with the same command, in "
+                f"its place")
+
+    @property
+    def settled(self) -> bool:
+        """It said how its start went, or the CLI will not start it (suppressed)."""
+        return bool(self.outcomes) or self.at_start == "suppressed"
 
 
 @dataclass
@@ -90,6 +114,8 @@ class DebugLog:
             self._hook(msg)
         elif msg.startswith("MCP server "):
             self._mcp(msg)
+        elif (hit := _SUPPRESSED.match(msg)) is not None:
+            self.servers.setdefault(hit["name"], ServerLog()).suppressed_by = hit["by"]
 
     def _hook(self, msg: str) -> None:
         hit = _HOOK.match(msg)

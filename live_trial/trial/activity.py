@@ -34,7 +34,12 @@ from live_trial.closure.manifest import ClosureError, read_json_object
 from live_trial.errors import Blocked, PluginFailed, RefusedInput
 from live_trial.jsonfile import make_private_dirs, write_text_atomic
 from live_trial.session import mcp_start
-from live_trial.session.plugin_activity import NAMED_BY_ALLOWED_TOOLS, mcp_failed_note, named_servers, start_failure
+from live_trial.session.plugin_activity import (
+    NAMED_BY_ALLOWED_TOOLS,
+    mcp_failed_note,
+    named_servers,
+    start_failure,
+)
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.debug_log import DebugTail
 from live_trial.workdir_files import Workdir
@@ -158,16 +163,20 @@ class ServerWatch:
     #: name, command, replaces; README "Stand-in MCP servers")
     stand_ins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def failed(self) -> tuple[str, str] | None:
-        """``(server, why)`` of the first watched server the log says failed to start; None while none did."""
+    def failed(self) -> tuple[str, str, str | None] | None:
+        """``(server, why, suppressed by)`` of the first watched server the log says failed to start, or that the CLI
+        never started because a stand-in has its command (``suppressed by`` that stand-in's server); None while none
+        did."""
         log = self.tail.read()
         for name in self.servers:
             seen = log.servers.get(name)
-            if seen is None or not seen.outcomes:
+            if seen is None or not seen.settled:
                 continue
             self.settled.add(name)
             if seen.at_start == "failed":
-                return name, start_failure(seen.error, seen.stderr)
+                return name, start_failure(seen.error, seen.stderr), None
+            if seen.at_start == "suppressed" and seen.suppressed_by in self.stand_ins:
+                return name, seen.suppressed_why or "", seen.suppressed_by
         return None
 
 
@@ -176,37 +185,60 @@ def watch_for(wd: Workdir, frontmatter: Any, plugins: Iterable[tuple[str, Path]]
     """A :class:`ServerWatch` of the servers (the plugins' and the stand-ins') the skill's ``allowed-tools`` name; None
     when it names none."""
     fixtures = list(fixtures)
-    names = [s.name for s in _declared(plugins)] + [str(f.get("server")) for f in fixtures]
-    watched = named_servers((frontmatter or {}).get("allowed-tools"), dict.fromkeys(names))
+    watched = named_servers((frontmatter or {}).get("allowed-tools"), dict.fromkeys(server_names(plugins, fixtures)))
     stand_ins = {str(f.get("server")): f for f in fixtures}
     return ServerWatch(tuple(watched), DebugTail(wd.debug_log), stand_ins=stand_ins) if watched else None
 
 
-def check_servers(watch: ServerWatch | None) -> None:
-    """Raise :class:`PluginFailed` (``mcp_failed``) once a watched server failed to start; stop watching once every
-    watched server said how its start went (each byte of the log is read once)."""
+def check_servers(watch: ServerWatch | None, *, stand_ins_only: bool = False) -> None:
+    """Raise :class:`PluginFailed` (``mcp_failed``) once a watched server failed to start, :class:`Blocked`
+    (``mcp_fixture_failed``, README "Whose failure it is") once a stand-in among them failed or took, with the same
+    command, the place of a watched server the CLI then never started; stop watching once every watched server said
+    how its start went (each byte of the log is read once). ``stand_ins_only``: raise only for the stand-ins (the
+    check before the task is pasted, which needs no model; a plugin's own failure is told once the skill ran)."""
     if watch is None or len(watch.settled) == len(watch.servers):
         return
     failed = watch.failed()
     if failed is None:
         return
-    name, why = failed
+    name, why, by = failed
+    if by is not None:                  # a stand-in with the command of a server the skill needs took its place
+        fixture = watch.stand_ins[by]
+        place = f"in place of {fixture['replaces']}" if fixture.get("replaces") else f"added as {by}"
+        raise Blocked(f"{StopReason.MCP_FIXTURE_FAILED.value}: the stand-in MCP server {fixture.get('name') or by} "
+                      f"({shlex.join(fixture.get('command') or ())}) {place}, given to the trial (--mcp-fixture, "
+                      f"mcp_fixtures), has the command of {name}, which the skill's allowed-tools name: the CLI never "
+                      f"started {name} ({why}); give the stand-in a command of its own",
+                      code=StopReason.MCP_FIXTURE_FAILED)
     if name in watch.stand_ins:         # the person's stand-in, not the plugin under trial: BLOCKED
         fixture = watch.stand_ins[name]
         raise Blocked(mcp_failed_note(name, why, NAMED_BY_ALLOWED_TOOLS, stand_in=fixture,
                                       command=fixture.get("command") or ()),
                       code=StopReason.MCP_FIXTURE_FAILED)     # the note names where it was given: no `where`
+    if stand_ins_only:
+        watch.settled.discard(name)     # told by the poll's first look, once the skill ran
+        return
     raise PluginFailed(mcp_failed_note(name, why, NAMED_BY_ALLOWED_TOOLS), code=StopReason.MCP_FAILED)
 
 
 def await_servers(wd: Workdir, *, timeout_s: float, sleep: Callable[[float], None],
-                  clock: Callable[[], float] = time.monotonic, step_s: float = 0.05) -> tuple[list[str], list[str]]:
-    """Wait until every MCP server the debug log says the CLI started connecting has said how its start went, at
-    most ``timeout_s`` seconds (the policy's boot timeout): a task pasted at once meets servers still connecting, which
-    a person typing would not (2.1.197 then answers a call "No such tool available"; references/transcript-jsonl.md).
-    Returns ``(settled, still pending)`` server names. ``sleep`` may raise (the harness asked to stop). The wait is
-    :func:`live_trial.session.mcp_start.await_servers` on the trial's debug log (the doctor's probe waits the same)."""
-    return mcp_start.await_servers(wd.debug_log, timeout_s=timeout_s, sleep=sleep, clock=clock, step_s=step_s)
+                  expected: Iterable[str] = (), clock: Callable[[], float] = time.monotonic,
+                  step_s: float = 0.05) -> tuple[list[str], list[str]]:
+    """Wait until every MCP server the debug log says the CLI started connecting, and every server of ``expected``
+    (:func:`server_names`), has said how its start went, at most ``timeout_s`` seconds (the policy's boot timeout): a
+    task pasted at once meets servers still connecting, which a person typing would not (2.1.197 then answers a call
+    "No such tool available"; references/transcript-jsonl.md). Returns ``(settled, still pending)`` server names.
+    ``sleep`` may raise (the harness asked to stop). The wait is :func:`live_trial.session.mcp_start.await_servers` on
+    the trial's debug log (the doctor's probe waits the same)."""
+    return mcp_start.await_servers(wd.debug_log, timeout_s=timeout_s, sleep=sleep, expected=expected, clock=clock,
+                                   step_s=step_s)
+
+
+def server_names(plugins: Iterable[tuple[str, Path]], fixtures: Iterable[dict[str, Any]] = ()) -> list[str]:
+    """The names the CLI gives the MCP servers of a session loading ``plugins`` (``(name, folder)``) with the
+    stand-ins ``fixtures`` (trial-state.json's entries): ``plugin:<plugin>:<server>`` of each declared server, a
+    stand-in under its server name (the one it replaces, or its own), each once."""
+    return list(dict.fromkeys([s.name for s in _declared(plugins)] + [str(f.get("server")) for f in fixtures]))
 
 
 def plugins_of(state: Any) -> list[tuple[str, Path]]:

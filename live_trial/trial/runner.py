@@ -329,7 +329,10 @@ class Trial:
             self.facts.notes.append(trust_note(result.trust_answered, self.req.eval_root))
         self.mcp_watch = activity.watch_for(self.wd, self.target.frontmatter if self.target else None,
                                             activity.plugins_of(self.state), self.state.mcp_fixtures or [])
-        settled, pending = activity.await_servers(self.wd, timeout_s=self.policy.boot_timeout_s, sleep=self.sleep)
+        settled, pending = activity.await_servers(
+            self.wd, timeout_s=self.policy.boot_timeout_s, sleep=self.sleep,
+            expected=activity.server_names(activity.plugins_of(self.state), self.state.mcp_fixtures or []))
+        activity.check_servers(self.mcp_watch, stand_ins_only=True)     # the person's stand-in: before any model turn
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.note_alternate_screen(self.state.session)

@@ -93,6 +93,26 @@ def test_a_stand_in_takes_the_place_of_the_plugins_mcp_server_and_both_are_named
                                                      "--exit-at-start"]}, dead
     assert dead["command"] == ["python3", str(server)] and dead["at_start"] == "connected", dead
     assert dead["calls"] == {"mcp__plugin_mcpkit_dead__echo": 1} and doc["stop_reason"] is None, dead
+    # the stand-in has the command of the plugin's echo server: the CLI kept the stand-in and never started echo
+    [echo] = [s for s in doc["plugin_activity"]["mcp_servers"] if s["name"] == "plugin:mcpkit:echo"]
+    assert echo["at_start"] == "suppressed" and "the CLI kept plugin:mcpkit:dead" in echo["error"], echo
+
+
+@pytest.mark.budget(20)
+def test_a_stand_in_that_takes_the_command_of_a_server_the_skill_needs_is_blocked_before_any_model_turn(tmp_path):
+    """The same stand-in for a skill that calls echo: the CLI never starts the plugin's echo server, so the skill's
+    tool is missing through the person's stand-in. BLOCKED ``mcp_fixture_failed`` before the task is pasted."""
+    root = _copy(tmp_path, "mcpkit")
+    server = root / "mcpkit" / "bin" / "echo_server.py"
+    proc = run_cmd(tmp_path, "mcpkit:call", "--plugins-root", str(root), "--rehearsal",
+                   str(SCENARIOS / "call-mcp-stop-once.yaml"), "--mcp-fixture", f"dead=python3 {server}", *FAST)
+    doc = _verdict(proc)
+    assert proc.returncode == 3 and doc["stop_reason"] == "mcp_fixture_failed", json.dumps(doc)[-3000:]
+    named = [r for r in doc["overall"]["reasons"] + doc.get("notes", []) if "has the command of" in r]
+    assert named and "the CLI never started plugin:mcpkit:echo" in named[0], doc["overall"]["reasons"]
+    # nothing was pasted, so no model turn was paid for: no transcript, no usage
+    log = (Path(final_json(proc)["verdict_path"]).parent / "trial-log.jsonl").read_text()
+    assert doc.get("usage") is None and '"step": "send"' not in log, log[-2000:]
 
 
 @pytest.mark.budget(20)

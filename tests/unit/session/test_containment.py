@@ -194,3 +194,40 @@ def test_a_root_cgroup_nests_a_pid_namespace_and_its_note_says_so(monkeypatch):
     monkeypatch.setattr(containment.os, "geteuid", lambda: 1000)
     assert not containment.nests_pidns(box) and "--pidns" not in box.wrap(["claude"], python="py")
     assert not containment.nests_pidns(Container(PID_NAMESPACE, "lt-x"))
+
+
+def test_a_process_forked_while_the_cgroup_is_read_is_no_escape(tmp_path, monkeypatch):
+    """The CLI forks often at start (its marketplace clone's ``git remote-https``): a process born between the read
+    of the cgroup and the list of the session's processes was taken for one that left the cgroup, and the trial was
+    BLOCKED ``processes_left``. The candidates are listed first, then the cgroup read."""
+    me = proctree.proc(os.getpid())
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        born = proctree.proc(child.pid)
+        assert me is not None and born is not None
+        box = Container(CGROUP_V2, "lt-x-s", str(tmp_path / "lt-x-s"))
+        steps: list[str] = []
+
+        def members(c):          # the session's processes: the child is born at the second look at the machine
+            steps.append("members")
+            return [me, born] if len(steps) > 1 else [me]
+
+        def cgroup_pids(path):  # the cgroup holds whatever was born before it is read
+            steps.append("cgroup")
+            return [me.pid, born.pid] if len(steps) > 1 and path.name == "lt-x-s" else []
+        monkeypatch.setattr(containment, "members", members)
+        monkeypatch.setattr(containment, "cgroup_pids", cgroup_pids)
+        monkeypatch.setattr(containment, "holders", lambda name, tag: [])
+        monkeypatch.setattr(containment.os, "getpid", lambda: -1)
+        assert containment.escaped(box) == []
+        # one that really is outside the cgroup is still found, and one that ended meanwhile is not
+        monkeypatch.setattr(containment, "cgroup_pids", lambda path: [])
+        steps.clear()
+        assert containment.escaped(box) == [me]
+        child.kill()
+        child.wait()
+        steps.append("born")
+        assert containment.escaped(box) == [me]
+    finally:
+        child.kill()
+        child.wait()

@@ -161,3 +161,98 @@ def test_the_task_waits_for_the_servers_the_cli_started_connecting_never_past_it
     settled, pending = await_servers(wd, timeout_s=1, sleep=lambda s: now.__setitem__(0, now[0] + s),
                                      clock=lambda: now[0])
     assert (settled, pending) == ([], ["plugin:kit:slow"]) and now[0] >= 1
+
+
+def test_the_task_waits_for_the_declared_servers_a_late_debug_log_has_not_shown_yet(tmp_path):
+    """2.1.197 under load: the debug log showed no server when the trial first looked, the task was pasted, and the
+    skill's MCP call was answered "still connecting". The servers the session was declared are waited for too."""
+    from live_trial.trial.activity import await_servers
+
+    wd = Workdir.of(tmp_path)
+    wd.debug_log.parent.mkdir(parents=True)
+    wd.debug_log.write_text("")
+    now = [0.0]
+    late = {0.5: '2026-12-05T23:09:06.1Z [DEBUG] MCP server "plugin:kit:a": Starting connection with timeout\n',
+            0.75: '2026-12-05T23:09:06.3Z [DEBUG] MCP server "plugin:kit:a": Successfully connected (transport: '
+                  'stdio) in 203ms\n'}
+
+    def sleep(s):
+        now[0] = round(now[0] + s, 2)
+        with open(wd.debug_log, "a") as fh:
+            fh.write(late.get(now[0], ""))
+    assert await_servers(wd, timeout_s=10, sleep=sleep, clock=lambda: now[0],
+                         expected=["plugin:kit:a"]) == (["plugin:kit:a"], [])
+    assert now[0] == 0.75
+    # a declared server the CLI never starts is waited for through the start grace only, and named as pending
+    wd.debug_log.write_text("")
+    now[0] = 0.0
+    settled, pending = await_servers(wd, timeout_s=60, sleep=lambda s: now.__setitem__(0, now[0] + s),
+                                     clock=lambda: now[0], expected=["plugin:kit:never"])
+    assert (settled, pending) == ([], ["plugin:kit:never"]) and 15 <= now[0] < 15.1
+
+
+def test_the_servers_a_session_is_declared_are_named_as_the_cli_names_them(tmp_path):
+    from live_trial.trial.activity import server_names
+
+    root = tmp_path / "kit"
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin" / "plugin.json").write_text('{"name": "kit"}')
+    (root / ".mcp.json").write_text('{"mcpServers": {"a": {"command": "true"}, "b": {"command": "true"}}}')
+    fixtures = [{"server": "plugin:kit:a"}, {"server": "github"}]
+    assert server_names([("kit", root)], fixtures) == ["plugin:kit:a", "plugin:kit:b", "github"]
+
+
+SUPPRESSED = ('2026-12-06T05:17:13.328Z [DEBUG] Suppressing plugin MCP server "plugin:kit:db": duplicates '
+              'manually-configured "helper"\n')
+
+
+def test_a_stand_in_with_the_command_of_a_needed_server_blocks_the_trial_as_the_persons_input(tmp_path):
+    """Both CLIs keep a server of the session's own config (a stand-in) and never start a plugin's server of the same
+    command: the skill's tools are missing through the person's stand-in, BLOCKED before any model turn."""
+    from live_trial.errors import Blocked
+
+    plugins = _plugin(tmp_path)
+    wd = Workdir.of(tmp_path / "wd")
+    wd.debug_log.parent.mkdir(parents=True)
+    wd.debug_log.write_text(SUPPRESSED)
+    fixture = {"name": "helper", "server": "helper", "command": ["python3", "real.py"], "replaces": None}
+    watch = watch_for(wd, {"allowed-tools": "mcp__plugin_kit_db__query"}, plugins, [fixture])
+    with pytest.raises(Blocked) as err:
+        check_servers(watch, stand_ins_only=True)
+    assert err.value.code == "mcp_fixture_failed", err.value.code
+    assert err.value.message.startswith("mcp_fixture_failed: the stand-in MCP server helper (python3 real.py) added "
+                                        "as helper, given to the trial"), err.value.message
+    assert "the CLI never started plugin:kit:db" in err.value.message and "command of its own" in err.value.message
+
+
+def test_before_the_paste_only_a_stand_in_is_told_a_plugins_own_failure_waits_for_the_poll(tmp_path):
+    plugins = _plugin(tmp_path)
+    wd = Workdir.of(tmp_path / "wd")
+    wd.debug_log.parent.mkdir(parents=True)
+    wd.debug_log.write_text('2026-12-06T00:51:38.724Z [DEBUG] MCP server "plugin:kit:db": Connection failed after '
+                            '12ms: MCP error -32000: Connection closed\n')
+    watch = watch_for(wd, {"allowed-tools": "mcp__plugin_kit_db__query"}, plugins)
+    check_servers(watch, stand_ins_only=True)
+    with pytest.raises(PluginFailed):
+        check_servers(watch)
+
+
+def test_a_suppressed_server_is_settled_for_the_wait_and_named_in_its_ledger(tmp_path):
+    from live_trial.closure.declared import plugin_servers
+    from live_trial.session.plugin_activity import build_activity, server_line
+    from live_trial.transcript.debug_log import read_debug_log
+    from live_trial.transcript.hook_records import HookRecords
+    from live_trial.trial.activity import await_servers
+
+    plugins = _plugin(tmp_path)
+    wd = Workdir.of(tmp_path / "wd")
+    wd.debug_log.parent.mkdir(parents=True)
+    wd.debug_log.write_text(SUPPRESSED)
+    assert await_servers(wd, timeout_s=10, sleep=pytest.fail, expected=["plugin:kit:db"]) == (["plugin:kit:db"], [])
+    name, root = plugins[0]
+    ledger = build_activity([], plugin_servers(name, root, {"name": name}), (), HookRecords(),
+                            read_debug_log(wd.debug_log), target_plugin=name, roots={name: str(root)})
+    [db] = ledger.servers
+    assert (db.at_start, db.error) == ("suppressed", "the CLI kept helper, a server of the session's own config with "
+                                                     "the same command, in its place"), db
+    assert "never started: the CLI kept helper" in server_line(db), server_line(db)
