@@ -15,10 +15,10 @@ is its check → its exit (exit code):
    (``turn_duration`` and its live status ``idle``), else on ``done_stable_ticks`` consecutive ticks spanning that
    many intervals → DONE (0)
 6. the turn ended in an API error of the model's service the CLI gave up on (overloaded, 5xx, rate or usage limit,
-   network, credentials refused, an unknown model: ``Status.api_error_cause`` a row that blocks) and no marker →
-   STALL (2) at once, reason ``api_error: …`` (README "Whose failure it is": the verdict follows as soon as the CLI
-   gave up, not a
-   STALL limit later)
+   network, credentials refused, an unknown model: ``Status.api_error_cause`` a row that blocks), or in one the
+   session caused (an invalid request the CLI does not retry) with no background work or queued prompt left, and no
+   marker → STALL (2) at once, reason ``api_error: …`` (README "Whose failure it is": the verdict follows as soon as
+   the CLI gave up, not a STALL limit later)
 7. no progress (transcript grew, masked screen changed, a running background task's output grew, a move followed,
    the CLI's API-retry line on screen) for ``stall_limit_s`` → STALL (2); reason ``transcript_moved: …`` when the CLI
    named a session whose transcript never appeared
@@ -203,14 +203,21 @@ def _done(obs: Observation, state: PollState, policy: Policy, now: float) -> Exi
 
 
 def _gave_up(obs: Observation) -> Exit | None:
-    """Row 6: the CLI gave up on the model's service (its API error record ends the turn) and nothing else will
-    happen; the trial's verdict need not wait for the STALL limit. An API error the session caused (``api_error``) is
-    left to the STALL table, which may still nudge."""
+    """Row 6: the turn ended in an API error record and nothing else will happen; the trial's verdict need not wait
+    for the STALL limit. The CLI gave up on the model's service (a cause that blocks): the loop stops it BLOCKED. An
+    API error the session caused (``api_error``: an invalid request the CLI does not retry), with no background work
+    and no queued prompt left to wake the session: the STALL table's row 6 at once (seed 001 "STALL 分岐表": an API
+    error screen is no question to nudge; the loop tells ``model_never_answered`` from the session's own error)."""
     status = obs.status
-    if obs.marker_exists or status is None or status.state != IDLE_TURN_COMPLETE or not blocks(status.api_error_cause):
+    if obs.marker_exists or status is None or status.state != IDLE_TURN_COMPLETE or status.api_error_cause is None:
         return None
-    return Exit(PollExit.STALL, f"{API_GAVE_UP}: the CLI gave up on the model's service ({status.api_error_cause}: "
-                                f"{status.api_error})")
+    if blocks(status.api_error_cause):
+        return Exit(PollExit.STALL, f"{API_GAVE_UP}: the CLI gave up on the model's service "
+                                    f"({status.api_error_cause}: {status.api_error})")
+    if status.background or status.queued_prompts:
+        return None
+    return Exit(PollExit.STALL, f"{API_GAVE_UP}: the turn ended on an API error the CLI does not retry "
+                                f"({status.api_error}) and nothing is left to wake the session")
 
 
 def _stall(state: PollState, policy: Policy, now: float) -> Exit | None:

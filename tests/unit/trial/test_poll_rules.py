@@ -213,10 +213,19 @@ def test_a_turn_the_cli_ended_on_the_model_services_error_stalls_at_once(cause):
                                                                      f"service ({cause}: 529)")
 
 
-def test_the_sessions_own_api_error_waits_for_the_stall_table():
-    """A request the session made that the service refused (a prompt too long) is the session's: the STALL table
-    still reads its last words (it may nudge)."""
-    assert decide(seen("IDLE_TURN_COMPLETE", _gave_up("api_error", 400)), fresh(), POLICY, T0 + 1).exit is None
+def test_the_sessions_own_api_error_goes_to_the_stall_table_at_once_unless_something_may_wake_the_session():
+    """A request the session made that the service refused (a prompt too long, a setting the model does not take) is
+    not retried by the CLI: waiting the STALL limit (300 s) for it changed nothing, so the STALL table reads its last
+    words at once. A background shell still running, or a queued prompt, may wake the session: those wait."""
+    step = decide(seen("IDLE_TURN_COMPLETE", _gave_up("api_error", 400)), fresh(), POLICY, T0 + 1)
+    assert step.exit.word == "STALL" and step.exit.reason == ("api_error: the turn ended on an API error the CLI does "
+                                                              "not retry (400) and nothing is left to wake the session")
+    running = _gave_up("api_error", 400)
+    running.background = {"shells": 1, "agents": 0, "tasks": []}
+    assert decide(seen("IDLE_TURN_COMPLETE", running), fresh(), POLICY, T0 + 1).exit is None
+    queued = _gave_up("api_error", 400)
+    queued.queued_prompts = 1
+    assert decide(seen("IDLE_TURN_COMPLETE", queued), fresh(), POLICY, T0 + 1).exit is None
 
 
 def test_a_marker_written_before_the_service_failed_is_judged_done_not_stopped():
