@@ -128,5 +128,8 @@ class TrialContext(Protocol):
     def poll_loop(self) -> None:
         """Poll until a terminal outcome, answering gates and applying the STALL table."""
 
+    def watch_servers(self) -> None:
+        """Watch the MCP servers the skill's allowed-tools name (their start is read from the debug log)."""
+
     def drive(self, *steps: Callable[[], None]) -> TrialOutcome:
         """Run ``steps`` in order, then collect, kill the session, judge and return the outcome, whatever ended them."""

@@ -114,6 +114,8 @@ def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
 
     def poll_if_polling() -> None:
         if phase == "polling":
+            # the MCP servers the skill needs are watched again: one that failed to start stops the trial at once
+            trial.watch_servers()
             trial.poll_loop()
 
     return trial.drive(take_over, poll_if_polling)

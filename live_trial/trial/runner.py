@@ -327,8 +327,7 @@ class Trial:
         result = boot.boot(req, self.backend, base_env=self.env, sleep=self.sleep)
         if result.trust_answered is not None:
             self.facts.notes.append(trust_note(result.trust_answered, self.req.eval_root))
-        self.mcp_watch = activity.watch_for(self.wd, self.target.frontmatter if self.target else None,
-                                            activity.plugins_of(self.state), self.state.mcp_fixtures or [])
+        self.watch_servers()
         settled, pending = activity.await_servers(
             self.wd, timeout_s=self.policy.boot_timeout_s, sleep=self.sleep,
             expected=activity.server_names(activity.plugins_of(self.state), self.state.mcp_fixtures or []))
@@ -340,6 +339,12 @@ class Trial:
                          bypass_dialog_seen=result.bypass_dialog_seen, plugin_dirs=[str(p) for p in result.plugin_dirs],
                          plugin_checks=result.plugin_checks, mcp_servers=settled, mcp_pending=pending)
         self.journal.event("ready", session=self.state.session, elapsed_s=result.elapsed_s)
+
+    def watch_servers(self) -> None:
+        """Watch the MCP servers the skill's allowed-tools name: one that failed to start stops the trial at once."""
+        assert self.state is not None and self.wd is not None
+        self.mcp_watch = activity.watch_for(self.wd, self.target.frontmatter if self.target else None,
+                                            activity.plugins_of(self.state), self.state.mcp_fixtures or [])
 
     def transcript_path(self) -> Path:
         """The transcript the session writes now (it moves on /clear: see :mod:`live_trial.trial.moves`)."""

@@ -5,12 +5,26 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
-from .run_support import FAST, PLUGINS, SCENARIOS, final_json, run_cmd
+from live_trial.trial.journal import STOP_AT_PHASE_ENV
+
+from .run_support import (
+    FAST,
+    PLUGINS,
+    SCENARIOS,
+    final_json,
+    popen_cmd,
+    resume_cmd,
+    run_cmd,
+    stopped,
+    workdirs,
+)
+from .waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -76,6 +90,31 @@ def test_an_mcp_server_the_skill_needs_that_exits_at_start_stops_the_trial_befor
     assert proc.returncode == 1 and doc["overall"]["verdict"] == "FAIL", json.dumps(doc)[-3000:]
     assert doc["stop_reason"] == "mcp_failed" and doc["poll_exit"] != "STALL", (doc["stop_reason"], doc["poll_exit"])
     assert any("plugin:mcpkit:dead failed to start" in r for r in doc["overall"]["reasons"]), doc["overall"]
+    assert took < 60, took
+
+
+@pytest.mark.budget(20)
+def test_a_resumed_trial_watches_the_needed_mcp_server_again(tmp_path):
+    """A harness killed while it polled, then ``run --resume``: the needed server that failed at start still stops
+    the trial at once (README "Resuming a trial"), never a STALL limit (600 s) later."""
+    root = _copy(tmp_path, "mcpkit")
+    proc = popen_cmd(tmp_path, "mcpkit:needs", "--plugins-root", str(root), "--rehearsal",
+                     str(SCENARIOS / "needs-dead-mcp.yaml"), "--stall-limit", "600", "--hard-cap", "900",
+                     env={STOP_AT_PHASE_ENV: "polling"})
+    try:
+        wait_for(lambda: stopped(proc.pid) or proc.poll() is not None, what="the harness held at phase polling")
+        assert proc.poll() is None, proc.stderr.read()[-2000:] if proc.stderr else ""
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    wd = workdirs(tmp_path)[0]
+    started = time.monotonic()
+    resumed = resume_cmd(wd, timeout=60)
+    took = time.monotonic() - started
+    doc = json.loads((wd / "verdict.json").read_text())
+    assert resumed.returncode == 1 and doc["stop_reason"] == "mcp_failed", json.dumps(doc)[-3000:]
     assert took < 60, took
 
 
