@@ -357,10 +357,16 @@ def write_report_after_run(outcome) -> Path | None:
     stderr, never a change of the run's exit code. Returns the report's path, or None."""
     if getattr(outcome, "workdir", None) is None:
         return None
+    return write_report_or_warn(outcome.workdir, getattr(outcome, "lang", None))
+
+
+def write_report_or_warn(workdir: Path, lang: str | None) -> Path | None:
+    """Write report.html of the judged trial in ``workdir`` (after ``run``, or a verdict written by hand); a failure
+    is one WARN line on stderr, never a change of the command's exit code. Returns the report's path, or None."""
     from live_trial.report.page import write_report
 
     try:
-        return write_report(outcome.workdir, getattr(outcome, "lang", None))
+        return write_report(workdir, lang)
     except Exception as exc:  # noqa: BLE001 - the trial is judged and recorded; its page is a view of it
         print(f"WARN: report.html was not written: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
         return None

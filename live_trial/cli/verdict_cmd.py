@@ -108,6 +108,7 @@ def claims_of(args: argparse.Namespace):
 def cmd_verdict(args) -> int:
     """Handler of ``verdict``: refuse before writing anything; write; print the status line."""
     from live_trial.acceptance.origin import trial_folder
+    from live_trial.cli.report_cmd import write_report_or_warn
     from live_trial.session.rules import check_target_allowed
     from live_trial.trial.byhand import verdict_by_hand
 
@@ -120,11 +121,15 @@ def cmd_verdict(args) -> int:
                                     target=args.target_skill, plugins_root=args.plugins_root,
                                     eval_root=Path(args.eval_root).resolve() if args.eval_root else None)
     overall = verdict.overall
+    report = write_report_or_warn(path.parent, args.lang)      # the page, as run writes it (README "Reading a trial")
     if args.json:
         print(json.dumps({"status": "WRITTEN", "path": str(path), "overall": overall.verdict,
-                          "reasons": list(overall.reasons), "verdict": verdict.to_doc()}, ensure_ascii=False))
+                          "reasons": list(overall.reasons), "verdict": verdict.to_doc(),
+                          "report": str(report) if report else None}, ensure_ascii=False))
     else:
         print(f"WRITTEN: {path}")
+        if report is not None:
+            print(f"REPORT: {report}")
         print(f"OVERALL: {overall.verdict}" + (f" — {'; '.join(overall.reasons)}" if overall.reasons else ""))
         if verdict.goal_ledger == "mostly_done":
             print(f"MOSTLY DONE: not confirmed yet: {verdict.unverified}"

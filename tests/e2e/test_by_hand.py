@@ -82,6 +82,8 @@ def test_the_readme_by_hand_section_runs_as_written_to_a_pass(tmp_path):
     assert "side-effects/files/greeting.txt" in [e["source"] for e in doc["evidence"]]
     assert (wd / "side-effects" / "files" / "greeting.txt").read_text() == "Hello, World!\n"
     assert json.loads((wd / "evaluation.json").read_text())["judged_by"] == "evaluator"
+    # the page a person reads, as run writes it, named on the verdict's output
+    assert f"REPORT: {wd / 'report.html'}" in out and "greeting.txt" in (wd / "report.html").read_text(), out
     assert values["SESSION"] not in tmux_sessions()                 # kill-session removed it
     wait_for(lambda: not listening(int(values["PORT"])), what="the rehearsal server to stop after kill %1")
     # a nudge to the session now gone never reaches it: refused, neither written nor counted (seed 001 STALL row 4)
