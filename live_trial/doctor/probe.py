@@ -42,6 +42,7 @@ from live_trial.session.plugin_check import validate_plugins
 from live_trial.transcript import status as tstatus
 from live_trial.transcript.paths import locate, read_cli_session_status
 from live_trial.transcript.reader import read_records
+from live_trial.transcript.records import is_task_notification
 
 POLL_S = 0.15
 BOOT_TIMEOUT_S = 30.0
@@ -202,10 +203,18 @@ def _second_turn(run: _Run, checks: Checks, root: Path) -> None:
     run.watch(run.ended_after("wait", QUIET_S), TURN_TIMEOUT_S)
     # The shell's end is queued first (a queue-operation record) and delivered as a task notification once the CLI is
     # idle: under load (2.1.197 in CI) that came after the turn above looked ended, and a queued notification was
-    # judged as the CLI recording it differently. Wait for the wake-up it brings (bounded: a CLI that no longer
-    # delivers it is judged changed all the same).
-    run.watch(lambda records, st, capture: run.served("task-notification") and st.state == tstatus.IDLE_TURN_COMPLETE
-              and not screen.is_busy(capture), kit.BACKGROUND_MAX_S + TURN_TIMEOUT_S)
+    # judged as the CLI recording it differently; and the wake-up's request was answered before its records were
+    # written. Wait until the notification's own turn is recorded to its end (bounded: a CLI that no longer records
+    # it so is judged changed all the same).
+    run.watch(lambda records, st, capture: run.served("task-notification") and _woken_turn_ended(records)
+              and st.state == tstatus.IDLE_TURN_COMPLETE and not screen.is_busy(capture),
+              kit.BACKGROUND_MAX_S + TURN_TIMEOUT_S)
+
+
+def _woken_turn_ended(records: list[dict]) -> bool:
+    """The transcript holds a task notification and a ``turn_duration`` after it: the turn it woke is recorded."""
+    woke = next((i for i, r in enumerate(records) if is_task_notification(r)), None)
+    return woke is not None and any(r.get("subtype") == "turn_duration" for r in records[woke + 1:])
 
 
 def _await_recorded(transcript: Path, timeout_s: float) -> bool:
