@@ -111,6 +111,8 @@ def cmd_verdict(args) -> int:
     from live_trial.cli.report_cmd import write_report_or_warn
     from live_trial.session.rules import check_target_allowed
     from live_trial.trial.byhand import verdict_by_hand
+    from live_trial.trial.state import TrialState
+    from live_trial.workdir_files import TRIAL_STATE
 
     check_target_allowed(args.target_skill)
     for name in ("args", "evidence", "unverified"):
@@ -121,7 +123,10 @@ def cmd_verdict(args) -> int:
                                     target=args.target_skill, plugins_root=args.plugins_root,
                                     eval_root=Path(args.eval_root).resolve() if args.eval_root else None)
     overall = verdict.overall
-    report = write_report_or_warn(path.parent, args.lang)      # the page, as run writes it (README "Reading a trial")
+    # the page, as run writes it (README "Reading a trial"); a delivery's first trial keeps the page its loop showed
+    # the person until the loop ends (README "Delivering a skill's first artifact")
+    report = None if TrialState.load(path.parent / TRIAL_STATE).delivery else write_report_or_warn(path.parent,
+                                                                                                   args.lang)
     if args.json:
         print(json.dumps({"status": "WRITTEN", "path": str(path), "overall": overall.verdict,
                           "reasons": list(overall.reasons), "verdict": verdict.to_doc(),

@@ -10,6 +10,7 @@ from live_trial.session import screen, send
 from live_trial.stop_reasons import StopReason, service_note
 from live_trial.transcript.api_errors import model_named, screen_error_cause
 from live_trial.transcript.reply import text_ends_with_question, text_reports_done
+from live_trial.trial import model_side
 from live_trial.trial import stall as stall_table
 from live_trial.trial.context import PollOutcome, TrialContext
 from live_trial.trial.moves import UNFOLLOWED, move_note
@@ -136,7 +137,10 @@ def _not_an_option(trial: TrialContext, result: PollOutcome, answer: str, option
 def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
     """STALL: a transcript that could not be followed or a session gone from outside stops the trial BLOCKED; else
     the row of seed 001's STALL table decides (:func:`live_trial.trial.stall.decide_stall`): extend or nudge
-    (return True: poll again) or stop with the row's reason (False)."""
+    (return True: poll again) or stop with the row's reason (False). A replay that left its tape, or a rehearsal's
+    scenario that answered no rule, raises its Blocked first: the session's API error is then the model side's, and
+    nothing of the table (a nudge) applies."""
+    model_side.check_divergence(trial)
     if result.reason.startswith(UNFOLLOWED):
         # The CLI continues under a session whose transcript the harness cannot find: what the session does now
         # cannot be observed, so the harness stops here (never "lost", never a guess).

@@ -33,6 +33,7 @@ from live_trial.errors import SESSION_GONE, Blocked, PollExit
 from live_trial.session.containment import NOTE_PREFIX as CONTAINMENT_NOTE
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.activation import Choice, Invocation, TriggerWatch, choice_of
+from live_trial.trial import activity
 from live_trial.trial.activity import ServerWatch
 from live_trial.trial.facts import TrialOutcome
 from live_trial.trial.loading import require_target_listed
@@ -88,13 +89,14 @@ class PromptRun(Trial):
         return (self.prepare_tools, self.start_rehearsal, self.prepare_folder, self.take_lane, self.boot_session,
                 self.send_prompt, self.watch_turn)
 
-    def boot_session(self) -> None:
-        """:meth:`Trial.boot_session`, without stopping the turn on a failed MCP server: which skill the model picks
-        is decided from the listing, which holds the skill whether or not its server started, so a server that failed
-        (the plugin's or a stand-in) is named in the run's note at the end and the turn runs to its own end
-        (README "Does it start by itself?"). Raises what :meth:`Trial.boot_session` raises."""
-        super().boot_session()
-        self.servers, self.mcp_watch = self.mcp_watch, None
+    def watch_servers(self) -> None:
+        """Never stop the turn on a failed MCP server: which skill the model picks is decided from the listing, which
+        holds the skill whether or not its server started, so a server that failed or was never started (the
+        plugin's or a stand-in) is named in the run's note at the end and the turn runs to its own end (README "Does
+        it start by itself?")."""
+        assert self.state is not None and self.wd is not None
+        self.servers = activity.watch_for(self.wd, self.target.frontmatter if self.target else None,
+                                          activity.plugins_of(self.state), self.state.mcp_fixtures or [])
 
     def take_lane(self) -> None:
         """Wait for one of the run's lanes (``--max-concurrency`` live sessions at once): what is made before boot
@@ -221,7 +223,8 @@ class PromptRun(Trial):
             ending, note = self.ending or ("crash" if code == StopReason.CRASH else "stall"), self.note
         failed = self.servers.failed() if self.servers is not None else None
         if failed is not None:
-            server = f"the MCP server {failed[0]} failed to start" + (f" ({failed[1]})" if failed[1] else "")
+            server = (f"the MCP server {failed[0]} " + ("was never started" if failed[2] else "failed to start")
+                      + (f" ({failed[1]})" if failed[1] else ""))
             note = "; ".join(n for n in (note, server) if n)
         started = getattr(self, "_started", None)
         try:            # what the session cost (README "What a trial costs"); a record that cannot be read is none

@@ -327,11 +327,10 @@ class Trial:
         result = boot.boot(req, self.backend, base_env=self.env, sleep=self.sleep)
         if result.trust_answered is not None:
             self.facts.notes.append(trust_note(result.trust_answered, self.req.eval_root))
-        self.watch_servers()
         settled, pending = activity.await_servers(
             self.wd, timeout_s=self.policy.boot_timeout_s, sleep=self.sleep,
             expected=activity.server_names(activity.plugins_of(self.state), self.state.mcp_fixtures or []))
-        activity.check_servers(self.mcp_watch, stand_ins_only=True)     # the person's stand-in: before any model turn
+        self.watch_servers()
         self.facts.warnings.extend(w for w in result.plugin_warnings if w not in self.facts.warnings)
         self.journal.save(pane_pid=result.pane_pid)
         self.note_alternate_screen(self.state.session)
@@ -341,10 +340,12 @@ class Trial:
         self.journal.event("ready", session=self.state.session, elapsed_s=result.elapsed_s)
 
     def watch_servers(self) -> None:
-        """Watch the MCP servers the skill's allowed-tools name: one that failed to start stops the trial at once."""
+        """Watch the MCP servers the skill's allowed-tools name: one that failed to start stops the trial at once, a
+        stand-in's failure here (BLOCKED, before any model turn), the plugin's own once the skill ran."""
         assert self.state is not None and self.wd is not None
         self.mcp_watch = activity.watch_for(self.wd, self.target.frontmatter if self.target else None,
                                             activity.plugins_of(self.state), self.state.mcp_fixtures or [])
+        activity.check_servers(self.mcp_watch, stand_ins_only=True)
 
     def transcript_path(self) -> Path:
         """The transcript the session writes now (it moves on /clear: see :mod:`live_trial.trial.moves`)."""

@@ -21,7 +21,7 @@ def _trial(tmp_path: Path, status: Status, reason: str, model: str | None = None
                              warnings=[])
     backend = SimpleNamespace(has_session=lambda s: True, capture=lambda s: capture, pane_alive=lambda s: True,
                               socket="live-trial")
-    trial = SimpleNamespace(policy=SimpleNamespace(stall_limit_s=600, nudge_max=2), state=trial_state(),
+    trial = SimpleNamespace(server=None, policy=SimpleNamespace(stall_limit_s=600, nudge_max=2), state=trial_state(),
                             poll_once=lambda limit: result, facts=Facts(), backend=backend,
                             wd=SimpleNamespace(marker=tmp_path / "out" / "status.json"),
                             req=SimpleNamespace(model=model), environment_cause=lambda: None,

@@ -87,7 +87,7 @@ def test_a_session_moved_to_a_transcript_that_cannot_be_found_stops_as_blocked_t
     logged = []
     result = SimpleNamespace(exit="STALL", reason="transcript_moved: the CLI continues as session x", status=None,
                              capture_tail=["tail"], moves=[], warnings=[])
-    trial = SimpleNamespace(policy=SimpleNamespace(stall_limit_s=5), state=trial_state(),
+    trial = SimpleNamespace(server=None, policy=SimpleNamespace(stall_limit_s=5), state=trial_state(),
                             poll_once=lambda limit: result, facts=Facts(),
                             journal=SimpleNamespace(log=lambda *a, **k: logged.append((a, k))))
     poll_until_terminal(trial)
