@@ -113,14 +113,6 @@ def register(subparsers) -> None:
     b.set_defaults(func=cmd_backend)
 
 
-def _activity_flags(workdir: Path) -> list[str]:
-    """A prepared trial's claude writes its debug log into the workdir, as ``run``'s does (trial/activity.py)."""
-    from live_trial.trial.activity import session_flags
-    from live_trial.workdir_files import Workdir
-
-    return session_flags(Workdir.of(workdir.resolve()))
-
-
 def _print_failure(exc: LiveTrialError, args) -> int:
     """Status line plus the capture tail (text mode); JSON mode lets cli.main print the object."""
     if getattr(args, "json", False) or os.environ.get("LIVE_TRIAL_RAISE") == "1":
@@ -135,8 +127,11 @@ def _print_failure(exc: LiveTrialError, args) -> int:
 
 def cmd_boot(args) -> int:
     """``boot``: see the parser description."""
+    from live_trial.policy import load_policy
     from live_trial.session import boot
     from live_trial.session.backend import Backend
+    from live_trial.trial import activity
+    from live_trial.workdir_files import Workdir
 
     state = None
     if args.workdir is not None:
@@ -169,7 +164,8 @@ def cmd_boot(args) -> int:
                            plugins_root=Path(args.plugins_root) if args.plugins_root else None,
                            claude=claude, env_overrides=overrides, proof=args.proof, rehearsal=rehearsal,
                            owner_pid=owner, lease=lease, timeout_s=args.timeout, container=box,
-                           settings_args=_activity_flags(args.workdir) if state is not None else ())
+                           # a prepared trial's claude writes its debug log into the workdir, as run's does
+                           settings_args=activity.session_flags(Workdir.of(args.workdir.resolve())) if state else ())
     backend = Backend(args.socket)
     try:
         result = boot.boot(req, backend)
@@ -182,6 +178,8 @@ def cmd_boot(args) -> int:
         from live_trial.trial.byhand import record_boot
 
         backend.set_meta(args.session, workdir=str(args.workdir.resolve()))
+        activity.await_prepared(args.workdir.resolve(), state,  # as run waits, before any paste
+                                timeout_s=args.timeout or load_policy().boot_timeout_s)
         record_boot(args.workdir.resolve(), state, pane_pid=result.pane_pid, claude_bin=claude.path,
                     claude_version=claude.version, config_dir=overrides.get("CLAUDE_CONFIG_DIR"),
                     containment=box.to_json())

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from live_trial.cli.boot_cmd import positive_seconds
 from live_trial.cli.folder_args import add_folder_arguments
+from live_trial.cli.trial_cmd import add_mcp_fixture_argument
 from live_trial.errors import ExitCode
 
 
@@ -46,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delivery", action="store_true",
                    help="deliver the first artifact to a person before any judging (seed 001 artifact_delivery): "
                         "evaluate waits for their choice, recorded with `live-trial delivery record`")
+    add_mcp_fixture_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_prepare)
 
@@ -64,13 +66,15 @@ def cmd_prepare(args) -> int:
     from live_trial.policy import load_policy
     from live_trial.session.rules import default_owner_pid
     from live_trial.trial import byhand
+    from live_trial.trial.activity import parse_fixture
     from live_trial.trial.facts import TrialRequest
 
     policy = load_policy()
     target, plugins_root = split_target(args.target, args.plugins_root)
     req = TrialRequest(target=target, plugins_root=plugins_root, **folder_options(args), eval_root=args.eval_root,
                        args=args.args, model=args.model, proof=args.proof, rehearsal=args.rehearsal,
-                       socket=args.socket, policy=policy)
+                       socket=args.socket, policy=policy,
+                       mcp_fixtures=[parse_fixture(text, Path.cwd()) for text in args.mcp_fixture])
     owner = args.owner_pid if args.owner_pid is not None else default_owner_pid()
     ttl = args.ttl or policy.hard_cap_s
     prepared = byhand.prepare(req, owner_pid=owner, ttl_s=ttl, delivery=args.delivery)

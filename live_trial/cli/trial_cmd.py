@@ -13,6 +13,13 @@ from live_trial.notices.catalogue import LANGS
 from live_trial.trial.facts import StopRequest
 
 
+def add_mcp_fixture_argument(p: argparse.ArgumentParser) -> None:
+    """``--mcp-fixture NAME=COMMAND`` (repeatable) of ``run`` and ``prepare`` (README "Stand-in MCP servers")."""
+    p.add_argument("--mcp-fixture", action="append", default=[], metavar="NAME=COMMAND",
+                   help="start COMMAND as a stand-in MCP server in place of the server NAME (one of the plugin's, or "
+                        "a service of yours); repeatable; ./ and ../ words are taken from here")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``run`` subcommand (one trial, ``--plan`` for a plan's batches, ``--resume`` for a workdir)."""
     p = sub.add_parser(
@@ -42,9 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gate-kind", choices=["rescue", "contractual"], default=None,
                    help="contractual: every answer is contractual (same grounding); default rescue")
     p.add_argument("--expect-gate", action="store_true", help="the skill must stop at a question gate")
-    p.add_argument("--mcp-fixture", action="append", default=[], metavar="NAME=COMMAND",
-                   help="start COMMAND as a stand-in MCP server in place of the server NAME (one of the plugin's, or "
-                        "a service of yours); repeatable; ./ and ../ words are taken from here")
+    add_mcp_fixture_argument(p)
     p.add_argument("--plugins-root", type=Path, default=None, help="folder holding the plugins (default ./plugins)")
     add_folder_arguments(p)
     p.add_argument("--eval-root", type=Path, default=None,

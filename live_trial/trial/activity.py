@@ -241,9 +241,17 @@ def server_names(plugins: Iterable[tuple[str, Path]], fixtures: Iterable[dict[st
     return list(dict.fromkeys([s.name for s in _declared(plugins)] + [str(f.get("server")) for f in fixtures]))
 
 
+def await_prepared(workdir: Path, state: dict[str, Any], *, timeout_s: float) -> tuple[list[str], list[str]]:
+    """:func:`await_servers` for a trial prepared for the steps by hand (``backend boot``; README "The steps, one by
+    one"): the servers of the plugins and stand-ins its trial-state.json document ``state`` records."""
+    return await_servers(Workdir.of(workdir), timeout_s=timeout_s, sleep=time.sleep,
+                         expected=server_names(plugins_of(state), state.get("mcp_fixtures") or []))
+
+
 def plugins_of(state: Any) -> list[tuple[str, Path]]:
-    """``(name, folder)`` of each plugin trial-state.json's closure records (what boot gave the CLI)."""
-    closure = getattr(state, "closure", None) or {}
+    """``(name, folder)`` of each plugin trial-state.json's closure records (what boot gave the CLI); ``state`` a
+    :class:`~live_trial.trial.state.TrialState` or the document itself."""
+    closure = (state.get("closure") if isinstance(state, dict) else getattr(state, "closure", None)) or {}
     return [(str(n), Path(str(d))) for n, d in zip(closure.get("plugins") or [], closure.get("plugin_dirs") or [])]
 
 

@@ -222,11 +222,13 @@ def test_rehearsal_new_runs_to_pass_for_the_example_and_a_fresh_skill_and_gate_s
             assert any("question" in r for r in doc["overall"]["reasons"]), doc["overall"]
 
 
-def printed_steps(tmp_path: Path, scenario: Path, *, env: dict[str, str], evaluate: bool) -> tuple[dict, dict]:
-    """A trial of ``trialkit:mark`` by hand, as the plugin's skill drives it: ``prepare --json``, then each command it
-    printed, in order, as written (the rehearsal server as a background process in place of ``&`` / ``kill %1``;
-    poll again on TICK_BUDGET; ``evaluate`` only when ``evaluate``). ``env``: added to every step's environment (the
-    CLI ``boot`` starts inherits it). Returns ``(prepare's JSON, {step: CompletedProcess})``."""
+def printed_steps(tmp_path: Path, scenario: Path, *, env: dict[str, str], evaluate: bool, target: str = "trialkit:mark",
+                  plugins_root: Path | None = None, extra: tuple[str, ...] = ()) -> tuple[dict, dict]:
+    """A trial of ``target`` (default ``trialkit:mark`` of the test plugins) by hand, as the plugin's skill drives it:
+    ``prepare --json`` (with ``extra``), then each command it printed, in order, as written (the rehearsal server as
+    a background process in place of ``&`` / ``kill %1``; poll again on TICK_BUDGET; ``evaluate`` only when
+    ``evaluate``). ``env``: added to every step's environment (the CLI ``boot`` starts inherits it). Returns
+    ``(prepare's JSON, {step: CompletedProcess})``."""
     import shlex
 
     from tests.e2e.run_support import PLUGINS
@@ -238,8 +240,8 @@ def printed_steps(tmp_path: Path, scenario: Path, *, env: dict[str, str], evalua
                               timeout=timeout, env={**os.environ, **env})
 
     env = {"LIVE_TRIAL_LANG": "en", **env}
-    prep = cli("prepare", "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal", str(scenario), "--json",
-               cwd=tmp_path)
+    prep = cli("prepare", target, "--plugins-root", str(plugins_root or PLUGINS), "--rehearsal", str(scenario),
+               *extra, "--json", cwd=tmp_path)
     assert prep.returncode == 0, prep.stderr
     held = json.loads(prep.stdout)
     assert not any("--launch" in line or "--completion" in line for line in held["commands"]), held["commands"]
@@ -297,3 +299,24 @@ def test_by_hand_an_evaluator_with_no_valid_answer_is_blocked_as_run_blocks_it(t
         "BLOCKED", "evaluator_failed", None, "PASS", "PASS"), doc["overall"]
     assert any("error_max_structured_output_retries" in n for n in doc["notes"]), doc["notes"]
     assert "was not judged" in doc["summary"] and "not the skill's fault" in doc["summary"], doc["summary"]
+
+
+@pytest.mark.budget(12)
+def test_by_hand_a_stand_in_mcp_server_takes_the_plugins_place_as_in_run(tmp_path):
+    """``prepare --mcp-fixture``: the printed ``boot`` starts the stand-in in place of the plugin's dead server and
+    waits for it before ``send``; the verdict's ledger names the stand-in and its one call (README "Stand-in MCP
+    servers"), as ``run``'s does (tests/e2e/test_plugin_activity.py)."""
+    from tests.e2e.run_support import PLUGINS
+
+    root = tmp_path / "plugins"
+    shutil.copytree(PLUGINS / "mcpkit", root / "mcpkit")
+    server = root / "mcpkit" / "bin" / "echo_server.py"
+    held, done = printed_steps(tmp_path, ROOT / "tests" / "e2e" / "scenarios" / "needs-standin.yaml",
+                               env={"STALL_LIMIT": "4"}, evaluate=True, target="mcpkit:needs", plugins_root=root,
+                               extra=("--mcp-fixture", f"dead=python3 {server}"))
+    assert done["verdict"].returncode == 0, (done["verdict"].stdout, done["verdict"].stderr)
+    doc = json.loads((Path(held["workdir"]) / "verdict.json").read_text())
+    assert doc["overall"]["verdict"] == "PASS", json.dumps(doc)[-3000:]
+    [dead] = [s for s in doc["plugin_activity"]["mcp_servers"] if s["name"] == "plugin:mcpkit:dead"]
+    assert dead["stand_in"]["name"] == "dead" and dead["command"] == ["python3", str(server)], dead
+    assert (dead["at_start"], dead["calls"]) == ("connected", {"mcp__plugin_mcpkit_dead__echo": 1}), dead
