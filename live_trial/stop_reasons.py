@@ -188,6 +188,12 @@ class StopReason(StrEnum):
                        "first difference)", "replay")
     # The rehearsal's scenario is the harness's input, as a tape is: a request no rule answers is the scenario's gap
     # (references/scenario-format.md "How a trial talks to the server"), never a judgement of the skill.
+    # The harness asks the session to write its completion marker outside the session's folder (the workdir's out/):
+    # a plugin's hook that guards where the session writes may refuse it. The refusal is of the harness's file, never
+    # the skill's work (README "Whose failure it is"); the session's environment names the marker (LIVE_TRIAL_MARKER)
+    # so the hook can allow it.
+    MARKER_REFUSED = ("marker_refused", HARNESS, "a hook of the plugin refused the Write of the harness's completion "
+                      "marker, which lies outside the session's folder", "marker_guard")
     SCENARIO_UNMATCHED = ("scenario_unmatched", HARNESS, "the rehearsal scenario does not cover this run: the session "
                           "(or its evaluator) sent a request no rule of the scenario answers (the notes name the "
                           "request)", "scenario")

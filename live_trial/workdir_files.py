@@ -60,6 +60,9 @@ TRIAL_STATE = "trial-state.json"
 POLL_STATE = "poll-state.json"
 TRIAL_LOG = "trial-log.jsonl"
 REPORT = "report.html"
+#: The variable of the session's environment naming its completion marker (a plugin's hook that guards where the
+#: session writes can allow it: README "Whose failure it is").
+MARKER_ENV = "LIVE_TRIAL_MARKER"
 CWD_SNAPSHOT = "cwd-snapshot.json"
 #: The digest of every record collect wrote (:mod:`live_trial.trial.seal`), checked before the records are used.
 RECORDS_SEAL = "records-seal.json"

@@ -33,8 +33,8 @@ from live_trial.acceptance.verdict_doc import ORIGINS, Verdict, as_is, contract_
 from live_trial.acceptance.verdict_facts import ClosurePin, VerdictFacts
 from live_trial.clock import utc_now
 from live_trial.errors import PollExit, RefusedInput
+from live_trial.session.activity_judgement import judge_activity
 from live_trial.session.containment import NOTE_PREFIX
-from live_trial.session.plugin_activity import judge_activity
 from live_trial.session.rules import check_target_allowed
 from live_trial.stop_reasons import StopReason, blocked_reason
 from live_trial.workdir_files import EVALUATION, TRANSCRIPT
@@ -215,7 +215,7 @@ def _closure(facts: VerdictFacts, notes: list[str]) -> ClosurePin:
 
 def _plugin_activity(facts: VerdictFacts, f: Findings,
                      notes: list[str]) -> tuple[Findings, list[str], tuple[str, ...]]:
-    """What the plugins' ledger means (:func:`live_trial.session.plugin_activity.judge_activity`; README "Whose
+    """What the plugins' ledger means (:func:`live_trial.session.activity_judgement.judge_activity`; README "Whose
     failure it is"): a failure the skill depends on is the stop reason (``hook_failed`` / ``mcp_failed``, or
     ``mcp_fixture_failed``, BLOCKED, for a stand-in the person gave) when the trial recorded none, and a note naming
     it; any other failure a warning. Returns the findings with that stop reason, the verdict's warnings and the
@@ -224,7 +224,10 @@ def _plugin_activity(facts: VerdictFacts, f: Findings,
     notes += [n for n in judged.notes if n not in notes]
     warnings = [str(w) for w in f.warnings]
     warnings += [w for w in judged.warnings if w not in warnings]
-    if f.stop_reason is None and judged.stop is not None and not f.blocked:
+    # a hook that refused the harness's own completion marker explains a trial that ended without it (no marker, so
+    # the table's row said contract_violation or unexpected_stop): the harness's file, BLOCKED marker_refused
+    refused = judged.stop == StopReason.MARKER_REFUSED.value and f.completion != "PASS"
+    if (f.stop_reason is None or refused) and judged.stop is not None and not f.blocked:
         # a stand-in the person gave (mcp_fixture_failed) is no failure of the skill: its row's verdict is BLOCKED
         row = StopReason.of(judged.stop)
         f = replace(f, stop_reason=judged.stop, blocked=row is not None and row.verdict == "BLOCKED")

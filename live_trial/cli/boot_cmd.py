@@ -131,7 +131,7 @@ def cmd_boot(args) -> int:
     from live_trial.session import boot
     from live_trial.session.backend import Backend
     from live_trial.trial import activity
-    from live_trial.workdir_files import Workdir
+    from live_trial.workdir_files import MARKER_ENV, Workdir
 
     state = None
     if args.workdir is not None:
@@ -151,6 +151,8 @@ def cmd_boot(args) -> int:
         rehearsal = True
     elif args.config_dir:
         overrides["CLAUDE_CONFIG_DIR"] = str(Path(args.config_dir).resolve())
+    if state is not None:       # the session's environment names its completion marker, as run's does
+        overrides[MARKER_ENV] = str(Workdir.of(args.workdir.resolve()).marker)
     from live_trial.session.claude_bin import find_claude
 
     # Blocked (exit 3) when missing. Its version is asked while the CLI boots (it is only printed after READY).

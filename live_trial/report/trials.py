@@ -80,6 +80,8 @@ CLI_STEPS = {
     "look": "read the reasons and the report, fix the cause, run again",
     "replay": "the tape does not cover this run (replay-log.jsonl names the turn and the first difference): if the "
               "skill was meant to change, record it again with run --record, then replay the new tape",
+    "marker_guard": "a hook of the plugin refused the completion marker's Write: let it allow the path the session's "
+                    "LIVE_TRIAL_MARKER names, then run again",
     "scenario": "the rehearsal scenario has no rule for the request the notes name: add one that answers it "
                 "(references/scenario-format.md), then run again; `live-trial rehearsal check FILE` says whether a "
                 "rule can answer a trial's first request and its evaluator's",

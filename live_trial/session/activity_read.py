@@ -83,7 +83,8 @@ def read_activity(workdir: Path, frontmatter: Mapping[str, Any] | None = None) -
     records = read_hook_records(rec for path in paths if path.is_file()
                                 for rec in iter_records(path, select=_line_matters))
     log = read_debug_log(wd.debug_log)
-    activity = build_activity(hooks, servers, standing, records, log, target_plugin=target, roots=roots)
+    activity = build_activity(hooks, servers, standing, records, log, target_plugin=target, roots=roots,
+                              marker=str(wd.marker))
     if not activity.hooks and not activity.servers and not activity.other_runs:
         return None
     return activity

@@ -65,6 +65,10 @@ class HookLedger:
     errors: list[str] = field(default_factory=list)
     timeouts: int = 0
     cancelled: int = 0
+    #: runs about the Write (or Edit) of the harness's completion marker that failed / that refused it: the harness's
+    #: file, outside the session's folder, never the skill's work (README "Whose failure it is")
+    marker_failed: int = 0
+    marker_blocked: int = 0
 
     @property
     def failed(self) -> int:
@@ -74,7 +78,8 @@ class HookLedger:
     def to_doc(self) -> dict[str, Any]:
         """The ledger line as verdict.json keeps it (``plugin_activity.hooks[]``)."""
         return {k: getattr(self, k) for k in ("id", "plugin", "declared_in", "event", "matcher", "command", "source",
-                                              "runs", "ok", "blocked", "errors", "timeouts", "cancelled")}
+                                              "runs", "ok", "blocked", "errors", "timeouts", "cancelled",
+                                              "marker_failed", "marker_blocked")}
 
 
 @dataclass
@@ -244,11 +249,12 @@ def _from_transcript(seen: list[hr.HookSeen], m: _Matcher, other: list[dict[str,
 
 def build_activity(hooks: Sequence[tuple[PluginHook, str]], servers: Sequence[DeclaredServer],
                    stand_ins: Sequence[StandIn], records: hr.HookRecords, log: DebugLog | None, *,
-                   target_plugin: str | None, roots: Mapping[str, str]) -> PluginActivity:
+                   target_plugin: str | None, roots: Mapping[str, str], marker: str | None = None) -> PluginActivity:
     """The ledger (module docstring). ``hooks``: each declared hook with its source (``skill``, ``plugin``,
     ``dependency``); ``servers``: the declared MCP servers; ``stand_ins``: the stand-ins started; ``records``: what
     the session's transcripts hold; ``log``: its debug log (None: none); ``roots``: plugin name -> the folder the CLI
-    was given (``${CLAUDE_PLUGIN_ROOT}``). Pure."""
+    was given (``${CLAUDE_PLUGIN_ROOT}``); ``marker``: the path of the trial's completion marker (the runs about its
+    Write are counted apart: ``marker_failed``, ``marker_blocked``). Pure."""
     ledger = [HookLedger(f"hook-{n}", h.plugin, h.declared_in, h.hook.event, h.hook.matcher, h.hook.command, source)
               for n, (h, source) in enumerate(hooks, 1)]
     activity = PluginActivity(hooks=ledger)
@@ -258,6 +264,12 @@ def build_activity(hooks: Sequence[tuple[PluginHook, str]], servers: Sequence[De
         _from_debug(log, records.hooks, m, activity.other_runs)
     else:
         _from_transcript(records.hooks, m, activity.other_runs)
+    for run in records.runs_on(marker) if marker else ():
+        hook = m.find(run.event, run.query, run.command)
+        if hook is not None and run.outcome == hr.BLOCKED:
+            hook.marker_blocked += 1
+        elif hook is not None and run.outcome in (hr.ERROR, hr.TIMEOUT, hr.CANCELLED):
+            hook.marker_failed += 1
     activity.servers = _servers(servers, stand_ins, records, log, target_plugin)
     return activity
 
@@ -369,16 +381,6 @@ def activity_lines(activity: PluginActivity | None) -> list[tuple[str, str]]:
 NAMED_BY_ALLOWED_TOOLS = "the skill's allowed-tools name its tools"
 
 
-@dataclass(frozen=True)
-class ActivityJudgement:
-    """What the ledger means for the verdict: ``stop`` (``hook_failed`` / ``mcp_failed`` when the skill depends on a
-    failure; None otherwise), ``notes`` naming each such failure, ``warnings`` for the others."""
-
-    stop: str | None
-    notes: tuple[str, ...]
-    warnings: tuple[str, ...]
-
-
 def named_servers(allowed_tools: Any, servers: Iterable[str]) -> list[str]:
     """The server names among ``servers`` whose tools the skill's ``allowed-tools`` names (``mcp__<server>__<tool>``,
     ``mcp__<server>__*`` or ``mcp__<server>``)."""
@@ -392,54 +394,3 @@ def named_servers(allowed_tools: Any, servers: Iterable[str]) -> list[str]:
         if any(t.startswith(prefix) or t == prefix[:-2] for t in tools):
             out.append(name)
     return out
-
-
-def judge_activity(activity: PluginActivity | None, allowed_tools: Any) -> ActivityJudgement:
-    """Which failures of the ledger the skill depends on (README "Whose failure it is"): an MCP server that failed to
-    start whose tools the skill's ``allowed-tools`` name or the session called (``mcp_failed``); a hook of the skill's
-    frontmatter or of the plugin under trial that errored, timed out or was cancelled (``hook_failed``; a hook that
-    failed ran, so its event fired). Any other failure (a dependency's hook, a server nobody used, a run the CLI ties
-    to no declared hook) is a warning. Never silently nothing. Pure."""
-    if activity is None:
-        return ActivityJudgement(None, (), ())
-    notes: list[str] = []
-    warnings: list[str] = []
-    stop: str | None = None
-    named = set(named_servers(allowed_tools, [s.name for s in activity.servers]))
-    for s in activity.servers:
-        if s.at_start != "failed":
-            continue
-        failure = start_failure(s.error, s.stderr)
-        if s.name in named or s.calls:
-            why = NAMED_BY_ALLOWED_TOOLS if s.name in named else "the session called its tools"
-            code = StopReason.MCP_FAILED if s.stand_in is None else StopReason.MCP_FIXTURE_FAILED
-            notes.append(mcp_failed_note(s.name, failure, why, stand_in=s.stand_in, command=s.command))
-            stop = stop or code.value
-        else:
-            warnings.append(f"the MCP server {s.name} failed to start" + (f" ({failure})" if failure else "")
-                            + "; neither the skill's allowed-tools nor the session used it")
-    for h in activity.hooks:
-        if not h.failed:
-            continue
-        line = hook_line(h)
-        if h.source in ("skill", "plugin"):
-            notes.append(f"{StopReason.HOOK_FAILED.value}: {line}")
-            stop = stop or StopReason.HOOK_FAILED.value
-        else:
-            warnings.append(f"a hook of the dependency {h.plugin} failed: {line}")
-    by_id = {h.id: h for h in activity.hooks}
-    for run in activity.other_runs:
-        if run.get("outcome") in (hr.OK, hr.BLOCKED):
-            continue
-        could = [by_id[i] for i in run.get("candidates") or [] if i in by_id]
-        what = (f"a {run.get('event')}{' (' + str(run['query']) + ')' if run.get('query') else ''} hook run ended "
-                f"{run.get('outcome')}" + (f" ({run['detail']})" if run.get("detail") else ""))
-        if could and all(h.source in ("skill", "plugin") for h in could):
-            names = ", ".join(dict.fromkeys(short_name(h.command) for h in could))
-            notes.append(f"{StopReason.HOOK_FAILED.value}: {what}; the CLI does not say which of the hooks of "
-                         f"{could[0].plugin} it was: {names}")
-            stop = stop or StopReason.HOOK_FAILED.value
-        else:
-            warnings.append(f"{what}, and the harness cannot tie it to a hook the skill depends on: "
-                            f"{str(run.get('command') or '(the CLI does not name its command)')[:120]}")
-    return ActivityJudgement(stop, tuple(notes), tuple(warnings))

@@ -27,7 +27,7 @@ Pure: records in (:func:`read_hook_records` folds them), data out; the debug log
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from live_trial.transcript.records import message_content
@@ -53,7 +53,7 @@ class HookSeen:
     """One run of a hook as a record shows it. ``event`` (``PostToolUse``), ``query`` (what it matched: the tool,
     ``startup``; "" for none), ``command`` as the record gives it (None when it gives none: ``hook_cancelled``),
     ``outcome`` (:data:`OK` … :data:`CANCELLED`), ``detail`` (a block's reason, an error's first line; "" for none),
-    ``exit_code`` (None when not given), ``uuid`` of the record."""
+    ``exit_code`` (None when not given), ``uuid`` of the record, ``tool_use_id`` of the call it ran for."""
 
     event: str
     query: str
@@ -62,6 +62,7 @@ class HookSeen:
     detail: str = ""
     exit_code: int | None = None
     uuid: str | None = None
+    tool_use_id: str | None = None      #: the tool call the run was about (a tool event's run), when the record says
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,13 @@ class HookRecords:
     failed_servers: dict[str, str] = field(default_factory=dict)
     """Server name -> ``<errorCode>: <error>`` (or "" when the record gives none), from 2.1.332's
     ``deferred_tools_delta`` records."""
+    file_paths: dict[str, str] = field(default_factory=dict)
+    """tool_use id -> the ``file_path`` its input names (Write, Edit, ...): which file a tool hook's run was about."""
+
+    def runs_on(self, path: str) -> list[HookSeen]:
+        """The runs (not simply successful) of tool hooks about a call whose ``file_path`` is ``path``."""
+        ids = {i for i, p in self.file_paths.items() if p == path}
+        return [h for h in self.hooks if h.tool_use_id in ids]
 
 
 def _split_name(name: Any, event: Any) -> tuple[str, str]:
@@ -141,7 +149,7 @@ class _Fold:
         if event in ("Stop", "SubagentStop") and isinstance(tool_use, str):
             self.stop_atts.setdefault(tool_use, []).append(seen)   # told with its summary, which lists every run
         else:
-            self.out.hooks.append(seen)
+            self.out.hooks.append(replace(seen, tool_use_id=tool_use) if isinstance(tool_use, str) else seen)
 
     def _summary(self, rec: Mapping[str, Any], uuid: str | None) -> None:
         atts = self.stop_atts.pop(str(rec.get("toolUseID")), [])
@@ -169,6 +177,9 @@ class _Fold:
         for block in content:
             if not isinstance(block, dict):
                 continue
+            tool_input = block.get("input") if block.get("type") == "tool_use" else None
+            if isinstance(tool_input, dict) and isinstance(tool_input.get("file_path"), str):
+                self.out.file_paths[str(block.get("id"))] = tool_input["file_path"]
             if block.get("type") == "tool_use" and str(block.get("name", "")).startswith("mcp__"):
                 self.calls[str(block.get("id"))] = (str(block["name"]), uuid)
             elif block.get("type") == "tool_result":
@@ -179,7 +190,7 @@ class _Fold:
         denied = _DENIED.match(text.replace("<tool_use_error>", "", 1)) if block.get("is_error") else None
         if denied is not None:
             self.out.hooks.append(HookSeen(denied["event"], denied["query"], denied["command"], BLOCKED,
-                                           first_line(denied["reason"]), 2, uuid))
+                                           first_line(denied["reason"]), 2, uuid, str(block.get("tool_use_id"))))
         call = self.calls.pop(str(block.get("tool_use_id")), None)
         if call is not None:
             error = first_line(re.sub(r"</?tool_use_error>", "", text)) if block.get("is_error") else None

@@ -42,7 +42,7 @@ from live_trial.trial.moves import current_transcript
 from live_trial.trial.resume import resume
 from live_trial.trial.state import TrialState
 from live_trial.trial.workdir import new_run_id
-from live_trial.workdir_files import Workdir
+from live_trial.workdir_files import MARKER_ENV, Workdir
 
 if TYPE_CHECKING:       # types only
     from live_trial.closure.index import Pinning, Target
@@ -319,8 +319,8 @@ class Trial:
         req = boot.BootRequest(
             session=self.state.session, cwd=self.req.cwd, model=self.req.model,
             session_id=self.state.session_id, target=self.req.target, plugins_root=self.req.plugins_root,
-            claude=self.claude, env_overrides=self.child_overrides, proof=self.req.proof,
-            rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
+            claude=self.claude, env_overrides={**self.child_overrides, MARKER_ENV: str(self.wd.marker)},
+            proof=self.req.proof, rehearsal=self.req.rehearsal is not None, owner_pid=os.getpid(),
             plugin_dirs=[Path(d) for d in self.state.closure["plugin_dirs"]], container=held.hold(self),
             trusted_folder=trusted_at_boot(self.folder_plan, self.req.cwd, live=self.req.rehearsal is None),
             settings_args=activity.session_flags(self.wd))

@@ -195,3 +195,30 @@ def test_an_activation_case_measures_the_choice_though_the_skills_mcp_server_fai
     assert (runs[1]["outcome"], runs[1]["ended"]) == ("triggered", "stopped_after_trigger"), runs[1]
     assert (runs[2]["outcome"], runs[2]["ended"]) == ("not_triggered", "turn_end"), runs[2]
     assert all("the MCP server plugin:mcpkit:dead failed to start" in (r["note"] or "") for r in runs.values()), runs
+
+
+@pytest.mark.budget(20)
+def test_a_hook_that_refuses_the_harness_marker_is_blocked_and_one_that_fails_only_on_it_is_no_failure(tmp_path):
+    """The completion marker is the harness's file, outside the session's folder (README "Whose failure it is"): a
+    plugin's guard that refuses writes outside the project refuses it, and the trial is BLOCKED ``marker_refused``,
+    never the skill's FAIL. The guard that lets through what the session's LIVE_TRIAL_MARKER names lets the trial
+    PASS, and the formatter that fails on that file (and on nothing of the skill's) is a warning, never
+    ``hook_failed``."""
+    root = _copy(tmp_path, "guardkit")
+    proc = run_cmd(tmp_path, "guardkit:mark", "--plugins-root", str(root), "--rehearsal",
+                   str(SCENARIOS / "mark-happy.yaml"), *FAST)
+    doc = _verdict(proc)
+    assert proc.returncode == 3 and (doc["overall"]["verdict"], doc["stop_reason"]) == ("BLOCKED", "marker_refused"), (
+        json.dumps(doc)[-3000:])
+    [guard] = [h for h in doc["plugin_activity"]["hooks"] if h["event"] == "PreToolUse"]
+    assert guard["marker_blocked"] == 1 and "refusing to write outside the project" in guard["blocked"][0], guard
+    assert any(n.startswith("marker_refused: PreToolUse") for n in doc["notes"]), doc["notes"]
+
+    (root / "guardkit" / "hooks" / "allow-marker").write_text("")
+    proc = run_cmd(tmp_path, "guardkit:mark", "--plugins-root", str(root), "--rehearsal",
+                   str(SCENARIOS / "mark-happy.yaml"), *FAST)
+    doc = _verdict(proc)
+    assert proc.returncode == 0 and doc["overall"]["verdict"] == "PASS", json.dumps(doc)[-3000:]
+    [fmt] = [h for h in doc["plugin_activity"]["hooks"] if h["event"] == "PostToolUse"]
+    assert fmt["marker_failed"] == 1 and fmt["errors"] and "no formatter" in fmt["errors"][0], fmt
+    assert any("failed only on the harness's completion marker" in w for w in doc["warnings"]), doc["warnings"]

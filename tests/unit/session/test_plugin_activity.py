@@ -10,12 +10,12 @@ import pytest
 from live_trial.closure.declared import DeclaredServer, PluginHook
 from live_trial.closure.hook_commands import declared_hooks
 from live_trial.jsonfile import schema_errors
+from live_trial.session.activity_judgement import judge_activity
 from live_trial.session.plugin_activity import (
     PluginActivity,
     StandIn,
     activity_lines,
     build_activity,
-    judge_activity,
     named_servers,
 )
 from live_trial.stop_reasons import StopReason

@@ -99,7 +99,8 @@ def test_the_stop_a_poll_makes_of_a_failed_start_and_the_ledgers_note_are_one_li
     listed twice with different punctuation reads as two failures), and the CLI's error code said once, not
     "ENOENT: ENOENT: ..." (2.1.332 repeats the code at the head of its error)."""
     from live_trial.closure.declared import plugin_servers
-    from live_trial.session.plugin_activity import build_activity, judge_activity
+    from live_trial.session.activity_judgement import judge_activity
+    from live_trial.session.plugin_activity import build_activity
     from live_trial.transcript.debug_log import read_debug_log
     from live_trial.transcript.hook_records import HookRecords
 
