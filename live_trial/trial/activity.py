@@ -133,6 +133,24 @@ def resolve_fixtures(fixtures: Sequence[tuple[str, str]], plugins: Iterable[tupl
     return out
 
 
+def refuse_shadowing(fixtures: Sequence[Fixture], plugins: Iterable[tuple[str, Path]], allowed_tools: Any) -> None:
+    """Refuse (RefusedInput ``bad_mcp_fixture``, exit 2, nothing created) a stand-in whose command is the command of
+    another server the loaded plugins declare that the skill's ``allowed-tools`` name: the CLI would keep the stand-in
+    and never start that server (references/transcript-jsonl.md "MCP servers in the session"), so the skill's tools
+    would be missing through the stand-in. A server nobody names is left to the ledger ("never started")."""
+    plugins = list(plugins)
+    roots = {name: str(root) for name, root in plugins}
+    needed = set(named_servers(allowed_tools, [s.name for s in _declared(plugins)]))
+    for f in fixtures:
+        for s in _declared(plugins):
+            words = tuple(w.replace("${CLAUDE_PLUGIN_ROOT}", roots.get(s.plugin, "")) for w in s.command)
+            if s.name != f.replaces and s.name in needed and words and words == f.command:
+                raise RefusedInput(f"the stand-in's command is the command of {s.name}, which the skill's "
+                                   f"allowed-tools name: the CLI would keep the stand-in and never start {s.name}",
+                                   where=f"mcp_fixtures {f.name!r}: {shlex.join(f.command)}", code="bad_mcp_fixture",
+                                   fix="give the stand-in a command of its own (another script, or an argument)")
+
+
 def write_fixtures(wd: Workdir, fixtures: Sequence[Fixture]) -> None:
     """``mcp-fixtures.json``: ``{"mcpServers": {server: {command, args}}}``, the ``--mcp-config`` of the session's
     claude. Nothing for a trial without stand-ins. Raises OSError."""

@@ -19,7 +19,7 @@ from live_trial.session.environment import child_env
 from live_trial.session.rules import check_target_allowed
 from live_trial.tape.file import read_tape
 from live_trial.trial import folder, folder_lock
-from live_trial.trial.activity import resolve_fixtures
+from live_trial.trial.activity import refuse_shadowing, resolve_fixtures
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import TrialRequest
 from live_trial.trial.workdir import new_run_id
@@ -63,7 +63,9 @@ def validate(trial: TrialContext) -> None:
     # Fail closed on the plugin set and its files before anything is created (seed 001 rule 3: BOOT_FAIL before
     # start): missing or malformed manifests, a symlink leaving a plugin, an undeclared plugin.
     trial.pinning = pin(trial.target, req.plugins_root)
-    resolve_fixtures(req.mcp_fixtures, [(p.name, p.root) for p in trial.pinning.plugins])  # stand-ins: refused here
+    plugins = [(p.name, p.root) for p in trial.pinning.plugins]
+    refuse_shadowing(resolve_fixtures(req.mcp_fixtures, plugins), plugins,   # stand-ins: refused here
+                     (trial.target.frontmatter or {}).get("allowed-tools"))
     if not str((trial.target.frontmatter or {}).get("description") or "").strip():
         trial.facts.warnings.append("SKILL.md has no frontmatter description: the evaluator has no promise "
                                    "to judge the goal against")

@@ -138,20 +138,18 @@ def test_a_stand_in_takes_the_place_of_the_plugins_mcp_server_and_both_are_named
 
 
 @pytest.mark.budget(20)
-def test_a_stand_in_that_takes_the_command_of_a_server_the_skill_needs_is_blocked_before_any_model_turn(tmp_path):
-    """The same stand-in for a skill that calls echo: the CLI never starts the plugin's echo server, so the skill's
-    tool is missing through the person's stand-in. BLOCKED ``mcp_fixture_failed`` before the task is pasted."""
+def test_a_stand_in_that_takes_the_command_of_a_server_the_skill_needs_is_refused_before_anything_starts(tmp_path):
+    """The same stand-in for a skill that calls echo: the CLI would never start the plugin's echo server (it keeps a
+    server of its own config with the same command), so the skill's tool would be missing through the person's
+    stand-in. Refused before anything is created (exit 2 ``bad_mcp_fixture``), the fix named."""
     root = _copy(tmp_path, "mcpkit")
     server = root / "mcpkit" / "bin" / "echo_server.py"
     proc = run_cmd(tmp_path, "mcpkit:call", "--plugins-root", str(root), "--rehearsal",
                    str(SCENARIOS / "call-mcp-stop-once.yaml"), "--mcp-fixture", f"dead=python3 {server}", *FAST)
-    doc = _verdict(proc)
-    assert proc.returncode == 3 and doc["stop_reason"] == "mcp_fixture_failed", json.dumps(doc)[-3000:]
-    named = [r for r in doc["overall"]["reasons"] + doc.get("notes", []) if "has the command of" in r]
-    assert named and "the CLI never started plugin:mcpkit:echo" in named[0], doc["overall"]["reasons"]
-    # nothing was pasted, so no model turn was paid for: no transcript, no usage
-    log = (Path(final_json(proc)["verdict_path"]).parent / "trial-log.jsonl").read_text()
-    assert doc.get("usage") is None and '"step": "send"' not in log, log[-2000:]
+    assert proc.returncode == 2 and "is the command of plugin:mcpkit:echo" in proc.stderr + proc.stdout, (
+        proc.stdout[-2000:], proc.stderr[-2000:])
+    assert "give the stand-in a command of its own" in proc.stderr + proc.stdout
+    assert not (tmp_path / "eval").exists() or not any((tmp_path / "eval").rglob("trial-state.json"))
 
 
 @pytest.mark.budget(20)
