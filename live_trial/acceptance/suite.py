@@ -255,11 +255,13 @@ INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "pe
 def missing_program(words: Sequence[str]) -> str | None:
     """What of a stand-in MCP server's command (its words, ``./`` and ``../`` made absolute) does not exist, or None:
     its program (a path that is no file or not executable, or a name not on PATH), or the script an interpreter
-    (:data:`INTERPRETERS`) is told to run (its first word that is no option, when it is a path; none after ``-c``,
-    ``-m`` or ``-e``). Checked before anything is created, by ``plan`` and by ``run``, so a typo in the person's
-    stand-in is refused, never started and found failing as if the plugin's server had (README "Stand-in MCP
-    servers")."""
+    (:data:`INTERPRETERS`) is told to run (its first word that is no option: a path that exists, never a bare
+    name, which the trial's claude would look for in the trial's own folder; none after ``-c``, ``-m`` or ``-e``),
+    or the script an interpreter given no script lacks. Checked before anything is created, by ``plan`` and by
+    ``run``, so a typo in the person's stand-in is refused, never started and found failing as if the plugin's
+    server had (README "Stand-in MCP servers")."""
     import os
+    import shlex
     import shutil
 
     program = words[0]
@@ -276,11 +278,13 @@ def missing_program(words: Sequence[str]) -> str | None:
         if word in ("-c", "-m", "-e", "--eval", "-p", "--print"):   # inline code or a module: no script file
             return None
         if not word.startswith("-"):
-            if "/" not in word or Path(word).is_file():
+            if "/" not in word:         # started in the trial's own folder, where a file of that name is not
+                return f"a script named without a folder: {word} (write ./{word} for the one in this folder)"
+            if Path(word).is_file():
                 return None
             return (f"a script that is not a file: {word}" if Path(word).exists()
                     else f"a script that does not exist: {word}")
-    return None
+    return f"an interpreter with no script to run: {shlex.join(words)}"
 
 
 def fixture_command(command: str, base: Path) -> str:

@@ -33,18 +33,18 @@ def test_a_stand_in_replaces_the_plugins_server_of_its_name_and_another_is_added
     plugins = _plugin(tmp_path)
     script = tmp_path / "fake_db.py"
     script.write_text("print('db')\n")
-    fixtures = resolve_fixtures([("db", f"python3 {script} --port 0"), ("github", "node gh.js")], plugins)
+    fixtures = resolve_fixtures([("db", f"python3 {script} --port 0"), ("github", "node -e 'serve()'")], plugins)
     assert [f.to_doc() for f in fixtures] == [
         {"name": "db", "server": "plugin:kit:db", "command": ["python3", str(script), "--port", "0"],
          "replaces": "plugin:kit:db", "contract": ["python3", sha256_file(script), "--port", "0"]},
-        {"name": "github", "server": "github", "command": ["node", "gh.js"], "replaces": None,
-         "contract": ["node", "gh.js"]}]
+        {"name": "github", "server": "github", "command": ["node", "-e", "serve()"], "replaces": None,
+         "contract": ["node", "-e", "serve()"]}]
     wd = Workdir.of(tmp_path / "wd")
     wd.root.mkdir()
     write_fixtures(wd, fixtures)
     assert json.loads(wd.mcp_fixtures.read_text()) == {"mcpServers": {
         "plugin:kit:db": {"command": "python3", "args": [str(script), "--port", "0"]},
-        "github": {"command": "node", "args": ["gh.js"]}}}
+        "github": {"command": "node", "args": ["-e", "serve()"]}}}
     assert session_flags(wd) == ["--debug-file", str(wd.debug_log), "--mcp-config", str(wd.mcp_fixtures)]
     assert oct(wd.debug_log.parent.stat().st_mode & 0o777) == "0o700"
 
@@ -55,6 +55,9 @@ def test_a_stand_in_replaces_the_plugins_server_of_its_name_and_another_is_added
     ([("db", "no-such-program-here --port 0")], "a program not found on PATH: no-such-program-here"),
     ([("db", "./echo_servr.py")], "a program file that does not exist"),
     ([("db", "python3 ./echo_servr.py")], "a script that does not exist"),
+    ([("db", "python3 fake_db.py")], "a script named without a folder: fake_db.py (write ./fake_db.py for the one "
+                                     "in this folder)"),
+    ([("db", "python3 -u")], "an interpreter with no script to run: python3 -u"),
     ([("plugin:other:db", "true")], "no loaded plugin declares the MCP server plugin:other:db (the loaded plugins' "
                                     "servers: plugin:kit:db)")])
 def test_a_bad_stand_in_is_refused_before_anything_is_created(tmp_path, fixtures, says):
