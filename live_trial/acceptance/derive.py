@@ -283,7 +283,10 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
             # what stopped it is the cause: never a judgement of the skill, nor an evaluator stopped with the harness
             stop_notes = [n for n in stop_notes if n not in skill_notes and not n.startswith(NO_SKILL_CALL)]
             could_not_judge = could_not_judge if f.stop_reason == StopReason.EVALUATOR_FAILED.value else ()
-        causes = cause_lines(could_not_judge, f.goal_result, f.goal_blockers, f.failure_reason, stop_notes)
+        # an evaluator's findings on a trial the harness or the environment stopped judge the skill on what it never
+        # got to do: the verdict keeps them in goal_result and goal_blockers, its reasons leave them out
+        goal, blockers = (None, ()) if f.blocked else (f.goal_result, f.goal_blockers)
+        causes = cause_lines(could_not_judge, goal, blockers, f.failure_reason, stop_notes)
         judgement = Judgement(judgement.verdict, tuple(dict.fromkeys(judgement.reasons + causes)))
     return judgement
 

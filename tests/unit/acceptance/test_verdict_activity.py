@@ -76,3 +76,38 @@ def test_an_early_mcp_failed_stop_names_its_cause_not_an_unfinished_turn(tree) -
     reasons = _verdict(tree)["overall"]["reasons"]
     assert reasons[0].startswith("an MCP server of its plugin that the skill depends on"), reasons
     assert note in reasons and not any("did not complete on its own" in r for r in reasons), reasons
+
+
+GUARD = 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"'
+
+
+def test_a_hook_that_refused_the_marker_blocks_and_the_evaluators_findings_are_no_reason(tree) -> None:
+    """The plugin's guard refused the Write of the harness's completion marker (the tool_result of that call names
+    the hook): BLOCKED ``marker_refused``, never the skill's FAIL; the evaluator, which judged the trial all the same
+    and found the result missing, keeps its finding in goal_blockers, never among the reasons of a BLOCKED verdict."""
+    from tests.unit.fakes import write_evaluation
+
+    root = tree["plugins"] / "union-target"
+    doc = json.loads((root / "hooks" / "hooks.json").read_text())
+    doc["hooks"]["PreToolUse"] = [{"matcher": "Write", "hooks": [{"type": "command", "command": GUARD}]}]
+    (root / "hooks" / "hooks.json").write_text(json.dumps(doc))
+    (root / "hooks" / "guard.sh").write_text("exit 2\n")
+    marker = str(tree["wd"] / "out" / "status.json")
+    refused = f"PreToolUse:Write hook error: [{GUARD}]: guard: refusing to write outside the project: {marker}"
+    with open(tree["wd"] / "transcript.jsonl", "a") as fh:
+        fh.write(json.dumps({"type": "assistant", "uuid": "9d1e0000-0000-4000-8000-000000000002", "message": {
+            "role": "assistant", "model": "claude-opus-4-8", "content": [
+                {"type": "tool_use", "id": "toolu_m", "name": "Write", "input": {"file_path": marker, "content": "{}"}}]
+        }}) + "\n")
+        fh.write(json.dumps({"type": "user", "uuid": "9d1e0000-0000-4000-8000-000000000003", "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_m", "is_error": True,
+                                         "content": f"<tool_use_error>{refused}</tool_use_error>"}]}}) + "\n")
+    _recorded(tree["wd"], tree["plugins"], completion="FAIL", goal="FAIL", goal_blockers=["no report was written"],
+              stop_reason="contract_violation", poll_exit="STALL")
+    write_evaluation(tree["wd"], "FAIL", blockers=["no report was written"])
+    verdict = _verdict(tree)
+    assert (verdict["overall"]["verdict"], verdict["stop_reason"]) == ("BLOCKED", "marker_refused"), verdict["overall"]
+    [guard] = [h for h in verdict["plugin_activity"]["hooks"] if h["command"] == GUARD]
+    assert guard["marker_blocked"] == 1, guard
+    assert not any("no report was written" in r for r in verdict["overall"]["reasons"]), verdict["overall"]["reasons"]
+    assert verdict["goal_blockers"] == ["no report was written"], verdict["goal_blockers"]

@@ -116,3 +116,20 @@ def test_a_first_request_refused_before_the_model_answered_is_blocked_as_run_dec
     doc = written(tree)
     assert (doc["overall"]["verdict"], doc["stop_reason"], doc["blocked"]) == ("BLOCKED", "model_never_answered", True)
     assert service_note(StopReason.MODEL_NEVER_ANSWERED, text) in doc["notes"], doc["notes"]
+
+
+def test_an_evaluators_findings_on_a_blocked_trial_are_kept_but_are_no_reason(tree, capsys) -> None:
+    """The evaluator judged a trial the model's service stopped and found the result missing: its findings judge the
+    skill on what it never got to do, so the BLOCKED verdict keeps them (goal_result, goal_blockers) and its reasons,
+    which say why it is not the skill's failure, leave them out (README "Whose failure it is")."""
+    import json
+
+    from tests.unit.fakes import write_evaluation
+
+    ended_in(tree, 529, "server_error", OVERLOADED)
+    doc = write_evaluation(tree["wd"], "FAIL", blockers=["no greeting file was written"])
+    (tree["wd"] / "evaluation.json").write_text(json.dumps(doc))
+    assert run(by_hand(tree), capsys)[0] == 0
+    verdict = written(tree)
+    assert (verdict["overall"]["verdict"], verdict["stop_reason"]) == ("BLOCKED", "model_unavailable")
+    assert not any("no greeting file" in r for r in verdict["overall"]["reasons"]), verdict["overall"]["reasons"]
