@@ -30,7 +30,9 @@ def activity_rows(doc: Mapping[str, Any]) -> dict[str, Any] | None:
              + (f" · {str(r['command'])[:80]}" if r.get("command") else " · the CLI does not name its command")
              for r in activity.other_runs]
     recorded = ("every run of a hook (the CLI's debug log names each one)" if activity.runs_recorded == "every" else
-                "the failed, blocking and Stop runs of a hook only: this CLI records no other successful run (?)")
+                "no hook is declared, so no hook run" if not activity.hooks else
+                "the failed, blocking and Stop runs of a hook only: the CLI's debug log named no run (2.1.197 names "
+                "none; a newer CLI names each run that happened, so none may have) (?)")
     return {"recorded": recorded, "hooks": hooks, "servers": servers, "other": other}
 
 

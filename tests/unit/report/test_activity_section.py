@@ -35,7 +35,15 @@ def test_the_page_has_a_row_per_hook_and_server_and_the_evidence_links_to_its_ro
     assert 'id="activity-hook-1" class="failed"' in html and "format.sh" in html and "Permission denied" in html
     assert 'id="activity-mcp-1"' in html and "stand-in db (python3 fake.py) in place of plugin:hello:db" in html
     assert 'href="#activity-mcp-1"' in html
-    assert "this CLI records no other successful run (?)" in html
+    assert "debug log named no run (2.1.197 names none; a newer CLI names each run that happened" in html
+
+
+def test_a_ledger_with_no_hook_says_so_not_that_the_cli_records_no_run(tmp_path):
+    wd = make_workdir(tmp_path)
+    doc = {**ACTIVITY, "hooks": []}
+    (wd / "verdict.json").write_text(json.dumps(verdict(evidence=[CITED], plugin_activity=doc)))
+    html = page.render(wd, "en")
+    assert "no hook is declared, so no hook run" in html and "named no run" not in html
 
 
 def test_show_prints_a_line_per_hook_and_server(tmp_path, capsys):
