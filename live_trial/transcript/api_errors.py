@@ -99,3 +99,17 @@ def model_named(text: str, requested: str | None = None) -> str | None:
         return requested
     m = _MODEL_NAMED.search(text or "")
     return m.group(1) if m else None
+
+
+#: What the service says of a request too large for the model (a 400 ``invalid_request`` or a 413).
+_TOO_LARGE = re.compile(r"prompt is too long|too many (input )?tokens|exceeds? the (model's )?(maximum )?context|"
+                        r"request (entity )?too large|\b413\b", re.I)
+
+
+def refused_for_size(text: str | None) -> bool:
+    """True when the API error line ``text`` refuses a request for its size. On the task's first request that size
+    is the CLI's own prompt and what the loaded plugins add to it (their skill listing, their MCP tools), so the
+    refusal is no outage of the service: the session's ``api_error``, never ``model_never_answered`` (README "Whose
+    failure it is")."""
+    return bool(text) and _TOO_LARGE.search(text or "") is not None
+

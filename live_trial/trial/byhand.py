@@ -307,11 +307,12 @@ def service_stop(files: Workdir) -> ServiceStop | None:
     if blocks(status.api_error_cause):
         return ServiceStop(str(status.api_error_cause), status.api_error_text or "")
     from live_trial.stop_reasons import StopReason
+    from live_trial.transcript.api_errors import refused_for_size
     from live_trial.transcript.reader import assistant_records
     from live_trial.transcript.records import model_answered
 
-    if model_answered(assistant_records(files.session_transcripts)):
-        return None
+    if model_answered(assistant_records(files.session_transcripts)) or refused_for_size(status.api_error_text):
+        return None         # a first request refused for its size: the session's api_error (trial/finish.py)
     # the model never answered the task at all: the skill was never reached (as run decides it: trial/finish.py)
     return ServiceStop(StopReason.MODEL_NEVER_ANSWERED.value, status.api_error_text or "")
 

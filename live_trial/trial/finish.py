@@ -21,6 +21,7 @@ from live_trial.acceptance.verdict_doc import Verdict
 from live_trial.clock import utc_now
 from live_trial.errors import ExitCode, PollExit
 from live_trial.stop_reasons import StopReason, service_note
+from live_trial.transcript.api_errors import refused_for_size
 from live_trial.transcript.reader import assistant_records
 from live_trial.transcript.records import model_answered, prompt_text
 from live_trial.trial.context import TrialContext
@@ -260,10 +261,11 @@ def _check_launch(trial: TrialContext, records: list[dict[str, Any]]) -> None:
     trial.facts.launch = "FAIL"
     paths = _session_transcripts(trial) if trial.facts.stop_reason in NEVER_ANSWERED_STOPS else None
     answers = assistant_records(paths) if paths is not None else None
-    if not trial.facts.blocked and answers is not None and not model_answered(answers):
+    error = next((prompt_text(r).strip() for r in reversed(answers or []) if r.get("isApiErrorMessage") is True), None)
+    if not trial.facts.blocked and answers is not None and not model_answered(answers) and not refused_for_size(error):
         # the model never answered the task (its only records are API errors, or none): nothing of the skill had been
-        # shown to it, so the stop is the service's, and the skill was never reached (README "Whose failure it is")
-        error = next((prompt_text(r).strip() for r in reversed(answers) if r.get("isApiErrorMessage") is True), None)
+        # shown to it, so the stop is the service's, and the skill was never reached (README "Whose failure it is");
+        # a first request refused for its size is the loaded plugins' listing and tools too: the session's api_error
         trial.facts.blocked, trial.facts.stop_reason = True, StopReason.MODEL_NEVER_ANSWERED
         # the same note as the verdict by hand writes (trial/byhand.py service_stop, stop_reasons.service_note)
         trial.facts.notes.append(service_note(StopReason.MODEL_NEVER_ANSWERED, error or ""))

@@ -118,6 +118,30 @@ def test_a_first_request_refused_before_the_model_answered_is_blocked_as_run_dec
     assert service_note(StopReason.MODEL_NEVER_ANSWERED, text) in doc["notes"], doc["notes"]
 
 
+@pytest.mark.parametrize("text", [
+    'API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 212000 '
+    'tokens > 200000 maximum"}}',
+    "API Error: 413 Request Entity Too Large"])
+def test_a_first_request_refused_for_its_size_stays_the_sessions_error(tree, capsys, text) -> None:
+    """A first request refused for its size is the CLI's prompt with what the loaded plugins add (their skill listing,
+    their MCP tools): no outage of the service, so not model_never_answered (which would tell the person the skill
+    needs no fixing), but the session's own api_error."""
+    from live_trial.transcript.api_errors import refused_for_size
+
+    assert refused_for_size(text) and not refused_for_size("API Error: 400 adaptive thinking is not supported")
+    b = TranscriptBuilder(model=MODEL)
+    b.prompt("run")
+    b.api_error(400, "invalid_request", text)
+    b.turn_duration()
+    b.write(tree["wd"] / "transcript.jsonl")
+    write_poll_state(tree["wd"], "TICK_BUDGET", "STALL", reason="api_error: the turn ended on an API error the CLI "
+                     "does not retry (400) and nothing is left to wake the session")
+    assert run(by_hand(tree, "--stall-row", "6"), capsys)[0] == 0
+    doc = written(tree)
+    assert (doc["overall"]["verdict"], doc["blocked"]) == ("FAIL", False), doc["overall"]
+    assert doc["stop_reason"] != "model_never_answered"
+
+
 def test_an_evaluators_findings_on_a_blocked_trial_are_kept_but_are_no_reason(tree, capsys) -> None:
     """The evaluator judged a trial the model's service stopped and found the result missing: its findings judge the
     skill on what it never got to do, so the BLOCKED verdict keeps them (goal_result, goal_blockers) and its reasons,
