@@ -282,6 +282,10 @@ def _judgement(facts: VerdictFacts, f: Findings, kind: str, kinds: tuple[str, ..
         if f.blocked:
             # what stopped it is the cause: never a judgement of the skill, nor an evaluator stopped with the harness
             stop_notes = [n for n in stop_notes if n not in skill_notes and not n.startswith(NO_SKILL_CALL)]
+            # the first reason says the row's clause already ("blocked: <why>"): its note adds only what follows it
+            row = StopReason.of(f.stop_reason)
+            stop_notes = [n[len(row.why) + 2:] if row is not None and n.startswith(row.why + ": ") else n
+                          for n in stop_notes]
             could_not_judge = could_not_judge if f.stop_reason == StopReason.EVALUATOR_FAILED.value else ()
         # an evaluator's findings on a trial the harness or the environment stopped judge the skill on what it never
         # got to do: the verdict keeps them in goal_result and goal_blockers, its reasons leave them out

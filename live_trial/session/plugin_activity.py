@@ -48,6 +48,11 @@ class StandIn:
     replaces: DeclaredServer | None = None
 
 
+#: The exit codes of a hook command the shell could not run (not executable, not found): it is broken whatever it
+#: ran for, so a run about the completion marker that ended so still fails the skill's plugin.
+COULD_NOT_RUN = frozenset({126, 127})
+
+
 @dataclass
 class HookLedger:
     """One declared hook and what became of it (``runs`` / ``ok`` None: this CLI does not record them)."""
@@ -268,7 +273,8 @@ def build_activity(hooks: Sequence[tuple[PluginHook, str]], servers: Sequence[De
         hook = m.find(run.event, run.query, run.command)
         if hook is not None and run.outcome == hr.BLOCKED:
             hook.marker_blocked += 1
-        elif hook is not None and run.outcome in (hr.ERROR, hr.TIMEOUT, hr.CANCELLED):
+        elif hook is not None and run.outcome in (hr.ERROR, hr.TIMEOUT, hr.CANCELLED) \
+                and run.exit_code not in COULD_NOT_RUN:     # a hook that could not run fails on any file: no excuse
             hook.marker_failed += 1
     activity.servers = _servers(servers, stand_ins, records, log, target_plugin)
     return activity

@@ -26,6 +26,8 @@ from live_trial.transcript.reader import assistant_records
 from live_trial.transcript.records import model_answered, prompt_text
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import TrialOutcome, phase_at_least
+from live_trial.trial.loop import API_ERROR_NOTE
+from live_trial.trial.stall import ROW_6_NOTE
 from live_trial.workdir_files import VERDICT
 
 NOTIFIED = ("sent", "failed", "not_configured")
@@ -267,6 +269,8 @@ def _check_launch(trial: TrialContext, records: list[dict[str, Any]]) -> None:
         # shown to it, so the stop is the service's, and the skill was never reached (README "Whose failure it is");
         # a first request refused for its size is the loaded plugins' listing and tools too: the session's api_error
         trial.facts.blocked, trial.facts.stop_reason = True, StopReason.MODEL_NEVER_ANSWERED
+        # what the STALL table's row 6 said of the turn judged the session; the service's note below says it all
+        trial.facts.notes = [n for n in trial.facts.notes if not n.startswith((ROW_6_NOTE, API_ERROR_NOTE))]
         # the same note as the verdict by hand writes (trial/byhand.py service_stop, stop_reasons.service_note)
         trial.facts.notes.append(service_note(StopReason.MODEL_NEVER_ANSWERED, error or ""))
     if trial.facts.blocked:

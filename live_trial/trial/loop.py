@@ -134,6 +134,10 @@ def _not_an_option(trial: TrialContext, result: PollOutcome, answer: str, option
     return False
 
 
+#: How the note naming row 6's API error turn begins (``the model's API answered with an error (400): …``).
+API_ERROR_NOTE = "the model's API answered with an error ("
+
+
 def _after_stall(trial: TrialContext, result: PollOutcome) -> bool:
     """STALL: a transcript that could not be followed or a session gone from outside stops the trial BLOCKED; else
     the row of seed 001's STALL table decides (:func:`live_trial.trial.stall.decide_stall`): extend or nudge
@@ -212,7 +216,7 @@ def _name_unexpected_stop(trial: TrialContext, result: PollOutcome, capture: str
     if api_error:
         trial.facts.stop_reason = StopReason.API_ERROR
         seen = (last_text.strip() or (screen.error_screen(capture) if capture else "") or "").strip()
-        trial.facts.notes.append(f"the model's API answered with an error ({api_error})"
+        trial.facts.notes.append(f"{API_ERROR_NOTE}{api_error})"
                                  + (f": {seen[:200]}" if seen else ""))
     elif capture and (err := screen.error_screen(capture) or ""):
         service = StopReason.of(screen_error_cause(err))

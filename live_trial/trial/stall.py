@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from live_trial.stop_reasons import StopReason
 from live_trial.transcript.status import BUSY_STATES, TurnState
 
+#: How the note of row 6 begins (``stopped with state <state> and no completion marker``).
+ROW_6_NOTE = "stopped with state "
+
 
 @dataclass(frozen=True)
 class StallDecision:
@@ -61,5 +64,4 @@ def decide_stall(*, session_alive: bool, state: str | None, marker_exists: bool,
         if asks_question:
             return StallDecision(4, StopReason.NUDGE_LIMIT,
                                  f"the turn ended with a question again after {nudge_count} nudges")
-    return StallDecision(6, StopReason.UNEXPECTED_STOP,
-                         f"stopped with state {state or 'unknown'} and no completion marker")
+    return StallDecision(6, StopReason.UNEXPECTED_STOP, f"{ROW_6_NOTE}{state or 'unknown'} and no completion marker")
