@@ -87,6 +87,10 @@ def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
         trial.facts.blocked, trial.facts.stop_reason = True, StopReason.HARNESS_KILLED
         trial.facts.notes.append(f"the harness was killed while {phase}, before the task's delivery was confirmed; "
                                  "run the trial again")
+    if phase == "finished":
+        # nothing to continue (README "Resuming a trial"): the recorded verdict and message, and no record added, so
+        # the trial's log and its page stay what the trial left
+        return trial.conclude()
     reclaim(trial)                     # an in-place folder's lock again; the copy is removed when drive ends
     trial.journal.save(owner_pid=os.getpid())
     trial.journal.log("harness", "resumed", phase=phase)
