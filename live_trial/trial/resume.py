@@ -21,6 +21,7 @@ from live_trial.session.rules import pid_alive as _alive
 from live_trial.stop_reasons import StopReason
 from live_trial.trial.context import TrialContext
 from live_trial.trial.facts import Facts, TrialOutcome, phase_at_least
+from live_trial.trial.finish import finish
 from live_trial.trial.folder_steps import reclaim
 from live_trial.trial.state import TrialState
 from live_trial.trial.workdir import open_workdir
@@ -90,7 +91,7 @@ def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
     if phase == "finished":
         # nothing to continue (README "Resuming a trial"): the recorded verdict and message, and no record added, so
         # the trial's log and its page stay what the trial left
-        return trial.conclude()
+        return finish(trial)
     reclaim(trial)                     # an in-place folder's lock again; the copy is removed when drive ends
     trial.journal.save(owner_pid=os.getpid())
     trial.journal.log("harness", "resumed", phase=phase)
