@@ -38,6 +38,7 @@ HARNESS_NAMES = {wf.MARKER, wf.TASK, wf.TRIAL_STATE, wf.TRIAL_LOG, wf.POLL_STATE
                  wf.VERDICT, wf.TRANSCRIPT, wf.PANE, wf.NOTIFICATIONS_FILE, wf.LEDGER_FILE, wf.REPORT,
                  wf.SIDE_EFFECTS_LIST}
 _FILE_NAME = re.compile(r"(?<![\w.\\-])[A-Za-z0-9_][A-Za-z0-9_.\-]*\.[A-Za-z0-9]{1,8}(?![\w/\\-])")
+_MCP_TOOL = re.compile(r"(?<![A-Za-z0-9_])mcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+")
 #: Next steps of a stop reason that hold even when the verdict is BLOCKED: they name what to change (install the
 #: tool, allow more time, wait for the model's service, log in, name a model it knows, record a new tape, answer a
 #: request in the rehearsal's scenario, give an answer among the question's options, mend the stand-in MCP server
@@ -309,11 +310,14 @@ def user_names(doc: Mapping[str, Any], *texts: str, workdir: Path | str | None =
     """The user's own names in a trial's message: the plugin, the skill, ``plugin:skill``, the file names that
     ``texts`` (the skill's description, the evaluator's blockers) mention (alone, or last in a path), and the names of
     the files the session added or changed (``side-effects/files.json`` in ``workdir``). Never a harness file
-    (``status.json``, ``verdict.json`` ...), never a path (a name with a slash)."""
+    (``status.json``, ``verdict.json`` ...), never a path (a name with a slash). The MCP tools they (or the
+    evidence) name, ``mcp__<server>__<tool>``, are the plugin's own too."""
     s = story(doc)
     names = {s.skill, s.target} | ({s.plugin} if s.plugin else set())
     for text in texts:
         names.update(_FILE_NAME.findall(text or ""))
+    for text in (*texts, evidence_text(doc.get("evidence"))):   # its plugin's MCP tools, named as the CLI names them
+        names.update(_MCP_TOOL.findall(text or ""))
     if workdir:
         try:
             changes = parse_json((Path(workdir) / wf.SIDE_EFFECTS_LIST_PATH).read_text(encoding="utf-8"))

@@ -182,3 +182,14 @@ def test_no_template_asks_for_a_reply(lang):
     for kind, tmpl in nt.catalogue(lang)["templates"].items():
         for text in (tmpl["text"], tmpl["generic"]):
             assert not _has(text, PHRASES[lang]["reply"]), (kind, text)
+
+
+def test_the_plugins_mcp_tool_named_in_the_evidence_stays_whole_in_the_message():
+    """``mcp__plugin_dbkit_db__lookup`` is the plugin's own tool, as the CLI names it: kept whole, never cut into
+    ``mcp__(internal reference)__lookup``."""
+    doc = {"target": "dbkit:query", "plugin": "dbkit", "skill": "query",
+           "evidence": [{"observed": "1 tool call of mcp__plugin_dbkit_db__lookup in the CLI's record"}]}
+    allowed = oc.user_names(doc)
+    text = "What was checked: 1 tool call of mcp__plugin_dbkit_db__lookup in the CLI's record"
+    assert "mcp__plugin_dbkit_db__lookup" in allowed
+    assert nt.sanitise(text, "en", allowed) == (text, [])
