@@ -43,6 +43,27 @@ def _refuse_unresumable(state: TrialState, root: Path) -> None:
                            fix="run the activation case again (run TARGET --case NAME)")
 
 
+def _restore_request(trial: TrialContext, state: TrialState) -> None:
+    """The request, limits and target the trial started with, as trial-state.json recorded them (a resume takes no
+    trial options: README "Resuming a trial")."""
+    req = trial.req
+    req.target, req.args = state.target, state.args or ""
+    req.cwd = Path(state.cwd)
+    req.plugins_root = Path(state.plugins_root or req.plugins_root)
+    req.eval_root = Path(state.eval_root or req.eval_root)
+    req.model, req.proof, req.gate_kind = state.model, bool(state.proof), state.gate_kind or req.gate_kind
+    req.socket = state.socket
+    req.gate_responses = list(state.gate_responses)
+    req.gate_response_kinds = list(state.gate_response_kinds or [req.gate_kind] * len(req.gate_responses))
+    req.expect_gate = bool(state.expect_gate)
+    req.claude_bin = state.claude_bin or req.claude_bin
+    req.lang = state.lang or req.lang
+    if state.policy:
+        trial.policy = Policy(**state.policy)
+    req.criteria = list(criteria_pairs(state.criteria))
+    trial.target = with_criteria(resolve_target(req.target, req.plugins_root), req.criteria)
+
+
 def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
     """Continue a trial whose harness was killed, from the phase it recorded (module docstring), to its verdict.
 
@@ -59,21 +80,7 @@ def resume(trial: TrialContext, workdir: Path) -> TrialOutcome:
         raise RefusedInput(f"the trial is still driven by harness pid {owner}", where=str(trial.wd.root),
                            fix="wait for it or stop it first")
     state, req = trial.state, trial.req
-    req.target, req.args = state.target, state.args or ""
-    req.cwd = Path(state.cwd)
-    req.plugins_root = Path(state.plugins_root or req.plugins_root)
-    req.eval_root = Path(state.eval_root or req.eval_root)
-    req.model, req.proof, req.gate_kind = state.model, bool(state.proof), state.gate_kind or req.gate_kind
-    req.socket = state.socket
-    req.gate_responses = list(state.gate_responses)
-    req.gate_response_kinds = list(state.gate_response_kinds or [req.gate_kind] * len(req.gate_responses))
-    req.expect_gate = bool(state.expect_gate)
-    req.claude_bin = state.claude_bin or req.claude_bin
-    req.lang = state.lang or req.lang
-    if state.policy:
-        trial.policy = Policy(**state.policy)
-    req.criteria = list(criteria_pairs(state.criteria))
-    trial.target = with_criteria(resolve_target(req.target, req.plugins_root), req.criteria)
+    _restore_request(trial, state)
     phase = state.phase
     if state.facts is not None:
         trial.set_facts(Facts.from_doc(state.facts))
