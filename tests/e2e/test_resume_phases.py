@@ -100,7 +100,7 @@ def test_a_harness_killed_at_any_phase_resumes_to_the_same_verdict_with_one_noti
     state = _kill_at(tmp_path, phase)
     wd = state["_workdir"]
     assert len(notifications(tmp_path, state["run_id"])) == (1 if phase == "finished" else 0)
-    log_before = (wd / "trial-log.jsonl").read_bytes()
+    log_before = (wd / "trial-log.jsonl").read_bytes() if phase == "finished" else None    # none yet at "created"
     resumed = resume_cmd(wd)
     result = final_json(resumed)
     assert resumed.returncode == EXIT[expected], resumed.stdout[-2000:] + resumed.stderr[-3000:]
