@@ -45,8 +45,8 @@ MIN_WIDTH, MIN_HEIGHT = 200, 50
 HISTORY_LIMIT = 100_000
 TMUX_TIMEOUT_S = 30.0
 SERVER_RACE_RETRIES = 3
-STARTING_SERVER_WAIT_S = 2.0   # a server a harness is starting: no option and no session yet (server_started_here)
-STARTING_SERVER_POLL_S = 0.05
+# a server a harness is starting: no option and no session yet (server_started_here): waited for, asked every 50 ms
+STARTING_SERVER_WAIT_S, STARTING_SERVER_POLL_S = 2.0, 0.05
 PANE_GRACE_S = 5.0        # claude's own exit after SIGHUP / SIGTERM (it ends its background shells) before SIGKILL
 SEND_LINE_MAX = 500
 
@@ -152,20 +152,23 @@ class Backend:
         """True when the socket's server was started by a harness (it carries ``@live_trial_server``), False when
         another server runs there (a person's own tmux), None when none runs. Raises Blocked without tmux. A server
         with neither the option nor a session is being started by a harness whose first command sets both (two trials
-        at once, under load): it is asked again every 50 ms for up to ``wait_s`` s before it counts as another's."""
-        deadline = time.monotonic() + wait_s
+        at once, under load): asked again for up to ``wait_s`` s before it counts as another's; one with sessions is
+        asked for the option once more (its first answer may predate them)."""
+        deadline, seen_sessions = time.monotonic() + wait_s, False
         while True:
             result = self._run("show-options", "-gqv", SERVER_OPTION)
             if not result.ok:
                 return None if self._gone(result) else False
             if result.stdout and result.stdout[0].strip() == "1":
                 return True
+            if seen_sessions or time.monotonic() >= deadline:     # sessions and still no mark after them: another's
+                return False
             sessions = self._run("list-sessions", "-F", "#{session_name}")
             if not sessions.ok and self._gone(sessions):
                 return None
-            if (sessions.ok and any(line.strip() for line in sessions.stdout)) or time.monotonic() >= deadline:
-                return False
-            time.sleep(STARTING_SERVER_POLL_S)
+            # each client's commands run in turn: the mark's question may predate a starting harness's mark
+            seen_sessions = sessions.ok and any(line.strip() for line in sessions.stdout)
+            time.sleep(0 if seen_sessions else STARTING_SERVER_POLL_S)
 
     def refuse_foreign_server(self) -> None:
         """Raise :class:`RefusedInput` (exit 2, ``foreign_tmux_server``) when a server no harness started runs on the
