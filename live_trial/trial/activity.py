@@ -36,6 +36,7 @@ from live_trial.jsonfile import make_private_dirs, write_text_atomic
 from live_trial.session import mcp_start
 from live_trial.session.plugin_activity import (
     NAMED_BY_ALLOWED_TOOLS,
+    expand,
     mcp_failed_note,
     named_servers,
     start_failure,
@@ -140,10 +141,11 @@ def refuse_shadowing(fixtures: Sequence[Fixture], plugins: Iterable[tuple[str, P
     would be missing through the stand-in. A server nobody names is left to the ledger ("never started")."""
     plugins = list(plugins)
     roots = {name: str(root) for name, root in plugins}
-    needed = set(named_servers(allowed_tools, [s.name for s in _declared(plugins)]))
+    declared = _declared(plugins)
+    needed = set(named_servers(allowed_tools, [s.name for s in declared]))
     for f in fixtures:
-        for s in _declared(plugins):
-            words = tuple(w.replace("${CLAUDE_PLUGIN_ROOT}", roots.get(s.plugin, "")) for w in s.command)
+        for s in declared:
+            words = tuple(expand(w, roots.get(s.plugin, "")) for w in s.command)
             if s.name != f.replaces and s.name in needed and words and words == f.command:
                 raise RefusedInput(f"the stand-in's command is the command of {s.name}, which the skill's "
                                    f"allowed-tools name: the CLI would keep the stand-in and never start {s.name}",
