@@ -213,3 +213,23 @@ def listening(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def kill_at_phase(tmp_path: Path, phase: str, *args: str) -> Path:
+    """``run *args`` held at ``phase`` (the suite's fault-injection point ``LIVE_TRIAL_STOP_AT_PHASE``: the harness
+    stops itself right after trial-state.json records it), then SIGKILLed there. Returns the trial's workdir."""
+    import signal
+
+    from live_trial.trial.journal import STOP_AT_PHASE_ENV
+
+    proc = popen_cmd(tmp_path, *args, env={STOP_AT_PHASE_ENV: phase})
+    try:
+        wait_for(lambda: stopped(proc.pid) or proc.poll() is not None, what=f"the harness held at phase {phase}")
+        assert proc.poll() is None, f"the harness ended before phase {phase}: {proc.stderr.read()[-2000:]}"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return workdirs(tmp_path)[0]
+

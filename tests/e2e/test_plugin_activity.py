@@ -5,26 +5,20 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import time
 from pathlib import Path
 
 import pytest
-
-from live_trial.trial.journal import STOP_AT_PHASE_ENV
 
 from .run_support import (
     FAST,
     PLUGINS,
     SCENARIOS,
     final_json,
-    popen_cmd,
+    kill_at_phase,
     resume_cmd,
     run_cmd,
-    stopped,
-    workdirs,
 )
-from .waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -98,18 +92,8 @@ def test_a_resumed_trial_watches_the_needed_mcp_server_again(tmp_path):
     """A harness killed while it polled, then ``run --resume``: the needed server that failed at start still stops
     the trial at once (README "Resuming a trial"), never a STALL limit (600 s) later."""
     root = _copy(tmp_path, "mcpkit")
-    proc = popen_cmd(tmp_path, "mcpkit:needs", "--plugins-root", str(root), "--rehearsal",
-                     str(SCENARIOS / "needs-dead-mcp.yaml"), "--stall-limit", "600", "--hard-cap", "900",
-                     env={STOP_AT_PHASE_ENV: "polling"})
-    try:
-        wait_for(lambda: stopped(proc.pid) or proc.poll() is not None, what="the harness held at phase polling")
-        assert proc.poll() is None, proc.stderr.read()[-2000:] if proc.stderr else ""
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    wd = workdirs(tmp_path)[0]
+    wd = kill_at_phase(tmp_path, "polling", "mcpkit:needs", "--plugins-root", str(root), "--rehearsal",
+                       str(SCENARIOS / "needs-dead-mcp.yaml"), "--stall-limit", "600", "--hard-cap", "900")
     started = time.monotonic()
     resumed = resume_cmd(wd, timeout=60)
     took = time.monotonic() - started

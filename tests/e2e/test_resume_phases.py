@@ -14,18 +14,17 @@ from pathlib import Path
 import pytest
 
 from live_trial.jsonfile import schema_errors
-from live_trial.trial.journal import STOP_AT_PHASE_ENV
 from tests.e2e.run_support import (
     FAST,
     PLUGINS,
     SCENARIOS,
     carrying_tag,
     final_json,
+    kill_at_phase,
     notifications,
     pid_alive,
     popen_cmd,
     resume_cmd,
-    stopped,
     tmux_sessions,
     tree_of,
     wait_for_state,
@@ -74,17 +73,8 @@ def _recorded_evaluator(tmp_path) -> dict | None:
 
 def _kill_at(tmp_path, phase: str, scenario: str = "mark-happy.yaml", limits=tuple(FAST)) -> dict:
     """Start a trial held at ``phase``, SIGKILL its harness there; return the trial state recorded at the kill."""
-    proc = popen_cmd(tmp_path, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
-                     str(SCENARIOS / scenario), *limits, env={STOP_AT_PHASE_ENV: phase})
-    try:
-        wait_for(lambda: stopped(proc.pid) or proc.poll() is not None, what=f"the harness held at phase {phase}")
-        assert proc.poll() is None, f"the harness ended before phase {phase}: {proc.stderr.read()[-2000:]}"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    wd = workdirs(tmp_path)[0]
+    wd = kill_at_phase(tmp_path, phase, "trialkit:mark", "--plugins-root", str(PLUGINS), "--rehearsal",
+                       str(SCENARIOS / scenario), *limits)
     state = json.loads((wd / "trial-state.json").read_text())
     assert state["phase"] == phase
     return {**state, "_workdir": wd}

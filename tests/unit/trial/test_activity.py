@@ -21,6 +21,14 @@ from live_trial.trial.activity import (
 from live_trial.workdir_files import Workdir
 
 
+def _logged(tmp_path: Path, log: str) -> Workdir:
+    """A trial's workdir under ``tmp_path`` whose claude wrote the debug log ``log``."""
+    wd = Workdir.of(tmp_path / "wd")
+    wd.debug_log.parent.mkdir(parents=True)
+    wd.debug_log.write_text(log)
+    return wd
+
+
 def _plugin(tmp_path: Path, name: str = "kit") -> list[tuple[str, Path]]:
     root = tmp_path / name
     (root / ".claude-plugin").mkdir(parents=True)
@@ -108,9 +116,7 @@ def test_the_stop_a_poll_makes_of_a_failed_start_and_the_ledgers_note_are_one_li
     from live_trial.transcript.hook_records import HookRecords
 
     plugins = _plugin(tmp_path)
-    wd = Workdir.of(tmp_path / "wd")
-    wd.debug_log.parent.mkdir(parents=True)
-    wd.debug_log.write_text('2026-12-06T00:51:38.724Z [ERROR] MCP server "plugin:kit:db" Server stderr: no db\n'
+    wd = _logged(tmp_path, '2026-12-06T00:51:38.724Z [ERROR] MCP server "plugin:kit:db" Server stderr: no db\n'
                             '2026-12-06T00:51:38.724Z [DEBUG] MCP server "plugin:kit:db": Connection failed after 12ms, '
                             "13ms of it awake (ENOENT): ENOENT: no such file or directory, posix_spawn 'stdio'\n")
     frontmatter = {"allowed-tools": "Skill, mcp__plugin_kit_db__query"}
@@ -128,9 +134,7 @@ def test_the_stop_a_poll_makes_of_a_failed_start_and_the_ledgers_note_are_one_li
 
 def test_a_needed_server_that_connected_is_watched_no_more(tmp_path):
     plugins = _plugin(tmp_path)
-    wd = Workdir.of(tmp_path / "wd")
-    wd.debug_log.parent.mkdir(parents=True)
-    wd.debug_log.write_text('2026-12-05T23:09:06.360Z [DEBUG] MCP server "plugin:kit:db": Successfully connected '
+    wd = _logged(tmp_path, '2026-12-05T23:09:06.360Z [DEBUG] MCP server "plugin:kit:db": Successfully connected '
                             '(transport: stdio) in 203ms\n')
     watch = watch_for(wd, {"allowed-tools": ["mcp__plugin_kit_db__*"]}, plugins)
     check_servers(watch)
@@ -216,9 +220,7 @@ def test_a_stand_in_with_the_command_of_a_needed_server_blocks_the_trial_as_the_
     from live_trial.errors import Blocked
 
     plugins = _plugin(tmp_path)
-    wd = Workdir.of(tmp_path / "wd")
-    wd.debug_log.parent.mkdir(parents=True)
-    wd.debug_log.write_text(SUPPRESSED)
+    wd = _logged(tmp_path, SUPPRESSED)
     fixture = {"name": "helper", "server": "helper", "command": ["python3", "real.py"], "replaces": None}
     watch = watch_for(wd, {"allowed-tools": "mcp__plugin_kit_db__query"}, plugins, [fixture])
     with pytest.raises(Blocked) as err:
@@ -231,9 +233,7 @@ def test_a_stand_in_with_the_command_of_a_needed_server_blocks_the_trial_as_the_
 
 def test_before_the_paste_only_a_stand_in_is_told_a_plugins_own_failure_waits_for_the_poll(tmp_path):
     plugins = _plugin(tmp_path)
-    wd = Workdir.of(tmp_path / "wd")
-    wd.debug_log.parent.mkdir(parents=True)
-    wd.debug_log.write_text('2026-12-06T00:51:38.724Z [DEBUG] MCP server "plugin:kit:db": Connection failed after '
+    wd = _logged(tmp_path, '2026-12-06T00:51:38.724Z [DEBUG] MCP server "plugin:kit:db": Connection failed after '
                             '12ms: MCP error -32000: Connection closed\n')
     watch = watch_for(wd, {"allowed-tools": "mcp__plugin_kit_db__query"}, plugins)
     check_servers(watch, stand_ins_only=True)
@@ -249,9 +249,7 @@ def test_a_suppressed_server_is_settled_for_the_wait_and_named_in_its_ledger(tmp
     from live_trial.trial.activity import await_servers
 
     plugins = _plugin(tmp_path)
-    wd = Workdir.of(tmp_path / "wd")
-    wd.debug_log.parent.mkdir(parents=True)
-    wd.debug_log.write_text(SUPPRESSED)
+    wd = _logged(tmp_path, SUPPRESSED)
     assert await_servers(wd, timeout_s=10, sleep=pytest.fail, expected=["plugin:kit:db"]) == (["plugin:kit:db"], [])
     name, root = plugins[0]
     ledger = build_activity([], plugin_servers(name, root, {"name": name}), (), HookRecords(),
